@@ -1,0 +1,5 @@
+//! generic commands.
+
+use super::Command;
+
+pub static COMMANDS: &[Command] = &[];

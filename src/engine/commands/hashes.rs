@@ -1,0 +1,5 @@
+//! hashes commands.
+
+use super::Command;
+
+pub static COMMANDS: &[Command] = &[];

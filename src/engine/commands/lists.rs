@@ -1,0 +1,5 @@
+//! lists commands.
+
+use super::Command;
+
+pub static COMMANDS: &[Command] = &[];

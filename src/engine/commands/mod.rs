@@ -1,0 +1,403 @@
+//! The command registry and dispatcher: Redis's own table (`redis_commands.rs`, generated from
+//! `COMMAND` of a real 7.0.15) gives arity, flags and key positions; one file per data type gives
+//! the handlers. `redis_commands.rs` was produced by running `redis-cli --json COMMAND` against
+//! the reference server and turning each entry (and subcommand) into a `RedisCommandInfo` row.
+
+pub mod errors;
+pub mod number;
+mod redis_commands;
+pub mod table;
+
+mod generic;
+mod hashes;
+mod lists;
+mod server;
+mod sets;
+mod streams;
+mod strings;
+mod zsets;
+
+use crate::engine::keyspace::{Db, Entry, Keyspace, Value};
+use crate::engine::reply::Reply;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+pub use table::RedisCommandInfo;
+
+/// Everything a command handler may touch.
+pub struct Ctx<'a> {
+    pub keyspace: &'a mut Keyspace,
+    /// The database the script is on (SELECT inside a script changes it for the rest of the run).
+    pub db_index: usize,
+    /// Time used for expiry checks: frozen at script start, as in Redis 7.0.
+    pub now_ms: i64,
+    /// Wall-clock time for TIME and TTL arithmetic (Redis 7.0 does not freeze these).
+    pub wall_us: i64,
+    /// The script client's protocol (`redis.setresp`): some replies change shape under RESP3.
+    pub resp3: bool,
+    /// Random source for SPOP, SRANDMEMBER, RANDOMKEY, HRANDFIELD, ZRANDMEMBER.
+    pub rng: &'a mut CommandRng,
+}
+
+impl Ctx<'_> {
+    pub fn db(&mut self) -> &mut Db {
+        self.keyspace.db_mut(self.db_index)
+    }
+    /// The live entry of `key`, if any.
+    pub fn entry(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        let now = self.now_ms;
+        self.db().get_mut(key, now)
+    }
+    /// The live value of `key`, if any.
+    pub fn value(&mut self, key: &[u8]) -> Option<&mut Value> {
+        self.entry(key).map(|e| &mut e.value)
+    }
+    pub fn wall_ms(&self) -> i64 {
+        self.wall_us / 1000
+    }
+}
+
+/// A small deterministic generator (xorshift64*) for the commands that pick at random.
+#[derive(Debug, Clone)]
+pub struct CommandRng(u64);
+
+impl Default for CommandRng {
+    fn default() -> Self {
+        CommandRng(0x9E37_79B9_7F4A_7C15)
+    }
+}
+
+impl CommandRng {
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+/// A handler gets the whole argv (`args[0]` is the command name as the script wrote it).
+pub type Handler = fn(&mut Ctx, &[Vec<u8>]) -> Reply;
+/// Key positions of a command whose keys move (`numkeys` arguments, `STREAMS`, ...).
+pub type KeysFn = fn(&[Vec<u8>]) -> Vec<usize>;
+
+/// One implemented command.
+pub struct Command {
+    /// Lower case, `parent|sub` for a subcommand (as in Redis's table).
+    pub name: &'static str,
+    pub handler: Handler,
+    pub keys: Option<KeysFn>,
+}
+
+impl Command {
+    pub const fn new(name: &'static str, handler: Handler) -> Command {
+        Command { name, handler, keys: None }
+    }
+    pub const fn with_keys(name: &'static str, handler: Handler, keys: KeysFn) -> Command {
+        Command { name, handler, keys: Some(keys) }
+    }
+}
+
+/// A command resolved against Redis's table.
+pub struct Resolved {
+    pub info: &'static RedisCommandInfo,
+    pub implementation: Option<&'static Command>,
+}
+
+impl Resolved {
+    /// Positions in argv of the keys this call names.
+    pub fn key_positions(&self, args: &[Vec<u8>]) -> Vec<usize> {
+        match self.implementation.and_then(|c| c.keys) {
+            Some(f) => f(args),
+            None => self.info.key_positions(args.len()),
+        }
+    }
+}
+
+struct Registry {
+    by_name: HashMap<&'static str, Resolved>,
+    containers: std::collections::HashSet<&'static str>,
+}
+
+fn all_commands() -> impl Iterator<Item = &'static Command> {
+    generic::COMMANDS
+        .iter()
+        .chain(strings::COMMANDS)
+        .chain(hashes::COMMANDS)
+        .chain(lists::COMMANDS)
+        .chain(sets::COMMANDS)
+        .chain(zsets::COMMANDS)
+        .chain(streams::COMMANDS)
+        .chain(server::COMMANDS)
+}
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let implemented: HashMap<&str, &'static Command> = all_commands().map(|c| (c.name, c)).collect();
+        let mut by_name = HashMap::new();
+        let mut containers = std::collections::HashSet::new();
+        for info in redis_commands::REDIS_COMMANDS {
+            if let Some((parent, _)) = info.name.split_once('|') {
+                let parent = redis_commands::REDIS_COMMANDS.iter().find(|c| c.name == parent).map(|c| c.name);
+                containers.extend(parent);
+            }
+            by_name.insert(info.name, Resolved { info, implementation: implemented.get(info.name).copied() });
+        }
+        for name in implemented.keys() {
+            assert!(by_name.contains_key(name), "handler for {name} which Redis 7.0 does not have");
+        }
+        Registry { by_name, containers }
+    })
+}
+
+/// Why a command cannot be dispatched, before it runs (Redis's `scriptCall` checks, in order).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    Unknown,
+    WrongArity,
+    NoScript,
+}
+
+impl Refusal {
+    pub fn text(&self) -> &'static str {
+        match self {
+            Refusal::Unknown => errors::UNKNOWN_COMMAND,
+            Refusal::WrongArity => errors::WRONG_ARGS,
+            Refusal::NoScript => errors::NOSCRIPT,
+        }
+    }
+}
+
+/// Find the command (or subcommand) `args` names and check arity and the `noscript` flag.
+pub fn resolve(args: &[Vec<u8>]) -> Result<&'static Resolved, Refusal> {
+    let reg = registry();
+    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+    let Some(top) = reg.by_name.get_key_value(name.as_str()) else { return Err(Refusal::Unknown) };
+    let resolved = if reg.containers.contains(top.0) {
+        if args.len() < 2 {
+            // A container called without a subcommand fails its own arity (-2).
+            return Err(Refusal::WrongArity);
+        }
+        let sub = format!("{}|{}", name, String::from_utf8_lossy(&args[1]).to_ascii_lowercase());
+        reg.by_name.get(sub.as_str()).ok_or(Refusal::Unknown)?
+    } else {
+        top.1
+    };
+    if !resolved.info.arity_ok(args.len()) {
+        return Err(Refusal::WrongArity);
+    }
+    if resolved.info.has(table::F_NOSCRIPT) {
+        return Err(Refusal::NoScript);
+    }
+    Ok(resolved)
+}
+
+/// Look a command up by its table name (`get`, `object|encoding`).
+pub fn lookup(name: &str) -> Option<&'static Resolved> {
+    registry().by_name.get(name)
+}
+
+/// Every implemented command name, sorted (for the README table).
+pub fn implemented_names() -> Vec<&'static str> {
+    let mut names: Vec<&str> = all_commands().map(|c| c.name).collect();
+    names.sort();
+    names
+}
+
+/// Run a resolved command. The caller has done the script-level checks.
+pub fn execute(resolved: &Resolved, ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    match resolved.implementation {
+        Some(cmd) => (cmd.handler)(ctx, args),
+        None => Reply::Error(errors::unsupported(resolved.info.name)),
+    }
+}
+
+// ---- helpers shared by the data-type files ----
+
+/// Argument as lower-case ASCII, for option matching.
+pub fn lower(arg: &[u8]) -> String {
+    String::from_utf8_lossy(arg).to_ascii_lowercase()
+}
+
+/// Parse an integer argument or produce Redis's error reply.
+pub fn int_arg(arg: &[u8]) -> Result<i64, Reply> {
+    number::parse_i64(arg).ok_or_else(|| Reply::err(errors::NOT_INTEGER))
+}
+
+/// Parse a float argument or produce Redis's error reply.
+pub fn float_arg(arg: &[u8]) -> Result<f64, Reply> {
+    number::parse_f64(arg).ok_or_else(|| Reply::err(errors::NOT_FLOAT))
+}
+
+/// `Reply` from a handler body written with `?` on `Result<Reply, Reply>`.
+pub fn flatten(result: Result<Reply, Reply>) -> Reply {
+    result.unwrap_or_else(|e| e)
+}
+
+/// Redis glob matching (`stringmatchlen`), used by KEYS, SCAN MATCH, HSCAN, ...
+pub fn glob_match(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
+    fn eq(a: u8, b: u8, nocase: bool) -> bool {
+        if nocase {
+            a.eq_ignore_ascii_case(&b)
+        } else {
+            a == b
+        }
+    }
+    fn m(p: &[u8], t: &[u8], nocase: bool) -> bool {
+        let (mut pi, mut ti) = (0, 0);
+        while pi < p.len() {
+            match p[pi] {
+                b'*' => {
+                    while pi + 1 < p.len() && p[pi + 1] == b'*' {
+                        pi += 1;
+                    }
+                    if pi + 1 == p.len() {
+                        return true;
+                    }
+                    for start in ti..=t.len() {
+                        if m(&p[pi + 1..], &t[start..], nocase) {
+                            return true;
+                        }
+                    }
+                    return false;
+                }
+                b'?' => {
+                    if ti >= t.len() {
+                        return false;
+                    }
+                    ti += 1;
+                }
+                b'[' => {
+                    if ti >= t.len() {
+                        return false;
+                    }
+                    pi += 1;
+                    let not = pi < p.len() && p[pi] == b'^';
+                    if not {
+                        pi += 1;
+                    }
+                    let mut matched = false;
+                    loop {
+                        if pi >= p.len() {
+                            pi -= 1;
+                            break;
+                        }
+                        if p[pi] == b'\\' && pi + 1 < p.len() {
+                            pi += 1;
+                            if p[pi] == t[ti] {
+                                matched = true;
+                            }
+                        } else if p[pi] == b']' {
+                            break;
+                        } else if pi + 2 < p.len() && p[pi + 1] == b'-' {
+                            let (mut lo, mut hi) = (p[pi], p[pi + 2]);
+                            if lo > hi {
+                                std::mem::swap(&mut lo, &mut hi);
+                            }
+                            let c = t[ti];
+                            let (c, lo, hi) = if nocase {
+                                (c.to_ascii_lowercase(), lo.to_ascii_lowercase(), hi.to_ascii_lowercase())
+                            } else {
+                                (c, lo, hi)
+                            };
+                            if c >= lo && c <= hi {
+                                matched = true;
+                            }
+                            pi += 2;
+                        } else if eq(p[pi], t[ti], nocase) {
+                            matched = true;
+                        }
+                        pi += 1;
+                    }
+                    if not {
+                        matched = !matched;
+                    }
+                    if !matched {
+                        return false;
+                    }
+                    ti += 1;
+                }
+                b'\\' if pi + 1 < p.len() => {
+                    pi += 1;
+                    if ti >= t.len() || !eq(p[pi], t[ti], nocase) {
+                        return false;
+                    }
+                    ti += 1;
+                }
+                c => {
+                    if ti >= t.len() || !eq(c, t[ti], nocase) {
+                        return false;
+                    }
+                    ti += 1;
+                }
+            }
+            pi += 1;
+        }
+        ti == t.len()
+    }
+    m(pattern, text, nocase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_commands_and_subcommands() {
+        assert_eq!(resolve(&[b"GET".to_vec()]).err(), Some(Refusal::WrongArity));
+        assert_eq!(resolve(&[b"nosuch".to_vec()]).err(), Some(Refusal::Unknown));
+        assert_eq!(resolve(&[b"CONFIG".to_vec(), b"NOSUB".to_vec()]).err(), Some(Refusal::Unknown));
+        assert_eq!(resolve(&[b"blpop".to_vec(), b"l".to_vec(), b"0".to_vec()]).err(), Some(Refusal::NoScript));
+        assert!(resolve(&[b"get".to_vec(), b"k".to_vec()]).is_ok());
+    }
+
+    #[test]
+    fn glob() {
+        assert!(glob_match(b"h?llo", b"hello", false));
+        assert!(glob_match(b"h*llo", b"heeeello", false));
+        assert!(glob_match(b"h[ae]llo", b"hallo", false));
+        assert!(!glob_match(b"h[^e]llo", b"hello", false));
+        assert!(glob_match(b"h[a-b]llo", b"hbllo", false));
+        assert!(glob_match(b"*", b"", false));
+        assert!(!glob_match(b"a", b"", false));
+    }
+}
+
+/// A tiny in-memory server for unit tests of the handlers: `call(&["SET", "k", "v"])`.
+#[cfg(test)]
+pub(crate) struct TestServer {
+    pub keyspace: Keyspace,
+    pub rng: CommandRng,
+    pub now_ms: i64,
+    pub resp3: bool,
+}
+
+#[cfg(test)]
+impl TestServer {
+    pub fn new() -> TestServer {
+        TestServer { keyspace: Keyspace::new(), rng: CommandRng::default(), now_ms: 1_700_000_000_000, resp3: false }
+    }
+    /// Run one command as a script would (RESP2 unless `resp3` is set); refusals become errors.
+    pub fn call(&mut self, args: &[&str]) -> Reply {
+        let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+        let resolved = match resolve(&args) {
+            Ok(r) => r,
+            Err(refusal) => return Reply::err(refusal.text()),
+        };
+        let mut ctx = Ctx {
+            keyspace: &mut self.keyspace,
+            db_index: 0,
+            now_ms: self.now_ms,
+            wall_us: self.now_ms * 1000,
+            resp3: self.resp3,
+            rng: &mut self.rng,
+        };
+        execute(resolved, &mut ctx, &args)
+    }
+}

@@ -1,0 +1,5 @@
+//! server commands.
+
+use super::Command;
+
+pub static COMMANDS: &[Command] = &[];

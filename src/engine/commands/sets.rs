@@ -1,0 +1,5 @@
+//! sets commands.
+
+use super::Command;
+
+pub static COMMANDS: &[Command] = &[];

@@ -1,0 +1,5 @@
+//! streams commands.
+
+use super::Command;
+
+pub static COMMANDS: &[Command] = &[];

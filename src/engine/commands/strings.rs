@@ -1,0 +1,5 @@
+//! strings commands.
+
+use super::Command;
+
+pub static COMMANDS: &[Command] = &[];

@@ -1,0 +1,5 @@
+//! zsets commands.
+
+use super::Command;
+
+pub static COMMANDS: &[Command] = &[];

@@ -1,0 +1,214 @@
+//! The keyspace JSON format of `--keyspace` and `--dump-keyspace` (see README):
+//! `{"KEY": {"type": ..., "value": ..., "ttl_ms": N}}`, a bare string for a plain string,
+//! `{"b64": "..."}` for any string that is not UTF-8.
+
+use super::{Db, Entry, HashValue, SetValue, StreamId, StreamValue, Value, ZSetValue};
+use base64::Engine as _;
+use serde_json::{json, Map, Value as Json};
+
+#[derive(Debug, thiserror::Error)]
+pub enum KeyspaceJsonError {
+    #[error("malformed JSON at line {line}, column {column}: {message}")]
+    Syntax { line: usize, column: usize, message: String },
+    #[error("key {key:?}: {message}")]
+    Invalid { key: String, message: String },
+}
+
+fn invalid(key: &str, message: impl Into<String>) -> KeyspaceJsonError {
+    KeyspaceJsonError::Invalid { key: key.to_string(), message: message.into() }
+}
+
+/// Parse a seed keyspace; TTLs are relative to `now_ms`.
+pub fn keyspace_from_json(text: &str, now_ms: i64) -> Result<Db, KeyspaceJsonError> {
+    let root: Json = serde_json::from_str(text).map_err(|e| KeyspaceJsonError::Syntax {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string().split(" at line").next().unwrap_or_default().to_string(),
+    })?;
+    let Json::Object(map) = root else {
+        return Err(KeyspaceJsonError::Syntax {
+            line: 1,
+            column: 1,
+            message: "the keyspace must be a JSON object of key -> value".into(),
+        });
+    };
+    let mut db = Db::new();
+    for (key_text, spec) in map {
+        let key = decode_key(&key_text);
+        let entry = entry_from_json(&key_text, &spec, now_ms)?;
+        db.insert_entry(key, entry);
+    }
+    Ok(db)
+}
+
+fn decode_key(text: &str) -> Vec<u8> {
+    text.as_bytes().to_vec()
+}
+
+fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, KeyspaceJsonError> {
+    if let Some(bytes) = as_bytes(spec) {
+        return Ok(Entry { value: Value::Str(bytes), expire_at_ms: None });
+    }
+    let Json::Object(obj) = spec else {
+        return Err(invalid(key, "expected a string or an object {\"type\", \"value\", \"ttl_ms\"}"));
+    };
+    let kind = obj.get("type").and_then(Json::as_str).unwrap_or("string");
+    let value = obj.get("value").ok_or_else(|| invalid(key, "missing \"value\""))?;
+    let value = match kind {
+        "string" => Value::Str(as_bytes(value).ok_or_else(|| invalid(key, "a string value must be a string"))?),
+        "hash" => {
+            let Json::Object(fields) = value else { return Err(invalid(key, "a hash value must be an object")) };
+            if fields.is_empty() {
+                return Err(invalid(key, "an empty hash cannot exist in Redis"));
+            }
+            let mut h = HashValue::new();
+            for (f, v) in fields {
+                h.insert(f.as_bytes().to_vec(), as_bytes(v).ok_or_else(|| invalid(key, format!("field {f:?}: value must be a string")))?);
+            }
+            Value::Hash(h)
+        }
+        "list" => {
+            let items = non_empty_array(key, value, "list")?;
+            Value::List(items.iter().map(|v| as_bytes(v).ok_or_else(|| invalid(key, "list elements must be strings"))).collect::<Result<_, _>>()?)
+        }
+        "set" => {
+            let items = non_empty_array(key, value, "set")?;
+            let mut s = SetValue::new();
+            for v in items {
+                s.insert(as_bytes(v).ok_or_else(|| invalid(key, "set members must be strings"))?);
+            }
+            Value::Set(s)
+        }
+        "zset" => {
+            let items = non_empty_array(key, value, "zset")?;
+            let mut z = ZSetValue::new();
+            for pair in items {
+                let (m, s) = match pair.as_array().map(Vec::as_slice) {
+                    Some([m, s]) => (m, s),
+                    _ => return Err(invalid(key, "zset members must be [member, score] pairs")),
+                };
+                let member = as_bytes(m).ok_or_else(|| invalid(key, "a zset member must be a string"))?;
+                let score = as_score(s).ok_or_else(|| invalid(key, "a zset score must be a number, \"inf\" or \"-inf\""))?;
+                z.insert(member, score);
+            }
+            Value::ZSet(z)
+        }
+        "stream" => {
+            let Json::Array(items) = value else { return Err(invalid(key, "a stream value must be an array of [id, [field, value, ...]]")) };
+            let mut s = StreamValue::new();
+            for item in items {
+                let (id, fields) = match item.as_array().map(Vec::as_slice) {
+                    Some([id, Json::Array(fields)]) => (id, fields),
+                    _ => return Err(invalid(key, "stream entries must be [id, [field, value, ...]]")),
+                };
+                let id = id.as_str().and_then(StreamId::parse).ok_or_else(|| invalid(key, "a stream entry ID must be \"ms-seq\""))?;
+                if id <= s.last_id && !(s.entries.is_empty() && id > StreamId::default()) {
+                    return Err(invalid(key, format!("stream ID {id} is not greater than the previous one")));
+                }
+                if fields.is_empty() || fields.len() % 2 != 0 {
+                    return Err(invalid(key, format!("entry {id}: fields must be a non-empty list of field, value pairs")));
+                }
+                let mut pairs = Vec::new();
+                for fv in fields.chunks(2) {
+                    let f = as_bytes(&fv[0]).ok_or_else(|| invalid(key, "stream fields must be strings"))?;
+                    let v = as_bytes(&fv[1]).ok_or_else(|| invalid(key, "stream values must be strings"))?;
+                    pairs.push((f, v));
+                }
+                s.entries.insert(id, pairs);
+                s.last_id = id;
+                s.entries_added += 1;
+            }
+            Value::Stream(s)
+        }
+        other => return Err(invalid(key, format!("unknown type {other:?} (string, hash, list, set, zset or stream)"))),
+    };
+    let expire_at_ms = match obj.get("ttl_ms") {
+        None | Some(Json::Null) => None,
+        Some(t) => {
+            let ms = t.as_i64().filter(|ms| *ms > 0).ok_or_else(|| invalid(key, "ttl_ms must be a positive integer"))?;
+            Some(now_ms + ms)
+        }
+    };
+    Ok(Entry { value, expire_at_ms })
+}
+
+fn non_empty_array<'a>(key: &str, value: &'a Json, kind: &str) -> Result<&'a Vec<Json>, KeyspaceJsonError> {
+    match value {
+        Json::Array(items) if !items.is_empty() => Ok(items),
+        Json::Array(_) => Err(invalid(key, format!("an empty {kind} cannot exist in Redis"))),
+        _ => Err(invalid(key, format!("a {kind} value must be an array"))),
+    }
+}
+
+fn as_bytes(v: &Json) -> Option<Vec<u8>> {
+    match v {
+        Json::String(s) => Some(s.as_bytes().to_vec()),
+        Json::Number(n) => Some(n.to_string().into_bytes()),
+        Json::Object(o) if o.len() == 1 => o
+            .get("b64")
+            .and_then(Json::as_str)
+            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok()),
+        _ => None,
+    }
+}
+
+fn as_score(v: &Json) -> Option<f64> {
+    match v {
+        Json::Number(n) => n.as_f64(),
+        Json::String(s) => match s.as_str() {
+            "inf" | "+inf" => Some(f64::INFINITY),
+            "-inf" => Some(f64::NEG_INFINITY),
+            other => other.parse().ok().filter(|f: &f64| !f.is_nan()),
+        },
+        _ => None,
+    }
+}
+
+/// A string as JSON: plain when UTF-8, `{"b64": ...}` otherwise.
+pub fn bytes_to_json(b: &[u8]) -> Json {
+    match std::str::from_utf8(b) {
+        Ok(s) => json!(s),
+        Err(_) => json!({ "b64": base64::engine::general_purpose::STANDARD.encode(b) }),
+    }
+}
+
+fn score_to_json(s: f64) -> Json {
+    if s == f64::INFINITY {
+        json!("inf")
+    } else if s == f64::NEG_INFINITY {
+        json!("-inf")
+    } else {
+        json!(s)
+    }
+}
+
+/// Dump a database, keys in byte order; `ttl_ms` is the remaining time at `now_ms`.
+pub fn keyspace_to_json(db: &Db, now_ms: i64) -> Json {
+    let mut out = Map::new();
+    for key in db.sorted_keys(now_ms) {
+        let entry = db.get(&key, now_ms).expect("live key");
+        let value = match &entry.value {
+            Value::Str(s) => bytes_to_json(s),
+            Value::Hash(h) => Json::Object(h.iter().map(|(f, v)| (String::from_utf8_lossy(f).into_owned(), bytes_to_json(v))).collect()),
+            Value::List(l) => Json::Array(l.iter().map(|v| bytes_to_json(v)).collect()),
+            Value::Set(s) => Json::Array(s.iter().map(|v| bytes_to_json(v)).collect()),
+            Value::ZSet(z) => Json::Array(z.iter().map(|(m, s)| json!([bytes_to_json(m), score_to_json(s)])).collect()),
+            Value::Stream(s) => Json::Array(
+                s.entries
+                    .iter()
+                    .map(|(id, fields)| {
+                        json!([id.to_string(), fields.iter().flat_map(|(f, v)| [bytes_to_json(f), bytes_to_json(v)]).collect::<Vec<_>>()])
+                    })
+                    .collect(),
+            ),
+        };
+        let mut spec = Map::new();
+        spec.insert("type".into(), json!(entry.value.type_name()));
+        spec.insert("value".into(), value);
+        if let Some(at) = entry.expire_at_ms {
+            spec.insert("ttl_ms".into(), json!((at - now_ms).max(0)));
+        }
+        out.insert(String::from_utf8_lossy(&key).into_owned(), Json::Object(spec));
+    }
+    Json::Object(out)
+}

@@ -1,0 +1,192 @@
+//! The data model: databases of keys holding typed values with an optional expiry.
+//! Knows nothing of Lua or RESP; the command handlers in `commands/` work on it.
+
+mod json;
+pub mod set;
+pub mod stream;
+pub mod zset;
+
+use std::collections::{HashMap, VecDeque};
+
+pub use json::{keyspace_from_json, keyspace_to_json, KeyspaceJsonError};
+pub use set::SetValue;
+pub use stream::{StreamId, StreamValue};
+pub use zset::ZSetValue;
+
+/// Field order of a small Redis hash (listpack) is insertion order; we keep it for every size.
+pub type HashValue = indexmap::IndexMap<Vec<u8>, Vec<u8>>;
+pub type ListValue = VecDeque<Vec<u8>>;
+
+/// Number of databases, as Redis's default `databases 16`.
+pub const DATABASES: usize = 16;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Str(Vec<u8>),
+    Hash(HashValue),
+    List(ListValue),
+    Set(SetValue),
+    ZSet(ZSetValue),
+    Stream(StreamValue),
+}
+
+impl Value {
+    /// The name `TYPE` answers.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Str(_) => "string",
+            Value::Hash(_) => "hash",
+            Value::List(_) => "list",
+            Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
+        }
+    }
+
+    /// Number of elements (string: bytes), for the inspector.
+    pub fn size(&self) -> usize {
+        match self {
+            Value::Str(s) => s.len(),
+            Value::Hash(h) => h.len(),
+            Value::List(l) => l.len(),
+            Value::Set(s) => s.len(),
+            Value::ZSet(z) => z.len(),
+            Value::Stream(s) => s.len(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub value: Value,
+    /// Absolute expiry time in Unix milliseconds.
+    pub expire_at_ms: Option<i64>,
+}
+
+/// One logical database.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Db {
+    entries: HashMap<Vec<u8>, Entry>,
+}
+
+impl Db {
+    pub fn new() -> Db {
+        Db::default()
+    }
+
+    fn is_live(entry: &Entry, now_ms: i64) -> bool {
+        entry.expire_at_ms.is_none_or(|t| t > now_ms)
+    }
+
+    /// Drop `key` if it expired at `now_ms`; afterwards plain lookups see only live keys.
+    pub fn expire_if_needed(&mut self, key: &[u8], now_ms: i64) {
+        if let Some(e) = self.entries.get(key) {
+            if !Self::is_live(e, now_ms) {
+                self.entries.remove(key);
+            }
+        }
+    }
+
+    /// Drop every expired key.
+    pub fn purge_expired(&mut self, now_ms: i64) {
+        self.entries.retain(|_, e| Self::is_live(e, now_ms));
+    }
+
+    pub fn get(&self, key: &[u8], now_ms: i64) -> Option<&Entry> {
+        self.entries.get(key).filter(|e| Self::is_live(e, now_ms))
+    }
+
+    pub fn get_mut(&mut self, key: &[u8], now_ms: i64) -> Option<&mut Entry> {
+        self.expire_if_needed(key, now_ms);
+        self.entries.get_mut(key)
+    }
+
+    pub fn contains(&self, key: &[u8], now_ms: i64) -> bool {
+        self.get(key, now_ms).is_some()
+    }
+
+    /// Insert or replace the value, clearing any expiry (as SET does).
+    pub fn set(&mut self, key: Vec<u8>, value: Value) {
+        self.entries.insert(key, Entry { value, expire_at_ms: None });
+    }
+
+    /// Replace the value and keep the key's expiry (as SETRANGE/APPEND/... do).
+    pub fn set_keep_ttl(&mut self, key: Vec<u8>, value: Value, now_ms: i64) {
+        let expire_at_ms = self.get(&key, now_ms).and_then(|e| e.expire_at_ms);
+        self.entries.insert(key, Entry { value, expire_at_ms });
+    }
+
+    pub fn insert_entry(&mut self, key: Vec<u8>, entry: Entry) {
+        self.entries.insert(key, entry);
+    }
+
+    pub fn remove(&mut self, key: &[u8], now_ms: i64) -> Option<Entry> {
+        self.expire_if_needed(key, now_ms);
+        self.entries.remove(key)
+    }
+
+    pub fn set_expire(&mut self, key: &[u8], at_ms: Option<i64>) {
+        if let Some(e) = self.entries.get_mut(key) {
+            e.expire_at_ms = at_ms;
+        }
+    }
+
+    /// Live keys, unordered.
+    pub fn keys(&self, now_ms: i64) -> impl Iterator<Item = &Vec<u8>> {
+        self.entries.iter().filter(move |(_, e)| Self::is_live(e, now_ms)).map(|(k, _)| k)
+    }
+
+    /// Live keys in byte order (deterministic for SCAN, KEYS and dumps).
+    pub fn sorted_keys(&self, now_ms: i64) -> Vec<Vec<u8>> {
+        let mut keys: Vec<Vec<u8>> = self.keys(now_ms).cloned().collect();
+        keys.sort();
+        keys
+    }
+
+    pub fn len(&self, now_ms: i64) -> usize {
+        self.keys(now_ms).count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// Remove a collection key that became empty (Redis deletes empty aggregates).
+    pub fn remove_if_empty(&mut self, key: &[u8]) {
+        if self.entries.get(key).is_some_and(|e| e.value.size() == 0 && !matches!(e.value, Value::Str(_) | Value::Stream(_))) {
+            self.entries.remove(key);
+        }
+    }
+
+    pub fn raw_entries(&self) -> &HashMap<Vec<u8>, Entry> {
+        &self.entries
+    }
+}
+
+/// All databases of one server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Keyspace {
+    pub dbs: Vec<Db>,
+}
+
+impl Default for Keyspace {
+    fn default() -> Self {
+        Keyspace { dbs: (0..DATABASES).map(|_| Db::new()).collect() }
+    }
+}
+
+impl Keyspace {
+    pub fn new() -> Keyspace {
+        Keyspace::default()
+    }
+    pub fn db(&self, index: usize) -> &Db {
+        &self.dbs[index]
+    }
+    pub fn db_mut(&mut self, index: usize) -> &mut Db {
+        &mut self.dbs[index]
+    }
+}

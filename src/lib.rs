@@ -1,0 +1,3 @@
+//! evalbench: a workbench for writing and debugging Redis Lua scripts.
+
+pub mod engine;
