@@ -2,5 +2,6 @@
 //! the trace and the run report. It never names a terminal crate.
 
 pub mod commands;
+pub mod lua;
 pub mod keyspace;
 pub mod reply;
