@@ -1,3 +1,4 @@
 //! evalbench: a workbench for writing and debugging Redis Lua scripts.
 
+pub mod cli;
 pub mod engine;

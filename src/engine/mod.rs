@@ -1,7 +1,16 @@
 //! The UI-free engine: the Redis-faithful Lua sandbox, the mocked keyspace, the typed reply,
 //! the trace and the run report. It never names a terminal crate.
 
+pub mod clock;
 pub mod commands;
-pub mod lua;
 pub mod keyspace;
+pub mod lint;
+pub mod lua;
 pub mod reply;
+pub mod report;
+pub mod sandbox;
+pub mod script;
+
+pub use reply::{Protocol, Reply};
+pub use report::RunReport;
+pub use sandbox::{RunRequest, Sandbox, SandboxConfig};

@@ -1,7 +1,7 @@
 //! The data model: databases of keys holding typed values with an optional expiry.
 //! Knows nothing of Lua or RESP; the command handlers in `commands/` work on it.
 
-mod json;
+pub mod json;
 pub mod set;
 pub mod stream;
 pub mod zset;

@@ -1,0 +1,323 @@
+//! The headless command line: `evalbench run` (see README for the contract).
+
+use crate::engine::keyspace::{keyspace_from_json, keyspace_to_json, Db, KeyspaceJsonError};
+use crate::engine::report::{micros, RunReport};
+use crate::engine::{Protocol, RunRequest, Sandbox};
+use clap::{Args, Parser, Subcommand};
+use serde_json::json;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_ERROR_REPLY: i32 = 1;
+pub const EXIT_BAD_INPUT: i32 = 2;
+pub const EXIT_BACKEND: i32 = 3;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "evalbench",
+    version,
+    about = "A workbench for writing and debugging Redis Lua scripts (EVAL), with a Redis-faithful embedded sandbox",
+    after_help = "Examples:\n  evalbench run samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench run --json --dump-keyspace samples/unlock.lua lock:order , token-1\n  evalbench run --keyspace seed.json --resp 3 script.lua k1 k2 , a1\n\nWithout a command, evalbench runs a bundled sample and shows what a run reports."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a script once (or --repeat N times) in the sandbox and print the report.
+    #[command(after_help = RUN_HELP)]
+    Run(RunArgs),
+}
+
+const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWhen no KEY, ARG or --keyspace is given and SCRIPT has a sidecar (script.json next to it, as the\nsamples do), its keys, argv and keyspace are used (--no-sidecar to disable).\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input, 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --repeat 1000 --json samples/token_bucket.lua";
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Seed keyspace (JSON: {"key": "value" | {"type", "value", "ttl_ms"}}).
+    #[arg(long, value_name = "FILE")]
+    pub keyspace: Option<PathBuf>,
+    /// Print one JSON object instead of the text report.
+    #[arg(long)]
+    pub json: bool,
+    /// Include the keyspace after the run.
+    #[arg(long)]
+    pub dump_keyspace: bool,
+    /// The caller's protocol: 2, or 3 as after HELLO 3.
+    #[arg(long, value_name = "2|3", default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub resp: u8,
+    /// Stop the script with Redis's kill error after this many milliseconds (0: never).
+    #[arg(long, value_name = "MS", default_value_t = crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS)]
+    pub busy_threshold: u64,
+    /// Run N times on the same VM, resetting the keyspace to the seed before each run, and report timings.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub repeat: u64,
+    /// Run as EVAL_RO: write commands are refused.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Do not read KEYS/ARGV/keyspace from the script's sidecar.
+    #[arg(long)]
+    pub no_sidecar: bool,
+    /// The Lua script file, then KEY ... [, ARG ...].
+    #[arg(value_name = "SCRIPT [KEY ...] [, ARG ...]", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+    pub script_and_args: Vec<OsString>,
+}
+
+/// A user-facing failure with its exit status.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: i32,
+    pub message: String,
+}
+
+impl CliError {
+    fn input(message: impl Into<String>) -> CliError {
+        CliError { code: EXIT_BAD_INPUT, message: message.into() }
+    }
+}
+
+fn os_bytes(s: &OsString) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    s.as_os_str().as_bytes().to_vec()
+}
+
+/// Split `KEY ... , ARG ...` at the first lone comma.
+pub fn split_keys_and_argv(rest: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    match rest.iter().position(|a| a == b",") {
+        Some(i) => (rest[..i].to_vec(), rest[i + 1..].to_vec()),
+        None => (rest.to_vec(), Vec::new()),
+    }
+}
+
+/// Where in `text` the JSON key `key` first appears (1-based line and column).
+fn locate_key(text: &str, key: &str) -> Option<(usize, usize)> {
+    let needle = serde_json::to_string(key).ok()?;
+    let offset = text.find(&needle)?;
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = offset - before.rfind('\n').map_or(0, |p| p + 1) + 1;
+    Some((line, column))
+}
+
+/// Load a keyspace JSON file; errors say file, line and column.
+pub fn load_keyspace(path: &Path, text: &str, now_ms: i64) -> Result<Db, CliError> {
+    keyspace_from_json(text, now_ms).map_err(|e| match e {
+        KeyspaceJsonError::Syntax { line, column, message } => {
+            CliError::input(format!("{}:{line}:{column}: malformed keyspace JSON: {message}", path.display()))
+        }
+        KeyspaceJsonError::Invalid { key, message } => {
+            let (line, column) = locate_key(text, &key).unwrap_or((1, 1));
+            CliError::input(format!(
+                "{}:{line}:{column}: key {key:?}: {message} (see the keyspace format in README.md)",
+                path.display()
+            ))
+        }
+    })
+}
+
+/// A sample's sidecar: keys, argv, seed keyspace, expected reply, description.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct Sidecar {
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub keys: Vec<String>,
+    #[serde(default)]
+    pub argv: Vec<String>,
+    #[serde(default)]
+    pub keyspace: Option<serde_json::Value>,
+    #[serde(default)]
+    pub expected: Option<serde_json::Value>,
+}
+
+pub fn sidecar_path(script: &Path) -> PathBuf {
+    script.with_extension("json")
+}
+
+pub fn read_sidecar(path: &Path) -> Result<Sidecar, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::input(format!("{}: cannot read sidecar: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| {
+        CliError::input(format!("{}:{}:{}: malformed sidecar: {}", path.display(), e.line(), e.column(), e))
+    })
+}
+
+/// Run `evalbench run`; returns the exit status and what to print on stdout.
+pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
+    let script_path = PathBuf::from(&args.script_and_args[0]);
+    let script = std::fs::read(&script_path).map_err(|e| {
+        CliError::input(format!("{}: cannot read the script: {e} (give the path of a .lua file)", script_path.display()))
+    })?;
+    let rest: Vec<Vec<u8>> = args.script_and_args[1..].iter().map(os_bytes).collect();
+    let (mut keys, mut argv) = split_keys_and_argv(&rest);
+
+    let mut sandbox = Sandbox::new();
+    sandbox.config.busy_threshold_ms = args.busy_threshold;
+    let now = sandbox.now_ms();
+    let mut seed = Db::new();
+    let sidecar = sidecar_path(&script_path);
+    if rest.is_empty() && args.keyspace.is_none() && !args.no_sidecar && sidecar.is_file() {
+        let car = read_sidecar(&sidecar)?;
+        keys = car.keys.iter().map(|k| k.as_bytes().to_vec()).collect();
+        argv = car.argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+        if let Some(ks) = &car.keyspace {
+            seed = load_keyspace(&sidecar, &ks.to_string(), now)?;
+        }
+        if !args.json {
+            eprintln!("evalbench: using KEYS, ARGV and keyspace from {} (pass keys/args or --no-sidecar to override)", sidecar.display());
+        }
+    }
+    if let Some(path) = &args.keyspace {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::input(format!("{}: cannot read the keyspace file: {e}", path.display())))?;
+        seed = load_keyspace(path, &text, now)?;
+    }
+    let request = RunRequest {
+        script,
+        keys,
+        argv,
+        protocol: if args.resp == 3 { Protocol::Resp3 } else { Protocol::Resp2 },
+        read_only: args.read_only,
+    };
+
+    let mut timings = Vec::with_capacity(args.repeat as usize);
+    let mut report = None;
+    for _ in 0..args.repeat {
+        sandbox.set_db0(seed.clone());
+        let r = sandbox.run(&request);
+        timings.push(r.elapsed_ns);
+        report = Some(r);
+    }
+    let report = report.expect("at least one run");
+    let code = if report.is_error() { EXIT_ERROR_REPLY } else { EXIT_OK };
+    let after_ms = sandbox.now_ms();
+    let out = if args.json {
+        let mut obj = report.to_json();
+        if args.dump_keyspace {
+            obj["keyspace"] = keyspace_to_json(sandbox.keyspace().db(0), after_ms);
+        }
+        if args.repeat > 1 {
+            obj["repeat"] = repeat_json(&mut timings);
+        }
+        serde_json::to_string_pretty(&obj).expect("JSON serializes")
+    } else {
+        let mut text = render_text(&report, &request);
+        if args.repeat > 1 {
+            let r = repeat_json(&mut timings);
+            text.push_str(&format!(
+                "\nrepeat: {} runs, min {} µs, median {} µs, p99 {} µs\n",
+                r["runs"], r["min_us"], r["median_us"], r["p99_us"]
+            ));
+        }
+        if args.dump_keyspace {
+            text.push_str("\nkeyspace:\n");
+            text.push_str(&serde_json::to_string_pretty(&keyspace_to_json(sandbox.keyspace().db(0), after_ms)).expect("JSON"));
+            text.push('\n');
+        }
+        text
+    };
+    Ok((code, out))
+}
+
+fn repeat_json(timings: &mut [u64]) -> serde_json::Value {
+    timings.sort_unstable();
+    let pick = |q: f64| timings[((timings.len() - 1) as f64 * q).round() as usize];
+    json!({
+        "runs": timings.len(),
+        "min_us": micros(timings[0]),
+        "median_us": micros(pick(0.5)),
+        "p99_us": micros(pick(0.99)),
+    })
+}
+
+/// The human report: reply as redis-cli prints it, trace, notes, timing, warnings.
+pub fn render_text(report: &RunReport, request: &RunRequest) -> String {
+    let mut out = String::new();
+    out.push_str(&report.reply_for(report.protocol).to_cli());
+    out.push('\n');
+    if !report.trace.is_empty() {
+        out.push_str(&format!("\ntrace ({} calls):\n", report.trace.len()));
+        out.push_str(&format!("{:>4} {:>5}  {:<40} {:<30} {:>9}\n", "seq", "line", "command", "reply", "µs"));
+        for e in &report.trace {
+            let command: Vec<String> = e.command.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+            let undeclared = e.keys.iter().any(|k| !request.keys.contains(k));
+            let marks = format!("{}{}", if e.write { " W" } else { "" }, if undeclared { " !undeclared" } else { "" });
+            out.push_str(&format!(
+                "{:>4} {:>5}  {:<40} {:<30} {:>9.3}{}\n",
+                e.seq,
+                e.line,
+                shorten(&command.join(" "), 40),
+                shorten(&e.reply.to_cli().replace('\n', " "), 30),
+                e.elapsed_ns as f64 / 1000.0,
+                marks
+            ));
+        }
+    }
+    if !report.notes.is_empty() {
+        out.push_str("\nconversion notes:\n");
+        for n in &report.notes {
+            out.push_str(&format!("  - {n}\n"));
+        }
+    }
+    if !report.logs.is_empty() {
+        out.push_str("\nredis.log:\n");
+        for l in &report.logs {
+            out.push_str(&format!("  [{}] line {}: {}\n", l.level, l.line, String::from_utf8_lossy(&l.message)));
+        }
+    }
+    out.push_str(&format!(
+        "\ntime: {:.3} ms of the {} ms busy threshold ({:.2}%)",
+        report.elapsed_ns as f64 / 1e6,
+        report.busy_threshold_ms,
+        report.threshold_ratio() * 100.0
+    ));
+    if let Some(w) = report.first_write_ns {
+        out.push_str(&format!("; first write at {:.3} ms", w as f64 / 1e6));
+    }
+    out.push('\n');
+    if !report.warnings.is_empty() {
+        out.push_str("\nwarnings:\n");
+        for w in &report.warnings {
+            let at = if w.line > 0 { format!("line {}: ", w.line) } else { String::new() };
+            out.push_str(&format!("  - {at}{}\n", w.message));
+        }
+    }
+    out
+}
+
+fn shorten(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(width - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// `evalbench` with no command: run the bundled rate-limiter sample and explain what to do next.
+pub fn run_demo() -> Result<(i32, String), CliError> {
+    const SCRIPT: &str = include_str!("../samples/rate_limiter.lua");
+    const SIDECAR: &str = include_str!("../samples/rate_limiter.json");
+    let car: Sidecar = serde_json::from_str(SIDECAR).map_err(|e| CliError::input(e.to_string()))?;
+    let mut sandbox = Sandbox::new();
+    if let Some(ks) = &car.keyspace {
+        let db = load_keyspace(Path::new("samples/rate_limiter.json"), &ks.to_string(), sandbox.now_ms())?;
+        sandbox.set_db0(db);
+    }
+    let request = RunRequest {
+        script: SCRIPT.as_bytes().to_vec(),
+        keys: car.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+        argv: car.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+        ..RunRequest::default()
+    };
+    let report = sandbox.run(&request);
+    let mut out = format!(
+        "evalbench: ran the bundled sample samples/rate_limiter.lua ({}) in the embedded sandbox\n  KEYS = {:?}  ARGV = {:?}\n\n",
+        car.description, car.keys, car.argv
+    );
+    out.push_str(&render_text(&report, &request));
+    out.push_str("\nTry: evalbench run samples/<name>.lua KEY ... , ARG ...   (evalbench run --help for more)\n");
+    Ok((if report.is_error() { EXIT_ERROR_REPLY } else { EXIT_OK }, out))
+}

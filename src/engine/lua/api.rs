@@ -1,0 +1,534 @@
+//! The `redis` table scripts see (`redis.call`, `redis.pcall`, `redis.error_reply`, ...), Redis's
+//! global `pcall` and `math.random`, and the stop hook — with Redis 7.0's argument checks and texts.
+//!
+//! These raw functions reach the sandbox's state through [`Core`], which the sandbox points to
+//! (thread-locally) for the duration of a run.
+
+use super::convert::{push_error_table, push_reply};
+use super::raw::{self, Raise, RawResult, L};
+use crate::engine::clock::Clock;
+use crate::engine::commands::{self, errors, CommandRng, Ctx};
+use crate::engine::keyspace::Keyspace;
+use crate::engine::reply::{format_g, Reply};
+use crate::engine::report::{LogLine, TraceEntry, Via};
+use mlua::ffi;
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub const REDIS_VERSION: &str = "7.0.15";
+pub const REDIS_VERSION_NUM: f64 = 458767.0;
+pub const KILLED_TEXT: &str = "ERR Script killed by user with SCRIPT KILL...";
+pub const CANCELLED_TEXT: &str = "ERR evalbench: the run was cancelled";
+
+/// Why a run was stopped from outside the script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    BusyThreshold,
+    Cancelled,
+}
+
+/// The sandbox state the Lua functions work on.
+pub struct Core {
+    pub keyspace: Keyspace,
+    pub cmd_rng: CommandRng,
+    /// Redis's `lrand48` state for `math.random`: never reseeded, survives SCRIPT FLUSH.
+    pub lrand48: u64,
+    pub clock: Box<dyn Clock>,
+    pub run: RunScratch,
+}
+
+/// Per-run state.
+pub struct RunScratch {
+    pub active: bool,
+    pub db_index: usize,
+    /// Expiry time of this run (frozen at start).
+    pub now_ms: i64,
+    pub script_resp3: bool,
+    /// `#!lua flags=no-writes` or EVAL_RO.
+    pub refuse_writes: bool,
+    pub started: Instant,
+    pub deadline: Option<Instant>,
+    pub stopped: Option<StopReason>,
+    pub cancel: Arc<AtomicBool>,
+    pub tracing: bool,
+    pub trace: Vec<TraceEntry>,
+    pub calls: usize,
+    pub first_write_ns: Option<u64>,
+    pub logs: Vec<LogLine>,
+}
+
+impl RunScratch {
+    pub fn new() -> RunScratch {
+        RunScratch {
+            active: false,
+            db_index: 0,
+            now_ms: 0,
+            script_resp3: false,
+            refuse_writes: false,
+            started: Instant::now(),
+            deadline: None,
+            stopped: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+            tracing: true,
+            trace: Vec::new(),
+            calls: 0,
+            first_write_ns: None,
+            logs: Vec::new(),
+        }
+    }
+}
+
+impl Default for RunScratch {
+    fn default() -> Self {
+        RunScratch::new()
+    }
+}
+
+pub const LRAND48_INITIAL: u64 = 0x1234_ABCD_330E;
+
+thread_local! {
+    static CORE: Cell<*mut Core> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Point the Lua functions at `core` for the duration of a run.
+pub fn set_current_core(core: *mut Core) {
+    CORE.with(|c| c.set(core));
+}
+
+unsafe fn core<'a>() -> Option<&'a mut Core> {
+    let p = CORE.with(|c| c.get());
+    p.as_mut()
+}
+
+fn no_run() -> Raise {
+    Raise::plain("evalbench: the redis API is only available while a script runs")
+}
+
+/// Push the `redis` table into the globals.
+pub unsafe fn install_redis_table(l: L) {
+    ffi::lua_newtable(l);
+    let functions: [(&std::ffi::CStr, ffi::lua_CFunction); 12] = [
+        (c"call", redis_call),
+        (c"pcall", redis_pcall_command),
+        (c"log", redis_log),
+        (c"setresp", redis_setresp),
+        (c"sha1hex", redis_sha1hex),
+        (c"error_reply", redis_error_reply),
+        (c"status_reply", redis_status_reply),
+        (c"set_repl", redis_set_repl),
+        (c"acl_check_cmd", redis_acl_check_cmd),
+        (c"replicate_commands", redis_replicate_commands),
+        (c"breakpoint", redis_breakpoint),
+        (c"debug", redis_debug),
+    ];
+    for (name, f) in functions {
+        raw::set_function(l, name, f);
+    }
+    let numbers: [(&std::ffi::CStr, f64); 11] = [
+        (c"LOG_DEBUG", 0.0),
+        (c"LOG_VERBOSE", 1.0),
+        (c"LOG_NOTICE", 2.0),
+        (c"LOG_WARNING", 3.0),
+        (c"REPL_NONE", 0.0),
+        (c"REPL_AOF", 1.0),
+        (c"REPL_SLAVE", 2.0),
+        (c"REPL_REPLICA", 2.0),
+        (c"REPL_ALL", 3.0),
+        (c"REDIS_VERSION_NUM", REDIS_VERSION_NUM),
+        (c"REDIS_VERSION", 0.0),
+    ];
+    for (name, value) in numbers {
+        if name == c"REDIS_VERSION" {
+            raw::push_bytes(l, REDIS_VERSION.as_bytes());
+        } else {
+            ffi::lua_pushnumber(l, value);
+        }
+        ffi::lua_setfield(l, -2, name.as_ptr());
+    }
+    ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"redis".as_ptr());
+}
+
+/// Redis's error table for a failure of the API itself (`luaPushError`): raised for `call`,
+/// returned for `pcall`.
+unsafe fn api_failure(l: L, via: Via, text: &[u8], ignore_stats: bool) -> RawResult {
+    push_error_table(l, text, ignore_stats);
+    match via {
+        Via::Call => Err(Raise::OnStack),
+        Via::Pcall => Ok(1),
+    }
+}
+
+unsafe extern "C-unwind" fn redis_call(l: L) -> c_int {
+    raw::protect(l, |l| generic_call(l, Via::Call))
+}
+
+unsafe extern "C-unwind" fn redis_pcall_command(l: L) -> c_int {
+    raw::protect(l, |l| generic_call(l, Via::Pcall))
+}
+
+/// Lua arguments -> argv as Redis 7.0 does (`%.17g` for numbers); None if one is not a string/number.
+unsafe fn lua_args(l: L, argc: c_int) -> Option<Vec<Vec<u8>>> {
+    let mut args = Vec::with_capacity(argc as usize);
+    for i in 1..=argc {
+        match ffi::lua_type(l, i) {
+            ffi::LUA_TNUMBER => args.push(format_g(ffi::lua_tonumber(l, i), 17).into_bytes()),
+            ffi::LUA_TSTRING => args.push(raw::to_bytes(l, i).unwrap_or_default().to_vec()),
+            _ => return None,
+        }
+    }
+    Some(args)
+}
+
+/// The line of the innermost Lua code on the stack (the script line making the call).
+pub unsafe fn caller_line(l: L) -> u32 {
+    let mut ar: ffi::lua_Debug = std::mem::zeroed();
+    for level in 1..6 {
+        if ffi::lua_getstack(l, level, &mut ar) == 0 {
+            break;
+        }
+        ffi::lua_getinfo(l, c"l".as_ptr(), &mut ar);
+        if ar.currentline > 0 {
+            return ar.currentline as u32;
+        }
+    }
+    0
+}
+
+unsafe fn generic_call(l: L, via: Via) -> RawResult {
+    let core = core().ok_or_else(no_run)?;
+    let argc = ffi::lua_gettop(l);
+    if argc == 0 {
+        return api_failure(l, via, b"Please specify at least one argument for this redis lib call", false);
+    }
+    let Some(args) = lua_args(l, argc) else {
+        return api_failure(l, via, b"Lua redis lib command arguments must be strings or integers", false);
+    };
+    let started = Instant::now();
+    let (reply, keys, write) = dispatch(core, &args);
+    let elapsed_ns = started.elapsed().as_nanos() as u64;
+    let at_ns = started.duration_since(core.run.started).as_nanos() as u64;
+    let run = &mut core.run;
+    run.calls += 1;
+    if write && !reply.is_error() && run.first_write_ns.is_none() {
+        run.first_write_ns = Some(at_ns);
+    }
+    // Convert before moving the reply into the trace (no clone).
+    let is_error = if let Reply::Error(text) = &reply {
+        let mut buf = Vec::with_capacity(text.len() + 1);
+        buf.push(b'-');
+        buf.extend_from_slice(text.as_bytes());
+        push_error_table(l, &buf, true);
+        true
+    } else {
+        push_reply(l, &reply, run.script_resp3);
+        false
+    };
+    if run.tracing {
+        let line = caller_line(l);
+        run.trace.push(TraceEntry {
+            seq: run.calls,
+            line,
+            command: args,
+            reply,
+            elapsed_ns,
+            at_ns,
+            keys,
+            write,
+            via,
+            db: run.db_index,
+        });
+    }
+    if is_error && via == Via::Call {
+        return Err(Raise::OnStack);
+    }
+    Ok(1)
+}
+
+/// Redis's `scriptCall`: checks in Redis's order, then the command. Returns the reply (in the
+/// command's rich form), the keys it names and whether it is a write.
+fn dispatch(core: &mut Core, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
+    let resolved = match commands::resolve(args) {
+        Ok(r) => r,
+        Err(refusal) => return (Reply::err(refusal.text()), Vec::new(), false),
+    };
+    let keys: Vec<Vec<u8>> = resolved.key_positions(args).into_iter().filter_map(|i| args.get(i).cloned()).collect();
+    let write = resolved.info.is_write();
+    if write && core.run.refuse_writes {
+        return (Reply::err(errors::WRITE_IN_READ_ONLY), keys, write);
+    }
+    let mut ctx = Ctx {
+        keyspace: &mut core.keyspace,
+        db_index: core.run.db_index,
+        now_ms: core.run.now_ms,
+        wall_us: core.clock.now_us(),
+        resp3: core.run.script_resp3,
+        rng: &mut core.cmd_rng,
+    };
+    let reply = commands::execute(resolved, &mut ctx, args);
+    core.run.db_index = ctx.db_index;
+    (reply, keys, write)
+}
+
+/// Redis's global `pcall`: like Lua's, but an error table with a string `err` comes back as that string.
+pub unsafe extern "C-unwind" fn redis_pcall(l: L) -> c_int {
+    raw::protect(l, |l| {
+        let argc = ffi::lua_gettop(l);
+        if argc == 0 {
+            // Redis's wrapper calls its placeholder boolean.
+            ffi::lua_pushboolean(l, 0);
+            raw::push_bytes(l, b"attempt to call a boolean value");
+            return Ok(2);
+        }
+        ffi::lua_pushboolean(l, 1);
+        ffi::lua_insert(l, 1);
+        if ffi::lua_pcall(l, argc - 1, ffi::LUA_MULTRET, 0) != 0 {
+            ffi::lua_remove(l, 1);
+            if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+                ffi::lua_getfield(l, -1, c"err".as_ptr());
+                if ffi::lua_isstring(l, -1) != 0 {
+                    ffi::lua_replace(l, -2);
+                } else {
+                    ffi::lua_pop(l, 1);
+                }
+            }
+            ffi::lua_pushboolean(l, 0);
+            ffi::lua_insert(l, 1);
+        }
+        Ok(ffi::lua_gettop(l))
+    })
+}
+
+unsafe extern "C-unwind" fn redis_log(l: L) -> c_int {
+    raw::protect(l, |l| {
+        let argc = ffi::lua_gettop(l);
+        if argc < 2 {
+            return api_failure(l, Via::Call, b"redis.log() requires two arguments or more.", false);
+        }
+        if ffi::lua_isnumber(l, 1) == 0 {
+            return api_failure(l, Via::Call, b"First argument must be a number (log level).", false);
+        }
+        let level = ffi::lua_tonumber(l, 1);
+        if !(0.0..=3.0).contains(&level) {
+            return api_failure(l, Via::Call, b"Invalid debug level.", false);
+        }
+        let mut message = Vec::new();
+        for i in 2..=argc {
+            // Only strings and numbers are logged; the separator follows Redis (before every arg but the first).
+            if matches!(ffi::lua_type(l, i), ffi::LUA_TSTRING | ffi::LUA_TNUMBER) {
+                if i != 2 {
+                    message.push(b' ');
+                }
+                ffi::lua_pushvalue(l, i);
+                message.extend_from_slice(raw::to_bytes(l, -1).unwrap_or_default());
+                ffi::lua_pop(l, 1);
+            }
+        }
+        let line = caller_line(l);
+        if let Some(core) = core() {
+            core.run.logs.push(LogLine { level: level as u8, line, message });
+        }
+        Ok(0)
+    })
+}
+
+unsafe extern "C-unwind" fn redis_setresp(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_gettop(l) != 1 {
+            return api_failure(l, Via::Call, b"redis.setresp() requires one argument.", false);
+        }
+        let resp = raw::c_cast_i64(ffi::lua_tonumber(l, 1)) as i32;
+        if resp != 2 && resp != 3 {
+            return api_failure(l, Via::Call, b"RESP version must be 2 or 3.", false);
+        }
+        let core = core().ok_or_else(no_run)?;
+        core.run.script_resp3 = resp == 3;
+        Ok(0)
+    })
+}
+
+unsafe extern "C-unwind" fn redis_sha1hex(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_gettop(l) != 1 {
+            return api_failure(l, Via::Call, b"wrong number of arguments", false);
+        }
+        let input = raw::to_bytes(l, 1).unwrap_or_default();
+        let hex = crate::engine::script::sha1_hex(input);
+        raw::push_bytes(l, hex.as_bytes());
+        Ok(1)
+    })
+}
+
+unsafe extern "C-unwind" fn redis_error_reply(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_gettop(l) != 1 || ffi::lua_type(l, -1) != ffi::LUA_TSTRING {
+            push_error_table(l, b"wrong number or type of arguments", false);
+            return Ok(1);
+        }
+        let text = raw::to_bytes(l, 1).unwrap_or_default();
+        let mut buf = Vec::with_capacity(text.len() + 1);
+        if text.first() != Some(&b'-') {
+            buf.push(b'-');
+        }
+        buf.extend_from_slice(text);
+        push_error_table(l, &buf, false);
+        Ok(1)
+    })
+}
+
+unsafe extern "C-unwind" fn redis_status_reply(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_gettop(l) != 1 || ffi::lua_type(l, -1) != ffi::LUA_TSTRING {
+            push_error_table(l, b"wrong number or type of arguments", false);
+            return Ok(1);
+        }
+        ffi::lua_newtable(l);
+        ffi::lua_pushstring(l, c"ok".as_ptr());
+        ffi::lua_pushvalue(l, -3);
+        ffi::lua_settable(l, -3);
+        Ok(1)
+    })
+}
+
+unsafe extern "C-unwind" fn redis_set_repl(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_gettop(l) != 1 {
+            return api_failure(l, Via::Call, b"redis.set_repl() requires two arguments.", false);
+        }
+        let flags = raw::c_cast_i64(ffi::lua_tonumber(l, -1)) as i32;
+        if flags & !3 != 0 {
+            return api_failure(
+                l,
+                Via::Call,
+                b"Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+                false,
+            );
+        }
+        Ok(0)
+    })
+}
+
+unsafe extern "C-unwind" fn redis_acl_check_cmd(l: L) -> c_int {
+    raw::protect(l, |l| {
+        let argc = ffi::lua_gettop(l);
+        if argc == 0 {
+            return api_failure(l, Via::Call, b"Please specify at least one argument for this redis lib call", false);
+        }
+        let Some(args) = lua_args(l, argc) else {
+            return api_failure(l, Via::Call, b"Lua redis lib command arguments must be strings or integers", false);
+        };
+        // The sandbox runs as the default user, who may run every command Redis knows.
+        let known = match commands::resolve(&args) {
+            Ok(_) => true,
+            Err(commands::Refusal::Unknown) => false,
+            Err(_) => commands::lookup(&String::from_utf8_lossy(&args[0]).to_ascii_lowercase()).is_some(),
+        };
+        drop(args);
+        if !known {
+            return api_failure(l, Via::Call, b"Invalid command passed to redis.acl_check_cmd()", false);
+        }
+        ffi::lua_pushboolean(l, 1);
+        Ok(1)
+    })
+}
+
+unsafe extern "C-unwind" fn redis_replicate_commands(l: L) -> c_int {
+    ffi::lua_pushboolean(l, 1);
+    1
+}
+
+unsafe extern "C-unwind" fn redis_breakpoint(l: L) -> c_int {
+    ffi::lua_pushboolean(l, 0);
+    1
+}
+
+unsafe extern "C-unwind" fn redis_debug(_l: L) -> c_int {
+    0
+}
+
+// ---- math.random / math.randomseed: Redis's lrand48 ----
+
+const LRAND48_MAX: f64 = 2147483647.0;
+
+/// One step of POSIX `lrand48`: the 31 high bits of the next 48-bit state.
+pub fn lrand48_next(state: &mut u64) -> u32 {
+    *state = (state.wrapping_mul(0x5_DEEC_E66D).wrapping_add(0xB)) & 0xFFFF_FFFF_FFFF;
+    (*state >> 17) as u32
+}
+
+pub unsafe fn install_math_random(l: L) {
+    ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, c"math".as_ptr());
+    raw::set_function(l, c"random", math_random);
+    raw::set_function(l, c"randomseed", math_randomseed);
+    ffi::lua_pop(l, 1);
+}
+
+unsafe extern "C-unwind" fn math_random(l: L) -> c_int {
+    raw::protect(l, |l| {
+        let core = core().ok_or_else(no_run)?;
+        let r = (lrand48_next(&mut core.lrand48) as f64 % LRAND48_MAX) / LRAND48_MAX;
+        match ffi::lua_gettop(l) {
+            0 => ffi::lua_pushnumber(l, r),
+            1 => {
+                let u = raw::check_int(l, 1)?;
+                if u < 1 {
+                    return Err(raw::arg_error(l, 1, "interval is empty"));
+                }
+                ffi::lua_pushnumber(l, (r * u as f64).floor() + 1.0);
+            }
+            2 => {
+                let lo = raw::check_int(l, 1)?;
+                let hi = raw::check_int(l, 2)?;
+                if lo > hi {
+                    return Err(raw::arg_error(l, 2, "interval is empty"));
+                }
+                ffi::lua_pushnumber(l, (r * (hi as f64 - lo as f64 + 1.0)).floor() + lo as f64);
+            }
+            _ => return Err(Raise::error("wrong number of arguments")),
+        }
+        Ok(1)
+    })
+}
+
+unsafe extern "C-unwind" fn math_randomseed(l: L) -> c_int {
+    raw::protect(l, |l| {
+        let seed = raw::check_int(l, 1)? as u32 as u64;
+        let core = core().ok_or_else(no_run)?;
+        core.lrand48 = (seed << 16) | 0x330E;
+        Ok(0)
+    })
+}
+
+// ---- the stop hook ----
+
+/// Count hook: stops the script at the busy threshold or on cancel, and keeps raising
+/// afterwards (on every line) so that `pcall` cannot swallow the stop.
+pub unsafe extern "C-unwind" fn stop_hook(l: L, _ar: *mut ffi::lua_Debug) {
+    let Some(core) = core() else { return };
+    let run = &mut core.run;
+    if !run.active {
+        return;
+    }
+    if run.stopped.is_none() {
+        if run.cancel.load(Ordering::Relaxed) {
+            run.stopped = Some(StopReason::Cancelled);
+        } else if run.deadline.is_some_and(|d| Instant::now() >= d) {
+            run.stopped = Some(StopReason::BusyThreshold);
+        } else {
+            return;
+        }
+        ffi::lua_sethook(l, Some(stop_hook), ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT, super::vm::HOOK_EVERY);
+    }
+    let text: &[u8] = match run.stopped {
+        Some(StopReason::Cancelled) => CANCELLED_TEXT.as_bytes(),
+        _ => KILLED_TEXT.as_bytes(),
+    };
+    let mut buf = Vec::with_capacity(text.len() + 1);
+    buf.push(b'-');
+    buf.extend_from_slice(text);
+    push_error_table(l, &buf, false);
+    drop(buf);
+    ffi::lua_error(l);
+}

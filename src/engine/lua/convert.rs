@@ -1,0 +1,372 @@
+//! Conversions between Lua values and replies, with Redis 7.0's rules (src/script_lua.c):
+//! command reply -> Lua value (what `redis.call` returns), and the script's return value -> reply,
+//! with a note for every lossy or surprising step.
+
+use super::raw::{self, c_cast_i64, L};
+use crate::engine::reply::{format_double_resp2, Reply};
+use crate::engine::report::Note;
+use mlua::ffi;
+use std::ffi::c_int;
+
+/// Push Redis's error table `{err="CODE msg"}` for an error text (`luaPushErrorBuff`): a text
+/// starting with `-` carries its own code (the first word); otherwise the code is `ERR`.
+/// Errors from command replies also carry `ignore_error_stats_update=true`.
+pub unsafe fn push_error_table(l: L, text: &[u8], ignore_stats: bool) {
+    let (code, msg): (&[u8], &[u8]) = match text.strip_prefix(b"-") {
+        Some(rest) => match rest.iter().position(|&b| b == b' ') {
+            Some(space) => (&rest[..space], &rest[space + 1..]),
+            None => (b"ERR", rest),
+        },
+        None => (b"ERR", text),
+    };
+    let msg = trim_crlf(msg);
+    let mut full = Vec::with_capacity(code.len() + 1 + msg.len());
+    full.extend_from_slice(code);
+    full.push(b' ');
+    full.extend_from_slice(msg);
+    ffi::lua_newtable(l);
+    ffi::lua_pushstring(l, c"err".as_ptr());
+    raw::push_bytes(l, &full);
+    ffi::lua_settable(l, -3);
+    if ignore_stats {
+        ffi::lua_pushstring(l, c"ignore_error_stats_update".as_ptr());
+        ffi::lua_pushboolean(l, 1);
+        ffi::lua_settable(l, -3);
+    }
+}
+
+fn trim_crlf(mut s: &[u8]) -> &[u8] {
+    while let [b'\r' | b'\n', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b'\r' | b'\n'] = s {
+        s = rest;
+    }
+    s
+}
+
+/// Push a command reply as the script receives it (`redisProtocolToLuaType`), in the script's
+/// protocol: RESP2 gets the downgraded form (doubles as strings, maps flattened, nulls as `false`).
+pub unsafe fn push_reply(l: L, reply: &Reply, resp3: bool) {
+    ffi::lua_checkstack(l, 5);
+    match reply {
+        Reply::Status(s) => {
+            ffi::lua_newtable(l);
+            ffi::lua_pushstring(l, c"ok".as_ptr());
+            raw::push_bytes(l, s.as_bytes());
+            ffi::lua_settable(l, -3);
+        }
+        Reply::Error(e) => {
+            let mut buf = Vec::with_capacity(e.len() + 1);
+            buf.push(b'-');
+            buf.extend_from_slice(e.as_bytes());
+            push_error_table(l, &buf, true);
+        }
+        Reply::Int(n) => ffi::lua_pushnumber(l, *n as f64),
+        Reply::Bulk(b) => raw::push_bytes(l, b),
+        Reply::Nil | Reply::NilArray => {
+            if resp3 {
+                ffi::lua_pushnil(l)
+            } else {
+                ffi::lua_pushboolean(l, 0)
+            }
+        }
+        Reply::Array(items) => push_array(l, items, resp3),
+        _ if !resp3 => push_reply(l, &reply.to_resp2(), false),
+        Reply::Double(d) => {
+            ffi::lua_newtable(l);
+            ffi::lua_pushstring(l, c"double".as_ptr());
+            ffi::lua_pushnumber(l, *d);
+            ffi::lua_settable(l, -3);
+        }
+        Reply::Bool(b) => ffi::lua_pushboolean(l, *b as c_int),
+        Reply::Map(pairs) => {
+            ffi::lua_newtable(l);
+            ffi::lua_pushstring(l, c"map".as_ptr());
+            ffi::lua_newtable(l);
+            for (k, v) in pairs {
+                push_reply(l, k, true);
+                push_reply(l, v, true);
+                ffi::lua_settable(l, -3);
+            }
+            ffi::lua_settable(l, -3);
+        }
+        Reply::Set(items) => {
+            ffi::lua_newtable(l);
+            ffi::lua_pushstring(l, c"set".as_ptr());
+            ffi::lua_newtable(l);
+            for item in items {
+                push_reply(l, item, true);
+                ffi::lua_pushboolean(l, 1);
+                ffi::lua_settable(l, -3);
+            }
+            ffi::lua_settable(l, -3);
+        }
+        Reply::BigNumber(n) => {
+            ffi::lua_newtable(l);
+            ffi::lua_pushstring(l, c"big_number".as_ptr());
+            raw::push_bytes(l, n.as_bytes());
+            ffi::lua_settable(l, -3);
+        }
+        Reply::Verbatim { format, text } => {
+            ffi::lua_newtable(l);
+            ffi::lua_pushstring(l, c"verbatim_string".as_ptr());
+            ffi::lua_newtable(l);
+            ffi::lua_pushstring(l, c"string".as_ptr());
+            raw::push_bytes(l, text);
+            ffi::lua_settable(l, -3);
+            ffi::lua_pushstring(l, c"format".as_ptr());
+            raw::push_bytes(l, format.as_bytes());
+            ffi::lua_settable(l, -3);
+            ffi::lua_settable(l, -3);
+        }
+    }
+}
+
+unsafe fn push_array(l: L, items: &[Reply], resp3: bool) {
+    ffi::lua_newtable(l);
+    for (i, item) in items.iter().enumerate() {
+        ffi::lua_pushnumber(l, (i + 1) as f64);
+        push_reply(l, item, resp3);
+        ffi::lua_settable(l, -3);
+    }
+}
+
+/// Turns the script's return value into a reply (`luaReplyToRedisReply`), collecting notes.
+pub struct ReturnConverter {
+    /// The script's protocol at return time (`redis.setresp`): decides how booleans come out.
+    pub script_resp3: bool,
+    pub notes: Vec<Note>,
+    /// Set when a nested table hit the Lua stack limit.
+    pub hit_stack_limit: bool,
+}
+
+impl ReturnConverter {
+    pub fn new(script_resp3: bool) -> ReturnConverter {
+        ReturnConverter { script_resp3, notes: Vec::new(), hit_stack_limit: false }
+    }
+
+    fn note(&mut self, path: &str, text: impl Into<String>) {
+        // A self-referencing table would repeat its notes thousands of times.
+        if self.notes.len() < 100 {
+            self.notes.push(Note { path: path.to_string(), text: text.into() });
+        }
+    }
+
+    /// Convert the value on top of the stack and pop it.
+    pub unsafe fn convert(&mut self, l: L, path: &str) -> Reply {
+        if ffi::lua_checkstack(l, 4) == 0 {
+            ffi::lua_pop(l, 1);
+            self.hit_stack_limit = true;
+            return Reply::err("ERR reached lua stack limit");
+        }
+        let reply = match ffi::lua_type(l, -1) {
+            ffi::LUA_TSTRING => Reply::Bulk(raw::to_bytes(l, -1).unwrap_or_default().to_vec()),
+            ffi::LUA_TBOOLEAN => {
+                let b = ffi::lua_toboolean(l, -1) != 0;
+                if self.script_resp3 {
+                    Reply::Bool(b)
+                } else if b {
+                    self.note(path, "true became integer 1");
+                    Reply::Int(1)
+                } else {
+                    self.note(path, "false became a nil reply");
+                    Reply::Nil
+                }
+            }
+            ffi::LUA_TNUMBER => self.number(ffi::lua_tonumber(l, -1), path),
+            ffi::LUA_TTABLE => self.table(l, path),
+            ffi::LUA_TNIL => Reply::Nil,
+            other => {
+                let name = match other {
+                    ffi::LUA_TFUNCTION => "a function",
+                    ffi::LUA_TTHREAD => "a coroutine",
+                    _ => "a userdata (cjson.null is one)",
+                };
+                self.note(path, format!("{name} became a nil reply"));
+                Reply::Nil
+            }
+        };
+        ffi::lua_pop(l, 1);
+        reply
+    }
+
+    fn number(&mut self, d: f64, path: &str) -> Reply {
+        let n = c_cast_i64(d);
+        if d.is_nan() || d.is_infinite() || (n == i64::MIN && d != -9.223_372_036_854_776e18) {
+            self.note(path, format!("{} is not representable: became {} (the C cast on x86-64)", lua_number_text(d), n));
+        } else if d.fract() != 0.0 {
+            self.note(path, format!("{} truncated to integer {}", lua_number_text(d), n));
+        }
+        Reply::Int(n)
+    }
+
+    /// A string-typed field of the table on top of the stack, read raw.
+    unsafe fn raw_field(l: L, name: &std::ffi::CStr) -> c_int {
+        ffi::lua_pushstring(l, name.as_ptr());
+        ffi::lua_rawget(l, -2);
+        ffi::lua_type(l, -1)
+    }
+
+    unsafe fn table(&mut self, l: L, path: &str) -> Reply {
+        // Probe order of Redis: err, ok, double, big_number, verbatim_string, map, set, array.
+        if Self::raw_field(l, c"err") == ffi::LUA_TSTRING {
+            let text = clean_status(raw::to_bytes(l, -1).unwrap_or_default());
+            ffi::lua_pop(l, 1);
+            return Reply::Error(text);
+        }
+        ffi::lua_pop(l, 1);
+        if Self::raw_field(l, c"ok") == ffi::LUA_TSTRING {
+            let text = clean_status(raw::to_bytes(l, -1).unwrap_or_default());
+            ffi::lua_pop(l, 1);
+            return Reply::Status(text);
+        }
+        ffi::lua_pop(l, 1);
+        if Self::raw_field(l, c"double") == ffi::LUA_TNUMBER {
+            let d = ffi::lua_tonumber(l, -1);
+            ffi::lua_pop(l, 1);
+            self.note(path, format!("{{double=}} reaches RESP2 clients as the bulk string \"{}\"", format_double_resp2(d)));
+            return Reply::Double(d);
+        }
+        ffi::lua_pop(l, 1);
+        if Self::raw_field(l, c"big_number") == ffi::LUA_TSTRING {
+            let text = String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or_default()).replace(['\r', '\n'], " ");
+            ffi::lua_pop(l, 1);
+            self.note(path, "{big_number=} reaches RESP2 clients as a bulk string");
+            return Reply::BigNumber(text);
+        }
+        ffi::lua_pop(l, 1);
+        if Self::raw_field(l, c"verbatim_string") == ffi::LUA_TTABLE {
+            let format_type = Self::raw_field(l, c"format");
+            let format = raw::to_bytes(l, -1).map(<[u8]>::to_vec);
+            ffi::lua_pop(l, 1);
+            let string_type = Self::raw_field(l, c"string");
+            let text = raw::to_bytes(l, -1).map(<[u8]>::to_vec);
+            ffi::lua_pop(l, 2);
+            if format_type == ffi::LUA_TSTRING && string_type == ffi::LUA_TSTRING {
+                let mut format = format.unwrap_or_default();
+                if format.len() != 3 {
+                    self.note(path, "verbatim format forced to 3 characters");
+                }
+                format.resize(3, b' ');
+                return Reply::Verbatim { format: String::from_utf8_lossy(&format).into_owned(), text: text.unwrap_or_default() };
+            }
+        } else {
+            ffi::lua_pop(l, 1);
+        }
+        if Self::raw_field(l, c"map") == ffi::LUA_TTABLE {
+            let mut pairs = Vec::new();
+            ffi::lua_pushnil(l);
+            while ffi::lua_next(l, -2) != 0 {
+                ffi::lua_pushvalue(l, -2);
+                let key_path = format!("{path}.map[{}]", key_label(l, -1));
+                let k = self.convert(l, &key_path);
+                let v = self.convert(l, &key_path);
+                pairs.push((k, v));
+            }
+            ffi::lua_pop(l, 1);
+            if pairs.len() > 1 {
+                self.note(path, "map entries come out in Lua's table order, not insertion order");
+            }
+            return Reply::Map(pairs);
+        }
+        ffi::lua_pop(l, 1);
+        if Self::raw_field(l, c"set") == ffi::LUA_TTABLE {
+            let mut items = Vec::new();
+            ffi::lua_pushnil(l);
+            while ffi::lua_next(l, -2) != 0 {
+                ffi::lua_pop(l, 1);
+                ffi::lua_pushvalue(l, -1);
+                let key_path = format!("{path}.set");
+                items.push(self.convert(l, &key_path));
+            }
+            ffi::lua_pop(l, 1);
+            if items.len() > 1 {
+                self.note(path, "set members come out in Lua's table order");
+            }
+            return Reply::Set(items);
+        }
+        ffi::lua_pop(l, 1);
+        self.array(l, path)
+    }
+
+    unsafe fn array(&mut self, l: L, path: &str) -> Reply {
+        let mut items = Vec::new();
+        let mut j: i64 = 1;
+        loop {
+            ffi::lua_pushnumber(l, j as f64);
+            ffi::lua_rawget(l, -2);
+            if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
+                ffi::lua_pop(l, 1);
+                break;
+            }
+            let elem_path = format!("{path}[{j}]");
+            items.push(self.convert(l, &elem_path));
+            if self.hit_stack_limit {
+                return Reply::Array(items);
+            }
+            j += 1;
+        }
+        // Explain what the conversion left out.
+        let (total, beyond) = count_keys(l, items.len());
+        if beyond > 0 {
+            self.note(path, format!("array cut at index {j}: element is nil ({beyond} more element(s) after it ignored)"));
+        }
+        let other = total - items.len() - beyond;
+        if other > 0 {
+            let fields = field_names(l, 3);
+            self.note(path, format!("hash part of the table ignored ({other} key(s): {fields})"));
+        }
+        Reply::Array(items)
+    }
+}
+
+/// Count the keys of the table on top of the stack: (all keys, positive integer keys beyond `taken`).
+unsafe fn count_keys(l: L, taken: usize) -> (usize, usize) {
+    let (mut total, mut beyond) = (0, 0);
+    ffi::lua_pushnil(l);
+    while ffi::lua_next(l, -2) != 0 {
+        ffi::lua_pop(l, 1);
+        total += 1;
+        if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
+            let k = ffi::lua_tonumber(l, -1);
+            if k.fract() == 0.0 && k > taken as f64 {
+                beyond += 1;
+            }
+        }
+    }
+    (total, beyond)
+}
+
+/// The first few non-array keys of the table on top of the stack, for a note.
+unsafe fn field_names(l: L, most: usize) -> String {
+    let mut names = Vec::new();
+    ffi::lua_pushnil(l);
+    while ffi::lua_next(l, -2) != 0 {
+        ffi::lua_pop(l, 1);
+        if ffi::lua_type(l, -1) == ffi::LUA_TSTRING && names.len() < most {
+            names.push(String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or_default()).into_owned());
+        }
+    }
+    names.join(", ")
+}
+
+/// A short label for a map key in a note path.
+unsafe fn key_label(l: L, idx: c_int) -> String {
+    match ffi::lua_type(l, idx) {
+        ffi::LUA_TSTRING => format!("{:?}", String::from_utf8_lossy(raw::to_bytes(l, idx).unwrap_or_default())),
+        ffi::LUA_TNUMBER => lua_number_text(ffi::lua_tonumber(l, idx)),
+        _ => "?".into(),
+    }
+}
+
+/// Lua's own `%.14g` text of a number.
+pub fn lua_number_text(d: f64) -> String {
+    crate::engine::reply::format_g(d, 14)
+}
+
+/// Status and error texts: cut at the first NUL, CR and LF replaced by spaces.
+fn clean_status(bytes: &[u8]) -> String {
+    let cut = bytes.iter().position(|&b| b == 0).map_or(bytes, |p| &bytes[..p]);
+    String::from_utf8_lossy(cut).replace(['\r', '\n'], " ")
+}

@@ -1,0 +1,660 @@
+//! The Lua 5.1 state, set up as Redis 7.0 sets up its EVAL VM: the same globals, the same
+//! libraries, read-only globals and library tables, Redis's `pcall` and `math.random`, the error
+//! handler, a compiled-script cache keyed by SHA1, a memory limit and a stop hook.
+//!
+//! Read-only tables: Redis patches Lua with a per-table read-only flag. Stock Lua cannot refuse a
+//! store into an existing field of a plain table, so every protected table the script can reach is
+//! an empty *proxy* whose metatable reads through to the real table (`__index`, a table, so reads
+//! stay native and fast) and refuses stores (`__newindex`). `next`, `pairs`, `rawget`, `rawset`,
+//! `getmetatable`, `setmetatable`, `table.insert/remove/sort` are wrapped so they see through the
+//! proxies or refuse to modify them with Redis's texts.
+
+use super::raw::{self, Raise, L};
+use super::{api, bit, cjson, cmsgpack, structlib};
+use mlua::ffi;
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void, CStr};
+
+/// The Lua error text for a store into a protected table.
+pub const READONLY_TEXT: &str = "Attempt to modify a readonly table";
+
+/// How often (in VM instructions) the stop hook looks at the clock.
+pub const HOOK_EVERY: c_int = 10_000;
+
+/// Registry keys (light userdata addresses of these statics).
+static REG_READONLY: u8 = 0;
+static REG_HANDLER: u8 = 0;
+static REG_ERRFIELDS: u8 = 0;
+static REG_GLOBALS: u8 = 0;
+
+fn key(k: &'static u8) -> *mut c_void {
+    k as *const u8 as *mut c_void
+}
+
+/// Allocation accounting for the memory limit.
+struct AllocState {
+    used: usize,
+    limit: usize,
+}
+
+extern "C" {
+    fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void;
+    fn free(ptr: *mut c_void);
+}
+
+unsafe extern "C" fn limited_alloc(ud: *mut c_void, ptr: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
+    let state = &mut *(ud as *mut AllocState);
+    let old = if ptr.is_null() { 0 } else { osize };
+    if nsize == 0 {
+        if !ptr.is_null() {
+            free(ptr);
+            state.used = state.used.saturating_sub(old);
+        }
+        return std::ptr::null_mut();
+    }
+    if nsize > old && state.used + (nsize - old) > state.limit {
+        return std::ptr::null_mut();
+    }
+    let p = realloc(ptr, nsize);
+    if !p.is_null() {
+        state.used = state.used - old + nsize;
+    }
+    p
+}
+
+/// A compiled script in the cache.
+#[derive(Debug, Clone, Copy)]
+struct Compiled {
+    registry_ref: c_int,
+}
+
+pub struct Vm {
+    l: L,
+    alloc: Box<AllocState>,
+    scripts: HashMap<String, Compiled>,
+    runs_since_gc: u32,
+}
+
+/// Why a script could not be compiled: Lua's message (`user_script:1: unexpected symbol near '+'`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileError(pub String);
+
+impl Vm {
+    /// A fresh VM with Redis 7.0's environment and a Lua memory limit in bytes.
+    pub fn new(memory_limit: usize) -> Vm {
+        let mut alloc = Box::new(AllocState { used: 0, limit: memory_limit });
+        let l = unsafe { ffi::lua_newstate(limited_alloc, &mut *alloc as *mut AllocState as *mut c_void) };
+        assert!(!l.is_null(), "cannot create a Lua state");
+        let vm = Vm { l, alloc, scripts: HashMap::new(), runs_since_gc: 0 };
+        unsafe { vm.setup() };
+        vm
+    }
+
+    pub fn state(&self) -> L {
+        self.l
+    }
+
+    pub fn memory_used(&self) -> usize {
+        self.alloc.used
+    }
+
+    pub fn memory_limit(&self) -> usize {
+        self.alloc.limit
+    }
+
+    unsafe fn setup(&self) {
+        let l = self.l;
+        // Redis loads base, table, string, math, debug (removed again below) and its four C libraries.
+        for open in [ffi::luaopen_base, ffi::luaopen_table, ffi::luaopen_string, ffi::luaopen_math, ffi::luaopen_debug] {
+            ffi::lua_pushcfunction(l, open);
+            ffi::lua_call(l, 0, 0);
+        }
+        for (name, open) in [
+            (c"cjson", cjson::open as unsafe fn(L)),
+            (c"struct", structlib::open),
+            (c"cmsgpack", cmsgpack::open),
+            (c"bit", bit::open),
+        ] {
+            open(l);
+            ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, name.as_ptr());
+        }
+        // Not in Redis's sandbox (and getfenv/setfenv/newproxy gated off in patched 7.0.15).
+        for name in [c"print", c"dofile", c"loadfile", c"getfenv", c"setfenv", c"newproxy", c"module", c"require"] {
+            ffi::lua_pushnil(l);
+            ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, name.as_ptr());
+        }
+        api::install_redis_table(l);
+        self.install_error_handler();
+        ffi::lua_pushnil(l);
+        ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"debug".as_ptr());
+        self.install_overrides();
+        self.protect_globals();
+        ffi::lua_sethook(l, Some(api::stop_hook), ffi::LUA_MASKCOUNT, HOOK_EVERY);
+        ffi::lua_settop(l, 0);
+    }
+
+    /// Redis's error handler (`__redis__err__handler`): turns any error into an `{err=...}` table and
+    /// records the position of the Lua code that raised it (the caller, when a C function raised).
+    /// Also a helper that reads `err`, `source`, `line` through metamethods, as Redis's C code does.
+    unsafe fn install_error_handler(&self) {
+        let l = self.l;
+        let code = br#"
+local getinfo, type, tostring = debug.getinfo, type, tostring
+local function handler(err)
+  local frame = getinfo(2, 'nSl')
+  if frame and frame.what == 'C' then
+    frame = getinfo(3, 'nSl')
+  end
+  if type(err) ~= 'table' then
+    err = {err = 'ERR ' .. tostring(err)}
+  end
+  if frame then
+    err['source'] = frame.source
+    err['line'] = frame.currentline
+  end
+  return err
+end
+local function fields(e) return e.err, e.source, e.line end
+return handler, fields
+"#;
+        let status = ffi::luaL_loadbuffer(l, code.as_ptr() as *const _, code.len(), c"=evalbench".as_ptr());
+        assert_eq!(status, 0, "error handler compiles");
+        ffi::lua_call(l, 0, 2);
+        ffi::lua_pushlightuserdata(l, key(&REG_ERRFIELDS));
+        ffi::lua_insert(l, -2);
+        ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_pushvalue(l, -1);
+        ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"__redis__err__handler".as_ptr());
+        ffi::lua_pushlightuserdata(l, key(&REG_HANDLER));
+        ffi::lua_insert(l, -2);
+        ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
+    }
+
+    /// Replace the functions whose Redis versions differ from stock Lua.
+    unsafe fn install_overrides(&self) {
+        let l = self.l;
+        // The read-only registry: proxy -> real table (or `true` for a view with no real table).
+        ffi::lua_pushlightuserdata(l, key(&REG_READONLY));
+        ffi::lua_newtable(l);
+        ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
+
+        api::install_math_random(l);
+
+        // Functions that take the read-only registry as upvalue 1 (and the original as upvalue 2).
+        let wrap = |table: Option<&CStr>, name: &CStr, f: ffi::lua_CFunction, with_original: bool| {
+            let target = match table {
+                Some(t) => {
+                    ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, t.as_ptr());
+                    -1
+                }
+                None => ffi::LUA_GLOBALSINDEX,
+            };
+            let target_abs = if target == -1 { ffi::lua_gettop(l) } else { target };
+            push_readonly_registry(l);
+            let mut upvalues = 1;
+            if with_original {
+                ffi::lua_getfield(l, target_abs, name.as_ptr());
+                upvalues = 2;
+            }
+            ffi::lua_pushcclosure(l, f, upvalues);
+            ffi::lua_setfield(l, target_abs, name.as_ptr());
+            if table.is_some() {
+                ffi::lua_pop(l, 1);
+            }
+        };
+        wrap(None, c"next", ro_next, false);
+        wrap(None, c"pairs", ro_pairs, false);
+        wrap(None, c"rawget", ro_rawget, false);
+        wrap(None, c"rawset", ro_rawset, false);
+        wrap(None, c"setmetatable", ro_setmetatable, false);
+        wrap(None, c"getmetatable", ro_getmetatable, false);
+        wrap(None, c"pcall", api::redis_pcall, false);
+        wrap(None, c"loadstring", ro_loadstring, true);
+        for name in [c"insert", c"remove", c"sort", c"setn"] {
+            wrap(Some(c"table"), name, ro_table_modifier, true);
+        }
+    }
+
+    /// Make `_G`, every library table and the string metatable read-only (proxies), and make a
+    /// missing global an error.
+    unsafe fn protect_globals(&self) {
+        let l = self.l;
+        let real_globals = {
+            ffi::lua_pushvalue(l, ffi::LUA_GLOBALSINDEX);
+            ffi::lua_gettop(l)
+        };
+        // Library tables -> proxies.
+        for lib in [c"string", c"table", c"math", c"coroutine", c"cjson", c"struct", c"cmsgpack", c"bit", c"redis"] {
+            ffi::lua_getfield(l, real_globals, lib.as_ptr());
+            let real = ffi::lua_gettop(l);
+            make_proxy(l, real, false);
+            ffi::lua_setfield(l, real_globals, lib.as_ptr());
+            ffi::lua_pop(l, 1);
+        }
+        // The string metatable reads through the (protected) string proxy; scripts see a read-only view of it.
+        ffi::lua_pushstring(l, c"".as_ptr());
+        ffi::lua_getmetatable(l, -1);
+        let string_mt = ffi::lua_gettop(l);
+        ffi::lua_getfield(l, real_globals, c"string".as_ptr());
+        ffi::lua_setfield(l, string_mt, c"__index".as_ptr());
+        make_proxy(l, string_mt, true);
+        ffi::lua_setfield(l, string_mt, c"__evalbench_view".as_ptr());
+        ffi::lua_pop(l, 2);
+
+        // The real globals table raises on a missing name.
+        ffi::lua_newtable(l);
+        let globals_mt = ffi::lua_gettop(l);
+        ffi::lua_pushcfunction(l, missing_global);
+        ffi::lua_setfield(l, globals_mt, c"__index".as_ptr());
+        ffi::lua_pushvalue(l, globals_mt);
+        ffi::lua_setmetatable(l, real_globals);
+        // `_G` is a proxy of the real globals; `getmetatable(_G)` shows a read-only view of globals_mt.
+        make_proxy(l, real_globals, false);
+        let proxy = ffi::lua_gettop(l);
+        make_proxy(l, globals_mt, true);
+        set_visible_metatable(l, proxy);
+        ffi::lua_pushvalue(l, proxy);
+        ffi::lua_setfield(l, real_globals, c"_G".as_ptr());
+        // Keep the real globals reachable for KEYS/ARGV.
+        ffi::lua_pushlightuserdata(l, key(&REG_GLOBALS));
+        ffi::lua_pushvalue(l, real_globals);
+        ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
+        // From now on code runs with the proxy as its globals.
+        ffi::lua_pushvalue(l, proxy);
+        ffi::lua_replace(l, ffi::LUA_GLOBALSINDEX);
+        ffi::lua_settop(l, 0);
+    }
+
+    /// Set the global tables `KEYS` and `ARGV` for the next run (fresh, writable tables).
+    pub fn set_keys_and_argv(&self, keys: &[Vec<u8>], argv: &[Vec<u8>]) {
+        let l = self.l;
+        unsafe {
+            ffi::lua_pushlightuserdata(l, key(&REG_GLOBALS));
+            ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+            for (name, items) in [(c"KEYS", keys), (c"ARGV", argv)] {
+                ffi::lua_pushstring(l, name.as_ptr());
+                ffi::lua_createtable(l, items.len() as c_int, 0);
+                for (i, item) in items.iter().enumerate() {
+                    raw::push_bytes(l, item);
+                    ffi::lua_rawseti(l, -2, i as ffi::lua_Integer + 1);
+                }
+                ffi::lua_rawset(l, -3);
+            }
+            ffi::lua_pop(l, 1);
+        }
+    }
+
+    /// Compile `body` (shebang line already blanked by the caller) under its SHA1, or reuse it.
+    pub fn load_script(&mut self, sha: &str, body: &[u8]) -> Result<(), CompileError> {
+        if self.scripts.contains_key(sha) {
+            return Ok(());
+        }
+        let l = self.l;
+        unsafe {
+            let status = ffi::luaL_loadbuffer(l, body.as_ptr() as *const _, body.len(), c"@user_script".as_ptr());
+            if status != 0 {
+                let msg = String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or(b"(error object is not a string)")).into_owned();
+                ffi::lua_pop(l, 1);
+                return Err(CompileError(msg));
+            }
+            let registry_ref = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+            self.scripts.insert(sha.to_string(), Compiled { registry_ref });
+        }
+        Ok(())
+    }
+
+    pub fn has_script(&self, sha: &str) -> bool {
+        self.scripts.contains_key(sha)
+    }
+
+    /// Call a cached script under the error handler. On success the first return value is left on
+    /// the stack (index 1) and `Ok(())` returned; on error, `Err(ScriptError)` with the fields the
+    /// handler recorded.
+    pub fn call_script(&mut self, sha: &str) -> Result<(), ScriptError> {
+        let l = self.l;
+        let compiled = *self.scripts.get(sha).expect("script loaded before call");
+        unsafe {
+            ffi::lua_settop(l, 0);
+            ffi::lua_pushlightuserdata(l, key(&REG_HANDLER));
+            ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+            ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, compiled.registry_ref as ffi::lua_Integer);
+            let status = ffi::lua_pcall(l, 0, 1, 1);
+            ffi::lua_remove(l, 1);
+            if status == 0 {
+                return Ok(());
+            }
+            Err(self.read_error(status))
+        }
+    }
+
+    unsafe fn read_error(&self, status: c_int) -> ScriptError {
+        let l = self.l;
+        if status == ffi::LUA_ERRMEM {
+            ffi::lua_settop(l, 0);
+            return ScriptError::OutOfMemory;
+        }
+        if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
+            let msg = raw::to_bytes(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
+            ffi::lua_settop(l, 0);
+            return ScriptError::NotATable(msg.unwrap_or_else(|| "execution failure".into()));
+        }
+        // err, source, line read with metamethods, under pcall (an __index may raise).
+        ffi::lua_pushlightuserdata(l, key(&REG_ERRFIELDS));
+        ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_insert(l, -2);
+        if ffi::lua_pcall(l, 1, 3, 0) != 0 {
+            ffi::lua_settop(l, 0);
+            return ScriptError::Table { err: None, source: None, line: None };
+        }
+        let text = |idx: c_int| -> Option<Vec<u8>> {
+            match ffi::lua_type(l, idx) {
+                ffi::LUA_TSTRING | ffi::LUA_TNUMBER => raw::to_bytes(l, idx).map(<[u8]>::to_vec),
+                _ => None,
+            }
+        };
+        let err = text(-3);
+        let source = text(-2);
+        let line = text(-1);
+        ffi::lua_settop(l, 0);
+        ScriptError::Table { err, source, line }
+    }
+
+    /// Forget every cached script and start over with a fresh VM (SCRIPT FLUSH).
+    pub fn flush(&mut self) {
+        let limit = self.alloc.limit;
+        *self = Vm::new(limit);
+    }
+
+    /// Redis runs a GC step every 50 scripts.
+    pub fn after_run(&mut self) {
+        unsafe { ffi::lua_settop(self.l, 0) };
+        self.runs_since_gc += 1;
+        if self.runs_since_gc >= 50 {
+            unsafe { ffi::lua_gc(self.l, ffi::LUA_GCSTEP, 50) };
+            self.runs_since_gc = 0;
+        }
+    }
+}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        unsafe { ffi::lua_close(self.l) };
+    }
+}
+
+/// A raised error, as the error handler left it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScriptError {
+    Table { err: Option<Vec<u8>>, source: Option<Vec<u8>>, line: Option<Vec<u8>> },
+    NotATable(String),
+    OutOfMemory,
+}
+
+unsafe fn push_readonly_registry(l: L) {
+    ffi::lua_pushlightuserdata(l, key(&REG_READONLY));
+    ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+}
+
+/// Push a read-only proxy of the table at `real`. A `view` is a proxy shown instead of a
+/// metatable: reading works, it has no metatable of its own as far as scripts can tell.
+unsafe fn make_proxy(l: L, real: c_int, view: bool) {
+    let real = if real < 0 && real > ffi::LUA_REGISTRYINDEX { ffi::lua_gettop(l) + real + 1 } else { real };
+    ffi::lua_newtable(l);
+    let proxy = ffi::lua_gettop(l);
+    ffi::lua_newtable(l);
+    ffi::lua_pushvalue(l, real);
+    ffi::lua_setfield(l, -2, c"__index".as_ptr());
+    ffi::lua_pushcfunction(l, readonly_newindex);
+    ffi::lua_setfield(l, -2, c"__newindex".as_ptr());
+    ffi::lua_setmetatable(l, proxy);
+    push_readonly_registry(l);
+    ffi::lua_pushvalue(l, proxy);
+    if view {
+        ffi::lua_pushboolean(l, 1);
+    } else {
+        ffi::lua_pushvalue(l, real);
+    }
+    ffi::lua_rawset(l, -3);
+    ffi::lua_pop(l, 1);
+}
+
+/// Record the view on top of the stack as what `getmetatable(proxy)` shows; pops it.
+unsafe fn set_visible_metatable(l: L, proxy: c_int) {
+    ffi::lua_getmetatable(l, proxy);
+    ffi::lua_insert(l, -2);
+    ffi::lua_setfield(l, -2, c"__evalbench_view".as_ptr());
+    ffi::lua_pop(l, 1);
+}
+
+/// Is the value at `idx` a protected table? Leaves the real table (or true/nil) on the stack.
+unsafe fn push_real_of(l: L, idx: c_int) -> bool {
+    ffi::lua_pushvalue(l, idx);
+    ffi::lua_rawget(l, ffi::lua_upvalueindex(1));
+    ffi::lua_type(l, -1) != ffi::LUA_TNIL
+}
+
+unsafe extern "C-unwind" fn readonly_newindex(l: L) -> c_int {
+    raw::protect(l, |_| Err(Raise::error(READONLY_TEXT)))
+}
+
+unsafe extern "C-unwind" fn missing_global(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_gettop(l) != 2 {
+            return Err(Raise::error("Wrong number of arguments to luaProtectedTableError"));
+        }
+        if ffi::lua_isstring(l, -1) == 0 {
+            return Err(Raise::error("Second argument to luaProtectedTableError must be a string or number"));
+        }
+        let name = raw::to_bytes(l, -1).unwrap_or_default();
+        let mut msg = b"Script attempted to access nonexistent global variable '".to_vec();
+        msg.extend_from_slice(name);
+        msg.push(b'\'');
+        Err(Raise::Error(msg))
+    })
+}
+
+/// `next` that iterates the real table behind a proxy.
+unsafe extern "C-unwind" fn ro_next(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
+            return Err(raw::type_error(l, 1, "table"));
+        }
+        ffi::lua_settop(l, 2);
+        if push_real_of(l, 1) && ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            ffi::lua_replace(l, 1);
+        } else {
+            ffi::lua_pop(l, 1);
+        }
+        if ffi::lua_next(l, 1) != 0 {
+            Ok(2)
+        } else {
+            ffi::lua_pushnil(l);
+            Ok(1)
+        }
+    })
+}
+
+unsafe extern "C-unwind" fn ro_pairs(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
+            return Err(raw::type_error(l, 1, "table"));
+        }
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_pushcclosure(l, ro_next, 1);
+        ffi::lua_pushvalue(l, 1);
+        ffi::lua_pushnil(l);
+        Ok(3)
+    })
+}
+
+unsafe extern "C-unwind" fn ro_rawget(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
+            return Err(raw::type_error(l, 1, "table"));
+        }
+        if ffi::lua_type(l, 2) == ffi::LUA_TNONE {
+            return Err(raw::arg_error(l, 2, "value expected"));
+        }
+        ffi::lua_settop(l, 2);
+        if push_real_of(l, 1) && ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            ffi::lua_replace(l, 1);
+        } else {
+            ffi::lua_pop(l, 1);
+        }
+        ffi::lua_rawget(l, 1);
+        Ok(1)
+    })
+}
+
+unsafe extern "C-unwind" fn ro_rawset(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
+            return Err(raw::type_error(l, 1, "table"));
+        }
+        if ffi::lua_type(l, 2) == ffi::LUA_TNONE {
+            return Err(raw::arg_error(l, 2, "value expected"));
+        }
+        if ffi::lua_type(l, 3) == ffi::LUA_TNONE {
+            return Err(raw::arg_error(l, 3, "value expected"));
+        }
+        if push_real_of(l, 1) {
+            return Err(Raise::plain(READONLY_TEXT));
+        }
+        ffi::lua_pop(l, 1);
+        ffi::lua_settop(l, 3);
+        ffi::lua_rawset(l, 1);
+        Ok(1)
+    })
+}
+
+/// Lua 5.1's `setmetatable`, refusing protected tables with Redis's text.
+unsafe extern "C-unwind" fn ro_setmetatable(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
+            return Err(raw::type_error(l, 1, "table"));
+        }
+        let t = ffi::lua_type(l, 2);
+        if t != ffi::LUA_TNIL && t != ffi::LUA_TTABLE {
+            return Err(raw::arg_error(l, 2, "nil or table expected"));
+        }
+        if push_real_of(l, 1) {
+            return Err(Raise::plain(READONLY_TEXT));
+        }
+        ffi::lua_pop(l, 1);
+        if ffi::lua_getmetatable(l, 1) != 0 {
+            ffi::lua_pushstring(l, c"__metatable".as_ptr());
+            ffi::lua_rawget(l, -2);
+            if ffi::lua_type(l, -1) != ffi::LUA_TNIL {
+                return Err(Raise::error("cannot change a protected metatable"));
+            }
+            ffi::lua_pop(l, 2);
+        }
+        ffi::lua_settop(l, 2);
+        ffi::lua_setmetatable(l, 1);
+        Ok(1)
+    })
+}
+
+unsafe extern "C-unwind" fn ro_getmetatable(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_type(l, 1) == ffi::LUA_TNONE {
+            return Err(raw::arg_error(l, 1, "value expected"));
+        }
+        if ffi::lua_getmetatable(l, 1) == 0 {
+            ffi::lua_pushnil(l);
+            return Ok(1);
+        }
+        // A protected object shows its view (or nothing, for library tables).
+        let mt = ffi::lua_gettop(l);
+        ffi::lua_pushstring(l, c"__evalbench_view".as_ptr());
+        ffi::lua_rawget(l, mt);
+        if ffi::lua_type(l, -1) != ffi::LUA_TNIL {
+            return Ok(1);
+        }
+        ffi::lua_pop(l, 1);
+        if ffi::lua_type(l, 1) == ffi::LUA_TTABLE && push_real_of(l, 1) {
+            ffi::lua_pushnil(l);
+            return Ok(1);
+        }
+        ffi::lua_settop(l, mt);
+        // Honour __metatable as Lua's getmetatable does.
+        ffi::lua_pushstring(l, c"__metatable".as_ptr());
+        ffi::lua_rawget(l, mt);
+        if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
+            ffi::lua_pop(l, 1);
+        }
+        Ok(1)
+    })
+}
+
+/// `table.insert/remove/sort/setn` refuse protected tables (no position: raised in C).
+unsafe extern "C-unwind" fn ro_table_modifier(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_type(l, 1) == ffi::LUA_TTABLE && push_real_of(l, 1) {
+            return Err(Raise::plain(READONLY_TEXT));
+        }
+        if ffi::lua_type(l, 1) == ffi::LUA_TTABLE {
+            ffi::lua_pop(l, 1);
+        }
+        call_original(l)
+    })
+}
+
+/// `loadstring` that never loads bytecode (Redis's Lua always runs the text parser).
+unsafe extern "C-unwind" fn ro_loadstring(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if let Some(src) = raw::to_bytes(l, 1) {
+            if src.first() == Some(&0x1b) {
+                let mut first_line: Vec<u8> = src.split(|&b| b == b'\n').next().unwrap_or_default().to_vec();
+                if first_line.len() < src.len() || first_line.len() > 45 {
+                    first_line.truncate(45);
+                    first_line.extend_from_slice(b"...");
+                }
+                let mut msg = b"[string \"".to_vec();
+                msg.extend_from_slice(&first_line);
+                msg.extend_from_slice(b"\"]:1: unexpected symbol near 'char(27)'");
+                ffi::lua_pushnil(l);
+                raw::push_bytes(l, &msg);
+                return Ok(2);
+            }
+        }
+        call_original(l)
+    })
+}
+
+/// Errors the wrapped C functions raise with `luaL_error`: they get the script position back.
+const ORIGINAL_C_ERRORS: &[&[u8]] = &[
+    b"invalid order function for sorting",
+    b"wrong number of arguments to 'insert'",
+    b"'setn' is obsolete",
+];
+
+/// Call the original function (upvalue 2) with all arguments, as if the script had called it:
+/// an error raised inside it is given back the name and position a direct call would have had.
+unsafe fn call_original(l: L) -> raw::RawResult {
+    let n = ffi::lua_gettop(l);
+    ffi::lua_pushvalue(l, ffi::lua_upvalueindex(2));
+    ffi::lua_insert(l, 1);
+    if ffi::lua_pcall(l, n, ffi::LUA_MULTRET, 0) == 0 {
+        return Ok(ffi::lua_gettop(l));
+    }
+    if ffi::lua_type(l, -1) == ffi::LUA_TSTRING {
+        let msg = raw::to_bytes(l, -1).unwrap_or_default();
+        if msg.starts_with(b"bad argument #") {
+            if let Some(pos) = find(msg, b" to '?' (") {
+                let (narg_text, rest) = (&msg[b"bad argument #".len()..pos], &msg[pos + b" to '?' (".len()..]);
+                let narg: c_int = std::str::from_utf8(narg_text).ok().and_then(|t| t.parse().ok()).unwrap_or(1);
+                let extra = String::from_utf8_lossy(rest.strip_suffix(b")").unwrap_or(rest)).into_owned();
+                return Err(raw::arg_error(l, narg, &extra));
+            }
+        }
+        if ORIGINAL_C_ERRORS.contains(&msg) {
+            return Err(Raise::Error(msg.to_vec()));
+        }
+    }
+    Err(Raise::OnStack)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}

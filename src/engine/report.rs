@@ -1,0 +1,188 @@
+//! The result of one run: reply, conversion notes, trace, timing, warnings. The TUI and the JSON
+//! output of `evalbench run` are both views of this one report.
+
+use super::keyspace::json::bytes_to_json;
+use super::reply::{Protocol, Reply};
+use serde_json::{json, Value as Json};
+
+/// How a `redis.call`/`redis.pcall` was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    Call,
+    Pcall,
+}
+
+/// One command the script ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceEntry {
+    /// 1-based position in the run.
+    pub seq: usize,
+    /// Line of the script that made the call (0 when unknown).
+    pub line: u32,
+    pub command: Vec<Vec<u8>>,
+    /// The reply as the script received it (in the script's protocol).
+    pub reply: Reply,
+    pub elapsed_ns: u64,
+    /// Time since the run started when the call began.
+    pub at_ns: u64,
+    pub keys: Vec<Vec<u8>>,
+    /// The command is a write (whether or not it changed anything).
+    pub write: bool,
+    pub via: Via,
+    /// The database the command ran on.
+    pub db: usize,
+}
+
+impl TraceEntry {
+    pub fn to_json(&self) -> Json {
+        json!({
+            "seq": self.seq,
+            "line": self.line,
+            "command": self.command.iter().map(|a| bytes_to_json(a)).collect::<Vec<_>>(),
+            "reply": self.reply.to_json(),
+            "elapsed_us": micros(self.elapsed_ns),
+            "keys": self.keys.iter().map(|k| bytes_to_json(k)).collect::<Vec<_>>(),
+            "write": self.write,
+            "via": match self.via { Via::Call => "call", Via::Pcall => "pcall" },
+        })
+    }
+}
+
+/// One lossy or surprising step of the reply conversion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// Where in the returned value (`[3]`, `[2][1]`, empty for the value itself).
+    pub path: String,
+    pub text: String,
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.text)
+        } else {
+            write!(f, "{}: {}", self.path, self.text)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarningKind {
+    UndeclaredKey,
+    CrossSlot,
+    PartialWrite,
+    Unkillable,
+    WouldCrash,
+    Nondeterministic,
+}
+
+impl WarningKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            WarningKind::UndeclaredKey => "undeclared-key",
+            WarningKind::CrossSlot => "cross-slot",
+            WarningKind::PartialWrite => "partial-write",
+            WarningKind::Unkillable => "unkillable",
+            WarningKind::WouldCrash => "would-crash",
+            WarningKind::Nondeterministic => "nondeterministic",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub kind: WarningKind,
+    /// Script line it concerns (0: the whole script).
+    pub line: u32,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn to_json(&self) -> Json {
+        json!({ "kind": self.kind.name(), "line": self.line, "message": self.message })
+    }
+}
+
+/// A `redis.log` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    pub level: u8,
+    pub line: u32,
+    pub message: Vec<u8>,
+}
+
+/// How the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The script returned (the reply may still be an error it returned).
+    Returned,
+    /// The script raised an error.
+    Raised,
+    /// Refused before running (compile error, bad shebang, EVAL_RO with a write script).
+    Refused,
+    /// Stopped at the busy threshold.
+    Killed,
+    /// Stopped by the user (cancel).
+    Cancelled,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    pub sha1: String,
+    /// The reply as the script produced it (RESP3 kinds kept); see `reply_for`.
+    pub reply: Reply,
+    /// The protocol of the caller the report was made for.
+    pub protocol: Protocol,
+    pub notes: Vec<Note>,
+    pub trace: Vec<TraceEntry>,
+    pub elapsed_ns: u64,
+    /// When the first write happened (after it SCRIPT KILL cannot stop a script on a real server).
+    pub first_write_ns: Option<u64>,
+    pub busy_threshold_ms: u64,
+    pub warnings: Vec<Warning>,
+    pub logs: Vec<LogLine>,
+    pub outcome: Outcome,
+    /// Line of the error, when the run raised one.
+    pub error_line: Option<u32>,
+}
+
+impl RunReport {
+    /// What a client speaking `protocol` receives.
+    pub fn reply_for(&self, protocol: Protocol) -> Reply {
+        self.reply.for_protocol(protocol)
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.reply.is_error()
+    }
+
+    /// Elapsed time as a fraction of the busy threshold.
+    pub fn threshold_ratio(&self) -> f64 {
+        if self.busy_threshold_ms == 0 {
+            0.0
+        } else {
+            self.elapsed_ns as f64 / (self.busy_threshold_ms as f64 * 1e6)
+        }
+    }
+
+    /// The JSON object of `evalbench run --json` (without `keyspace`/`repeat`, added by the CLI).
+    pub fn to_json(&self) -> Json {
+        json!({
+            "reply": self.reply_for(self.protocol).to_json(),
+            "notes": self.notes.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+            "trace": self.trace.iter().map(TraceEntry::to_json).collect::<Vec<_>>(),
+            "elapsed_us": micros(self.elapsed_ns),
+            "first_write_us": self.first_write_ns.map(micros),
+            "busy_threshold_ms": self.busy_threshold_ms,
+            "warnings": self.warnings.iter().map(Warning::to_json).collect::<Vec<_>>(),
+            "logs": self.logs.iter().map(|l| json!({"level": l.level, "line": l.line, "message": String::from_utf8_lossy(&l.message)})).collect::<Vec<_>>(),
+            "sha1": self.sha1,
+            "outcome": format!("{:?}", self.outcome).to_lowercase(),
+        })
+    }
+}
+
+/// Nanoseconds as microseconds with three decimals.
+pub fn micros(ns: u64) -> Json {
+    json!((ns as f64 / 1000.0 * 1000.0).round() / 1000.0)
+}

@@ -1,0 +1,237 @@
+//! The embedded sandbox: one Lua VM reused across runs, the mocked keyspace, the run loop.
+
+use super::clock::{Clock, SystemClock};
+use super::keyspace::{Db, Keyspace};
+use super::lint;
+use super::lua::api::{self, Core, RunScratch, StopReason};
+use super::lua::convert::ReturnConverter;
+use super::lua::vm::{ScriptError, Vm};
+use super::reply::{Protocol, Reply};
+use super::report::{Outcome, RunReport, Warning, WarningKind};
+use super::script::{parse_shebang, sha1_hex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Redis's `busy-reply-threshold` default.
+pub const DEFAULT_BUSY_THRESHOLD_MS: u64 = 5000;
+/// The sandbox's Lua memory limit (Redis has none; this keeps a runaway from taking the machine).
+pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;
+
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    /// The script is stopped with Redis's kill error once it runs this long (0: never).
+    pub busy_threshold_ms: u64,
+    pub memory_limit: usize,
+    /// Record a trace entry for every call (cheap; off only for benchmarks).
+    pub tracing: bool,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig { busy_threshold_ms: DEFAULT_BUSY_THRESHOLD_MS, memory_limit: DEFAULT_MEMORY_LIMIT, tracing: true }
+    }
+}
+
+/// One EVAL.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    pub script: Vec<u8>,
+    pub keys: Vec<Vec<u8>>,
+    pub argv: Vec<Vec<u8>>,
+    /// The caller's protocol (HELLO 3 or not).
+    pub protocol: Protocol,
+    /// EVAL_RO.
+    pub read_only: bool,
+}
+
+impl RunRequest {
+    pub fn new(script: impl Into<Vec<u8>>) -> RunRequest {
+        RunRequest { script: script.into(), ..RunRequest::default() }
+    }
+}
+
+pub struct Sandbox {
+    vm: Vm,
+    core: Box<Core>,
+    pub config: SandboxConfig,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox::new()
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox::with_clock(Box::new(SystemClock))
+    }
+
+    pub fn with_clock(clock: Box<dyn Clock>) -> Sandbox {
+        let config = SandboxConfig::default();
+        let core = Box::new(Core {
+            keyspace: Keyspace::new(),
+            cmd_rng: Default::default(),
+            lrand48: api::LRAND48_INITIAL,
+            clock,
+            run: RunScratch::new(),
+        });
+        Sandbox { vm: Vm::new(config.memory_limit), core, config }
+    }
+
+    pub fn keyspace(&self) -> &Keyspace {
+        &self.core.keyspace
+    }
+
+    pub fn keyspace_mut(&mut self) -> &mut Keyspace {
+        &mut self.core.keyspace
+    }
+
+    /// Replace database 0 (the caller's database) with `db`.
+    pub fn set_db0(&mut self, db: Db) {
+        *self.core.keyspace.db_mut(0) = db;
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.core.clock.now_ms()
+    }
+
+    /// SCRIPT FLUSH: forget compiled scripts and recreate the VM (resets cjson settings, not the RNG).
+    pub fn script_flush(&mut self) {
+        self.vm.flush();
+    }
+
+    pub fn has_script(&self, sha: &str) -> bool {
+        self.vm.has_script(sha)
+    }
+
+    /// Set to true from another thread to stop the running script.
+    pub fn cancel_handle(&self) -> Arc<AtomicBool> {
+        self.core.run.cancel.clone()
+    }
+
+    pub fn lua_memory_used(&self) -> usize {
+        self.vm.memory_used()
+    }
+
+    fn refused(&self, sha: String, protocol: Protocol, text: String) -> RunReport {
+        RunReport {
+            sha1: sha,
+            reply: Reply::Error(text),
+            protocol,
+            notes: Vec::new(),
+            trace: Vec::new(),
+            elapsed_ns: 0,
+            first_write_ns: None,
+            busy_threshold_ms: self.config.busy_threshold_ms,
+            warnings: Vec::new(),
+            logs: Vec::new(),
+            outcome: Outcome::Refused,
+            error_line: None,
+        }
+    }
+
+    /// Run a script as `EVAL` (or `EVAL_RO`) would, and report everything about the run.
+    pub fn run(&mut self, request: &RunRequest) -> RunReport {
+        let sha = sha1_hex(&request.script);
+        let (flags, shebang_len) = match parse_shebang(&request.script) {
+            Ok(parsed) => parsed,
+            Err(text) => return self.refused(sha, request.protocol, text),
+        };
+        if request.read_only && flags.shebang && !flags.no_writes {
+            return self.refused(sha, request.protocol, "ERR Can not execute a script with write flag using *_ro command.".into());
+        }
+        if let Err(e) = self.vm.load_script(&sha, &request.script[shebang_len..]) {
+            let text = format!("ERR Error compiling script (new function): {}", e.0).replace(['\r', '\n'], " ");
+            return self.refused(sha, request.protocol, text);
+        }
+        self.vm.set_keys_and_argv(&request.keys, &request.argv);
+
+        let cancel = self.core.run.cancel.clone();
+        cancel.store(false, Ordering::Relaxed);
+        let started = Instant::now();
+        self.core.run = RunScratch {
+            active: true,
+            now_ms: self.core.clock.now_ms(),
+            refuse_writes: flags.no_writes || request.read_only,
+            started,
+            deadline: (self.config.busy_threshold_ms > 0).then(|| started + Duration::from_millis(self.config.busy_threshold_ms)),
+            cancel,
+            tracing: self.config.tracing,
+            ..RunScratch::new()
+        };
+        api::set_current_core(&mut *self.core);
+        let result = self.vm.call_script(&sha);
+        let mut warnings = Vec::new();
+        let (reply, notes, outcome, error_line) = match result {
+            Ok(()) => {
+                let mut converter = ReturnConverter::new(self.core.run.script_resp3);
+                let reply = unsafe { converter.convert(self.vm.state(), "") };
+                (reply, converter.notes, Outcome::Returned, None)
+            }
+            Err(err) => {
+                let (text, line) = self.error_text(&sha, err, &mut warnings);
+                let outcome = match self.core.run.stopped {
+                    Some(StopReason::BusyThreshold) => Outcome::Killed,
+                    Some(StopReason::Cancelled) => Outcome::Cancelled,
+                    None => Outcome::Raised,
+                };
+                (Reply::Error(text), Vec::new(), outcome, line)
+            }
+        };
+        let elapsed_ns = started.elapsed().as_nanos() as u64;
+        api::set_current_core(std::ptr::null_mut());
+        self.vm.after_run();
+        let run = std::mem::take(&mut self.core.run);
+        self.core.run.cancel = run.cancel.clone();
+        unsafe { mlua::ffi::lua_sethook(self.vm.state(), Some(api::stop_hook), mlua::ffi::LUA_MASKCOUNT, super::lua::vm::HOOK_EVERY) };
+        warnings.extend(lint::warnings(&request.keys, &run.trace, outcome, error_line, run.first_write_ns.is_some()));
+        RunReport {
+            sha1: sha,
+            reply,
+            protocol: request.protocol,
+            notes,
+            trace: run.trace,
+            elapsed_ns,
+            first_write_ns: run.first_write_ns,
+            busy_threshold_ms: self.config.busy_threshold_ms,
+            warnings,
+            logs: run.logs,
+            outcome,
+            error_line,
+        }
+    }
+
+    /// The error reply Redis builds from a raised error (`luaCallFunction`).
+    fn error_text(&self, sha: &str, err: ScriptError, warnings: &mut Vec<Warning>) -> (String, Option<u32>) {
+        match err {
+            ScriptError::Table { err, source, line } => {
+                let line_number = line.as_deref().and_then(|l| std::str::from_utf8(l).ok()).and_then(|l| l.parse().ok());
+                let mut text = match err {
+                    Some(e) => String::from_utf8_lossy(&e).into_owned(),
+                    None => {
+                        warnings.push(Warning {
+                            kind: WarningKind::WouldCrash,
+                            line: line_number.unwrap_or(0),
+                            message: "the script raised a table without an 'err' field: Redis 7.0 crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'".into(),
+                        });
+                        "ERR unknown error".into()
+                    }
+                };
+                if let (Some(source), Some(line)) = (source, line) {
+                    text.push_str(&format!(" script: {sha}, on {}:{}.", String::from_utf8_lossy(&source), String::from_utf8_lossy(&line)));
+                }
+                (text.replace(['\r', '\n'], " "), line_number)
+            }
+            ScriptError::NotATable(msg) => (format!("ERR Error running script {sha}, {msg}").replace(['\r', '\n'], " "), None),
+            ScriptError::OutOfMemory => (
+                format!(
+                    "ERR evalbench: the script used more than the sandbox's Lua memory limit ({} MiB); a real server would keep allocating",
+                    self.vm.memory_limit() >> 20
+                ),
+                None,
+            ),
+        }
+    }
+}
