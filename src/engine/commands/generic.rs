@@ -192,7 +192,9 @@ fn ttl(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         at.saturating_sub(wall)
     }
     .max(0);
-    Reply::Int(if ms { t } else { t.saturating_add(500) / 1000 })
+    // Rounded to the nearest second; the real server gets this right even next to i64::MAX.
+    let secs = ((i128::from(t) + 500) / 1000) as i64;
+    Reply::Int(if ms { t } else { secs })
 }
 
 fn persist(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
@@ -255,15 +257,17 @@ fn copy_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     if dst_db == ctx.db_index && src == dst {
         return Err(Reply::err(SAME_OBJECT));
     }
+    let now = ctx.now_ms;
+    if ctx.entry(src).is_none()
+        || (!replace && ctx.keyspace.db_mut(dst_db).get_mut(dst, now).is_some())
+    {
+        return Ok(Reply::Int(0));
+    }
+    // Deep copy only once we know it will be stored.
     let Some(entry) = ctx.entry(src).cloned() else {
         return Ok(Reply::Int(0));
     };
-    let now = ctx.now_ms;
-    let target = ctx.keyspace.db_mut(dst_db);
-    if target.get_mut(dst, now).is_some() && !replace {
-        return Ok(Reply::Int(0));
-    }
-    target.insert_entry(dst.clone(), entry);
+    ctx.keyspace.db_mut(dst_db).insert_entry(dst.clone(), entry);
     Ok(Reply::Int(1))
 }
 
@@ -566,6 +570,8 @@ mod tests {
         assert_eq!(s.call(&["EXPIRE", "nokey", "10"]), int(0));
         // A time in the past deletes the key and still answers 1.
         assert_eq!(s.call(&["PEXPIREAT", "k", "9223372036854775807"]), int(1));
+        assert_eq!(s.call(&["EXPIRETIME", "k"]), int(9223372036854776));
+        assert_eq!(s.call(&["PEXPIRETIME", "k"]), int(i64::MAX));
         assert_eq!(s.call(&["EXPIRE", "k", "-1"]), int(1));
         assert_eq!(s.call(&["EXISTS", "k"]), int(0));
         seed(&mut s, "k", str_value("v"), None);
@@ -693,6 +699,14 @@ mod tests {
             err(errors::NOT_INTEGER)
         );
         assert_eq!(s.call(&["SCAN", "0", "MATCH"]), err(errors::SYNTAX));
+        assert_eq!(
+            s.call(&["SCAN", "3", "COUNT", "9223372036854775807"]),
+            Reply::Array(vec![Reply::bulk("0"), Reply::bulks(["c3", "h"])])
+        );
+        assert_eq!(
+            s.call(&["SCAN", "-1"]),
+            Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])])
+        );
         assert_eq!(parse_cursor(b"+5"), Some(5));
         assert_eq!(parse_cursor(b"-1"), Some(u64::MAX));
         assert_eq!(parse_cursor(b"-"), None);
