@@ -1,0 +1,364 @@
+//! Shared test support: a real `redis-server` on a free loopback port, a minimal RESP connection
+//! (the engine's own parser), seeding and dumping a server keyspace in the sandbox's JSON format,
+//! and the `.cases` file format of the differential corpus.
+
+#![allow(dead_code)]
+
+use evalbench::engine::reply::{parse_resp, Reply};
+use serde_json::{json, Map, Value as Json};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A redis-server child process, killed on drop.
+pub struct RedisServer {
+    child: Child,
+    pub port: u16,
+}
+
+impl RedisServer {
+    /// Start a server, or `None` (with a notice) when redis-server is not installed outside CI.
+    /// Under `CI=true` a missing server is a failure.
+    pub fn start() -> Option<RedisServer> {
+        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let port = TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
+        let spawned = Command::new(&binary)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                if std::env::var("CI").is_ok_and(|v| v == "true") {
+                    panic!("CI=true but {binary} could not be started: {e}");
+                }
+                eprintln!("NOTICE: skipping differential tests: {binary} not available ({e}); install redis-server");
+                return None;
+            }
+        };
+        let server = RedisServer { child, port };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(mut c) = server.try_connect() {
+                if c.cmd(&["PING"]) == Reply::Status("PONG".into()) {
+                    return Some(server);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("redis-server on port {port} did not answer PING within 10 s");
+    }
+
+    fn try_connect(&self) -> std::io::Result<Conn> {
+        let stream = TcpStream::connect(("127.0.0.1", self.port))?;
+        stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+        stream.set_nodelay(true)?;
+        Ok(Conn { stream, buffer: Vec::new() })
+    }
+
+    pub fn connect(&self) -> Conn {
+        self.try_connect().expect("connect to the test redis-server")
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One RESP connection.
+pub struct Conn {
+    stream: TcpStream,
+    buffer: Vec<u8>,
+}
+
+impl Conn {
+    pub fn cmd(&mut self, args: &[&str]) -> Reply {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.cmd_bytes(&args)
+    }
+
+    pub fn cmd_bytes(&mut self, args: &[&[u8]]) -> Reply {
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for a in args {
+            out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+            out.extend_from_slice(a);
+            out.extend_from_slice(b"\r\n");
+        }
+        self.stream.write_all(&out).expect("write to redis");
+        self.read_reply()
+    }
+
+    fn read_reply(&mut self) -> Reply {
+        loop {
+            if let Some((reply, used)) = parse_resp(&self.buffer).expect("valid RESP from redis") {
+                self.buffer.drain(..used);
+                return reply;
+            }
+            let mut chunk = [0u8; 65536];
+            let n = self.stream.read(&mut chunk).expect("read from redis");
+            assert!(n > 0, "redis closed the connection");
+            self.buffer.extend_from_slice(&chunk[..n]);
+        }
+    }
+}
+
+fn bytes_of(v: &Json) -> Vec<u8> {
+    match v {
+        Json::String(s) => s.as_bytes().to_vec(),
+        Json::Number(n) => n.to_string().into_bytes(),
+        Json::Object(o) => {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD
+                .decode(o.get("b64").and_then(Json::as_str).unwrap_or_default())
+                .unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn score_text(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Write a keyspace JSON (the sandbox's format) into the server's db 0 with ordinary commands.
+pub fn seed(conn: &mut Conn, keyspace: &Json) {
+    let Some(map) = keyspace.as_object() else { return };
+    for (key, spec) in map {
+        let k = key.as_bytes();
+        let (kind, value, ttl) = match spec {
+            Json::Object(o) if o.contains_key("value") => (
+                o.get("type").and_then(Json::as_str).unwrap_or("string"),
+                o.get("value").cloned().unwrap_or(Json::Null),
+                o.get("ttl_ms").and_then(Json::as_i64),
+            ),
+            other => ("string", other.clone(), None),
+        };
+        let mut args: Vec<Vec<u8>> = Vec::new();
+        match kind {
+            "string" => args.extend([b"SET".to_vec(), k.to_vec(), bytes_of(&value)]),
+            "hash" => {
+                args.extend([b"HSET".to_vec(), k.to_vec()]);
+                for (f, v) in value.as_object().into_iter().flatten() {
+                    args.push(f.as_bytes().to_vec());
+                    args.push(bytes_of(v));
+                }
+            }
+            "list" => {
+                args.extend([b"RPUSH".to_vec(), k.to_vec()]);
+                args.extend(value.as_array().into_iter().flatten().map(bytes_of));
+            }
+            "set" => {
+                args.extend([b"SADD".to_vec(), k.to_vec()]);
+                args.extend(value.as_array().into_iter().flatten().map(bytes_of));
+            }
+            "zset" => {
+                args.extend([b"ZADD".to_vec(), k.to_vec()]);
+                for pair in value.as_array().into_iter().flatten() {
+                    args.push(score_text(&pair[1]).into_bytes());
+                    args.push(bytes_of(&pair[0]));
+                }
+            }
+            "stream" => {
+                for entry in value.as_array().into_iter().flatten() {
+                    let mut xadd = vec![b"XADD".to_vec(), k.to_vec(), bytes_of(&entry[0])];
+                    xadd.extend(entry[1].as_array().into_iter().flatten().map(bytes_of));
+                    let refs: Vec<&[u8]> = xadd.iter().map(Vec::as_slice).collect();
+                    let r = conn.cmd_bytes(&refs);
+                    assert!(!r.is_error(), "seeding {key}: {r:?}");
+                }
+            }
+            other => panic!("unknown type {other} in seed"),
+        }
+        if !args.is_empty() {
+            let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+            let r = conn.cmd_bytes(&refs);
+            assert!(!r.is_error(), "seeding {key}: {r:?}");
+        }
+        if let Some(ms) = ttl {
+            conn.cmd(&["PEXPIRE", key, &ms.to_string()]);
+        }
+    }
+}
+
+fn bulk_json(r: &Reply) -> Json {
+    match r {
+        Reply::Bulk(b) => evalbench::engine::keyspace::json::bytes_to_json(b),
+        other => json!(format!("{other:?}")),
+    }
+}
+
+/// Read the server's db 0 back in the sandbox's keyspace JSON format.
+pub fn dump(conn: &mut Conn) -> Json {
+    let mut keys: Vec<Vec<u8>> = match conn.cmd(&["KEYS", "*"]) {
+        Reply::Array(items) => items.into_iter().filter_map(|r| if let Reply::Bulk(b) = r { Some(b) } else { None }).collect(),
+        other => panic!("KEYS: {other:?}"),
+    };
+    keys.sort();
+    let mut out = Map::new();
+    for key in keys {
+        let k = key.as_slice();
+        let kind = match conn.cmd_bytes(&[b"TYPE", k]) {
+            Reply::Status(s) => s,
+            other => panic!("TYPE: {other:?}"),
+        };
+        let items = |r: Reply| -> Vec<Reply> {
+            match r {
+                Reply::Array(a) => a,
+                Reply::Map(m) => m.into_iter().flat_map(|(a, b)| [a, b]).collect(),
+                Reply::Set(s) => s,
+                other => panic!("expected an array: {other:?}"),
+            }
+        };
+        let value = match kind.as_str() {
+            "string" => bulk_json(&conn.cmd_bytes(&[b"GET", k])),
+            "hash" => {
+                let flat = items(conn.cmd_bytes(&[b"HGETALL", k]));
+                Json::Object(flat.chunks(2).map(|fv| (String::from_utf8_lossy(&reply_bytes(&fv[0])).into_owned(), bulk_json(&fv[1]))).collect())
+            }
+            "list" => Json::Array(items(conn.cmd_bytes(&[b"LRANGE", k, b"0", b"-1"])).iter().map(bulk_json).collect()),
+            "set" => Json::Array(items(conn.cmd_bytes(&[b"SMEMBERS", k])).iter().map(bulk_json).collect()),
+            "zset" => {
+                let flat = items(conn.cmd_bytes(&[b"ZRANGE", k, b"0", b"-1", b"WITHSCORES"]));
+                Json::Array(
+                    flat.chunks(2)
+                        .map(|ms| {
+                            let score = String::from_utf8_lossy(&reply_bytes(&ms[1])).into_owned();
+                            let score = match score.as_str() {
+                                "inf" => json!("inf"),
+                                "-inf" => json!("-inf"),
+                                s => json!(s.parse::<f64>().unwrap_or(f64::NAN)),
+                            };
+                            json!([bulk_json(&ms[0]), score])
+                        })
+                        .collect(),
+                )
+            }
+            "stream" => Json::Array(
+                items(conn.cmd_bytes(&[b"XRANGE", k, b"-", b"+"]))
+                    .into_iter()
+                    .map(|entry| {
+                        let parts = items(entry);
+                        let fields: Vec<Json> = items(parts[1].clone()).iter().map(bulk_json).collect();
+                        json!([String::from_utf8_lossy(&reply_bytes(&parts[0])), fields])
+                    })
+                    .collect(),
+            ),
+            other => json!(format!("unsupported type {other}")),
+        };
+        let mut spec = Map::new();
+        spec.insert("type".into(), json!(kind));
+        spec.insert("value".into(), value);
+        if let Reply::Int(ms) = conn.cmd_bytes(&[b"PTTL", k]) {
+            if ms >= 0 {
+                spec.insert("ttl_ms".into(), json!(ms));
+            }
+        }
+        out.insert(String::from_utf8_lossy(k).into_owned(), Json::Object(spec));
+    }
+    Json::Object(out)
+}
+
+fn reply_bytes(r: &Reply) -> Vec<u8> {
+    match r {
+        Reply::Bulk(b) => b.clone(),
+        Reply::Status(s) => s.as_bytes().to_vec(),
+        other => format!("{other:?}").into_bytes(),
+    }
+}
+
+/// Make two keyspace dumps comparable: set members sorted (sets have no order), TTLs kept only
+/// as "has a TTL" plus the value rounded to seconds.
+pub fn normalize_keyspace(ks: &Json) -> Json {
+    let mut out = Map::new();
+    for (key, spec) in ks.as_object().into_iter().flatten() {
+        let mut spec = spec.clone();
+        if spec["type"] == "set" {
+            if let Some(items) = spec["value"].as_array_mut() {
+                items.sort_by_key(|v| v.to_string());
+            }
+        }
+        if let Some(ttl) = spec.get("ttl_ms").and_then(Json::as_i64) {
+            spec["ttl_ms"] = json!(format!("~{}s", (ttl + 500) / 1000));
+        }
+        out.insert(key.clone(), spec);
+    }
+    Json::Object(out)
+}
+
+/// One case of a `.cases` file.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub file: String,
+    pub name: String,
+    pub keys: Vec<String>,
+    pub argv: Vec<String>,
+    pub seed: Json,
+    pub resp: u8,
+    pub script: String,
+}
+
+/// Parse a `.cases` file: `### name`, optional `@keys/@argv/@seed/@resp` JSON lines, the script.
+pub fn parse_cases(file: &str, text: &str) -> Vec<Case> {
+    let mut cases = Vec::new();
+    let mut current: Option<Case> = None;
+    let mut in_directives = false;
+    for (n, line) in text.lines().enumerate() {
+        if let Some(name) = line.strip_prefix("### ") {
+            cases.extend(current.take());
+            current = Some(Case {
+                file: file.to_string(),
+                name: name.trim().to_string(),
+                keys: Vec::new(),
+                argv: Vec::new(),
+                seed: json!({}),
+                resp: 2,
+                script: String::new(),
+            });
+            in_directives = true;
+            continue;
+        }
+        let Some(case) = current.as_mut() else { continue };
+        if in_directives {
+            if let Some((directive, value)) = line.strip_prefix('@').and_then(|l| l.split_once(' ')) {
+                let parsed: Json = serde_json::from_str(value).unwrap_or_else(|e| panic!("{file}:{}: bad @{directive}: {e}", n + 1));
+                match directive {
+                    "keys" => case.keys = serde_json::from_value(parsed).expect("@keys is a list of strings"),
+                    "argv" => case.argv = serde_json::from_value(parsed).expect("@argv is a list of strings"),
+                    "seed" => case.seed = parsed,
+                    "resp" => case.resp = parsed.as_u64().expect("@resp is 2 or 3") as u8,
+                    other => panic!("{file}:{}: unknown directive @{other}", n + 1),
+                }
+                continue;
+            }
+            in_directives = false;
+        }
+        case.script.push_str(line);
+        case.script.push('\n');
+    }
+    cases.extend(current);
+    for case in &mut cases {
+        let trimmed = case.script.trim_end_matches('\n').to_string();
+        case.script = trimmed;
+    }
+    cases
+}
+
+/// Every case of every file in `tests/cases`, in file-name order.
+pub fn all_cases() -> Vec<Case> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("tests/cases").filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    files.retain(|p| p.extension().is_some_and(|e| e == "cases"));
+    files.sort();
+    files
+        .iter()
+        .flat_map(|p| parse_cases(&p.file_name().unwrap().to_string_lossy(), &std::fs::read_to_string(p).unwrap()))
+        .collect()
+}
