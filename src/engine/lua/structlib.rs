@@ -153,7 +153,7 @@ fn putinteger(out: &mut Vec<u8>, n: f64, little: bool, size: usize) {
     for i in 0..size {
         let at = if little { i } else { size - 1 - i };
         buff[at] = (value & 0xff) as u8;
-        value = value.checked_shr(8).unwrap_or(0);
+        value >>= 8;
     }
     out.extend_from_slice(&buff[..size]);
 }
