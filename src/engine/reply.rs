@@ -355,7 +355,8 @@ pub fn quote_bytes(bytes: &[u8]) -> String {
 pub fn parse_resp(input: &[u8]) -> Result<Option<(Reply, usize)>, String> {
     let Some(line_end) = find_crlf(input) else { return Ok(None) };
     let kind = *input.first().ok_or("empty input")?;
-    let line = std::str::from_utf8(&input[1..line_end]).map_err(|e| e.to_string())?;
+    let line_owned = String::from_utf8_lossy(&input[1..line_end]);
+    let line: &str = &line_owned;
     let after = line_end + 2;
     let count = |s: &str| s.parse::<i64>().map_err(|e| format!("bad length {s:?}: {e}"));
     let parse_many = |n: usize, mut pos: usize| -> Result<Option<(Vec<Reply>, usize)>, String> {

@@ -1,0 +1,100 @@
+//! Differential tests: every case of `tests/cases/*.cases` runs on the sandbox and on a real
+//! redis-server started on a free loopback port; the typed reply and the resulting keyspace must
+//! be identical. Cases listed in `tests/cases/known_differences.txt` are reported, not failed.
+
+mod common;
+
+use common::{all_cases, dump, normalize_keyspace, seed, Case, Conn, RedisServer};
+use evalbench::engine::keyspace::{keyspace_from_json, keyspace_to_json};
+use evalbench::engine::reply::Reply;
+use evalbench::engine::{Protocol, RunRequest, Sandbox};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+
+fn known_differences() -> BTreeMap<String, String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/known_differences.txt");
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once(" -- ").map(|(id, why)| (id.trim().to_string(), why.trim().to_string())))
+        .collect()
+}
+
+fn run_on_server(conn: &mut Conn, case: &Case) -> (Json, Json) {
+    conn.cmd(&["HELLO", &case.resp.to_string()]);
+    conn.cmd(&["FLUSHALL"]);
+    conn.cmd(&["SCRIPT", "FLUSH"]);
+    seed(conn, &case.seed);
+    let numkeys = case.keys.len().to_string();
+    let mut args: Vec<&[u8]> = vec![b"EVAL", case.script.as_bytes(), numkeys.as_bytes()];
+    args.extend(case.keys.iter().map(|k| k.as_bytes()));
+    args.extend(case.argv.iter().map(|a| a.as_bytes()));
+    let reply = conn.cmd_bytes(&args);
+    conn.cmd(&["HELLO", "2"]);
+    (reply.to_json(), normalize_keyspace(&dump(conn)))
+}
+
+fn run_on_sandbox(sandbox: &mut Sandbox, case: &Case) -> (Json, Json) {
+    sandbox.script_flush();
+    for db in &mut sandbox.keyspace_mut().dbs {
+        db.clear();
+    }
+    let now = sandbox.now_ms();
+    let db = keyspace_from_json(&case.seed.to_string(), now).unwrap_or_else(|e| panic!("{}: {}: bad seed: {e}", case.file, case.name));
+    sandbox.set_db0(db);
+    let protocol = if case.resp == 3 { Protocol::Resp3 } else { Protocol::Resp2 };
+    let request = RunRequest {
+        script: case.script.as_bytes().to_vec(),
+        keys: case.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+        argv: case.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+        protocol,
+        read_only: false,
+    };
+    let report = sandbox.run(&request);
+    let keyspace = keyspace_to_json(sandbox.keyspace().db(0), sandbox.now_ms());
+    (report.reply_for(protocol).to_json(), normalize_keyspace(&keyspace))
+}
+
+#[test]
+fn sandbox_matches_redis_server() {
+    let Some(server) = RedisServer::start() else { return };
+    let mut conn = server.connect();
+    let version = match conn.cmd(&["INFO", "server"]) {
+        Reply::Bulk(b) => String::from_utf8_lossy(&b).lines().find(|l| l.starts_with("redis_version:")).unwrap_or("").to_string(),
+        _ => String::new(),
+    };
+    eprintln!("differential tests against {version}");
+    let known = known_differences();
+    let mut sandbox = Sandbox::new();
+    let cases = all_cases();
+    let filter = std::env::var("EVALBENCH_CASE").ok();
+    let mut failures = Vec::new();
+    let mut known_hits = Vec::new();
+    let mut ran = 0;
+    for case in &cases {
+        if filter.as_ref().is_some_and(|f| !format!("{}: {}", case.file, case.name).contains(f.as_str())) {
+            continue;
+        }
+        ran += 1;
+        let expected = run_on_server(&mut conn, case);
+        let actual = run_on_sandbox(&mut sandbox, case);
+        if expected != actual {
+            let id = format!("{}: {}", case.file, case.name);
+            let detail = format!(
+                "--- {id}\nscript:\n{}\nkeys {:?} argv {:?} resp {}\nredis   reply: {}\nsandbox reply: {}\nredis   keyspace: {}\nsandbox keyspace: {}\n",
+                case.script, case.keys, case.argv, case.resp, expected.0, actual.0, expected.1, actual.1
+            );
+            if let Some(why) = known.get(&id) {
+                known_hits.push(format!("{id} ({why})"));
+            } else {
+                failures.push(detail);
+            }
+        }
+    }
+    eprintln!("{ran} cases, {} mismatches, {} known differences", failures.len(), known_hits.len());
+    for k in &known_hits {
+        eprintln!("known difference: {k}");
+    }
+    assert!(ran > 0, "no differential case ran");
+    assert!(failures.is_empty(), "{} of {ran} cases differ from redis-server:\n{}", failures.len(), failures.join("\n"));
+}
