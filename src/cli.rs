@@ -74,7 +74,10 @@ pub struct CliError {
 
 impl CliError {
     fn input(message: impl Into<String>) -> CliError {
-        CliError { code: EXIT_BAD_INPUT, message: message.into() }
+        CliError {
+            code: EXIT_BAD_INPUT,
+            message: message.into(),
+        }
     }
 }
 
@@ -104,9 +107,14 @@ fn locate_key(text: &str, key: &str) -> Option<(usize, usize)> {
 /// Load a keyspace JSON file; errors say file, line and column.
 pub fn load_keyspace(path: &Path, text: &str, now_ms: i64) -> Result<Db, CliError> {
     keyspace_from_json(text, now_ms).map_err(|e| match e {
-        KeyspaceJsonError::Syntax { line, column, message } => {
-            CliError::input(format!("{}:{line}:{column}: malformed keyspace JSON: {message}", path.display()))
-        }
+        KeyspaceJsonError::Syntax {
+            line,
+            column,
+            message,
+        } => CliError::input(format!(
+            "{}:{line}:{column}: malformed keyspace JSON: {message}",
+            path.display()
+        )),
         KeyspaceJsonError::Invalid { key, message } => {
             let (line, column) = locate_key(text, &key).unwrap_or((1, 1));
             CliError::input(format!(
@@ -137,9 +145,16 @@ pub fn sidecar_path(script: &Path) -> PathBuf {
 }
 
 pub fn read_sidecar(path: &Path) -> Result<Sidecar, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::input(format!("{}: cannot read sidecar: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::input(format!("{}: cannot read sidecar: {e}", path.display())))?;
     serde_json::from_str(&text).map_err(|e| {
-        CliError::input(format!("{}:{}:{}: malformed sidecar: {}", path.display(), e.line(), e.column(), e))
+        CliError::input(format!(
+            "{}:{}:{}: malformed sidecar: {}",
+            path.display(),
+            e.line(),
+            e.column(),
+            e
+        ))
     })
 }
 
@@ -147,7 +162,10 @@ pub fn read_sidecar(path: &Path) -> Result<Sidecar, CliError> {
 pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
     let script_path = PathBuf::from(&args.script_and_args[0]);
     let script = std::fs::read(&script_path).map_err(|e| {
-        CliError::input(format!("{}: cannot read the script: {e} (give the path of a .lua file)", script_path.display()))
+        CliError::input(format!(
+            "{}: cannot read the script: {e} (give the path of a .lua file)",
+            script_path.display()
+        ))
     })?;
     let rest: Vec<Vec<u8>> = args.script_and_args[1..].iter().map(os_bytes).collect();
     let (mut keys, mut argv) = split_keys_and_argv(&rest);
@@ -169,15 +187,23 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
         }
     }
     if let Some(path) = &args.keyspace {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::input(format!("{}: cannot read the keyspace file: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            CliError::input(format!(
+                "{}: cannot read the keyspace file: {e}",
+                path.display()
+            ))
+        })?;
         seed = load_keyspace(path, &text, now)?;
     }
     let request = RunRequest {
         script,
         keys,
         argv,
-        protocol: if args.resp == 3 { Protocol::Resp3 } else { Protocol::Resp2 },
+        protocol: if args.resp == 3 {
+            Protocol::Resp3
+        } else {
+            Protocol::Resp2
+        },
         read_only: args.read_only,
     };
 
@@ -190,7 +216,11 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
         report = Some(r);
     }
     let report = report.expect("at least one run");
-    let code = if report.is_error() { EXIT_ERROR_REPLY } else { EXIT_OK };
+    let code = if report.is_error() {
+        EXIT_ERROR_REPLY
+    } else {
+        EXIT_OK
+    };
     let after_ms = sandbox.now_ms();
     let out = if args.json {
         let mut obj = report.to_json();
@@ -212,7 +242,13 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
         }
         if args.dump_keyspace {
             text.push_str("\nkeyspace:\n");
-            text.push_str(&serde_json::to_string_pretty(&keyspace_to_json(sandbox.keyspace().db(0), after_ms)).expect("JSON"));
+            text.push_str(
+                &serde_json::to_string_pretty(&keyspace_to_json(
+                    sandbox.keyspace().db(0),
+                    after_ms,
+                ))
+                .expect("JSON"),
+            );
             text.push('\n');
         }
         text
@@ -238,11 +274,22 @@ pub fn render_text(report: &RunReport, request: &RunRequest) -> String {
     out.push('\n');
     if !report.trace.is_empty() {
         out.push_str(&format!("\ntrace ({} calls):\n", report.trace.len()));
-        out.push_str(&format!("{:>4} {:>5}  {:<40} {:<30} {:>9}\n", "seq", "line", "command", "reply", "µs"));
+        out.push_str(&format!(
+            "{:>4} {:>5}  {:<40} {:<30} {:>9}\n",
+            "seq", "line", "command", "reply", "µs"
+        ));
         for e in &report.trace {
-            let command: Vec<String> = e.command.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+            let command: Vec<String> = e
+                .command
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
             let undeclared = e.keys.iter().any(|k| !request.keys.contains(k));
-            let marks = format!("{}{}", if e.write { " W" } else { "" }, if undeclared { " !undeclared" } else { "" });
+            let marks = format!(
+                "{}{}",
+                if e.write { " W" } else { "" },
+                if undeclared { " !undeclared" } else { "" }
+            );
             out.push_str(&format!(
                 "{:>4} {:>5}  {:<40} {:<30} {:>9.3}{}\n",
                 e.seq,
@@ -263,7 +310,12 @@ pub fn render_text(report: &RunReport, request: &RunRequest) -> String {
     if !report.logs.is_empty() {
         out.push_str("\nredis.log:\n");
         for l in &report.logs {
-            out.push_str(&format!("  [{}] line {}: {}\n", l.level, l.line, String::from_utf8_lossy(&l.message)));
+            out.push_str(&format!(
+                "  [{}] line {}: {}\n",
+                l.level,
+                l.line,
+                String::from_utf8_lossy(&l.message)
+            ));
         }
     }
     out.push_str(&format!(
@@ -279,7 +331,11 @@ pub fn render_text(report: &RunReport, request: &RunRequest) -> String {
     if !report.warnings.is_empty() {
         out.push_str("\nwarnings:\n");
         for w in &report.warnings {
-            let at = if w.line > 0 { format!("line {}: ", w.line) } else { String::new() };
+            let at = if w.line > 0 {
+                format!("line {}: ", w.line)
+            } else {
+                String::new()
+            };
             out.push_str(&format!("  - {at}{}\n", w.message));
         }
     }
@@ -303,7 +359,11 @@ pub fn run_demo() -> Result<(i32, String), CliError> {
     let car: Sidecar = serde_json::from_str(SIDECAR).map_err(|e| CliError::input(e.to_string()))?;
     let mut sandbox = Sandbox::new();
     if let Some(ks) = &car.keyspace {
-        let db = load_keyspace(Path::new("samples/rate_limiter.json"), &ks.to_string(), sandbox.now_ms())?;
+        let db = load_keyspace(
+            Path::new("samples/rate_limiter.json"),
+            &ks.to_string(),
+            sandbox.now_ms(),
+        )?;
         sandbox.set_db0(db);
     }
     let request = RunRequest {
@@ -319,5 +379,12 @@ pub fn run_demo() -> Result<(i32, String), CliError> {
     );
     out.push_str(&render_text(&report, &request));
     out.push_str("\nTry: evalbench run samples/<name>.lua KEY ... , ARG ...   (evalbench run --help for more)\n");
-    Ok((if report.is_error() { EXIT_ERROR_REPLY } else { EXIT_OK }, out))
+    Ok((
+        if report.is_error() {
+            EXIT_ERROR_REPLY
+        } else {
+            EXIT_OK
+        },
+        out,
+    ))
 }

@@ -12,11 +12,15 @@ use serde_json::Value as Json;
 use std::collections::BTreeMap;
 
 fn known_differences() -> BTreeMap<String, String> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/known_differences.txt");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/known_differences.txt");
     let text = std::fs::read_to_string(path).unwrap_or_default();
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .filter_map(|l| l.split_once(" -- ").map(|(id, why)| (id.trim().to_string(), why.trim().to_string())))
+        .filter_map(|l| {
+            l.split_once(" -- ")
+                .map(|(id, why)| (id.trim().to_string(), why.trim().to_string()))
+        })
         .collect()
 }
 
@@ -40,9 +44,14 @@ fn run_on_sandbox(sandbox: &mut Sandbox, case: &Case) -> (Json, Json) {
         db.clear();
     }
     let now = sandbox.now_ms();
-    let db = keyspace_from_json(&case.seed.to_string(), now).unwrap_or_else(|e| panic!("{}: {}: bad seed: {e}", case.file, case.name));
+    let db = keyspace_from_json(&case.seed.to_string(), now)
+        .unwrap_or_else(|e| panic!("{}: {}: bad seed: {e}", case.file, case.name));
     sandbox.set_db0(db);
-    let protocol = if case.resp == 3 { Protocol::Resp3 } else { Protocol::Resp2 };
+    let protocol = if case.resp == 3 {
+        Protocol::Resp3
+    } else {
+        Protocol::Resp2
+    };
     let request = RunRequest {
         script: case.script.as_bytes().to_vec(),
         keys: case.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
@@ -52,15 +61,24 @@ fn run_on_sandbox(sandbox: &mut Sandbox, case: &Case) -> (Json, Json) {
     };
     let report = sandbox.run(&request);
     let keyspace = keyspace_to_json(sandbox.keyspace().db(0), sandbox.now_ms());
-    (report.reply_for(protocol).to_json(), normalize_keyspace(&keyspace))
+    (
+        report.reply_for(protocol).to_json(),
+        normalize_keyspace(&keyspace),
+    )
 }
 
 #[test]
 fn sandbox_matches_redis_server() {
-    let Some(server) = RedisServer::start() else { return };
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
     let mut conn = server.connect();
     let version = match conn.cmd(&["INFO", "server"]) {
-        Reply::Bulk(b) => String::from_utf8_lossy(&b).lines().find(|l| l.starts_with("redis_version:")).unwrap_or("").to_string(),
+        Reply::Bulk(b) => String::from_utf8_lossy(&b)
+            .lines()
+            .find(|l| l.starts_with("redis_version:"))
+            .unwrap_or("")
+            .to_string(),
         _ => String::new(),
     };
     eprintln!("differential tests against {version}");
@@ -72,7 +90,10 @@ fn sandbox_matches_redis_server() {
     let mut known_hits = Vec::new();
     let mut ran = 0;
     for case in &cases {
-        if filter.as_ref().is_some_and(|f| !format!("{}: {}", case.file, case.name).contains(f.as_str())) {
+        if filter
+            .as_ref()
+            .is_some_and(|f| !format!("{}: {}", case.file, case.name).contains(f.as_str()))
+        {
             continue;
         }
         ran += 1;
@@ -91,10 +112,19 @@ fn sandbox_matches_redis_server() {
             }
         }
     }
-    eprintln!("{ran} cases, {} mismatches, {} known differences", failures.len(), known_hits.len());
+    eprintln!(
+        "{ran} cases, {} mismatches, {} known differences",
+        failures.len(),
+        known_hits.len()
+    );
     for k in &known_hits {
         eprintln!("known difference: {k}");
     }
     assert!(ran > 0, "no differential case ran");
-    assert!(failures.is_empty(), "{} of {ran} cases differ from redis-server:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} cases differ from redis-server:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

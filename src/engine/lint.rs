@@ -9,7 +9,12 @@ pub fn hash_slot(key: &[u8]) -> u16 {
     let tagged = key
         .iter()
         .position(|&b| b == b'{')
-        .and_then(|open| key[open + 1..].iter().position(|&b| b == b'}').map(|len| &key[open + 1..open + 1 + len]))
+        .and_then(|open| {
+            key[open + 1..]
+                .iter()
+                .position(|&b| b == b'}')
+                .map(|len| &key[open + 1..open + 1 + len])
+        })
         .filter(|tag| !tag.is_empty())
         .unwrap_or(key);
     crc16(tagged) % 16384
@@ -20,7 +25,11 @@ fn crc16(bytes: &[u8]) -> u16 {
     for &b in bytes {
         crc ^= (b as u16) << 8;
         for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
         }
     }
     crc
@@ -31,7 +40,13 @@ fn show(key: &[u8]) -> String {
 }
 
 /// Everything worth warning about in a run.
-pub fn warnings(declared: &[Vec<u8>], trace: &[TraceEntry], outcome: Outcome, error_line: Option<u32>, first_write: bool) -> Vec<Warning> {
+pub fn warnings(
+    declared: &[Vec<u8>],
+    trace: &[TraceEntry],
+    outcome: Outcome,
+    error_line: Option<u32>,
+    first_write: bool,
+) -> Vec<Warning> {
     let mut out = Vec::new();
     let mut reported = BTreeSet::new();
     for entry in trace {
@@ -51,7 +66,10 @@ pub fn warnings(declared: &[Vec<u8>], trace: &[TraceEntry], outcome: Outcome, er
     }
     let slots: BTreeSet<u16> = declared.iter().map(|k| hash_slot(k)).collect();
     if slots.len() > 1 {
-        let listed: Vec<String> = declared.iter().map(|k| format!("'{}' -> {}", show(k), hash_slot(k))).collect();
+        let listed: Vec<String> = declared
+            .iter()
+            .map(|k| format!("'{}' -> {}", show(k), hash_slot(k)))
+            .collect();
         out.push(Warning {
             kind: WarningKind::CrossSlot,
             line: 0,
@@ -63,7 +81,10 @@ pub fn warnings(declared: &[Vec<u8>], trace: &[TraceEntry], outcome: Outcome, er
         });
     }
     if first_write && matches!(outcome, Outcome::Raised) {
-        let writes = trace.iter().filter(|e| e.write && !e.reply.is_error()).count();
+        let writes = trace
+            .iter()
+            .filter(|e| e.write && !e.reply.is_error())
+            .count();
         out.push(Warning {
             kind: WarningKind::PartialWrite,
             line: error_line.unwrap_or(0),

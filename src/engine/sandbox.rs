@@ -29,7 +29,11 @@ pub struct SandboxConfig {
 
 impl Default for SandboxConfig {
     fn default() -> Self {
-        SandboxConfig { busy_threshold_ms: DEFAULT_BUSY_THRESHOLD_MS, memory_limit: DEFAULT_MEMORY_LIMIT, tracing: true }
+        SandboxConfig {
+            busy_threshold_ms: DEFAULT_BUSY_THRESHOLD_MS,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+            tracing: true,
+        }
     }
 }
 
@@ -47,7 +51,10 @@ pub struct RunRequest {
 
 impl RunRequest {
     pub fn new(script: impl Into<Vec<u8>>) -> RunRequest {
-        RunRequest { script: script.into(), ..RunRequest::default() }
+        RunRequest {
+            script: script.into(),
+            ..RunRequest::default()
+        }
     }
 }
 
@@ -77,7 +84,11 @@ impl Sandbox {
             clock,
             run: RunScratch::new(),
         });
-        Sandbox { vm: Vm::new(config.memory_limit), core, config }
+        Sandbox {
+            vm: Vm::new(config.memory_limit),
+            core,
+            config,
+        }
     }
 
     pub fn keyspace(&self) -> &Keyspace {
@@ -140,10 +151,15 @@ impl Sandbox {
             Err(text) => return self.refused(sha, request.protocol, text),
         };
         if request.read_only && flags.shebang && !flags.no_writes {
-            return self.refused(sha, request.protocol, "ERR Can not execute a script with write flag using *_ro command.".into());
+            return self.refused(
+                sha,
+                request.protocol,
+                "ERR Can not execute a script with write flag using *_ro command.".into(),
+            );
         }
         if let Err(e) = self.vm.load_script(&sha, &request.script[shebang_len..]) {
-            let text = format!("ERR Error compiling script (new function): {}", e.0).replace(['\r', '\n'], " ");
+            let text = format!("ERR Error compiling script (new function): {}", e.0)
+                .replace(['\r', '\n'], " ");
             return self.refused(sha, request.protocol, text);
         }
         self.vm.set_keys_and_argv(&request.keys, &request.argv);
@@ -156,7 +172,8 @@ impl Sandbox {
             now_ms: self.core.clock.now_ms(),
             refuse_writes: flags.no_writes || request.read_only,
             started,
-            deadline: (self.config.busy_threshold_ms > 0).then(|| started + Duration::from_millis(self.config.busy_threshold_ms)),
+            deadline: (self.config.busy_threshold_ms > 0)
+                .then(|| started + Duration::from_millis(self.config.busy_threshold_ms)),
             cancel,
             tracing: self.config.tracing,
             ..RunScratch::new()
@@ -185,8 +202,21 @@ impl Sandbox {
         self.vm.after_run();
         let run = std::mem::take(&mut self.core.run);
         self.core.run.cancel = run.cancel.clone();
-        unsafe { mlua::ffi::lua_sethook(self.vm.state(), Some(api::stop_hook), mlua::ffi::LUA_MASKCOUNT, super::lua::vm::HOOK_EVERY) };
-        warnings.extend(lint::warnings(&request.keys, &run.trace, outcome, error_line, run.first_write_ns.is_some()));
+        unsafe {
+            mlua::ffi::lua_sethook(
+                self.vm.state(),
+                Some(api::stop_hook),
+                mlua::ffi::LUA_MASKCOUNT,
+                super::lua::vm::HOOK_EVERY,
+            )
+        };
+        warnings.extend(lint::warnings(
+            &request.keys,
+            &run.trace,
+            outcome,
+            error_line,
+            run.first_write_ns.is_some(),
+        ));
         RunReport {
             sha1: sha,
             reply,
@@ -204,7 +234,12 @@ impl Sandbox {
     }
 
     /// The error reply Redis builds from a raised error (`luaCallFunction`).
-    fn error_text(&self, sha: &str, err: ScriptError, warnings: &mut Vec<Warning>) -> (String, Option<u32>) {
+    fn error_text(
+        &self,
+        sha: &str,
+        err: ScriptError,
+        warnings: &mut Vec<Warning>,
+    ) -> (String, Option<u32>) {
         match err {
             ScriptError::Table { err, source, line } => {
                 let line_number = line.as_deref().and_then(|l| std::str::from_utf8(l).ok()).and_then(|l| l.parse().ok());

@@ -31,12 +31,16 @@ pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
         return Err("ERR Invalid script shebang".into());
     };
     let line = String::from_utf8_lossy(&body[..end]);
-    let parts = split_args(&line).ok_or_else(|| "ERR Invalid engine in script shebang".to_string())?;
+    let parts =
+        split_args(&line).ok_or_else(|| "ERR Invalid engine in script shebang".to_string())?;
     if parts.is_empty() {
         return Err("ERR Invalid engine in script shebang".into());
     }
     if parts[0] != "#!lua" {
-        return Err(format!("ERR Unexpected engine in script shebang: {}", parts[0]));
+        return Err(format!(
+            "ERR Unexpected engine in script shebang: {}",
+            parts[0]
+        ));
     }
     flags.shebang = true;
     for part in &parts[1..] {
@@ -111,16 +115,34 @@ mod tests {
         let (f, len) = parse_shebang(b"#!lua flags=no-writes,allow-oom\nreturn 1").unwrap();
         assert!(f.no_writes && f.allow_oom && f.shebang);
         assert_eq!(len, 32);
-        assert_eq!(parse_shebang(b"#!lua flags=bogus\nreturn 1").unwrap_err(), "ERR Unexpected flag in script shebang: bogus");
-        assert_eq!(parse_shebang(b"#!lua name=mylib\n").unwrap_err(), "ERR Unknown lua shebang option: name=mylib");
-        assert_eq!(parse_shebang(b"#!python\n").unwrap_err(), "ERR Unexpected engine in script shebang: #!python");
-        assert_eq!(parse_shebang(b"#! lua\n").unwrap_err(), "ERR Unexpected engine in script shebang: #!");
-        assert_eq!(parse_shebang(b"#!lua").unwrap_err(), "ERR Invalid script shebang");
+        assert_eq!(
+            parse_shebang(b"#!lua flags=bogus\nreturn 1").unwrap_err(),
+            "ERR Unexpected flag in script shebang: bogus"
+        );
+        assert_eq!(
+            parse_shebang(b"#!lua name=mylib\n").unwrap_err(),
+            "ERR Unknown lua shebang option: name=mylib"
+        );
+        assert_eq!(
+            parse_shebang(b"#!python\n").unwrap_err(),
+            "ERR Unexpected engine in script shebang: #!python"
+        );
+        assert_eq!(
+            parse_shebang(b"#! lua\n").unwrap_err(),
+            "ERR Unexpected engine in script shebang: #!"
+        );
+        assert_eq!(
+            parse_shebang(b"#!lua").unwrap_err(),
+            "ERR Invalid script shebang"
+        );
         assert!(parse_shebang(b"#!lua flags=\nreturn 1").is_ok());
     }
 
     #[test]
     fn sha1() {
-        assert_eq!(sha1_hex(b"return 1"), "e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
+        assert_eq!(
+            sha1_hex(b"return 1"),
+            "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
+        );
     }
 }

@@ -22,9 +22,22 @@ impl RedisServer {
     /// Under `CI=true` a missing server is a failure.
     pub fn start() -> Option<RedisServer> {
         let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
-        let port = TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
         let spawned = Command::new(&binary)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn();
@@ -55,11 +68,15 @@ impl RedisServer {
         let stream = TcpStream::connect(("127.0.0.1", self.port))?;
         stream.set_read_timeout(Some(Duration::from_secs(30)))?;
         stream.set_nodelay(true)?;
-        Ok(Conn { stream, buffer: Vec::new() })
+        Ok(Conn {
+            stream,
+            buffer: Vec::new(),
+        })
     }
 
     pub fn connect(&self) -> Conn {
-        self.try_connect().expect("connect to the test redis-server")
+        self.try_connect()
+            .expect("connect to the test redis-server")
     }
 }
 
@@ -130,7 +147,9 @@ fn score_text(v: &Json) -> String {
 
 /// Write a keyspace JSON (the sandbox's format) into the server's db 0 with ordinary commands.
 pub fn seed(conn: &mut Conn, keyspace: &Json) {
-    let Some(map) = keyspace.as_object() else { return };
+    let Some(map) = keyspace.as_object() else {
+        return;
+    };
     for (key, spec) in map {
         let k = key.as_bytes();
         let (kind, value, ttl) = match spec {
@@ -198,7 +217,16 @@ fn bulk_json(r: &Reply) -> Json {
 /// Read the server's db 0 back in the sandbox's keyspace JSON format.
 pub fn dump(conn: &mut Conn) -> Json {
     let mut keys: Vec<Vec<u8>> = match conn.cmd(&["KEYS", "*"]) {
-        Reply::Array(items) => items.into_iter().filter_map(|r| if let Reply::Bulk(b) = r { Some(b) } else { None }).collect(),
+        Reply::Array(items) => items
+            .into_iter()
+            .filter_map(|r| {
+                if let Reply::Bulk(b) = r {
+                    Some(b)
+                } else {
+                    None
+                }
+            })
+            .collect(),
         other => panic!("KEYS: {other:?}"),
     };
     keys.sort();
@@ -221,10 +249,29 @@ pub fn dump(conn: &mut Conn) -> Json {
             "string" => bulk_json(&conn.cmd_bytes(&[b"GET", k])),
             "hash" => {
                 let flat = items(conn.cmd_bytes(&[b"HGETALL", k]));
-                Json::Object(flat.chunks(2).map(|fv| (String::from_utf8_lossy(&reply_bytes(&fv[0])).into_owned(), bulk_json(&fv[1]))).collect())
+                Json::Object(
+                    flat.chunks(2)
+                        .map(|fv| {
+                            (
+                                String::from_utf8_lossy(&reply_bytes(&fv[0])).into_owned(),
+                                bulk_json(&fv[1]),
+                            )
+                        })
+                        .collect(),
+                )
             }
-            "list" => Json::Array(items(conn.cmd_bytes(&[b"LRANGE", k, b"0", b"-1"])).iter().map(bulk_json).collect()),
-            "set" => Json::Array(items(conn.cmd_bytes(&[b"SMEMBERS", k])).iter().map(bulk_json).collect()),
+            "list" => Json::Array(
+                items(conn.cmd_bytes(&[b"LRANGE", k, b"0", b"-1"]))
+                    .iter()
+                    .map(bulk_json)
+                    .collect(),
+            ),
+            "set" => Json::Array(
+                items(conn.cmd_bytes(&[b"SMEMBERS", k]))
+                    .iter()
+                    .map(bulk_json)
+                    .collect(),
+            ),
             "zset" => {
                 let flat = items(conn.cmd_bytes(&[b"ZRANGE", k, b"0", b"-1", b"WITHSCORES"]));
                 Json::Array(
@@ -246,7 +293,8 @@ pub fn dump(conn: &mut Conn) -> Json {
                     .into_iter()
                     .map(|entry| {
                         let parts = items(entry);
-                        let fields: Vec<Json> = items(parts[1].clone()).iter().map(bulk_json).collect();
+                        let fields: Vec<Json> =
+                            items(parts[1].clone()).iter().map(bulk_json).collect();
                         json!([String::from_utf8_lossy(&reply_bytes(&parts[0])), fields])
                     })
                     .collect(),
@@ -325,13 +373,23 @@ pub fn parse_cases(file: &str, text: &str) -> Vec<Case> {
             in_directives = true;
             continue;
         }
-        let Some(case) = current.as_mut() else { continue };
+        let Some(case) = current.as_mut() else {
+            continue;
+        };
         if in_directives {
-            if let Some((directive, value)) = line.strip_prefix('@').and_then(|l| l.split_once(' ')) {
-                let parsed: Json = serde_json::from_str(value).unwrap_or_else(|e| panic!("{file}:{}: bad @{directive}: {e}", n + 1));
+            if let Some((directive, value)) = line.strip_prefix('@').and_then(|l| l.split_once(' '))
+            {
+                let parsed: Json = serde_json::from_str(value)
+                    .unwrap_or_else(|e| panic!("{file}:{}: bad @{directive}: {e}", n + 1));
                 match directive {
-                    "keys" => case.keys = serde_json::from_value(parsed).expect("@keys is a list of strings"),
-                    "argv" => case.argv = serde_json::from_value(parsed).expect("@argv is a list of strings"),
+                    "keys" => {
+                        case.keys =
+                            serde_json::from_value(parsed).expect("@keys is a list of strings")
+                    }
+                    "argv" => {
+                        case.argv =
+                            serde_json::from_value(parsed).expect("@argv is a list of strings")
+                    }
                     "seed" => case.seed = parsed,
                     "resp" => case.resp = parsed.as_u64().expect("@resp is 2 or 3") as u8,
                     other => panic!("{file}:{}: unknown directive @{other}", n + 1),
@@ -354,11 +412,20 @@ pub fn parse_cases(file: &str, text: &str) -> Vec<Case> {
 /// Every case of every file in `tests/cases`, in file-name order.
 pub fn all_cases() -> Vec<Case> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("tests/cases").filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/cases")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "cases"));
     files.sort();
     files
         .iter()
-        .flat_map(|p| parse_cases(&p.file_name().unwrap().to_string_lossy(), &std::fs::read_to_string(p).unwrap()))
+        .flat_map(|p| {
+            parse_cases(
+                &p.file_name().unwrap().to_string_lossy(),
+                &std::fs::read_to_string(p).unwrap(),
+            )
+        })
         .collect()
 }

@@ -25,7 +25,10 @@ pub const WRITE_IN_READ_ONLY: &str = "ERR Write commands are not allowed from re
 
 /// `ERR wrong number of arguments for 'x' command` (arity errors outside scripts and in subcommand parsers).
 pub fn wrong_args(command: &str) -> String {
-    format!("ERR wrong number of arguments for '{}' command", command.to_lowercase())
+    format!(
+        "ERR wrong number of arguments for '{}' command",
+        command.to_lowercase()
+    )
 }
 
 /// The sandbox's own error for a command Redis has but the sandbox does not implement.

@@ -96,10 +96,18 @@ pub struct Command {
 
 impl Command {
     pub const fn new(name: &'static str, handler: Handler) -> Command {
-        Command { name, handler, keys: None }
+        Command {
+            name,
+            handler,
+            keys: None,
+        }
     }
     pub const fn with_keys(name: &'static str, handler: Handler, keys: KeysFn) -> Command {
-        Command { name, handler, keys: Some(keys) }
+        Command {
+            name,
+            handler,
+            keys: Some(keys),
+        }
     }
 }
 
@@ -139,20 +147,36 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
-        let implemented: HashMap<&str, &'static Command> = all_commands().map(|c| (c.name, c)).collect();
+        let implemented: HashMap<&str, &'static Command> =
+            all_commands().map(|c| (c.name, c)).collect();
         let mut by_name = HashMap::new();
         let mut containers = std::collections::HashSet::new();
         for info in redis_commands::REDIS_COMMANDS {
             if let Some((parent, _)) = info.name.split_once('|') {
-                let parent = redis_commands::REDIS_COMMANDS.iter().find(|c| c.name == parent).map(|c| c.name);
+                let parent = redis_commands::REDIS_COMMANDS
+                    .iter()
+                    .find(|c| c.name == parent)
+                    .map(|c| c.name);
                 containers.extend(parent);
             }
-            by_name.insert(info.name, Resolved { info, implementation: implemented.get(info.name).copied() });
+            by_name.insert(
+                info.name,
+                Resolved {
+                    info,
+                    implementation: implemented.get(info.name).copied(),
+                },
+            );
         }
         for name in implemented.keys() {
-            assert!(by_name.contains_key(name), "handler for {name} which Redis 7.0 does not have");
+            assert!(
+                by_name.contains_key(name),
+                "handler for {name} which Redis 7.0 does not have"
+            );
         }
-        Registry { by_name, containers }
+        Registry {
+            by_name,
+            containers,
+        }
     })
 }
 
@@ -178,13 +202,19 @@ impl Refusal {
 pub fn resolve(args: &[Vec<u8>]) -> Result<&'static Resolved, Refusal> {
     let reg = registry();
     let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
-    let Some(top) = reg.by_name.get_key_value(name.as_str()) else { return Err(Refusal::Unknown) };
+    let Some(top) = reg.by_name.get_key_value(name.as_str()) else {
+        return Err(Refusal::Unknown);
+    };
     let resolved = if reg.containers.contains(top.0) {
         if args.len() < 2 {
             // A container called without a subcommand fails its own arity (-2).
             return Err(Refusal::WrongArity);
         }
-        let sub = format!("{}|{}", name, String::from_utf8_lossy(&args[1]).to_ascii_lowercase());
+        let sub = format!(
+            "{}|{}",
+            name,
+            String::from_utf8_lossy(&args[1]).to_ascii_lowercase()
+        );
         reg.by_name.get(sub.as_str()).ok_or(Refusal::Unknown)?
     } else {
         top.1
@@ -302,7 +332,11 @@ pub fn glob_match(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
                             }
                             let c = t[ti];
                             let (c, lo, hi) = if nocase {
-                                (c.to_ascii_lowercase(), lo.to_ascii_lowercase(), hi.to_ascii_lowercase())
+                                (
+                                    c.to_ascii_lowercase(),
+                                    lo.to_ascii_lowercase(),
+                                    hi.to_ascii_lowercase(),
+                                )
                             } else {
                                 (c, lo, hi)
                             };
@@ -344,31 +378,6 @@ pub fn glob_match(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
     m(pattern, text, nocase)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn resolves_commands_and_subcommands() {
-        assert_eq!(resolve(&[b"GET".to_vec()]).err(), Some(Refusal::WrongArity));
-        assert_eq!(resolve(&[b"nosuch".to_vec()]).err(), Some(Refusal::Unknown));
-        assert_eq!(resolve(&[b"CONFIG".to_vec(), b"NOSUB".to_vec()]).err(), Some(Refusal::Unknown));
-        assert_eq!(resolve(&[b"blpop".to_vec(), b"l".to_vec(), b"0".to_vec()]).err(), Some(Refusal::NoScript));
-        assert!(resolve(&[b"get".to_vec(), b"k".to_vec()]).is_ok());
-    }
-
-    #[test]
-    fn glob() {
-        assert!(glob_match(b"h?llo", b"hello", false));
-        assert!(glob_match(b"h*llo", b"heeeello", false));
-        assert!(glob_match(b"h[ae]llo", b"hallo", false));
-        assert!(!glob_match(b"h[^e]llo", b"hello", false));
-        assert!(glob_match(b"h[a-b]llo", b"hbllo", false));
-        assert!(glob_match(b"*", b"", false));
-        assert!(!glob_match(b"a", b"", false));
-    }
-}
-
 /// A tiny in-memory server for unit tests of the handlers: `call(&["SET", "k", "v"])`.
 #[cfg(test)]
 pub(crate) struct TestServer {
@@ -381,7 +390,12 @@ pub(crate) struct TestServer {
 #[cfg(test)]
 impl TestServer {
     pub fn new() -> TestServer {
-        TestServer { keyspace: Keyspace::new(), rng: CommandRng::default(), now_ms: 1_700_000_000_000, resp3: false }
+        TestServer {
+            keyspace: Keyspace::new(),
+            rng: CommandRng::default(),
+            now_ms: 1_700_000_000_000,
+            resp3: false,
+        }
     }
     /// Run one command as a script would (RESP2 unless `resp3` is set); refusals become errors.
     pub fn call(&mut self, args: &[&str]) -> Reply {
@@ -399,5 +413,36 @@ impl TestServer {
             rng: &mut self.rng,
         };
         execute(resolved, &mut ctx, &args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_commands_and_subcommands() {
+        assert_eq!(resolve(&[b"GET".to_vec()]).err(), Some(Refusal::WrongArity));
+        assert_eq!(resolve(&[b"nosuch".to_vec()]).err(), Some(Refusal::Unknown));
+        assert_eq!(
+            resolve(&[b"CONFIG".to_vec(), b"NOSUB".to_vec()]).err(),
+            Some(Refusal::Unknown)
+        );
+        assert_eq!(
+            resolve(&[b"blpop".to_vec(), b"l".to_vec(), b"0".to_vec()]).err(),
+            Some(Refusal::NoScript)
+        );
+        assert!(resolve(&[b"get".to_vec(), b"k".to_vec()]).is_ok());
+    }
+
+    #[test]
+    fn glob() {
+        assert!(glob_match(b"h?llo", b"hello", false));
+        assert!(glob_match(b"h*llo", b"heeeello", false));
+        assert!(glob_match(b"h[ae]llo", b"hallo", false));
+        assert!(!glob_match(b"h[^e]llo", b"hello", false));
+        assert!(glob_match(b"h[a-b]llo", b"hbllo", false));
+        assert!(glob_match(b"*", b"", false));
+        assert!(!glob_match(b"a", b"", false));
     }
 }

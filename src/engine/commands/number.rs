@@ -64,7 +64,11 @@ pub fn strtod(s: &str) -> Option<f64> {
     if let Some(hex) = body.strip_prefix("0x") {
         return parse_hex_float(hex).map(|v| sign * v);
     }
-    if body.is_empty() || !body.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'-' | b'+')) {
+    if body.is_empty()
+        || !body
+            .bytes()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'-' | b'+'))
+    {
         return None;
     }
     if body.starts_with(['e', '+', '-']) || body == "." {
@@ -105,7 +109,11 @@ pub fn format_long_double(v: f64) -> String {
     }
     // Redis uses `%.17Lf` and strips trailing zeros (ld2string with LD_STR_HUMAN).
     let s = format!("{:.17}", v);
-    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
     if s == "-0" {
         "0".into()
     } else {

@@ -49,14 +49,32 @@ impl RedisCommandInfo {
     /// (the latter is not reported by `COMMAND` in 7.0, so it is listed here from the sources).
     pub fn is_write(&self) -> bool {
         self.has(F_WRITE)
-            || matches!(self.name, "publish" | "spublish" | "pfcount" | "eval" | "evalsha" | "fcall" | "script|flush" | "script|load" | "function|delete" | "function|flush" | "function|load" | "function|restore")
+            || matches!(
+                self.name,
+                "publish"
+                    | "spublish"
+                    | "pfcount"
+                    | "eval"
+                    | "evalsha"
+                    | "fcall"
+                    | "script|flush"
+                    | "script|load"
+                    | "function|delete"
+                    | "function|flush"
+                    | "function|load"
+                    | "function|restore"
+            )
     }
     /// Key positions from the legacy (first, last, step) spec.
     pub fn key_positions(&self, argc: usize) -> Vec<usize> {
         if self.first_key <= 0 || self.step <= 0 {
             return Vec::new();
         }
-        let last = if self.last_key < 0 { argc as i32 + self.last_key } else { self.last_key };
+        let last = if self.last_key < 0 {
+            argc as i32 + self.last_key
+        } else {
+            self.last_key
+        };
         let mut out = Vec::new();
         let mut i = self.first_key;
         while i <= last && (i as usize) < argc {

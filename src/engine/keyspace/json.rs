@@ -9,13 +9,20 @@ use serde_json::{json, Map, Value as Json};
 #[derive(Debug, thiserror::Error)]
 pub enum KeyspaceJsonError {
     #[error("malformed JSON at line {line}, column {column}: {message}")]
-    Syntax { line: usize, column: usize, message: String },
+    Syntax {
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("key {key:?}: {message}")]
     Invalid { key: String, message: String },
 }
 
 fn invalid(key: &str, message: impl Into<String>) -> KeyspaceJsonError {
-    KeyspaceJsonError::Invalid { key: key.to_string(), message: message.into() }
+    KeyspaceJsonError::Invalid {
+        key: key.to_string(),
+        message: message.into(),
+    }
 }
 
 /// Parse a seed keyspace; TTLs are relative to `now_ms`.
@@ -23,7 +30,12 @@ pub fn keyspace_from_json(text: &str, now_ms: i64) -> Result<Db, KeyspaceJsonErr
     let root: Json = serde_json::from_str(text).map_err(|e| KeyspaceJsonError::Syntax {
         line: e.line(),
         column: e.column(),
-        message: e.to_string().split(" at line").next().unwrap_or_default().to_string(),
+        message: e
+            .to_string()
+            .split(" at line")
+            .next()
+            .unwrap_or_default()
+            .to_string(),
     })?;
     let Json::Object(map) = root else {
         return Err(KeyspaceJsonError::Syntax {
@@ -47,29 +59,53 @@ fn decode_key(text: &str) -> Vec<u8> {
 
 fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, KeyspaceJsonError> {
     if let Some(bytes) = as_bytes(spec) {
-        return Ok(Entry { value: Value::Str(bytes), expire_at_ms: None });
+        return Ok(Entry {
+            value: Value::Str(bytes),
+            expire_at_ms: None,
+        });
     }
     let Json::Object(obj) = spec else {
-        return Err(invalid(key, "expected a string or an object {\"type\", \"value\", \"ttl_ms\"}"));
+        return Err(invalid(
+            key,
+            "expected a string or an object {\"type\", \"value\", \"ttl_ms\"}",
+        ));
     };
     let kind = obj.get("type").and_then(Json::as_str).unwrap_or("string");
-    let value = obj.get("value").ok_or_else(|| invalid(key, "missing \"value\""))?;
+    let value = obj
+        .get("value")
+        .ok_or_else(|| invalid(key, "missing \"value\""))?;
     let value = match kind {
-        "string" => Value::Str(as_bytes(value).ok_or_else(|| invalid(key, "a string value must be a string"))?),
+        "string" => Value::Str(
+            as_bytes(value).ok_or_else(|| invalid(key, "a string value must be a string"))?,
+        ),
         "hash" => {
-            let Json::Object(fields) = value else { return Err(invalid(key, "a hash value must be an object")) };
+            let Json::Object(fields) = value else {
+                return Err(invalid(key, "a hash value must be an object"));
+            };
             if fields.is_empty() {
                 return Err(invalid(key, "an empty hash cannot exist in Redis"));
             }
             let mut h = HashValue::new();
             for (f, v) in fields {
-                h.insert(f.as_bytes().to_vec(), as_bytes(v).ok_or_else(|| invalid(key, format!("field {f:?}: value must be a string")))?);
+                h.insert(
+                    f.as_bytes().to_vec(),
+                    as_bytes(v).ok_or_else(|| {
+                        invalid(key, format!("field {f:?}: value must be a string"))
+                    })?,
+                );
             }
             Value::Hash(h)
         }
         "list" => {
             let items = non_empty_array(key, value, "list")?;
-            Value::List(items.iter().map(|v| as_bytes(v).ok_or_else(|| invalid(key, "list elements must be strings"))).collect::<Result<_, _>>()?)
+            Value::List(
+                items
+                    .iter()
+                    .map(|v| {
+                        as_bytes(v).ok_or_else(|| invalid(key, "list elements must be strings"))
+                    })
+                    .collect::<Result<_, _>>()?,
+            )
         }
         "set" => {
             let items = non_empty_array(key, value, "set")?;
@@ -87,31 +123,57 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
                     Some([m, s]) => (m, s),
                     _ => return Err(invalid(key, "zset members must be [member, score] pairs")),
                 };
-                let member = as_bytes(m).ok_or_else(|| invalid(key, "a zset member must be a string"))?;
-                let score = as_score(s).ok_or_else(|| invalid(key, "a zset score must be a number, \"inf\" or \"-inf\""))?;
+                let member =
+                    as_bytes(m).ok_or_else(|| invalid(key, "a zset member must be a string"))?;
+                let score = as_score(s).ok_or_else(|| {
+                    invalid(key, "a zset score must be a number, \"inf\" or \"-inf\"")
+                })?;
                 z.insert(member, score);
             }
             Value::ZSet(z)
         }
         "stream" => {
-            let Json::Array(items) = value else { return Err(invalid(key, "a stream value must be an array of [id, [field, value, ...]]")) };
+            let Json::Array(items) = value else {
+                return Err(invalid(
+                    key,
+                    "a stream value must be an array of [id, [field, value, ...]]",
+                ));
+            };
             let mut s = StreamValue::new();
             for item in items {
                 let (id, fields) = match item.as_array().map(Vec::as_slice) {
                     Some([id, Json::Array(fields)]) => (id, fields),
-                    _ => return Err(invalid(key, "stream entries must be [id, [field, value, ...]]")),
+                    _ => {
+                        return Err(invalid(
+                            key,
+                            "stream entries must be [id, [field, value, ...]]",
+                        ))
+                    }
                 };
-                let id = id.as_str().and_then(StreamId::parse).ok_or_else(|| invalid(key, "a stream entry ID must be \"ms-seq\""))?;
+                let id = id
+                    .as_str()
+                    .and_then(StreamId::parse)
+                    .ok_or_else(|| invalid(key, "a stream entry ID must be \"ms-seq\""))?;
                 if id <= s.last_id && !(s.entries.is_empty() && id > StreamId::default()) {
-                    return Err(invalid(key, format!("stream ID {id} is not greater than the previous one")));
+                    return Err(invalid(
+                        key,
+                        format!("stream ID {id} is not greater than the previous one"),
+                    ));
                 }
                 if fields.is_empty() || fields.len() % 2 != 0 {
-                    return Err(invalid(key, format!("entry {id}: fields must be a non-empty list of field, value pairs")));
+                    return Err(invalid(
+                        key,
+                        format!(
+                            "entry {id}: fields must be a non-empty list of field, value pairs"
+                        ),
+                    ));
                 }
                 let mut pairs = Vec::new();
                 for fv in fields.chunks(2) {
-                    let f = as_bytes(&fv[0]).ok_or_else(|| invalid(key, "stream fields must be strings"))?;
-                    let v = as_bytes(&fv[1]).ok_or_else(|| invalid(key, "stream values must be strings"))?;
+                    let f = as_bytes(&fv[0])
+                        .ok_or_else(|| invalid(key, "stream fields must be strings"))?;
+                    let v = as_bytes(&fv[1])
+                        .ok_or_else(|| invalid(key, "stream values must be strings"))?;
                     pairs.push((f, v));
                 }
                 s.entries.insert(id, pairs);
@@ -120,22 +182,40 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
             }
             Value::Stream(s)
         }
-        other => return Err(invalid(key, format!("unknown type {other:?} (string, hash, list, set, zset or stream)"))),
+        other => {
+            return Err(invalid(
+                key,
+                format!("unknown type {other:?} (string, hash, list, set, zset or stream)"),
+            ))
+        }
     };
     let expire_at_ms = match obj.get("ttl_ms") {
         None | Some(Json::Null) => None,
         Some(t) => {
-            let ms = t.as_i64().filter(|ms| *ms > 0).ok_or_else(|| invalid(key, "ttl_ms must be a positive integer"))?;
+            let ms = t
+                .as_i64()
+                .filter(|ms| *ms > 0)
+                .ok_or_else(|| invalid(key, "ttl_ms must be a positive integer"))?;
             Some(now_ms + ms)
         }
     };
-    Ok(Entry { value, expire_at_ms })
+    Ok(Entry {
+        value,
+        expire_at_ms,
+    })
 }
 
-fn non_empty_array<'a>(key: &str, value: &'a Json, kind: &str) -> Result<&'a Vec<Json>, KeyspaceJsonError> {
+fn non_empty_array<'a>(
+    key: &str,
+    value: &'a Json,
+    kind: &str,
+) -> Result<&'a Vec<Json>, KeyspaceJsonError> {
     match value {
         Json::Array(items) if !items.is_empty() => Ok(items),
-        Json::Array(_) => Err(invalid(key, format!("an empty {kind} cannot exist in Redis"))),
+        Json::Array(_) => Err(invalid(
+            key,
+            format!("an empty {kind} cannot exist in Redis"),
+        )),
         _ => Err(invalid(key, format!("a {kind} value must be an array"))),
     }
 }
@@ -189,15 +269,29 @@ pub fn keyspace_to_json(db: &Db, now_ms: i64) -> Json {
         let entry = db.get(&key, now_ms).expect("live key");
         let value = match &entry.value {
             Value::Str(s) => bytes_to_json(s),
-            Value::Hash(h) => Json::Object(h.iter().map(|(f, v)| (String::from_utf8_lossy(f).into_owned(), bytes_to_json(v))).collect()),
+            Value::Hash(h) => Json::Object(
+                h.iter()
+                    .map(|(f, v)| (String::from_utf8_lossy(f).into_owned(), bytes_to_json(v)))
+                    .collect(),
+            ),
             Value::List(l) => Json::Array(l.iter().map(|v| bytes_to_json(v)).collect()),
             Value::Set(s) => Json::Array(s.iter().map(|v| bytes_to_json(v)).collect()),
-            Value::ZSet(z) => Json::Array(z.iter().map(|(m, s)| json!([bytes_to_json(m), score_to_json(s)])).collect()),
+            Value::ZSet(z) => Json::Array(
+                z.iter()
+                    .map(|(m, s)| json!([bytes_to_json(m), score_to_json(s)]))
+                    .collect(),
+            ),
             Value::Stream(s) => Json::Array(
                 s.entries
                     .iter()
                     .map(|(id, fields)| {
-                        json!([id.to_string(), fields.iter().flat_map(|(f, v)| [bytes_to_json(f), bytes_to_json(v)]).collect::<Vec<_>>()])
+                        json!([
+                            id.to_string(),
+                            fields
+                                .iter()
+                                .flat_map(|(f, v)| [bytes_to_json(f), bytes_to_json(v)])
+                                .collect::<Vec<_>>()
+                        ])
                     })
                     .collect(),
             ),
@@ -208,7 +302,10 @@ pub fn keyspace_to_json(db: &Db, now_ms: i64) -> Json {
         if let Some(at) = entry.expire_at_ms {
             spec.insert("ttl_ms".into(), json!((at - now_ms).max(0)));
         }
-        out.insert(String::from_utf8_lossy(&key).into_owned(), Json::Object(spec));
+        out.insert(
+            String::from_utf8_lossy(&key).into_owned(),
+            Json::Object(spec),
+        );
     }
     Json::Object(out)
 }

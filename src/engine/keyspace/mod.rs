@@ -107,13 +107,25 @@ impl Db {
 
     /// Insert or replace the value, clearing any expiry (as SET does).
     pub fn set(&mut self, key: Vec<u8>, value: Value) {
-        self.entries.insert(key, Entry { value, expire_at_ms: None });
+        self.entries.insert(
+            key,
+            Entry {
+                value,
+                expire_at_ms: None,
+            },
+        );
     }
 
     /// Replace the value and keep the key's expiry (as SETRANGE/APPEND/... do).
     pub fn set_keep_ttl(&mut self, key: Vec<u8>, value: Value, now_ms: i64) {
         let expire_at_ms = self.get(&key, now_ms).and_then(|e| e.expire_at_ms);
-        self.entries.insert(key, Entry { value, expire_at_ms });
+        self.entries.insert(
+            key,
+            Entry {
+                value,
+                expire_at_ms,
+            },
+        );
     }
 
     pub fn insert_entry(&mut self, key: Vec<u8>, entry: Entry) {
@@ -133,7 +145,10 @@ impl Db {
 
     /// Live keys, unordered.
     pub fn keys(&self, now_ms: i64) -> impl Iterator<Item = &Vec<u8>> {
-        self.entries.iter().filter(move |(_, e)| Self::is_live(e, now_ms)).map(|(k, _)| k)
+        self.entries
+            .iter()
+            .filter(move |(_, e)| Self::is_live(e, now_ms))
+            .map(|(k, _)| k)
     }
 
     /// Live keys in byte order (deterministic for SCAN, KEYS and dumps).
@@ -157,7 +172,9 @@ impl Db {
 
     /// Remove a collection key that became empty (Redis deletes empty aggregates).
     pub fn remove_if_empty(&mut self, key: &[u8]) {
-        if self.entries.get(key).is_some_and(|e| e.value.size() == 0 && !matches!(e.value, Value::Str(_) | Value::Stream(_))) {
+        if self.entries.get(key).is_some_and(|e| {
+            e.value.size() == 0 && !matches!(e.value, Value::Str(_) | Value::Stream(_))
+        }) {
             self.entries.remove(key);
         }
     }
@@ -175,7 +192,9 @@ pub struct Keyspace {
 
 impl Default for Keyspace {
     fn default() -> Self {
-        Keyspace { dbs: (0..DATABASES).map(|_| Db::new()).collect() }
+        Keyspace {
+            dbs: (0..DATABASES).map(|_| Db::new()).collect(),
+        }
     }
 }
 

@@ -201,10 +201,20 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
     let core = core().ok_or_else(no_run)?;
     let argc = ffi::lua_gettop(l);
     if argc == 0 {
-        return api_failure(l, via, b"Please specify at least one argument for this redis lib call", false);
+        return api_failure(
+            l,
+            via,
+            b"Please specify at least one argument for this redis lib call",
+            false,
+        );
     }
     let Some(args) = lua_args(l, argc) else {
-        return api_failure(l, via, b"Lua redis lib command arguments must be strings or integers", false);
+        return api_failure(
+            l,
+            via,
+            b"Lua redis lib command arguments must be strings or integers",
+            false,
+        );
     };
     let started = Instant::now();
     let (reply, keys, write) = dispatch(core, &args);
@@ -254,7 +264,11 @@ fn dispatch(core: &mut Core, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
         Ok(r) => r,
         Err(refusal) => return (Reply::err(refusal.text()), Vec::new(), false),
     };
-    let keys: Vec<Vec<u8>> = resolved.key_positions(args).into_iter().filter_map(|i| args.get(i).cloned()).collect();
+    let keys: Vec<Vec<u8>> = resolved
+        .key_positions(args)
+        .into_iter()
+        .filter_map(|i| args.get(i).cloned())
+        .collect();
     let write = resolved.info.is_write();
     if write && core.run.refuse_writes {
         return (Reply::err(errors::WRITE_IN_READ_ONLY), keys, write);
@@ -305,10 +319,20 @@ unsafe extern "C-unwind" fn redis_log(l: L) -> c_int {
     raw::protect(l, |l| {
         let argc = ffi::lua_gettop(l);
         if argc < 2 {
-            return api_failure(l, Via::Call, b"redis.log() requires two arguments or more.", false);
+            return api_failure(
+                l,
+                Via::Call,
+                b"redis.log() requires two arguments or more.",
+                false,
+            );
         }
         if ffi::lua_isnumber(l, 1) == 0 {
-            return api_failure(l, Via::Call, b"First argument must be a number (log level).", false);
+            return api_failure(
+                l,
+                Via::Call,
+                b"First argument must be a number (log level).",
+                false,
+            );
         }
         let level = ffi::lua_tonumber(l, 1);
         if !(0.0..=3.0).contains(&level) {
@@ -328,7 +352,11 @@ unsafe extern "C-unwind" fn redis_log(l: L) -> c_int {
         }
         let line = caller_line(l);
         if let Some(core) = core() {
-            core.run.logs.push(LogLine { level: level as u8, line, message });
+            core.run.logs.push(LogLine {
+                level: level as u8,
+                line,
+                message,
+            });
         }
         Ok(0)
     })
@@ -337,7 +365,12 @@ unsafe extern "C-unwind" fn redis_log(l: L) -> c_int {
 unsafe extern "C-unwind" fn redis_setresp(l: L) -> c_int {
     raw::protect(l, |l| {
         if ffi::lua_gettop(l) != 1 {
-            return api_failure(l, Via::Call, b"redis.setresp() requires one argument.", false);
+            return api_failure(
+                l,
+                Via::Call,
+                b"redis.setresp() requires one argument.",
+                false,
+            );
         }
         let resp = raw::c_cast_i64(ffi::lua_tonumber(l, 1)) as i32;
         if resp != 2 && resp != 3 {
@@ -395,7 +428,12 @@ unsafe extern "C-unwind" fn redis_status_reply(l: L) -> c_int {
 unsafe extern "C-unwind" fn redis_set_repl(l: L) -> c_int {
     raw::protect(l, |l| {
         if ffi::lua_gettop(l) != 1 {
-            return api_failure(l, Via::Call, b"redis.set_repl() requires two arguments.", false);
+            return api_failure(
+                l,
+                Via::Call,
+                b"redis.set_repl() requires two arguments.",
+                false,
+            );
         }
         let flags = raw::c_cast_i64(ffi::lua_tonumber(l, -1)) as i32;
         if flags & !3 != 0 {
@@ -414,20 +452,37 @@ unsafe extern "C-unwind" fn redis_acl_check_cmd(l: L) -> c_int {
     raw::protect(l, |l| {
         let argc = ffi::lua_gettop(l);
         if argc == 0 {
-            return api_failure(l, Via::Call, b"Please specify at least one argument for this redis lib call", false);
+            return api_failure(
+                l,
+                Via::Call,
+                b"Please specify at least one argument for this redis lib call",
+                false,
+            );
         }
         let Some(args) = lua_args(l, argc) else {
-            return api_failure(l, Via::Call, b"Lua redis lib command arguments must be strings or integers", false);
+            return api_failure(
+                l,
+                Via::Call,
+                b"Lua redis lib command arguments must be strings or integers",
+                false,
+            );
         };
         // The sandbox runs as the default user, who may run every command Redis knows.
         let known = match commands::resolve(&args) {
             Ok(_) => true,
             Err(commands::Refusal::Unknown) => false,
-            Err(_) => commands::lookup(&String::from_utf8_lossy(&args[0]).to_ascii_lowercase()).is_some(),
+            Err(_) => {
+                commands::lookup(&String::from_utf8_lossy(&args[0]).to_ascii_lowercase()).is_some()
+            }
         };
         drop(args);
         if !known {
-            return api_failure(l, Via::Call, b"Invalid command passed to redis.acl_check_cmd()", false);
+            return api_failure(
+                l,
+                Via::Call,
+                b"Invalid command passed to redis.acl_check_cmd()",
+                false,
+            );
         }
         ffi::lua_pushboolean(l, 1);
         Ok(1)
@@ -519,7 +574,12 @@ pub unsafe extern "C-unwind" fn stop_hook(l: L, _ar: *mut ffi::lua_Debug) {
         } else {
             return;
         }
-        ffi::lua_sethook(l, Some(stop_hook), ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT, super::vm::HOOK_EVERY);
+        ffi::lua_sethook(
+            l,
+            Some(stop_hook),
+            ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
+            super::vm::HOOK_EVERY,
+        );
     }
     let text: &[u8] = match run.stopped {
         Some(StopReason::Cancelled) => CANCELLED_TEXT.as_bytes(),

@@ -143,13 +143,20 @@ pub struct ReturnConverter {
 
 impl ReturnConverter {
     pub fn new(script_resp3: bool) -> ReturnConverter {
-        ReturnConverter { script_resp3, notes: Vec::new(), hit_stack_limit: false }
+        ReturnConverter {
+            script_resp3,
+            notes: Vec::new(),
+            hit_stack_limit: false,
+        }
     }
 
     fn note(&mut self, path: &str, text: impl Into<String>) {
         // A self-referencing table would repeat its notes thousands of times.
         if self.notes.len() < 100 {
-            self.notes.push(Note { path: path.to_string(), text: text.into() });
+            self.notes.push(Note {
+                path: path.to_string(),
+                text: text.into(),
+            });
         }
     }
 
@@ -194,9 +201,19 @@ impl ReturnConverter {
     fn number(&mut self, d: f64, path: &str) -> Reply {
         let n = c_cast_i64(d);
         if d.is_nan() || d.is_infinite() || (n == i64::MIN && d != -9.223_372_036_854_776e18) {
-            self.note(path, format!("{} is not representable: became {} (the C cast on x86-64)", lua_number_text(d), n));
+            self.note(
+                path,
+                format!(
+                    "{} is not representable: became {} (the C cast on x86-64)",
+                    lua_number_text(d),
+                    n
+                ),
+            );
         } else if d.fract() != 0.0 {
-            self.note(path, format!("{} truncated to integer {}", lua_number_text(d), n));
+            self.note(
+                path,
+                format!("{} truncated to integer {}", lua_number_text(d), n),
+            );
         }
         Reply::Int(n)
     }
@@ -225,12 +242,19 @@ impl ReturnConverter {
         if Self::raw_field(l, c"double") == ffi::LUA_TNUMBER {
             let d = ffi::lua_tonumber(l, -1);
             ffi::lua_pop(l, 1);
-            self.note(path, format!("{{double=}} reaches RESP2 clients as the bulk string \"{}\"", format_double_resp2(d)));
+            self.note(
+                path,
+                format!(
+                    "{{double=}} reaches RESP2 clients as the bulk string \"{}\"",
+                    format_double_resp2(d)
+                ),
+            );
             return Reply::Double(d);
         }
         ffi::lua_pop(l, 1);
         if Self::raw_field(l, c"big_number") == ffi::LUA_TSTRING {
-            let text = String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or_default()).replace(['\r', '\n'], " ");
+            let text = String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or_default())
+                .replace(['\r', '\n'], " ");
             ffi::lua_pop(l, 1);
             self.note(path, "{big_number=} reaches RESP2 clients as a bulk string");
             return Reply::BigNumber(text);
@@ -249,7 +273,10 @@ impl ReturnConverter {
                     self.note(path, "verbatim format forced to 3 characters");
                 }
                 format.resize(3, b' ');
-                return Reply::Verbatim { format: String::from_utf8_lossy(&format).into_owned(), text: text.unwrap_or_default() };
+                return Reply::Verbatim {
+                    format: String::from_utf8_lossy(&format).into_owned(),
+                    text: text.unwrap_or_default(),
+                };
             }
         } else {
             ffi::lua_pop(l, 1);
@@ -266,7 +293,10 @@ impl ReturnConverter {
             }
             ffi::lua_pop(l, 1);
             if pairs.len() > 1 {
-                self.note(path, "map entries come out in Lua's table order, not insertion order");
+                self.note(
+                    path,
+                    "map entries come out in Lua's table order, not insertion order",
+                );
             }
             return Reply::Map(pairs);
         }
@@ -315,7 +345,10 @@ impl ReturnConverter {
         let other = total - items.len() - beyond;
         if other > 0 {
             let fields = field_names(l, 3);
-            self.note(path, format!("hash part of the table ignored ({other} key(s): {fields})"));
+            self.note(
+                path,
+                format!("hash part of the table ignored ({other} key(s): {fields})"),
+            );
         }
         Reply::Array(items)
     }
@@ -345,7 +378,9 @@ unsafe fn field_names(l: L, most: usize) -> String {
     while ffi::lua_next(l, -2) != 0 {
         ffi::lua_pop(l, 1);
         if ffi::lua_type(l, -1) == ffi::LUA_TSTRING && names.len() < most {
-            names.push(String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or_default()).into_owned());
+            names.push(
+                String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or_default()).into_owned(),
+            );
         }
     }
     names.join(", ")
@@ -354,7 +389,10 @@ unsafe fn field_names(l: L, most: usize) -> String {
 /// A short label for a map key in a note path.
 unsafe fn key_label(l: L, idx: c_int) -> String {
     match ffi::lua_type(l, idx) {
-        ffi::LUA_TSTRING => format!("{:?}", String::from_utf8_lossy(raw::to_bytes(l, idx).unwrap_or_default())),
+        ffi::LUA_TSTRING => format!(
+            "{:?}",
+            String::from_utf8_lossy(raw::to_bytes(l, idx).unwrap_or_default())
+        ),
         ffi::LUA_TNUMBER => lua_number_text(ffi::lua_tonumber(l, idx)),
         _ => "?".into(),
     }
@@ -367,6 +405,9 @@ pub fn lua_number_text(d: f64) -> String {
 
 /// Status and error texts: cut at the first NUL, CR and LF replaced by spaces.
 fn clean_status(bytes: &[u8]) -> String {
-    let cut = bytes.iter().position(|&b| b == 0).map_or(bytes, |p| &bytes[..p]);
+    let cut = bytes
+        .iter()
+        .position(|&b| b == 0)
+        .map_or(bytes, |p| &bytes[..p]);
     String::from_utf8_lossy(cut).replace(['\r', '\n'], " ")
 }

@@ -47,7 +47,9 @@ pub unsafe fn protect(l: L, body: impl FnOnce(L) -> RawResult) -> c_int {
     let raise = match outcome {
         Ok(Ok(n)) => return n,
         Ok(Err(raise)) => raise,
-        Err(_) => Raise::Plain(b"evalbench internal error (a Rust panic in a library function)".to_vec()),
+        Err(_) => {
+            Raise::Plain(b"evalbench internal error (a Rust panic in a library function)".to_vec())
+        }
     };
     push_raise(l, raise);
     ffi::lua_error(l)
@@ -75,7 +77,11 @@ pub unsafe fn arg_error(l: L, narg: c_int, extramsg: &str) -> Raise {
     }
     ffi::lua_getinfo(l, c"n".as_ptr(), &mut ar);
     let namewhat = cstr(ar.namewhat);
-    let name = if ar.name.is_null() { "?".to_string() } else { cstr(ar.name) };
+    let name = if ar.name.is_null() {
+        "?".to_string()
+    } else {
+        cstr(ar.name)
+    };
     if namewhat == "method" {
         narg -= 1;
         if narg == 0 {
@@ -166,7 +172,7 @@ pub unsafe fn check_bytes<'a>(l: L, narg: c_int) -> Result<&'a [u8], Raise> {
 }
 
 /// `luaL_optlstring`.
-pub unsafe fn opt_bytes<'a>(l: L, narg: c_int, default: &'a [u8]) -> Result<&'a [u8], Raise> {
+pub unsafe fn opt_bytes(l: L, narg: c_int, default: &[u8]) -> Result<&[u8], Raise> {
     if ffi::lua_type(l, narg) <= ffi::LUA_TNIL {
         Ok(default)
     } else {
@@ -207,7 +213,7 @@ pub unsafe fn set_function(l: L, name: &CStr, f: ffi::lua_CFunction) {
 /// The C cast `(long long)d` as x86-64 computes it: truncation toward zero, and
 /// INT64_MIN for NaN, infinities and anything out of range.
 pub fn c_cast_i64(d: f64) -> i64 {
-    if d.is_nan() || d >= 9.223_372_036_854_776e18 || d < -9.223_372_036_854_776e18 {
+    if d.is_nan() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&d) {
         i64::MIN
     } else {
         d as i64

@@ -22,18 +22,35 @@ pub fn eval(libs: &[Opener], script: &str) -> Result<String, String> {
         }
         // The script runs as a function `f`; its first result goes through d().
         let wrapped = format!("{D} local f = ...; return d(f())");
-        let mut result = Err(String::new());
         let chunk = script.as_bytes();
-        if ffi::luaL_loadbuffer(l, chunk.as_ptr() as *const _, chunk.len(), c"@user_script".as_ptr()) != 0 {
-            result = Err(String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or_default()).into_owned());
-        } else if ffi::luaL_loadbuffer(l, wrapped.as_ptr() as *const _, wrapped.len(), c"=wrapper".as_ptr()) != 0 {
-            result = Err("wrapper failed to compile".into());
+        let result = if ffi::luaL_loadbuffer(
+            l,
+            chunk.as_ptr() as *const _,
+            chunk.len(),
+            c"@user_script".as_ptr(),
+        ) != 0
+        {
+            Err(String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or_default()).into_owned())
+        } else if ffi::luaL_loadbuffer(
+            l,
+            wrapped.as_ptr() as *const _,
+            wrapped.len(),
+            c"=wrapper".as_ptr(),
+        ) != 0
+        {
+            Err("wrapper failed to compile".into())
         } else {
             ffi::lua_insert(l, -2);
             let status = ffi::lua_pcall(l, 1, 1, 0);
-            let text = String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or(b"<non-string error>")).into_owned();
-            result = if status == 0 { Ok(text) } else { Err(text) };
-        }
+            let text =
+                String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or(b"<non-string error>"))
+                    .into_owned();
+            if status == 0 {
+                Ok(text)
+            } else {
+                Err(text)
+            }
+        };
         ffi::lua_close(l);
         result
     }

@@ -42,7 +42,12 @@ extern "C" {
     fn free(ptr: *mut c_void);
 }
 
-unsafe extern "C" fn limited_alloc(ud: *mut c_void, ptr: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
+unsafe extern "C" fn limited_alloc(
+    ud: *mut c_void,
+    ptr: *mut c_void,
+    osize: usize,
+    nsize: usize,
+) -> *mut c_void {
     let state = &mut *(ud as *mut AllocState);
     let old = if ptr.is_null() { 0 } else { osize };
     if nsize == 0 {
@@ -82,10 +87,20 @@ pub struct CompileError(pub String);
 impl Vm {
     /// A fresh VM with Redis 7.0's environment and a Lua memory limit in bytes.
     pub fn new(memory_limit: usize) -> Vm {
-        let mut alloc = Box::new(AllocState { used: 0, limit: memory_limit });
-        let l = unsafe { ffi::lua_newstate(limited_alloc, &mut *alloc as *mut AllocState as *mut c_void) };
+        let mut alloc = Box::new(AllocState {
+            used: 0,
+            limit: memory_limit,
+        });
+        let l = unsafe {
+            ffi::lua_newstate(limited_alloc, &mut *alloc as *mut AllocState as *mut c_void)
+        };
         assert!(!l.is_null(), "cannot create a Lua state");
-        let vm = Vm { l, alloc, scripts: HashMap::new(), runs_since_gc: 0 };
+        let vm = Vm {
+            l,
+            alloc,
+            scripts: HashMap::new(),
+            runs_since_gc: 0,
+        };
         unsafe { vm.setup() };
         vm
     }
@@ -105,7 +120,13 @@ impl Vm {
     unsafe fn setup(&self) {
         let l = self.l;
         // Redis loads base, table, string, math, debug (removed again below) and its four C libraries.
-        for open in [ffi::luaopen_base, ffi::luaopen_table, ffi::luaopen_string, ffi::luaopen_math, ffi::luaopen_debug] {
+        for open in [
+            ffi::luaopen_base,
+            ffi::luaopen_table,
+            ffi::luaopen_string,
+            ffi::luaopen_math,
+            ffi::luaopen_debug,
+        ] {
             ffi::lua_pushcfunction(l, open);
             ffi::lua_call(l, 0, 0);
         }
@@ -119,7 +140,16 @@ impl Vm {
             ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, name.as_ptr());
         }
         // Not in Redis's sandbox (and getfenv/setfenv/newproxy gated off in patched 7.0.15).
-        for name in [c"print", c"dofile", c"loadfile", c"getfenv", c"setfenv", c"newproxy", c"module", c"require"] {
+        for name in [
+            c"print",
+            c"dofile",
+            c"loadfile",
+            c"getfenv",
+            c"setfenv",
+            c"newproxy",
+            c"module",
+            c"require",
+        ] {
             ffi::lua_pushnil(l);
             ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, name.as_ptr());
         }
@@ -157,7 +187,12 @@ end
 local function fields(e) return e.err, e.source, e.line end
 return handler, fields
 "#;
-        let status = ffi::luaL_loadbuffer(l, code.as_ptr() as *const _, code.len(), c"=evalbench".as_ptr());
+        let status = ffi::luaL_loadbuffer(
+            l,
+            code.as_ptr() as *const _,
+            code.len(),
+            c"=evalbench".as_ptr(),
+        );
         assert_eq!(status, 0, "error handler compiles");
         ffi::lua_call(l, 0, 2);
         ffi::lua_pushlightuserdata(l, key(&REG_ERRFIELDS));
@@ -181,27 +216,32 @@ return handler, fields
         api::install_math_random(l);
 
         // Functions that take the read-only registry as upvalue 1 (and the original as upvalue 2).
-        let wrap = |table: Option<&CStr>, name: &CStr, f: ffi::lua_CFunction, with_original: bool| {
-            let target = match table {
-                Some(t) => {
-                    ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, t.as_ptr());
-                    -1
+        let wrap =
+            |table: Option<&CStr>, name: &CStr, f: ffi::lua_CFunction, with_original: bool| {
+                let target = match table {
+                    Some(t) => {
+                        ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, t.as_ptr());
+                        -1
+                    }
+                    None => ffi::LUA_GLOBALSINDEX,
+                };
+                let target_abs = if target == -1 {
+                    ffi::lua_gettop(l)
+                } else {
+                    target
+                };
+                push_readonly_registry(l);
+                let mut upvalues = 1;
+                if with_original {
+                    ffi::lua_getfield(l, target_abs, name.as_ptr());
+                    upvalues = 2;
                 }
-                None => ffi::LUA_GLOBALSINDEX,
+                ffi::lua_pushcclosure(l, f, upvalues);
+                ffi::lua_setfield(l, target_abs, name.as_ptr());
+                if table.is_some() {
+                    ffi::lua_pop(l, 1);
+                }
             };
-            let target_abs = if target == -1 { ffi::lua_gettop(l) } else { target };
-            push_readonly_registry(l);
-            let mut upvalues = 1;
-            if with_original {
-                ffi::lua_getfield(l, target_abs, name.as_ptr());
-                upvalues = 2;
-            }
-            ffi::lua_pushcclosure(l, f, upvalues);
-            ffi::lua_setfield(l, target_abs, name.as_ptr());
-            if table.is_some() {
-                ffi::lua_pop(l, 1);
-            }
-        };
         wrap(None, c"next", ro_next, false);
         wrap(None, c"pairs", ro_pairs, false);
         wrap(None, c"rawget", ro_rawget, false);
@@ -224,7 +264,17 @@ return handler, fields
             ffi::lua_gettop(l)
         };
         // Library tables -> proxies.
-        for lib in [c"string", c"table", c"math", c"coroutine", c"cjson", c"struct", c"cmsgpack", c"bit", c"redis"] {
+        for lib in [
+            c"string",
+            c"table",
+            c"math",
+            c"coroutine",
+            c"cjson",
+            c"struct",
+            c"cmsgpack",
+            c"bit",
+            c"redis",
+        ] {
             ffi::lua_getfield(l, real_globals, lib.as_ptr());
             let real = ffi::lua_gettop(l);
             make_proxy(l, real, false);
@@ -291,14 +341,23 @@ return handler, fields
         }
         let l = self.l;
         unsafe {
-            let status = ffi::luaL_loadbuffer(l, body.as_ptr() as *const _, body.len(), c"@user_script".as_ptr());
+            let status = ffi::luaL_loadbuffer(
+                l,
+                body.as_ptr() as *const _,
+                body.len(),
+                c"@user_script".as_ptr(),
+            );
             if status != 0 {
-                let msg = String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or(b"(error object is not a string)")).into_owned();
+                let msg = String::from_utf8_lossy(
+                    raw::to_bytes(l, -1).unwrap_or(b"(error object is not a string)"),
+                )
+                .into_owned();
                 ffi::lua_pop(l, 1);
                 return Err(CompileError(msg));
             }
             let registry_ref = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-            self.scripts.insert(sha.to_string(), Compiled { registry_ref });
+            self.scripts
+                .insert(sha.to_string(), Compiled { registry_ref });
         }
         Ok(())
     }
@@ -317,7 +376,11 @@ return handler, fields
             ffi::lua_settop(l, 0);
             ffi::lua_pushlightuserdata(l, key(&REG_HANDLER));
             ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
-            ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, compiled.registry_ref as ffi::lua_Integer);
+            ffi::lua_rawgeti(
+                l,
+                ffi::LUA_REGISTRYINDEX,
+                compiled.registry_ref as ffi::lua_Integer,
+            );
             let status = ffi::lua_pcall(l, 0, 1, 1);
             ffi::lua_remove(l, 1);
             if status == 0 {
@@ -344,7 +407,11 @@ return handler, fields
         ffi::lua_insert(l, -2);
         if ffi::lua_pcall(l, 1, 3, 0) != 0 {
             ffi::lua_settop(l, 0);
-            return ScriptError::Table { err: None, source: None, line: None };
+            return ScriptError::Table {
+                err: None,
+                source: None,
+                line: None,
+            };
         }
         let text = |idx: c_int| -> Option<Vec<u8>> {
             match ffi::lua_type(l, idx) {
@@ -385,7 +452,11 @@ impl Drop for Vm {
 /// A raised error, as the error handler left it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ScriptError {
-    Table { err: Option<Vec<u8>>, source: Option<Vec<u8>>, line: Option<Vec<u8>> },
+    Table {
+        err: Option<Vec<u8>>,
+        source: Option<Vec<u8>>,
+        line: Option<Vec<u8>>,
+    },
     NotATable(String),
     OutOfMemory,
 }
@@ -398,7 +469,11 @@ unsafe fn push_readonly_registry(l: L) {
 /// Push a read-only proxy of the table at `real`. A `view` is a proxy shown instead of a
 /// metatable: reading works, it has no metatable of its own as far as scripts can tell.
 unsafe fn make_proxy(l: L, real: c_int, view: bool) {
-    let real = if real < 0 && real > ffi::LUA_REGISTRYINDEX { ffi::lua_gettop(l) + real + 1 } else { real };
+    let real = if real < 0 && real > ffi::LUA_REGISTRYINDEX {
+        ffi::lua_gettop(l) + real + 1
+    } else {
+        real
+    };
     ffi::lua_newtable(l);
     let proxy = ffi::lua_gettop(l);
     ffi::lua_newtable(l);
@@ -440,10 +515,14 @@ unsafe extern "C-unwind" fn readonly_newindex(l: L) -> c_int {
 unsafe extern "C-unwind" fn missing_global(l: L) -> c_int {
     raw::protect(l, |l| {
         if ffi::lua_gettop(l) != 2 {
-            return Err(Raise::error("Wrong number of arguments to luaProtectedTableError"));
+            return Err(Raise::error(
+                "Wrong number of arguments to luaProtectedTableError",
+            ));
         }
         if ffi::lua_isstring(l, -1) == 0 {
-            return Err(Raise::error("Second argument to luaProtectedTableError must be a string or number"));
+            return Err(Raise::error(
+                "Second argument to luaProtectedTableError must be a string or number",
+            ));
         }
         let name = raw::to_bytes(l, -1).unwrap_or_default();
         let mut msg = b"Script attempted to access nonexistent global variable '".to_vec();
@@ -605,7 +684,11 @@ unsafe extern "C-unwind" fn ro_loadstring(l: L) -> c_int {
     raw::protect(l, |l| {
         if let Some(src) = raw::to_bytes(l, 1) {
             if src.first() == Some(&0x1b) {
-                let mut first_line: Vec<u8> = src.split(|&b| b == b'\n').next().unwrap_or_default().to_vec();
+                let mut first_line: Vec<u8> = src
+                    .split(|&b| b == b'\n')
+                    .next()
+                    .unwrap_or_default()
+                    .to_vec();
                 if first_line.len() < src.len() || first_line.len() > 45 {
                     first_line.truncate(45);
                     first_line.extend_from_slice(b"...");
@@ -642,9 +725,16 @@ unsafe fn call_original(l: L) -> raw::RawResult {
         let msg = raw::to_bytes(l, -1).unwrap_or_default();
         if msg.starts_with(b"bad argument #") {
             if let Some(pos) = find(msg, b" to '?' (") {
-                let (narg_text, rest) = (&msg[b"bad argument #".len()..pos], &msg[pos + b" to '?' (".len()..]);
-                let narg: c_int = std::str::from_utf8(narg_text).ok().and_then(|t| t.parse().ok()).unwrap_or(1);
-                let extra = String::from_utf8_lossy(rest.strip_suffix(b")").unwrap_or(rest)).into_owned();
+                let (narg_text, rest) = (
+                    &msg[b"bad argument #".len()..pos],
+                    &msg[pos + b" to '?' (".len()..],
+                );
+                let narg: c_int = std::str::from_utf8(narg_text)
+                    .ok()
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or(1);
+                let extra =
+                    String::from_utf8_lossy(rest.strip_suffix(b")").unwrap_or(rest)).into_owned();
                 return Err(raw::arg_error(l, narg, &extra));
             }
         }
