@@ -114,7 +114,7 @@ mod tests {
         assert_eq!(parse_shebang(b"return 1").unwrap().1, 0);
         let (f, len) = parse_shebang(b"#!lua flags=no-writes,allow-oom\nreturn 1").unwrap();
         assert!(f.no_writes && f.allow_oom && f.shebang);
-        assert_eq!(len, 32);
+        assert_eq!(len, 31);
         assert_eq!(
             parse_shebang(b"#!lua flags=bogus\nreturn 1").unwrap_err(),
             "ERR Unexpected flag in script shebang: bogus"
