@@ -634,6 +634,12 @@ mod tests {
         ("local s = cmsgpack.pack({{x=1}, {y=2}}) return {string.byte(s, 1, -1)}", Ok("{1=number:146,2=number:129,3=number:161,4=number:120,5=number:1,6=number:129,7=number:161,8=number:121,9=number:2}")),
         ("local s = string.rep(string.char(0x91), 5000) .. string.char(1) return cmsgpack.unpack(s)", Err("user_script:1: stack overflow (in function mp_decode_to_lua_array)")),
         ("local s = string.rep(string.char(0x91), 100) .. string.char(7) local v = cmsgpack.unpack(s) for i=1,100 do v = v[1] end return v", Ok("number:7")),
+        ("return #cmsgpack:pack(1)", Ok("number:189")),
+        ("local t = setmetatable({1, 2}, {__index = function() return 9 end}) local s = cmsgpack.pack(t) return {string.byte(s, 1, -1)}", Ok("{1=number:146,2=number:1,3=number:2}")),
+        ("local t = {} local c = t for i=1,20 do c.k = {} c = c.k end local s = cmsgpack.pack(t) return {#s, string.byte(s, -3, -1)}", Ok("{1=number:49,2=number:161,3=number:107,4=number:192}")),
+        ("return {cmsgpack:unpack_one(string.char(1))}", Err("user_script:1: bad argument #1 to 'unpack_one' (number expected, got string)")),
+        ("return cmsgpack.unpack_limit('abc', 1, 2^32 + 5)", Err("user_script:1: Start offset 5 greater than input length 3.")),
+        ("return {cmsgpack.unpack_one(string.char(1, 2, 3), 1.7)}", Ok("{1=number:2,2=number:2}")),
         ]);
     }
 }
