@@ -1731,4 +1731,66 @@ mod tests {
             .set(b"l".to_vec(), Value::List(vec![b"x".to_vec()].into()));
         assert_eq!(s.call(&["LCS", "l", "a", "FOO"]), err(LCS_NOT_STRINGS));
     }
+
+    #[test]
+    fn expired_keys_are_missing() {
+        let mut s = TestServer::new();
+        let past = Entry {
+            value: Value::Str(b"5".to_vec()),
+            expire_at_ms: Some(s.now_ms - 1),
+        };
+        for key in ["a", "b", "c"] {
+            s.keyspace
+                .db_mut(0)
+                .insert_entry(key.as_bytes().to_vec(), past.clone());
+        }
+        assert_eq!(s.call(&["GET", "a"]), Reply::Nil);
+        assert_eq!(s.call(&["INCR", "b"]), Reply::Int(1));
+        assert_eq!(
+            s.keyspace
+                .db(0)
+                .get(b"b", s.now_ms)
+                .and_then(|e| e.expire_at_ms),
+            None
+        );
+        assert_eq!(s.call(&["SET", "c", "v", "NX"]), Reply::ok());
+        assert_eq!(s.call(&["APPEND", "a", "x"]), Reply::Int(1));
+    }
+
+    #[test]
+    fn resp3_shapes_and_binary_values() {
+        let mut s = TestServer::new();
+        s.resp3 = true;
+        assert_eq!(s.call(&["GET", "k"]), Reply::Nil);
+        assert_eq!(s.call(&["SET", "k", "a\0b\u{ff}"]), Reply::ok());
+        assert_eq!(s.call(&["STRLEN", "k"]), Reply::Int(5));
+        assert_eq!(
+            s.call(&["GETRANGE", "k", "1", "1"]),
+            Reply::bulk(b"\0".to_vec())
+        );
+        assert_eq!(
+            s.call(&["LCS", "k", "nokey", "IDX"]),
+            Reply::Map(vec![
+                (bulk("matches"), Reply::Array(vec![])),
+                (bulk("len"), Reply::Int(0))
+            ])
+        );
+    }
+
+    #[test]
+    fn long_float_inputs() {
+        // Redis refuses 5120+ bytes; just under that, huge exponents must still be exact and quick.
+        let long = format!("1{}e-9900", "3".repeat(5000));
+        assert!(ibf(None, &long).is_ok());
+        assert_eq!(ibf(None, &format!("1{}", "0".repeat(5200))), Err(true));
+        assert_eq!(
+            ibf(None, &format!("0.{}1", "0".repeat(4000))),
+            Ok("0".into())
+        );
+        assert_eq!(ibf(None, &format!("1e-{}", "9".repeat(4000))), Err(true));
+        assert_eq!(
+            ibf(Some("-1.18973149535723176502e+4932"), "1e-4940").map(|s| s.len()),
+            Ok(4934)
+        );
+    }
 }
