@@ -367,7 +367,7 @@ return handler, fields
     }
 
     /// Call a cached script under the error handler. On success the first return value is left on
-    /// the stack (index 1) and `Ok(())` returned; on error, `Err(ScriptError)` with the fields the
+    /// the stack (index 2, above the handler) and `Ok(())` returned; on error, `Err(ScriptError)` with the fields the
     /// handler recorded.
     pub fn call_script(&mut self, sha: &str) -> Result<(), ScriptError> {
         let l = self.l;
@@ -382,10 +382,12 @@ return handler, fields
                 compiled.registry_ref as ffi::lua_Integer,
             );
             let status = ffi::lua_pcall(l, 0, 1, 1);
-            ffi::lua_remove(l, 1);
             if status == 0 {
+                // The handler stays below the result during conversion, as in Redis (the depth at
+                // which a nested reply hits the Lua stack limit depends on it).
                 return Ok(());
             }
+            ffi::lua_remove(l, 1);
             Err(self.read_error(status))
         }
     }
