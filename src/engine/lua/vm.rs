@@ -22,7 +22,6 @@ pub const READONLY_TEXT: &str = "Attempt to modify a readonly table";
 pub const HOOK_EVERY: c_int = 10_000;
 
 /// Registry keys (light userdata addresses of these statics).
-static REG_READONLY: u8 = 0;
 static REG_HANDLER: u8 = 0;
 static REG_ERRFIELDS: u8 = 0;
 static REG_GLOBALS: u8 = 0;
@@ -209,7 +208,7 @@ return handler, fields
     unsafe fn install_overrides(&self) {
         let l = self.l;
         // The read-only registry: proxy -> real table (or `true` for a view with no real table).
-        ffi::lua_pushlightuserdata(l, key(&REG_READONLY));
+        ffi::lua_pushlightuserdata(l, key(&raw::READONLY_REGISTRY_KEY));
         ffi::lua_newtable(l);
         ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
 
@@ -464,7 +463,7 @@ pub enum ScriptError {
 }
 
 unsafe fn push_readonly_registry(l: L) {
-    ffi::lua_pushlightuserdata(l, key(&REG_READONLY));
+    ffi::lua_pushlightuserdata(l, key(&raw::READONLY_REGISTRY_KEY));
     ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
 }
 
