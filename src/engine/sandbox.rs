@@ -163,6 +163,7 @@ impl Sandbox {
             return self.refused(sha, request.protocol, text);
         }
         self.vm.set_keys_and_argv(&request.keys, &request.argv);
+        self.vm.set_memory_limit(self.config.memory_limit);
 
         let cancel = self.core.run.cancel.clone();
         cancel.store(false, Ordering::Relaxed);

@@ -116,6 +116,10 @@ impl Vm {
         self.alloc.limit
     }
 
+    pub fn set_memory_limit(&mut self, bytes: usize) {
+        self.alloc.limit = bytes;
+    }
+
     unsafe fn setup(&self) {
         let l = self.l;
         // Redis loads base, table, string, math, debug (removed again below) and its four C libraries.
@@ -437,7 +441,10 @@ return handler, fields
     pub fn after_run(&mut self) {
         unsafe { ffi::lua_settop(self.l, 0) };
         self.runs_since_gc += 1;
-        if self.runs_since_gc >= 50 {
+        // After a run that came close to the memory limit, collect now so the next run has room.
+        if self.alloc.used > self.alloc.limit / 4 * 3 {
+            unsafe { ffi::lua_gc(self.l, ffi::LUA_GCCOLLECT, 0) };
+        } else if self.runs_since_gc >= 50 {
             unsafe { ffi::lua_gc(self.l, ffi::LUA_GCSTEP, 50) };
             self.runs_since_gc = 0;
         }
