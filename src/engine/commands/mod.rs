@@ -233,6 +233,28 @@ pub fn lookup(name: &str) -> Option<&'static Resolved> {
     registry().by_name.get(name)
 }
 
+/// Implemented commands per data type, in the order of the README table.
+pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
+    let families: [(&str, &[Command]); 8] = [
+        ("keys", generic::COMMANDS),
+        ("strings", strings::COMMANDS),
+        ("hashes", hashes::COMMANDS),
+        ("lists", lists::COMMANDS),
+        ("sets", sets::COMMANDS),
+        ("sorted sets", zsets::COMMANDS),
+        ("streams", streams::COMMANDS),
+        ("server", server::COMMANDS),
+    ];
+    families
+        .into_iter()
+        .map(|(family, commands)| {
+            let mut names: Vec<&str> = commands.iter().map(|c| c.name).collect();
+            names.sort();
+            (family, names)
+        })
+        .collect()
+}
+
 /// Every implemented command name, sorted (for the README table).
 pub fn implemented_names() -> Vec<&'static str> {
     let mut names: Vec<&str> = all_commands().map(|c| c.name).collect();
