@@ -5,10 +5,22 @@ use evalbench::cli::{self, Cli, Command};
 
 fn main() {
     let parsed = Cli::parse();
-    let result = match &parsed.command {
-        Some(Command::Run(args)) => cli::run_command(args),
-        None => cli::run_demo(),
-    };
+    // Replies can nest thousands of levels deep (as on a real server): give the work a deep stack.
+    let worker = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || match &parsed.command {
+            Some(Command::Run(args)) => cli::run_command(args),
+            None => cli::run_demo(),
+        });
+    let result = worker
+        .expect("start the worker thread")
+        .join()
+        .unwrap_or_else(|_| {
+            Err(cli::CliError {
+                code: cli::EXIT_BACKEND,
+                message: "internal error (panic); please report it".into(),
+            })
+        });
     match result {
         Ok((code, out)) => {
             print!("{out}");

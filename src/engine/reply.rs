@@ -91,6 +91,10 @@ impl Reply {
 
     /// Downgrade RESP3 kinds the way Redis writes them to a RESP2 connection.
     pub fn to_resp2(&self) -> Reply {
+        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.to_resp2_inner())
+    }
+
+    fn to_resp2_inner(&self) -> Reply {
         match self {
             Reply::Double(d) => Reply::Bulk(format_double_resp2(*d).into_bytes()),
             Reply::Bool(b) => Reply::Int(*b as i64),
@@ -117,6 +121,12 @@ impl Reply {
     }
 
     fn write_resp(&self, protocol: Protocol, out: &mut Vec<u8>) {
+        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || {
+            self.write_resp_inner(protocol, out)
+        })
+    }
+
+    fn write_resp_inner(&self, protocol: Protocol, out: &mut Vec<u8>) {
         let resp3 = protocol == Protocol::Resp3;
         match self {
             Reply::Status(s) => {
@@ -174,6 +184,10 @@ impl Reply {
 
     /// The typed JSON of `evalbench run --json` (see README).
     pub fn to_json(&self) -> Json {
+        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.to_json_inner())
+    }
+
+    fn to_json_inner(&self) -> Json {
         match self {
             Reply::Status(s) => json!({ "status": s }),
             Reply::Error(s) => json!({ "error": s }),
@@ -209,6 +223,12 @@ impl Reply {
     }
 
     fn write_cli(&self, out: &mut String, indent: usize) {
+        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || {
+            self.write_cli_inner(out, indent)
+        })
+    }
+
+    fn write_cli_inner(&self, out: &mut String, indent: usize) {
         match self {
             Reply::Status(s) => {
                 out.push_str(s);

@@ -170,7 +170,7 @@ unsafe extern "C-unwind" fn redis_pcall_command(l: L) -> c_int {
 }
 
 /// Lua arguments -> argv as Redis 7.0 does (`%.17g` for numbers); None if one is not a string/number.
-unsafe fn lua_args(l: L, argc: c_int) -> Option<Vec<Vec<u8>>> {
+unsafe fn luaargs(l: L, argc: c_int) -> Option<Vec<Vec<u8>>> {
     let mut args = Vec::with_capacity(argc as usize);
     for i in 1..=argc {
         match ffi::lua_type(l, i) {
@@ -208,7 +208,7 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
             false,
         );
     }
-    let Some(args) = lua_args(l, argc) else {
+    let Some(args) = luaargs(l, argc) else {
         return api_failure(
             l,
             via,
@@ -459,7 +459,7 @@ unsafe extern "C-unwind" fn redis_acl_check_cmd(l: L) -> c_int {
                 false,
             );
         }
-        let Some(args) = lua_args(l, argc) else {
+        let Some(args) = luaargs(l, argc) else {
             return api_failure(
                 l,
                 Via::Call,
@@ -560,11 +560,18 @@ unsafe extern "C-unwind" fn math_randomseed(l: L) -> c_int {
 
 /// Count hook: stops the script at the busy threshold or on cancel, and keeps raising
 /// afterwards (on every line) so that `pcall` cannot swallow the stop.
-pub unsafe extern "C-unwind" fn stop_hook(l: L, _ar: *mut ffi::lua_Debug) {
+pub unsafe extern "C-unwind" fn stop_hook(l: L, ar: *mut ffi::lua_Debug) {
     let Some(core) = core() else { return };
     let run = &mut core.run;
     if !run.active {
         return;
+    }
+    // Never stop inside evalbench's own Lua helpers (the error handler must be able to run).
+    if !ar.is_null() && ffi::lua_getinfo(l, c"S".as_ptr(), ar) != 0 && !(*ar).source.is_null() {
+        let source = std::ffi::CStr::from_ptr((*ar).source);
+        if source.to_bytes() == b"=evalbench" {
+            return;
+        }
     }
     if run.stopped.is_none() {
         if run.cancel.load(Ordering::Relaxed) {

@@ -162,6 +162,11 @@ impl ReturnConverter {
 
     /// Convert the value on top of the stack and pop it.
     pub unsafe fn convert(&mut self, l: L, path: &str) -> Reply {
+        // Nesting goes as deep as the Lua stack allows (about 8000 levels): grow the Rust stack as needed.
+        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.convert_value(l, path))
+    }
+
+    unsafe fn convert_value(&mut self, l: L, path: &str) -> Reply {
         if ffi::lua_checkstack(l, 4) == 0 {
             ffi::lua_pop(l, 1);
             self.hit_stack_limit = true;
