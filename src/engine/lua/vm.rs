@@ -22,7 +22,6 @@ pub const READONLY_TEXT: &str = "Attempt to modify a readonly table";
 pub const HOOK_EVERY: c_int = 10_000;
 
 /// Registry keys (light userdata addresses of these statics).
-static REG_READONLY: u8 = 0;
 static REG_HANDLER: u8 = 0;
 static REG_ERRFIELDS: u8 = 0;
 static REG_GLOBALS: u8 = 0;
@@ -209,7 +208,7 @@ return handler, fields
     unsafe fn install_overrides(&self) {
         let l = self.l;
         // The read-only registry: proxy -> real table (or `true` for a view with no real table).
-        ffi::lua_pushlightuserdata(l, key(&REG_READONLY));
+        ffi::lua_pushlightuserdata(l, key(&raw::READONLY_REGISTRY_KEY));
         ffi::lua_newtable(l);
         ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
 
@@ -367,7 +366,7 @@ return handler, fields
     }
 
     /// Call a cached script under the error handler. On success the first return value is left on
-    /// the stack (index 1) and `Ok(())` returned; on error, `Err(ScriptError)` with the fields the
+    /// the stack (index 2, above the handler) and `Ok(())` returned; on error, `Err(ScriptError)` with the fields the
     /// handler recorded.
     pub fn call_script(&mut self, sha: &str) -> Result<(), ScriptError> {
         let l = self.l;
@@ -382,10 +381,12 @@ return handler, fields
                 compiled.registry_ref as ffi::lua_Integer,
             );
             let status = ffi::lua_pcall(l, 0, 1, 1);
-            ffi::lua_remove(l, 1);
             if status == 0 {
+                // The handler stays below the result during conversion, as in Redis (the depth at
+                // which a nested reply hits the Lua stack limit depends on it).
                 return Ok(());
             }
+            ffi::lua_remove(l, 1);
             Err(self.read_error(status))
         }
     }
@@ -462,7 +463,7 @@ pub enum ScriptError {
 }
 
 unsafe fn push_readonly_registry(l: L) {
-    ffi::lua_pushlightuserdata(l, key(&REG_READONLY));
+    ffi::lua_pushlightuserdata(l, key(&raw::READONLY_REGISTRY_KEY));
     ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
 }
 
