@@ -27,14 +27,28 @@ struct Sample {
 
 fn samples() -> Vec<Sample> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .collect();
     paths.retain(|p| p.extension().is_some_and(|e| e == "lua"));
     paths.sort();
-    let mut out = vec![Sample { name: "return_1".into(), request: RunRequest::new("return 1"), seed: serde_json::json!({}) }];
+    let mut out = vec![Sample {
+        name: "return_1".into(),
+        request: RunRequest::new("return 1"),
+        seed: serde_json::json!({}),
+    }];
     for path in paths {
-        let car: Json = serde_json::from_str(&std::fs::read_to_string(path.with_extension("json")).unwrap()).unwrap();
+        let car: Json =
+            serde_json::from_str(&std::fs::read_to_string(path.with_extension("json")).unwrap())
+                .unwrap();
         let strings = |v: &Json| -> Vec<Vec<u8>> {
-            v.as_array().into_iter().flatten().map(|s| s.as_str().unwrap_or_default().as_bytes().to_vec()).collect()
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .map(|s| s.as_str().unwrap_or_default().as_bytes().to_vec())
+                .collect()
         };
         out.push(Sample {
             name: path.file_stem().unwrap().to_string_lossy().into_owned(),
@@ -44,7 +58,10 @@ fn samples() -> Vec<Sample> {
                 argv: strings(&car["argv"]),
                 ..RunRequest::default()
             },
-            seed: car.get("keyspace").cloned().unwrap_or(serde_json::json!({})),
+            seed: car
+                .get("keyspace")
+                .cloned()
+                .unwrap_or(serde_json::json!({})),
         });
     }
     out
@@ -68,7 +85,10 @@ fn redis_usec_per_call(conn: &mut Conn, sample: &Sample, batches: usize, per_bat
                 conn.cmd(&["FLUSHALL"]);
                 seed(conn, &sample.seed);
                 let r = conn.cmd_bytes(&evalsha);
-                assert!(round > 0 || !matches!(r, Reply::Error(ref e) if e.starts_with("NOSCRIPT")), "{r:?}");
+                assert!(
+                    round > 0 || !matches!(r, Reply::Error(ref e) if e.starts_with("NOSCRIPT")),
+                    "{r:?}"
+                );
             }
         }
     }
@@ -76,8 +96,14 @@ fn redis_usec_per_call(conn: &mut Conn, sample: &Sample, batches: usize, per_bat
         Reply::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
         other => panic!("INFO: {other:?}"),
     };
-    let line = info.lines().find(|l| l.starts_with("cmdstat_evalsha:")).expect("evalsha stats");
-    let field = line.split(',').find_map(|f| f.strip_prefix("usec_per_call=")).expect("usec_per_call");
+    let line = info
+        .lines()
+        .find(|l| l.starts_with("cmdstat_evalsha:"))
+        .expect("evalsha stats");
+    let field = line
+        .split(',')
+        .find_map(|f| f.strip_prefix("usec_per_call="))
+        .expect("usec_per_call");
     field.parse().unwrap()
 }
 
@@ -92,7 +118,12 @@ fn sandbox_usec(sandbox: &mut Sandbox, sample: &Sample, seed_db: &Db, runs: usiz
         if i >= runs / 10 {
             times.push(t.as_nanos() as f64 / 1000.0);
         }
-        assert!(!report.reply.is_error() || sample.name.contains("error"), "{}: {:?}", sample.name, report.reply);
+        assert!(
+            !report.reply.is_error() || sample.name.contains("error"),
+            "{}: {:?}",
+            sample.name,
+            report.reply
+        );
     }
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
@@ -125,16 +156,28 @@ fn main() {
     let quick = std::env::var("EVALBENCH_BENCH_QUICK").is_ok();
     let (batches, per_batch, runs) = if quick { (2, 50, 300) } else { (10, 200, 3000) };
 
-    println!("\n{:<22} {:>10} {:>12} {:>8} {:>12} {:>8}", "script", "redis µs", "sandbox µs", "ratio", "no-trace µs", "ratio");
+    println!(
+        "\n{:<22} {:>10} {:>12} {:>8} {:>12} {:>8}",
+        "script", "redis µs", "sandbox µs", "ratio", "no-trace µs", "ratio"
+    );
     let (mut ratios_on, mut ratios_off) = (Vec::new(), Vec::new());
     for sample in &samples {
         let redis = redis_usec_per_call(&mut conn, sample, batches, per_batch);
         let mut sandbox = Sandbox::new();
-        let seed_db = keyspace_from_json(&sample.seed.to_string(), sandbox.now_ms()).expect("sample seed");
+        let seed_db =
+            keyspace_from_json(&sample.seed.to_string(), sandbox.now_ms()).expect("sample seed");
         let on = sandbox_usec(&mut sandbox, sample, &seed_db, runs);
         sandbox.config.tracing = false;
         let off = sandbox_usec(&mut sandbox, sample, &seed_db, runs);
-        println!("{:<22} {:>10.2} {:>12.2} {:>8.2} {:>12.2} {:>8.2}", sample.name, redis, on, on / redis, off, off / redis);
+        println!(
+            "{:<22} {:>10.2} {:>12.2} {:>8.2} {:>12.2} {:>8.2}",
+            sample.name,
+            redis,
+            on,
+            on / redis,
+            off,
+            off / redis
+        );
         ratios_on.push(on / redis);
         ratios_off.push(off / redis);
     }
@@ -147,11 +190,15 @@ fn main() {
     let (median, worst) = stop_latency_ms(100, if quick { 5 } else { 20 });
     println!("while-true stop latency after a 100 ms threshold: median {median:.3} ms, worst {worst:.3} ms\n");
 
-    let mut criterion = Criterion::default().configure_from_args().measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
+    let mut criterion = Criterion::default()
+        .configure_from_args()
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(500));
     let mut group = criterion.benchmark_group("sandbox");
     for sample in &samples {
         let mut sandbox = Sandbox::new();
-        let seed_db = keyspace_from_json(&sample.seed.to_string(), sandbox.now_ms()).expect("sample seed");
+        let seed_db =
+            keyspace_from_json(&sample.seed.to_string(), sandbox.now_ms()).expect("sample seed");
         group.bench_function(&sample.name, |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;

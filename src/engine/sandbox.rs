@@ -245,7 +245,8 @@ impl Sandbox {
             ScriptError::Table { err, source, line } => {
                 let line_number = line.as_deref().and_then(|l| std::str::from_utf8(l).ok()).and_then(|l| l.parse().ok());
                 let mut text = match err {
-                    Some(e) => String::from_utf8_lossy(&e).into_owned(),
+                    // Redis builds the reply as a C string: it ends at the first NUL.
+                    Some(e) => String::from_utf8_lossy(e.split(|&b| b == 0).next().unwrap_or_default()).into_owned(),
                     None => {
                         warnings.push(Warning {
                             kind: WarningKind::WouldCrash,

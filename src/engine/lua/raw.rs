@@ -224,6 +224,9 @@ pub unsafe fn see_through_proxy(l: L, idx: c_int) {
     } else {
         idx
     };
+    if ffi::lua_checkstack(l, 2) == 0 {
+        return;
+    }
     ffi::lua_pushlightuserdata(
         l,
         &READONLY_REGISTRY_KEY as *const u8 as *mut std::ffi::c_void,
