@@ -1,6 +1,7 @@
 //! Hash commands (t_hash.c @7.0.15). A hash is an `IndexMap` in insertion order, which is what
 //! Redis's listpack encoding gives for small hashes.
 
+use super::long_double;
 use super::{errors, flatten, glob_match, int_arg, lower, number, Command, Ctx};
 use crate::engine::keyspace::{HashValue, Value};
 use crate::engine::reply::Reply;
@@ -241,24 +242,26 @@ fn hincrby(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 fn hincrbyfloat(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        let incr = match parse_long_double(&args[3]) {
-            Ok(Some(v)) => v,
-            Ok(None) => return Err(Reply::err(INCR_NAN_OR_INF)),
-            Err(()) => return Err(Reply::err(errors::NOT_FLOAT)),
-        };
+        // Redis adds in x87 long double and prints `%.17Lf`: see long_double.rs.
+        let incr = long_double::parse(&args[3]).ok_or_else(|| Reply::err(errors::NOT_FLOAT))?;
+        if !incr.is_finite() {
+            return Err(Reply::err(INCR_NAN_OR_INF));
+        }
         let key = &args[1];
         let created = read(ctx, key)?.is_none();
         let result = (|| {
             let h = write(ctx, key)?;
-            let old = match h.get(&args[2]).map(|v| parse_long_double(v)) {
-                None => Some(LongDouble::ZERO),
-                Some(Ok(v)) => v,
-                Some(Err(())) => return Err(Reply::err(errors::HASH_NOT_FLOAT)),
+            let old = match h.get(&args[2]) {
+                None => long_double::Ld::ZERO,
+                Some(v) => {
+                    long_double::parse(v).ok_or_else(|| Reply::err(errors::HASH_NOT_FLOAT))?
+                }
             };
-            let new = old
-                .and_then(|old| old.add(incr))
-                .ok_or_else(|| Reply::err(errors::NAN_RESULT))?;
-            let text = new.to_human().into_bytes();
+            let new = long_double::add(old, incr);
+            if !new.is_finite() {
+                return Err(Reply::err(errors::NAN_RESULT));
+            }
+            let text = long_double::format_human(new).into_bytes();
             h.insert(args[2].clone(), text.clone());
             Ok(Reply::Bulk(text))
         })();
@@ -268,438 +271,6 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         }
         result
     })())
-}
-
-// ---- x87 long double emulation for HINCRBYFLOAT ----
-//
-// Redis parses both numbers with `strtold`, adds them as 80-bit long doubles (64-bit mantissa) and
-// prints the sum with `%.17Lf`, trailing zeros cut. That shows the long double's rounding noise
-// ("1000000.10000000000002274"), so we do the same arithmetic exactly with a small bignum.
-
-/// A finite long double: `mant × 2^exp` with bit 63 of `mant` set, or zero when `mant == 0`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct LongDouble {
-    neg: bool,
-    mant: u64,
-    exp: i32,
-}
-
-/// Largest binary exponent of a finite long double (`LDBL_MAX` < 2^16384).
-const LD_MAX_EXP: i32 = 16384;
-
-/// Unsigned big integer, little-endian 32-bit limbs.
-#[derive(Debug, Clone, PartialEq)]
-struct Big(Vec<u32>);
-
-impl Big {
-    fn from_u128(mut v: u128) -> Big {
-        let mut limbs = Vec::new();
-        while v > 0 {
-            limbs.push(v as u32);
-            v >>= 32;
-        }
-        Big(limbs)
-    }
-    fn trim(mut self) -> Big {
-        while self.0.last() == Some(&0) {
-            self.0.pop();
-        }
-        self
-    }
-    fn is_zero(&self) -> bool {
-        self.0.iter().all(|&l| l == 0)
-    }
-    fn bit_len(&self) -> u64 {
-        match self.0.iter().rposition(|&l| l != 0) {
-            Some(i) => i as u64 * 32 + (32 - self.0[i].leading_zeros() as u64),
-            None => 0,
-        }
-    }
-    fn bit(&self, i: u64) -> bool {
-        self.0
-            .get((i / 32) as usize)
-            .is_some_and(|l| l >> (i % 32) & 1 == 1)
-    }
-    /// Whether any bit below `i` is set.
-    fn any_below(&self, i: u64) -> bool {
-        let (full, part) = ((i / 32) as usize, i % 32);
-        let low_mask = (1u32 << part).wrapping_sub(1);
-        self.0.iter().take(full).any(|&l| l != 0)
-            || self.0.get(full).is_some_and(|l| l & low_mask != 0)
-    }
-    fn mul_add_small(&mut self, m: u32, a: u32) {
-        let mut carry = a as u64;
-        for l in self.0.iter_mut() {
-            let v = *l as u64 * m as u64 + carry;
-            *l = v as u32;
-            carry = v >> 32;
-        }
-        if carry > 0 {
-            self.0.push(carry as u32);
-        }
-    }
-    fn shl(&self, n: u64) -> Big {
-        let (words, bits) = ((n / 32) as usize, n % 32);
-        let mut out = vec![0u32; words];
-        let mut carry = 0u32;
-        for &l in &self.0 {
-            out.push(if bits == 0 { l } else { (l << bits) | carry });
-            carry = if bits == 0 { 0 } else { l >> (32 - bits) };
-        }
-        out.push(carry);
-        Big(out).trim()
-    }
-    /// The bits `from..from+128` as a number.
-    fn bits_from(&self, from: u64) -> u128 {
-        (0..128u64)
-            .rev()
-            .fold(0u128, |acc, i| (acc << 1) | self.bit(from + i) as u128)
-    }
-    fn cmp(&self, other: &Big) -> std::cmp::Ordering {
-        self.bit_len().cmp(&other.bit_len()).then_with(|| {
-            for i in (0..self.0.len().max(other.0.len())).rev() {
-                let (a, b) = (
-                    self.0.get(i).copied().unwrap_or(0),
-                    other.0.get(i).copied().unwrap_or(0),
-                );
-                if a != b {
-                    return a.cmp(&b);
-                }
-            }
-            std::cmp::Ordering::Equal
-        })
-    }
-    fn sub_assign(&mut self, other: &Big) {
-        let mut borrow = 0i64;
-        for i in 0..self.0.len() {
-            let v = self.0[i] as i64 - other.0.get(i).copied().unwrap_or(0) as i64 - borrow;
-            borrow = (v < 0) as i64;
-            self.0[i] = v.rem_euclid(1 << 32) as u32;
-        }
-    }
-    /// `(self / d, self % d != 0)` by binary long division (the quotients here are ~70 bits).
-    fn div_sticky(&self, d: &Big) -> (Big, bool) {
-        let mut q = Big(vec![0; self.0.len()]);
-        let mut r = Big(Vec::new());
-        for i in (0..self.bit_len()).rev() {
-            r = r.shl(1);
-            if self.bit(i) {
-                if r.0.is_empty() {
-                    r.0.push(0);
-                }
-                r.0[0] |= 1;
-            }
-            if r.cmp(d) != std::cmp::Ordering::Less {
-                r.sub_assign(d);
-                r = r.trim();
-                q.0[(i / 32) as usize] |= 1 << (i % 32);
-            }
-        }
-        (q.trim(), !r.is_zero())
-    }
-    fn to_decimal(&self) -> String {
-        if self.is_zero() {
-            return "0".into();
-        }
-        let mut limbs = self.0.clone();
-        let mut chunks = Vec::new();
-        while limbs.iter().any(|&l| l != 0) {
-            let mut rem = 0u64;
-            for l in limbs.iter_mut().rev() {
-                let v = (rem << 32) | *l as u64;
-                *l = (v / 1_000_000_000) as u32;
-                rem = v % 1_000_000_000;
-            }
-            chunks.push(rem);
-        }
-        let mut s = chunks.pop().map(|c| c.to_string()).unwrap_or_default();
-        for c in chunks.iter().rev() {
-            s.push_str(&format!("{c:09}"));
-        }
-        s
-    }
-}
-
-/// Round `n × 2^exp2` (plus a sticky fraction below its last bit) to a long double.
-fn round_big(neg: bool, n: &Big, exp2: i64, sticky: bool) -> Option<LongDouble> {
-    let len = n.bit_len();
-    if len == 0 {
-        return Some(LongDouble {
-            neg,
-            mant: 0,
-            exp: 0,
-        });
-    }
-    let shift = len as i64 - 64;
-    let (mut mant, mut exp) = if shift <= 0 {
-        ((n.bits_from(0) << (-shift) as u32) as u64, exp2 + shift)
-    } else {
-        let s = shift as u64;
-        let mut m = n.bits_from(s) as u64;
-        let half = n.bit(s - 1);
-        let rest = sticky || n.any_below(s - 1);
-        if half && (rest || m & 1 == 1) {
-            m = m.wrapping_add(1);
-        }
-        (m, exp2 + shift)
-    };
-    if mant == 0 {
-        // The rounding carried out of 64 bits.
-        mant = 1 << 63;
-        exp += 1;
-    }
-    // Too large for a long double: infinity, which the caller refuses.
-    if exp + 64 > LD_MAX_EXP as i64 {
-        return None;
-    }
-    // Far below the long double range (denormals are not modelled): zero.
-    if exp + 64 < -16445 {
-        return Some(LongDouble {
-            neg,
-            mant: 0,
-            exp: 0,
-        });
-    }
-    Some(LongDouble {
-        neg,
-        mant,
-        exp: exp as i32,
-    })
-}
-
-impl LongDouble {
-    const ZERO: LongDouble = LongDouble {
-        neg: false,
-        mant: 0,
-        exp: 0,
-    };
-
-    /// Exact conversion of a finite double.
-    fn from_f64(v: f64) -> LongDouble {
-        if v == 0.0 {
-            return LongDouble {
-                neg: false,
-                mant: 0,
-                exp: 0,
-            };
-        }
-        let bits = v.abs().to_bits();
-        let (e, f) = ((bits >> 52) as i64, bits & ((1 << 52) - 1));
-        let (m, e) = if e == 0 {
-            (f, -1074)
-        } else {
-            (f | 1 << 52, e - 1075)
-        };
-        round_big(v < 0.0, &Big::from_u128(m as u128), e, false).unwrap_or(LongDouble {
-            neg: false,
-            mant: 0,
-            exp: 0,
-        })
-    }
-
-    /// `strtold` of a plain decimal (`[-+]digits[.digits][e[-+]digits]`), correctly rounded.
-    /// `None` for other forms or too many digits; `Some(Err(()))` when it overflows a long double
-    /// or underflows to zero (`string2ld` refuses both).
-    fn parse_decimal(s: &[u8]) -> Option<Result<LongDouble, ()>> {
-        let (neg, body) = match s.first()? {
-            b'-' => (true, &s[1..]),
-            b'+' => (false, &s[1..]),
-            _ => (false, s),
-        };
-        let (mantissa, exp_part) = match body.iter().position(|&c| c == b'e' || c == b'E') {
-            Some(i) => (&body[..i], Some(&body[i + 1..])),
-            None => (body, None),
-        };
-        let (int, frac) = match mantissa.iter().position(|&c| c == b'.') {
-            Some(i) => (&mantissa[..i], &mantissa[i + 1..]),
-            None => (mantissa, &mantissa[..0]),
-        };
-        if int.len() + frac.len() == 0 || !int.iter().chain(frac).all(u8::is_ascii_digit) {
-            return None;
-        }
-        let mut exp10: i64 = -(frac.len() as i64);
-        if let Some(e) = exp_part {
-            let e = std::str::from_utf8(e).ok()?;
-            if e.is_empty() || e.starts_with('+') && e.len() == 1 {
-                return None;
-            }
-            exp10 += e.parse::<i64>().ok()?;
-        }
-        let digits: Vec<u8> = int
-            .iter()
-            .chain(frac)
-            .copied()
-            .skip_while(|&c| c == b'0')
-            .collect();
-        if digits.is_empty() {
-            return Some(Ok(LongDouble {
-                neg,
-                mant: 0,
-                exp: 0,
-            }));
-        }
-        if digits.len() > 800 {
-            return None;
-        }
-        if !(-5000..=5000).contains(&(exp10 + digits.len() as i64)) {
-            return Some(Err(()));
-        }
-        let mut m = Big(Vec::new());
-        for d in digits {
-            m.mul_add_small(10, (d - b'0') as u32);
-        }
-        let pow10 = |n: i64| {
-            let mut p = Big(vec![1]);
-            for _ in 0..n {
-                p.mul_add_small(10, 0);
-            }
-            p
-        };
-        if exp10 >= 0 {
-            let mut n = m;
-            let p = pow10(exp10);
-            // n × p by repeated small multiplications is simpler than a general product.
-            let mut acc = Big(Vec::new());
-            for (i, &limb) in p.0.iter().enumerate() {
-                let mut part = n.clone();
-                part.mul_add_small(limb, 0);
-                let part = part.shl(32 * i as u64);
-                acc = add_big(&acc, &part);
-            }
-            n = acc;
-            return Some(
-                round_big(neg, &n, 0, false)
-                    .filter(|v| v.mant != 0)
-                    .ok_or(()),
-            );
-        }
-        let d = pow10(-exp10);
-        let s = (66 + d.bit_len() as i64 - m.bit_len() as i64 + 1).max(0) as u64;
-        let (q, sticky) = m.shl(s).div_sticky(&d);
-        Some(
-            round_big(neg, &q, -(s as i64), sticky)
-                .filter(|v| v.mant != 0)
-                .ok_or(()),
-        )
-    }
-
-    /// `self + other`, rounded to a long double; `None` on overflow.
-    fn add(self, other: LongDouble) -> Option<LongDouble> {
-        if other.mant == 0 {
-            return Some(self);
-        }
-        if self.mant == 0 {
-            return Some(other);
-        }
-        let mag = |x: &LongDouble| (x.exp, x.mant);
-        let (a, b) = if mag(&self) >= mag(&other) {
-            (self, other)
-        } else {
-            (other, self)
-        };
-        let d = (a.exp - b.exp) as u64;
-        let big_a = (a.mant as u128) << 62;
-        let full_b = (b.mant as u128) << 62;
-        let (big_b, sticky) = if d >= 128 {
-            (0, true)
-        } else {
-            (full_b >> d, full_b & ((1u128 << d) - 1) != 0)
-        };
-        let (sum, sticky) = if a.neg == b.neg {
-            (big_a + big_b, sticky)
-        } else if sticky {
-            (big_a - big_b - 1, true)
-        } else {
-            (big_a - big_b, false)
-        };
-        if sum == 0 && !sticky {
-            return Some(LongDouble {
-                neg: false,
-                mant: 0,
-                exp: 0,
-            });
-        }
-        round_big(a.neg, &Big::from_u128(sum), a.exp as i64 - 62, sticky)
-    }
-
-    /// `%.17Lf` with the trailing zeros (and a bare point) cut, as Redis's `ld2string` does.
-    fn to_human(self) -> String {
-        let (int, frac) = if self.exp >= 0 {
-            (
-                Big::from_u128(self.mant as u128)
-                    .shl(self.exp as u64)
-                    .to_decimal(),
-                0u128,
-            )
-        } else {
-            let k = (-self.exp) as u32;
-            let int = if k >= 64 { 0 } else { self.mant >> k };
-            let frac_bits = if k >= 64 {
-                self.mant as u128
-            } else {
-                (self.mant & ((1u64 << k) - 1)) as u128
-            };
-            // Round frac / 2^k to 17 decimals, ties to even.
-            const SCALE: u128 = 100_000_000_000_000_000;
-            let scaled = frac_bits * SCALE;
-            let (mut q, half_cmp) = if k >= 128 {
-                (0, std::cmp::Ordering::Less)
-            } else {
-                let q = scaled >> k;
-                let r = scaled & ((1u128 << k) - 1);
-                (q, r.cmp(&(1u128 << (k - 1))))
-            };
-            if half_cmp == std::cmp::Ordering::Greater
-                || (half_cmp == std::cmp::Ordering::Equal && q & 1 == 1)
-            {
-                q += 1;
-            }
-            let mut int = int as u128;
-            if q == SCALE {
-                int += 1;
-                q = 0;
-            }
-            (int.to_string(), q)
-        };
-        let mut s = format!("{}{}.{:017}", if self.neg { "-" } else { "" }, int, frac);
-        while s.ends_with('0') {
-            s.pop();
-        }
-        if s.ends_with('.') {
-            s.pop();
-        }
-        if s == "-0" {
-            s = "0".into();
-        }
-        s
-    }
-}
-
-fn add_big(a: &Big, b: &Big) -> Big {
-    let mut out = Vec::with_capacity(a.0.len().max(b.0.len()) + 1);
-    let mut carry = 0u64;
-    for i in 0..a.0.len().max(b.0.len()) {
-        let v = a.0.get(i).copied().unwrap_or(0) as u64
-            + b.0.get(i).copied().unwrap_or(0) as u64
-            + carry;
-        out.push(v as u32);
-        carry = v >> 32;
-    }
-    out.push(carry as u32);
-    Big(out).trim()
-}
-
-/// `string2ld`: a long double from a hash value or an increment; `Err(())` when it is not a
-/// number, `Ok(None)` when it is infinite.
-fn parse_long_double(s: &[u8]) -> Result<Option<LongDouble>, ()> {
-    if let Some(v) = LongDouble::parse_decimal(s) {
-        return v.map(Some);
-    }
-    match number::parse_f64(s) {
-        Some(v) if v.is_infinite() => Ok(None),
-        Some(v) => Ok(Some(LongDouble::from_f64(v))),
-        None => Err(()),
-    }
 }
 
 // ---- HSCAN (shared with SSCAN) ----
@@ -1117,16 +688,12 @@ mod tests {
                 "4951760157141521099596496896",
             ),
         ];
+        use super::long_double::{add, format_human, parse};
         for (a, b, want) in cases {
-            let x = super::parse_long_double(a.as_bytes()).unwrap().unwrap();
-            let y = super::parse_long_double(b.as_bytes()).unwrap().unwrap();
-            assert_eq!(x.add(y).unwrap().to_human(), want, "{a} + {b}");
+            let (x, y) = (parse(a.as_bytes()).unwrap(), parse(b.as_bytes()).unwrap());
+            assert_eq!(format_human(add(x, y)), want, "{a} + {b}");
         }
-        let big = super::parse_long_double(b"1e300").unwrap().unwrap();
-        let sum = big
-            .add(super::parse_long_double(b"5.55").unwrap().unwrap())
-            .unwrap()
-            .to_human();
+        let sum = format_human(add(parse(b"1e300").unwrap(), parse(b"5.55").unwrap()));
         assert!(
             sum.starts_with("10000000000000000000089973240795591938705239442732907479382600823")
         );

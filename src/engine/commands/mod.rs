@@ -4,6 +4,7 @@
 //! the reference server and turning each entry (and subcommand) into a `RedisCommandInfo` row.
 
 pub mod errors;
+pub mod long_double;
 pub mod number;
 mod redis_commands;
 pub mod table;
