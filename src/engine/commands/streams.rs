@@ -380,6 +380,10 @@ fn xrevrange(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 fn xdel(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
+        // The key is looked up before the IDs are parsed; all are parsed before any is deleted.
+        if stream_mut(ctx, &args[1])?.is_none() {
+            return Ok(Reply::Int(0));
+        }
         let ids = args[2..]
             .iter()
             .map(|a| strict_id(a))
@@ -786,6 +790,7 @@ mod tests {
         assert_eq!(s.call(&["XDEL", "st", "x", "1-1"]), err(super::INVALID_ID));
         assert_eq!(s.call(&["XDEL", "st", "1-1", "1-1", "9-9"]), Reply::Int(1));
         assert_eq!(s.call(&["XDEL", "nokey", "1-1"]), Reply::Int(0));
+        assert_eq!(s.call(&["XDEL", "nokey", "x"]), Reply::Int(0));
         assert_eq!(
             ids(&s.call(&["XRANGE", "st", "-", "+"])),
             ["1-2", "2-0", "3-5"]
