@@ -121,11 +121,12 @@ impl StreamValue {
         }
         self.nodes.clear();
         self.nodes_live = 0;
-        let entries: Vec<(StreamId, StreamFields)> =
-            self.entries.iter().map(|(k, v)| (*k, v.clone())).collect();
+        // Take the entries out while the nodes are rebuilt, to avoid copying them.
+        let entries = std::mem::take(&mut self.entries);
         for (id, fields) in &entries {
             self.place(*id, fields);
         }
+        self.entries = entries;
     }
 
     /// Account for an entry appended to the tail node (or a new node), as `streamAppendItem` does.
@@ -330,5 +331,48 @@ fn string2ll(s: &[u8]) -> Option<i64> {
         (v <= i64::MAX as u64 + 1).then(|| (v as i64).wrapping_neg())
     } else {
         i64::try_from(v).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fv() -> StreamFields {
+        vec![(b"f".to_vec(), b"v".to_vec())]
+    }
+
+    /// A stream loaded with bare entries (as from JSON) gets the nodes consecutive XADDs build.
+    #[test]
+    fn nodes_rebuilt_for_loaded_entries() {
+        let mut s = StreamValue::new();
+        for i in 1..=250 {
+            s.entries.insert(StreamId { ms: i, seq: 0 }, fv());
+            s.last_id = StreamId { ms: i, seq: 0 };
+        }
+        assert_eq!(s.trim(TrimStrategy::MaxLen(10), true, 0), 200);
+        assert_eq!(s.trim(TrimStrategy::MaxLen(10), false, 0), 40);
+        assert_eq!(s.len(), 10);
+        s.append(StreamId { ms: 300, seq: 0 }, fv());
+        assert!(s.delete(StreamId { ms: 300, seq: 0 }));
+        assert!(!s.delete(StreamId { ms: 300, seq: 0 }));
+        assert_eq!(s.max_deleted_id, StreamId { ms: 300, seq: 0 });
+        // The node's last ID counts deleted entries too (checked on Redis 7.0.15).
+        let min = |ms| TrimStrategy::MinId(StreamId { ms, seq: 0 });
+        assert_eq!(s.trim(min(251), true, 0), 0);
+        assert_eq!(s.trim(min(301), true, 0), 10);
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn listpack_sizes() {
+        assert_eq!(lp_str(b"127"), 2);
+        assert_eq!(lp_str(b"128"), 3);
+        assert_eq!(lp_str(b"007"), 5);
+        assert_eq!(lp_str(&[b'x'; 63]), 65);
+        assert_eq!(lp_str(&[b'x'; 64]), 67);
+        assert_eq!(lp_int(i64::MIN), 10);
+        assert_eq!(StreamId::MAX.incr(), None);
+        assert_eq!(StreamId::default().decr(), None);
     }
 }
