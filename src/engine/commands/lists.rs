@@ -90,13 +90,14 @@ fn norm_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
 fn push_generic(ctx: &mut Ctx, args: &[Vec<u8>], end: End, only_existing: bool) -> Reply {
     flatten((|| {
         let key = &args[1];
-        let list = match list_mut(ctx, key)? {
-            Some(l) => l,
-            None if only_existing => return Ok(Reply::Int(0)),
-            None => {
-                ctx.db().set(key.clone(), Value::List(ListValue::new()));
-                list_mut(ctx, key)?.ok_or_else(|| Reply::err(errors::NO_SUCH_KEY))?
+        if list_mut(ctx, key)?.is_none() {
+            if only_existing {
+                return Ok(Reply::Int(0));
             }
+            ctx.db().set(key.clone(), Value::List(ListValue::new()));
+        }
+        let Some(list) = list_mut(ctx, key)? else {
+            return Ok(Reply::Int(0));
         };
         for item in &args[2..] {
             push_end(list, end, item.clone());

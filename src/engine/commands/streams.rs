@@ -274,7 +274,9 @@ fn xadd(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             ctx.db().set(key.clone(), Value::Stream(StreamValue::new()));
         }
         let wall_ms = ctx.wall_ms().max(0) as u64;
-        let stream = stream_mut(ctx, key)?.ok_or_else(|| Reply::err(errors::NO_SUCH_KEY))?;
+        let Some(stream) = stream_mut(ctx, key)? else {
+            return Ok(Reply::Nil);
+        };
         let last = stream.last_id;
         if last == StreamId::MAX {
             return Err(Reply::err(EXHAUSTED));
