@@ -25,6 +25,8 @@ pub struct SandboxConfig {
     pub memory_limit: usize,
     /// Record a trace entry for every call (cheap; off only for benchmarks).
     pub tracing: bool,
+    /// Keep database 0 after every write, so a UI can step through the run.
+    pub snapshots: bool,
 }
 
 impl Default for SandboxConfig {
@@ -33,6 +35,7 @@ impl Default for SandboxConfig {
             busy_threshold_ms: DEFAULT_BUSY_THRESHOLD_MS,
             memory_limit: DEFAULT_MEMORY_LIMIT,
             tracing: true,
+            snapshots: false,
         }
     }
 }
@@ -141,6 +144,7 @@ impl Sandbox {
             busy_threshold_ms: self.config.busy_threshold_ms,
             warnings: Vec::new(),
             logs: Vec::new(),
+            snapshots: Vec::new(),
             outcome: Outcome::Refused,
             error_line: None,
         }
@@ -187,6 +191,7 @@ impl Sandbox {
                 .then(|| started + Duration::from_millis(self.config.busy_threshold_ms)),
             cancel,
             tracing: self.config.tracing,
+            snapshots_enabled: self.config.snapshots,
             ..RunScratch::new()
         };
         api::set_current_core(&mut *self.core);
@@ -239,6 +244,7 @@ impl Sandbox {
             busy_threshold_ms: self.config.busy_threshold_ms,
             warnings,
             logs: run.logs,
+            snapshots: run.snapshots,
             outcome,
             error_line,
         }
