@@ -261,3 +261,23 @@ fn small_terminals_do_not_panic() {
         let _ = h.render(w, hgt);
     }
 }
+
+#[test]
+fn advance_clock_moves_the_sandbox_clock() {
+    let mut h = sample();
+    h.keys("<F5> <A-3>");
+    let before = h.app.now_ms;
+    // "+" asks for seconds (prefilled with 60): replace them with 30.
+    h.keys("+ <Backspace> <Backspace>")
+        .type_text("30")
+        .press("<Enter>");
+    assert_eq!(h.effects, ["run", "advance_clock"]);
+    assert_eq!(h.app.now_ms, before + 30_000);
+    // The seed's key (TTL 60 s when loaded) now has 30 s left in a new run.
+    h.press("<F5>");
+    let ttl = h.app.last_run.as_ref().map(|r| r.report.reply.to_cli());
+    assert_eq!(
+        ttl.as_deref(),
+        Some("1) (integer) 1\n2) (integer) 6\n3) (integer) 30")
+    );
+}
