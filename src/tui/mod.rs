@@ -7,6 +7,7 @@ pub mod app;
 pub mod config;
 pub mod editor;
 pub mod files;
+pub mod harness;
 pub mod inputs;
 pub mod keymap;
 pub mod keyspace;
