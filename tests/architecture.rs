@@ -12,7 +12,13 @@ fn engine_never_names_terminal_crates() {
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
                 let text = std::fs::read_to_string(&path).unwrap();
-                for name in ["ratatui", "crossterm", "tui_textarea", "tui-textarea", "syntect"] {
+                for name in [
+                    "ratatui",
+                    "crossterm",
+                    "tui_textarea",
+                    "tui-textarea",
+                    "syntect",
+                ] {
                     if text.contains(name) {
                         offenders.push(format!("{} names {name}", path.display()));
                     }

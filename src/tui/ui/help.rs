@@ -38,7 +38,11 @@ pub fn help_lines(app: &App) -> Vec<(String, String)> {
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: u16) {
-    let rect = centered(area, 80, area.height.saturating_sub(4));
+    let rect = centered(
+        area,
+        area.width.saturating_sub(4).max(40),
+        area.height.saturating_sub(2),
+    );
     frame.render_widget(Clear, rect);
     let lines: Vec<Line> = help_lines(app)
         .into_iter()

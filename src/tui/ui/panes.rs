@@ -29,8 +29,10 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
         return;
     };
     let trace = &run.report.trace;
+    // The call detail box only when there is room for the list too.
+    let detail_height = if area.height >= 18 { 7 } else { 0 };
     let [list_area, detail_area] =
-        Layout::vertical([Constraint::Min(3), Constraint::Length(7)]).areas(area);
+        Layout::vertical([Constraint::Min(3), Constraint::Length(detail_height)]).areas(area);
     let rows: Vec<Row> = trace
         .iter()
         .enumerate()
@@ -110,12 +112,14 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
         ],
         None => vec![Line::from("no calls")],
     };
-    frame.render_widget(
-        Paragraph::new(detail)
-            .wrap(Wrap { trim: false })
-            .block(block("Call", false, theme)),
-        detail_area,
-    );
+    if detail_height > 0 {
+        frame.render_widget(
+            Paragraph::new(detail)
+                .wrap(Wrap { trim: false })
+                .block(block("Call", false, theme)),
+            detail_area,
+        );
+    }
 }
 
 pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
