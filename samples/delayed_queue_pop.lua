@@ -4,6 +4,9 @@
 -- jobs from the list with BLPOP/LMOVE. A poller calls this script regularly. Reading, removing
 -- and pushing happen atomically, so two pollers can never move the same job twice.
 --
+-- Both keys carry the same {hash tag} ("{jobs}:delayed", "{jobs}:ready") so that on a Redis
+-- Cluster they live in one hash slot, as a script touching both requires.
+--
 -- KEYS[1]: the schedule, a sorted set of jobs scored by their due time (ms)
 -- KEYS[2]: the ready list
 -- ARGV[1]: the current time in ms (passed in rather than read with TIME, so the script is

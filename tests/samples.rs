@@ -3,7 +3,7 @@
 //! real Redis 7.0 gives, in the typed JSON of `evalbench run --json`).
 
 use evalbench::engine::keyspace::keyspace_from_json;
-use evalbench::engine::{RunRequest, Sandbox};
+use evalbench::engine::{RunReport, RunRequest, Sandbox};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
@@ -74,8 +74,8 @@ fn strings(sample: &Sample, field: &str) -> Vec<Vec<u8>> {
     }
 }
 
-/// Run one sample in a fresh sandbox seeded from its sidecar and return the typed reply JSON.
-fn run_sample(sample: &Sample) -> Json {
+/// Run one sample in a fresh sandbox seeded from its sidecar.
+fn run_sample(sample: &Sample) -> (RunRequest, RunReport) {
     let mut sandbox = Sandbox::new();
     if let Some(keyspace) = sample.sidecar.get("keyspace") {
         let db = keyspace_from_json(&keyspace.to_string(), sandbox.now_ms())
@@ -89,7 +89,7 @@ fn run_sample(sample: &Sample) -> Json {
         ..RunRequest::default()
     };
     let report = sandbox.run(&request);
-    report.reply_for(request.protocol).to_json()
+    (request, report)
 }
 
 #[test]
@@ -146,7 +146,8 @@ fn every_sample_replies_as_its_sidecar_expects() {
     let mut failures = Vec::new();
     for sample in &samples {
         let expected = &sample.sidecar["expected"];
-        let actual = run_sample(sample);
+        let (request, report) = run_sample(sample);
+        let actual = report.reply_for(request.protocol).to_json();
         if &actual != expected {
             failures.push(format!(
                 "{}: expected {expected}\n{}  actual {actual}",
@@ -162,4 +163,24 @@ fn every_sample_replies_as_its_sidecar_expects() {
         samples.len(),
         failures.join("\n")
     );
+}
+
+/// Samples teach good habits: running one must not draw any of the workbench's warnings
+/// (undeclared keys, keys in several cluster slots, a write followed by an error, ...).
+#[test]
+fn samples_draw_no_warnings() {
+    let mut failures = Vec::new();
+    for sample in &load_samples() {
+        let (_, report) = run_sample(sample);
+        for w in &report.warnings {
+            failures.push(format!(
+                "{}: line {}: {}: {}",
+                sample.name,
+                w.line,
+                w.kind.name(),
+                w.message
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
