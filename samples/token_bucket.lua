@@ -46,7 +46,7 @@ if tokens >= requested then
 end
 
 -- A Lua number passed to redis.call is written with 17 significant digits: 0.3 tokens is
--- stored as "0.29999999999999999". That is exact enough to read back with tonumber().
+-- stored as "0.29999999999999999", which tonumber() reads back as exactly the same number.
 redis.call('HSET', KEYS[1], 'tokens', tokens, 'ts', now)
 -- An idle bucket is full again after capacity / rate seconds: let it expire by then.
 redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / rate * 1000))

@@ -15,20 +15,21 @@ end
 if #ARGV < 3 or #ARGV % 2 == 0 then
   return redis.error_reply('ERR expected field value pairs after the version')
 end
-local pairs_to_write = {}
 for i = 2, #ARGV, 2 do
   if ARGV[i] == 'version' then
     return redis.error_reply('ERR the version field is managed by this script')
   end
-  pairs_to_write[#pairs_to_write + 1] = ARGV[i]
-  pairs_to_write[#pairs_to_write + 1] = ARGV[i + 1]
 end
 
 -- HGET returns false when the record or the field is missing: that is version 0.
 local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if not current then
+  return redis.error_reply('ERR the version field of ' .. KEYS[1] .. ' is not a number')
+end
 if current ~= expected then
   return redis.error_reply(string.format('CONFLICT expected version %d, found %d', expected, current))
 end
 
-redis.call('HSET', KEYS[1], unpack(pairs_to_write))
+-- unpack(ARGV, 2) passes ARGV[2], ARGV[3], ... : every field and value in one HSET.
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return redis.call('HINCRBY', KEYS[1], 'version', 1)
