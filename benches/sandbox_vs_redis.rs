@@ -1,1 +1,217 @@
-fn main() {}
+//! Sandbox time per script against a real redis-server's in-server time, measured in the same run.
+//!
+//! For each sample (samples/*.lua with its sidecar): Redis's time is `usec_per_call` of EVALSHA in
+//! `INFO commandstats`, with the runs pipelined in batches, each EVALSHA preceded by the commands
+//! that restore its fixture (not counted: only EVALSHA's time is). The sandbox's time is the median
+//! of timed runs on one VM, the keyspace reset to the seed before each run outside the timing.
+//! Also: the stop latency of `while true do end` after the busy threshold.
+//! Prints a table of ratios and their geometric means (tracing on and off); criterion benchmarks
+//! of each sample follow. `cargo bench --bench sandbox_vs_redis`; needs redis-server on PATH.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::{seed, Conn, RedisServer};
+use criterion::{black_box, Criterion};
+use evalbench::engine::keyspace::{keyspace_from_json, Db};
+use evalbench::engine::reply::Reply;
+use evalbench::engine::{RunRequest, Sandbox};
+use serde_json::Value as Json;
+use std::time::{Duration, Instant};
+
+struct Sample {
+    name: String,
+    request: RunRequest,
+    seed: Json,
+}
+
+fn samples() -> Vec<Sample> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .collect();
+    paths.retain(|p| p.extension().is_some_and(|e| e == "lua"));
+    paths.sort();
+    let mut out = vec![Sample {
+        name: "return_1".into(),
+        request: RunRequest::new("return 1"),
+        seed: serde_json::json!({}),
+    }];
+    for path in paths {
+        let car: Json =
+            serde_json::from_str(&std::fs::read_to_string(path.with_extension("json")).unwrap())
+                .unwrap();
+        let strings = |v: &Json| -> Vec<Vec<u8>> {
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .map(|s| s.as_str().unwrap_or_default().as_bytes().to_vec())
+                .collect()
+        };
+        out.push(Sample {
+            name: path.file_stem().unwrap().to_string_lossy().into_owned(),
+            request: RunRequest {
+                script: std::fs::read(&path).unwrap(),
+                keys: strings(&car["keys"]),
+                argv: strings(&car["argv"]),
+                ..RunRequest::default()
+            },
+            seed: car
+                .get("keyspace")
+                .cloned()
+                .unwrap_or(serde_json::json!({})),
+        });
+    }
+    out
+}
+
+/// Redis's in-server microseconds per EVALSHA for one sample.
+fn redis_usec_per_call(conn: &mut Conn, sample: &Sample, batches: usize, per_batch: usize) -> f64 {
+    let sha = match conn.cmd_bytes(&[b"SCRIPT", b"LOAD", &sample.request.script]) {
+        Reply::Bulk(b) => b,
+        other => panic!("SCRIPT LOAD: {other:?}"),
+    };
+    let numkeys = sample.request.keys.len().to_string();
+    let mut evalsha: Vec<&[u8]> = vec![b"EVALSHA", &sha, numkeys.as_bytes()];
+    evalsha.extend(sample.request.keys.iter().map(Vec::as_slice));
+    evalsha.extend(sample.request.argv.iter().map(Vec::as_slice));
+    // Warm up, then measure.
+    for round in 0..2 {
+        conn.cmd(&["CONFIG", "RESETSTAT"]);
+        for _ in 0..batches {
+            for _ in 0..per_batch {
+                conn.cmd(&["FLUSHALL"]);
+                seed(conn, &sample.seed);
+                let r = conn.cmd_bytes(&evalsha);
+                assert!(
+                    round > 0 || !matches!(r, Reply::Error(ref e) if e.starts_with("NOSCRIPT")),
+                    "{r:?}"
+                );
+            }
+        }
+    }
+    let info = match conn.cmd(&["INFO", "commandstats"]) {
+        Reply::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("INFO: {other:?}"),
+    };
+    let line = info
+        .lines()
+        .find(|l| l.starts_with("cmdstat_evalsha:"))
+        .expect("evalsha stats");
+    let field = line
+        .split(',')
+        .find_map(|f| f.strip_prefix("usec_per_call="))
+        .expect("usec_per_call");
+    field.parse().unwrap()
+}
+
+/// Median microseconds per sandbox run (keyspace reset outside the timed part).
+fn sandbox_usec(sandbox: &mut Sandbox, sample: &Sample, seed_db: &Db, runs: usize) -> f64 {
+    let mut times = Vec::with_capacity(runs);
+    for i in 0..runs + runs / 10 {
+        sandbox.set_db0(seed_db.clone());
+        let started = Instant::now();
+        let report = black_box(sandbox.run(&sample.request));
+        let t = started.elapsed();
+        if i >= runs / 10 {
+            times.push(t.as_nanos() as f64 / 1000.0);
+        }
+        assert!(
+            !report.reply.is_error() || sample.name.contains("error"),
+            "{}: {:?}",
+            sample.name,
+            report.reply
+        );
+    }
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+fn geometric_mean(values: &[f64]) -> f64 {
+    (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp()
+}
+
+fn stop_latency_ms(threshold_ms: u64, runs: usize) -> (f64, f64) {
+    let mut sandbox = Sandbox::new();
+    sandbox.config.busy_threshold_ms = threshold_ms;
+    let mut late: Vec<f64> = (0..runs)
+        .map(|_| {
+            let report = sandbox.run(&RunRequest::new("while true do end"));
+            report.elapsed_ns as f64 / 1e6 - threshold_ms as f64
+        })
+        .collect();
+    late.sort_by(f64::total_cmp);
+    (late[late.len() / 2], late[late.len() - 1])
+}
+
+fn main() {
+    let Some(server) = RedisServer::start() else {
+        eprintln!("redis-server is needed for this benchmark");
+        return;
+    };
+    let mut conn = server.connect();
+    let samples = samples();
+    let quick = std::env::var("EVALBENCH_BENCH_QUICK").is_ok();
+    let (batches, per_batch, runs) = if quick { (2, 50, 300) } else { (10, 200, 3000) };
+
+    println!(
+        "\n{:<22} {:>10} {:>12} {:>8} {:>12} {:>8}",
+        "script", "redis µs", "sandbox µs", "ratio", "no-trace µs", "ratio"
+    );
+    let (mut ratios_on, mut ratios_off) = (Vec::new(), Vec::new());
+    for sample in &samples {
+        let redis = redis_usec_per_call(&mut conn, sample, batches, per_batch);
+        let mut sandbox = Sandbox::new();
+        let seed_db =
+            keyspace_from_json(&sample.seed.to_string(), sandbox.now_ms()).expect("sample seed");
+        let on = sandbox_usec(&mut sandbox, sample, &seed_db, runs);
+        sandbox.config.tracing = false;
+        let off = sandbox_usec(&mut sandbox, sample, &seed_db, runs);
+        println!(
+            "{:<22} {:>10.2} {:>12.2} {:>8.2} {:>12.2} {:>8.2}",
+            sample.name,
+            redis,
+            on,
+            on / redis,
+            off,
+            off / redis
+        );
+        ratios_on.push(on / redis);
+        ratios_off.push(off / redis);
+    }
+    println!(
+        "geometric mean sandbox/redis: tracing on {:.2}, tracing off {:.2} ({} scripts)",
+        geometric_mean(&ratios_on),
+        geometric_mean(&ratios_off),
+        samples.len()
+    );
+    let (median, worst) = stop_latency_ms(100, if quick { 5 } else { 20 });
+    println!("while-true stop latency after a 100 ms threshold: median {median:.3} ms, worst {worst:.3} ms\n");
+
+    let mut criterion = Criterion::default()
+        .configure_from_args()
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(500));
+    let mut group = criterion.benchmark_group("sandbox");
+    for sample in &samples {
+        let mut sandbox = Sandbox::new();
+        let seed_db =
+            keyspace_from_json(&sample.seed.to_string(), sandbox.now_ms()).expect("sample seed");
+        group.bench_function(&sample.name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    sandbox.set_db0(seed_db.clone());
+                    let started = Instant::now();
+                    black_box(sandbox.run(&sample.request));
+                    total += started.elapsed();
+                }
+                total
+            })
+        });
+    }
+    group.finish();
+    criterion.final_summary();
+}

@@ -163,6 +163,7 @@ impl Sandbox {
             return self.refused(sha, request.protocol, text);
         }
         self.vm.set_keys_and_argv(&request.keys, &request.argv);
+        self.vm.set_memory_limit(self.config.memory_limit);
 
         let cancel = self.core.run.cancel.clone();
         cancel.store(false, Ordering::Relaxed);
@@ -244,7 +245,8 @@ impl Sandbox {
             ScriptError::Table { err, source, line } => {
                 let line_number = line.as_deref().and_then(|l| std::str::from_utf8(l).ok()).and_then(|l| l.parse().ok());
                 let mut text = match err {
-                    Some(e) => String::from_utf8_lossy(&e).into_owned(),
+                    // Redis builds the reply as a C string: it ends at the first NUL.
+                    Some(e) => String::from_utf8_lossy(e.split(|&b| b == 0).next().unwrap_or_default()).into_owned(),
                     None => {
                         warnings.push(Warning {
                             kind: WarningKind::WouldCrash,

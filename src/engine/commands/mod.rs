@@ -4,6 +4,7 @@
 //! the reference server and turning each entry (and subcommand) into a `RedisCommandInfo` row.
 
 pub mod errors;
+pub mod long_double;
 pub mod number;
 mod redis_commands;
 pub mod table;
@@ -231,6 +232,28 @@ pub fn resolve(args: &[Vec<u8>]) -> Result<&'static Resolved, Refusal> {
 /// Look a command up by its table name (`get`, `object|encoding`).
 pub fn lookup(name: &str) -> Option<&'static Resolved> {
     registry().by_name.get(name)
+}
+
+/// Implemented commands per data type, in the order of the README table.
+pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
+    let families: [(&str, &[Command]); 8] = [
+        ("keys", generic::COMMANDS),
+        ("strings", strings::COMMANDS),
+        ("hashes", hashes::COMMANDS),
+        ("lists", lists::COMMANDS),
+        ("sets", sets::COMMANDS),
+        ("sorted sets", zsets::COMMANDS),
+        ("streams", streams::COMMANDS),
+        ("server", server::COMMANDS),
+    ];
+    families
+        .into_iter()
+        .map(|(family, commands)| {
+            let mut names: Vec<&str> = commands.iter().map(|c| c.name).collect();
+            names.sort();
+            (family, names)
+        })
+        .collect()
 }
 
 /// Every implemented command name, sorted (for the README table).

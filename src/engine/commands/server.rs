@@ -14,7 +14,56 @@ pub static COMMANDS: &[Command] = &[
     Command::new("flushdb", flush),
     Command::new("flushall", flush),
     Command::new("publish", publish),
+    Command::new("info", info),
 ];
+
+/// INFO with the sections a sandbox can answer truthfully (server, replication, keyspace);
+/// a verbatim string under RESP3, a bulk string under RESP2.
+fn info(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    let wanted: Vec<String> = args[1..].iter().map(|a| super::lower(a)).collect();
+    let all = wanted.is_empty()
+        || wanted
+            .iter()
+            .any(|w| matches!(w.as_str(), "all" | "everything" | "default"));
+    let want = |name: &str| all || wanted.iter().any(|w| w == name);
+    let mut sections = Vec::new();
+    if want("server") {
+        sections.push(format!(
+            "# Server\r\nredis_version:{}\r\nredis_mode:standalone\r\nos:evalbench sandbox\r\narch_bits:64\r\nserver_time_usec:{}\r\n",
+            crate::engine::lua::api::REDIS_VERSION,
+            ctx.wall_us
+        ));
+    }
+    if want("replication") {
+        sections.push("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n".to_string());
+    }
+    if want("keyspace") {
+        let now = ctx.now_ms;
+        let mut text = String::from("# Keyspace\r\n");
+        for (i, db) in ctx.keyspace.dbs.iter().enumerate() {
+            let keys = db.len(now);
+            if keys > 0 {
+                let expires = db
+                    .keys(now)
+                    .filter(|k| db.get(k, now).is_some_and(|e| e.expire_at_ms.is_some()))
+                    .count();
+                text.push_str(&format!(
+                    "db{i}:keys={keys},expires={expires},avg_ttl=0\r\n"
+                ));
+            }
+        }
+        sections.push(text);
+    }
+    let text = sections.join("\r\n").into_bytes();
+    if ctx.resp3 {
+        Reply::Verbatim {
+            format: "txt".into(),
+            text,
+        }
+    } else {
+        Reply::Bulk(text)
+    }
+}
 
 const INT_RANGE: &str = "ERR value is out of range, value must between -2147483648 and 2147483647";
 

@@ -302,10 +302,9 @@ pub unsafe extern "C-unwind" fn redis_pcall(l: L) -> c_int {
             ffi::lua_remove(l, 1);
             if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
                 ffi::lua_getfield(l, -1, c"err".as_ptr());
+                // Redis leaves a non-string `err` on the stack: it becomes a third result.
                 if ffi::lua_isstring(l, -1) != 0 {
                     ffi::lua_replace(l, -2);
-                } else {
-                    ffi::lua_pop(l, 1);
                 }
             }
             ffi::lua_pushboolean(l, 0);

@@ -380,6 +380,7 @@ impl Encoder {
                     self.out.extend_from_slice(text);
                 }
                 ffi::LUA_TTABLE => {
+                    raw::see_through_proxy(l, -1);
                     let depth = frames.len() as i32 + 1;
                     // Room for key, value and an error message, like the C check.
                     if depth > self.cfg.encode_max_depth || ffi::lua_checkstack(l, 3) == 0 {

@@ -148,6 +148,7 @@ unsafe fn encode_value(l: L, out: &mut Vec<u8>, level: i32) -> Result<(), Raise>
             }
         }
         ffi::LUA_TTABLE => {
+            raw::see_through_proxy(l, -1);
             if table_is_an_array(l)? {
                 encode_array(l, out, level)?;
             } else {

@@ -273,7 +273,11 @@ impl ReturnConverter {
             let text = raw::to_bytes(l, -1).map(<[u8]>::to_vec);
             ffi::lua_pop(l, 2);
             if format_type == ffi::LUA_TSTRING && string_type == ffi::LUA_TSTRING {
+                // The format is read as a C string, then padded or cut to 3 bytes.
                 let mut format = format.unwrap_or_default();
+                if let Some(nul) = format.iter().position(|&b| b == 0) {
+                    format.truncate(nul);
+                }
                 if format.len() != 3 {
                     self.note(path, "verbatim format forced to 3 characters");
                 }

@@ -210,6 +210,40 @@ pub unsafe fn set_function(l: L, name: &CStr, f: ffi::lua_CFunction) {
     ffi::lua_setfield(l, -2, name.as_ptr());
 }
 
+/// Registry key of the read-only registry (protected proxy -> real table), see `vm.rs`.
+pub static READONLY_REGISTRY_KEY: u8 = 0;
+
+/// Libraries that walk tables (cjson, cmsgpack) see a protected library table as Redis does, with
+/// its contents: replace the read-only proxy at `idx` by the real table.
+pub unsafe fn see_through_proxy(l: L, idx: c_int) {
+    if ffi::lua_type(l, idx) != ffi::LUA_TTABLE {
+        return;
+    }
+    let idx = if idx < 0 {
+        ffi::lua_gettop(l) + idx + 1
+    } else {
+        idx
+    };
+    if ffi::lua_checkstack(l, 2) == 0 {
+        return;
+    }
+    ffi::lua_pushlightuserdata(
+        l,
+        &READONLY_REGISTRY_KEY as *const u8 as *mut std::ffi::c_void,
+    );
+    ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+    if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+        ffi::lua_pushvalue(l, idx);
+        ffi::lua_rawget(l, -2);
+        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            ffi::lua_replace(l, idx);
+        } else {
+            ffi::lua_pop(l, 1);
+        }
+    }
+    ffi::lua_pop(l, 1);
+}
+
 /// The C cast `(long long)d` as x86-64 computes it: truncation toward zero, and
 /// INT64_MIN for NaN, infinities and anything out of range.
 pub fn c_cast_i64(d: f64) -> i64 {

@@ -22,8 +22,9 @@ pub const READONLY_TEXT: &str = "Attempt to modify a readonly table";
 pub const HOOK_EVERY: c_int = 10_000;
 
 /// Registry keys (light userdata addresses of these statics).
-static REG_READONLY: u8 = 0;
 static REG_HANDLER: u8 = 0;
+/// metatable -> the read-only view `getmetatable` shows instead of it.
+static REG_VIEWS: u8 = 0;
 static REG_ERRFIELDS: u8 = 0;
 static REG_GLOBALS: u8 = 0;
 
@@ -115,6 +116,10 @@ impl Vm {
 
     pub fn memory_limit(&self) -> usize {
         self.alloc.limit
+    }
+
+    pub fn set_memory_limit(&mut self, bytes: usize) {
+        self.alloc.limit = bytes;
     }
 
     unsafe fn setup(&self) {
@@ -209,7 +214,10 @@ return handler, fields
     unsafe fn install_overrides(&self) {
         let l = self.l;
         // The read-only registry: proxy -> real table (or `true` for a view with no real table).
-        ffi::lua_pushlightuserdata(l, key(&REG_READONLY));
+        ffi::lua_pushlightuserdata(l, key(&raw::READONLY_REGISTRY_KEY));
+        ffi::lua_newtable(l);
+        ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_pushlightuserdata(l, key(&REG_VIEWS));
         ffi::lua_newtable(l);
         ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
 
@@ -250,9 +258,11 @@ return handler, fields
         wrap(None, c"getmetatable", ro_getmetatable, false);
         wrap(None, c"pcall", api::redis_pcall, false);
         wrap(None, c"loadstring", ro_loadstring, true);
-        for name in [c"insert", c"remove", c"sort", c"setn"] {
-            wrap(Some(c"table"), name, ro_table_modifier, true);
-        }
+        // table.sort/remove/setn/getn/maxn/concat need no wrapper: the proxies have no array part,
+        // exactly like Redis's library tables, so they do nothing (or fail) the same way.
+        wrap(Some(c"table"), c"insert", ro_table_insert, true);
+        wrap(Some(c"table"), c"foreach", ro_table_foreach, true);
+        wrap(Some(c"table"), c"foreachi", ro_table_foreach, true);
     }
 
     /// Make `_G`, every library table and the string metatable read-only (proxies), and make a
@@ -277,7 +287,7 @@ return handler, fields
         ] {
             ffi::lua_getfield(l, real_globals, lib.as_ptr());
             let real = ffi::lua_gettop(l);
-            make_proxy(l, real, false);
+            make_proxy(l, real);
             ffi::lua_setfield(l, real_globals, lib.as_ptr());
             ffi::lua_pop(l, 1);
         }
@@ -287,8 +297,8 @@ return handler, fields
         let string_mt = ffi::lua_gettop(l);
         ffi::lua_getfield(l, real_globals, c"string".as_ptr());
         ffi::lua_setfield(l, string_mt, c"__index".as_ptr());
-        make_proxy(l, string_mt, true);
-        ffi::lua_setfield(l, string_mt, c"__evalbench_view".as_ptr());
+        make_proxy(l, string_mt);
+        set_view(l, string_mt);
         ffi::lua_pop(l, 2);
 
         // The real globals table raises on a missing name.
@@ -299,10 +309,12 @@ return handler, fields
         ffi::lua_pushvalue(l, globals_mt);
         ffi::lua_setmetatable(l, real_globals);
         // `_G` is a proxy of the real globals; `getmetatable(_G)` shows a read-only view of globals_mt.
-        make_proxy(l, real_globals, false);
+        make_proxy(l, real_globals);
         let proxy = ffi::lua_gettop(l);
-        make_proxy(l, globals_mt, true);
-        set_visible_metatable(l, proxy);
+        ffi::lua_getmetatable(l, proxy);
+        make_proxy(l, globals_mt);
+        set_view(l, -2);
+        ffi::lua_pop(l, 1);
         ffi::lua_pushvalue(l, proxy);
         ffi::lua_setfield(l, real_globals, c"_G".as_ptr());
         // Keep the real globals reachable for KEYS/ARGV.
@@ -367,7 +379,7 @@ return handler, fields
     }
 
     /// Call a cached script under the error handler. On success the first return value is left on
-    /// the stack (index 1) and `Ok(())` returned; on error, `Err(ScriptError)` with the fields the
+    /// the stack (index 2, above the handler) and `Ok(())` returned; on error, `Err(ScriptError)` with the fields the
     /// handler recorded.
     pub fn call_script(&mut self, sha: &str) -> Result<(), ScriptError> {
         let l = self.l;
@@ -382,10 +394,12 @@ return handler, fields
                 compiled.registry_ref as ffi::lua_Integer,
             );
             let status = ffi::lua_pcall(l, 0, 1, 1);
-            ffi::lua_remove(l, 1);
             if status == 0 {
+                // The handler stays below the result during conversion, as in Redis (the depth at
+                // which a nested reply hits the Lua stack limit depends on it).
                 return Ok(());
             }
+            ffi::lua_remove(l, 1);
             Err(self.read_error(status))
         }
     }
@@ -436,7 +450,10 @@ return handler, fields
     pub fn after_run(&mut self) {
         unsafe { ffi::lua_settop(self.l, 0) };
         self.runs_since_gc += 1;
-        if self.runs_since_gc >= 50 {
+        // After a run that came close to the memory limit, collect now so the next run has room.
+        if self.alloc.used > self.alloc.limit / 4 * 3 {
+            unsafe { ffi::lua_gc(self.l, ffi::LUA_GCCOLLECT, 0) };
+        } else if self.runs_since_gc >= 50 {
             unsafe { ffi::lua_gc(self.l, ffi::LUA_GCSTEP, 50) };
             self.runs_since_gc = 0;
         }
@@ -462,13 +479,12 @@ pub enum ScriptError {
 }
 
 unsafe fn push_readonly_registry(l: L) {
-    ffi::lua_pushlightuserdata(l, key(&REG_READONLY));
+    ffi::lua_pushlightuserdata(l, key(&raw::READONLY_REGISTRY_KEY));
     ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
 }
 
-/// Push a read-only proxy of the table at `real`. A `view` is a proxy shown instead of a
-/// metatable: reading works, it has no metatable of its own as far as scripts can tell.
-unsafe fn make_proxy(l: L, real: c_int, view: bool) {
+/// Push a read-only proxy of the table at `real`.
+unsafe fn make_proxy(l: L, real: c_int) {
     let real = if real < 0 && real > ffi::LUA_REGISTRYINDEX {
         ffi::lua_gettop(l) + real + 1
     } else {
@@ -484,21 +500,24 @@ unsafe fn make_proxy(l: L, real: c_int, view: bool) {
     ffi::lua_setmetatable(l, proxy);
     push_readonly_registry(l);
     ffi::lua_pushvalue(l, proxy);
-    if view {
-        ffi::lua_pushboolean(l, 1);
-    } else {
-        ffi::lua_pushvalue(l, real);
-    }
+    ffi::lua_pushvalue(l, real);
     ffi::lua_rawset(l, -3);
     ffi::lua_pop(l, 1);
 }
 
-/// Record the view on top of the stack as what `getmetatable(proxy)` shows; pops it.
-unsafe fn set_visible_metatable(l: L, proxy: c_int) {
-    ffi::lua_getmetatable(l, proxy);
-    ffi::lua_insert(l, -2);
-    ffi::lua_setfield(l, -2, c"__evalbench_view".as_ptr());
-    ffi::lua_pop(l, 1);
+/// `getmetatable` shows the view on top of the stack (popped) instead of the metatable at `mt`.
+unsafe fn set_view(l: L, mt: c_int) {
+    let mt = if mt < 0 {
+        ffi::lua_gettop(l) + mt + 1
+    } else {
+        mt
+    };
+    ffi::lua_pushlightuserdata(l, key(&REG_VIEWS));
+    ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+    ffi::lua_pushvalue(l, mt);
+    ffi::lua_pushvalue(l, -3);
+    ffi::lua_rawset(l, -3);
+    ffi::lua_pop(l, 2);
 }
 
 /// Is the value at `idx` a protected table? Leaves the real table (or true/nil) on the stack.
@@ -645,8 +664,10 @@ unsafe extern "C-unwind" fn ro_getmetatable(l: L) -> c_int {
         }
         // A protected object shows its view (or nothing, for library tables).
         let mt = ffi::lua_gettop(l);
-        ffi::lua_pushstring(l, c"__evalbench_view".as_ptr());
-        ffi::lua_rawget(l, mt);
+        ffi::lua_pushlightuserdata(l, key(&REG_VIEWS));
+        ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_pushvalue(l, mt);
+        ffi::lua_rawget(l, -2);
         if ffi::lua_type(l, -1) != ffi::LUA_TNIL {
             return Ok(1);
         }
@@ -666,85 +687,80 @@ unsafe extern "C-unwind" fn ro_getmetatable(l: L) -> c_int {
     })
 }
 
-/// `table.insert/remove/sort/setn` refuse protected tables (no position: raised in C).
-unsafe extern "C-unwind" fn ro_table_modifier(l: L) -> c_int {
+/// `table.insert`: refuses protected tables (no position: Redis raises it in C), after the same
+/// argument checks as Lua's, so that the original, called next, cannot raise with the wrong name.
+unsafe extern "C-unwind" fn ro_table_insert(l: L) -> c_int {
     raw::protect(l, |l| {
-        if ffi::lua_type(l, 1) == ffi::LUA_TTABLE && push_real_of(l, 1) {
+        if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
+            return Err(raw::type_error(l, 1, "table"));
+        }
+        let argc = ffi::lua_gettop(l);
+        if argc != 2 && argc != 3 {
+            return Err(Raise::error("wrong number of arguments to 'insert'"));
+        }
+        if argc == 3 {
+            raw::check_int(l, 2)?;
+        }
+        if push_real_of(l, 1) {
             return Err(Raise::plain(READONLY_TEXT));
         }
-        if ffi::lua_type(l, 1) == ffi::LUA_TTABLE {
+        ffi::lua_pop(l, 1);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(2));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, argc, 0);
+        Ok(0)
+    })
+}
+
+/// `table.foreach`/`foreachi` over the real table behind a proxy. The callback's errors pass
+/// straight through (no protected call), so their positions stay those of the script.
+unsafe extern "C-unwind" fn ro_table_foreach(l: L) -> c_int {
+    raw::protect(l, |l| {
+        if ffi::lua_type(l, 1) != ffi::LUA_TTABLE {
+            return Err(raw::type_error(l, 1, "table"));
+        }
+        if ffi::lua_type(l, 2) != ffi::LUA_TFUNCTION {
+            return Err(raw::type_error(l, 2, "function"));
+        }
+        ffi::lua_settop(l, 2);
+        if push_real_of(l, 1) && ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            ffi::lua_replace(l, 1);
+        } else {
             ffi::lua_pop(l, 1);
         }
-        call_original(l)
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(2));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, 2, 1);
+        Ok(1)
     })
 }
 
 /// `loadstring` that never loads bytecode (Redis's Lua always runs the text parser).
 unsafe extern "C-unwind" fn ro_loadstring(l: L) -> c_int {
     raw::protect(l, |l| {
-        if let Some(src) = raw::to_bytes(l, 1) {
-            if src.first() == Some(&0x1b) {
-                let mut first_line: Vec<u8> = src
-                    .split(|&b| b == b'\n')
-                    .next()
-                    .unwrap_or_default()
-                    .to_vec();
-                if first_line.len() < src.len() || first_line.len() > 45 {
-                    first_line.truncate(45);
-                    first_line.extend_from_slice(b"...");
-                }
-                let mut msg = b"[string \"".to_vec();
-                msg.extend_from_slice(&first_line);
-                msg.extend_from_slice(b"\"]:1: unexpected symbol near 'char(27)'");
-                ffi::lua_pushnil(l);
-                raw::push_bytes(l, &msg);
-                return Ok(2);
+        let src = raw::check_bytes(l, 1)?;
+        raw::opt_bytes(l, 2, b"")?;
+        if src.first() == Some(&0x1b) {
+            let mut first_line: Vec<u8> = src
+                .split(|&b| b == b'\n')
+                .next()
+                .unwrap_or_default()
+                .to_vec();
+            if first_line.len() < src.len() || first_line.len() > 45 {
+                first_line.truncate(45);
+                first_line.extend_from_slice(b"...");
             }
+            let mut msg = b"[string \"".to_vec();
+            msg.extend_from_slice(&first_line);
+            msg.extend_from_slice(b"\"]:1: unexpected symbol near 'char(27)'");
+            ffi::lua_pushnil(l);
+            raw::push_bytes(l, &msg);
+            return Ok(2);
         }
-        call_original(l)
+        let n = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(2));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, n, ffi::LUA_MULTRET);
+        Ok(ffi::lua_gettop(l))
     })
-}
-
-/// Errors the wrapped C functions raise with `luaL_error`: they get the script position back.
-const ORIGINAL_C_ERRORS: &[&[u8]] = &[
-    b"invalid order function for sorting",
-    b"wrong number of arguments to 'insert'",
-    b"'setn' is obsolete",
-];
-
-/// Call the original function (upvalue 2) with all arguments, as if the script had called it:
-/// an error raised inside it is given back the name and position a direct call would have had.
-unsafe fn call_original(l: L) -> raw::RawResult {
-    let n = ffi::lua_gettop(l);
-    ffi::lua_pushvalue(l, ffi::lua_upvalueindex(2));
-    ffi::lua_insert(l, 1);
-    if ffi::lua_pcall(l, n, ffi::LUA_MULTRET, 0) == 0 {
-        return Ok(ffi::lua_gettop(l));
-    }
-    if ffi::lua_type(l, -1) == ffi::LUA_TSTRING {
-        let msg = raw::to_bytes(l, -1).unwrap_or_default();
-        if msg.starts_with(b"bad argument #") {
-            if let Some(pos) = find(msg, b" to '?' (") {
-                let (narg_text, rest) = (
-                    &msg[b"bad argument #".len()..pos],
-                    &msg[pos + b" to '?' (".len()..],
-                );
-                let narg: c_int = std::str::from_utf8(narg_text)
-                    .ok()
-                    .and_then(|t| t.parse().ok())
-                    .unwrap_or(1);
-                let extra =
-                    String::from_utf8_lossy(rest.strip_suffix(b")").unwrap_or(rest)).into_owned();
-                return Err(raw::arg_error(l, narg, &extra));
-            }
-        }
-        if ORIGINAL_C_ERRORS.contains(&msg) {
-            return Err(Raise::Error(msg.to_vec()));
-        }
-    }
-    Err(Raise::OnStack)
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }

@@ -1,0 +1,212 @@
+//! `evalbench run`: argument passing, exit statuses, JSON shape, bad-input messages.
+
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn evalbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(args)
+        .output()
+        .expect("run evalbench")
+}
+
+fn temp_file(name: &str, contents: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("evalbench-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+#[test]
+fn keys_and_argv_are_split_at_the_first_lone_comma_and_passed_literally() {
+    let script = temp_file("echo.lua", "return {KEYS, ARGV}");
+    let s = script.to_str().unwrap();
+    let out = evalbench(&[
+        "run", "--json", s, "k1", "k2", ",", "--json", "-5", "--", ",", "x",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bulks = |items: &[&str]| json!({"array": items.iter().map(|i| json!({"bulk": i})).collect::<Vec<_>>()});
+    assert_eq!(
+        json_of(&out)["reply"],
+        json!({"array": [bulks(&["k1", "k2"]), bulks(&["--json", "-5", "--", ",", "x"])]})
+    );
+}
+
+#[test]
+fn json_report_has_the_documented_fields() {
+    let script = temp_file(
+        "incr.lua",
+        "redis.call('SET', KEYS[1], 'v')\nreturn redis.call('GET', KEYS[1])",
+    );
+    let out = evalbench(&[
+        "run",
+        "--json",
+        "--dump-keyspace",
+        script.to_str().unwrap(),
+        "k",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = json_of(&out);
+    assert_eq!(v["reply"], json!({"bulk": "v"}));
+    assert_eq!(
+        v["keyspace"],
+        json!({"k": {"type": "string", "value": "v"}})
+    );
+    assert_eq!(v["busy_threshold_ms"], json!(5000));
+    let trace = v["trace"].as_array().unwrap();
+    assert_eq!(trace.len(), 2);
+    assert_eq!(trace[0]["seq"], 1);
+    assert_eq!(trace[0]["line"], 1);
+    assert_eq!(trace[0]["command"], json!(["SET", "k", "v"]));
+    assert_eq!(trace[0]["reply"], json!({"status": "OK"}));
+    assert_eq!(trace[0]["keys"], json!(["k"]));
+    assert_eq!(trace[0]["write"], true);
+    assert_eq!(trace[0]["via"], "call");
+    assert_eq!(trace[1]["line"], 2);
+    assert_eq!(trace[1]["write"], false);
+    assert!(trace[0]["elapsed_us"].is_number());
+    assert!(v["elapsed_us"].is_number());
+    assert!(v["notes"].as_array().unwrap().is_empty());
+    assert!(v["warnings"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn error_reply_exits_1_and_bad_input_exits_2() {
+    let script = temp_file("err.lua", "return redis.call('INCR', 'k')");
+    let seed = temp_file("seed.json", r#"{"k": "abc"}"#);
+    let out = evalbench(&[
+        "run",
+        "--json",
+        "--keyspace",
+        seed.to_str().unwrap(),
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        json_of(&out)["reply"],
+        json!({"error": "ERR value is not an integer or out of range script: a02144db3132155527dc2889bcbaec380058c146, on @user_script:1."})
+    );
+
+    let out = evalbench(&["run", "/nonexistent/script.lua"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("/nonexistent/script.lua: cannot read the script"));
+
+    let bad = temp_file("bad.json", "{\n  \"a\": \"1\",\n  \"b\": [1,\n}");
+    let out = evalbench(&[
+        "run",
+        "--keyspace",
+        bad.to_str().unwrap(),
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.json:4:1: malformed keyspace JSON"),
+        "{err}"
+    );
+
+    let rejected = temp_file(
+        "rejected.json",
+        "{\n  \"z\": {\"type\": \"zset\", \"value\": [[\"m\", \"abc\"]]}\n}",
+    );
+    let out = evalbench(&[
+        "run",
+        "--keyspace",
+        rejected.to_str().unwrap(),
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("rejected.json:2:3: key \"z\": a zset score must be a number"),
+        "{err}"
+    );
+
+    let out = evalbench(&["run", "--resp", "4", script.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn resp3_caller_and_repeat() {
+    let script = temp_file("map.lua", "return {map={a=1}}");
+    let out = evalbench(&[
+        "run",
+        "--json",
+        "--resp",
+        "3",
+        "--repeat",
+        "5",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = json_of(&out);
+    assert_eq!(v["reply"], json!({"map": [[{"bulk": "a"}, {"int": 1}]]}));
+    assert_eq!(v["repeat"]["runs"], 5);
+    for field in ["min_us", "median_us", "p99_us"] {
+        assert!(v["repeat"][field].is_number(), "{field}");
+    }
+    let out = evalbench(&["run", "--json", script.to_str().unwrap()]);
+    assert_eq!(
+        json_of(&out)["reply"],
+        json!({"array": [{"bulk": "a"}, {"int": 1}]})
+    );
+}
+
+#[test]
+fn text_output_prints_reply_trace_and_timing() {
+    let script = temp_file("text.lua", "redis.call('SET', 'other', '1')\nreturn 3.7");
+    let out = evalbench(&["run", script.to_str().unwrap(), "k"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("(integer) 3\n"), "{text}");
+    assert!(text.contains("SET other 1"), "{text}");
+    assert!(text.contains("3.7 truncated to integer 3"), "{text}");
+    assert!(text.contains("of the 5000 ms busy threshold"), "{text}");
+    assert!(
+        text.contains("key 'other' is accessed by SET but not declared in KEYS"),
+        "{text}"
+    );
+}
+
+#[test]
+fn runaway_script_is_stopped_at_the_threshold() {
+    let script = temp_file("spin.lua", "while true do end");
+    let out = evalbench(&[
+        "run",
+        "--json",
+        "--busy-threshold",
+        "50",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json_of(&out);
+    assert_eq!(
+        v["reply"],
+        json!({"error": "ERR Script killed by user with SCRIPT KILL... script: 694a5fe1ddb97a4c6a1bf299d9537c7d3d0f84e7, on @user_script:1."})
+    );
+    assert!(v["elapsed_us"].as_f64().unwrap() >= 50_000.0);
+}
+
+#[test]
+fn help_has_examples() {
+    let out = evalbench(&["run", "--help"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Examples:"), "{text}");
+    assert!(text.contains("--busy-threshold"), "{text}");
+}
