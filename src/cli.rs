@@ -32,7 +32,7 @@ pub enum Command {
     Run(RunArgs),
 }
 
-const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWhen no KEY, ARG or --keyspace is given and SCRIPT has a sidecar (script.json next to it, as the\nsamples do), its keys, argv and keyspace are used (--no-sidecar to disable).\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input, 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --repeat 1000 --json samples/token_bucket.lua";
+const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input, 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua";
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -57,9 +57,9 @@ pub struct RunArgs {
     /// Run as EVAL_RO: write commands are refused.
     #[arg(long)]
     pub read_only: bool,
-    /// Do not read KEYS/ARGV/keyspace from the script's sidecar.
+    /// Take KEYS, ARGV and the seed keyspace from the script's sidecar (SCRIPT.json, as the samples have).
     #[arg(long)]
-    pub no_sidecar: bool,
+    pub sidecar: bool,
     /// The Lua script file, then KEY ... [, ARG ...].
     #[arg(value_name = "SCRIPT [KEY ...] [, ARG ...]", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
     pub script_and_args: Vec<OsString>,
@@ -175,15 +175,14 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
     let now = sandbox.now_ms();
     let mut seed = Db::new();
     let sidecar = sidecar_path(&script_path);
-    if rest.is_empty() && args.keyspace.is_none() && !args.no_sidecar && sidecar.is_file() {
+    if args.sidecar {
         let car = read_sidecar(&sidecar)?;
-        keys = car.keys.iter().map(|k| k.as_bytes().to_vec()).collect();
-        argv = car.argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+        if rest.is_empty() {
+            keys = car.keys.iter().map(|k| k.as_bytes().to_vec()).collect();
+            argv = car.argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+        }
         if let Some(ks) = &car.keyspace {
             seed = load_keyspace(&sidecar, &ks.to_string(), now)?;
-        }
-        if !args.json {
-            eprintln!("evalbench: using KEYS, ARGV and keyspace from {} (pass keys/args or --no-sidecar to override)", sidecar.display());
         }
     }
     if let Some(path) = &args.keyspace {

@@ -210,3 +210,34 @@ fn help_has_examples() {
     assert!(text.contains("Examples:"), "{text}");
     assert!(text.contains("--busy-threshold"), "{text}");
 }
+
+#[test]
+fn sidecar_supplies_keys_argv_and_keyspace_only_when_asked() {
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/rate_limiter.lua");
+    let out = evalbench(&["run", "--json", "--sidecar", sample]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(sample.replace(".lua", ".json")).unwrap())
+            .unwrap();
+    assert_eq!(json_of(&out)["reply"], expected["expected"]);
+    // Without --sidecar the script runs with no keys: its validation answers.
+    let out = evalbench(&["run", "--json", sample]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn no_command_runs_the_bundled_sample() {
+    let out = evalbench(&[]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("ran the bundled sample samples/rate_limiter.lua"),
+        "{text}"
+    );
+    assert!(text.contains("trace ("), "{text}");
+}

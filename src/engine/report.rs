@@ -141,6 +141,8 @@ pub struct RunReport {
     pub busy_threshold_ms: u64,
     pub warnings: Vec<Warning>,
     pub logs: Vec<LogLine>,
+    /// With `SandboxConfig::snapshots`: (seq of a write, database 0 right after it).
+    pub snapshots: Vec<(usize, super::keyspace::Db)>,
     pub outcome: Outcome,
     /// Line of the error, when the run raised one.
     pub error_line: Option<u32>,

@@ -25,6 +25,8 @@ pub struct SandboxConfig {
     pub memory_limit: usize,
     /// Record a trace entry for every call (cheap; off only for benchmarks).
     pub tracing: bool,
+    /// Keep database 0 after every write, so a UI can step through the run.
+    pub snapshots: bool,
 }
 
 impl Default for SandboxConfig {
@@ -33,6 +35,7 @@ impl Default for SandboxConfig {
             busy_threshold_ms: DEFAULT_BUSY_THRESHOLD_MS,
             memory_limit: DEFAULT_MEMORY_LIMIT,
             tracing: true,
+            snapshots: false,
         }
     }
 }
@@ -60,6 +63,8 @@ impl RunRequest {
 
 pub struct Sandbox {
     vm: Vm,
+    /// The last script and its SHA1: rerunning a script does not hash it again.
+    last_sha: Option<(Vec<u8>, String)>,
     core: Box<Core>,
     pub config: SandboxConfig,
 }
@@ -86,6 +91,7 @@ impl Sandbox {
         });
         Sandbox {
             vm: Vm::new(config.memory_limit),
+            last_sha: None,
             core,
             config,
         }
@@ -138,6 +144,7 @@ impl Sandbox {
             busy_threshold_ms: self.config.busy_threshold_ms,
             warnings: Vec::new(),
             logs: Vec::new(),
+            snapshots: Vec::new(),
             outcome: Outcome::Refused,
             error_line: None,
         }
@@ -145,7 +152,14 @@ impl Sandbox {
 
     /// Run a script as `EVAL` (or `EVAL_RO`) would, and report everything about the run.
     pub fn run(&mut self, request: &RunRequest) -> RunReport {
-        let sha = sha1_hex(&request.script);
+        let sha = match &self.last_sha {
+            Some((script, sha)) if *script == request.script => sha.clone(),
+            _ => {
+                let sha = sha1_hex(&request.script);
+                self.last_sha = Some((request.script.clone(), sha.clone()));
+                sha
+            }
+        };
         let (flags, shebang_len) = match parse_shebang(&request.script) {
             Ok(parsed) => parsed,
             Err(text) => return self.refused(sha, request.protocol, text),
@@ -177,6 +191,7 @@ impl Sandbox {
                 .then(|| started + Duration::from_millis(self.config.busy_threshold_ms)),
             cancel,
             tracing: self.config.tracing,
+            snapshots_enabled: self.config.snapshots,
             ..RunScratch::new()
         };
         api::set_current_core(&mut *self.core);
@@ -229,6 +244,7 @@ impl Sandbox {
             busy_threshold_ms: self.config.busy_threshold_ms,
             warnings,
             logs: run.logs,
+            snapshots: run.snapshots,
             outcome,
             error_line,
         }

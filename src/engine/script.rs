@@ -4,8 +4,14 @@ use sha1::{Digest, Sha1};
 
 /// Lowercase hex SHA1 of the exact bytes (what EVALSHA and error suffixes use).
 pub fn sha1_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha1::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    let mut out = String::with_capacity(40);
+    for b in digest {
+        out.push(HEX[(b >> 4) as usize] as char);
+        out.push(HEX[(b & 15) as usize] as char);
+    }
+    out
 }
 
 /// Flags a script can declare in its shebang.

@@ -129,7 +129,7 @@ impl Resolved {
 }
 
 struct Registry {
-    by_name: HashMap<&'static str, Resolved>,
+    by_name: rustc_hash::FxHashMap<&'static str, Resolved>,
     containers: std::collections::HashSet<&'static str>,
 }
 
@@ -150,7 +150,7 @@ fn registry() -> &'static Registry {
     REGISTRY.get_or_init(|| {
         let implemented: HashMap<&str, &'static Command> =
             all_commands().map(|c| (c.name, c)).collect();
-        let mut by_name = HashMap::new();
+        let mut by_name = rustc_hash::FxHashMap::default();
         let mut containers = std::collections::HashSet::new();
         for info in redis_commands::REDIS_COMMANDS {
             if let Some((parent, _)) = info.name.split_once('|') {

@@ -45,6 +45,20 @@ pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
     if v.is_nan() {
         return None;
     }
+    // strtod's ERANGE: an overflow to infinity or an underflow to zero is refused ("inf" itself is fine).
+    let lower = s.to_ascii_lowercase();
+    let mantissa = lower.split(['e', 'p']).next().unwrap_or_default();
+    if v.is_infinite() && !lower.trim_start_matches(['+', '-']).starts_with("inf") {
+        return None;
+    }
+    if v == 0.0
+        && mantissa
+            .trim_start_matches("0x")
+            .bytes()
+            .any(|c| (b'1'..=b'9').contains(&c) || (b'a'..=b'f').contains(&c))
+    {
+        return None;
+    }
     Some(v)
 }
 
@@ -149,5 +163,9 @@ mod tests {
         assert_eq!(parse_f64(b"nan"), None);
         assert_eq!(parse_f64(b" 1"), None);
         assert_eq!(parse_f64(b"abc"), None);
+        assert_eq!(parse_f64(b"1e500"), None);
+        assert_eq!(parse_f64(b"1e-500"), None);
+        assert_eq!(parse_f64(b"0e-500"), Some(0.0));
+        assert_eq!(parse_f64(b"-inf"), Some(f64::NEG_INFINITY));
     }
 }

@@ -6,7 +6,8 @@ pub mod set;
 pub mod stream;
 pub mod zset;
 
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 
 pub use json::{keyspace_from_json, keyspace_to_json, KeyspaceJsonError};
 pub use set::SetValue;
@@ -66,7 +67,8 @@ pub struct Entry {
 /// One logical database.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Db {
-    entries: HashMap<Vec<u8>, Entry>,
+    // Fx: keys are hashed on every command; SipHash showed up at 8% of a run's instructions.
+    entries: FxHashMap<Vec<u8>, Entry>,
 }
 
 impl Db {
@@ -179,7 +181,7 @@ impl Db {
         }
     }
 
-    pub fn raw_entries(&self) -> &HashMap<Vec<u8>, Entry> {
+    pub fn raw_entries(&self) -> &FxHashMap<Vec<u8>, Entry> {
         &self.entries
     }
 }

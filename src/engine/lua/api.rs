@@ -58,6 +58,10 @@ pub struct RunScratch {
     pub calls: usize,
     pub first_write_ns: Option<u64>,
     pub logs: Vec<LogLine>,
+    /// Keep a copy of database 0 after every write (for stepping through a run).
+    pub snapshots_enabled: bool,
+    /// (seq of the write, database 0 after it).
+    pub snapshots: Vec<(usize, crate::engine::keyspace::Db)>,
 }
 
 impl RunScratch {
@@ -77,6 +81,8 @@ impl RunScratch {
             calls: 0,
             first_write_ns: None,
             logs: Vec::new(),
+            snapshots_enabled: false,
+            snapshots: Vec::new(),
         }
     }
 }
@@ -220,6 +226,11 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
     let (reply, keys, write) = dispatch(core, &args);
     let elapsed_ns = started.elapsed().as_nanos() as u64;
     let at_ns = started.duration_since(core.run.started).as_nanos() as u64;
+    if write && core.run.snapshots_enabled {
+        core.run
+            .snapshots
+            .push((core.run.calls + 1, core.keyspace.db(0).clone()));
+    }
     let run = &mut core.run;
     run.calls += 1;
     if write && !reply.is_error() && run.first_write_ns.is_none() {
