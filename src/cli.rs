@@ -18,11 +18,18 @@ pub const EXIT_BACKEND: i32 = 3;
     name = "evalbench",
     version,
     about = "A workbench for writing and debugging Redis Lua scripts (EVAL), with a Redis-faithful embedded sandbox",
-    after_help = "Examples:\n  evalbench run samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench run --json --dump-keyspace samples/unlock.lua lock:order , token-1\n  evalbench run --keyspace seed.json --resp 3 script.lua k1 k2 , a1\n\nWithout a command, evalbench runs a bundled sample and shows what a run reports."
+    after_help = "Examples:\n  evalbench run samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench run --json --dump-keyspace samples/unlock.lua lock:order , token-1\n  evalbench run --keyspace seed.json --resp 3 script.lua k1 k2 , a1\n\nWithout a command, evalbench opens the workbench (terminal UI) on FILE or on a bundled sample;\nwhen stdout is not a terminal it runs the sample headless and prints the report."
 )]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// A script to open in the workbench (default: a bundled sample).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// The theme of the workbench (dark, light).
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -2,3 +2,5 @@
 
 pub mod cli;
 pub mod engine;
+#[cfg(feature = "tui")]
+pub mod tui;

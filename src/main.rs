@@ -5,6 +5,11 @@ use evalbench::cli::{self, Cli, Command};
 
 fn main() {
     let parsed = Cli::parse();
+    if parsed.command.is_none() {
+        if let Some(code) = open_workbench(&parsed) {
+            std::process::exit(code);
+        }
+    }
     // Replies can nest thousands of levels deep (as on a real server): give the work a deep stack.
     let worker = std::thread::Builder::new()
         .stack_size(256 << 20)
@@ -31,4 +36,25 @@ fn main() {
             std::process::exit(e.code);
         }
     }
+}
+
+/// The terminal UI, when stdout is a terminal (returns the exit status); None otherwise.
+fn open_workbench(parsed: &Cli) -> Option<i32> {
+    use std::io::IsTerminal;
+    if !cfg!(feature = "tui") || !std::io::stdout().is_terminal() {
+        return None;
+    }
+    #[cfg(feature = "tui")]
+    {
+        let options = evalbench::tui::TuiOptions {
+            file: parsed.file.clone(),
+            theme: parsed.theme.clone(),
+        };
+        if let Err(e) = evalbench::tui::run(options) {
+            eprintln!("evalbench: terminal UI: {e}");
+            return Some(cli::EXIT_BACKEND);
+        }
+    }
+    let _ = parsed;
+    Some(cli::EXIT_OK)
 }

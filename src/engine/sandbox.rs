@@ -81,6 +81,7 @@ impl Sandbox {
     }
 
     pub fn with_clock(clock: Box<dyn Clock>) -> Sandbox {
+        super::commands::warm_up();
         let config = SandboxConfig::default();
         let core = Box::new(Core {
             keyspace: Keyspace::new(),

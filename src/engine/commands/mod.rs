@@ -229,6 +229,11 @@ pub fn resolve(args: &[Vec<u8>]) -> Result<&'static Resolved, Refusal> {
     Ok(resolved)
 }
 
+/// Build the command table now rather than on the first call of the first run.
+pub fn warm_up() {
+    registry();
+}
+
 /// Look a command up by its table name (`get`, `object|encoding`).
 pub fn lookup(name: &str) -> Option<&'static Resolved> {
     registry().by_name.get(name)

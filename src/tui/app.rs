@@ -1,0 +1,716 @@
+//! The application state and its one entry point for change: `App::update(Action) -> Vec<Effect>`
+//! (plus `on_key`, which routes a key to an overlay, the keymap or the focused widget, and
+//! `on_engine_event`). No drawing and no I/O here: the effects are carried out by the event loop
+//! (or by a test harness), which keeps all of this testable without a terminal or threads.
+
+use super::action::Action;
+use super::config::Config;
+use super::editor::EditorState;
+use super::files::{self, PickerState};
+use super::inputs::InputsState;
+use super::keymap::{Context, Keymap};
+use super::keyspace::KeyspaceView;
+use super::worker::{EngineEvent, RunResult};
+use crate::engine::keyspace::Db;
+use crate::engine::RunRequest;
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Editor,
+    Keys,
+    Argv,
+    Panes,
+}
+
+impl Focus {
+    const ORDER: [Focus; 4] = [Focus::Editor, Focus::Keys, Focus::Argv, Focus::Panes];
+    fn step(self, by: isize) -> Focus {
+        let i = Self::ORDER.iter().position(|f| *f == self).unwrap_or(0) as isize;
+        Self::ORDER[(i + by).rem_euclid(4) as usize]
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Trace,
+    Reply,
+    Keyspace,
+    Warnings,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 4] = [Tab::Trace, Tab::Reply, Tab::Keyspace, Tab::Warnings];
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Trace => "Trace",
+            Tab::Reply => "Reply",
+            Tab::Keyspace => "Keyspace",
+            Tab::Warnings => "Warnings",
+        }
+    }
+}
+
+/// What a prompt's answer is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptPurpose {
+    FilterKeys,
+    AddKey,
+    SetString { key: Vec<u8> },
+    SetTtl { key: Vec<u8> },
+    LoadSeed,
+    SaveSeed,
+    AdvanceClock,
+    SaveAs,
+    Find,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    pub purpose: PromptPurpose,
+    pub title: String,
+    pub input: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirm {
+    QuitUnsaved,
+    Recover,
+}
+
+pub enum Overlay {
+    Help { scroll: u16 },
+    Picker(PickerState),
+    Prompt(Prompt),
+    Confirm(Confirm),
+}
+
+/// Something the event loop must do.
+#[derive(Debug)]
+pub enum Effect {
+    Run {
+        id: u64,
+        request: RunRequest,
+        seed: Db,
+        busy_threshold_ms: u64,
+    },
+    Cancel,
+    AdvanceClock {
+        ms: i64,
+    },
+    Quit,
+}
+
+/// A run in progress.
+#[derive(Debug, Clone, Copy)]
+pub struct Running {
+    pub id: u64,
+    pub started: Instant,
+}
+
+/// List position of a pane.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListState {
+    pub selected: usize,
+    pub offset: usize,
+}
+
+impl ListState {
+    pub fn move_by(&mut self, delta: isize, len: usize) {
+        if len == 0 {
+            self.selected = 0;
+            return;
+        }
+        self.selected = (self.selected as isize + delta).clamp(0, len as isize - 1) as usize;
+    }
+}
+
+pub struct App {
+    pub editor: EditorState,
+    pub inputs: InputsState,
+    pub keyspace: KeyspaceView,
+    pub keymap: Keymap,
+    pub config: Config,
+    pub focus: Focus,
+    pub tab: Tab,
+    pub overlay: Option<Overlay>,
+    pub last_run: Option<RunResult>,
+    pub running: Option<Running>,
+    /// Index into the trace while stepping through the last run.
+    pub step: Option<usize>,
+    pub trace_list: ListState,
+    pub reply_scroll: u16,
+    pub warnings_scroll: u16,
+    /// The seed keyspace every run starts from.
+    pub seed: Db,
+    /// Unix ms of the sandbox clock (for TTLs in the inspector).
+    pub now_ms: i64,
+    pub status: String,
+    pub quit: bool,
+    next_run_id: u64,
+}
+
+impl App {
+    pub fn new(script: &str, path: Option<PathBuf>, config: Config) -> App {
+        let mut keymap = Keymap::default();
+        let mut status = String::from("F5 runs the script, F1 shows every key");
+        for warning in config.apply_key_overrides(&mut keymap) {
+            status = warning;
+        }
+        App {
+            editor: EditorState::new(script, path),
+            inputs: InputsState::default(),
+            keyspace: KeyspaceView::default(),
+            keymap,
+            config,
+            focus: Focus::Editor,
+            tab: Tab::Trace,
+            overlay: None,
+            last_run: None,
+            running: None,
+            step: None,
+            trace_list: ListState::default(),
+            reply_scroll: 0,
+            warnings_scroll: 0,
+            seed: Db::new(),
+            now_ms: 0,
+            status,
+            quit: false,
+            next_run_id: 1,
+        }
+    }
+
+    /// The binding context of the focused pane.
+    pub fn context(&self) -> Context {
+        match (self.focus, self.tab) {
+            (_, _) if self.overlay.is_some() => Context::Overlay,
+            (Focus::Editor, _) => Context::Editor,
+            (Focus::Panes, Tab::Keyspace) => Context::Keyspace,
+            (Focus::Panes, _) => Context::Panes,
+            _ => Context::Global,
+        }
+    }
+
+    /// Route a terminal event. Order: overlay, global keymap, focused pane's keymap, focused widget.
+    pub fn on_event(&mut self, event: &Event) -> Vec<Effect> {
+        match event {
+            Event::Key(key) if key.kind != ratatui::crossterm::event::KeyEventKind::Release => {
+                self.on_key(*key)
+            }
+            Event::Paste(text) => {
+                match self.focus {
+                    Focus::Editor => self.editor.paste(text),
+                    Focus::Keys | Focus::Argv => self.inputs.paste(self.focus == Focus::Keys, text),
+                    Focus::Panes => {}
+                }
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if self.overlay.is_some() {
+            return self.on_overlay_key(key);
+        }
+        if let Some(action) = self.keymap.lookup(Context::Global, &key) {
+            // Esc only cancels a run; otherwise it reaches the focused widget.
+            if action != Action::Cancel || self.running.is_some() {
+                return self.update(action);
+            }
+        }
+        let context = self.context();
+        if context == Context::Keyspace {
+            if let Some(action) = self.keymap.lookup(Context::Keyspace, &key) {
+                return self.update(action);
+            }
+        }
+        if matches!(context, Context::Keyspace | Context::Panes) {
+            if let Some(action) = self.keymap.lookup(Context::Panes, &key) {
+                return self.update(action);
+            }
+            return Vec::new();
+        }
+        if context == Context::Editor {
+            if let Some(action) = self.keymap.lookup(Context::Editor, &key) {
+                return self.update(action);
+            }
+        }
+        match self.focus {
+            Focus::Editor => self.editor.on_key(key),
+            Focus::Keys => self.inputs.on_key(true, key),
+            Focus::Argv => self.inputs.on_key(false, key),
+            Focus::Panes => {}
+        }
+        Vec::new()
+    }
+
+    fn on_overlay_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let action = self.keymap.lookup(Context::Overlay, &key);
+        match self.overlay.as_mut() {
+            Some(Overlay::Prompt(prompt)) => {
+                match key.code {
+                    KeyCode::Esc => self.overlay = None,
+                    KeyCode::Enter => {
+                        let prompt = prompt.clone();
+                        self.overlay = None;
+                        return self.answer_prompt(prompt);
+                    }
+                    KeyCode::Backspace => {
+                        prompt.input.pop();
+                    }
+                    KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        prompt.input.push(c)
+                    }
+                    _ => {}
+                }
+                Vec::new()
+            }
+            Some(Overlay::Confirm(confirm)) => {
+                let confirm = confirm.clone();
+                match key.code {
+                    KeyCode::Char('y') | KeyCode::Char('Y') => {
+                        self.overlay = None;
+                        match confirm {
+                            Confirm::QuitUnsaved => {
+                                self.quit = true;
+                                return vec![Effect::Quit];
+                            }
+                            Confirm::Recover => self.recover(),
+                        }
+                    }
+                    KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
+                        self.overlay = None;
+                        if confirm == Confirm::Recover {
+                            files::discard_autosave();
+                        }
+                    }
+                    _ => {}
+                }
+                Vec::new()
+            }
+            Some(Overlay::Help { scroll }) => {
+                match action {
+                    Some(Action::Up) => *scroll = scroll.saturating_sub(1),
+                    Some(Action::Down) => *scroll += 1,
+                    Some(Action::PageUp) => *scroll = scroll.saturating_sub(10),
+                    Some(Action::PageDown) => *scroll += 10,
+                    _ => self.overlay = None,
+                }
+                Vec::new()
+            }
+            Some(Overlay::Picker(picker)) => {
+                match action {
+                    Some(Action::Up) => picker.move_by(-1),
+                    Some(Action::Down) => picker.move_by(1),
+                    Some(Action::Select) => {
+                        if let Some(path) = picker.selected_path() {
+                            self.overlay = None;
+                            self.open_file(path);
+                        }
+                    }
+                    Some(Action::Close) => self.overlay = None,
+                    _ => {}
+                }
+                Vec::new()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    fn prompt(
+        &mut self,
+        purpose: PromptPurpose,
+        title: impl Into<String>,
+        input: impl Into<String>,
+    ) {
+        self.overlay = Some(Overlay::Prompt(Prompt {
+            purpose,
+            title: title.into(),
+            input: input.into(),
+        }));
+    }
+
+    /// Apply one action.
+    pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        match action {
+            Action::Run => return self.start_run(),
+            Action::Cancel => {
+                if self.running.is_some() {
+                    self.status = "cancelling…".into();
+                    return vec![Effect::Cancel];
+                }
+            }
+            Action::StepForward => self.step_by(1),
+            Action::StepBack => self.step_by(-1),
+            Action::StepStop => {
+                self.step = None;
+                self.status = "left step mode".into();
+            }
+            Action::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
+            Action::Quit => {
+                if self.editor.modified {
+                    self.overlay = Some(Overlay::Confirm(Confirm::QuitUnsaved));
+                } else {
+                    self.quit = true;
+                    return vec![Effect::Quit];
+                }
+            }
+            Action::Save => self.save(),
+            Action::Open => self.overlay = Some(Overlay::Picker(PickerState::load(&self.config))),
+            Action::FocusNext => self.focus = self.focus.step(1),
+            Action::FocusPrev => self.focus = self.focus.step(-1),
+            Action::TabTrace => self.show_tab(Tab::Trace),
+            Action::TabReply => self.show_tab(Tab::Reply),
+            Action::TabKeyspace => self.show_tab(Tab::Keyspace),
+            Action::TabWarnings => self.show_tab(Tab::Warnings),
+            Action::NextTab => {
+                let i = Tab::ALL.iter().position(|t| *t == self.tab).unwrap_or(0);
+                self.tab = Tab::ALL[(i + 1) % 4];
+            }
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom => self.scroll(action),
+            Action::Select => self.select(),
+            Action::Close => self.overlay = None,
+            Action::FilterKeys => {
+                let current = self.keyspace.filter.clone();
+                self.prompt(
+                    PromptPurpose::FilterKeys,
+                    "Filter keys (glob, empty for all)",
+                    current,
+                );
+            }
+            Action::CycleTypeFilter => self.keyspace.cycle_type_filter(),
+            Action::ToggleDiff => self.keyspace.show_diff = !self.keyspace.show_diff,
+            Action::AddKey => {
+                self.prompt(PromptPurpose::AddKey, "Add a string key: NAME VALUE", "")
+            }
+            Action::DeleteKey => {
+                if let Some(key) = self.keyspace.selected_key(self) {
+                    self.seed.remove(&key, self.now_ms);
+                    self.status =
+                        format!("deleted '{}' from the seed", String::from_utf8_lossy(&key));
+                }
+            }
+            Action::SetString => {
+                if let Some(key) = self.keyspace.selected_key(self) {
+                    self.prompt(
+                        PromptPurpose::SetString { key: key.clone() },
+                        format!("New string value of '{}'", String::from_utf8_lossy(&key)),
+                        "",
+                    );
+                }
+            }
+            Action::SetTtl => {
+                if let Some(key) = self.keyspace.selected_key(self) {
+                    self.prompt(
+                        PromptPurpose::SetTtl { key: key.clone() },
+                        format!(
+                            "TTL of '{}' in seconds (0 = persist)",
+                            String::from_utf8_lossy(&key)
+                        ),
+                        "",
+                    );
+                }
+            }
+            Action::LoadSeed => self.prompt(
+                PromptPurpose::LoadSeed,
+                "Load the seed keyspace from JSON file",
+                "",
+            ),
+            Action::SaveSeed => self.prompt(
+                PromptPurpose::SaveSeed,
+                "Save the seed keyspace to JSON file",
+                "seed.json",
+            ),
+            Action::ResetSeed => {
+                self.last_run = None;
+                self.step = None;
+                self.status = "keyspace reset to the seed".into();
+            }
+            Action::AdvanceClock => self.prompt(
+                PromptPurpose::AdvanceClock,
+                "Advance the sandbox clock by N seconds",
+                "60",
+            ),
+            Action::Find => self.prompt(PromptPurpose::Find, "Search (regex)", ""),
+            Action::FindNext => self.editor.find_next(),
+        }
+        Vec::new()
+    }
+
+    fn show_tab(&mut self, tab: Tab) {
+        self.tab = tab;
+        self.focus = Focus::Panes;
+    }
+
+    fn answer_prompt(&mut self, prompt: Prompt) -> Vec<Effect> {
+        let input = prompt.input.trim().to_string();
+        match prompt.purpose {
+            PromptPurpose::FilterKeys => self.keyspace.filter = input,
+            PromptPurpose::AddKey => match input.split_once(' ') {
+                Some((name, value)) if !name.is_empty() => {
+                    self.seed.set(
+                        name.as_bytes().to_vec(),
+                        crate::engine::keyspace::Value::Str(value.as_bytes().to_vec()),
+                    );
+                    self.status = format!("added '{name}' to the seed");
+                }
+                _ => self.status = "give a key name and a value separated by a space".into(),
+            },
+            PromptPurpose::SetString { key } => {
+                self.seed.set(
+                    key,
+                    crate::engine::keyspace::Value::Str(prompt.input.into_bytes()),
+                );
+                self.status = "value set in the seed".into();
+            }
+            PromptPurpose::SetTtl { key } => match input.parse::<i64>() {
+                Ok(0) => self.seed.set_expire(&key, None),
+                Ok(secs) if secs > 0 => self.seed.set_expire(&key, Some(self.now_ms + secs * 1000)),
+                _ => self.status = format!("'{input}' is not a number of seconds"),
+            },
+            PromptPurpose::LoadSeed => {
+                match files::load_seed(std::path::Path::new(&input), self.now_ms) {
+                    Ok(db) => {
+                        self.seed = db;
+                        self.status = format!("seed loaded from {input}");
+                    }
+                    Err(e) => self.status = e,
+                }
+            }
+            PromptPurpose::SaveSeed => {
+                match files::save_seed(std::path::Path::new(&input), &self.seed, self.now_ms) {
+                    Ok(()) => self.status = format!("seed saved to {input}"),
+                    Err(e) => self.status = e,
+                }
+            }
+            PromptPurpose::AdvanceClock => match input.parse::<i64>() {
+                Ok(secs) if secs > 0 => {
+                    self.status = format!("clock advanced by {secs} s");
+                    return vec![Effect::AdvanceClock { ms: secs * 1000 }];
+                }
+                _ => self.status = format!("'{input}' is not a positive number of seconds"),
+            },
+            PromptPurpose::SaveAs => {
+                self.editor.path = Some(PathBuf::from(input));
+                self.save();
+            }
+            PromptPurpose::Find => self.editor.find(&prompt.input),
+        }
+        Vec::new()
+    }
+
+    fn start_run(&mut self) -> Vec<Effect> {
+        if self.running.is_some() {
+            self.status = "a run is already in progress (Esc cancels it)".into();
+            return Vec::new();
+        }
+        let (keys, argv) = match self.inputs.parsed() {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                self.status = e;
+                return Vec::new();
+            }
+        };
+        let id = self.next_run_id;
+        self.next_run_id += 1;
+        self.running = Some(Running {
+            id,
+            started: Instant::now(),
+        });
+        self.step = None;
+        self.status = "running…".into();
+        let request = RunRequest {
+            script: self.editor.text().into_bytes(),
+            keys,
+            argv,
+            ..RunRequest::default()
+        };
+        vec![Effect::Run {
+            id,
+            request,
+            seed: self.seed.clone(),
+            busy_threshold_ms: self.config.busy_threshold_ms,
+        }]
+    }
+
+    pub fn on_engine_event(&mut self, event: EngineEvent) {
+        match event {
+            EngineEvent::Finished(result) => {
+                if self.running.is_some_and(|r| r.id != result.id) {
+                    return; // a superseded run
+                }
+                self.running = None;
+                self.now_ms = result.now_ms;
+                let report = &result.report;
+                self.status = format!(
+                    "{} in {:.3} ms, {} call(s)",
+                    if report.is_error() { "error" } else { "done" },
+                    report.elapsed_ns as f64 / 1e6,
+                    report.trace.len()
+                );
+                self.editor
+                    .set_error(report.error_line.map(|line| (line, report.reply.to_cli())));
+                self.trace_list = ListState::default();
+                self.last_run = Some(*result);
+            }
+            EngineEvent::ClockMoved { now_ms } => self.now_ms = now_ms,
+        }
+    }
+
+    fn step_by(&mut self, delta: isize) {
+        let Some(run) = &self.last_run else {
+            self.status = "run the script first (F5), then step through its calls".into();
+            return;
+        };
+        let len = run.report.trace.len();
+        if len == 0 {
+            self.status = "this run made no redis.call to step through".into();
+            return;
+        }
+        let next = match self.step {
+            None if delta > 0 => 0,
+            None => len - 1,
+            Some(i) => (i as isize + delta).clamp(0, len as isize - 1) as usize,
+        };
+        self.step = Some(next);
+        self.trace_list.selected = next;
+        let entry = &run.report.trace[next];
+        self.editor.goto_line(entry.line as usize);
+        self.status = format!("step {}/{}: line {}", next + 1, len, entry.line);
+    }
+
+    /// The keyspace as the inspector should show it: the step's snapshot, the run's result, or the seed.
+    pub fn shown_keyspace(&self) -> &Db {
+        match (&self.last_run, self.step) {
+            (Some(run), Some(i)) => {
+                let seq = run.report.trace.get(i).map_or(0, |e| e.seq);
+                run.report
+                    .snapshots
+                    .iter()
+                    .rev()
+                    .find(|(s, _)| *s <= seq)
+                    .map(|(_, db)| db)
+                    .unwrap_or(&run.before)
+            }
+            (Some(run), None) => &run.after,
+            (None, _) => &self.seed,
+        }
+    }
+
+    fn scroll(&mut self, action: Action) {
+        let delta: isize = match action {
+            Action::Up => -1,
+            Action::Down => 1,
+            Action::PageUp => -10,
+            Action::PageDown => 10,
+            Action::Top => isize::MIN / 2,
+            _ => isize::MAX / 2,
+        };
+        match self.tab {
+            Tab::Trace => {
+                let len = self.last_run.as_ref().map_or(0, |r| r.report.trace.len());
+                self.trace_list.move_by(delta, len);
+            }
+            Tab::Reply => {
+                self.reply_scroll =
+                    (self.reply_scroll as isize + delta).clamp(0, u16::MAX as isize) as u16
+            }
+            Tab::Warnings => {
+                self.warnings_scroll =
+                    (self.warnings_scroll as isize + delta).clamp(0, u16::MAX as isize) as u16
+            }
+            Tab::Keyspace => {
+                let len = self.keyspace.visible_keys(self).len();
+                self.keyspace.list.move_by(delta, len);
+            }
+        }
+    }
+
+    fn select(&mut self) {
+        if self.tab == Tab::Trace {
+            if let Some(entry) = self
+                .last_run
+                .as_ref()
+                .and_then(|r| r.report.trace.get(self.trace_list.selected))
+            {
+                let line = entry.line as usize;
+                self.editor.goto_line(line);
+                self.status = format!("call {} at line {}", entry.seq, line);
+            }
+        }
+    }
+
+    fn save(&mut self) {
+        let Some(path) = self.editor.path.clone() else {
+            self.prompt(PromptPurpose::SaveAs, "Save the script as", "script.lua");
+            return;
+        };
+        match files::save_script(
+            &path,
+            &self.editor.text(),
+            &self.inputs,
+            &self.seed,
+            self.now_ms,
+        ) {
+            Ok(()) => {
+                self.editor.modified = false;
+                self.status = format!("saved {} and its sidecar", path.display());
+                files::remember_recent(&path);
+            }
+            Err(e) => self.status = e,
+        }
+    }
+
+    pub fn open_file(&mut self, path: PathBuf) {
+        match files::open_script(&path, self.now_ms) {
+            Ok(opened) => {
+                self.editor = EditorState::new(&opened.text, Some(path.clone()));
+                if let Some(car) = opened.sidecar {
+                    self.inputs = InputsState::from_lists(&car.keys, &car.argv);
+                    self.seed = car.seed;
+                }
+                self.last_run = None;
+                self.step = None;
+                self.status = format!("opened {}", path.display());
+                files::remember_recent(&path);
+            }
+            Err(e) => self.status = e,
+        }
+    }
+
+    /// Offer to recover an autosave left by a crash.
+    pub fn offer_recovery(&mut self) {
+        if files::autosave_exists() {
+            self.overlay = Some(Overlay::Confirm(Confirm::Recover));
+        }
+    }
+
+    fn recover(&mut self) {
+        match files::load_autosave() {
+            Some(saved) => {
+                self.editor = EditorState::new(&saved.text, saved.path);
+                self.editor.modified = true;
+                self.inputs = InputsState::from_lists(&saved.keys, &saved.argv);
+                self.status = "recovered the autosaved script".into();
+            }
+            None => self.status = "the autosave could not be read".into(),
+        }
+    }
+
+    /// The autosave of everything the user typed.
+    pub fn autosave(&self) {
+        files::write_autosave(
+            &self.editor.text(),
+            self.editor.path.as_deref(),
+            &self.inputs,
+        );
+    }
+}

@@ -1,0 +1,302 @@
+//! A synchronous test driver for the TUI: an `App`, a sandbox on a manual clock, and the effects
+//! carried out in place of the worker thread. Keys are given in the keymap notation (`<F5>`,
+//! `<S-F10>`, `<C-q>`, `a`), screens are drawn with ratatui's `TestBackend` and returned as text
+//! with the run-dependent figures (timings, SHA1) replaced by placeholders, so snapshots are stable.
+
+use super::app::{App, Effect};
+use super::config::Config;
+use super::inputs::InputsState;
+use super::keymap::parse_key;
+use super::theme::Theme;
+use super::worker::{EngineEvent, RunResult};
+use crate::engine::clock::ManualClock;
+use crate::engine::keyspace::keyspace_from_json;
+use crate::engine::Sandbox;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+
+/// The sandbox clock's start: 2023-11-14 22:13:20 UTC, fixed so TTLs render the same every time.
+pub const START_US: i64 = 1_700_000_000_000_000;
+
+pub struct Harness {
+    pub app: App,
+    pub sandbox: Sandbox,
+    pub clock: ManualClock,
+    pub theme: Theme,
+    /// Every effect carried out so far, by kind ("run", "cancel", "advance_clock", "quit").
+    pub effects: Vec<&'static str>,
+}
+
+impl Harness {
+    /// An app with `script` (untitled), the KEYS / ARGV fields filled in and the seed keyspace
+    /// from `seed_json` (the keyspace JSON format; empty for none).
+    pub fn new(script: &str, keys: &[&str], argv: &[&str], seed_json: &str) -> Harness {
+        let clock = ManualClock::new(START_US);
+        let mut sandbox = Sandbox::with_clock(Box::new(clock.clone()));
+        sandbox.config.snapshots = true;
+        let mut app = App::new(script, None, Config::default());
+        let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        app.inputs = InputsState::from_lists(&strings(keys), &strings(argv));
+        app.now_ms = sandbox.now_ms();
+        if !seed_json.trim().is_empty() {
+            match keyspace_from_json(seed_json, app.now_ms) {
+                Ok(db) => app.seed = db,
+                Err(e) => app.status = format!("seed: {e}"),
+            }
+        }
+        Harness {
+            app,
+            sandbox,
+            clock,
+            theme: Theme::dark(),
+            effects: Vec::new(),
+        }
+    }
+
+    /// The bundled rate-limiter sample with its KEYS, ARGV and seed (as `tui::build_app`), untitled.
+    pub fn sample() -> Harness {
+        Harness::new(
+            include_str!("../../samples/rate_limiter.lua"),
+            &["ratelimit:alice:42"],
+            &["10", "60"],
+            r#"{"ratelimit:alice:42": {"type": "string", "value": "3", "ttl_ms": 60000}}"#,
+        )
+    }
+
+    /// Press one key in the keymap notation. Panics on a notation `parse_key` does not know, since
+    /// that is a mistake in the test itself.
+    pub fn press(&mut self, notation: &str) -> &mut Self {
+        let key = parse_key(notation).unwrap_or_else(|| panic!("bad key notation {notation:?}"));
+        self.key(key)
+    }
+
+    /// Press space-separated keys: `"<F10> <F10> <S-F10>"`.
+    pub fn keys(&mut self, notations: &str) -> &mut Self {
+        for notation in notations.split_whitespace() {
+            self.press(notation);
+        }
+        self
+    }
+
+    /// Type text into the focused widget, one key per character.
+    pub fn type_text(&mut self, text: &str) -> &mut Self {
+        for c in text.chars() {
+            let key = match c {
+                '\n' => KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
+                c => KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
+            };
+            self.key(key);
+        }
+        self
+    }
+
+    /// Send one key event through `App::on_event` and carry out the effects.
+    pub fn key(&mut self, key: KeyEvent) -> &mut Self {
+        let effects = self.app.on_event(&Event::Key(key));
+        self.apply(effects);
+        self
+    }
+
+    /// Carry out effects synchronously, as the worker thread would.
+    pub fn apply(&mut self, effects: Vec<Effect>) {
+        for effect in effects {
+            match effect {
+                Effect::Run {
+                    id,
+                    request,
+                    seed,
+                    busy_threshold_ms,
+                } => {
+                    self.effects.push("run");
+                    self.sandbox.config.busy_threshold_ms = busy_threshold_ms;
+                    self.sandbox.set_db0(seed.clone());
+                    let mut report = self.sandbox.run(&request);
+                    pin_timings(&mut report);
+                    let result = RunResult {
+                        id,
+                        request,
+                        report,
+                        before: seed,
+                        after: self.sandbox.keyspace().db(0).clone(),
+                        now_ms: self.sandbox.now_ms(),
+                    };
+                    self.app
+                        .on_engine_event(EngineEvent::Finished(Box::new(result)));
+                }
+                Effect::Cancel => self.effects.push("cancel"),
+                Effect::AdvanceClock { ms } => {
+                    self.effects.push("advance_clock");
+                    self.clock.advance_ms(ms);
+                    self.app.on_engine_event(EngineEvent::ClockMoved {
+                        now_ms: self.sandbox.now_ms(),
+                    });
+                }
+                Effect::Quit => self.effects.push("quit"),
+            }
+        }
+    }
+
+    /// Draw the app at `width` x `height` and return the screen as text, one line per row with
+    /// trailing blanks trimmed, timings and SHA1s replaced by placeholders.
+    pub fn render(&self, width: u16, height: u16) -> String {
+        let raw = self.render_raw(width, height);
+        raw.lines()
+            .map(|line| scrub(line.trim_end()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The screen exactly as drawn (no placeholders), rows separated by newlines.
+    pub fn render_raw(&self, width: u16, height: u16) -> String {
+        let mut terminal = match Terminal::new(TestBackend::new(width, height)) {
+            Ok(t) => t,
+            Err(e) => return format!("<no test terminal: {e}>"),
+        };
+        if let Err(e) = terminal.draw(|frame| super::ui::draw(frame, &self.app, &self.theme)) {
+            return format!("<draw failed: {e}>");
+        }
+        let buffer = terminal.backend().buffer();
+        let mut out = String::new();
+        for y in 0..buffer.area.height {
+            for x in 0..buffer.area.width {
+                // A wide character's trailing cell is empty; skipping it keeps columns aligned.
+                out.push_str(buffer[(x, y)].symbol());
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Wall-clock figures vary from run to run; fix them so the screens do not.
+fn pin_timings(report: &mut crate::engine::RunReport) {
+    report.elapsed_ns = 0;
+    report.first_write_ns = report.first_write_ns.map(|_| 0);
+    for entry in &mut report.trace {
+        entry.elapsed_ns = 0;
+        entry.at_ns = 0;
+    }
+}
+
+/// Replace the digits of timings ("0.123 ms", "12.5µs", "0.01%", "1.5 s") by `#` and hex runs
+/// of 8 or more characters (SHA1s, full or short) by `<sha>`-width `#`s.
+pub fn scrub(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out: Vec<char> = chars.clone();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts_word = i == 0 || !chars[i - 1].is_alphanumeric();
+        if chars[i].is_ascii_hexdigit() && starts_word {
+            let end = run_end(&chars, i, |c| c.is_ascii_hexdigit());
+            let word_ends = end == chars.len() || !chars[end].is_alphanumeric();
+            let run = &chars[i..end];
+            let lower = run.iter().all(|c| !c.is_ascii_uppercase());
+            let mixed = run.iter().any(|c| c.is_ascii_digit())
+                && run.iter().any(|c| c.is_ascii_alphabetic());
+            // A SHA1 may be all digits; right after a "sha" label it is one anyway.
+            let labelled = chars[..i]
+                .iter()
+                .rev()
+                .skip_while(|c| matches!(c, ' ' | ':' | '1'))
+                .take(3)
+                .map(|c| c.to_ascii_lowercase())
+                .eq("ahs".chars());
+            let is_sha = run.len() >= 8
+                && run.len() <= 40
+                && word_ends
+                && lower
+                && (mixed || labelled || run.len() == 40);
+            if is_sha {
+                out[i..end].fill('#');
+                i = end;
+                continue;
+            }
+        }
+        if chars[i].is_ascii_digit() && starts_word {
+            // A decimal number followed by a time unit or a percent sign.
+            let int_end = run_end(&chars, i, |c| c.is_ascii_digit());
+            if int_end < chars.len() && chars[int_end] == '.' {
+                let frac_end = run_end(&chars, int_end + 1, |c| c.is_ascii_digit());
+                if frac_end > int_end + 1 && has_unit(&chars[frac_end..]) {
+                    for c in &mut out[i..frac_end] {
+                        if c.is_ascii_digit() {
+                            *c = '#';
+                        }
+                    }
+                    i = frac_end;
+                    continue;
+                }
+            }
+            i = int_end;
+            continue;
+        }
+        i += 1;
+    }
+    out.into_iter().collect()
+}
+
+fn run_end(chars: &[char], from: usize, pred: impl Fn(char) -> bool) -> usize {
+    let mut end = from;
+    while end < chars.len() && pred(chars[end]) {
+        end += 1;
+    }
+    end
+}
+
+/// Whether `rest` starts with "ms", "µs", "us" or "%" (after an optional space) or " s", as a
+/// whole word. A bare "59.0s" is a key's TTL, which the manual clock keeps stable.
+fn has_unit(rest: &[char]) -> bool {
+    let spaced = rest.first() == Some(&' ');
+    let rest = if spaced { &rest[1..] } else { rest };
+    let units: &[&str] = if spaced {
+        &["ms", "µs", "us", "s", "%"]
+    } else {
+        &["ms", "µs", "us", "%"]
+    };
+    for unit in units {
+        let unit: Vec<char> = unit.chars().collect();
+        if rest.len() >= unit.len()
+            && rest[..unit.len()] == unit[..]
+            && rest.get(unit.len()).is_none_or(|c| !c.is_alphanumeric())
+        {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scrub;
+
+    #[test]
+    fn scrubs_timings_and_shas() {
+        assert_eq!(
+            scrub("done in 0.123 ms, 3 call(s)"),
+            "done in #.### ms, 3 call(s)"
+        );
+        assert_eq!(
+            scrub(" 12.345 ms / 5000 ms (0.25%) "),
+            " ##.### ms / 5000 ms (#.##%) "
+        );
+        assert_eq!(scrub("took 3.5µs"), "took #.#µs");
+        assert_eq!(scrub("running 1.5 s"), "running #.# s");
+        assert_eq!(scrub("ttl 59.0s"), "ttl 59.0s");
+        assert_eq!(scrub(" sha 1a2b3c4d "), " sha ######## ");
+        assert_eq!(scrub(" sha 27930594 "), " sha ######## ");
+        assert_eq!(scrub("SHA1: 27930594"), "SHA1: ########");
+        // Not timings: plain numbers, Lua, key names, words.
+        for keep in [
+            "limit % 1 ~= 0",
+            "ratelimit:alice:42",
+            "return {1, limit - count, ttl}",
+            "2.5 apples",
+            "deadbeef",
+            "F10 steps",
+            "(integer) 27930594",
+        ] {
+            assert_eq!(scrub(keep), keep);
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! The KEYS / ARGV form: two single-line fields taking space-separated values with shell-style
+//! quoting.
+
+use crate::engine::script::split_args;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use tui_textarea::TextArea;
+
+/// KEYS and ARGV as bytes.
+pub type KeysAndArgv = (Vec<Vec<u8>>, Vec<Vec<u8>>);
+
+#[derive(Default)]
+pub struct InputsState {
+    pub keys: TextArea<'static>,
+    pub argv: TextArea<'static>,
+}
+
+fn quote(value: &str) -> String {
+    if !value.is_empty()
+        && !value.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == '\\')
+    {
+        value.to_string()
+    } else {
+        format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+impl InputsState {
+    pub fn from_lists(keys: &[String], argv: &[String]) -> InputsState {
+        let line = |items: &[String]| items.iter().map(|s| quote(s)).collect::<Vec<_>>().join(" ");
+        InputsState {
+            keys: TextArea::new(vec![line(keys)]),
+            argv: TextArea::new(vec![line(argv)]),
+        }
+    }
+
+    pub fn keys_text(&self) -> String {
+        self.keys.lines().join(" ")
+    }
+
+    pub fn argv_text(&self) -> String {
+        self.argv.lines().join(" ")
+    }
+
+    /// The values of one field, or an error saying what is wrong.
+    pub fn values(text: &str, field: &str) -> Result<Vec<String>, String> {
+        split_args(text).ok_or_else(|| format!("{field}: unbalanced quotes"))
+    }
+
+    /// KEYS and ARGV as bytes.
+    pub fn parsed(&self) -> Result<KeysAndArgv, String> {
+        let keys = Self::values(&self.keys_text(), "KEYS")?;
+        let argv = Self::values(&self.argv_text(), "ARGV")?;
+        let bytes = |v: Vec<String>| v.into_iter().map(String::into_bytes).collect();
+        Ok((bytes(keys), bytes(argv)))
+    }
+
+    pub fn on_key(&mut self, keys_field: bool, key: KeyEvent) {
+        if matches!(key.code, KeyCode::Enter) {
+            return; // single-line fields
+        }
+        let field = if keys_field {
+            &mut self.keys
+        } else {
+            &mut self.argv
+        };
+        field.input(key);
+    }
+
+    pub fn paste(&mut self, keys_field: bool, text: &str) {
+        let field = if keys_field {
+            &mut self.keys
+        } else {
+            &mut self.argv
+        };
+        field.insert_str(text.replace(['\r', '\n'], " "));
+    }
+}

@@ -1,0 +1,278 @@
+//! Key bindings per context, in a notation shared by the config file, the help overlay and tests
+//! (`<C-r>`, `<F5>`, `<S-F10>`, `<Esc>`, `a`, `/`).
+
+use super::action::Action;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Where a binding applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Context {
+    /// Everywhere (checked before the focused pane).
+    Global,
+    /// The right-hand panes (trace, reply, keyspace, warnings) when focused.
+    Panes,
+    /// The keyspace tab when focused.
+    Keyspace,
+    /// The editor when focused.
+    Editor,
+    /// An overlay (help, picker, prompt).
+    Overlay,
+}
+
+impl Context {
+    pub fn title(self) -> &'static str {
+        match self {
+            Context::Global => "Everywhere",
+            Context::Panes => "Trace / Reply / Keyspace / Warnings",
+            Context::Keyspace => "Keyspace",
+            Context::Editor => "Editor",
+            Context::Overlay => "Overlays",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    pub context: Context,
+    pub key: KeyEvent,
+    pub action: Action,
+}
+
+const DEFAULTS: &[(Context, &str, Action)] = &[
+    (Context::Global, "<F5>", Action::Run),
+    (Context::Global, "<C-r>", Action::Run),
+    (Context::Global, "<F10>", Action::StepForward),
+    (Context::Global, "<S-F10>", Action::StepBack),
+    (Context::Global, "<F9>", Action::StepBack),
+    (Context::Global, "<F1>", Action::Help),
+    (Context::Global, "<C-q>", Action::Quit),
+    (Context::Global, "<C-s>", Action::Save),
+    (Context::Global, "<C-o>", Action::Open),
+    (Context::Global, "<F6>", Action::FocusNext),
+    (Context::Global, "<S-F6>", Action::FocusPrev),
+    (Context::Global, "<A-1>", Action::TabTrace),
+    (Context::Global, "<A-2>", Action::TabReply),
+    (Context::Global, "<A-3>", Action::TabKeyspace),
+    (Context::Global, "<A-4>", Action::TabWarnings),
+    (Context::Global, "<Esc>", Action::Cancel),
+    (Context::Panes, "<Tab>", Action::NextTab),
+    (Context::Panes, "<Up>", Action::Up),
+    (Context::Panes, "k", Action::Up),
+    (Context::Panes, "<Down>", Action::Down),
+    (Context::Panes, "j", Action::Down),
+    (Context::Panes, "<PageUp>", Action::PageUp),
+    (Context::Panes, "<PageDown>", Action::PageDown),
+    (Context::Panes, "<Home>", Action::Top),
+    (Context::Panes, "<End>", Action::Bottom),
+    (Context::Panes, "<Enter>", Action::Select),
+    (Context::Panes, "x", Action::StepStop),
+    (Context::Keyspace, "/", Action::FilterKeys),
+    (Context::Keyspace, "t", Action::CycleTypeFilter),
+    (Context::Keyspace, "D", Action::ToggleDiff),
+    (Context::Keyspace, "a", Action::AddKey),
+    (Context::Keyspace, "d", Action::DeleteKey),
+    (Context::Keyspace, "s", Action::SetString),
+    (Context::Keyspace, "e", Action::SetTtl),
+    (Context::Keyspace, "l", Action::LoadSeed),
+    (Context::Keyspace, "w", Action::SaveSeed),
+    (Context::Keyspace, "r", Action::ResetSeed),
+    (Context::Keyspace, "+", Action::AdvanceClock),
+    (Context::Editor, "<C-f>", Action::Find),
+    (Context::Editor, "<F3>", Action::FindNext),
+    (Context::Overlay, "<Esc>", Action::Close),
+    (Context::Overlay, "<Up>", Action::Up),
+    (Context::Overlay, "<Down>", Action::Down),
+    (Context::Overlay, "<PageUp>", Action::PageUp),
+    (Context::Overlay, "<PageDown>", Action::PageDown),
+    (Context::Overlay, "<Enter>", Action::Select),
+];
+
+#[derive(Debug, Clone)]
+pub struct Keymap {
+    pub bindings: Vec<Binding>,
+}
+
+impl Default for Keymap {
+    fn default() -> Self {
+        Keymap {
+            bindings: DEFAULTS
+                .iter()
+                .map(|(context, key, action)| Binding {
+                    context: *context,
+                    key: parse_key(key).expect("default key notation"),
+                    action: *action,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Keymap {
+    /// The action bound to `key` in `context`.
+    pub fn lookup(&self, context: Context, key: &KeyEvent) -> Option<Action> {
+        let key = normalize(*key);
+        self.bindings
+            .iter()
+            .find(|b| b.context == context && b.key == key)
+            .map(|b| b.action)
+    }
+
+    /// Replace the keys of `action` in `context` (config overrides). Errors name the bad notation.
+    pub fn rebind(
+        &mut self,
+        context: Context,
+        action: Action,
+        keys: &[String],
+    ) -> Result<(), String> {
+        let parsed: Vec<KeyEvent> = keys
+            .iter()
+            .map(|k| parse_key(k).ok_or_else(|| format!("bad key notation {k:?}")))
+            .collect::<Result<_, _>>()?;
+        self.bindings
+            .retain(|b| !(b.context == context && b.action == action));
+        for key in parsed {
+            self.bindings.push(Binding {
+                context,
+                key,
+                action,
+            });
+        }
+        Ok(())
+    }
+
+    /// The key notations bound to `action` in `context`, for hints and help.
+    pub fn keys_for(&self, context: Context, action: Action) -> Vec<String> {
+        self.bindings
+            .iter()
+            .filter(|b| b.context == context && b.action == action)
+            .map(|b| format_key(&b.key))
+            .collect()
+    }
+}
+
+/// Shift is part of upper-case characters already; drop it so `D` matches with or without it.
+fn normalize(mut key: KeyEvent) -> KeyEvent {
+    if let KeyCode::Char(_) = key.code {
+        key.modifiers.remove(KeyModifiers::SHIFT);
+    }
+    key.kind = ratatui::crossterm::event::KeyEventKind::Press;
+    key.state = ratatui::crossterm::event::KeyEventState::NONE;
+    key
+}
+
+/// Parse `<C-r>`, `<S-F10>`, `<A-1>`, `<Esc>`, `a`.
+pub fn parse_key(text: &str) -> Option<KeyEvent> {
+    let inner = match text.strip_prefix('<').and_then(|t| t.strip_suffix('>')) {
+        Some(inner) => inner,
+        None => {
+            let mut chars = text.chars();
+            let c = chars.next()?;
+            return chars
+                .next()
+                .is_none()
+                .then(|| normalize(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+        }
+    };
+    let mut modifiers = KeyModifiers::NONE;
+    let mut rest = inner;
+    loop {
+        if let Some(r) = rest.strip_prefix("C-") {
+            modifiers |= KeyModifiers::CONTROL;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("S-") {
+            modifiers |= KeyModifiers::SHIFT;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("A-") {
+            modifiers |= KeyModifiers::ALT;
+            rest = r;
+        } else {
+            break;
+        }
+    }
+    let code = match rest {
+        "Esc" => KeyCode::Esc,
+        "Enter" => KeyCode::Enter,
+        "Tab" => KeyCode::Tab,
+        "BackTab" => KeyCode::BackTab,
+        "Up" => KeyCode::Up,
+        "Down" => KeyCode::Down,
+        "Left" => KeyCode::Left,
+        "Right" => KeyCode::Right,
+        "PageUp" => KeyCode::PageUp,
+        "PageDown" => KeyCode::PageDown,
+        "Home" => KeyCode::Home,
+        "End" => KeyCode::End,
+        "Backspace" => KeyCode::Backspace,
+        "Del" => KeyCode::Delete,
+        "Space" => KeyCode::Char(' '),
+        f if f.starts_with('F') && f.len() > 1 => KeyCode::F(f[1..].parse().ok()?),
+        c if c.chars().count() == 1 => KeyCode::Char(c.chars().next()?),
+        _ => return None,
+    };
+    Some(normalize(KeyEvent::new(code, modifiers)))
+}
+
+/// The notation of a key, inverse of `parse_key`.
+pub fn format_key(key: &KeyEvent) -> String {
+    let mut prefix = String::new();
+    if key.modifiers.contains(KeyModifiers::CONTROL) {
+        prefix.push_str("C-");
+    }
+    if key.modifiers.contains(KeyModifiers::SHIFT) {
+        prefix.push_str("S-");
+    }
+    if key.modifiers.contains(KeyModifiers::ALT) {
+        prefix.push_str("A-");
+    }
+    let name = match key.code {
+        KeyCode::Esc => "Esc".to_string(),
+        KeyCode::Enter => "Enter".to_string(),
+        KeyCode::Tab => "Tab".to_string(),
+        KeyCode::BackTab => "BackTab".to_string(),
+        KeyCode::Up => "Up".to_string(),
+        KeyCode::Down => "Down".to_string(),
+        KeyCode::Left => "Left".to_string(),
+        KeyCode::Right => "Right".to_string(),
+        KeyCode::PageUp => "PageUp".to_string(),
+        KeyCode::PageDown => "PageDown".to_string(),
+        KeyCode::Home => "Home".to_string(),
+        KeyCode::End => "End".to_string(),
+        KeyCode::Backspace => "Backspace".to_string(),
+        KeyCode::Delete => "Del".to_string(),
+        KeyCode::F(n) => format!("F{n}"),
+        KeyCode::Char(' ') => "Space".to_string(),
+        KeyCode::Char(c) if prefix.is_empty() => return c.to_string(),
+        KeyCode::Char(c) => c.to_string(),
+        _ => "?".to_string(),
+    };
+    format!("<{prefix}{name}>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notation_round_trips() {
+        for text in [
+            "<C-r>", "<S-F10>", "<A-1>", "<Esc>", "a", "/", "<F5>", "D", "<Space>",
+        ] {
+            assert_eq!(format_key(&parse_key(text).unwrap()), text);
+        }
+        assert!(parse_key("<C-nope>").is_none());
+    }
+
+    #[test]
+    fn every_action_has_a_key() {
+        let map = Keymap::default();
+        for action in Action::ALL {
+            if matches!(action, Action::Close) {
+                continue;
+            }
+            assert!(
+                map.bindings.iter().any(|b| b.action == *action),
+                "{action:?} has no key"
+            );
+        }
+    }
+}

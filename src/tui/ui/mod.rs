@@ -1,0 +1,129 @@
+//! Drawing: `draw(frame, &app)` only reads the state.
+
+mod editor;
+mod help;
+mod inputs;
+mod keyspace;
+mod panes;
+mod statusbar;
+
+use super::app::{App, Focus, Overlay, Tab};
+use super::theme::Theme;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs, Wrap};
+use ratatui::Frame;
+
+/// Below this width the right-hand panes go under the editor.
+const WIDE: u16 = 100;
+
+pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
+    let area = frame.area();
+    let [body, status] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(area);
+    let direction = if body.width >= WIDE {
+        Direction::Horizontal
+    } else {
+        Direction::Vertical
+    };
+    let halves = Layout::default()
+        .direction(direction)
+        .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+        .split(body);
+    let [editor_area, inputs_area] =
+        Layout::vertical([Constraint::Min(3), Constraint::Length(4)]).areas(halves[0]);
+    editor::draw(frame, editor_area, app, theme);
+    inputs::draw(frame, inputs_area, app, theme);
+    draw_panes(frame, halves[1], app, theme);
+    statusbar::draw(frame, status, app, theme);
+    match &app.overlay {
+        Some(Overlay::Help { scroll }) => help::draw(frame, area, app, theme, *scroll),
+        Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
+        Some(Overlay::Prompt(prompt)) => {
+            draw_prompt(frame, area, &prompt.title, &prompt.input, theme)
+        }
+        Some(Overlay::Confirm(confirm)) => {
+            let text = match confirm {
+                super::app::Confirm::QuitUnsaved => {
+                    "The script has unsaved changes. Quit anyway? (y/n)"
+                }
+                super::app::Confirm::Recover => {
+                    "An autosaved script from an earlier session was found. Recover it? (y/n)"
+                }
+            };
+            draw_prompt(frame, area, "Confirm", text, theme)
+        }
+        None => {}
+    }
+}
+
+pub fn block<'a>(title: &'a str, focused: bool, theme: &Theme) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .border_style(if focused {
+            theme.focus_border
+        } else {
+            theme.border
+        })
+}
+
+fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let focused = app.focus == Focus::Panes && app.overlay.is_none();
+    let titles: Vec<Line> = Tab::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut label = format!("{} {}", i + 1, t.title());
+            if *t == Tab::Warnings {
+                let n = app.last_run.as_ref().map_or(0, |r| r.report.warnings.len());
+                if n > 0 {
+                    label.push_str(&format!(" ({n})"));
+                }
+            }
+            Line::from(label)
+        })
+        .collect();
+    let selected = Tab::ALL.iter().position(|t| *t == app.tab).unwrap_or(0);
+    let [tabs_area, content] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
+    frame.render_widget(
+        Tabs::new(titles)
+            .select(selected)
+            .highlight_style(theme.selected.add_modifier(Modifier::BOLD)),
+        tabs_area,
+    );
+    match app.tab {
+        Tab::Trace => panes::draw_trace(frame, content, app, theme, focused),
+        Tab::Reply => panes::draw_reply(frame, content, app, theme, focused),
+        Tab::Keyspace => keyspace::draw(frame, content, app, theme, focused),
+        Tab::Warnings => panes::draw_warnings(frame, content, app, theme, focused),
+    }
+}
+
+/// A centred rectangle of at most `width` x `height`.
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+fn draw_prompt(frame: &mut Frame, area: Rect, title: &str, input: &str, theme: &Theme) {
+    let rect = centered(area, 70, 5);
+    frame.render_widget(Clear, rect);
+    let text = vec![Line::from(vec![
+        Span::raw(input.to_string()),
+        Span::styled(" ", Style::default().add_modifier(Modifier::REVERSED)),
+    ])];
+    frame.render_widget(
+        Paragraph::new(text)
+            .wrap(Wrap { trim: false })
+            .block(block(title, true, theme)),
+        rect,
+    );
+}

@@ -1,0 +1,205 @@
+//! Trace, Reply and Warnings tabs.
+
+use super::block;
+use crate::engine::reply::Protocol;
+use crate::tui::app::App;
+use crate::tui::theme::Theme;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
+use ratatui::Frame;
+
+fn shorten(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(width.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
+    let Some(run) = &app.last_run else {
+        frame.render_widget(
+            Paragraph::new("No run yet: F5 runs the script.").block(block("Trace", focused, theme)),
+            area,
+        );
+        return;
+    };
+    let trace = &run.report.trace;
+    let [list_area, detail_area] =
+        Layout::vertical([Constraint::Min(3), Constraint::Length(7)]).areas(area);
+    let rows: Vec<Row> = trace
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let command: Vec<String> = e
+                .command
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            let undeclared = e.keys.iter().any(|k| !run.request.keys.contains(k));
+            let marks = format!(
+                "{}{}",
+                if e.write { "W" } else { " " },
+                if undeclared { "!" } else { " " }
+            );
+            let step = if app.step == Some(i) { "▶" } else { " " };
+            let style = if e.reply.is_error() {
+                theme.error
+            } else {
+                theme.text
+            };
+            Row::new(vec![
+                Cell::from(format!("{step}{}", e.seq)),
+                Cell::from(e.line.to_string()),
+                Cell::from(shorten(&command.join(" "), 40)),
+                Cell::from(shorten(&e.reply.to_cli().replace('\n', " "), 30)),
+                Cell::from(format!("{:.1}", e.elapsed_ns as f64 / 1000.0)),
+                Cell::from(marks),
+            ])
+            .style(style)
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(5),
+        Constraint::Length(5),
+        Constraint::Min(10),
+        Constraint::Min(8),
+        Constraint::Length(7),
+        Constraint::Length(2),
+    ];
+    let header = Row::new(vec!["seq", "line", "command", "reply", "µs", ""]).style(theme.header);
+    let table = Table::new(rows, widths)
+        .header(header)
+        .row_highlight_style(theme.selected)
+        .block(block("Trace", focused, theme));
+    let mut state = TableState::default().with_selected(Some(
+        app.trace_list.selected.min(trace.len().saturating_sub(1)),
+    ));
+    frame.render_stateful_widget(table, list_area, &mut state);
+    let detail: Vec<Line> = match trace.get(app.trace_list.selected) {
+        Some(e) => vec![
+            Line::from(vec![
+                Span::styled("command: ", theme.header),
+                Span::raw(
+                    e.command
+                        .iter()
+                        .map(|a| crate::engine::reply::quote_bytes(a))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
+            ]),
+            Line::from(vec![
+                Span::styled("reply:   ", theme.header),
+                Span::raw(e.reply.to_cli().replace('\n', " | ")),
+            ]),
+            Line::from(vec![
+                Span::styled("keys:    ", theme.header),
+                Span::raw(
+                    e.keys
+                        .iter()
+                        .map(|k| String::from_utf8_lossy(k).into_owned())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
+                Span::raw(if e.write { "  (write)" } else { "" }),
+            ]),
+        ],
+        None => vec![Line::from("no calls")],
+    };
+    frame.render_widget(
+        Paragraph::new(detail)
+            .wrap(Wrap { trim: false })
+            .block(block("Call", false, theme)),
+        detail_area,
+    );
+}
+
+pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
+    let Some(run) = &app.last_run else {
+        frame.render_widget(
+            Paragraph::new("No run yet.").block(block("Reply", focused, theme)),
+            area,
+        );
+        return;
+    };
+    let report = &run.report;
+    let mut lines: Vec<Line> = Vec::new();
+    let section = |lines: &mut Vec<Line>, title: &str| {
+        lines.push(Line::from(Span::styled(
+            title.to_string(),
+            theme.header.add_modifier(Modifier::BOLD),
+        )))
+    };
+    section(&mut lines, "RESP2 client (redis-cli)");
+    lines.extend(
+        report
+            .reply_for(Protocol::Resp2)
+            .to_cli()
+            .lines()
+            .map(|l| Line::from(l.to_string())),
+    );
+    section(&mut lines, "RESP2 raw");
+    lines.push(Line::from(format!(
+        "{:?}",
+        String::from_utf8_lossy(&report.reply_for(Protocol::Resp2).to_resp(Protocol::Resp2))
+    )));
+    section(&mut lines, "RESP3 client (redis-cli -3)");
+    lines.extend(
+        report
+            .reply_for(Protocol::Resp3)
+            .to_cli()
+            .lines()
+            .map(|l| Line::from(l.to_string())),
+    );
+    section(&mut lines, "RESP3 raw");
+    lines.push(Line::from(format!(
+        "{:?}",
+        String::from_utf8_lossy(&report.reply_for(Protocol::Resp3).to_resp(Protocol::Resp3))
+    )));
+    section(&mut lines, "Conversion notes");
+    if report.notes.is_empty() {
+        lines.push(Line::from("none: the value converted without loss"));
+    }
+    lines.extend(report.notes.iter().map(|n| Line::from(format!("- {n}"))));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((app.reply_scroll, 0))
+            .block(block("Reply", focused, theme)),
+        area,
+    );
+}
+
+pub fn draw_warnings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
+    let lines: Vec<Line> = match &app.last_run {
+        None => vec![Line::from("No run yet.")],
+        Some(run) if run.report.warnings.is_empty() => vec![Line::from("No warnings.")],
+        Some(run) => run
+            .report
+            .warnings
+            .iter()
+            .map(|w| {
+                let at = if w.line > 0 {
+                    format!("line {}: ", w.line)
+                } else {
+                    String::new()
+                };
+                Line::from(vec![
+                    Span::styled(format!("[{}] ", w.kind.name()), theme.warning),
+                    Span::raw(format!("{at}{}", w.message)),
+                ])
+            })
+            .collect(),
+    };
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((app.warnings_scroll, 0))
+            .block(block("Warnings", focused, theme)),
+        area,
+    );
+}

@@ -1,0 +1,64 @@
+//! The status bar: backend, profile, file, SHA1, time against the busy threshold, key hints.
+
+use crate::tui::app::App;
+use crate::tui::keymap::Context;
+use crate::tui::theme::Theme;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let sha = crate::engine::script::sha1_hex(app.editor.text().as_bytes());
+    let threshold = app.config.busy_threshold_ms;
+    let gauge = match (&app.running, &app.last_run) {
+        (Some(r), _) => format!(
+            "running {:.1} s / {} ms",
+            r.started.elapsed().as_secs_f64(),
+            threshold
+        ),
+        (None, Some(run)) => format!(
+            "{:.3} ms / {} ms ({:.2}%)",
+            run.report.elapsed_ns as f64 / 1e6,
+            threshold,
+            run.report.threshold_ratio() * 100.0
+        ),
+        _ => format!("- / {threshold} ms"),
+    };
+    let file = app
+        .editor
+        .path
+        .as_ref()
+        .map_or("untitled".to_string(), |p| p.display().to_string());
+    let first = Line::from(vec![
+        Span::styled(" sandbox ", theme.header),
+        Span::raw(" Redis 7.0 "),
+        Span::raw(format!(
+            " {file}{} ",
+            if app.editor.modified { " *" } else { "" }
+        )),
+        Span::raw(format!(" sha {} ", &sha[..8])),
+        Span::styled(format!(" {gauge} "), theme.text),
+        Span::raw(format!(" {}", app.status)),
+    ]);
+    let context = app.context();
+    let mut hints = Vec::new();
+    for ctx in [context, Context::Global] {
+        for b in app.keymap.bindings.iter().filter(|b| b.context == ctx) {
+            let key = crate::tui::keymap::format_key(&b.key);
+            if hints.len() < 8 && !hints.iter().any(|(_, a)| *a == b.action) {
+                hints.push((key, b.action));
+            }
+        }
+    }
+    let hint_spans: Vec<Span> = hints
+        .iter()
+        .flat_map(|(k, a)| {
+            [
+                Span::styled(format!(" {k}"), theme.header),
+                Span::raw(format!(" {}", a.name())),
+            ]
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(vec![first, Line::from(hint_spans)]), area);
+}

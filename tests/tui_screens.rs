@@ -1,0 +1,283 @@
+//! Screens of the workbench, driven by keys through the synchronous harness and compared with
+//! insta snapshots (`INSTA_UPDATE=always cargo test --test tui_screens` rewrites them), plus
+//! behavioural checks that do not depend on the layout.
+#![cfg(feature = "tui")]
+
+use evalbench::tui::action::Action;
+use evalbench::tui::app::{Confirm, Overlay, Tab};
+use evalbench::tui::harness::Harness;
+use evalbench::tui::keymap::format_key;
+use std::sync::Once;
+
+/// Keep the app's files (autosave, recent files, config) away from the user's directories.
+fn isolate() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let root =
+            std::env::temp_dir().join(format!("evalbench-tui-screens-{}", std::process::id()));
+        let data = root.join("data");
+        let config = root.join("config");
+        let _ = std::fs::create_dir_all(&data);
+        let _ = std::fs::create_dir_all(&config);
+        std::env::set_var("EVALBENCH_DATA_DIR", &data);
+        std::env::set_var("EVALBENCH_CONFIG_DIR", &config);
+    });
+}
+
+fn sample() -> Harness {
+    isolate();
+    Harness::sample()
+}
+
+/// A script whose second call fails (the error is raised on line 3).
+const FAILING: &str = "local n = redis.call('INCR', KEYS[1])\n\
+                       -- the next call names a command that does not exist\n\
+                       return redis.call('NOSUCHCOMMAND', KEYS[1], n)\n";
+
+/// A script touching a key it did not declare in KEYS.
+const UNDECLARED: &str = "redis.call('SET', KEYS[1], 'a')\n\
+                          return redis.call('GET', 'not:declared')\n";
+
+#[test]
+fn start_screen_empty() {
+    isolate();
+    let h = Harness::new("", &[], &[], "");
+    insta::assert_snapshot!("start_empty_120x40", h.render(120, 40));
+}
+
+#[test]
+fn start_screen_sample() {
+    let h = sample();
+    insta::assert_snapshot!("start_sample_120x40", h.render(120, 40));
+    insta::assert_snapshot!("start_sample_80x24", h.render(80, 24));
+}
+
+#[test]
+fn after_run_shows_trace() {
+    let mut h = sample();
+    h.press("<F5>");
+    insta::assert_snapshot!("after_run_120x40", h.render(120, 40));
+    insta::assert_snapshot!("after_run_80x24", h.render(80, 24));
+}
+
+#[test]
+fn reply_tab() {
+    let mut h = sample();
+    h.keys("<F5> <A-2>");
+    insta::assert_snapshot!("reply_tab_120x40", h.render(120, 40));
+}
+
+#[test]
+fn error_run_marks_line() {
+    isolate();
+    let mut h = Harness::new(FAILING, &["counter"], &[], "");
+    h.press("<F5>");
+    let run = h.app.last_run.as_ref().expect("a report");
+    assert!(run.report.is_error());
+    assert_eq!(run.report.error_line, Some(3));
+    assert_eq!(h.app.editor.error.as_ref().map(|e| e.0), Some(3));
+    insta::assert_snapshot!("error_run_120x40", h.render(120, 40));
+}
+
+#[test]
+fn stepping_forward_and_back() {
+    let mut h = sample();
+    h.keys("<F5> <F10> <F10>");
+    assert_eq!(h.app.step, Some(1));
+    h.press("<S-F10>");
+    assert_eq!(h.app.step, Some(0));
+    // The editor's cursor is on the line of the first call (INCR).
+    let first_line = h.app.last_run.as_ref().map(|r| r.report.trace[0].line);
+    assert_eq!(
+        Some(h.app.editor.textarea.cursor().0 as u32 + 1),
+        first_line
+    );
+    insta::assert_snapshot!("stepping_120x40", h.render(120, 40));
+}
+
+#[test]
+fn help_overlay() {
+    let mut h = sample();
+    h.press("<F1>");
+    insta::assert_snapshot!("help_120x40", h.render(120, 40));
+    insta::assert_snapshot!("help_80x24", h.render(80, 24));
+}
+
+#[test]
+fn keyspace_tab_after_run() {
+    let mut h = sample();
+    h.keys("<F5> <A-3>");
+    assert_eq!(h.app.tab, Tab::Keyspace);
+    insta::assert_snapshot!("keyspace_after_run_120x40", h.render(120, 40));
+}
+
+#[test]
+fn warnings_tab_undeclared_key() {
+    isolate();
+    let mut h = Harness::new(UNDECLARED, &["declared"], &[], "");
+    h.keys("<F5> <A-4>");
+    let run = h.app.last_run.as_ref().expect("a report");
+    assert!(
+        !run.report.warnings.is_empty(),
+        "an undeclared key gives a warning"
+    );
+    let screen = h.render(120, 40);
+    assert!(screen.contains("not:declared"), "{screen}");
+    insta::assert_snapshot!("warnings_undeclared_120x40", screen);
+}
+
+#[test]
+fn quit_confirmation_with_unsaved_changes() {
+    let mut h = sample();
+    h.type_text("-- edited\n").press("<C-q>");
+    insta::assert_snapshot!("quit_confirm_120x40", h.render(120, 40));
+    insta::assert_snapshot!("quit_confirm_80x24", h.render(80, 24));
+}
+
+// ---- Behaviour, independent of the layout ----
+
+#[test]
+fn f5_produces_a_report() {
+    let mut h = sample();
+    assert!(h.app.last_run.is_none());
+    h.press("<F5>");
+    assert_eq!(h.effects, ["run"]);
+    assert!(h.app.running.is_none(), "the run finished");
+    let run = h.app.last_run.as_ref().expect("a report");
+    assert!(!run.report.is_error());
+    // INCR then TTL (the key exists, so no EXPIRE): {1, 10 - 4, 60}.
+    let commands: Vec<String> = run
+        .report
+        .trace
+        .iter()
+        .map(|e| String::from_utf8_lossy(&e.command[0]).to_uppercase())
+        .collect();
+    assert_eq!(commands, ["INCR", "TTL"]);
+    assert_eq!(
+        run.report.reply.to_cli(),
+        "1) (integer) 1\n2) (integer) 6\n3) (integer) 60"
+    );
+    assert!(h.app.status.starts_with("done"), "{}", h.app.status);
+    let first = run.report.reply.to_cli();
+    // Every run starts from the seed: a second run gives the same answer.
+    h.press("<C-r>");
+    let again = h.app.last_run.as_ref().expect("a report");
+    assert_eq!(again.report.reply.to_cli(), first);
+    assert_eq!(h.effects, ["run", "run"]);
+}
+
+#[test]
+fn esc_without_a_run_is_harmless() {
+    let mut h = sample();
+    let text = h.app.editor.text();
+    let before = h.render(120, 40);
+    h.press("<Esc>");
+    assert!(h.effects.is_empty(), "{:?}", h.effects);
+    assert!(!h.app.quit);
+    assert!(h.app.overlay.is_none());
+    assert!(h.app.last_run.is_none());
+    assert_eq!(h.app.editor.text(), text);
+    assert!(!h.app.editor.modified);
+    assert_eq!(h.render(120, 40), before);
+    // Also after a run, and from the panes.
+    h.keys("<F5> <A-1> <Esc> <Esc>");
+    assert_eq!(h.effects, ["run"]);
+    assert!(h.app.last_run.is_some());
+    assert!(!h.app.quit);
+}
+
+#[test]
+fn ctrl_q_asks_when_modified() {
+    let mut h = sample();
+    h.type_text("x").press("<C-q>");
+    assert!(h.app.editor.modified);
+    assert!(!h.app.quit);
+    assert!(matches!(
+        h.app.overlay,
+        Some(Overlay::Confirm(Confirm::QuitUnsaved))
+    ));
+    // "n" keeps the session and the text.
+    h.press("n");
+    assert!(h.app.overlay.is_none());
+    assert!(!h.app.quit);
+    assert!(h.app.editor.text().starts_with('x'));
+    // Asked again, "y" quits.
+    h.keys("<C-q> y");
+    assert!(h.app.quit);
+    assert_eq!(h.effects, ["quit"]);
+}
+
+#[test]
+fn ctrl_q_quits_at_once_when_unmodified() {
+    let mut h = sample();
+    h.press("<C-q>");
+    assert!(h.app.quit);
+    assert!(h.app.overlay.is_none());
+}
+
+#[test]
+fn help_lists_every_bound_action() {
+    let mut h = sample();
+    h.press("<F1>");
+    // Tall enough for the whole list; the overlay is at most 80 columns wide.
+    let screen = h.render(120, 120);
+    let mut missing = Vec::new();
+    for action in Action::ALL {
+        let keys: Vec<String> = h
+            .app
+            .keymap
+            .bindings
+            .iter()
+            .filter(|b| b.action == *action)
+            .map(|b| format_key(&b.key))
+            .collect();
+        if keys.is_empty() {
+            continue;
+        }
+        // A row holds one of the keys and the start of the description.
+        let description: String = action.description().chars().take(40).collect();
+        let listed = screen
+            .lines()
+            .any(|l| l.contains(&description) && keys.iter().any(|k| l.contains(k.as_str())));
+        if !listed {
+            missing.push(format!("{action:?} ({})", keys.join(" ")));
+        }
+    }
+    assert!(missing.is_empty(), "not in the help: {missing:?}\n{screen}");
+    // Any other key closes it.
+    h.press("<Esc>");
+    assert!(h.app.overlay.is_none());
+}
+
+#[test]
+fn small_terminals_do_not_panic() {
+    let mut h = sample();
+    h.keys("<F5> <F10>");
+    for (w, hgt) in [(1, 1), (10, 5), (40, 12), (80, 24), (200, 60)] {
+        let _ = h.render(w, hgt);
+    }
+    h.press("<F1>");
+    for (w, hgt) in [(1, 1), (10, 5), (40, 12)] {
+        let _ = h.render(w, hgt);
+    }
+}
+
+#[test]
+fn advance_clock_moves_the_sandbox_clock() {
+    let mut h = sample();
+    h.keys("<F5> <A-3>");
+    let before = h.app.now_ms;
+    // "+" asks for seconds (prefilled with 60): replace them with 30.
+    h.keys("+ <Backspace> <Backspace>")
+        .type_text("30")
+        .press("<Enter>");
+    assert_eq!(h.effects, ["run", "advance_clock"]);
+    assert_eq!(h.app.now_ms, before + 30_000);
+    // The seed's key (TTL 60 s when loaded) now has 30 s left in a new run.
+    h.press("<F5>");
+    let ttl = h.app.last_run.as_ref().map(|r| r.report.reply.to_cli());
+    assert_eq!(
+        ttl.as_deref(),
+        Some("1) (integer) 1\n2) (integer) 6\n3) (integer) 30")
+    );
+}

@@ -1,0 +1,176 @@
+//! Smoke test of the real binary in a real terminal: tmux runs `evalbench` in a detached 120x40
+//! session; the test sends keys and reads the screen with `capture-pane`. Skipped (with a notice)
+//! when tmux is missing, unless CI is set: there a missing tmux is a failure.
+#![cfg(feature = "tui")]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// The longest any one wait may take.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A tmux server of its own (its socket in the temporary directory), killed with everything in it
+/// on drop, and the temporary directory (socket, data and config directories of the app).
+struct Session {
+    socket: PathBuf,
+    target: String,
+    dir: PathBuf,
+}
+
+impl Session {
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    }
+
+    fn capture(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-t", &self.target]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn send(&self, key: &str) {
+        let out = self.tmux(&["send-keys", "-t", &self.target, key]);
+        assert!(out.status.success(), "send-keys {key}: {out:?}");
+    }
+
+    fn display(&self, format: &str) -> String {
+        let out = self.tmux(&["display-message", "-p", "-t", &self.target, format]);
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Poll the screen until `ok` holds, at most `WAIT`; the screen on success.
+    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture();
+            if ok(&screen) {
+                return screen;
+            }
+            if start.elapsed() > WAIT {
+                panic!("timed out after {WAIT:?} waiting for {what}; the screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn tmux_present() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn real_binary_in_tmux() {
+    if !tmux_present() {
+        if std::env::var_os("CI").is_some() {
+            panic!("tmux is required on CI for the terminal smoke test");
+        }
+        eprintln!("notice: tmux not found, skipping the terminal smoke test (tui_smoke)");
+        return;
+    }
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!("evalbench-smoke-{}-{stamp}", std::process::id()));
+    let data = dir.join("data");
+    let config = dir.join("config");
+    std::fs::create_dir_all(&data).expect("temp data dir");
+    std::fs::create_dir_all(&config).expect("temp config dir");
+    let session = Session {
+        socket: dir.join("tmux.sock"),
+        target: "smoke".into(),
+        dir: dir.clone(),
+    };
+    // After the app exits, its status and the terminal modes stay on screen for the checks.
+    let script = format!(
+        "cd {dir} && EVALBENCH_DATA_DIR={data} EVALBENCH_CONFIG_DIR={config} {bin}; \
+         echo \"evalbench exited $?\"; stty -a; echo stty-done; exec sleep 60",
+        dir = sh_quote(&dir.to_string_lossy()),
+        data = sh_quote(&data.to_string_lossy()),
+        config = sh_quote(&config.to_string_lossy()),
+        bin = sh_quote(env!("CARGO_BIN_EXE_evalbench")),
+    );
+    let out = session.tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "smoke",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        &script,
+    ]);
+    assert!(out.status.success(), "tmux new-session: {out:?}");
+
+    // The editor with the bundled sample.
+    session.wait_for("the editor", |s| {
+        s.contains("rate limiter") && s.contains("redis.call")
+    });
+    assert_eq!(
+        session.display("#{alternate_on}"),
+        "1",
+        "the UI uses the alternate screen"
+    );
+
+    // F5 runs: the trace lists the calls.
+    session.send("F5");
+    // (The script's text names INCR and TTL too: look for the trace's own rows.)
+    let screen = session.wait_for("the trace", |s| {
+        !s.contains("No run yet") && s.contains("(integer)") && s.contains("call(s)")
+    });
+    assert!(screen.contains("done"), "{screen}");
+
+    // F1 shows the help, generated from the keymap; Esc closes it.
+    session.send("F1");
+    session.wait_for("the help", |s| {
+        s.contains("Help") && s.contains("run the script in the sandbox")
+    });
+    session.send("Escape");
+    session.wait_for("the help to close", |s| {
+        !s.contains("run the script in the sandbox")
+    });
+
+    // F10 steps onto the first call.
+    session.send("F10");
+    session.wait_for("a step", |s| s.contains("step 1/"));
+
+    // Ctrl-Q quits (nothing was edited) and the terminal is back to normal.
+    session.send("C-q");
+    let screen = session.wait_for("the exit and stty's report", |s| {
+        s.contains("evalbench exited") && s.contains("stty-done")
+    });
+    assert!(screen.contains("evalbench exited 0"), "{screen}");
+    assert!(
+        !screen.contains("INCR"),
+        "the UI is still on screen:\n{screen}"
+    );
+    assert_eq!(
+        session.display("#{alternate_on}"),
+        "0",
+        "alternate screen left"
+    );
+    assert_eq!(session.display("#{cursor_flag}"), "1", "cursor shown again");
+    let modes: Vec<&str> = screen.split_whitespace().collect();
+    for mode in ["icanon", "echo", "isig"] {
+        assert!(modes.contains(&mode), "{mode} not restored:\n{screen}");
+    }
+}
