@@ -338,6 +338,10 @@ pub fn format_g(d: f64, precision: usize) -> String {
             "0".into()
         };
     }
+    // Fast path: an integer of at most 15 digits prints as itself.
+    if d.fract() == 0.0 && d.abs() < 1e15 && precision >= 15 {
+        return (d as i64).to_string();
+    }
     let p = precision.max(1);
     // Exponent after rounding to p significant digits.
     let sci = format!("{:.*e}", p - 1, d);

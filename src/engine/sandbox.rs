@@ -200,8 +200,11 @@ impl Sandbox {
         let mut warnings = Vec::new();
         let (reply, notes, outcome, error_line) = match result {
             Ok(()) => {
-                let mut converter = ReturnConverter::new(self.core.run.script_resp3);
-                let reply = unsafe { converter.convert(self.vm.state(), "") };
+                let names = self.vm.swap_handler_for_probe_names();
+                let mut converter =
+                    ReturnConverter::new(self.core.run.script_resp3).with_probe_names(names);
+                let reply =
+                    unsafe { converter.convert(self.vm.state(), &super::lua::convert::Path::Root) };
                 (reply, converter.notes, Outcome::Returned, None)
             }
             Err(err) => {

@@ -132,6 +132,26 @@ unsafe fn push_array(l: L, items: &[Reply], resp3: bool) {
     }
 }
 
+/// Where a value sits in the returned value, formatted only when a note needs it.
+#[derive(Clone, Copy)]
+pub enum Path<'a> {
+    Root,
+    Elem(&'a Path<'a>, i64),
+    Map(&'a Path<'a>, &'a str),
+    Set(&'a Path<'a>),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Elem(parent, i) => write!(f, "{parent}[{i}]"),
+            Path::Map(parent, key) => write!(f, "{parent}.map[{key}]"),
+            Path::Set(parent) => write!(f, "{parent}.set"),
+        }
+    }
+}
+
 /// Turns the script's return value into a reply (`luaReplyToRedisReply`), collecting notes.
 pub struct ReturnConverter {
     /// The script's protocol at return time (`redis.setresp`): decides how booleans come out.
@@ -139,6 +159,30 @@ pub struct ReturnConverter {
     pub notes: Vec<Note>,
     /// Set when a nested table hit the Lua stack limit.
     pub hit_stack_limit: bool,
+    /// Absolute stack index of the probe-name table (0: none).
+    names_index: c_int,
+}
+
+/// The field names the return conversion probes, in Redis's order.
+const PROBE_NAMES: [&std::ffi::CStr; 9] = [
+    c"err",
+    c"ok",
+    c"double",
+    c"big_number",
+    c"verbatim_string",
+    c"format",
+    c"string",
+    c"map",
+    c"set",
+];
+
+/// Push a table holding the probe names as interned strings (keep it in the registry).
+pub unsafe fn push_probe_names(l: L) {
+    ffi::lua_createtable(l, PROBE_NAMES.len() as c_int, 0);
+    for (i, name) in PROBE_NAMES.iter().enumerate() {
+        ffi::lua_pushstring(l, name.as_ptr());
+        ffi::lua_rawseti(l, -2, i as ffi::lua_Integer + 1);
+    }
 }
 
 impl ReturnConverter {
@@ -147,10 +191,11 @@ impl ReturnConverter {
             script_resp3,
             notes: Vec::new(),
             hit_stack_limit: false,
+            names_index: 0,
         }
     }
 
-    fn note(&mut self, path: &str, text: impl Into<String>) {
+    fn note(&mut self, path: &Path, text: impl Into<String>) {
         // A self-referencing table would repeat its notes thousands of times.
         if self.notes.len() < 100 {
             self.notes.push(Note {
@@ -161,12 +206,12 @@ impl ReturnConverter {
     }
 
     /// Convert the value on top of the stack and pop it.
-    pub unsafe fn convert(&mut self, l: L, path: &str) -> Reply {
+    pub unsafe fn convert(&mut self, l: L, path: &Path) -> Reply {
         // Nesting goes as deep as the Lua stack allows (about 8000 levels): grow the Rust stack as needed.
         stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.convert_value(l, path))
     }
 
-    unsafe fn convert_value(&mut self, l: L, path: &str) -> Reply {
+    unsafe fn convert_value(&mut self, l: L, path: &Path) -> Reply {
         if ffi::lua_checkstack(l, 4) == 0 {
             ffi::lua_pop(l, 1);
             self.hit_stack_limit = true;
@@ -203,7 +248,7 @@ impl ReturnConverter {
         reply
     }
 
-    fn number(&mut self, d: f64, path: &str) -> Reply {
+    fn number(&mut self, d: f64, path: &Path) -> Reply {
         let n = c_cast_i64(d);
         if d.is_nan() || d.is_infinite() || (n == i64::MIN && d != -9.223_372_036_854_776e18) {
             self.note(
@@ -223,28 +268,46 @@ impl ReturnConverter {
         Reply::Int(n)
     }
 
-    /// A string-typed field of the table on top of the stack, read raw.
-    unsafe fn raw_field(l: L, name: &std::ffi::CStr) -> c_int {
-        ffi::lua_pushstring(l, name.as_ptr());
+    /// Push the field `name` of the table on top of the stack (read raw); returns its type.
+    /// The names come from a table of pre-interned strings (creating them costs more than the lookup).
+    unsafe fn raw_field(&self, l: L, name: &std::ffi::CStr) -> c_int {
+        match PROBE_NAMES
+            .iter()
+            .position(|n| *n == name)
+            .filter(|_| self.names_index != 0)
+        {
+            Some(i) => {
+                ffi::lua_rawgeti(l, self.names_index, i as ffi::lua_Integer + 1);
+            }
+            None => {
+                ffi::lua_pushstring(l, name.as_ptr());
+            }
+        }
         ffi::lua_rawget(l, -2);
         ffi::lua_type(l, -1)
     }
 
-    unsafe fn table(&mut self, l: L, path: &str) -> Reply {
+    /// Use the table of probe names at stack index `index` (see `push_probe_names`).
+    pub fn with_probe_names(mut self, index: c_int) -> Self {
+        self.names_index = index;
+        self
+    }
+
+    unsafe fn table(&mut self, l: L, path: &Path) -> Reply {
         // Probe order of Redis: err, ok, double, big_number, verbatim_string, map, set, array.
-        if Self::raw_field(l, c"err") == ffi::LUA_TSTRING {
+        if self.raw_field(l, c"err") == ffi::LUA_TSTRING {
             let text = clean_status(raw::to_bytes(l, -1).unwrap_or_default());
             ffi::lua_pop(l, 1);
             return Reply::Error(text);
         }
         ffi::lua_pop(l, 1);
-        if Self::raw_field(l, c"ok") == ffi::LUA_TSTRING {
+        if self.raw_field(l, c"ok") == ffi::LUA_TSTRING {
             let text = clean_status(raw::to_bytes(l, -1).unwrap_or_default());
             ffi::lua_pop(l, 1);
             return Reply::Status(text);
         }
         ffi::lua_pop(l, 1);
-        if Self::raw_field(l, c"double") == ffi::LUA_TNUMBER {
+        if self.raw_field(l, c"double") == ffi::LUA_TNUMBER {
             let d = ffi::lua_tonumber(l, -1);
             ffi::lua_pop(l, 1);
             self.note(
@@ -257,7 +320,7 @@ impl ReturnConverter {
             return Reply::Double(d);
         }
         ffi::lua_pop(l, 1);
-        if Self::raw_field(l, c"big_number") == ffi::LUA_TSTRING {
+        if self.raw_field(l, c"big_number") == ffi::LUA_TSTRING {
             let text = String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or_default())
                 .replace(['\r', '\n'], " ");
             ffi::lua_pop(l, 1);
@@ -265,11 +328,11 @@ impl ReturnConverter {
             return Reply::BigNumber(text);
         }
         ffi::lua_pop(l, 1);
-        if Self::raw_field(l, c"verbatim_string") == ffi::LUA_TTABLE {
-            let format_type = Self::raw_field(l, c"format");
+        if self.raw_field(l, c"verbatim_string") == ffi::LUA_TTABLE {
+            let format_type = self.raw_field(l, c"format");
             let format = raw::to_bytes(l, -1).map(<[u8]>::to_vec);
             ffi::lua_pop(l, 1);
-            let string_type = Self::raw_field(l, c"string");
+            let string_type = self.raw_field(l, c"string");
             let text = raw::to_bytes(l, -1).map(<[u8]>::to_vec);
             ffi::lua_pop(l, 2);
             if format_type == ffi::LUA_TSTRING && string_type == ffi::LUA_TSTRING {
@@ -290,12 +353,13 @@ impl ReturnConverter {
         } else {
             ffi::lua_pop(l, 1);
         }
-        if Self::raw_field(l, c"map") == ffi::LUA_TTABLE {
+        if self.raw_field(l, c"map") == ffi::LUA_TTABLE {
             let mut pairs = Vec::new();
             ffi::lua_pushnil(l);
             while ffi::lua_next(l, -2) != 0 {
                 ffi::lua_pushvalue(l, -2);
-                let key_path = format!("{path}.map[{}]", key_label(l, -1));
+                let label = key_label(l, -1);
+                let key_path = Path::Map(path, &label);
                 let k = self.convert(l, &key_path);
                 let v = self.convert(l, &key_path);
                 pairs.push((k, v));
@@ -310,14 +374,13 @@ impl ReturnConverter {
             return Reply::Map(pairs);
         }
         ffi::lua_pop(l, 1);
-        if Self::raw_field(l, c"set") == ffi::LUA_TTABLE {
+        if self.raw_field(l, c"set") == ffi::LUA_TTABLE {
             let mut items = Vec::new();
             ffi::lua_pushnil(l);
             while ffi::lua_next(l, -2) != 0 {
                 ffi::lua_pop(l, 1);
                 ffi::lua_pushvalue(l, -1);
-                let key_path = format!("{path}.set");
-                items.push(self.convert(l, &key_path));
+                items.push(self.convert(l, &Path::Set(path)));
             }
             ffi::lua_pop(l, 1);
             if items.len() > 1 {
@@ -329,7 +392,7 @@ impl ReturnConverter {
         self.array(l, path)
     }
 
-    unsafe fn array(&mut self, l: L, path: &str) -> Reply {
+    unsafe fn array(&mut self, l: L, path: &Path) -> Reply {
         let mut items = Vec::new();
         let mut j: i64 = 1;
         loop {
@@ -339,8 +402,7 @@ impl ReturnConverter {
                 ffi::lua_pop(l, 1);
                 break;
             }
-            let elem_path = format!("{path}[{j}]");
-            items.push(self.convert(l, &elem_path));
+            items.push(self.convert(l, &Path::Elem(path, j)));
             if self.hit_stack_limit {
                 return Reply::Array(items);
             }

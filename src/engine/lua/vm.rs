@@ -23,6 +23,8 @@ pub const HOOK_EVERY: c_int = 10_000;
 
 /// Registry keys (light userdata addresses of these statics).
 static REG_HANDLER: u8 = 0;
+/// The interned field names the return conversion probes.
+static REG_PROBES: u8 = 0;
 /// metatable -> the read-only view `getmetatable` shows instead of it.
 static REG_VIEWS: u8 = 0;
 static REG_ERRFIELDS: u8 = 0;
@@ -164,8 +166,22 @@ impl Vm {
         ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"debug".as_ptr());
         self.install_overrides();
         self.protect_globals();
+        ffi::lua_pushlightuserdata(l, key(&REG_PROBES));
+        super::convert::push_probe_names(l);
+        ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
         ffi::lua_sethook(l, Some(api::stop_hook), ffi::LUA_MASKCOUNT, HOOK_EVERY);
         ffi::lua_settop(l, 0);
+    }
+
+    /// After a successful `call_script`, put the probe-name table where the error handler was
+    /// (index 1), keeping the stack as deep as Redis's; returns that index.
+    pub fn swap_handler_for_probe_names(&self) -> c_int {
+        unsafe {
+            ffi::lua_pushlightuserdata(self.l, key(&REG_PROBES));
+            ffi::lua_rawget(self.l, ffi::LUA_REGISTRYINDEX);
+            ffi::lua_replace(self.l, 1);
+        }
+        1
     }
 
     /// Redis's error handler (`__redis__err__handler`): turns any error into an `{err=...}` table and
