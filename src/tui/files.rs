@@ -721,4 +721,59 @@ mod tests {
             .starts_with(EMBEDDED_PREFIX));
         assert!(!picker.entries[0].1.is_empty());
     }
+
+    /// The whole flow through `App`, in this process's test data directory: type, autosave,
+    /// "crash", recover with y, save (which removes the autosave), open with a broken sidecar.
+    #[test]
+    fn app_recovers_after_a_crash_and_saves() {
+        use crate::tui::app::{App, Confirm, Overlay};
+        use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+        let work = TempDir::new("app");
+        let path = work.0.join("app.lua");
+        std::fs::write(&path, "return 1").unwrap();
+        let mut app = App::new("", None, Config::default());
+        app.open_file(path.clone());
+        assert_eq!(app.editor.text(), "return 1");
+        app.autosave();
+        assert!(!autosave_exists(), "nothing typed, nothing autosaved");
+        app.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
+        app.autosave();
+        assert!(autosave_exists());
+        drop(app); // killed: no clean exit
+
+        let mut app = App::new("", None, Config::default());
+        app.offer_recovery();
+        assert!(matches!(
+            app.overlay,
+            Some(Overlay::Confirm(Confirm::Recover))
+        ));
+        app.autosave(); // the pending question protects the old autosave
+        assert!(autosave_exists());
+        app.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE));
+        assert!(app.overlay.is_none());
+        assert_eq!(app.editor.text(), "xreturn 1");
+        assert_eq!(app.editor.path.as_deref(), Some(path.as_path()));
+        assert!(app.editor.modified);
+        app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+        assert!(!app.editor.modified, "{}", app.status);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "xreturn 1");
+        assert!(work.0.join("app.json").is_file());
+        assert!(!autosave_exists(), "saving removes the autosave");
+        let recent = recent();
+        assert_eq!(recent.first(), Some(&std::fs::canonicalize(&path).unwrap()));
+
+        // A broken sidecar: the script opens anyway, the status says why.
+        std::fs::write(work.0.join("app.json"), "{oops").unwrap();
+        let mut app = App::new("", None, Config::default());
+        app.open_file(path.clone());
+        assert_eq!(app.editor.text(), "xreturn 1");
+        assert!(app.status.contains("sidecar ignored"), "{}", app.status);
+        // An untitled buffer asks for a path.
+        let mut app = App::new("return 2", None, Config::default());
+        app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+        assert!(matches!(app.overlay, Some(Overlay::Prompt(_))));
+        if let Some(dir) = data_dir() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }

@@ -100,7 +100,7 @@ pub fn build_app(options: &TuiOptions) -> App {
     if !warnings.is_empty() {
         let warnings = warnings.join("; ");
         app.status = if options.file.is_some() {
-            format!("{} | {warnings}", app.status)
+            format!("{warnings} | {}", app.status)
         } else {
             warnings
         };
