@@ -658,6 +658,8 @@ impl App {
             self.status = "not saved: no file name given".into();
             return;
         }
+        let path = files::expand_home(&path);
+        self.editor.path = Some(path.clone());
         let text = self.editor.text();
         let result = files::save_script(
             &path,

@@ -50,6 +50,14 @@ pub fn now_ms(sandbox_ms: i64) -> i64 {
     wall.max(sandbox_ms)
 }
 
+/// `~/x.lua` is `x.lua` in the home directory (typed paths in prompts).
+pub fn expand_home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), directories::BaseDirs::new()) {
+        (Ok(rest), Some(dirs)) => dirs.home_dir().join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
 /// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
 /// crash never leaves a half-written file. Symbolic links are written through.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -507,6 +515,16 @@ mod tests {
             keys: keys.into(),
             argv: "1 \"two words\"".into(),
         }
+    }
+
+    #[test]
+    fn home_is_expanded() {
+        let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
+        if let Some(home) = home {
+            assert_eq!(expand_home(Path::new("~/a.lua")), home.join("a.lua"));
+        }
+        assert_eq!(expand_home(Path::new("a/~/b")), PathBuf::from("a/~/b"));
+        assert_eq!(expand_home(Path::new("~x")), PathBuf::from("~x"));
     }
 
     #[test]
