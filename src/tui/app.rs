@@ -653,34 +653,77 @@ impl App {
             self.prompt(PromptPurpose::SaveAs, "Save the script as", "script.lua");
             return;
         };
-        match files::save_script(
+        if path.as_os_str().is_empty() {
+            self.editor.path = None;
+            self.status = "not saved: no file name given".into();
+            return;
+        }
+        let path = files::expand_home(&path);
+        self.editor.path = Some(path.clone());
+        let text = self.editor.text();
+        let result = files::save_script(
             &path,
-            &self.editor.text(),
+            &text,
             &self.inputs,
             &self.seed,
-            self.now_ms,
-        ) {
-            Ok(()) => {
+            files::now_ms(self.now_ms),
+        );
+        match result {
+            Ok(sidecar_problem) => {
                 self.editor.modified = false;
-                self.status = format!("saved {} and its sidecar", path.display());
+                files::mark_clean(&files::Autosaved {
+                    text,
+                    path: Some(path.clone()),
+                    keys: self.inputs.keys_text(),
+                    argv: self.inputs.argv_text(),
+                });
+                files::discard_autosave();
                 files::remember_recent(&path);
+                self.status = sidecar_problem
+                    .unwrap_or_else(|| format!("saved {} and its sidecar", path.display()));
             }
             Err(e) => self.status = e,
         }
     }
 
     pub fn open_file(&mut self, path: PathBuf) {
-        match files::open_script(&path, self.now_ms) {
+        let now = files::now_ms(self.now_ms);
+        match files::open_script(&path, now) {
             Ok(opened) => {
-                self.editor = EditorState::new(&opened.text, Some(path.clone()));
-                if let Some(car) = opened.sidecar {
-                    self.inputs = InputsState::from_lists(&car.keys, &car.argv);
-                    self.seed = car.seed;
+                self.editor = EditorState::new(&opened.text, opened.path.clone());
+                match opened.sidecar {
+                    Some(car) => {
+                        self.inputs = InputsState::from_lists(&car.keys, &car.argv);
+                        self.seed = car.seed;
+                    }
+                    None => {
+                        self.inputs = InputsState::default();
+                        self.seed = Db::new();
+                    }
                 }
                 self.last_run = None;
                 self.step = None;
-                self.status = format!("opened {}", path.display());
+                self.status = match (&opened.path, opened.sidecar_error) {
+                    (_, Some(e)) => format!("opened {}; sidecar ignored: {e}", path.display()),
+                    (Some(p), None) => format!("opened {}", p.display()),
+                    (None, None) => "opened a built-in sample; Ctrl-S saves a copy".into(),
+                };
+                files::mark_clean(&files::Autosaved {
+                    text: opened.text,
+                    path: opened.path,
+                    keys: self.inputs.keys_text(),
+                    argv: self.inputs.argv_text(),
+                });
                 files::remember_recent(&path);
+            }
+            Err(_) if !path.exists() && path.extension().is_some_and(|e| e == "lua") => {
+                // A new file: an empty buffer that Ctrl-S creates.
+                self.editor = EditorState::new("", Some(path.clone()));
+                self.inputs = InputsState::default();
+                self.seed = Db::new();
+                self.last_run = None;
+                self.step = None;
+                self.status = format!("{} is a new file; Ctrl-S creates it", path.display());
             }
             Err(e) => self.status = e,
         }
@@ -688,29 +731,74 @@ impl App {
 
     /// Offer to recover an autosave left by a crash.
     pub fn offer_recovery(&mut self) {
-        if files::autosave_exists() {
-            self.overlay = Some(Overlay::Confirm(Confirm::Recover));
+        if !files::autosave_exists() {
+            return;
         }
+        let Some(saved) = files::load_autosave() else {
+            files::discard_autosave();
+            self.status = "an unreadable autosave was found and removed".into();
+            return;
+        };
+        let current = files::Autosaved {
+            text: self.editor.text(),
+            path: self.editor.path.clone(),
+            keys: self.inputs.keys_text(),
+            argv: self.inputs.argv_text(),
+        };
+        if saved == current {
+            files::discard_autosave(); // nothing to recover
+            return;
+        }
+        let name = saved
+            .path
+            .as_ref()
+            .map_or("an untitled script".to_string(), |p| {
+                p.display().to_string()
+            });
+        self.status =
+            format!("unsaved changes to {name} were autosaved: y recovers them, n discards them");
+        self.overlay = Some(Overlay::Confirm(Confirm::Recover));
     }
 
     fn recover(&mut self) {
         match files::load_autosave() {
             Some(saved) => {
+                // The seed is not autosaved: take the one of the script's sidecar.
+                let now = files::now_ms(self.now_ms);
+                self.seed = saved
+                    .path
+                    .as_deref()
+                    .and_then(|p| files::open_script(p, now).ok())
+                    .and_then(|o| o.sidecar)
+                    .map_or_else(Db::new, |car| car.seed);
                 self.editor = EditorState::new(&saved.text, saved.path);
                 self.editor.modified = true;
-                self.inputs = InputsState::from_lists(&saved.keys, &saved.argv);
-                self.status = "recovered the autosaved script".into();
+                let mut inputs = InputsState::default();
+                inputs.keys.insert_str(&saved.keys);
+                inputs.argv.insert_str(&saved.argv);
+                self.inputs = inputs;
+                self.last_run = None;
+                self.step = None;
+                self.status = "recovered the autosaved script (Ctrl-S saves it)".into();
             }
             None => self.status = "the autosave could not be read".into(),
         }
     }
 
-    /// The autosave of everything the user typed.
-    pub fn autosave(&self) {
-        files::write_autosave(
-            &self.editor.text(),
-            self.editor.path.as_deref(),
-            &self.inputs,
-        );
+    /// Autosave everything typed (cheap when nothing changed; see `files::autosave`).
+    pub fn autosave(&mut self) {
+        // An earlier session's autosave stays untouched until the recovery question is answered.
+        if matches!(self.overlay, Some(Overlay::Confirm(Confirm::Recover))) {
+            return;
+        }
+        let state = files::Autosaved {
+            text: self.editor.text(),
+            path: self.editor.path.clone(),
+            keys: self.inputs.keys_text(),
+            argv: self.inputs.argv_text(),
+        };
+        if let Err(e) = files::autosave(&state) {
+            self.status = e;
+        }
     }
 }

@@ -1,13 +1,28 @@
 //! User configuration: defaults, merged with `config.toml` in the config directory
 //! (theme, busy threshold, key overrides). A broken file gives a warning and the defaults.
+//!
+//! ```toml
+//! theme = "dark"
+//! busy_threshold_ms = 5000
+//! [keys]              # an action's keys in every context it has default keys in
+//! run = ["<F5>", "<C-r>"]
+//! [keys.keyspace]     # or in one context: global, editor, panes, keyspace, overlay
+//! delete_key = "x"
+//! ```
 
-use super::keymap::Keymap;
+use super::action::Action;
+use super::keymap::{parse_key, Context, Keymap};
+use std::path::{Path, PathBuf};
+
+/// Overrides the config directory (tests, portable setups).
+pub const CONFIG_DIR_ENV: &str = "EVALBENCH_CONFIG_DIR";
+const FILE_NAME: &str = "config.toml";
 
 #[derive(Debug, Clone)]
 pub struct Config {
     pub theme: String,
     pub busy_threshold_ms: u64,
-    /// (context, action name, keys) overrides.
+    /// (context, action name, keys) overrides; an empty context means the action's default contexts.
     pub key_overrides: Vec<(String, String, Vec<String>)>,
     /// Warnings found while loading.
     pub warnings: Vec<String>,
@@ -24,9 +39,332 @@ impl Default for Config {
     }
 }
 
+/// The directory holding `config.toml`: `$EVALBENCH_CONFIG_DIR`, else the platform's config dir.
+pub fn config_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(CONFIG_DIR_ENV).filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    // Unit tests never read the user's own configuration.
+    if cfg!(test) {
+        return None;
+    }
+    directories::ProjectDirs::from("", "", "evalbench").map(|p| p.config_dir().to_path_buf())
+}
+
+const CONTEXTS: [(&str, Context); 5] = [
+    ("global", Context::Global),
+    ("editor", Context::Editor),
+    ("panes", Context::Panes),
+    ("keyspace", Context::Keyspace),
+    ("overlay", Context::Overlay),
+];
+
+fn context_named(name: &str) -> Option<Context> {
+    CONTEXTS.iter().find(|(n, _)| *n == name).map(|(_, c)| *c)
+}
+
+fn action_named(name: &str) -> Option<Action> {
+    Action::ALL.iter().copied().find(|a| a.name() == name)
+}
+
 impl Config {
-    /// Apply key overrides; returns warnings for the ones that could not be applied.
-    pub fn apply_key_overrides(&self, _keymap: &mut Keymap) -> Vec<String> {
-        self.warnings.clone()
+    /// The user's configuration; a missing file gives the defaults silently.
+    pub fn load() -> Config {
+        match config_dir() {
+            Some(dir) => Config::load_from(&dir.join(FILE_NAME)),
+            None => Config::default(),
+        }
+    }
+
+    /// The configuration in `path`; any problem gives a warning and the defaults for that part.
+    pub fn load_from(path: &Path) -> Config {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Config::parse(&text, &path.display().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
+            Err(e) => Config {
+                warnings: vec![format!("{}: {e}; using the defaults", path.display())],
+                ..Config::default()
+            },
+        }
+    }
+
+    /// Parse the TOML `text` (`origin` names it in warnings).
+    pub fn parse(text: &str, origin: &str) -> Config {
+        let mut config = Config::default();
+        let table: toml::Table = match text.parse() {
+            Ok(table) => table,
+            Err(e) => {
+                let msg = e.message().to_string();
+                config.warnings.push(format!(
+                    "{origin}: broken config ({}); using the defaults",
+                    msg.trim()
+                ));
+                return config;
+            }
+        };
+        let mut warn = |w: String| config.warnings.push(format!("{origin}: {w}"));
+        for (name, value) in &table {
+            match (name.as_str(), value) {
+                ("theme", toml::Value::String(theme)) if !theme.trim().is_empty() => {
+                    config.theme = theme.trim().to_string()
+                }
+                ("theme", _) => warn("theme must be a theme name such as \"dark\"".into()),
+                ("busy_threshold_ms", toml::Value::Integer(ms)) if *ms > 0 => {
+                    config.busy_threshold_ms = *ms as u64
+                }
+                ("busy_threshold_ms", _) => {
+                    warn("busy_threshold_ms must be a positive number of milliseconds".into())
+                }
+                ("keys", toml::Value::Table(keys)) => {
+                    for (name, value) in keys {
+                        match value {
+                            toml::Value::Table(actions) => {
+                                for (action, keys) in actions {
+                                    match key_list(keys) {
+                                        Some(list) => config.key_overrides.push((
+                                            name.clone(),
+                                            action.clone(),
+                                            list,
+                                        )),
+                                        None => warn(format!(
+                                            "keys.{name}.{action} must be a key or a list of keys"
+                                        )),
+                                    }
+                                }
+                            }
+                            other => match key_list(other) {
+                                Some(list) => {
+                                    config
+                                        .key_overrides
+                                        .push((String::new(), name.clone(), list))
+                                }
+                                None => warn(format!(
+                                    "keys.{name} must be a key or a list of keys, like [\"<F5>\"]"
+                                )),
+                            },
+                        }
+                    }
+                }
+                ("keys", _) => warn("keys must be a table ([keys])".into()),
+                (other, _) => warn(format!("unknown setting '{other}' (ignored)")),
+            }
+        }
+        config
+    }
+
+    /// Apply key overrides; returns warnings (from loading too) for what could not be applied.
+    /// A bad override leaves that action's default keys in place.
+    pub fn apply_key_overrides(&self, keymap: &mut Keymap) -> Vec<String> {
+        let mut warnings = self.warnings.clone();
+        let defaults = Keymap::default();
+        for (context_name, action_name, keys) in &self.key_overrides {
+            let Some(action) = action_named(action_name) else {
+                warnings.push(format!(
+                    "config: unknown action '{action_name}' (see the names in the docs; ignored)"
+                ));
+                continue;
+            };
+            let contexts: Vec<Context> = if context_name.is_empty() {
+                // The contexts the action has default keys in, else everywhere.
+                let mut found: Vec<Context> = Vec::new();
+                for b in defaults.bindings.iter().filter(|b| b.action == action) {
+                    if !found.contains(&b.context) {
+                        found.push(b.context);
+                    }
+                }
+                if found.is_empty() {
+                    found.push(Context::Global);
+                }
+                found
+            } else {
+                match context_named(context_name) {
+                    Some(context) => vec![context],
+                    None => {
+                        warnings.push(format!(
+                            "config: unknown key context '{context_name}' (global, editor, panes, keyspace, overlay)"
+                        ));
+                        continue;
+                    }
+                }
+            };
+            // Check every notation first so a bad one leaves the defaults untouched.
+            if let Some(bad) = keys.iter().find(|k| parse_key(k).is_none()) {
+                warnings.push(format!(
+                    "config: bad key notation {bad:?} for '{action_name}' (like \"<C-r>\", \"<F5>\", \"a\"); default keys kept"
+                ));
+                continue;
+            }
+            for context in contexts {
+                // The override wins over another action bound to the same key.
+                for key in keys.iter().filter_map(|k| parse_key(k)) {
+                    keymap
+                        .bindings
+                        .retain(|b| !(b.context == context && b.key == key && b.action != action));
+                }
+                if let Err(e) = keymap.rebind(context, action, keys) {
+                    warnings.push(format!("config: {action_name}: {e}"));
+                }
+            }
+        }
+        warnings
+    }
+}
+
+/// A key or a list of keys as strings.
+fn key_list(value: &toml::Value) -> Option<Vec<String>> {
+    match value {
+        toml::Value::String(key) => Some(vec![key.clone()]),
+        toml::Value::Array(items) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, modifiers)
+    }
+
+    fn applied(text: &str) -> (Keymap, Vec<String>) {
+        let config = Config::parse(text, "config.toml");
+        let mut keymap = Keymap::default();
+        let warnings = config.apply_key_overrides(&mut keymap);
+        (keymap, warnings)
+    }
+
+    #[test]
+    fn settings_are_read() {
+        let config = Config::parse("theme = \"light\"\nbusy_threshold_ms = 250\n", "c");
+        assert_eq!(config.theme, "light");
+        assert_eq!(config.busy_threshold_ms, 250);
+        assert!(config.warnings.is_empty());
+    }
+
+    #[test]
+    fn empty_and_missing_files_give_the_defaults_silently() {
+        let config = Config::parse("", "c");
+        assert_eq!(config.theme, "dark");
+        assert!(config.warnings.is_empty());
+        let missing = std::env::temp_dir().join("evalbench-no-such-dir/config.toml");
+        let config = Config::load_from(&missing);
+        assert!(config.warnings.is_empty());
+        assert_eq!(
+            config.busy_threshold_ms,
+            crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS
+        );
+    }
+
+    #[test]
+    fn broken_file_warns_and_gives_the_defaults() {
+        let config = Config::parse("theme = \"light\"\nbusy_threshold_ms = [", "config.toml");
+        assert_eq!(config.theme, "dark");
+        assert_eq!(config.warnings.len(), 1);
+        assert!(
+            config.warnings[0].contains("broken config"),
+            "{:?}",
+            config.warnings
+        );
+        // Not UTF-8 / binary junk is just as harmless.
+        let config = Config::parse("\u{0}\u{1}[[[", "c");
+        assert_eq!(config.warnings.len(), 1);
+    }
+
+    #[test]
+    fn bad_values_warn_and_keep_their_defaults() {
+        let config = Config::parse(
+            "theme = 3\nbusy_threshold_ms = -5\ncolour = \"red\"\nkeys = 1\n",
+            "c",
+        );
+        assert_eq!(config.theme, "dark");
+        assert_eq!(
+            config.busy_threshold_ms,
+            crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS
+        );
+        assert_eq!(config.warnings.len(), 4, "{:?}", config.warnings);
+        assert!(config.warnings.iter().any(|w| w.contains("'colour'")));
+    }
+
+    #[test]
+    fn key_overrides_rebind_in_the_default_contexts() {
+        let (keymap, warnings) = applied("[keys]\nrun = [\"<F8>\", \"<C-e>\"]\nup = \"w\"\n");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let f8 = key(KeyCode::F(8), KeyModifiers::NONE);
+        let ce = key(KeyCode::Char('e'), KeyModifiers::CONTROL);
+        let f5 = key(KeyCode::F(5), KeyModifiers::NONE);
+        assert_eq!(keymap.lookup(Context::Global, &f8), Some(Action::Run));
+        assert_eq!(keymap.lookup(Context::Global, &ce), Some(Action::Run));
+        assert_eq!(keymap.lookup(Context::Global, &f5), None);
+        // `up` has default keys in the panes and in overlays: both are rebound.
+        let w = key(KeyCode::Char('w'), KeyModifiers::NONE);
+        assert_eq!(keymap.lookup(Context::Panes, &w), Some(Action::Up));
+        assert_eq!(keymap.lookup(Context::Overlay, &w), Some(Action::Up));
+        let k = key(KeyCode::Char('k'), KeyModifiers::NONE);
+        assert_eq!(keymap.lookup(Context::Panes, &k), None);
+    }
+
+    #[test]
+    fn key_overrides_per_context() {
+        let (keymap, warnings) = applied("[keys.keyspace]\ndelete_key = [\"x\"]\n");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let x = key(KeyCode::Char('x'), KeyModifiers::NONE);
+        let d = key(KeyCode::Char('d'), KeyModifiers::NONE);
+        assert_eq!(
+            keymap.lookup(Context::Keyspace, &x),
+            Some(Action::DeleteKey)
+        );
+        assert_eq!(keymap.lookup(Context::Keyspace, &d), None);
+        // Other contexts keep their bindings of `x`.
+        assert_eq!(keymap.lookup(Context::Panes, &x), Some(Action::StepStop));
+    }
+
+    #[test]
+    fn an_override_takes_a_key_from_another_action() {
+        let (keymap, _) = applied("[keys]\nrun = \"<C-s>\"\n");
+        let cs = key(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        assert_eq!(keymap.lookup(Context::Global, &cs), Some(Action::Run));
+    }
+
+    #[test]
+    fn unknown_action_warns_and_keeps_the_defaults() {
+        let (keymap, warnings) = applied("[keys]\nfly = [\"<F8>\"]\n");
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("unknown action 'fly'"), "{warnings:?}");
+        let defaults = Keymap::default();
+        assert_eq!(keymap.bindings, defaults.bindings);
+    }
+
+    #[test]
+    fn bad_notation_warns_and_keeps_the_defaults() {
+        let (keymap, warnings) = applied("[keys]\nrun = [\"<F8>\", \"<C-nope>\"]\nsave = 5\n");
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains("<C-nope>")));
+        let f5 = key(KeyCode::F(5), KeyModifiers::NONE);
+        let f8 = key(KeyCode::F(8), KeyModifiers::NONE);
+        assert_eq!(keymap.lookup(Context::Global, &f5), Some(Action::Run));
+        assert_eq!(keymap.lookup(Context::Global, &f8), None);
+    }
+
+    #[test]
+    fn unknown_context_warns() {
+        let (keymap, warnings) = applied("[keys.sidebar]\nrun = \"<F8>\"\n");
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("'sidebar'"));
+        assert_eq!(keymap.bindings, Keymap::default().bindings);
+    }
+
+    #[test]
+    fn load_reads_the_config_dir_file() {
+        let dir = std::env::temp_dir().join(format!("evalbench-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(FILE_NAME), "theme = \"light\"\n").unwrap();
+        let config = Config::load_from(&dir.join(FILE_NAME));
+        assert_eq!(config.theme, "light");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,11 +1,88 @@
 //! Files: opening and saving scripts with their sidecar, the samples/recent picker, the autosave
 //! of everything typed (data directory), and seed keyspace files.
+//!
+//! Every public function that touches the data directory has an `_in(dir, ...)` twin that the
+//! tests call with a temporary directory.
 
 use super::config::Config;
 use super::inputs::InputsState;
 use crate::cli::{load_keyspace, read_sidecar, sidecar_path};
 use crate::engine::keyspace::{keyspace_to_json, Db};
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Overrides the data directory (tests, portable setups).
+pub const DATA_DIR_ENV: &str = "EVALBENCH_DATA_DIR";
+const AUTOSAVE_FILE: &str = "autosave.json";
+const RECENT_FILE: &str = "recent.json";
+const RECENT_MAX: usize = 10;
+/// Picker paths of the samples compiled into the binary start with this.
+pub const EMBEDDED_PREFIX: &str = "embedded:";
+
+/// Samples compiled in, for when there is no `samples/` directory: (file name, script, sidecar).
+/// Add a line per sample added to `samples/`.
+const EMBEDDED_SAMPLES: &[(&str, &str, &str)] = &[(
+    "rate_limiter.lua",
+    include_str!("../../samples/rate_limiter.lua"),
+    include_str!("../../samples/rate_limiter.json"),
+)];
+
+/// The directory of the autosave and the recent list: `$EVALBENCH_DATA_DIR`, else the platform's.
+pub fn data_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    // Unit tests never touch the user's own autosave and recent list.
+    if cfg!(test) {
+        return Some(std::env::temp_dir().join(format!("evalbench-test-{}", std::process::id())));
+    }
+    directories::ProjectDirs::from("", "", "evalbench").map(|p| p.data_dir().to_path_buf())
+}
+
+/// Unix ms now, but never before `sandbox_ms` (the sandbox clock may have been advanced).
+pub fn now_ms(sandbox_ms: i64) -> i64 {
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    wall.max(sandbox_ms)
+}
+
+/// `~/x.lua` is `x.lua` in the home directory (typed paths in prompts).
+pub fn expand_home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), directories::BaseDirs::new()) {
+        (Ok(rest), Some(dirs)) => dirs.home_dir().join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
+/// crash never leaves a half-written file. Symbolic links are written through.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let name = target
+        .file_name()
+        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = target.with_file_name(tmp_name);
+    let result = std::fs::write(&tmp, bytes).and_then(|()| {
+        if let Ok(meta) = std::fs::metadata(&target) {
+            let _ = std::fs::set_permissions(&tmp, meta.permissions());
+        }
+        std::fs::rename(&tmp, &target)
+    });
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", path.display())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scripts and sidecars
 
 pub struct Sidecar {
     pub keys: Vec<String>,
@@ -15,43 +92,118 @@ pub struct Sidecar {
 
 pub struct Opened {
     pub text: String,
+    /// The path the buffer gets (None for a built-in sample: saving asks for a path).
+    pub path: Option<PathBuf>,
     pub sidecar: Option<Sidecar>,
+    /// Why the sidecar was ignored.
+    pub sidecar_error: Option<String>,
 }
 
+fn parse_sidecar(car_path: &Path, text: &str, now_ms: i64) -> Result<Sidecar, String> {
+    let car: crate::cli::Sidecar = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "{}:{}:{}: malformed sidecar: {e}",
+            car_path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    let seed = match &car.keyspace {
+        Some(ks) => load_keyspace(car_path, &ks.to_string(), now_ms).map_err(|e| e.message)?,
+        None => Db::new(),
+    };
+    Ok(Sidecar {
+        keys: car.keys,
+        argv: car.argv,
+        seed,
+    })
+}
+
+fn embedded_sample(path: &Path) -> Option<&'static (&'static str, &'static str, &'static str)> {
+    let name = path.to_str()?.strip_prefix(EMBEDDED_PREFIX)?;
+    EMBEDDED_SAMPLES.iter().find(|(n, _, _)| *n == name)
+}
+
+/// Read a script and its sidecar. A broken sidecar does not stop the script from opening.
 pub fn open_script(path: &Path, now_ms: i64) -> Result<Opened, String> {
+    if let Some((name, script, car)) = embedded_sample(path) {
+        let (sidecar, sidecar_error) = match parse_sidecar(Path::new(name), car, now_ms) {
+            Ok(car) => (Some(car), None),
+            Err(e) => (None, Some(e)),
+        };
+        return Ok(Opened {
+            text: script.to_string(),
+            path: None,
+            sidecar,
+            sidecar_error,
+        });
+    }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let car_path = sidecar_path(path);
-    let sidecar = if car_path.is_file() {
-        let car = read_sidecar(&car_path).map_err(|e| e.message)?;
-        let seed = match &car.keyspace {
-            Some(ks) => load_keyspace(&car_path, &ks.to_string(), now_ms).map_err(|e| e.message)?,
-            None => Db::new(),
-        };
-        Some(Sidecar {
-            keys: car.keys,
-            argv: car.argv,
-            seed,
-        })
+    let (sidecar, sidecar_error) = if car_path == path || !car_path.exists() {
+        (None, None)
     } else {
-        None
+        match std::fs::read_to_string(&car_path)
+            .map_err(|e| format!("{}: {e}", car_path.display()))
+            .and_then(|t| parse_sidecar(&car_path, &t, now_ms))
+        {
+            Ok(car) => (Some(car), None),
+            Err(e) => (None, Some(e)),
+        }
     };
-    Ok(Opened { text, sidecar })
+    Ok(Opened {
+        text,
+        path: Some(path.to_path_buf()),
+        sidecar,
+        sidecar_error,
+    })
 }
 
+/// Write the script, then its sidecar (keys, argv, keyspace; other fields of an existing sidecar,
+/// such as `description`, are kept). `Err`: the script was not saved. `Ok(Some(why))`: the script
+/// was saved but not its sidecar (say, unbalanced quotes in KEYS).
 pub fn save_script(
     path: &Path,
     text: &str,
     inputs: &InputsState,
     seed: &Db,
     now_ms: i64,
-) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let keys = InputsState::values(&inputs.keys_text(), "KEYS")?;
-    let argv = InputsState::values(&inputs.argv_text(), "ARGV")?;
-    let car = serde_json::json!({ "keys": keys, "argv": argv, "keyspace": keyspace_to_json(seed, now_ms) });
+) -> Result<Option<String>, String> {
     let car_path = sidecar_path(path);
-    std::fs::write(&car_path, serde_json::to_string_pretty(&car).expect("JSON"))
-        .map_err(|e| format!("{}: {e}", car_path.display()))
+    if car_path == path {
+        return Err(format!(
+            "{}: the sidecar would overwrite the script; use a .lua name",
+            path.display()
+        ));
+    }
+    write_atomically(path, text.as_bytes())?;
+    let keys = InputsState::values(&inputs.keys_text(), "KEYS");
+    let argv = InputsState::values(&inputs.argv_text(), "ARGV");
+    let (keys, argv) = match (keys, argv) {
+        (Ok(k), Ok(a)) => (k, a),
+        (Err(e), _) | (_, Err(e)) => {
+            return Ok(Some(format!(
+                "saved {} but not its sidecar: {e}",
+                path.display()
+            )))
+        }
+    };
+    let mut car = std::fs::read_to_string(&car_path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| match v {
+            serde_json::Value::Object(map) => Some(map),
+            _ => None,
+        })
+        .unwrap_or_default();
+    car.insert("keys".into(), keys.into());
+    car.insert("argv".into(), argv.into());
+    car.insert("keyspace".into(), keyspace_to_json(seed, now_ms));
+    let json = serde_json::to_string_pretty(&serde_json::Value::Object(car))
+        .unwrap_or_else(|_| "{}".into());
+    Ok(write_atomically(&car_path, format!("{json}\n").as_bytes())
+        .err()
+        .map(|e| format!("saved {} but not its sidecar: {e}", path.display())))
 }
 
 pub fn load_seed(path: &Path, now_ms: i64) -> Result<Db, String> {
@@ -60,63 +212,586 @@ pub fn load_seed(path: &Path, now_ms: i64) -> Result<Db, String> {
 }
 
 pub fn save_seed(path: &Path, seed: &Db, now_ms: i64) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(&keyspace_to_json(seed, now_ms)).expect("JSON");
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    let text =
+        serde_json::to_string_pretty(&keyspace_to_json(seed, now_ms)).map_err(|e| e.to_string())?;
+    write_atomically(path, text.as_bytes())
 }
+
+// ---------------------------------------------------------------------------------------------
+// The picker
 
 /// The Ctrl-O picker: samples with their descriptions, then recent files.
 pub struct PickerState {
+    /// (path, description); built-in samples have `embedded:NAME` paths.
     pub entries: Vec<(PathBuf, String)>,
+    /// How many of the entries are samples (they come first).
+    pub samples: usize,
     pub selected: usize,
+}
+
+fn description_of(script: &Path) -> String {
+    read_sidecar(&sidecar_path(script))
+        .map(|c| c.description)
+        .unwrap_or_default()
+}
+
+/// The `samples/` directory of the working directory, if there is one.
+fn samples_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from("samples");
+    dir.is_dir().then_some(dir)
 }
 
 impl PickerState {
     pub fn load(_config: &Config) -> PickerState {
+        match data_dir() {
+            Some(dir) => PickerState::load_in(samples_dir().as_deref(), &dir),
+            None => PickerState::load_in(samples_dir().as_deref(), Path::new("")),
+        }
+    }
+
+    /// Samples from `samples` (the built-in ones without it), then the recent files in `data`.
+    pub fn load_in(samples: Option<&Path>, data: &Path) -> PickerState {
         let mut entries = Vec::new();
-        if let Ok(dir) = std::fs::read_dir("samples") {
-            let mut paths: Vec<PathBuf> = dir
-                .filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "lua"))
-                .collect();
-            paths.sort();
-            for p in paths {
-                let description = read_sidecar(&sidecar_path(&p))
-                    .map(|c| c.description)
+        match samples {
+            Some(dir) => {
+                let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+                    .map(|d| {
+                        d.filter_map(|e| e.ok())
+                            .map(|e| e.path())
+                            .filter(|p| p.extension().is_some_and(|e| e == "lua"))
+                            .collect()
+                    })
                     .unwrap_or_default();
-                entries.push((p, description));
+                paths.sort();
+                for p in paths {
+                    let description = description_of(&p);
+                    entries.push((p, description));
+                }
+            }
+            None => {
+                for (name, _, car) in EMBEDDED_SAMPLES {
+                    let description = serde_json::from_str::<crate::cli::Sidecar>(car)
+                        .map(|c| c.description)
+                        .unwrap_or_default();
+                    entries.push((
+                        PathBuf::from(format!("{EMBEDDED_PREFIX}{name}")),
+                        description,
+                    ));
+                }
+            }
+        }
+        let samples_len = entries.len();
+        let listed: Vec<PathBuf> = entries
+            .iter()
+            .filter_map(|(p, _)| std::fs::canonicalize(p).ok())
+            .collect();
+        for path in recent_in(data) {
+            if path.is_file() && !listed.contains(&path) {
+                let description = description_of(&path);
+                entries.push((path, description));
             }
         }
         PickerState {
             entries,
+            samples: samples_len,
             selected: 0,
         }
     }
+
     pub fn move_by(&mut self, delta: isize) {
         if !self.entries.is_empty() {
             self.selected =
                 (self.selected as isize + delta).clamp(0, self.entries.len() as isize - 1) as usize;
         }
     }
+
     pub fn selected_path(&self) -> Option<PathBuf> {
         self.entries.get(self.selected).map(|(p, _)| p.clone())
     }
 }
 
-pub fn remember_recent(_path: &Path) {}
+// ---------------------------------------------------------------------------------------------
+// Recent files
 
+/// The recent files, most recent first.
+pub fn recent() -> Vec<PathBuf> {
+    data_dir().map(|d| recent_in(&d)).unwrap_or_default()
+}
+
+pub fn recent_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_to_string(dir.join(RECENT_FILE))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Vec<String>>(&t).ok())
+        .unwrap_or_default()
+        .into_iter()
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// Put `path` first in the recent list (best effort: the list is a convenience).
+pub fn remember_recent(path: &Path) {
+    if let Some(dir) = data_dir() {
+        let _ = remember_recent_in(&dir, path);
+    }
+}
+
+pub fn remember_recent_in(dir: &Path, path: &Path) -> Result<(), String> {
+    if path
+        .to_str()
+        .is_some_and(|p| p.starts_with(EMBEDDED_PREFIX))
+    {
+        return Ok(());
+    }
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut list = recent_in(dir);
+    list.retain(|p| *p != path);
+    list.insert(0, path);
+    list.truncate(RECENT_MAX);
+    let names: Vec<String> = list
+        .iter()
+        .filter_map(|p| p.to_str().map(str::to_string))
+        .collect();
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let json = serde_json::to_string_pretty(&names).map_err(|e| e.to_string())?;
+    write_atomically(&dir.join(RECENT_FILE), json.as_bytes())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Autosave
+
+/// What the autosave keeps: the buffer, its path and the raw KEYS / ARGV fields.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Autosaved {
     pub text: String,
     pub path: Option<PathBuf>,
-    pub keys: Vec<String>,
-    pub argv: Vec<String>,
+    pub keys: String,
+    pub argv: String,
+}
+
+impl Autosaved {
+    fn fingerprint(&self) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.hash(&mut h);
+        h.finish()
+    }
+}
+
+impl Hash for Autosaved {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.text.hash(h);
+        self.path.hash(h);
+        self.keys.hash(h);
+        self.argv.hash(h);
+    }
+}
+
+/// Per data directory: the fingerprint of what is on disk in the script's own files ("clean")
+/// and of the last autosave written by this process.
+#[derive(Default)]
+struct Tracker {
+    clean: Option<u64>,
+    written: Option<u64>,
+}
+
+static TRACKERS: Mutex<Option<HashMap<PathBuf, Tracker>>> = Mutex::new(None);
+
+fn with_tracker<T>(dir: &Path, f: impl FnOnce(&mut Tracker) -> T) -> T {
+    let mut guard = TRACKERS.lock().unwrap_or_else(|e| e.into_inner());
+    let map = guard.get_or_insert_with(HashMap::new);
+    f(map.entry(dir.to_path_buf()).or_default())
+}
+
+/// What an autosave tick did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutosaveOutcome {
+    /// Nothing changed since the last tick.
+    Unchanged,
+    Written,
+    /// Everything matches the saved files again: the autosave was removed.
+    Discarded,
+}
+
+/// Record that `state` is what the script's own files hold (after open and save).
+pub fn mark_clean(state: &Autosaved) {
+    if let Some(dir) = data_dir() {
+        mark_clean_in(&dir, state);
+    }
+}
+
+pub fn mark_clean_in(dir: &Path, state: &Autosaved) {
+    let fp = state.fingerprint();
+    with_tracker(dir, |t| t.clean = Some(fp));
+}
+
+/// Autosave `state` if it changed since the last tick and differs from the saved files; remove
+/// this session's autosave once it matches the saved files again. Costs a hash when unchanged.
+pub fn autosave(state: &Autosaved) -> Result<AutosaveOutcome, String> {
+    match data_dir() {
+        Some(dir) => autosave_in(&dir, state),
+        None => Ok(AutosaveOutcome::Unchanged),
+    }
+}
+
+pub fn autosave_in(dir: &Path, state: &Autosaved) -> Result<AutosaveOutcome, String> {
+    let fp = state.fingerprint();
+    let (clean, written) = with_tracker(dir, |t| (t.clean, t.written));
+    if clean == Some(fp) {
+        if written.is_some() {
+            discard_autosave_in(dir);
+            return Ok(AutosaveOutcome::Discarded);
+        }
+        return Ok(AutosaveOutcome::Unchanged);
+    }
+    if written == Some(fp) {
+        return Ok(AutosaveOutcome::Unchanged);
+    }
+    write_autosave_in(dir, state)?;
+    with_tracker(dir, |t| t.written = Some(fp));
+    Ok(AutosaveOutcome::Written)
+}
+
+/// Write the autosave now, atomically.
+pub fn write_autosave_in(dir: &Path, state: &Autosaved) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("autosave: {}: {e}", dir.display()))?;
+    let json = serde_json::to_string(state).map_err(|e| e.to_string())?;
+    write_atomically(&dir.join(AUTOSAVE_FILE), json.as_bytes())
+        .map_err(|e| format!("autosave: {e}"))
 }
 
 pub fn autosave_exists() -> bool {
-    false
+    data_dir().is_some_and(|d| autosave_exists_in(&d))
 }
+
+pub fn autosave_exists_in(dir: &Path) -> bool {
+    dir.join(AUTOSAVE_FILE).is_file()
+}
+
 pub fn load_autosave() -> Option<Autosaved> {
-    None
+    data_dir().and_then(|d| load_autosave_in(&d))
 }
-pub fn discard_autosave() {}
-pub fn write_autosave(_text: &str, _path: Option<&Path>, _inputs: &InputsState) {}
+
+pub fn load_autosave_in(dir: &Path) -> Option<Autosaved> {
+    let text = std::fs::read_to_string(dir.join(AUTOSAVE_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+pub fn discard_autosave() {
+    if let Some(dir) = data_dir() {
+        discard_autosave_in(&dir);
+    }
+}
+
+pub fn discard_autosave_in(dir: &Path) {
+    let _ = std::fs::remove_file(dir.join(AUTOSAVE_FILE));
+    with_tracker(dir, |t| t.written = None);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::keyspace::Value;
+
+    /// A fresh temporary directory, removed on drop.
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let dir =
+                std::env::temp_dir().join(format!("evalbench-files-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn state(text: &str, keys: &str) -> Autosaved {
+        Autosaved {
+            text: text.into(),
+            path: Some(PathBuf::from("/tmp/x.lua")),
+            keys: keys.into(),
+            argv: "1 \"two words\"".into(),
+        }
+    }
+
+    #[test]
+    fn home_is_expanded() {
+        let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
+        if let Some(home) = home {
+            assert_eq!(expand_home(Path::new("~/a.lua")), home.join("a.lua"));
+        }
+        assert_eq!(expand_home(Path::new("a/~/b")), PathBuf::from("a/~/b"));
+        assert_eq!(expand_home(Path::new("~x")), PathBuf::from("~x"));
+    }
+
+    #[test]
+    fn autosave_round_trip() {
+        let dir = TempDir::new("autosave");
+        assert!(!autosave_exists_in(&dir.0));
+        let s = state("return 1\n-- ünïcode", "k1 k2");
+        assert_eq!(autosave_in(&dir.0, &s), Ok(AutosaveOutcome::Written));
+        assert!(autosave_exists_in(&dir.0));
+        assert_eq!(load_autosave_in(&dir.0), Some(s.clone()));
+        // No temporary file is left behind.
+        let names: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
+        assert_eq!(names.len(), 1);
+        discard_autosave_in(&dir.0);
+        assert!(!autosave_exists_in(&dir.0));
+        assert_eq!(load_autosave_in(&dir.0), None);
+    }
+
+    #[test]
+    fn autosave_writes_only_changes() {
+        let dir = TempDir::new("changes");
+        let clean = state("return 1", "k");
+        mark_clean_in(&dir.0, &clean);
+        // Nothing typed yet: nothing written.
+        assert_eq!(autosave_in(&dir.0, &clean), Ok(AutosaveOutcome::Unchanged));
+        assert!(!autosave_exists_in(&dir.0));
+        let edited = state("return 2", "k");
+        assert_eq!(autosave_in(&dir.0, &edited), Ok(AutosaveOutcome::Written));
+        assert_eq!(autosave_in(&dir.0, &edited), Ok(AutosaveOutcome::Unchanged));
+        // A change of KEYS alone counts.
+        let keys = state("return 2", "k other");
+        assert_eq!(autosave_in(&dir.0, &keys), Ok(AutosaveOutcome::Written));
+        assert_eq!(load_autosave_in(&dir.0).unwrap().keys, "k other");
+        // Back to what the files hold: the autosave goes.
+        assert_eq!(autosave_in(&dir.0, &clean), Ok(AutosaveOutcome::Discarded));
+        assert!(!autosave_exists_in(&dir.0));
+    }
+
+    #[test]
+    fn recovery_after_a_crash() {
+        let dir = TempDir::new("recovery");
+        let s = state("local x = 1", "a");
+        assert_eq!(autosave_in(&dir.0, &s), Ok(AutosaveOutcome::Written));
+        // A "crash": a new session (a fresh tracker) finds the autosave.
+        TRACKERS.lock().unwrap().as_mut().unwrap().remove(&dir.0);
+        assert!(autosave_exists_in(&dir.0));
+        mark_clean_in(&dir.0, &state("other", ""));
+        // The new session's first clean tick leaves the old autosave alone.
+        assert_eq!(
+            autosave_in(&dir.0, &state("other", "")),
+            Ok(AutosaveOutcome::Unchanged)
+        );
+        assert_eq!(load_autosave_in(&dir.0), Some(s));
+        // A broken autosave reads as none.
+        std::fs::write(dir.0.join(AUTOSAVE_FILE), "{ nope").unwrap();
+        assert!(autosave_exists_in(&dir.0));
+        assert_eq!(load_autosave_in(&dir.0), None);
+    }
+
+    #[test]
+    fn recent_list_keeps_the_last_ten() {
+        let dir = TempDir::new("recent");
+        assert!(recent_in(&dir.0).is_empty());
+        for i in 0..12 {
+            remember_recent_in(&dir.0, &dir.0.join(format!("s{i}.lua"))).unwrap();
+        }
+        remember_recent_in(&dir.0, &dir.0.join("s5.lua")).unwrap();
+        let list = recent_in(&dir.0);
+        assert_eq!(list.len(), 10);
+        assert_eq!(list[0], dir.0.join("s5.lua"));
+        assert_eq!(list[1], dir.0.join("s11.lua"));
+        assert_eq!(list.iter().filter(|p| p.ends_with("s5.lua")).count(), 1);
+        assert!(!list.contains(&dir.0.join("s0.lua")));
+        // Built-in samples are not files to remember.
+        remember_recent_in(&dir.0, Path::new("embedded:rate_limiter.lua")).unwrap();
+        assert_eq!(recent_in(&dir.0)[0], dir.0.join("s5.lua"));
+        // A broken list is an empty one.
+        std::fs::write(dir.0.join(RECENT_FILE), "[1, 2").unwrap();
+        assert!(recent_in(&dir.0).is_empty());
+    }
+
+    #[test]
+    fn save_and_open_round_trip() {
+        let dir = TempDir::new("save");
+        let path = dir.0.join("limiter.lua");
+        let now = now_ms(0);
+        let inputs = InputsState::from_lists(
+            &["key one".to_string(), "k2".to_string()],
+            &["10".to_string(), "".to_string()],
+        );
+        let mut seed = Db::new();
+        seed.set(b"counter".to_vec(), Value::Str(b"3".to_vec()));
+        seed.set_expire(b"counter", Some(now + 60_000));
+        assert_eq!(
+            save_script(&path, "return KEYS[1]\n", &inputs, &seed, now),
+            Ok(None)
+        );
+        let car: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.0.join("limiter.json")).unwrap())
+                .unwrap();
+        assert_eq!(car["keys"], serde_json::json!(["key one", "k2"]));
+        assert_eq!(car["argv"], serde_json::json!(["10", ""]));
+        let opened = open_script(&path, now).unwrap();
+        assert_eq!(opened.text, "return KEYS[1]\n");
+        assert_eq!(opened.path.as_deref(), Some(path.as_path()));
+        assert!(opened.sidecar_error.is_none());
+        let car = opened.sidecar.unwrap();
+        assert_eq!(car.keys, vec!["key one", "k2"]);
+        assert_eq!(car.argv, vec!["10", ""]);
+        let entry = car.seed.get(b"counter", now).expect("seed key");
+        assert_eq!(entry.value.type_name(), "string");
+        assert!(entry.expire_at_ms.is_some());
+    }
+
+    #[test]
+    fn saving_keeps_other_sidecar_fields() {
+        let dir = TempDir::new("keep");
+        let path = dir.0.join("s.lua");
+        std::fs::write(
+            dir.0.join("s.json"),
+            r#"{"description": "demo", "keys": ["old"], "expected": {"int": 1}}"#,
+        )
+        .unwrap();
+        let inputs = InputsState::from_lists(&["new".to_string()], &[]);
+        save_script(&path, "return 1", &inputs, &Db::new(), 0).unwrap();
+        let car: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.0.join("s.json")).unwrap()).unwrap();
+        assert_eq!(car["description"], "demo");
+        assert_eq!(car["expected"], serde_json::json!({"int": 1}));
+        assert_eq!(car["keys"], serde_json::json!(["new"]));
+    }
+
+    #[test]
+    fn unbalanced_quotes_save_the_script_only() {
+        let dir = TempDir::new("quotes");
+        let path = dir.0.join("q.lua");
+        let mut inputs = InputsState::default();
+        inputs.keys.insert_str("\"open");
+        let err = save_script(&path, "return 1", &inputs, &Db::new(), 0)
+            .unwrap()
+            .expect("a sidecar problem");
+        assert!(err.contains("KEYS"), "{err}");
+        assert!(path.is_file());
+        assert!(!dir.0.join("q.json").exists());
+        // A .json script would be overwritten by its own sidecar.
+        assert!(save_script(&dir.0.join("x.json"), "", &inputs, &Db::new(), 0).is_err());
+    }
+
+    #[test]
+    fn a_broken_sidecar_still_opens_the_script() {
+        let dir = TempDir::new("broken");
+        let path = dir.0.join("b.lua");
+        std::fs::write(&path, "return 1").unwrap();
+        std::fs::write(dir.0.join("b.json"), "{\"keys\": [").unwrap();
+        let opened = open_script(&path, 0).unwrap();
+        assert_eq!(opened.text, "return 1");
+        assert!(opened.sidecar.is_none());
+        assert!(opened.sidecar_error.unwrap().contains("malformed sidecar"));
+        // A bad keyspace in a well-formed sidecar too.
+        std::fs::write(
+            dir.0.join("b.json"),
+            r#"{"keyspace": {"k": {"type": "nope"}}}"#,
+        )
+        .unwrap();
+        let opened = open_script(&path, 0).unwrap();
+        assert!(opened.sidecar.is_none());
+        assert!(opened.sidecar_error.is_some());
+        // A missing script is an error.
+        assert!(open_script(&dir.0.join("none.lua"), 0).is_err());
+    }
+
+    #[test]
+    fn embedded_samples_open_untitled() {
+        for (name, _, car) in EMBEDDED_SAMPLES {
+            let opened =
+                open_script(Path::new(&format!("{EMBEDDED_PREFIX}{name}")), now_ms(0)).unwrap();
+            assert!(opened.path.is_none());
+            assert!(opened.sidecar_error.is_none(), "{name}");
+            assert!(!opened.text.is_empty());
+            assert!(serde_json::from_str::<crate::cli::Sidecar>(car).is_ok());
+        }
+    }
+
+    #[test]
+    fn picker_lists_samples_then_recent_files() {
+        let data = TempDir::new("picker-data");
+        let samples = TempDir::new("picker-samples");
+        std::fs::write(samples.0.join("a.lua"), "return 1").unwrap();
+        std::fs::write(samples.0.join("a.json"), r#"{"description": "first"}"#).unwrap();
+        std::fs::write(samples.0.join("b.lua"), "return 2").unwrap();
+        std::fs::write(samples.0.join("notes.txt"), "").unwrap();
+        let mine = data.0.join("mine.lua");
+        std::fs::write(&mine, "return 3").unwrap();
+        remember_recent_in(&data.0, &data.0.join("gone.lua")).unwrap();
+        remember_recent_in(&data.0, &samples.0.join("a.lua")).unwrap();
+        remember_recent_in(&data.0, &mine).unwrap();
+        let picker = PickerState::load_in(Some(&samples.0), &data.0);
+        let names: Vec<String> = picker
+            .entries
+            .iter()
+            .map(|(p, d)| format!("{}:{d}", p.file_name().unwrap().to_string_lossy()))
+            .collect();
+        // Missing recent files and samples already listed are left out.
+        assert_eq!(names, vec!["a.lua:first", "b.lua:", "mine.lua:"]);
+        assert_eq!(picker.samples, 2);
+        // Without a samples directory, the built-in samples.
+        let picker = PickerState::load_in(None, &data.0);
+        assert_eq!(picker.samples, EMBEDDED_SAMPLES.len());
+        assert!(picker.entries[0]
+            .0
+            .to_string_lossy()
+            .starts_with(EMBEDDED_PREFIX));
+        assert!(!picker.entries[0].1.is_empty());
+    }
+
+    /// The whole flow through `App`, in this process's test data directory: type, autosave,
+    /// "crash", recover with y, save (which removes the autosave), open with a broken sidecar.
+    #[test]
+    fn app_recovers_after_a_crash_and_saves() {
+        use crate::tui::app::{App, Confirm, Overlay};
+        use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+        let work = TempDir::new("app");
+        let path = work.0.join("app.lua");
+        std::fs::write(&path, "return 1").unwrap();
+        let mut app = App::new("", None, Config::default());
+        app.open_file(path.clone());
+        assert_eq!(app.editor.text(), "return 1");
+        app.autosave();
+        assert!(!autosave_exists(), "nothing typed, nothing autosaved");
+        app.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
+        app.autosave();
+        assert!(autosave_exists());
+        drop(app); // killed: no clean exit
+
+        let mut app = App::new("", None, Config::default());
+        app.offer_recovery();
+        assert!(matches!(
+            app.overlay,
+            Some(Overlay::Confirm(Confirm::Recover))
+        ));
+        app.autosave(); // the pending question protects the old autosave
+        assert!(autosave_exists());
+        app.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE));
+        assert!(app.overlay.is_none());
+        assert_eq!(app.editor.text(), "xreturn 1");
+        assert_eq!(app.editor.path.as_deref(), Some(path.as_path()));
+        assert!(app.editor.modified);
+        app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+        assert!(!app.editor.modified, "{}", app.status);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "xreturn 1");
+        assert!(work.0.join("app.json").is_file());
+        assert!(!autosave_exists(), "saving removes the autosave");
+        let recent = recent();
+        assert_eq!(recent.first(), Some(&std::fs::canonicalize(&path).unwrap()));
+
+        // A broken sidecar: the script opens anyway, the status says why.
+        std::fs::write(work.0.join("app.json"), "{oops").unwrap();
+        let mut app = App::new("", None, Config::default());
+        app.open_file(path.clone());
+        assert_eq!(app.editor.text(), "xreturn 1");
+        assert!(app.status.contains("sidecar ignored"), "{}", app.status);
+        // An untitled buffer asks for a path.
+        let mut app = App::new("return 2", None, Config::default());
+        app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+        assert!(matches!(app.overlay, Some(Overlay::Prompt(_))));
+        if let Some(dir) = data_dir() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}

@@ -52,40 +52,61 @@ fn apply(effects: Vec<Effect>, worker: &Worker) {
     }
 }
 
-/// Build the app for `options`: the file given, or the bundled sample.
+/// Build the app for `options`: the file given, or the bundled sample. The user's config is
+/// loaded here; its warnings go to the status bar.
 pub fn build_app(options: &TuiOptions) -> App {
-    let config = config::Config::default();
-    match &options.file {
+    let mut config = config::Config::load();
+    if let Some(theme) = &options.theme {
+        config.theme = theme.clone(); // --theme wins over the config file
+    }
+    let warnings = config.apply_key_overrides(&mut keymap::Keymap::default());
+    let mut app = match &options.file {
         Some(path) => {
             let mut app = App::new("", None, config);
             app.open_file(path.clone());
             app
         }
         None => {
-            let mut app = App::new(
-                include_str!("../../samples/rate_limiter.lua"),
-                Some(PathBuf::from("samples/rate_limiter.lua")),
-                config,
-            );
-            if let Ok(car) = serde_json::from_str::<crate::cli::Sidecar>(include_str!(
-                "../../samples/rate_limiter.json"
-            )) {
-                app.inputs = inputs::InputsState::from_lists(&car.keys, &car.argv);
-                if let Some(ks) = car.keyspace {
-                    let now = std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map(|d| d.as_millis() as i64)
-                        .unwrap_or(0);
-                    if let Ok(db) =
-                        crate::engine::keyspace::keyspace_from_json(&ks.to_string(), now)
-                    {
-                        app.seed = db;
+            // The sample of the working directory if there is one, else the built-in copy.
+            let sample = PathBuf::from("samples/rate_limiter.lua");
+            let source = if sample.is_file() {
+                sample
+            } else {
+                PathBuf::from(format!("{}rate_limiter.lua", files::EMBEDDED_PREFIX))
+            };
+            let now = files::now_ms(0);
+            match files::open_script(&source, now) {
+                Ok(opened) => {
+                    let mut app = App::new(&opened.text, opened.path.clone(), config);
+                    if let Some(car) = opened.sidecar {
+                        app.inputs = inputs::InputsState::from_lists(&car.keys, &car.argv);
+                        app.seed = car.seed;
                     }
+                    files::mark_clean(&files::Autosaved {
+                        text: opened.text,
+                        path: opened.path,
+                        keys: app.inputs.keys_text(),
+                        argv: app.inputs.argv_text(),
+                    });
+                    app
+                }
+                Err(e) => {
+                    let mut app = App::new("", None, config);
+                    app.status = e;
+                    app
                 }
             }
-            app
         }
+    };
+    if !warnings.is_empty() {
+        let warnings = warnings.join("; ");
+        app.status = if options.file.is_some() {
+            format!("{warnings} | {}", app.status)
+        } else {
+            warnings
+        };
     }
+    app
 }
 
 pub fn run(options: TuiOptions) -> anyhow::Result<()> {

@@ -61,24 +61,68 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: u16
     );
 }
 
+/// How a picker path is shown: built-in samples by name, paths under the working directory
+/// relative to it.
+fn picker_label(path: &std::path::Path) -> String {
+    let text = path.display().to_string();
+    if let Some(name) = text.strip_prefix(crate::tui::files::EMBEDDED_PREFIX) {
+        return format!("{name} (built in)");
+    }
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(|p| p.display().to_string()))
+        .unwrap_or(text)
+}
+
+/// Keep the tail of `text` (the file name matters most) within `width` characters.
+fn fit_left(text: &str, width: usize) -> String {
+    let len = text.chars().count();
+    if len <= width {
+        return text.to_string();
+    }
+    let tail: String = text.chars().skip(len + 1 - width.max(1)).collect();
+    format!("…{tail}")
+}
+
 pub fn draw_picker(frame: &mut Frame, area: Rect, picker: &PickerState, theme: &Theme) {
-    let rect = centered(area, 90, 16);
+    let rect = centered(area, 100, 18);
     frame.render_widget(Clear, rect);
-    let lines: Vec<Line> = picker
-        .entries
-        .iter()
-        .enumerate()
-        .map(|(i, (p, d))| {
-            let style = if i == picker.selected {
-                theme.selected
-            } else {
-                theme.text
-            };
-            Line::from(Span::styled(format!("{:<32} {d}", p.display()), style))
-        })
-        .collect();
+    let inner_width = rect.width.saturating_sub(2) as usize;
+    let path_width = (inner_width * 2 / 5).clamp(12, 40);
+    let mut lines: Vec<Line> = Vec::new();
+    let mut selected_row = 0;
+    for (i, (path, description)) in picker.entries.iter().enumerate() {
+        if i == 0 && picker.samples > 0 {
+            lines.push(Line::from(Span::styled("Samples", theme.header)));
+        }
+        if i == picker.samples {
+            lines.push(Line::from(Span::styled("Recent files", theme.header)));
+        }
+        let style = if i == picker.selected {
+            selected_row = lines.len();
+            theme.selected
+        } else {
+            theme.text
+        };
+        let label = fit_left(&picker_label(path), path_width);
+        lines.push(Line::from(Span::styled(
+            format!(" {label:<path_width$} {description}"),
+            style,
+        )));
+    }
+    if lines.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "No samples and no recent files yet.",
+            theme.text,
+        )));
+    }
+    // Scroll so the selected entry stays visible.
+    let visible = rect.height.saturating_sub(2) as usize;
+    let offset = (selected_row + 1).saturating_sub(visible);
     frame.render_widget(
-        Paragraph::new(lines).block(block("Open — Enter opens, Esc closes", true, theme)),
+        Paragraph::new(lines)
+            .scroll((offset.min(u16::MAX as usize) as u16, 0))
+            .block(block("Open — Enter opens, Esc closes", true, theme)),
         rect,
     );
 }
