@@ -23,11 +23,58 @@ pub const EMBEDDED_PREFIX: &str = "embedded:";
 
 /// Samples compiled in, for when there is no `samples/` directory: (file name, script, sidecar).
 /// Add a line per sample added to `samples/`.
-const EMBEDDED_SAMPLES: &[(&str, &str, &str)] = &[(
-    "rate_limiter.lua",
-    include_str!("../../samples/rate_limiter.lua"),
-    include_str!("../../samples/rate_limiter.json"),
-)];
+const EMBEDDED_SAMPLES: &[(&str, &str, &str)] = &[
+    (
+        "batch_delete.lua",
+        include_str!("../../samples/batch_delete.lua"),
+        include_str!("../../samples/batch_delete.json"),
+    ),
+    (
+        "capped_counter.lua",
+        include_str!("../../samples/capped_counter.lua"),
+        include_str!("../../samples/capped_counter.json"),
+    ),
+    (
+        "delayed_queue_pop.lua",
+        include_str!("../../samples/delayed_queue_pop.lua"),
+        include_str!("../../samples/delayed_queue_pop.json"),
+    ),
+    (
+        "idempotency_key.lua",
+        include_str!("../../samples/idempotency_key.lua"),
+        include_str!("../../samples/idempotency_key.json"),
+    ),
+    (
+        "lock_acquire.lua",
+        include_str!("../../samples/lock_acquire.lua"),
+        include_str!("../../samples/lock_acquire.json"),
+    ),
+    (
+        "rate_limiter.lua",
+        include_str!("../../samples/rate_limiter.lua"),
+        include_str!("../../samples/rate_limiter.json"),
+    ),
+    (
+        "stock_decrement.lua",
+        include_str!("../../samples/stock_decrement.lua"),
+        include_str!("../../samples/stock_decrement.json"),
+    ),
+    (
+        "token_bucket.lua",
+        include_str!("../../samples/token_bucket.lua"),
+        include_str!("../../samples/token_bucket.json"),
+    ),
+    (
+        "unlock.lua",
+        include_str!("../../samples/unlock.lua"),
+        include_str!("../../samples/unlock.json"),
+    ),
+    (
+        "versioned_cas.lua",
+        include_str!("../../samples/versioned_cas.lua"),
+        include_str!("../../samples/versioned_cas.json"),
+    ),
+];
 
 /// The directory of the autosave and the recent list: `$EVALBENCH_DATA_DIR`, else the platform's.
 pub fn data_dir() -> Option<PathBuf> {
