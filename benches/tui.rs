@@ -168,6 +168,43 @@ fn report() {
         .collect();
     let keystroke_median = median(samples);
 
+    // Worst case: a key that changes the state of every visible line below it (the second '[' of
+    // "--[[" opens a block comment), alternating with the Backspace that closes it again.
+    let (mut app, theme, mut term) = editing_setup();
+    app.on_key(key(KeyCode::Home));
+    for c in "--[".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    term.draw(|f| ui::draw(f, &app, &theme)).expect("draw");
+    let samples: Vec<Duration> = (0..400usize)
+        .map(|n| {
+            let code = if n.is_multiple_of(2) {
+                KeyCode::Char('[')
+            } else {
+                KeyCode::Backspace
+            };
+            let t = Instant::now();
+            app.on_key(key(code));
+            term.draw(|f| ui::draw(f, &app, &theme)).expect("draw");
+            t.elapsed()
+        })
+        .collect();
+    let state_changing = median(samples);
+
+    // A jump from the top to line 2,500 of a fresh buffer: highlights every line above the view.
+    let jumps: Vec<Duration> = (0..5)
+        .map(|_| {
+            let mut app = App::new(&big_script(), None, Config::default());
+            let mut term = terminal();
+            term.draw(|f| ui::draw(f, &app, &theme)).expect("draw");
+            app.editor.goto_line(2500);
+            let t = Instant::now();
+            term.draw(|f| ui::draw(f, &app, &theme)).expect("draw");
+            t.elapsed()
+        })
+        .collect();
+    let cold_jump = median(jumps);
+
     let (mut app, theme, mut term) = after_run();
     let mut composite = Vec::new();
     for tab in [Tab::Trace, Tab::Keyspace] {
@@ -192,6 +229,14 @@ fn report() {
     println!(
         "keystroke-to-frame, 5,000-line script:        {}  (target ≤ 2 ms)",
         ms(keystroke_median)
+    );
+    println!(
+        "  same, key changing all lines below ('[['):  {}",
+        ms(state_changing)
+    );
+    println!(
+        "jump to line 2,500 of a fresh buffer (cold):  {}  (one-off: highlights 2,500 lines)",
+        ms(cold_jump)
     );
     for (tab, d) in composite {
         println!(
