@@ -1,7 +1,9 @@
 //! The editor's model: tui-textarea holds the buffer, cursor, undo and selection; the editor pane
-//! draws it with syntax highlighting (ui/editor.rs).
+//! draws it with syntax highlighting (ui/editor.rs), reading the highlight cache kept here.
 
+use super::highlight::LineHighlighter;
 use ratatui::crossterm::event::KeyEvent;
+use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use tui_textarea::{CursorMove, TextArea};
 
@@ -11,8 +13,26 @@ pub struct EditorState {
     pub modified: bool,
     /// The line (1-based) and message of the last run's error.
     pub error: Option<(u32, String)>,
-    /// First visible line (0-based).
+    /// First visible line (0-based); follows the cursor.
     pub scroll: usize,
+    /// Text rows of the editor pane at the last draw (drawing records it; key handling reads it to
+    /// keep the cursor in view).
+    pub viewport: Cell<u16>,
+    /// Per-line syntax highlighting, filled lazily while drawing.
+    pub highlight: RefCell<LineHighlighter>,
+}
+
+/// The first visible row so that `row` is in a window of `height` rows, moving `scroll` as little
+/// as possible. Shared by key handling and drawing (which must agree after a resize).
+pub fn follow(scroll: usize, row: usize, height: usize) -> usize {
+    let height = height.max(1);
+    if row < scroll {
+        row
+    } else if row >= scroll + height {
+        row + 1 - height
+    } else {
+        scroll
+    }
 }
 
 impl EditorState {
@@ -20,7 +40,9 @@ impl EditorState {
         let lines: Vec<String> = if text.is_empty() {
             vec![String::new()]
         } else {
-            text.split('\n').map(str::to_string).collect()
+            text.split('\n')
+                .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
+                .collect()
         };
         let mut textarea = TextArea::new(lines);
         textarea.set_tab_length(2);
@@ -31,6 +53,8 @@ impl EditorState {
             modified: false,
             error: None,
             scroll: 0,
+            viewport: Cell::new(20),
+            highlight: RefCell::new(LineHighlighter::new()),
         }
     }
 
@@ -38,10 +62,17 @@ impl EditorState {
         self.textarea.lines().join("\n")
     }
 
+    /// Keep the cursor inside the viewport.
+    fn follow_cursor(&mut self) {
+        let row = self.textarea.cursor().0;
+        self.scroll = follow(self.scroll, row, self.viewport.get() as usize);
+    }
+
     pub fn on_key(&mut self, key: KeyEvent) {
         if self.textarea.input(key) {
             self.modified = true;
         }
+        self.follow_cursor();
     }
 
     pub fn paste(&mut self, text: &str) {
@@ -49,28 +80,61 @@ impl EditorState {
         if self.textarea.insert_str(text) {
             self.modified = true;
         }
+        self.follow_cursor();
     }
 
     pub fn set_error(&mut self, error: Option<(u32, String)>) {
         self.error = error;
     }
 
-    /// Put the cursor on `line` (1-based).
+    /// Put the cursor on `line` (1-based); a line out of view is brought to a third of the pane
+    /// so the lines around it show too.
     pub fn goto_line(&mut self, line: usize) {
         if line == 0 {
             return;
         }
         let row = (line - 1).min(self.textarea.lines().len().saturating_sub(1));
-        self.textarea.move_cursor(CursorMove::Jump(row as u16, 0));
+        self.textarea
+            .move_cursor(CursorMove::Jump(row.min(u16::MAX as usize) as u16, 0));
+        let height = self.viewport.get().max(1) as usize;
+        if row < self.scroll || row >= self.scroll + height {
+            self.scroll = row.saturating_sub(height / 3);
+        }
     }
 
     pub fn find(&mut self, pattern: &str) {
         if self.textarea.set_search_pattern(pattern).is_ok() {
             self.textarea.search_forward(true);
         }
+        self.follow_cursor();
     }
 
     pub fn find_next(&mut self) {
         self.textarea.search_forward(false);
+        self.follow_cursor();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+
+    #[test]
+    fn scroll_follows_the_cursor() {
+        let text: Vec<String> = (0..100).map(|i| format!("local x = {i}")).collect();
+        let mut ed = EditorState::new(&text.join("\n"), None);
+        ed.viewport.set(10);
+        let down = KeyEvent::new(KeyCode::Down, KeyModifiers::NONE);
+        for _ in 0..15 {
+            ed.on_key(down);
+        }
+        assert_eq!(ed.textarea.cursor().0, 15);
+        assert_eq!(ed.scroll, 6);
+        ed.goto_line(80);
+        assert_eq!(ed.scroll, 79 - 3);
+        ed.goto_line(1);
+        assert_eq!(ed.scroll, 0);
+        assert_eq!(follow(50, 10, 0), 10);
     }
 }

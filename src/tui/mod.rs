@@ -8,6 +8,7 @@ pub mod config;
 pub mod editor;
 pub mod files;
 pub mod harness;
+pub mod highlight;
 pub mod inputs;
 pub mod keymap;
 pub mod keyspace;
@@ -109,9 +110,20 @@ pub fn build_app(options: &TuiOptions) -> App {
     app
 }
 
+/// The theme named by `--theme`, else by the config; a problem with it goes to the status line.
+fn load_theme(options: &TuiOptions, app: &mut App) -> theme::Theme {
+    let name = options.theme.as_deref().unwrap_or(&app.config.theme);
+    let config_dir = config::config_dir();
+    let (theme, warnings) = theme::Theme::load(name, config_dir.as_deref());
+    if let Some(w) = warnings.into_iter().next() {
+        app.status = w;
+    }
+    theme
+}
+
 pub fn run(options: TuiOptions) -> anyhow::Result<()> {
     let mut app = build_app(&options);
-    let theme = theme::Theme::dark();
+    let theme = load_theme(&options, &mut app);
     app.offer_recovery();
     let worker = Worker::start();
     let mut terminal = ratatui::init();

@@ -1,25 +1,265 @@
-//! The editor pane.
+//! The editor pane, drawn from the TextArea's lines (tui-textarea cannot colour tokens): line
+//! numbers, Lua highlighting, the cursor's line, the error line with its message, search matches,
+//! the selection and the cursor. Only the visible lines are touched.
 
 use super::block;
 use crate::tui::app::{App, Focus};
+use crate::tui::editor::follow;
 use crate::tui::theme::Theme;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::widgets::Paragraph;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
 use ratatui::Frame;
+use std::ops::Range;
+
+/// How a tab is shown (tabs typed in the editor are already two spaces).
+const TAB: &str = "  ";
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let editor = &app.editor;
     let focused = app.focus == Focus::Editor && app.overlay.is_none();
-    let title = match &app.editor.path {
-        Some(p) => format!(
-            "{}{}",
-            p.display(),
-            if app.editor.modified { " *" } else { "" }
-        ),
-        None => format!("untitled{}", if app.editor.modified { " *" } else { "" }),
+    let name = match &editor.path {
+        Some(p) => p.display().to_string(),
+        None => "untitled".into(),
     };
-    let mut textarea = app.editor.textarea.clone();
-    textarea.set_block(block(&title, focused, theme));
-    textarea.set_line_number_style(theme.line_number);
-    let _ = Paragraph::new("");
-    frame.render_widget(&textarea, area);
+    let title = format!("{name}{}", if editor.modified { " *" } else { "" });
+    let mut outer = block(&title, focused, theme);
+    // The error also goes on the bottom border: the line may be off screen or too long.
+    if let Some((line, message)) = &editor.error {
+        let text = format!(" ✗ line {line}: {} ", message.replace('\n', " "));
+        outer = outer.title_bottom(Line::styled(text, theme.error));
+    }
+    let inner = outer.inner(area);
+    frame.render_widget(outer, area);
+    if inner.width == 0 || inner.height == 0 {
+        return;
+    }
+    // Recorded for key handling, which keeps the cursor in view with it.
+    editor.viewport.set(inner.height);
+
+    let lines = editor.textarea.lines();
+    let (cur_row, cur_col) = editor.textarea.cursor();
+    let height = inner.height as usize;
+    // The stored offset follows the cursor on each key; recompute in case the pane was resized.
+    let top = follow(editor.scroll, cur_row, height).min(lines.len().saturating_sub(1));
+    let bottom = (top + height).min(lines.len());
+
+    let number_width = lines.len().to_string().len().max(3);
+    let gutter = (number_width + 1) as u16;
+    let text_width = inner.width.saturating_sub(gutter) as usize;
+    // Horizontal scroll: keep the cursor's column on screen.
+    let left = (cur_col + 1).saturating_sub(text_width.max(1));
+
+    let highlighted = editor
+        .highlight
+        .borrow_mut()
+        .highlight(lines, top..bottom, &theme.syntax);
+    let error = editor
+        .error
+        .as_ref()
+        .map(|(line, msg)| ((*line as usize).saturating_sub(1), msg.as_str()));
+    let selection = editor.textarea.selection_range();
+    let search = editor.textarea.search_pattern();
+    let match_style = theme.header.add_modifier(Modifier::REVERSED);
+
+    let buf = frame.buffer_mut();
+    for (i, spans) in highlighted.into_iter().enumerate() {
+        let row = top + i;
+        let text = &lines[row];
+        let y = inner.y + i as u16;
+        let is_error = error.is_some_and(|(r, _)| r == row);
+        let mut line_style = theme.text;
+        if row == cur_row {
+            line_style = line_style.patch(theme.current_line);
+        }
+        if is_error {
+            line_style = line_style.patch(theme.error_line);
+        }
+        let row_rect = Rect::new(inner.x, y, inner.width, 1);
+        buf.set_style(row_rect, line_style);
+
+        // Gutter: the number, in the error colour on the error line.
+        let number_style = if is_error {
+            theme.error.add_modifier(Modifier::BOLD)
+        } else if row == cur_row {
+            theme
+                .line_number
+                .patch(theme.text)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            theme.line_number
+        };
+        let number = format!("{:>number_width$} ", row + 1);
+        buf.set_stringn(inner.x, y, &number, gutter as usize, number_style);
+
+        let matches: Vec<Range<usize>> = search
+            .map(|re| re.find_iter(text).map(|m| m.range()).collect())
+            .unwrap_or_default();
+        let selected = selection.and_then(|((r0, c0), (r1, c1))| {
+            (r0 <= row && row <= r1).then(|| {
+                let from = if row == r0 { c0 } else { 0 };
+                let to = if row == r1 { c1 } else { usize::MAX };
+                from..to
+            })
+        });
+        let cursor = (focused && row == cur_row).then_some(cur_col);
+        let styled = Styling {
+            line_style,
+            spans: &spans,
+            matches: &matches,
+            match_style,
+            selected,
+            selected_style: theme.selected,
+            cursor,
+        }
+        .line(text, left, text_width);
+        let mut used = styled.width();
+        let x = inner.x + gutter;
+        buf.set_line(x, y, &styled, text_width as u16);
+
+        // The error message after the error line's text.
+        if let Some((_, message)) = error.filter(|_| is_error) {
+            let room = text_width.saturating_sub(used + 2);
+            if room > 0 {
+                let message = format!("◀ {}", message.replace('\n', " "));
+                used += 2;
+                buf.set_stringn(
+                    x + used as u16,
+                    y,
+                    message,
+                    room,
+                    line_style.patch(theme.error),
+                );
+            }
+        }
+    }
+    // Rows past the end of the buffer.
+    for y in inner.y + (bottom - top) as u16..inner.bottom() {
+        let rect = Rect::new(inner.x, y, inner.width, 1);
+        Line::styled("~", theme.line_number).render(rect, buf as &mut Buffer);
+    }
+}
+
+/// Everything that decides a character's style on one line.
+struct Styling<'a> {
+    line_style: Style,
+    spans: &'a [(Style, Range<usize>)],
+    matches: &'a [Range<usize>],
+    match_style: Style,
+    /// Selected character columns.
+    selected: Option<Range<usize>>,
+    selected_style: Style,
+    /// The cursor's column when it is on this line and the pane has focus.
+    cursor: Option<usize>,
+}
+
+impl Styling<'_> {
+    /// The visible part of `text` (from character column `left`, at most `width` cells) as
+    /// spans, neighbouring characters of the same style merged.
+    fn line(&self, text: &str, left: usize, width: usize) -> Line<'static> {
+        let mut out: Vec<Span<'static>> = Vec::new();
+        let mut run = String::new();
+        let mut run_style = Style::default();
+        let mut cells = 0;
+        let mut span = 0;
+        let mut push = |piece: &str, style: Style, run: &mut String, run_style: &mut Style| {
+            if style != *run_style && !run.is_empty() {
+                out.push(Span::styled(std::mem::take(run), *run_style));
+            }
+            *run_style = style;
+            run.push_str(piece);
+        };
+        let mut col = 0;
+        for (byte, ch) in text.char_indices() {
+            if cells >= width {
+                break;
+            }
+            while span < self.spans.len() && self.spans[span].1.end <= byte {
+                span += 1;
+            }
+            if col >= left {
+                let mut style = self.line_style;
+                if let Some((s, r)) = self.spans.get(span) {
+                    if r.contains(&byte) {
+                        style = style.patch(*s);
+                    }
+                }
+                if self.matches.iter().any(|m| m.contains(&byte)) {
+                    style = style.patch(self.match_style);
+                }
+                if self.selected.as_ref().is_some_and(|s| s.contains(&col)) {
+                    style = style.patch(self.selected_style);
+                }
+                if self.cursor == Some(col) {
+                    style = style.add_modifier(Modifier::REVERSED);
+                }
+                let mut tmp = [0u8; 4];
+                let piece = match ch {
+                    '\t' => TAB,
+                    c if c.is_control() => " ",
+                    c => c.encode_utf8(&mut tmp),
+                };
+                cells += piece.chars().count();
+                push(piece, style, &mut run, &mut run_style);
+            }
+            col += 1;
+        }
+        // The cursor past the end of the line.
+        if let Some(c) = self.cursor {
+            if c >= col && c >= left && cells < width {
+                let style = self.line_style.add_modifier(Modifier::REVERSED);
+                push(" ", style, &mut run, &mut run_style);
+            }
+        }
+        if !run.is_empty() {
+            out.push(Span::styled(run, run_style));
+        }
+        Line::from(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::app::App;
+    use crate::tui::config::Config;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    fn screen(app: &App, w: u16, h: u16) -> String {
+        let theme = Theme::dark();
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+        terminal.draw(|f| draw(f, f.area(), app, &theme)).unwrap();
+        let buf = terminal.backend().buffer().clone();
+        (0..h)
+            .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn draws_numbers_text_and_error() {
+        let mut app = App::new("local a = 1\n\treturn a +", None, Config::default());
+        app.editor.set_error(Some((2, "unexpected symbol".into())));
+        let s = screen(&app, 60, 6);
+        assert!(s.contains("  1 local a = 1"), "{s}");
+        assert!(s.contains("  2   return a +"), "{s}");
+        assert!(s.contains("◀ unexpected symbol"), "{s}");
+        assert!(s.contains("✗ line 2: unexpected symbol"), "{s}");
+        assert!(s.contains("~"), "{s}");
+    }
+
+    #[test]
+    fn scrolls_to_the_cursor_and_survives_tiny_areas() {
+        let text: Vec<String> = (1..=200).map(|i| format!("local v{i} = {i}")).collect();
+        let mut app = App::new(&text.join("\n"), None, Config::default());
+        app.editor.goto_line(150);
+        let s = screen(&app, 40, 12);
+        assert!(s.contains("150 local v150"), "{s}");
+        for (w, h) in [(1, 1), (3, 3), (5, 2), (10, 4)] {
+            screen(&app, w, h);
+        }
+    }
 }

@@ -1,25 +1,111 @@
-//! The KEYS / ARGV form.
+//! The KEYS / ARGV form. The KEYS title shows how many keys there are and each key's cluster
+//! hash slot, with a warning when they span several slots (CROSSSLOT on a cluster); a field with
+//! unbalanced quotes says so in its title.
 
 use super::block;
+use crate::engine::lint::hash_slot;
 use crate::tui::app::{App, Focus};
+use crate::tui::inputs::InputsState;
 use crate::tui::theme::Theme;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Borders;
 use ratatui::Frame;
+use std::collections::BTreeSet;
+
+/// The KEYS title: "KEYS (n)" and the slots, or the parse error. `width` is what the title may
+/// use: key names are dropped (slots only) when they do not fit.
+pub fn keys_title(text: &str, theme: &Theme, width: usize) -> Line<'static> {
+    let keys = match InputsState::values(text, "KEYS") {
+        Ok(keys) => keys,
+        Err(e) => return Line::from(Span::styled(e, theme.error.add_modifier(Modifier::BOLD))),
+    };
+    let mut spans = vec![Span::raw(format!("KEYS ({})", keys.len()))];
+    if keys.is_empty() {
+        return Line::from(spans);
+    }
+    let slots: Vec<u16> = keys.iter().map(|k| hash_slot(k.as_bytes())).collect();
+    let distinct: BTreeSet<u16> = slots.iter().copied().collect();
+    let named = keys
+        .iter()
+        .zip(&slots)
+        .map(|(k, s)| format!("{k}→{s}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let bare = slots
+        .iter()
+        .map(u16::to_string)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let warning = (distinct.len() > 1).then(|| format!(" ⚠ {} slots (CROSSSLOT)", distinct.len()));
+    let fixed = spans[0].width() + 7 + warning.as_ref().map_or(0, |w| w.chars().count());
+    let list = if fixed + named.chars().count() <= width {
+        named
+    } else {
+        bare
+    };
+    spans.push(Span::styled(format!(" slot {list}"), theme.line_number));
+    if let Some(w) = warning {
+        spans.push(Span::styled(w, theme.warning.add_modifier(Modifier::BOLD)));
+    }
+    Line::from(spans)
+}
+
+fn title(field: &str, text: &str, theme: &Theme) -> Line<'static> {
+    match InputsState::values(text, field) {
+        Ok(values) => Line::from(format!("{field} ({})", values.len())),
+        Err(e) => Line::from(Span::styled(e, theme.error.add_modifier(Modifier::BOLD))),
+    }
+}
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [keys_area, argv_area] =
         Layout::vertical([Constraint::Length(2), Constraint::Length(2)]).areas(area);
-    let n = app.inputs.parsed().map(|(k, _)| k.len()).unwrap_or(0);
+    let width = keys_area.width.saturating_sub(2) as usize;
     let mut keys = app.inputs.keys.clone();
+    keys.set_cursor_line_style(Style::default());
     keys.set_block(
         block("", app.focus == Focus::Keys, theme)
-            .title(format!("KEYS ({n})"))
-            .borders(ratatui::widgets::Borders::TOP),
+            .title(keys_title(&app.inputs.keys_text(), theme, width))
+            .borders(Borders::TOP),
     );
     let mut argv = app.inputs.argv.clone();
+    argv.set_cursor_line_style(Style::default());
     argv.set_block(
-        block("ARGV", app.focus == Focus::Argv, theme).borders(ratatui::widgets::Borders::TOP),
+        block("", app.focus == Focus::Argv, theme)
+            .title(title("ARGV", &app.inputs.argv_text(), theme))
+            .borders(Borders::TOP),
     );
     frame.render_widget(&keys, keys_area);
     frame.render_widget(&argv, argv_area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(line: &Line) -> String {
+        line.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn keys_title_shows_slots_and_errors() {
+        let theme = Theme::dark();
+        assert_eq!(plain(&keys_title("", &theme, 80)), "KEYS (0)");
+        assert_eq!(
+            plain(&keys_title("foo {foo}.x", &theme, 80)),
+            "KEYS (2) slot foo→12182 {foo}.x→12182"
+        );
+        let t = plain(&keys_title("foo bar", &theme, 80));
+        assert!(t.contains("⚠ 2 slots"), "{t}");
+        assert_eq!(
+            plain(&keys_title("foo bar", &theme, 20)),
+            "KEYS (2) slot 12182 5061 ⚠ 2 slots (CROSSSLOT)"
+        );
+        assert_eq!(
+            plain(&keys_title("\"foo", &theme, 80)),
+            "KEYS: unbalanced quotes"
+        );
+    }
 }

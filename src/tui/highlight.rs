@@ -1,0 +1,275 @@
+//! Lua syntax highlighting with syntect, cached per line.
+//!
+//! Highlighting a line needs the parser and highlighter state at its start, which depends on every
+//! line above it. The cache keeps, for each line, its text, the state before and after it, and its
+//! styled ranges. Each frame the buffer is compared with the cached text (a cheap prefix/suffix
+//! comparison), the changed lines are dropped, and lines are re-highlighted from the first changed
+//! one only as far as the viewport needs; a line whose start state equals the cached one keeps its
+//! cached pieces (one state comparison instead of a syntect pass), so an edit that does not change
+//! the state at its end costs one line.
+
+use ratatui::style::{Color, Modifier, Style};
+use std::ops::Range;
+use std::sync::{Arc, OnceLock};
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{FontStyle, HighlightState, Highlighter as SynHighlighter, Theme};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
+
+/// syntect's default syntaxes, loaded once on first use and shared.
+pub fn syntax_set() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
+/// The Lua syntax (plain text if the set somehow lacks it).
+pub fn lua_syntax() -> &'static SyntaxReference {
+    let set = syntax_set();
+    set.find_syntax_by_extension("lua")
+        .unwrap_or_else(|| set.find_syntax_plain_text())
+}
+
+type State = (ParseState, HighlightState);
+
+/// One highlighted line: its text, the state before and after it, and (style, byte range) pieces.
+struct Entry {
+    text: String,
+    /// `None` until the line has been highlighted (or after it changed).
+    cached: Option<Cached>,
+}
+
+struct Cached {
+    start: State,
+    end: State,
+    spans: Vec<(Style, Range<usize>)>,
+}
+
+/// The per-buffer highlight cache. Lives in a `RefCell` in the editor state so drawing, which
+/// only reads the app, can still fill it.
+pub struct LineHighlighter {
+    /// The syntax theme the cache was built with; a different one resets the cache.
+    theme: Option<Arc<Theme>>,
+    entries: Vec<Entry>,
+    /// `entries[..valid]` are highlighted, and each starts from the state the line above ends in.
+    valid: usize,
+}
+
+impl Default for LineHighlighter {
+    fn default() -> Self {
+        LineHighlighter::new()
+    }
+}
+
+fn to_style(style: syntect::highlighting::Style) -> Style {
+    let c = style.foreground;
+    let mut out = Style::default().fg(Color::Rgb(c.r, c.g, c.b));
+    if style.font_style.contains(FontStyle::BOLD) {
+        out = out.add_modifier(Modifier::BOLD);
+    }
+    if style.font_style.contains(FontStyle::ITALIC) {
+        out = out.add_modifier(Modifier::ITALIC);
+    }
+    if style.font_style.contains(FontStyle::UNDERLINE) {
+        out = out.add_modifier(Modifier::UNDERLINED);
+    }
+    out
+}
+
+impl LineHighlighter {
+    pub fn new() -> LineHighlighter {
+        LineHighlighter {
+            theme: None,
+            entries: Vec::new(),
+            valid: 0,
+        }
+    }
+
+    /// How many lines are currently highlighted and valid (for tests and benches).
+    pub fn valid_lines(&self) -> usize {
+        self.valid
+    }
+
+    /// Bring the cached text in line with `lines`: find the changed block by comparing a common
+    /// prefix and suffix, and replace it with un-highlighted entries. Unchanged lines below keep
+    /// their highlighting; it is re-validated in `ensure` when the state flowing into them matches.
+    fn sync(&mut self, lines: &[String]) {
+        let old = &self.entries;
+        let prefix = old
+            .iter()
+            .zip(lines)
+            .take_while(|(e, l)| e.text == **l)
+            .count();
+        if prefix == old.len() && prefix == lines.len() {
+            return;
+        }
+        let max_suffix = old.len().min(lines.len()) - prefix;
+        let suffix = old
+            .iter()
+            .rev()
+            .zip(lines.iter().rev())
+            .take(max_suffix)
+            .take_while(|(e, l)| e.text == **l)
+            .count();
+        let changed = prefix..lines.len() - suffix;
+        let fresh = lines[changed.clone()].iter().map(|l| Entry {
+            text: l.clone(),
+            cached: None,
+        });
+        self.entries.splice(prefix..old.len() - suffix, fresh);
+        self.valid = self.valid.min(prefix);
+    }
+
+    /// Highlight as far as line `last` (inclusive) needs.
+    fn ensure(&mut self, last: usize, theme: &Arc<Theme>) {
+        let syntax = lua_syntax();
+        let set = syntax_set();
+        let highlighter = SynHighlighter::new(theme);
+        let last = last.min(self.entries.len().saturating_sub(1));
+        while self.valid <= last && self.valid < self.entries.len() {
+            let i = self.valid;
+            let start: State = match i {
+                0 => (
+                    ParseState::new(syntax),
+                    HighlightState::new(&highlighter, ScopeStack::new()),
+                ),
+                _ => match &self.entries[i - 1].cached {
+                    Some(c) => c.end.clone(),
+                    None => break, // cannot happen: entries before `valid` are cached
+                },
+            };
+            // Below an edit, a line whose cached start state equals the new one is still correct.
+            if self.entries[i]
+                .cached
+                .as_ref()
+                .is_some_and(|c| c.start == start)
+            {
+                self.valid = i + 1;
+                continue;
+            }
+            let (spans, end) = highlight_line(&self.entries[i].text, start.clone(), theme, set);
+            self.entries[i].cached = Some(Cached { start, end, spans });
+            self.valid = i + 1;
+        }
+    }
+
+    /// The styled pieces of lines `range` of `lines` (clamped to the buffer), highlighting what is
+    /// missing. Each line is a list of (style, byte range in that line).
+    pub fn highlight(
+        &mut self,
+        lines: &[String],
+        range: Range<usize>,
+        theme: &Arc<Theme>,
+    ) -> Vec<Vec<(Style, Range<usize>)>> {
+        if !self.theme.as_ref().is_some_and(|t| Arc::ptr_eq(t, theme)) {
+            self.theme = Some(theme.clone());
+            self.entries.clear();
+            self.valid = 0;
+        }
+        self.sync(lines);
+        let end = range.end.min(lines.len());
+        let start = range.start.min(end);
+        if start < end {
+            self.ensure(end - 1, theme);
+        }
+        (start..end)
+            .map(|i| {
+                self.entries
+                    .get(i)
+                    .and_then(|e| e.cached.as_ref())
+                    .map(|c| c.spans.clone())
+                    .unwrap_or_else(|| vec![(Style::default(), 0..lines[i].len())])
+            })
+            .collect()
+    }
+}
+
+/// Highlight one line from `start`; returns its pieces and the state after it.
+fn highlight_line(
+    text: &str,
+    start: State,
+    theme: &Theme,
+    set: &SyntaxSet,
+) -> (Vec<(Style, Range<usize>)>, State) {
+    let (parse, hl) = start;
+    let mut lines = HighlightLines::from_state(theme, hl, parse);
+    // The "newlines" syntaxes expect each line to end in '\n' (line comments end there).
+    let with_newline = format!("{text}\n");
+    let mut spans = Vec::new();
+    match lines.highlight_line(&with_newline, set) {
+        Ok(pieces) => {
+            let mut at = 0;
+            for (style, piece) in pieces {
+                let end = (at + piece.len()).min(text.len());
+                if end > at {
+                    spans.push((to_style(style), at..end));
+                }
+                at += piece.len();
+            }
+        }
+        // A syntect error (should not happen with the bundled syntax): show the line plain.
+        Err(_) => spans.push((Style::default(), 0..text.len())),
+    }
+    let (hl, parse) = lines.state();
+    (spans, (parse, hl))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn theme() -> Arc<Theme> {
+        crate::tui::theme::Theme::dark().syntax
+    }
+
+    fn lines(text: &str) -> Vec<String> {
+        text.split('\n').map(str::to_string).collect()
+    }
+
+    fn styles(h: &mut LineHighlighter, l: &[String], t: &Arc<Theme>) -> Vec<Vec<Style>> {
+        h.highlight(l, 0..l.len(), t)
+            .into_iter()
+            .map(|spans| spans.into_iter().map(|(s, _)| s).collect())
+            .collect()
+    }
+
+    #[test]
+    fn incremental_equals_fresh() {
+        let t = theme();
+        let mut buf =
+            lines("local a = 1 -- one\nlocal s = \"x\"\nreturn redis.call('GET', KEYS[1])");
+        let mut h = LineHighlighter::new();
+        styles(&mut h, &buf, &t);
+        // Open a block comment on line 0: everything below becomes a comment.
+        buf[0] = "--[[ local a = 1".into();
+        let inc = styles(&mut h, &buf, &t);
+        let fresh = styles(&mut LineHighlighter::new(), &buf, &t);
+        assert_eq!(inc, fresh);
+        // Insert and delete lines.
+        buf.insert(1, "local b = 2 ]]".into());
+        assert_eq!(
+            styles(&mut h, &buf, &t),
+            styles(&mut LineHighlighter::new(), &buf, &t)
+        );
+        buf.remove(0);
+        assert_eq!(
+            styles(&mut h, &buf, &t),
+            styles(&mut LineHighlighter::new(), &buf, &t)
+        );
+    }
+
+    #[test]
+    fn only_the_viewport_is_highlighted() {
+        let t = theme();
+        let buf: Vec<String> = (0..1000).map(|i| format!("local x{i} = {i}")).collect();
+        let mut h = LineHighlighter::new();
+        h.highlight(&buf, 0..40, &t);
+        assert_eq!(h.valid_lines(), 40);
+        // An edit that leaves the state unchanged re-highlights one line, then reuses the rest.
+        let mut edited = buf.clone();
+        edited[10].push_str(" + 1");
+        h.highlight(&edited, 0..40, &t);
+        assert_eq!(h.valid_lines(), 40);
+        // Spans cover the line.
+        let spans = h.highlight(&edited, 10..11, &t);
+        assert_eq!(spans[0].last().map(|(_, r)| r.end), Some(edited[10].len()));
+    }
+}
