@@ -39,6 +39,14 @@ pub enum Action {
     SaveSeed,
     ResetSeed,
     AdvanceClock,
+    ToggleSeedView,
+    KeyspaceFocus,
+    KeyspaceUp,
+    KeyspaceDown,
+    KeyspacePageUp,
+    KeyspacePageDown,
+    KeyspaceTop,
+    KeyspaceBottom,
     // Editor
     Find,
     FindNext,
@@ -81,6 +89,14 @@ impl Action {
         Action::SaveSeed,
         Action::ResetSeed,
         Action::AdvanceClock,
+        Action::ToggleSeedView,
+        Action::KeyspaceFocus,
+        Action::KeyspaceUp,
+        Action::KeyspaceDown,
+        Action::KeyspacePageUp,
+        Action::KeyspacePageDown,
+        Action::KeyspaceTop,
+        Action::KeyspaceBottom,
         Action::Find,
         Action::FindNext,
     ];
@@ -123,6 +139,14 @@ impl Action {
             Action::SaveSeed => "save_seed",
             Action::ResetSeed => "reset_seed",
             Action::AdvanceClock => "advance_clock",
+            Action::ToggleSeedView => "toggle_seed_view",
+            Action::KeyspaceFocus => "keyspace_focus",
+            Action::KeyspaceUp => "keyspace_up",
+            Action::KeyspaceDown => "keyspace_down",
+            Action::KeyspacePageUp => "keyspace_page_up",
+            Action::KeyspacePageDown => "keyspace_page_down",
+            Action::KeyspaceTop => "keyspace_top",
+            Action::KeyspaceBottom => "keyspace_bottom",
             Action::Find => "find",
             Action::FindNext => "find_next",
         }
@@ -156,8 +180,10 @@ impl Action {
             Action::Close => "close the overlay",
             Action::FilterKeys => "filter keys by glob pattern",
             Action::CycleTypeFilter => "cycle the type filter",
-            Action::ToggleDiff => "toggle the before/after diff",
-            Action::AddKey => "add a key to the seed keyspace",
+            Action::ToggleDiff => "diff of the last run: selected key, whole keyspace, off",
+            Action::AddKey => {
+                "add to the seed: NAME VALUE, or hash|list|set|zset|stream NAME ITEMS…"
+            }
             Action::DeleteKey => "delete the selected key from the seed",
             Action::SetString => "set the selected key to a string value",
             Action::SetTtl => "set the selected key's TTL (seconds)",
@@ -165,6 +191,16 @@ impl Action {
             Action::SaveSeed => "save the seed keyspace to a JSON file",
             Action::ResetSeed => "reset the sandbox keyspace to the seed",
             Action::AdvanceClock => "advance the sandbox clock by N seconds",
+            Action::ToggleSeedView => {
+                "show the seed / the run's keyspace (edits apply to the seed)"
+            }
+            Action::KeyspaceFocus => "move focus between the key list and the value/diff view",
+            Action::KeyspaceUp => "up in the focused key list or value view",
+            Action::KeyspaceDown => "down in the focused key list or value view",
+            Action::KeyspacePageUp => "page up in the focused key list or value view",
+            Action::KeyspacePageDown => "page down in the focused key list or value view",
+            Action::KeyspaceTop => "first key, or top of the value view",
+            Action::KeyspaceBottom => "last key, or end of the value view",
             Action::Find => "search in the script",
             Action::FindNext => "next search match",
         }
