@@ -70,7 +70,7 @@ const TYPES: [&str; 6] = ["string", "hash", "list", "set", "zset", "stream"];
 
 /// One row of the key list: removed keys come from the keyspace before the change.
 pub struct KeyRow<'a> {
-    pub key: Vec<u8>,
+    pub key: &'a [u8],
     pub entry: &'a Entry,
     pub change: Option<Change>,
 }
@@ -131,44 +131,50 @@ impl KeyspaceView {
     pub fn rows<'a>(&self, app: &'a App) -> Vec<KeyRow<'a>> {
         let now = app.now_ms;
         let db = app.shown_keyspace();
-        let changes = self
-            .compared(app)
+        let compared = self.compared(app);
+        let changes = compared
             .map(|(before, after)| changed_keys(before, after, now))
             .unwrap_or_default();
-        let before = self.compared(app).map(|(b, _)| b);
+        let keep = |key: &[u8], entry: &Entry| {
+            (self.filter.is_empty() || glob_match(self.filter.as_bytes(), key, false))
+                && self
+                    .type_filter
+                    .is_none_or(|t| entry.value.type_name() == t)
+        };
+        // Borrowed keys, filtered before sorting: this runs every frame.
         let mut rows: Vec<KeyRow<'a>> = db
-            .sorted_keys(now)
-            .into_iter()
-            .filter_map(|key| {
-                let entry = db.get(&key, now)?;
-                let change = changes.get(&key).copied();
-                Some(KeyRow { key, entry, change })
+            .raw_entries()
+            .iter()
+            .filter(|(k, e)| e.expire_at_ms.is_none_or(|t| t > now) && keep(k, e))
+            .map(|(key, entry)| KeyRow {
+                key,
+                entry,
+                change: changes.get(key).copied(),
             })
             .collect();
-        for (key, change) in &changes {
-            if *change == Change::Removed {
-                if let Some(entry) = before.and_then(|b| b.get(key, now)) {
-                    rows.push(KeyRow {
-                        key: key.clone(),
-                        entry,
-                        change: Some(Change::Removed),
-                    });
+        if let Some((before, _)) = compared {
+            for (key, change) in &changes {
+                if *change != Change::Removed {
+                    continue;
+                }
+                if let Some((key, entry)) = before.raw_entries().get_key_value(key) {
+                    if keep(key, entry) {
+                        rows.push(KeyRow {
+                            key,
+                            entry,
+                            change: Some(Change::Removed),
+                        });
+                    }
                 }
             }
         }
-        rows.sort_by(|a, b| a.key.cmp(&b.key));
-        rows.retain(|r| {
-            (self.filter.is_empty() || glob_match(self.filter.as_bytes(), &r.key, false))
-                && self
-                    .type_filter
-                    .is_none_or(|t| r.entry.value.type_name() == t)
-        });
+        rows.sort_unstable_by(|a, b| a.key.cmp(b.key));
         rows
     }
 
     /// Keys of the list, in order.
     pub fn visible_keys(&self, app: &App) -> Vec<Vec<u8>> {
-        self.rows(app).into_iter().map(|r| r.key).collect()
+        self.rows(app).into_iter().map(|r| r.key.to_vec()).collect()
     }
 
     pub fn selected_key(&self, app: &App) -> Option<Vec<u8>> {
@@ -805,12 +811,12 @@ pub fn view_rows(app: &App) -> usize {
                     v => v.size(),
                 })
         }
-        _ => diff_lines(app).len(),
+        _ => diff_lines(app, view.selected_key(app).as_deref()).len(),
     }
 }
 
 /// The diff the value area shows: the last run's changes to the selected key or the keyspace.
-pub fn diff_lines(app: &App) -> Vec<DiffLine> {
+pub fn diff_lines(app: &App, key: Option<&[u8]>) -> Vec<DiffLine> {
     let Some(run) = &app.last_run else {
         return vec![line(
             Mark::Note,
@@ -820,8 +826,8 @@ pub fn diff_lines(app: &App) -> Vec<DiffLine> {
     let now = app.now_ms;
     match app.keyspace.diff {
         DiffMode::All => keyspace_diff(&run.before, &run.after, now),
-        _ => match app.keyspace.selected_key(app) {
-            Some(key) => key_diff(run.before.get(&key, now), run.after.get(&key, now), now),
+        _ => match key {
+            Some(key) => key_diff(run.before.get(key, now), run.after.get(key, now), now),
             None => vec![line(Mark::Note, "no key selected")],
         },
     }

@@ -4,8 +4,8 @@
 use super::block;
 use crate::tui::app::App;
 use crate::tui::keyspace::{
-    self, describe, diff_lines, fit, ttl_text, value_columns, value_rows, Change, DiffMode, Mark,
-    Shown,
+    self, describe, diff_lines, fit, ttl_text, value_columns, value_rows, Change, DiffMode, KeyRow,
+    Mark, Shown,
 };
 use crate::tui::theme::Theme;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -37,21 +37,43 @@ fn mark_style(mark: Mark, theme: &Theme) -> Style {
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
     let view = &app.keyspace;
+    // Built once per frame: both halves need it.
+    let rows = view.rows(app);
     if area.height >= SPLIT_MIN_HEIGHT {
         let [list_area, value_area] =
             Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
-        draw_list(frame, list_area, app, theme, focused && !view.value_focus);
-        draw_value(frame, value_area, app, theme, focused && view.value_focus);
+        draw_list(
+            frame,
+            list_area,
+            app,
+            &rows,
+            theme,
+            focused && !view.value_focus,
+        );
+        draw_value(
+            frame,
+            value_area,
+            app,
+            &rows,
+            theme,
+            focused && view.value_focus,
+        );
     } else if view.value_focus {
-        draw_value(frame, area, app, theme, focused);
+        draw_value(frame, area, app, &rows, theme, focused);
     } else {
-        draw_list(frame, area, app, theme, focused);
+        draw_list(frame, area, app, &rows, theme, focused);
     }
 }
 
-fn draw_list(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
+fn draw_list(
+    frame: &mut Frame,
+    area: Rect,
+    app: &App,
+    rows: &[KeyRow],
+    theme: &Theme,
+    focused: bool,
+) {
     let view = &app.keyspace;
-    let rows = view.rows(app);
     let shown = view.shown(app);
     let mode = match shown {
         Shown::Seed => "seed".to_string(),
@@ -73,8 +95,14 @@ fn draw_list(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: b
         _ if app.step.is_some() => " ~ changed by this step · edits go to the seed (v) ",
         _ => " +added ~changed -removed · edits go to the seed (v) ",
     };
+    // Only the visible window is built (borders and header take 3 rows); the selection stays in view.
+    let height = (area.height as usize).saturating_sub(3).max(1);
+    let selected = view.selected_index(rows.len());
+    let offset = selected.saturating_sub(height - 1);
     let table_rows: Vec<Row> = rows
         .iter()
+        .skip(offset)
+        .take(height)
         .map(|r| {
             let mark = match r.change {
                 Some(Change::Added) => "+",
@@ -84,7 +112,7 @@ fn draw_list(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: b
             };
             Row::new(vec![
                 Cell::from(mark),
-                Cell::from(keyspace::text(&r.key)),
+                Cell::from(keyspace::text(r.key)),
                 Cell::from(r.entry.value.type_name()),
                 Cell::from(ttl_text(r.entry.expire_at_ms, app.now_ms)),
                 Cell::from(r.entry.value.size().to_string()),
@@ -114,12 +142,18 @@ fn draw_list(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: b
         .header(Row::new(vec!["", "key", "type", "ttl", "size"]).style(theme.header))
         .row_highlight_style(theme.selected)
         .block(block);
-    let selected = view.selected_index(rows.len());
-    let mut state = TableState::default().with_selected(Some(selected));
+    let mut state = TableState::default().with_selected(Some(selected - offset));
     frame.render_stateful_widget(table, area, &mut state);
 }
 
-fn draw_value(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
+fn draw_value(
+    frame: &mut Frame,
+    area: Rect,
+    app: &App,
+    rows: &[KeyRow],
+    theme: &Theme,
+    focused: bool,
+) {
     let view = &app.keyspace;
     let inner_height = area.height.saturating_sub(2) as usize;
     let width = area.width.saturating_sub(2) as usize;
@@ -135,7 +169,8 @@ fn draw_value(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: 
         }
     };
     if view.diff != DiffMode::Off {
-        let lines = diff_lines(app);
+        let key = rows.get(view.selected_index(rows.len())).map(|r| r.key);
+        let lines = diff_lines(app, key);
         let (start, body) = page(lines.len(), inner_height);
         let shown: Vec<Line> = lines
             .iter()
@@ -154,9 +189,9 @@ fn draw_value(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: 
                 )
             })
             .collect();
-        let what = match (view.diff, view.selected_key(app)) {
+        let what = match (view.diff, key) {
             (DiffMode::All, _) => "whole keyspace".to_string(),
-            (_, Some(k)) => format!("'{}'", keyspace::text(&k)),
+            (_, Some(k)) => format!("'{}'", fit(&keyspace::text(k), 30)),
             _ => "no key".to_string(),
         };
         let title = format!(
@@ -172,7 +207,6 @@ fn draw_value(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: 
         );
         return;
     }
-    let rows = view.rows(app);
     let Some(row) = rows.get(view.selected_index(rows.len())) else {
         frame.render_widget(
             Paragraph::new("Select a key to see its value.").block(block("Value", focused, theme)),
@@ -200,7 +234,7 @@ fn draw_value(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: 
     lines.extend(page_rows.into_iter().map(|r| Line::from(Span::raw(r))));
     let title = format!(
         "Value · {} · {}{}",
-        fit(&keyspace::text(&row.key), 30),
+        fit(&keyspace::text(row.key), 30),
         describe(row.entry, app.now_ms),
         range(start, shown, total)
     );
@@ -215,4 +249,102 @@ fn draw_value(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: 
         ),
         area,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::keyspace::{Db, Value};
+    use crate::engine::{RunRequest, Sandbox};
+    use crate::tui::action::Action;
+    use crate::tui::app::App;
+    use crate::tui::config::Config;
+    use crate::tui::theme::Theme;
+    use crate::tui::worker::RunResult;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    /// An app after a run over `keys` seed keys that changes a few of them.
+    fn app_after_run(keys: usize) -> App {
+        let mut seed = Db::new();
+        for i in 0..keys {
+            seed.set(
+                format!("key:{i:05}").into_bytes(),
+                Value::Str(b"v".to_vec()),
+            );
+        }
+        let mut sandbox = Sandbox::new();
+        sandbox.config.snapshots = true;
+        sandbox.set_db0(seed.clone());
+        let request = RunRequest::new(
+            "redis.call('SET','key:00001','w') redis.call('DEL','key:00002') \
+             redis.call('RPUSH','new','a','b') return 1",
+        );
+        let report = sandbox.run(&request);
+        let mut app = App::new("return 1", None, Config::default());
+        app.now_ms = sandbox.now_ms();
+        app.last_run = Some(RunResult {
+            id: 1,
+            request,
+            report,
+            before: seed,
+            after: sandbox.keyspace().db(0).clone(),
+            now_ms: app.now_ms,
+        });
+        app.update(Action::TabKeyspace);
+        app
+    }
+
+    fn screen(app: &App, w: u16, h: u16) -> String {
+        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        term.draw(|f| super::super::draw(f, app, &Theme::dark()))
+            .unwrap();
+        let buf = term.backend().buffer().clone();
+        (0..h)
+            .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn marks_changes_and_steps() {
+        let mut app = app_after_run(5);
+        let text = screen(&app, 140, 40);
+        assert!(text.contains("Keys · after run (6)"), "{text}");
+        assert!(text.contains("~ key:00001"));
+        assert!(text.contains("- key:00002"));
+        assert!(text.contains("+ new"));
+        app.update(Action::StepForward);
+        let text = screen(&app, 80, 24);
+        assert!(text.contains("Keys · at step 1/3"), "{text}");
+        assert!(text.contains("~ key:00001"));
+        assert!(!text.contains("- key:00002"));
+        app.update(Action::ToggleDiff);
+        app.update(Action::ToggleDiff);
+        app.update(Action::KeyspaceFocus);
+        let text = screen(&app, 80, 24);
+        assert!(
+            text.contains("Diff of the last run · whole keyspace"),
+            "{text}"
+        );
+    }
+
+    /// `cargo test --release -- --ignored keyspace_frame_time --nocapture`
+    #[test]
+    #[ignore]
+    fn keyspace_frame_time() {
+        for keys in [100, 5_000] {
+            let app = app_after_run(keys);
+            let mut term = Terminal::new(TestBackend::new(140, 40)).unwrap();
+            let theme = Theme::dark();
+            let mut times: Vec<f64> = (0..50)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    term.draw(|f| super::super::draw(f, &app, &theme)).unwrap();
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            println!("{keys} keys: median frame {:.3} ms", times[25]);
+        }
+    }
 }
