@@ -180,10 +180,8 @@ impl Action {
             Action::Close => "close the overlay",
             Action::FilterKeys => "filter keys by glob pattern",
             Action::CycleTypeFilter => "cycle the type filter",
-            Action::ToggleDiff => "diff of the last run: selected key, whole keyspace, off",
-            Action::AddKey => {
-                "add to the seed: NAME VALUE, or hash|list|set|zset|stream NAME ITEMS…"
-            }
+            Action::ToggleDiff => "last run's diff: selected key → whole keyspace → off",
+            Action::AddKey => "add to the seed: NAME VALUE or TYPE NAME ITEMS…",
             Action::DeleteKey => "delete the selected key from the seed",
             Action::SetString => "set the selected key to a string value",
             Action::SetTtl => "set the selected key's TTL (seconds)",
@@ -191,10 +189,8 @@ impl Action {
             Action::SaveSeed => "save the seed keyspace to a JSON file",
             Action::ResetSeed => "reset the sandbox keyspace to the seed",
             Action::AdvanceClock => "advance the sandbox clock by N seconds",
-            Action::ToggleSeedView => {
-                "show the seed / the run's keyspace (edits apply to the seed)"
-            }
-            Action::KeyspaceFocus => "move focus between the key list and the value/diff view",
+            Action::ToggleSeedView => "switch between the seed and the run's keyspace",
+            Action::KeyspaceFocus => "focus the key list or the value/diff view",
             Action::KeyspaceUp => "up in the focused key list or value view",
             Action::KeyspaceDown => "down in the focused key list or value view",
             Action::KeyspacePageUp => "page up in the focused key list or value view",
