@@ -387,36 +387,56 @@ impl App {
                 );
             }
             Action::CycleTypeFilter => self.keyspace.cycle_type_filter(),
-            Action::ToggleDiff => self.keyspace.show_diff = !self.keyspace.show_diff,
-            Action::AddKey => {
-                self.prompt(PromptPurpose::AddKey, "Add a string key: NAME VALUE", "")
-            }
+            Action::ToggleDiff => self.keyspace.cycle_diff(),
+            Action::AddKey => self.prompt(
+                PromptPurpose::AddKey,
+                "Add to seed: NAME VALUE | hash|list|set|zset|stream NAME ITEMS…",
+                "",
+            ),
             Action::DeleteKey => {
                 if let Some(key) = self.keyspace.selected_key(self) {
-                    self.seed.remove(&key, self.now_ms);
-                    self.status =
-                        format!("deleted '{}' from the seed", String::from_utf8_lossy(&key));
+                    let name = String::from_utf8_lossy(&key).into_owned();
+                    if self.seed.remove(&key, self.now_ms).is_some() {
+                        self.status = format!("deleted '{name}' from the seed");
+                        super::keyspace::show_seed(self, Some(&key));
+                    } else {
+                        self.status = format!("'{name}' is not in the seed (the run made it)");
+                    }
                 }
             }
             Action::SetString => {
                 if let Some(key) = self.keyspace.selected_key(self) {
+                    // Prefill the seed's current string, when it is short text.
+                    let current = match self.seed.get(&key, self.now_ms).map(|e| &e.value) {
+                        Some(crate::engine::keyspace::Value::Str(s)) if s.len() <= 200 => {
+                            String::from_utf8(s.clone()).unwrap_or_default()
+                        }
+                        _ => String::new(),
+                    };
                     self.prompt(
                         PromptPurpose::SetString { key: key.clone() },
-                        format!("New string value of '{}'", String::from_utf8_lossy(&key)),
-                        "",
+                        format!("Seed string value of '{}'", String::from_utf8_lossy(&key)),
+                        current,
                     );
                 }
             }
             Action::SetTtl => {
                 if let Some(key) = self.keyspace.selected_key(self) {
-                    self.prompt(
-                        PromptPurpose::SetTtl { key: key.clone() },
-                        format!(
-                            "TTL of '{}' in seconds (0 = persist)",
+                    if self.seed.contains(&key, self.now_ms) {
+                        self.prompt(
+                            PromptPurpose::SetTtl { key: key.clone() },
+                            format!(
+                                "Seed TTL of '{}' in seconds (0 = persist)",
+                                String::from_utf8_lossy(&key)
+                            ),
+                            "",
+                        );
+                    } else {
+                        self.status = format!(
+                            "'{}' is not in the seed (the run made it)",
                             String::from_utf8_lossy(&key)
-                        ),
-                        "",
-                    );
+                        );
+                    }
                 }
             }
             Action::LoadSeed => self.prompt(
@@ -432,6 +452,7 @@ impl App {
             Action::ResetSeed => {
                 self.last_run = None;
                 self.step = None;
+                self.keyspace.value_scroll = 0;
                 self.status = "keyspace reset to the seed".into();
             }
             Action::AdvanceClock => self.prompt(
@@ -439,6 +460,14 @@ impl App {
                 "Advance the sandbox clock by N seconds",
                 "60",
             ),
+            Action::ToggleSeedView => super::keyspace::toggle_seed_view(self),
+            Action::KeyspaceFocus
+            | Action::KeyspaceUp
+            | Action::KeyspaceDown
+            | Action::KeyspacePageUp
+            | Action::KeyspacePageDown
+            | Action::KeyspaceTop
+            | Action::KeyspaceBottom => super::keyspace::navigate(self, action),
             Action::Find => self.prompt(PromptPurpose::Find, "Search (regex)", ""),
             Action::FindNext => self.editor.find_next(),
         }
@@ -453,34 +482,65 @@ impl App {
     fn answer_prompt(&mut self, prompt: Prompt) -> Vec<Effect> {
         let input = prompt.input.trim().to_string();
         match prompt.purpose {
-            PromptPurpose::FilterKeys => self.keyspace.filter = input,
-            PromptPurpose::AddKey => match input.split_once(' ') {
-                Some((name, value)) if !name.is_empty() => {
-                    self.seed.set(
-                        name.as_bytes().to_vec(),
-                        crate::engine::keyspace::Value::Str(value.as_bytes().to_vec()),
-                    );
-                    self.status = format!("added '{name}' to the seed");
+            PromptPurpose::FilterKeys => self.keyspace.set_filter(input),
+            PromptPurpose::AddKey => {
+                if self.now_ms == 0 {
+                    self.now_ms = super::keyspace::wall_clock_ms();
                 }
-                _ => self.status = "give a key name and a value separated by a space".into(),
-            },
-            PromptPurpose::SetString { key } => {
-                self.seed.set(
-                    key,
-                    crate::engine::keyspace::Value::Str(prompt.input.into_bytes()),
-                );
-                self.status = "value set in the seed".into();
+                match super::keyspace::parse_add_key(&input, self.now_ms) {
+                    Ok((name, value)) => {
+                        let kind = value.type_name();
+                        let verb = if self.seed.contains(&name, self.now_ms) {
+                            "replaced"
+                        } else {
+                            "added"
+                        };
+                        self.status = format!(
+                            "{verb} {kind} '{}' in the seed",
+                            String::from_utf8_lossy(&name)
+                        );
+                        self.seed.set(name.clone(), value);
+                        super::keyspace::show_seed(self, Some(&name));
+                    }
+                    Err(e) => self.status = e,
+                }
             }
-            PromptPurpose::SetTtl { key } => match input.parse::<i64>() {
-                Ok(0) => self.seed.set_expire(&key, None),
-                Ok(secs) if secs > 0 => self.seed.set_expire(&key, Some(self.now_ms + secs * 1000)),
-                _ => self.status = format!("'{input}' is not a number of seconds"),
-            },
+            PromptPurpose::SetString { key } => {
+                self.seed.set_keep_ttl(
+                    key.clone(),
+                    crate::engine::keyspace::Value::Str(prompt.input.into_bytes()),
+                    self.now_ms,
+                );
+                self.status = "string value set in the seed".into();
+                super::keyspace::show_seed(self, Some(&key));
+            }
+            PromptPurpose::SetTtl { key } => {
+                if self.now_ms == 0 {
+                    self.now_ms = super::keyspace::wall_clock_ms();
+                }
+                match input.parse::<i64>() {
+                    Ok(0) => {
+                        self.seed.set_expire(&key, None);
+                        self.status = "TTL removed in the seed".into();
+                        super::keyspace::show_seed(self, Some(&key));
+                    }
+                    Ok(secs) if secs > 0 && secs < i64::MAX / 1000 - self.now_ms / 1000 => {
+                        self.seed.set_expire(&key, Some(self.now_ms + secs * 1000));
+                        self.status = format!("TTL {secs} s set in the seed");
+                        super::keyspace::show_seed(self, Some(&key));
+                    }
+                    _ => self.status = format!("'{input}' is not a number of seconds"),
+                }
+            }
             PromptPurpose::LoadSeed => {
+                if self.now_ms == 0 {
+                    self.now_ms = super::keyspace::wall_clock_ms();
+                }
                 match files::load_seed(std::path::Path::new(&input), self.now_ms) {
                     Ok(db) => {
                         self.seed = db;
                         self.status = format!("seed loaded from {input}");
+                        super::keyspace::show_seed(self, None);
                     }
                     Err(e) => self.status = e,
                 }
@@ -492,7 +552,7 @@ impl App {
                 }
             }
             PromptPurpose::AdvanceClock => match input.parse::<i64>() {
-                Ok(secs) if secs > 0 => {
+                Ok(secs) if secs > 0 && secs < i64::MAX / 1_000_000 => {
                     self.status = format!("clock advanced by {secs} s");
                     return vec![Effect::AdvanceClock { ms: secs * 1000 }];
                 }
@@ -589,19 +649,14 @@ impl App {
 
     /// The keyspace as the inspector should show it: the step's snapshot, the run's result, or the seed.
     pub fn shown_keyspace(&self) -> &Db {
-        match (&self.last_run, self.step) {
-            (Some(run), Some(i)) => {
+        use super::keyspace::Shown;
+        match (&self.last_run, self.keyspace.shown(self)) {
+            (Some(run), Shown::Step(i)) => {
                 let seq = run.report.trace.get(i).map_or(0, |e| e.seq);
-                run.report
-                    .snapshots
-                    .iter()
-                    .rev()
-                    .find(|(s, _)| *s <= seq)
-                    .map(|(_, db)| db)
-                    .unwrap_or(&run.before)
+                super::keyspace::db_at(run, seq)
             }
-            (Some(run), None) => &run.after,
-            (None, _) => &self.seed,
+            (Some(run), Shown::AfterRun) => &run.after,
+            _ => &self.seed,
         }
     }
 

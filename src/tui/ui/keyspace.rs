@@ -1,79 +1,350 @@
-//! The Keyspace tab: keys with type, TTL and size, and the selected key's value.
+//! The Keyspace tab: the key list (type, TTL, size, change marks) over the selected key's typed,
+//! paged value or the last run's diff. Short panes show only the focused half.
 
 use super::block;
-use crate::engine::keyspace::json::bytes_to_json;
-use crate::engine::keyspace::Value;
 use crate::tui::app::App;
+use crate::tui::keyspace::{
+    self, describe, diff_lines, fit, ttl_text, value_columns, value_rows, Change, DiffMode, KeyRow,
+    Mark, Shown,
+};
 use crate::tui::theme::Theme;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
+/// Below this height the list and the value view take turns (Enter switches).
+const SPLIT_MIN_HEIGHT: u16 = 16;
+
+fn change_style(change: Option<Change>, theme: &Theme) -> Style {
+    match change {
+        Some(Change::Added) => Style::default().fg(Color::Green),
+        Some(Change::Removed) => theme.error.add_modifier(Modifier::CROSSED_OUT),
+        Some(Change::Modified) => Style::default().fg(Color::Yellow),
+        None => theme.text,
+    }
+}
+
+fn mark_style(mark: Mark, theme: &Theme) -> Style {
+    match mark {
+        Mark::Add => Style::default().fg(Color::Green),
+        Mark::Del => theme.error,
+        Mark::Change => Style::default().fg(Color::Yellow),
+        Mark::Note => theme.line_number,
+    }
+}
+
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
-    let db = app.shown_keyspace();
-    let keys = app.keyspace.visible_keys(app);
-    let [list_area, value_area] =
-        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
-    let rows: Vec<Row> = keys
+    let view = &app.keyspace;
+    // Built once per frame: both halves need it.
+    let rows = view.rows(app);
+    if area.height >= SPLIT_MIN_HEIGHT {
+        let [list_area, value_area] =
+            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
+        draw_list(
+            frame,
+            list_area,
+            app,
+            &rows,
+            theme,
+            focused && !view.value_focus,
+        );
+        draw_value(
+            frame,
+            value_area,
+            app,
+            &rows,
+            theme,
+            focused && view.value_focus,
+        );
+    } else if view.value_focus {
+        draw_value(frame, area, app, &rows, theme, focused);
+    } else {
+        draw_list(frame, area, app, &rows, theme, focused);
+    }
+}
+
+fn draw_list(
+    frame: &mut Frame,
+    area: Rect,
+    app: &App,
+    rows: &[KeyRow],
+    theme: &Theme,
+    focused: bool,
+) {
+    let view = &app.keyspace;
+    let shown = view.shown(app);
+    let mode = match shown {
+        Shown::Seed => "seed".to_string(),
+        Shown::AfterRun => "after run".to_string(),
+        Shown::Step(i) => {
+            let n = app.last_run.as_ref().map_or(0, |r| r.report.trace.len());
+            format!("at step {}/{n}", i + 1)
+        }
+    };
+    let mut title = format!("Keys · {mode} ({})", rows.len());
+    if !view.filter.is_empty() {
+        title.push_str(&format!(" /{}", view.filter));
+    }
+    if let Some(t) = view.type_filter {
+        title.push_str(&format!(" [{t}]"));
+    }
+    let hint = match shown {
+        Shown::Seed => " edits apply to this seed · Enter: value ",
+        _ if app.step.is_some() => " ~ changed by this step · edits go to the seed (v) ",
+        _ => " +added ~changed -removed · edits go to the seed (v) ",
+    };
+    // Only the visible window is built (borders and header take 3 rows); the selection stays in view.
+    let height = (area.height as usize).saturating_sub(3).max(1);
+    let selected = view.selected_index(rows.len());
+    let offset = selected.saturating_sub(height - 1);
+    let table_rows: Vec<Row> = rows
         .iter()
-        .filter_map(|k| db.get(k, app.now_ms).map(|e| (k, e)))
-        .map(|(k, e)| {
-            let ttl = e.expire_at_ms.map_or("-".to_string(), |t| {
-                format!("{:.1}s", (t - app.now_ms) as f64 / 1000.0)
-            });
+        .skip(offset)
+        .take(height)
+        .map(|r| {
+            let mark = match r.change {
+                Some(Change::Added) => "+",
+                Some(Change::Removed) => "-",
+                Some(Change::Modified) => "~",
+                None => " ",
+            };
             Row::new(vec![
-                Cell::from(String::from_utf8_lossy(k).into_owned()),
-                Cell::from(e.value.type_name()),
-                Cell::from(ttl),
-                Cell::from(e.value.size().to_string()),
+                Cell::from(mark),
+                Cell::from(keyspace::text(r.key)),
+                Cell::from(r.entry.value.type_name()),
+                Cell::from(ttl_text(r.entry.expire_at_ms, app.now_ms)),
+                Cell::from(r.entry.value.size().to_string()),
             ])
+            .style(change_style(r.change, theme))
         })
         .collect();
-    let title = format!(
-        "Keyspace{}{}",
-        if app.keyspace.filter.is_empty() {
-            String::new()
-        } else {
-            format!(" /{}", app.keyspace.filter)
-        },
-        app.keyspace
-            .type_filter
-            .map(|t| format!(" [{t}]"))
-            .unwrap_or_default()
-    );
     let widths = [
-        Constraint::Min(10),
+        Constraint::Length(1),
+        Constraint::Min(8),
+        Constraint::Length(6),
         Constraint::Length(7),
-        Constraint::Length(9),
-        Constraint::Length(7),
+        Constraint::Length(6),
     ];
-    let table = Table::new(rows, widths)
-        .header(Row::new(vec!["key", "type", "ttl", "size"]).style(theme.header))
+    let block =
+        block(&title, focused, theme).title_bottom(Line::from(hint).style(theme.line_number));
+    if rows.is_empty() {
+        let text = if view.filter.is_empty() && view.type_filter.is_none() {
+            "No keys. a adds one to the seed, l loads a seed JSON."
+        } else {
+            "No key matches the filters (/ and t change them)."
+        };
+        frame.render_widget(Paragraph::new(text).block(block), area);
+        return;
+    }
+    let table = Table::new(table_rows, widths)
+        .header(Row::new(vec!["", "key", "type", "ttl", "size"]).style(theme.header))
         .row_highlight_style(theme.selected)
-        .block(block(&title, focused, theme));
-    let mut state = TableState::default().with_selected(Some(app.keyspace.list.selected));
-    frame.render_stateful_widget(table, list_area, &mut state);
-    let value = keys
-        .get(app.keyspace.list.selected)
-        .and_then(|k| db.get(k, app.now_ms))
-        .map(|e| match &e.value {
-            Value::Str(s) => crate::engine::reply::quote_bytes(s),
-            other => serde_json::to_string_pretty(
-                &crate::engine::keyspace::keyspace_to_json(&single(other), 0)["k"]["value"],
-            )
-            .unwrap_or_default(),
-        });
-    let _ = bytes_to_json;
+        .block(block);
+    let mut state = TableState::default().with_selected(Some(selected - offset));
+    frame.render_stateful_widget(table, area, &mut state);
+}
+
+fn draw_value(
+    frame: &mut Frame,
+    area: Rect,
+    app: &App,
+    rows: &[KeyRow],
+    theme: &Theme,
+    focused: bool,
+) {
+    let view = &app.keyspace;
+    let inner_height = area.height.saturating_sub(2) as usize;
+    let width = area.width.saturating_sub(2) as usize;
+    let page = |total: usize, body: usize| {
+        let start = view.value_scroll.min(total.saturating_sub(body));
+        (start, body)
+    };
+    let range = |start: usize, shown: usize, total: usize| {
+        if total > shown {
+            format!(" [{}-{}/{total}]", start + 1, start + shown)
+        } else {
+            String::new()
+        }
+    };
+    if view.diff != DiffMode::Off {
+        let key = rows.get(view.selected_index(rows.len())).map(|r| r.key);
+        let lines = diff_lines(app, key);
+        let (start, body) = page(lines.len(), inner_height);
+        let shown: Vec<Line> = lines
+            .iter()
+            .skip(start)
+            .take(body)
+            .map(|l| {
+                let prefix = match l.mark {
+                    Mark::Add => "+ ",
+                    Mark::Del => "- ",
+                    Mark::Change => "~ ",
+                    Mark::Note => "  ",
+                };
+                Line::styled(
+                    fit(&format!("{prefix}{}", l.text), width),
+                    mark_style(l.mark, theme),
+                )
+            })
+            .collect();
+        let what = match (view.diff, key) {
+            (DiffMode::All, _) => "whole keyspace".to_string(),
+            (_, Some(k)) => format!("'{}'", fit(&keyspace::text(k), 30)),
+            _ => "no key".to_string(),
+        };
+        let title = format!(
+            "Diff of the last run · {what}{}",
+            range(start, shown.len(), lines.len())
+        );
+        frame.render_widget(
+            Paragraph::new(shown).block(
+                block(&title, focused, theme)
+                    .title_bottom(Line::from(" D: key → all → off ").style(theme.line_number)),
+            ),
+            area,
+        );
+        return;
+    }
+    let Some(row) = rows.get(view.selected_index(rows.len())) else {
+        frame.render_widget(
+            Paragraph::new("Select a key to see its value.").block(block("Value", focused, theme)),
+            area,
+        );
+        return;
+    };
+    let columns = value_columns(&row.entry.value);
+    let mut lines = Vec::new();
+    if row.change == Some(Change::Removed) {
+        lines.push(Line::styled(
+            "removed by the run; its value before:",
+            theme.error,
+        ));
+    }
+    if !columns.is_empty() {
+        lines.push(Line::styled(columns, theme.header));
+    }
+    let body = inner_height.saturating_sub(lines.len());
+    // The total first (cheap for collections), then only the visible page is built.
+    let (total, _) = value_rows(&row.entry.value, 0, 0, width);
+    let (start, body) = page(total, body);
+    let (_, page_rows) = value_rows(&row.entry.value, start, body, width);
+    let shown = page_rows.len();
+    lines.extend(page_rows.into_iter().map(|r| Line::from(Span::raw(r))));
+    let title = format!(
+        "Value · {} · {}{}",
+        fit(&keyspace::text(row.key), 30),
+        describe(row.entry, app.now_ms),
+        range(start, shown, total)
+    );
+    let hint = if focused {
+        " PgUp/PgDn, ↑↓ scroll · Enter: keys "
+    } else {
+        " Enter: scroll the value · D: diff "
+    };
     frame.render_widget(
-        Paragraph::new(value.unwrap_or_default())
-            .wrap(Wrap { trim: false })
-            .block(block("Value", false, theme)),
-        value_area,
+        Paragraph::new(lines).block(
+            block(&title, focused, theme).title_bottom(Line::from(hint).style(theme.line_number)),
+        ),
+        area,
     );
 }
 
-fn single(value: &Value) -> crate::engine::keyspace::Db {
-    let mut db = crate::engine::keyspace::Db::new();
-    db.set(b"k".to_vec(), value.clone());
-    db
+#[cfg(test)]
+mod tests {
+    use crate::engine::keyspace::{Db, Value};
+    use crate::engine::{RunRequest, Sandbox};
+    use crate::tui::action::Action;
+    use crate::tui::app::App;
+    use crate::tui::config::Config;
+    use crate::tui::theme::Theme;
+    use crate::tui::worker::RunResult;
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    /// An app after a run over `keys` seed keys that changes a few of them.
+    fn app_after_run(keys: usize) -> App {
+        let mut seed = Db::new();
+        for i in 0..keys {
+            seed.set(
+                format!("key:{i:05}").into_bytes(),
+                Value::Str(b"v".to_vec()),
+            );
+        }
+        let mut sandbox = Sandbox::new();
+        sandbox.config.snapshots = true;
+        sandbox.set_db0(seed.clone());
+        let request = RunRequest::new(
+            "redis.call('SET','key:00001','w') redis.call('DEL','key:00002') \
+             redis.call('RPUSH','new','a','b') return 1",
+        );
+        let report = sandbox.run(&request);
+        let mut app = App::new("return 1", None, Config::default());
+        app.now_ms = sandbox.now_ms();
+        app.last_run = Some(RunResult {
+            id: 1,
+            request,
+            report,
+            before: seed,
+            after: sandbox.keyspace().db(0).clone(),
+            now_ms: app.now_ms,
+        });
+        app.update(Action::TabKeyspace);
+        app
+    }
+
+    fn screen(app: &App, w: u16, h: u16) -> String {
+        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        term.draw(|f| super::super::draw(f, app, &Theme::dark()))
+            .unwrap();
+        let buf = term.backend().buffer().clone();
+        (0..h)
+            .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn marks_changes_and_steps() {
+        let mut app = app_after_run(5);
+        let text = screen(&app, 140, 40);
+        assert!(text.contains("Keys · after run (6)"), "{text}");
+        assert!(text.contains("~ key:00001"));
+        assert!(text.contains("- key:00002"));
+        assert!(text.contains("+ new"));
+        app.update(Action::StepForward);
+        let text = screen(&app, 80, 24);
+        assert!(text.contains("Keys · at step 1/3"), "{text}");
+        assert!(text.contains("~ key:00001"));
+        assert!(!text.contains("- key:00002"));
+        app.update(Action::ToggleDiff);
+        app.update(Action::ToggleDiff);
+        app.update(Action::KeyspaceFocus);
+        let text = screen(&app, 80, 24);
+        assert!(
+            text.contains("Diff of the last run · whole keyspace"),
+            "{text}"
+        );
+    }
+
+    /// `cargo test --release -- --ignored keyspace_frame_time --nocapture`
+    #[test]
+    #[ignore]
+    fn keyspace_frame_time() {
+        for keys in [100, 5_000] {
+            let app = app_after_run(keys);
+            let mut term = Terminal::new(TestBackend::new(140, 40)).unwrap();
+            let theme = Theme::dark();
+            let mut times: Vec<f64> = (0..50)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    term.draw(|f| super::super::draw(f, &app, &theme)).unwrap();
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            println!("{keys} keys: median frame {:.3} ms", times[25]);
+        }
+    }
 }
