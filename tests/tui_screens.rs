@@ -112,6 +112,15 @@ fn keyspace_tab_after_run() {
 }
 
 #[test]
+fn keyspace_diff_after_run() {
+    let mut h = sample();
+    h.keys("<F5> <A-3> D D");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("ratelimit:alice:42"), "{screen}");
+    insta::assert_snapshot!("keyspace_diff_120x40", screen);
+}
+
+#[test]
 fn warnings_tab_undeclared_key() {
     isolate();
     let mut h = Harness::new(UNDECLARED, &["declared"], &[], "");

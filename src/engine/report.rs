@@ -143,6 +143,8 @@ pub struct RunReport {
     pub logs: Vec<LogLine>,
     /// With `SandboxConfig::snapshots`: (seq of a write, database 0 right after it).
     pub snapshots: Vec<(usize, super::keyspace::Db)>,
+    /// The value the script returned, written as Lua (None when it raised or was refused).
+    pub lua_value: Option<String>,
     pub outcome: Outcome,
     /// Line of the error, when the run raised one.
     pub error_line: Option<u32>,
@@ -178,6 +180,7 @@ impl RunReport {
             "busy_threshold_ms": self.busy_threshold_ms,
             "warnings": self.warnings.iter().map(Warning::to_json).collect::<Vec<_>>(),
             "logs": self.logs.iter().map(|l| json!({"level": l.level, "line": l.line, "message": String::from_utf8_lossy(&l.message)})).collect::<Vec<_>>(),
+            "lua_value": self.lua_value,
             "sha1": self.sha1,
             "outcome": format!("{:?}", self.outcome).to_lowercase(),
         })

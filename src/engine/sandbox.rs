@@ -146,6 +146,7 @@ impl Sandbox {
             warnings: Vec::new(),
             logs: Vec::new(),
             snapshots: Vec::new(),
+            lua_value: None,
             outcome: Outcome::Refused,
             error_line: None,
         }
@@ -198,8 +199,11 @@ impl Sandbox {
         api::set_current_core(&mut *self.core);
         let result = self.vm.call_script(&sha);
         let mut warnings = Vec::new();
+        let mut lua_value = None;
         let (reply, notes, outcome, error_line) = match result {
             Ok(()) => {
+                lua_value =
+                    Some(unsafe { super::lua::convert::describe_value(self.vm.state(), -1) });
                 let names = self.vm.swap_handler_for_probe_names();
                 let mut converter =
                     ReturnConverter::new(self.core.run.script_resp3).with_probe_names(names);
@@ -249,6 +253,7 @@ impl Sandbox {
             warnings,
             logs: run.logs,
             snapshots: run.snapshots,
+            lua_value,
             outcome,
             error_line,
         }

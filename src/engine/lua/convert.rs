@@ -482,3 +482,111 @@ fn clean_status(bytes: &[u8]) -> String {
         .map_or(bytes, |p| &bytes[..p]);
     String::from_utf8_lossy(cut).replace(['\r', '\n'], " ")
 }
+
+/// The value at `idx` as Lua source would write it (`{1, "a", n = 3}`), bounded in depth and
+/// length, for the reply preview: what the script returned before any conversion.
+pub unsafe fn describe_value(l: L, idx: c_int) -> String {
+    let idx = if idx < 0 {
+        ffi::lua_gettop(l) + idx + 1
+    } else {
+        idx
+    };
+    let mut out = String::new();
+    describe_into(l, idx, 0, &mut out);
+    out
+}
+
+const DESCRIBE_MAX_LEN: usize = 4000;
+const DESCRIBE_MAX_DEPTH: usize = 6;
+
+unsafe fn describe_into(l: L, idx: c_int, depth: usize, out: &mut String) {
+    if out.len() > DESCRIBE_MAX_LEN {
+        return;
+    }
+    match ffi::lua_type(l, idx) {
+        ffi::LUA_TNIL | ffi::LUA_TNONE => out.push_str("nil"),
+        ffi::LUA_TBOOLEAN => out.push_str(if ffi::lua_toboolean(l, idx) != 0 {
+            "true"
+        } else {
+            "false"
+        }),
+        ffi::LUA_TNUMBER => out.push_str(&lua_number_text(ffi::lua_tonumber(l, idx))),
+        ffi::LUA_TSTRING => out.push_str(&crate::engine::reply::quote_bytes(
+            raw::to_bytes(l, idx).unwrap_or_default(),
+        )),
+        ffi::LUA_TTABLE if depth >= DESCRIBE_MAX_DEPTH || ffi::lua_checkstack(l, 3) == 0 => {
+            out.push_str("{…}")
+        }
+        ffi::LUA_TTABLE => {
+            out.push('{');
+            let mut first = true;
+            // The array part first, as a constructor would list it, then the other keys.
+            let mut n: i64 = 0;
+            loop {
+                ffi::lua_rawgeti(l, idx, n + 1);
+                let present = ffi::lua_type(l, -1) != ffi::LUA_TNIL;
+                if present {
+                    if !first {
+                        out.push_str(", ");
+                    }
+                    first = false;
+                    describe_into(l, ffi::lua_gettop(l), depth + 1, out);
+                }
+                ffi::lua_pop(l, 1);
+                if !present || out.len() > DESCRIBE_MAX_LEN {
+                    break;
+                }
+                n += 1;
+            }
+            ffi::lua_pushnil(l);
+            while ffi::lua_next(l, idx) != 0 {
+                let key_is_array = ffi::lua_type(l, -2) == ffi::LUA_TNUMBER && {
+                    let k = ffi::lua_tonumber(l, -2);
+                    k.fract() == 0.0 && k >= 1.0 && k <= n as f64
+                };
+                if !key_is_array {
+                    if !first {
+                        out.push_str(", ");
+                    }
+                    first = false;
+                    let top = ffi::lua_gettop(l);
+                    match ffi::lua_type(l, top - 1) {
+                        ffi::LUA_TSTRING => {
+                            let key = raw::to_bytes(l, top - 1).unwrap_or_default();
+                            let identifier = !key.is_empty()
+                                && key.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                                && !key[0].is_ascii_digit();
+                            if identifier {
+                                out.push_str(&String::from_utf8_lossy(key));
+                            } else {
+                                out.push('[');
+                                out.push_str(&crate::engine::reply::quote_bytes(key));
+                                out.push(']');
+                            }
+                        }
+                        _ => {
+                            out.push('[');
+                            describe_into(l, top - 1, depth + 1, out);
+                            out.push(']');
+                        }
+                    }
+                    out.push_str(" = ");
+                    describe_into(l, top, depth + 1, out);
+                }
+                ffi::lua_pop(l, 1);
+                if out.len() > DESCRIBE_MAX_LEN {
+                    ffi::lua_pop(l, 1);
+                    out.push_str(", …");
+                    break;
+                }
+            }
+            out.push('}');
+        }
+        ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => {
+            out.push_str("cjson.null")
+        }
+        ffi::LUA_TFUNCTION => out.push_str("function"),
+        ffi::LUA_TTHREAD => out.push_str("coroutine"),
+        _ => out.push_str("userdata"),
+    }
+}

@@ -138,6 +138,13 @@ pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
             theme.header.add_modifier(Modifier::BOLD),
         )))
     };
+    section(&mut lines, "Lua value returned");
+    lines.push(Line::from(
+        report
+            .lua_value
+            .clone()
+            .unwrap_or_else(|| "(the script raised an error)".into()),
+    ));
     section(&mut lines, "RESP2 client (redis-cli)");
     lines.extend(
         report

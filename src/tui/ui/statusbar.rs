@@ -11,6 +11,16 @@ use ratatui::Frame;
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let sha = crate::engine::script::sha1_hex(app.editor.text().as_bytes());
     let threshold = app.config.busy_threshold_ms;
+    // Elapsed time against the busy threshold as a bar: a full bar means the script was stopped.
+    let fraction = match (&app.running, &app.last_run) {
+        (Some(r), _) if threshold > 0 => {
+            r.started.elapsed().as_secs_f64() * 1000.0 / threshold as f64
+        }
+        (None, Some(run)) => run.report.threshold_ratio(),
+        _ => 0.0,
+    };
+    let filled = ((fraction.clamp(0.0, 1.0) * 10.0).ceil() as usize).min(10);
+    let bar = format!("[{}{}]", "█".repeat(filled), "░".repeat(10 - filled));
     let gauge = match (&app.running, &app.last_run) {
         (Some(r), _) => format!(
             "running {:.1} s / {} ms",
@@ -32,6 +42,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .map_or("untitled".to_string(), |p| p.display().to_string());
     let first = Line::from(vec![
         Span::styled(" sandbox ", theme.header),
+        Span::styled(
+            bar,
+            if fraction >= 1.0 {
+                theme.error
+            } else {
+                theme.text
+            },
+        ),
         Span::raw(" Redis 7.0 "),
         Span::raw(format!(
             " {file}{} ",
