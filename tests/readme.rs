@@ -18,6 +18,64 @@ fn table() -> String {
     out
 }
 
+/// The key table of the workbench, from the keymap (the help overlay uses the same table).
+fn key_table() -> String {
+    use evalbench::tui::action::Action;
+    use evalbench::tui::keymap::{format_key, Context, Keymap};
+    let keymap = Keymap::default();
+    let mut out = String::from("| where | keys | action |\n|---|---|---|\n");
+    for context in [
+        Context::Global,
+        Context::Editor,
+        Context::Panes,
+        Context::Keyspace,
+        Context::Overlay,
+    ] {
+        for action in Action::ALL {
+            let keys: Vec<String> = keymap
+                .bindings
+                .iter()
+                .filter(|b| b.context == context && b.action == *action)
+                .map(|b| format!("`{}`", format_key(&b.key)))
+                .collect();
+            if !keys.is_empty() {
+                out.push_str(&format!(
+                    "| {} | {} | {} |\n",
+                    context.title(),
+                    keys.join(" "),
+                    action.description()
+                ));
+            }
+        }
+    }
+    out.replace("Trace / Reply / Keyspace / Warnings", "Right-hand tabs")
+}
+
+/// Replace the text between `<!-- NAME:start -->` and `<!-- NAME:end -->`, or fail when it differs.
+fn check_section(name: &str, expected: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let (start, end) = (
+        format!("<!-- {name}:start -->\n"),
+        format!("<!-- {name}:end -->"),
+    );
+    let from = readme.find(&start).expect("start marker") + start.len();
+    let to = readme.find(&end).expect("end marker");
+    if readme[from..to] != *expected {
+        if std::env::var("UPDATE_README").is_ok() {
+            let updated = format!("{}{}{}", &readme[..from], expected, &readme[to..]);
+            std::fs::write(&path, updated).unwrap();
+        } else {
+            panic!("README's {name} table is stale; run `UPDATE_README=1 cargo test --test readme`. Expected:\n{expected}");
+        }
+    }
+}
+
+#[test]
+fn key_table_is_current() {
+    check_section("keys", &key_table());
+}
+
 #[test]
 fn supported_command_table_is_current() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
