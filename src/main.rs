@@ -1,6 +1,10 @@
 //! The `evalbench` binary: parse the command line, run, map failures to exit statuses.
 
 use clap::Parser;
+
+/// The same allocator as the engine's Lua (see engine/lua/vm.rs): small allocations dominate a run.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use evalbench::cli::{self, Cli, Command};
 
 fn main() {

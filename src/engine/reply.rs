@@ -338,8 +338,8 @@ pub fn format_g(d: f64, precision: usize) -> String {
             "0".into()
         };
     }
-    // Fast path: an integer of at most 15 digits prints as itself.
-    if d.fract() == 0.0 && d.abs() < 1e15 && precision >= 15 {
+    // Fast path: an integer with at most `precision` (up to 15) digits prints as itself.
+    if d.fract() == 0.0 && d.abs() < 10f64.powi(precision.min(15) as i32) {
         return (d as i64).to_string();
     }
     let p = precision.max(1);

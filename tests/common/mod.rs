@@ -110,6 +110,21 @@ impl Conn {
         self.read_reply()
     }
 
+    /// Send all commands in one write, then read all their replies.
+    pub fn pipeline(&mut self, commands: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+        let mut out = Vec::new();
+        for args in commands {
+            out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+            for a in args {
+                out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+                out.extend_from_slice(a);
+                out.extend_from_slice(b"\r\n");
+            }
+        }
+        self.stream.write_all(&out).expect("write to redis");
+        (0..commands.len()).map(|_| self.read_reply()).collect()
+    }
+
     fn read_reply(&mut self) -> Reply {
         loop {
             if let Some((reply, used)) = parse_resp(&self.buffer).expect("valid RESP from redis") {
@@ -145,10 +160,11 @@ fn score_text(v: &Json) -> String {
     }
 }
 
-/// Write a keyspace JSON (the sandbox's format) into the server's db 0 with ordinary commands.
-pub fn seed(conn: &mut Conn, keyspace: &Json) {
+/// The commands that write a keyspace JSON (the sandbox's format) into a server's db 0.
+pub fn seed_commands(keyspace: &Json) -> Vec<Vec<Vec<u8>>> {
+    let mut commands = Vec::new();
     let Some(map) = keyspace.as_object() else {
-        return;
+        return commands;
     };
     for (key, spec) in map {
         let k = key.as_bytes();
@@ -189,21 +205,29 @@ pub fn seed(conn: &mut Conn, keyspace: &Json) {
                 for entry in value.as_array().into_iter().flatten() {
                     let mut xadd = vec![b"XADD".to_vec(), k.to_vec(), bytes_of(&entry[0])];
                     xadd.extend(entry[1].as_array().into_iter().flatten().map(bytes_of));
-                    let refs: Vec<&[u8]> = xadd.iter().map(Vec::as_slice).collect();
-                    let r = conn.cmd_bytes(&refs);
-                    assert!(!r.is_error(), "seeding {key}: {r:?}");
+                    commands.push(xadd);
                 }
             }
             other => panic!("unknown type {other} in seed"),
         }
         if !args.is_empty() {
-            let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-            let r = conn.cmd_bytes(&refs);
-            assert!(!r.is_error(), "seeding {key}: {r:?}");
+            commands.push(args);
         }
         if let Some(ms) = ttl {
-            conn.cmd(&["PEXPIRE", key, &ms.to_string()]);
+            commands.push(vec![
+                b"PEXPIRE".to_vec(),
+                k.to_vec(),
+                ms.to_string().into_bytes(),
+            ]);
         }
+    }
+    commands
+}
+
+/// Write a keyspace JSON (the sandbox's format) into the server's db 0 with ordinary commands.
+pub fn seed(conn: &mut Conn, keyspace: &Json) {
+    for reply in conn.pipeline(&seed_commands(keyspace)) {
+        assert!(!reply.is_error(), "seeding: {reply:?}");
     }
 }
 
