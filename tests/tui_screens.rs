@@ -290,3 +290,27 @@ fn advance_clock_moves_the_sandbox_clock() {
         Some("1) (integer) 1\n2) (integer) 6\n3) (integer) 30")
     );
 }
+
+#[test]
+fn opening_another_file_over_unsaved_edits_asks_first() {
+    let mut h = sample();
+    h.type_text("-- edited\n");
+    assert!(h.app.editor.modified);
+    h.keys("<C-o> <Enter>");
+    assert!(
+        matches!(
+            h.app.overlay,
+            Some(Overlay::Confirm(Confirm::OpenUnsaved(_)))
+        ),
+        "no confirmation"
+    );
+    h.press("n");
+    assert!(h.app.overlay.is_none());
+    assert!(
+        h.app.editor.text().contains("-- edited"),
+        "the edits were dropped"
+    );
+    h.keys("<C-o> <Enter> y");
+    assert!(!h.app.editor.modified);
+    assert!(!h.app.editor.text().contains("-- edited"));
+}

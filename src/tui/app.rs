@@ -78,6 +78,8 @@ pub struct Prompt {
 pub enum Confirm {
     QuitUnsaved,
     Recover,
+    /// Open another file over unsaved changes.
+    OpenUnsaved(PathBuf),
 }
 
 pub enum Overlay {
@@ -279,6 +281,7 @@ impl App {
                                 return vec![Effect::Quit];
                             }
                             Confirm::Recover => self.recover(),
+                            Confirm::OpenUnsaved(path) => self.open_file(path),
                         }
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
@@ -307,8 +310,13 @@ impl App {
                     Some(Action::Down) => picker.move_by(1),
                     Some(Action::Select) => {
                         if let Some(path) = picker.selected_path() {
-                            self.overlay = None;
-                            self.open_file(path);
+                            // Never drop unsaved edits without asking.
+                            if self.editor.modified {
+                                self.overlay = Some(Overlay::Confirm(Confirm::OpenUnsaved(path)));
+                            } else {
+                                self.overlay = None;
+                                self.open_file(path);
+                            }
                         }
                     }
                     Some(Action::Close) => self.overlay = None,

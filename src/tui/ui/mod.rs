@@ -50,6 +50,9 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
                 super::app::Confirm::Recover => {
                     "An autosaved script from an earlier session was found. Recover it? (y/n)"
                 }
+                super::app::Confirm::OpenUnsaved(_) => {
+                    "The script has unsaved changes. Open the other file anyway? (y/n)"
+                }
             };
             draw_prompt(frame, area, "Confirm", text, theme)
         }
