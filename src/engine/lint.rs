@@ -64,7 +64,17 @@ pub fn warnings(
             }
         }
     }
-    let slots: BTreeSet<u16> = declared.iter().map(|k| hash_slot(k)).collect();
+    // Cheap check first: most scripts declare one key or keys of one slot.
+    let first_slot = declared.first().map(|k| hash_slot(k));
+    let spread = declared
+        .iter()
+        .skip(1)
+        .any(|k| Some(hash_slot(k)) != first_slot);
+    let slots: BTreeSet<u16> = if spread {
+        declared.iter().map(|k| hash_slot(k)).collect()
+    } else {
+        BTreeSet::new()
+    };
     if slots.len() > 1 {
         let listed: Vec<String> = declared
             .iter()

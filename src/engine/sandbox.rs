@@ -191,10 +191,9 @@ impl Sandbox {
             started,
             deadline: (self.config.busy_threshold_ms > 0)
                 .then(|| started + Duration::from_millis(self.config.busy_threshold_ms)),
-            cancel,
             tracing: self.config.tracing,
             snapshots_enabled: self.config.snapshots,
-            ..RunScratch::new()
+            ..RunScratch::with_cancel(cancel)
         };
         api::set_current_core(&mut *self.core);
         let result = self.vm.call_script(&sha);
@@ -224,8 +223,8 @@ impl Sandbox {
         let elapsed_ns = started.elapsed().as_nanos() as u64;
         api::set_current_core(std::ptr::null_mut());
         self.vm.after_run();
-        let run = std::mem::take(&mut self.core.run);
-        self.core.run.cancel = run.cancel.clone();
+        let cancel = self.core.run.cancel.clone();
+        let run = std::mem::replace(&mut self.core.run, RunScratch::with_cancel(cancel));
         unsafe {
             mlua::ffi::lua_sethook(
                 self.vm.state(),

@@ -130,7 +130,7 @@ impl Resolved {
 
 struct Registry {
     by_name: rustc_hash::FxHashMap<&'static str, Resolved>,
-    containers: std::collections::HashSet<&'static str>,
+    containers: rustc_hash::FxHashSet<&'static str>,
 }
 
 fn all_commands() -> impl Iterator<Item = &'static Command> {
@@ -151,7 +151,7 @@ fn registry() -> &'static Registry {
         let implemented: HashMap<&str, &'static Command> =
             all_commands().map(|c| (c.name, c)).collect();
         let mut by_name = rustc_hash::FxHashMap::default();
-        let mut containers = std::collections::HashSet::new();
+        let mut containers = rustc_hash::FxHashSet::default();
         for info in redis_commands::REDIS_COMMANDS {
             if let Some((parent, _)) = info.name.split_once('|') {
                 let parent = redis_commands::REDIS_COMMANDS
@@ -202,8 +202,19 @@ impl Refusal {
 /// Find the command (or subcommand) `args` names and check arity and the `noscript` flag.
 pub fn resolve(args: &[Vec<u8>]) -> Result<&'static Resolved, Refusal> {
     let reg = registry();
-    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
-    let Some(top) = reg.by_name.get_key_value(name.as_str()) else {
+    // Command names are short: lower-case them on the stack (this runs for every redis.call).
+    let raw = &args[0];
+    let mut buf = [0u8; 32];
+    if raw.len() > buf.len() {
+        return Err(Refusal::Unknown);
+    }
+    for (d, c) in buf.iter_mut().zip(raw.iter()) {
+        *d = c.to_ascii_lowercase();
+    }
+    let Ok(name) = std::str::from_utf8(&buf[..raw.len()]) else {
+        return Err(Refusal::Unknown);
+    };
+    let Some(top) = reg.by_name.get_key_value(name) else {
         return Err(Refusal::Unknown);
     };
     let resolved = if reg.containers.contains(top.0) {

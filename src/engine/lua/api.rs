@@ -66,6 +66,11 @@ pub struct RunScratch {
 
 impl RunScratch {
     pub fn new() -> RunScratch {
+        RunScratch::with_cancel(Arc::new(AtomicBool::new(false)))
+    }
+
+    /// A fresh scratch sharing an existing cancel flag (no allocation).
+    pub fn with_cancel(cancel: Arc<AtomicBool>) -> RunScratch {
         RunScratch {
             active: false,
             db_index: 0,
@@ -75,7 +80,7 @@ impl RunScratch {
             started: Instant::now(),
             deadline: None,
             stopped: None,
-            cancel: Arc::new(AtomicBool::new(false)),
+            cancel,
             tracing: true,
             trace: Vec::new(),
             calls: 0,
@@ -275,11 +280,16 @@ fn dispatch(core: &mut Core, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
         Ok(r) => r,
         Err(refusal) => return (Reply::err(refusal.text()), Vec::new(), false),
     };
-    let keys: Vec<Vec<u8>> = resolved
-        .key_positions(args)
-        .into_iter()
-        .filter_map(|i| args.get(i).cloned())
-        .collect();
+    // The keys are only kept for the trace.
+    let keys: Vec<Vec<u8>> = if core.run.tracing {
+        resolved
+            .key_positions(args)
+            .into_iter()
+            .filter_map(|i| args.get(i).cloned())
+            .collect()
+    } else {
+        Vec::new()
+    };
     let write = resolved.info.is_write();
     if write && core.run.refuse_writes {
         return (Reply::err(errors::WRITE_IN_READ_ONLY), keys, write);

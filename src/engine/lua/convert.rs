@@ -164,7 +164,7 @@ pub struct ReturnConverter {
 }
 
 /// The field names the return conversion probes, in Redis's order.
-const PROBE_NAMES: [&std::ffi::CStr; 9] = [
+const PROBE_NAMES: [&std::ffi::CStr; 11] = [
     c"err",
     c"ok",
     c"double",
@@ -174,7 +174,14 @@ const PROBE_NAMES: [&std::ffi::CStr; 9] = [
     c"string",
     c"map",
     c"set",
+    // Not probes: the globals every run sets, kept interned here too.
+    c"KEYS",
+    c"ARGV",
 ];
+
+/// Positions of `KEYS` and `ARGV` in the probe-name table (1-based).
+pub const KEYS_NAME_INDEX: i64 = 10;
+pub const ARGV_NAME_INDEX: i64 = 11;
 
 /// Push a table holding the probe names as interned strings (keep it in the registry).
 pub unsafe fn push_probe_names(l: L) {
@@ -491,7 +498,7 @@ pub unsafe fn describe_value(l: L, idx: c_int) -> String {
     } else {
         idx
     };
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     describe_into(l, idx, 0, &mut out);
     out
 }
@@ -510,7 +517,15 @@ unsafe fn describe_into(l: L, idx: c_int, depth: usize, out: &mut String) {
         } else {
             "false"
         }),
-        ffi::LUA_TNUMBER => out.push_str(&lua_number_text(ffi::lua_tonumber(l, idx))),
+        ffi::LUA_TNUMBER => {
+            let d = ffi::lua_tonumber(l, idx);
+            if d.fract() == 0.0 && d != 0.0 && d.abs() < 1e14 {
+                use std::fmt::Write as _;
+                let _ = write!(out, "{}", d as i64);
+            } else {
+                out.push_str(&lua_number_text(d));
+            }
+        }
         ffi::LUA_TSTRING => out.push_str(&crate::engine::reply::quote_bytes(
             raw::to_bytes(l, idx).unwrap_or_default(),
         )),

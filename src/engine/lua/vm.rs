@@ -12,7 +12,6 @@
 use super::raw::{self, Raise, L};
 use super::{api, bit, cjson, cmsgpack, structlib};
 use mlua::ffi;
-use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CStr};
 
 /// The Lua error text for a store into a protected table.
@@ -78,7 +77,7 @@ struct Compiled {
 pub struct Vm {
     l: L,
     alloc: Box<AllocState>,
-    scripts: HashMap<String, Compiled>,
+    scripts: rustc_hash::FxHashMap<String, Compiled>,
     runs_since_gc: u32,
 }
 
@@ -100,7 +99,7 @@ impl Vm {
         let vm = Vm {
             l,
             alloc,
-            scripts: HashMap::new(),
+            scripts: Default::default(),
             runs_since_gc: 0,
         };
         unsafe { vm.setup() };
@@ -346,10 +345,16 @@ return handler, fields
     pub fn set_keys_and_argv(&self, keys: &[Vec<u8>], argv: &[Vec<u8>]) {
         let l = self.l;
         unsafe {
+            ffi::lua_pushlightuserdata(l, key(&REG_PROBES));
+            ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+            let names = ffi::lua_gettop(l);
             ffi::lua_pushlightuserdata(l, key(&REG_GLOBALS));
             ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
-            for (name, items) in [(c"KEYS", keys), (c"ARGV", argv)] {
-                ffi::lua_pushstring(l, name.as_ptr());
+            for (name, items) in [
+                (super::convert::KEYS_NAME_INDEX, keys),
+                (super::convert::ARGV_NAME_INDEX, argv),
+            ] {
+                ffi::lua_rawgeti(l, names, name);
                 ffi::lua_createtable(l, items.len() as c_int, 0);
                 for (i, item) in items.iter().enumerate() {
                     raw::push_bytes(l, item);
@@ -357,7 +362,7 @@ return handler, fields
                 }
                 ffi::lua_rawset(l, -3);
             }
-            ffi::lua_pop(l, 1);
+            ffi::lua_pop(l, 2);
         }
     }
 
