@@ -301,6 +301,11 @@ impl ReturnConverter {
     }
 
     unsafe fn table(&mut self, l: L, path: &Path) -> Reply {
+        // One pass over the keys: a table without string keys cannot match any probe.
+        let scan = scan_keys(l);
+        if !scan.string_keys {
+            return self.array(l, path, &scan);
+        }
         // Probe order of Redis: err, ok, double, big_number, verbatim_string, map, set, array.
         if self.raw_field(l, c"err") == ffi::LUA_TSTRING {
             let text = clean_status(raw::to_bytes(l, -1).unwrap_or_default());
@@ -396,15 +401,14 @@ impl ReturnConverter {
             return Reply::Set(items);
         }
         ffi::lua_pop(l, 1);
-        self.array(l, path)
+        self.array(l, path, &scan)
     }
 
-    unsafe fn array(&mut self, l: L, path: &Path) -> Reply {
-        let mut items = Vec::new();
+    unsafe fn array(&mut self, l: L, path: &Path, scan: &KeyScan) -> Reply {
+        let mut items = Vec::with_capacity(scan.positive_ints.min(1024));
         let mut j: i64 = 1;
         loop {
-            ffi::lua_pushnumber(l, j as f64);
-            ffi::lua_rawget(l, -2);
+            ffi::lua_rawgeti(l, -1, j as ffi::lua_Integer);
             if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
                 ffi::lua_pop(l, 1);
                 break;
@@ -416,11 +420,11 @@ impl ReturnConverter {
             j += 1;
         }
         // Explain what the conversion left out.
-        let (total, beyond) = count_keys(l, items.len());
+        let beyond = scan.positive_ints - items.len();
         if beyond > 0 {
             self.note(path, format!("array cut at index {j}: element is nil ({beyond} more element(s) after it ignored)"));
         }
-        let other = total - items.len() - beyond;
+        let other = scan.total - scan.positive_ints;
         if other > 0 {
             let fields = field_names(l, 3);
             self.note(
@@ -432,21 +436,36 @@ impl ReturnConverter {
     }
 }
 
-/// Count the keys of the table on top of the stack: (all keys, positive integer keys beyond `taken`).
-unsafe fn count_keys(l: L, taken: usize) -> (usize, usize) {
-    let (mut total, mut beyond) = (0, 0);
+/// What keys the table on top of the stack has.
+struct KeyScan {
+    total: usize,
+    /// Keys that are whole numbers >= 1 (the candidates for the array conversion).
+    positive_ints: usize,
+    string_keys: bool,
+}
+
+unsafe fn scan_keys(l: L) -> KeyScan {
+    let mut scan = KeyScan {
+        total: 0,
+        positive_ints: 0,
+        string_keys: false,
+    };
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, -2) != 0 {
         ffi::lua_pop(l, 1);
-        total += 1;
-        if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
-            let k = ffi::lua_tonumber(l, -1);
-            if k.fract() == 0.0 && k > taken as f64 {
-                beyond += 1;
+        scan.total += 1;
+        match ffi::lua_type(l, -1) {
+            ffi::LUA_TNUMBER => {
+                let k = ffi::lua_tonumber(l, -1);
+                if k.fract() == 0.0 && k >= 1.0 {
+                    scan.positive_ints += 1;
+                }
             }
+            ffi::LUA_TSTRING => scan.string_keys = true,
+            _ => {}
         }
     }
-    (total, beyond)
+    scan
 }
 
 /// The first few non-array keys of the table on top of the stack, for a note.
