@@ -23,7 +23,8 @@ pub struct SandboxConfig {
     /// The script is stopped with Redis's kill error once it runs this long (0: never).
     pub busy_threshold_ms: u64,
     pub memory_limit: usize,
-    /// Record a trace entry for every call (cheap; off only for benchmarks).
+    /// Record a trace entry for every call and describe the returned Lua value (cheap; off only
+    /// for benchmarks and bulk runs).
     pub tracing: bool,
     /// Keep database 0 after every write, so a UI can step through the run.
     pub snapshots: bool,
@@ -201,8 +202,10 @@ impl Sandbox {
         let mut lua_value = None;
         let (reply, notes, outcome, error_line) = match result {
             Ok(()) => {
-                lua_value =
-                    Some(unsafe { super::lua::convert::describe_value(self.vm.state(), -1) });
+                if self.config.tracing {
+                    lua_value =
+                        Some(unsafe { super::lua::convert::describe_value(self.vm.state(), -1) });
+                }
                 let names = self.vm.swap_handler_for_probe_names();
                 let mut converter =
                     ReturnConverter::new(self.core.run.script_resp3).with_probe_names(names);

@@ -31,8 +31,9 @@ pub struct Ctx<'a> {
     pub db_index: usize,
     /// Time used for expiry checks: frozen at script start, as in Redis 7.0.
     pub now_ms: i64,
-    /// Wall-clock time for TIME and TTL arithmetic (Redis 7.0 does not freeze these).
-    pub wall_us: i64,
+    /// Wall-clock time for TIME and TTL arithmetic (Redis 7.0 does not freeze these); read only
+    /// by the commands that need it.
+    pub clock: &'a dyn crate::engine::clock::Clock,
     /// The script client's protocol (`redis.setresp`): some replies change shape under RESP3.
     pub resp3: bool,
     /// Random source for SPOP, SRANDMEMBER, RANDOMKEY, HRANDFIELD, ZRANDMEMBER.
@@ -52,8 +53,11 @@ impl Ctx<'_> {
     pub fn value(&mut self, key: &[u8]) -> Option<&mut Value> {
         self.entry(key).map(|e| &mut e.value)
     }
+    pub fn wall_us(&self) -> i64 {
+        self.clock.now_us()
+    }
     pub fn wall_ms(&self) -> i64 {
-        self.wall_us / 1000
+        self.wall_us() / 1000
     }
 }
 
@@ -420,6 +424,7 @@ pub fn glob_match(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
 /// A tiny in-memory server for unit tests of the handlers: `call(&["SET", "k", "v"])`.
 #[cfg(test)]
 pub(crate) struct TestServer {
+    pub clock: crate::engine::clock::ManualClock,
     pub keyspace: Keyspace,
     pub rng: CommandRng,
     pub now_ms: i64,
@@ -430,6 +435,7 @@ pub(crate) struct TestServer {
 impl TestServer {
     pub fn new() -> TestServer {
         TestServer {
+            clock: crate::engine::clock::ManualClock::new(1_700_000_000_000_000),
             keyspace: Keyspace::new(),
             rng: CommandRng::default(),
             now_ms: 1_700_000_000_000,
@@ -439,6 +445,8 @@ impl TestServer {
     /// Run one command as a script would (RESP2 unless `resp3` is set); refusals become errors.
     pub fn call(&mut self, args: &[&str]) -> Reply {
         let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+        // Wall time follows the test's frozen time.
+        self.clock.set_us(self.now_ms * 1000);
         let resolved = match resolve(&args) {
             Ok(r) => r,
             Err(refusal) => return Reply::err(refusal.text()),
@@ -447,7 +455,7 @@ impl TestServer {
             keyspace: &mut self.keyspace,
             db_index: 0,
             now_ms: self.now_ms,
-            wall_us: self.now_ms * 1000,
+            clock: &self.clock,
             resp3: self.resp3,
             rng: &mut self.rng,
         };

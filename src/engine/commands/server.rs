@@ -31,7 +31,7 @@ fn info(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         sections.push(format!(
             "# Server\r\nredis_version:{}\r\nredis_mode:standalone\r\nos:evalbench sandbox\r\narch_bits:64\r\nserver_time_usec:{}\r\n",
             crate::engine::lua::api::REDIS_VERSION,
-            ctx.wall_us
+            ctx.wall_us()
         ));
     }
     if want("replication") {
@@ -95,7 +95,7 @@ fn echo(_ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 /// TIME: [unix seconds, microseconds] as bulk strings, from the real clock (7.0 does not freeze it).
 fn time(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
-    let us = ctx.wall_us;
+    let us = ctx.wall_us();
     Reply::bulks([
         us.div_euclid(1_000_000).to_string(),
         us.rem_euclid(1_000_000).to_string(),

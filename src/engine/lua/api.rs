@@ -227,10 +227,18 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
             false,
         );
     };
-    let started = Instant::now();
+    // Timestamps only serve the trace and the first write's time.
+    let tracing = core.run.tracing;
+    let started = tracing.then(Instant::now);
     let (reply, keys, write) = dispatch(core, &args);
-    let elapsed_ns = started.elapsed().as_nanos() as u64;
-    let at_ns = started.duration_since(core.run.started).as_nanos() as u64;
+    let elapsed_ns = started.map_or(0, |s| s.elapsed().as_nanos() as u64);
+    let at_ns = match started {
+        Some(s) => s.duration_since(core.run.started).as_nanos() as u64,
+        None if write && core.run.first_write_ns.is_none() => {
+            core.run.started.elapsed().as_nanos() as u64
+        }
+        None => 0,
+    };
     if write && core.run.snapshots_enabled {
         core.run
             .snapshots
@@ -298,7 +306,7 @@ fn dispatch(core: &mut Core, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
         keyspace: &mut core.keyspace,
         db_index: core.run.db_index,
         now_ms: core.run.now_ms,
-        wall_us: core.clock.now_us(),
+        clock: &*core.clock,
         resp3: core.run.script_resp3,
         rng: &mut core.cmd_rng,
     };
