@@ -90,6 +90,7 @@ impl Sandbox {
             lrand48: api::LRAND48_INITIAL,
             clock,
             run: RunScratch::new(),
+            arg_pool: Vec::new(),
         });
         Sandbox {
             vm: Vm::new(config.memory_limit),

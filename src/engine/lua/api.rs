@@ -38,6 +38,8 @@ pub struct Core {
     pub lrand48: u64,
     pub clock: Box<dyn Clock>,
     pub run: RunScratch,
+    /// Argument buffers reused across calls when no trace keeps them (one allocation fewer per argument).
+    pub arg_pool: Vec<Vec<u8>>,
 }
 
 /// Per-run state.
@@ -181,14 +183,29 @@ unsafe extern "C-unwind" fn redis_pcall_command(l: L) -> c_int {
 }
 
 /// Lua arguments -> argv as Redis 7.0 does (`%.17g` for numbers); None if one is not a string/number.
-unsafe fn luaargs(l: L, argc: c_int) -> Option<Vec<Vec<u8>>> {
+unsafe fn luaargs(l: L, argc: c_int, pool: &mut Vec<Vec<u8>>) -> Option<Vec<Vec<u8>>> {
+    use std::io::Write as _;
     let mut args = Vec::with_capacity(argc as usize);
     for i in 1..=argc {
+        let mut buf = pool.pop().unwrap_or_default();
+        buf.clear();
         match ffi::lua_type(l, i) {
-            ffi::LUA_TNUMBER => args.push(format_g(ffi::lua_tonumber(l, i), 17).into_bytes()),
-            ffi::LUA_TSTRING => args.push(raw::to_bytes(l, i).unwrap_or_default().to_vec()),
-            _ => return None,
+            ffi::LUA_TNUMBER => {
+                let d = ffi::lua_tonumber(l, i);
+                if d.fract() == 0.0 && d != 0.0 && d.abs() < 1e15 {
+                    let _ = write!(buf, "{}", d as i64);
+                } else {
+                    buf.extend_from_slice(format_g(d, 17).as_bytes());
+                }
+            }
+            ffi::LUA_TSTRING => buf.extend_from_slice(raw::to_bytes(l, i).unwrap_or_default()),
+            _ => {
+                pool.push(buf);
+                pool.append(&mut args);
+                return None;
+            }
         }
+        args.push(buf);
     }
     Some(args)
 }
@@ -219,7 +236,7 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
             false,
         );
     }
-    let Some(args) = luaargs(l, argc) else {
+    let Some(args) = luaargs(l, argc, &mut core.arg_pool) else {
         return api_failure(
             l,
             via,
@@ -260,7 +277,9 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
         push_reply(l, &reply, run.script_resp3);
         false
     };
-    if run.tracing {
+    if !run.tracing {
+        recycle(&mut core.arg_pool, args);
+    } else {
         let line = caller_line(l);
         run.trace.push(TraceEntry {
             seq: run.calls,
@@ -279,6 +298,15 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
         return Err(Raise::OnStack);
     }
     Ok(1)
+}
+
+/// Give argument buffers back to the pool (bounded, so one huge call does not pin memory).
+fn recycle(pool: &mut Vec<Vec<u8>>, args: Vec<Vec<u8>>) {
+    for buf in args {
+        if pool.len() < 64 && buf.capacity() <= 4096 {
+            pool.push(buf);
+        }
+    }
 }
 
 /// Redis's `scriptCall`: checks in Redis's order, then the command. Returns the reply (in the
@@ -487,7 +515,7 @@ unsafe extern "C-unwind" fn redis_acl_check_cmd(l: L) -> c_int {
                 false,
             );
         }
-        let Some(args) = luaargs(l, argc) else {
+        let Some(args) = luaargs(l, argc, &mut Vec::new()) else {
             return api_failure(
                 l,
                 Via::Call,
