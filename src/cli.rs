@@ -61,6 +61,9 @@ pub struct RunArgs {
     /// Run N times on the same VM, resetting the keyspace to the seed before each run, and report timings.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub repeat: u64,
+    /// Do not record the trace nor describe the returned Lua value (for timing with --repeat).
+    #[arg(long)]
+    pub no_trace: bool,
     /// Run as EVAL_RO: write commands are refused.
     #[arg(long)]
     pub read_only: bool,
@@ -179,6 +182,7 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
 
     let mut sandbox = Sandbox::new();
     sandbox.config.busy_threshold_ms = args.busy_threshold;
+    sandbox.config.tracing = !args.no_trace;
     let now = sandbox.now_ms();
     let mut seed = Db::new();
     let sidecar = sidecar_path(&script_path);

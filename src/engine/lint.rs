@@ -47,6 +47,10 @@ pub fn warnings(
     error_line: Option<u32>,
     first_write: bool,
 ) -> Vec<Warning> {
+    // Nothing to look at: no call made, at most one key, no write.
+    if trace.is_empty() && declared.len() <= 1 && !first_write {
+        return Vec::new();
+    }
     let mut out = Vec::new();
     let mut reported = BTreeSet::new();
     for entry in trace {

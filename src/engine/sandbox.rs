@@ -91,6 +91,7 @@ impl Sandbox {
             clock,
             run: RunScratch::new(),
             arg_pool: Vec::new(),
+            resolve_cache: Default::default(),
         });
         Sandbox {
             vm: Vm::new(config.memory_limit),

@@ -203,6 +203,50 @@ impl Refusal {
     }
 }
 
+/// The last few commands resolved, by the exact bytes of their name: scripts call the same few
+/// commands over and over.
+#[derive(Default)]
+pub struct ResolveCache {
+    entries: Vec<(Vec<u8>, &'static Resolved)>,
+    next: usize,
+}
+
+const RESOLVE_CACHE_SIZE: usize = 8;
+
+/// `resolve` with a cache for plain commands (subcommands are looked up each time).
+pub fn resolve_cached(
+    cache: &mut ResolveCache,
+    args: &[Vec<u8>],
+) -> Result<&'static Resolved, Refusal> {
+    let hit = cache
+        .entries
+        .iter()
+        .find(|(name, _)| *name == args[0])
+        .map(|(_, r)| *r);
+    let resolved = match hit {
+        Some(r) => r,
+        None => {
+            let r = resolve(args)?;
+            if !registry().containers.contains(r.info.name) && !r.info.name.contains('|') {
+                if cache.entries.len() < RESOLVE_CACHE_SIZE {
+                    cache.entries.push((args[0].clone(), r));
+                } else {
+                    cache.entries[cache.next] = (args[0].clone(), r);
+                    cache.next = (cache.next + 1) % RESOLVE_CACHE_SIZE;
+                }
+            }
+            return Ok(r);
+        }
+    };
+    if !resolved.info.arity_ok(args.len()) {
+        return Err(Refusal::WrongArity);
+    }
+    if resolved.info.has(table::F_NOSCRIPT) {
+        return Err(Refusal::NoScript);
+    }
+    Ok(resolved)
+}
+
 /// Find the command (or subcommand) `args` names and check arity and the `noscript` flag.
 pub fn resolve(args: &[Vec<u8>]) -> Result<&'static Resolved, Refusal> {
     let reg = registry();

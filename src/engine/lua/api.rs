@@ -40,6 +40,7 @@ pub struct Core {
     pub run: RunScratch,
     /// Argument buffers reused across calls when no trace keeps them (one allocation fewer per argument).
     pub arg_pool: Vec<Vec<u8>>,
+    pub resolve_cache: commands::ResolveCache,
 }
 
 /// Per-run state.
@@ -312,7 +313,7 @@ fn recycle(pool: &mut Vec<Vec<u8>>, args: Vec<Vec<u8>>) {
 /// Redis's `scriptCall`: checks in Redis's order, then the command. Returns the reply (in the
 /// command's rich form), the keys it names and whether it is a write.
 fn dispatch(core: &mut Core, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
-    let resolved = match commands::resolve(args) {
+    let resolved = match commands::resolve_cached(&mut core.resolve_cache, args) {
         Ok(r) => r,
         Err(refusal) => return (Reply::err(refusal.text()), Vec::new(), false),
     };
