@@ -135,8 +135,10 @@ impl Db {
     }
 
     pub fn remove(&mut self, key: &[u8], now_ms: i64) -> Option<Entry> {
-        self.expire_if_needed(key, now_ms);
-        self.entries.remove(key)
+        // One lookup: an expired key is removed all the same, and reported as absent.
+        self.entries
+            .remove(key)
+            .filter(|e| Self::is_live(e, now_ms))
     }
 
     pub fn set_expire(&mut self, key: &[u8], at_ms: Option<i64>) {

@@ -68,6 +68,14 @@ unsafe extern "C" fn limited_alloc(
     p
 }
 
+/// Registry slots (luaL_ref) of the real globals, the error handler and the probe names.
+#[derive(Debug, Clone, Copy, Default)]
+struct HotRefs {
+    globals: c_int,
+    handler: c_int,
+    probes: c_int,
+}
+
 /// A compiled script in the cache.
 #[derive(Debug, Clone, Copy)]
 struct Compiled {
@@ -80,6 +88,8 @@ pub struct Vm {
     scripts: rustc_hash::FxHashMap<String, Compiled>,
     /// The script loaded last (reruns skip the cache lookup).
     last: Option<(String, Compiled)>,
+    /// Registry integer slots of the tables every run needs (cheaper than light-userdata keys).
+    refs: HotRefs,
     runs_since_gc: u32,
 }
 
@@ -98,14 +108,27 @@ impl Vm {
             ffi::lua_newstate(limited_alloc, &mut *alloc as *mut AllocState as *mut c_void)
         };
         assert!(!l.is_null(), "cannot create a Lua state");
-        let vm = Vm {
+        let mut vm = Vm {
             l,
             alloc,
             scripts: Default::default(),
             last: None,
+            refs: HotRefs::default(),
             runs_since_gc: 0,
         };
-        unsafe { vm.setup() };
+        unsafe {
+            vm.setup();
+            let slot = |k: &'static u8| {
+                ffi::lua_pushlightuserdata(l, key(k));
+                ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+                ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
+            };
+            vm.refs = HotRefs {
+                globals: slot(&REG_GLOBALS),
+                handler: slot(&REG_HANDLER),
+                probes: slot(&REG_PROBES),
+            };
+        }
         vm
     }
 
@@ -178,8 +201,11 @@ impl Vm {
     /// (index 1), keeping the stack as deep as Redis's; returns that index.
     pub fn swap_handler_for_probe_names(&self) -> c_int {
         unsafe {
-            ffi::lua_pushlightuserdata(self.l, key(&REG_PROBES));
-            ffi::lua_rawget(self.l, ffi::LUA_REGISTRYINDEX);
+            ffi::lua_rawgeti(
+                self.l,
+                ffi::LUA_REGISTRYINDEX,
+                self.refs.probes as ffi::lua_Integer,
+            );
             ffi::lua_replace(self.l, 1);
         }
         1
@@ -348,11 +374,17 @@ return handler, fields
     pub fn set_keys_and_argv(&self, keys: &[Vec<u8>], argv: &[Vec<u8>]) {
         let l = self.l;
         unsafe {
-            ffi::lua_pushlightuserdata(l, key(&REG_PROBES));
-            ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+            ffi::lua_rawgeti(
+                l,
+                ffi::LUA_REGISTRYINDEX,
+                self.refs.probes as ffi::lua_Integer,
+            );
             let names = ffi::lua_gettop(l);
-            ffi::lua_pushlightuserdata(l, key(&REG_GLOBALS));
-            ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+            ffi::lua_rawgeti(
+                l,
+                ffi::LUA_REGISTRYINDEX,
+                self.refs.globals as ffi::lua_Integer,
+            );
             for (name, items) in [
                 (super::convert::KEYS_NAME_INDEX, keys),
                 (super::convert::ARGV_NAME_INDEX, argv),
@@ -416,8 +448,11 @@ return handler, fields
         };
         unsafe {
             ffi::lua_settop(l, 0);
-            ffi::lua_pushlightuserdata(l, key(&REG_HANDLER));
-            ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+            ffi::lua_rawgeti(
+                l,
+                ffi::LUA_REGISTRYINDEX,
+                self.refs.handler as ffi::lua_Integer,
+            );
             ffi::lua_rawgeti(
                 l,
                 ffi::LUA_REGISTRYINDEX,
