@@ -47,8 +47,11 @@ pub fn warnings(
     error_line: Option<u32>,
     first_write: bool,
 ) -> Vec<Warning> {
-    // Nothing to look at: no call made, at most one key, no write.
-    if trace.is_empty() && declared.len() <= 1 && !first_write {
+    // Nothing to look at: no traced call, at most one key, and no failure after a write.
+    if trace.is_empty()
+        && declared.len() <= 1
+        && !(first_write && matches!(outcome, Outcome::Raised | Outcome::Killed))
+    {
         return Vec::new();
     }
     let mut out = Vec::new();

@@ -91,6 +91,7 @@ impl Sandbox {
             clock,
             run: RunScratch::new(),
             arg_pool: Vec::new(),
+            spare_args: Vec::new(),
             resolve_cache: Default::default(),
         });
         Sandbox {

@@ -40,6 +40,8 @@ pub struct Core {
     pub run: RunScratch,
     /// Argument buffers reused across calls when no trace keeps them (one allocation fewer per argument).
     pub arg_pool: Vec<Vec<u8>>,
+    /// The argument vector itself, reused the same way.
+    pub spare_args: Vec<Vec<u8>>,
     pub resolve_cache: commands::ResolveCache,
 }
 
@@ -184,9 +186,16 @@ unsafe extern "C-unwind" fn redis_pcall_command(l: L) -> c_int {
 }
 
 /// Lua arguments -> argv as Redis 7.0 does (`%.17g` for numbers); None if one is not a string/number.
-unsafe fn luaargs(l: L, argc: c_int, pool: &mut Vec<Vec<u8>>) -> Option<Vec<Vec<u8>>> {
+unsafe fn luaargs(
+    l: L,
+    argc: c_int,
+    pool: &mut Vec<Vec<u8>>,
+    spare: &mut Vec<Vec<u8>>,
+) -> Option<Vec<Vec<u8>>> {
     use std::io::Write as _;
-    let mut args = Vec::with_capacity(argc as usize);
+    let mut args = std::mem::take(spare);
+    args.clear();
+    args.reserve(argc as usize);
     for i in 1..=argc {
         let mut buf = pool.pop().unwrap_or_default();
         buf.clear();
@@ -237,7 +246,7 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
             false,
         );
     }
-    let Some(args) = luaargs(l, argc, &mut core.arg_pool) else {
+    let Some(args) = luaargs(l, argc, &mut core.arg_pool, &mut core.spare_args) else {
         return api_failure(
             l,
             via,
@@ -279,7 +288,7 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
         false
     };
     if !run.tracing {
-        recycle(&mut core.arg_pool, args);
+        recycle(&mut core.arg_pool, &mut core.spare_args, args);
     } else {
         let line = caller_line(l);
         run.trace.push(TraceEntry {
@@ -302,11 +311,14 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
 }
 
 /// Give argument buffers back to the pool (bounded, so one huge call does not pin memory).
-fn recycle(pool: &mut Vec<Vec<u8>>, args: Vec<Vec<u8>>) {
-    for buf in args {
+fn recycle(pool: &mut Vec<Vec<u8>>, spare: &mut Vec<Vec<u8>>, mut args: Vec<Vec<u8>>) {
+    for buf in args.drain(..) {
         if pool.len() < 64 && buf.capacity() <= 4096 {
             pool.push(buf);
         }
+    }
+    if args.capacity() <= 64 {
+        *spare = args;
     }
 }
 
@@ -516,7 +528,7 @@ unsafe extern "C-unwind" fn redis_acl_check_cmd(l: L) -> c_int {
                 false,
             );
         }
-        let Some(args) = luaargs(l, argc, &mut Vec::new()) else {
+        let Some(args) = luaargs(l, argc, &mut Vec::new(), &mut Vec::new()) else {
             return api_failure(
                 l,
                 Via::Call,
