@@ -19,7 +19,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         (None, Some(run)) => run.report.threshold_ratio(),
         _ => 0.0,
     };
-    let filled = ((fraction.clamp(0.0, 1.0) * 10.0).ceil() as usize).min(10);
+    let filled = ((fraction.clamp(0.0, 1.0) * 10.0).round() as usize).min(10);
     let bar = format!("[{}{}]", "█".repeat(filled), "░".repeat(10 - filled));
     let gauge = match (&app.running, &app.last_run) {
         (Some(r), _) => format!(
