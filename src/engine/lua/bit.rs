@@ -145,19 +145,11 @@ pub unsafe fn open(l: L) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::eval;
 
     type Case = (&'static str, Result<&'static str, &'static str>);
 
     fn check(cases: &[Case]) {
-        for (script, want) in cases {
-            let got = eval(&[("bit", super::open)], script);
-            assert_eq!(
-                got.as_deref().map_err(|e| e.as_str()),
-                *want,
-                "script: {script}"
-            );
-        }
+        super::super::testutil::check(&[("bit", super::open)], cases);
     }
 
     /// Every example of section 9 of the reference (results as `d(v)` prints them).

@@ -848,20 +848,11 @@ unsafe extern "C-unwind" fn json_decode(l: L) -> c_int {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::eval;
     use super::*;
-
-    fn run(script: &str) -> Result<String, String> {
-        eval(&[("cjson", open)], script)
-    }
 
     /// `(script, expected)`: `Ok` text is the `d()` form, `Err` the raw error.
     fn check(cases: &[(&str, Result<&str, &str>)]) {
-        for (script, want) in cases {
-            let got = run(script);
-            let want = want.map(str::to_string).map_err(str::to_string);
-            assert_eq!(got, want, "script: {script}");
-        }
+        super::super::testutil::check(&[("cjson", open)], cases);
     }
 
     #[test]

@@ -507,18 +507,13 @@ unsafe extern "C-unwind" fn mp_unpack_limit(l: L) -> c_int {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::eval;
     use super::*;
 
     fn check(cases: &[(&str, Result<&str, &str>)]) {
-        for (script, want) in cases {
-            let got = eval(
-                &[("cmsgpack", open), ("cjson", super::super::cjson::open)],
-                script,
-            );
-            let want = want.map(str::to_string).map_err(str::to_string);
-            assert_eq!(got, want, "script: {script}");
-        }
+        super::super::testutil::check(
+            &[("cmsgpack", open), ("cjson", super::super::cjson::open)],
+            cases,
+        );
     }
 
     /// Every example of the reference's section 9.2 plus edge cases; expectations were produced

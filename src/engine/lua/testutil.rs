@@ -55,3 +55,15 @@ pub fn eval(libs: &[Opener], script: &str) -> Result<String, String> {
         result
     }
 }
+
+/// Run each `(script, expected)` with `libs` installed: `Ok` is the `d()` text, `Err` the raw error.
+pub fn check(libs: &[Opener], cases: &[(&str, Result<&str, &str>)]) {
+    for (script, want) in cases {
+        let got = eval(libs, script);
+        assert_eq!(
+            got.as_deref().map_err(|e| e.as_str()),
+            *want,
+            "script: {script}"
+        );
+    }
+}
