@@ -398,6 +398,22 @@ pub(super) fn random_count_arg(arg: &[u8]) -> Result<i64, Reply> {
     Ok(n)
 }
 
+/// The positions HRANDFIELD/SRANDMEMBER pick for a count argument `l` over `len` elements:
+/// negative (or 1) means independent picks with repeats, positive means distinct elements.
+pub(super) fn random_indexes(ctx: &mut Ctx, len: usize, l: i64) -> Result<Vec<usize>, Reply> {
+    let count = l.unsigned_abs();
+    Ok(if l < 0 || count == 1 {
+        if count > MAX_RANDOM_REPLY {
+            return Err(too_many_random(count));
+        }
+        (0..count).map(|_| ctx.rng.below(len)).collect()
+    } else if count >= len as u64 {
+        (0..len).collect()
+    } else {
+        distinct_indexes(ctx, len, count as usize)
+    })
+}
+
 /// `count` distinct indexes below `len` (count < len), in ascending order.
 pub(super) fn distinct_indexes(ctx: &mut Ctx, len: usize, count: usize) -> Vec<usize> {
     // Partial Fisher-Yates over the picks we need.
@@ -442,17 +458,7 @@ fn hrandfield(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         if count == 0 {
             return Ok(Reply::Array(Vec::new()));
         }
-        // Negative count (or 1): independent picks, repeats allowed; otherwise distinct fields.
-        let indexes: Vec<usize> = if l < 0 || count == 1 {
-            if count > MAX_RANDOM_REPLY {
-                return Err(too_many_random(count));
-            }
-            (0..count).map(|_| ctx.rng.below(len)).collect()
-        } else if count >= len as u64 {
-            (0..len).collect()
-        } else {
-            distinct_indexes(ctx, len, count as usize)
-        };
+        let indexes = random_indexes(ctx, len, l)?;
         let Some(h) = read(ctx, &args[1])? else {
             return Ok(Reply::Array(Vec::new()));
         };

@@ -2,8 +2,7 @@
 //! for intsets, insertion order (our choice) for hash-table sets.
 
 use super::hashes::{
-    distinct_indexes, parse_cursor, parse_scan_options, random_count_arg, scan_reply, scan_window,
-    too_many_random, MAX_RANDOM_REPLY,
+    parse_cursor, parse_scan_options, random_count_arg, random_indexes, scan_reply, scan_window,
 };
 use super::{errors, flatten, glob_match, number, Command, Ctx};
 use crate::engine::keyspace::{Db, SetValue, Value};
@@ -244,17 +243,7 @@ fn srandmember(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         if count == 0 {
             return Ok(Reply::Array(Vec::new()));
         }
-        let indexes: Vec<usize> = if l < 0 || count == 1 {
-            // Independent picks, repeats allowed.
-            if count > MAX_RANDOM_REPLY {
-                return Err(too_many_random(count));
-            }
-            (0..count).map(|_| ctx.rng.below(len)).collect()
-        } else if count >= len as u64 {
-            (0..len).collect()
-        } else {
-            distinct_indexes(ctx, len, count as usize)
-        };
+        let indexes = random_indexes(ctx, len, l)?;
         let Some(set) = read_mut(ctx, &args[1])? else {
             return Ok(Reply::Array(Vec::new()));
         };
