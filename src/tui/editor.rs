@@ -20,6 +20,10 @@ pub struct EditorState {
     pub viewport: Cell<u16>,
     /// Per-line syntax highlighting, filled lazily while drawing.
     pub highlight: RefCell<LineHighlighter>,
+    /// Bumped on every change of the text; keys the SHA1 cache.
+    revision: u64,
+    /// The script's SHA1 at a revision (the status bar shows it on every frame).
+    sha: RefCell<Option<(u64, String)>>,
 }
 
 /// The first visible row so that `row` is in a window of `height` rows, moving `scroll` as little
@@ -55,6 +59,21 @@ impl EditorState {
             scroll: 0,
             viewport: Cell::new(20),
             highlight: RefCell::new(LineHighlighter::new()),
+            revision: 0,
+            sha: RefCell::new(None),
+        }
+    }
+
+    /// The SHA1 of the script as EVAL would compute it, recomputed only after a change.
+    pub fn sha1(&self) -> String {
+        let mut cache = self.sha.borrow_mut();
+        match &*cache {
+            Some((revision, sha)) if *revision == self.revision => sha.clone(),
+            _ => {
+                let sha = crate::engine::script::sha1_hex(self.text().as_bytes());
+                *cache = Some((self.revision, sha.clone()));
+                sha
+            }
         }
     }
 
@@ -71,6 +90,7 @@ impl EditorState {
     pub fn on_key(&mut self, key: KeyEvent) {
         if self.textarea.input(key) {
             self.modified = true;
+            self.revision += 1;
         }
         self.follow_cursor();
     }
@@ -79,6 +99,7 @@ impl EditorState {
         let text = text.replace("\r\n", "\n").replace('\t', "  ");
         if self.textarea.insert_str(text) {
             self.modified = true;
+            self.revision += 1;
         }
         self.follow_cursor();
     }
@@ -136,5 +157,17 @@ mod tests {
         ed.goto_line(1);
         assert_eq!(ed.scroll, 0);
         assert_eq!(follow(50, 10, 0), 10);
+    }
+
+    #[test]
+    fn sha1_follows_edits() {
+        let mut editor = super::EditorState::new("return 1", None);
+        assert_eq!(editor.sha1(), "e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
+        editor.textarea.move_cursor(tui_textarea::CursorMove::End);
+        editor.on_key(ratatui::crossterm::event::KeyEvent::new(
+            ratatui::crossterm::event::KeyCode::Char(' '),
+            ratatui::crossterm::event::KeyModifiers::NONE,
+        ));
+        assert_eq!(editor.sha1(), "90a2482bf05c35264ba010507ec8f88c2dd96f87");
     }
 }

@@ -109,18 +109,9 @@ impl Harness {
                     busy_threshold_ms,
                 } => {
                     self.effects.push("run");
-                    self.sandbox.config.busy_threshold_ms = busy_threshold_ms;
-                    self.sandbox.set_db0(seed.clone());
-                    let mut report = self.sandbox.run(&request);
-                    pin_timings(&mut report);
-                    let result = RunResult {
-                        id,
-                        request,
-                        report,
-                        before: seed,
-                        after: self.sandbox.keyspace().db(0).clone(),
-                        now_ms: self.sandbox.now_ms(),
-                    };
+                    let mut result =
+                        RunResult::run(&mut self.sandbox, id, request, seed, busy_threshold_ms);
+                    pin_timings(&mut result.report);
                     self.app
                         .on_engine_event(EngineEvent::Finished(Box::new(result)));
                 }

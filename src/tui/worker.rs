@@ -37,6 +37,31 @@ pub struct RunResult {
     pub now_ms: i64,
 }
 
+impl RunResult {
+    /// Reset database 0 to `seed` and run `request`: what the engine thread does for a Run
+    /// (the test harness calls it too).
+    pub fn run(
+        sandbox: &mut Sandbox,
+        id: u64,
+        request: RunRequest,
+        seed: Db,
+        busy_threshold_ms: u64,
+    ) -> RunResult {
+        sandbox.config.busy_threshold_ms = busy_threshold_ms;
+        sandbox.set_db0(seed.clone());
+        let report = sandbox.run(&request);
+        let after = sandbox.keyspace().db(0).clone();
+        RunResult {
+            id,
+            request,
+            report,
+            before: seed,
+            after,
+            now_ms: sandbox.now_ms(),
+        }
+    }
+}
+
 pub enum EngineEvent {
     Finished(Box<RunResult>),
     ClockMoved { now_ms: i64 },
@@ -84,19 +109,8 @@ impl Worker {
                             busy_threshold_ms,
                         } => {
                             sync(offset_us);
-                            sandbox.config.busy_threshold_ms = busy_threshold_ms;
-                            sandbox.set_db0(seed.clone());
-                            let report = sandbox.run(&request);
-                            let after = sandbox.keyspace().db(0).clone();
-                            let now_ms = sandbox.now_ms();
-                            let result = RunResult {
-                                id,
-                                request,
-                                report,
-                                before: seed,
-                                after,
-                                now_ms,
-                            };
+                            let result =
+                                RunResult::run(&mut sandbox, id, request, seed, busy_threshold_ms);
                             if event_tx
                                 .send(EngineEvent::Finished(Box::new(result)))
                                 .is_err()

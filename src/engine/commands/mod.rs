@@ -320,13 +320,6 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
         .collect()
 }
 
-/// Every implemented command name, sorted (for the README table).
-pub fn implemented_names() -> Vec<&'static str> {
-    let mut names: Vec<&str> = all_commands().map(|c| c.name).collect();
-    names.sort();
-    names
-}
-
 /// Run a resolved command. The caller has done the script-level checks.
 pub fn execute(resolved: &Resolved, ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     match resolved.implementation {

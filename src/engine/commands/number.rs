@@ -112,29 +112,6 @@ fn parse_hex_float(hex: &str) -> Option<f64> {
     Some(v * 2f64.powi(exp))
 }
 
-/// How INCRBYFLOAT / HINCRBYFLOAT print their result: `%.17Lg` of a long double, which for the
-/// values a double can hold is the shortest text that reads back the same (no exponent form).
-pub fn format_long_double(v: f64) -> String {
-    if v.is_infinite() {
-        return if v > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if v == 0.0 {
-        return "0".into();
-    }
-    // Redis uses `%.17Lf` and strips trailing zeros (ld2string with LD_STR_HUMAN).
-    let s = format!("{:.17}", v);
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    };
-    if s == "-0" {
-        "0".into()
-    } else {
-        s
-    }
-}
-
 /// The integer text of `v` (Redis `ll2string`).
 pub fn int_bytes(v: i64) -> Vec<u8> {
     v.to_string().into_bytes()

@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let sha = crate::engine::script::sha1_hex(app.editor.text().as_bytes());
+    let sha = app.editor.sha1();
     let threshold = app.config.busy_threshold_ms;
     // Elapsed time against the busy threshold as a bar: a full bar means the script was stopped.
     let fraction = match (&app.running, &app.last_run) {
