@@ -34,12 +34,12 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Run a script once (or --repeat N times) in the sandbox and print the report.
-    #[command(after_help = RUN_HELP)]
+    /// Run a script once (or --repeat N times) in the sandbox, or on a live server, and print the report.
+    #[command(after_help = RUN_HELP, disable_help_flag = true)]
     Run(RunArgs),
 }
 
-const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input, 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua";
+const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli, or REDIS_URL): the same report, with the\ntrace recorded by a traced copy of the script (same reply, errors and data as a plain EVAL). Runs are\nguarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -61,7 +61,8 @@ pub struct RunArgs {
     /// Run N times on the same VM, resetting the keyspace to the seed before each run, and report timings.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub repeat: u64,
-    /// Do not record the trace nor describe the returned Lua value (for timing with --repeat).
+    /// Do not record the trace nor describe the returned Lua value (for timing with --repeat; on a live
+    /// server: send the script as is, untraced).
     #[arg(long)]
     pub no_trace: bool,
     /// Run as EVAL_RO: write commands are refused.
@@ -70,6 +71,33 @@ pub struct RunArgs {
     /// Take KEYS, ARGV and the seed keyspace from the script's sidecar (SCRIPT.json, as the samples have).
     #[arg(long)]
     pub sidecar: bool,
+    /// Run on a live server: redis://[user:password@]host:port[/db] or unix:///path (default: REDIS_URL).
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// Live server host (as redis-cli -h).
+    #[arg(short = 'h', long = "host", value_name = "HOST")]
+    pub host: Option<String>,
+    /// Live server port (as redis-cli -p).
+    #[arg(short = 'p', long = "port", value_name = "PORT")]
+    pub port: Option<u16>,
+    /// Password (as redis-cli -a; prefer --askpass or REDISCLI_AUTH: arguments show in `ps`).
+    #[arg(short = 'a', long = "pass", value_name = "PASSWORD")]
+    pub pass: Option<String>,
+    /// ACL user name.
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+    /// Read the password from the terminal without echo.
+    #[arg(long)]
+    pub askpass: bool,
+    /// Database number (as redis-cli -n).
+    #[arg(short = 'n', value_name = "DB")]
+    pub db: Option<i64>,
+    /// Allow a live run to write (without it, a script that would write is refused).
+    #[arg(long)]
+    pub yes: bool,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
     /// The Lua script file, then KEY ... [, ARG ...].
     #[arg(value_name = "SCRIPT [KEY ...] [, ARG ...]", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
     pub script_and_args: Vec<OsString>,
@@ -83,7 +111,7 @@ pub struct CliError {
 }
 
 impl CliError {
-    fn input(message: impl Into<String>) -> CliError {
+    pub fn input(message: impl Into<String>) -> CliError {
         CliError {
             code: EXIT_BAD_INPUT,
             message: message.into(),
@@ -216,6 +244,14 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
         },
         read_only: args.read_only,
     };
+    if let Some(spec) = crate::cli_live::target_spec(args)? {
+        if args.keyspace.is_some() {
+            return Err(CliError::input(
+                "--keyspace seeds the sandbox; with a live server the data is the server's (drop --keyspace, or drop --server to run in the sandbox)",
+            ));
+        }
+        return crate::cli_live::run_live(args, spec, &request);
+    }
 
     let mut timings = Vec::with_capacity(args.repeat as usize);
     let mut report = None;

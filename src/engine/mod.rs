@@ -5,6 +5,7 @@ pub mod clock;
 pub mod commands;
 pub mod keyspace;
 pub mod lint;
+pub mod live;
 pub mod lua;
 pub mod reply;
 pub mod report;

@@ -8,7 +8,7 @@ use super::lua::convert::ReturnConverter;
 use super::lua::vm::{ScriptError, Vm};
 use super::reply::{Protocol, Reply};
 use super::report::{Outcome, RunReport, Warning, WarningKind};
-use super::script::{parse_shebang, sha1_hex};
+use super::script::{parse_shebang, raised_error_text, sha1_hex};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -274,22 +274,18 @@ impl Sandbox {
         match err {
             ScriptError::Table { err, source, line } => {
                 let line_number = line.as_deref().and_then(|l| std::str::from_utf8(l).ok()).and_then(|l| l.parse().ok());
-                let mut text = match err {
-                    // Redis builds the reply as a C string: it ends at the first NUL.
-                    Some(e) => String::from_utf8_lossy(e.split(|&b| b == 0).next().unwrap_or_default()).into_owned(),
+                let text = match err {
+                    Some(e) => raised_error_text(sha, &e, source.as_deref(), line.as_deref()),
                     None => {
                         warnings.push(Warning {
                             kind: WarningKind::WouldCrash,
                             line: line_number.unwrap_or(0),
                             message: "the script raised a table without an 'err' field: Redis 7.0 crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'".into(),
                         });
-                        "ERR unknown error".into()
+                        raised_error_text(sha, b"ERR unknown error", source.as_deref(), line.as_deref())
                     }
                 };
-                if let (Some(source), Some(line)) = (source, line) {
-                    text.push_str(&format!(" script: {sha}, on {}:{}.", String::from_utf8_lossy(&source), String::from_utf8_lossy(&line)));
-                }
-                (text.replace(['\r', '\n'], " "), line_number)
+                (text, line_number)
             }
             ScriptError::NotATable(msg) => (format!("ERR Error running script {sha}, {msg}").replace(['\r', '\n'], " "), None),
             ScriptError::OutOfMemory => (

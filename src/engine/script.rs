@@ -111,6 +111,27 @@ pub fn split_args(line: &str) -> Option<Vec<String>> {
     }
 }
 
+/// The error reply Redis (`luaCallFunction`) builds from a raised error table: the `err` text (a C
+/// string: it ends at the first NUL), then ` script: <sha>, on <source>:<line>.` when both are known,
+/// with CR and LF turned into spaces.
+pub fn raised_error_text(
+    sha: &str,
+    err: &[u8],
+    source: Option<&[u8]>,
+    line: Option<&[u8]>,
+) -> String {
+    let mut text =
+        String::from_utf8_lossy(err.split(|&b| b == 0).next().unwrap_or_default()).into_owned();
+    if let (Some(source), Some(line)) = (source, line) {
+        text.push_str(&format!(
+            " script: {sha}, on {}:{}.",
+            String::from_utf8_lossy(source),
+            String::from_utf8_lossy(line)
+        ));
+    }
+    text.replace(['\r', '\n'], " ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

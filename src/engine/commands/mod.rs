@@ -500,6 +500,21 @@ impl TestServer {
     }
 }
 
+/// The keys a call names and whether the command is a write, from Redis 7.0.15's table (for traces
+/// recorded elsewhere, as on a live server). `None` for a command the table does not know.
+pub fn describe_call(args: &[Vec<u8>]) -> Option<(Vec<Vec<u8>>, bool)> {
+    if args.is_empty() {
+        return None;
+    }
+    let resolved = resolve(args).ok()?;
+    let keys = resolved
+        .key_positions(args)
+        .into_iter()
+        .filter_map(|i| args.get(i).cloned())
+        .collect();
+    Some((keys, resolved.info.is_write()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,183 @@
+//! `evalbench run` against a live server: connection options as redis-cli takes them, the write guard
+//! (a sandbox dry run on a bounded copy of the declared keys), the traced run, the same report.
+
+use crate::cli::{
+    render_text, CliError, RunArgs, EXIT_BACKEND, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
+};
+use crate::engine::keyspace::{keyspace_to_json, Db};
+use crate::engine::live::copy::{copy_keys, CopyError, CopyLimits};
+use crate::engine::live::{LiveBackend, LiveError, TargetSpec, WriteMode};
+use crate::engine::{RunRequest, Sandbox};
+
+/// The live target the options name, or None to run in the sandbox. REDIS_URL alone does not switch
+/// to a live server: `--server` (or -h/-p/-a/--user/-n/--askpass) does, and then REDIS_URL is its default.
+pub fn target_spec(args: &RunArgs) -> Result<Option<TargetSpec>, CliError> {
+    let wants_live = args.server.is_some()
+        || args.host.is_some()
+        || args.port.is_some()
+        || args.pass.is_some()
+        || args.user.is_some()
+        || args.askpass
+        || args.db.is_some();
+    if !wants_live {
+        if args.yes {
+            return Err(CliError::input(
+                "--yes allows writes on a live server; give --server URL (or -h/-p) too",
+            ));
+        }
+        return Ok(None);
+    }
+    let mut password = args
+        .pass
+        .clone()
+        .or_else(|| std::env::var("REDISCLI_AUTH").ok());
+    if args.askpass {
+        password =
+            Some(rpassword::prompt_password("Password: ").map_err(|e| {
+                CliError::input(format!("--askpass: cannot read the password: {e}"))
+            })?);
+    }
+    let url = args.server.clone().filter(|s| !s.is_empty());
+    Ok(Some(TargetSpec {
+        url,
+        host: args.host.clone(),
+        port: args.port,
+        user: args.user.clone(),
+        password,
+        db: args.db,
+        resp3: args.resp == 3,
+        connect_timeout_ms: None,
+        read_timeout_ms: None,
+    }))
+}
+
+fn backend_error(e: LiveError) -> CliError {
+    CliError {
+        code: EXIT_BACKEND,
+        message: e.to_string(),
+    }
+}
+
+fn copy_error(e: CopyError) -> CliError {
+    match e {
+        CopyError::Live(e) => backend_error(e),
+        other => CliError::input(format!(
+            "{other} (the write guard copies the declared keys to dry-run the script; rerun with --yes to skip the dry run and allow writes)"
+        )),
+    }
+}
+
+/// Dry-run the script in the sandbox on a copy of its declared keys; the writes it would make.
+fn dry_run_writes(live: &mut LiveBackend, request: &RunRequest) -> Result<Vec<String>, CliError> {
+    let mut sandbox = Sandbox::new();
+    sandbox.config.busy_threshold_ms = live.server.busy_threshold_ms;
+    let now = sandbox.now_ms();
+    let mut db = Db::new();
+    copy_keys(live, &request.keys, &mut db, &CopyLimits::default(), now).map_err(copy_error)?;
+    sandbox.set_db0(db);
+    let report = sandbox.run(&RunRequest {
+        read_only: false,
+        ..request.clone()
+    });
+    Ok(report
+        .trace
+        .iter()
+        .filter(|t| t.write)
+        .map(|t| {
+            let command: Vec<String> = t
+                .command
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            format!("line {}: {}", t.line, command.join(" "))
+        })
+        .collect())
+}
+
+pub fn run_live(
+    args: &RunArgs,
+    spec: TargetSpec,
+    request: &RunRequest,
+) -> Result<(i32, String), CliError> {
+    if args.repeat > 1 {
+        return Err(CliError::input(
+            "--repeat runs in the sandbox only (a live run is sent once); drop --repeat or --server",
+        ));
+    }
+    let target = spec.resolve().map_err(|e| CliError::input(e.to_string()))?;
+    let mut live = LiveBackend::connect(target).map_err(backend_error)?;
+    live.tracing = !args.no_trace;
+    let replica = live.server.is_replica();
+    let mode = if args.yes && !args.read_only && !replica {
+        WriteMode::Allowed
+    } else {
+        let writes = dry_run_writes(&mut live, request)?;
+        if !writes.is_empty() {
+            let why = if args.read_only {
+                "--read-only is set".to_string()
+            } else if replica {
+                "the server is a replica".to_string()
+            } else {
+                "writes on a live server need --yes".to_string()
+            };
+            return Err(CliError {
+                code: EXIT_BAD_INPUT,
+                message: format!(
+                    "refused: a dry run in the sandbox on a copy of KEYS shows the script writes ({why}):\n  {}\nNothing was sent to {}. Rerun with --yes to allow writes.",
+                    writes.join("\n  "),
+                    live.target.display
+                ),
+            });
+        }
+        WriteMode::ReadOnly
+    };
+    let report = live.run(request, mode).map_err(backend_error)?;
+    let code = if report.is_error() {
+        EXIT_ERROR_REPLY
+    } else {
+        EXIT_OK
+    };
+    let dump = if args.dump_keyspace {
+        // The keys the script touched: the declared ones and those its calls named.
+        let mut keys = request.keys.clone();
+        for t in &report.trace {
+            for k in &t.keys {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+        let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
+        let mut db = Db::new();
+        copy_keys(&mut live, &keys, &mut db, &CopyLimits::default(), now).map_err(copy_error)?;
+        Some(keyspace_to_json(&db, now))
+    } else {
+        None
+    };
+    let server = format!("{} ({})", live.target.display, live.server.summary());
+    let out = if args.json {
+        let mut obj = report.to_json();
+        obj["server"] = serde_json::json!(server);
+        obj["mode"] = serde_json::json!(match mode {
+            WriteMode::ReadOnly => "read-only",
+            WriteMode::Allowed => "writes-allowed",
+        });
+        if let Some(ks) = dump {
+            obj["keyspace"] = ks;
+        }
+        serde_json::to_string_pretty(&obj).expect("JSON serializes")
+    } else {
+        let mut text = format!("server: {server}\n");
+        for note in &live.server.notes {
+            text.push_str(&format!("note: {note}\n"));
+        }
+        text.push_str(&render_text(&report, request));
+        if let Some(ks) = dump {
+            text.push_str("\nkeyspace (keys the script touched):\n");
+            text.push_str(&serde_json::to_string_pretty(&ks).expect("JSON"));
+            text.push('\n');
+        }
+        text
+    };
+    Ok((code, out))
+}

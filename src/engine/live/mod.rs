@@ -1,0 +1,581 @@
+//! The live backend: a real Redis or Valkey server through EVAL/EVALSHA (redis crate), with traced runs
+//! (see `instrument`), bounded type-aware copies of keys into the sandbox (`copy`), and server discovery.
+
+pub mod copy;
+pub mod instrument;
+
+use crate::engine::reply::{Protocol, Reply};
+use crate::engine::report::{Outcome, RunReport, Warning, WarningKind};
+use crate::engine::script::{parse_shebang, sha1_hex};
+use crate::engine::{lint, RunRequest};
+use redis::{ConnectionLike, Value};
+use std::time::{Duration, Instant};
+
+/// Default connect and read timeouts.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    #[error("{0}")]
+    Connect(String),
+    #[error("{0}")]
+    Lost(String),
+}
+
+/// Where to connect; the password is kept in memory only and never printed.
+#[derive(Clone)]
+pub struct Target {
+    pub info: redis::ConnectionInfo,
+    /// `host:port` or the socket path, for messages.
+    pub display: String,
+    pub connect_timeout: Duration,
+    /// How long to wait for a reply (a script may run up to the busy threshold and beyond).
+    pub read_timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Target({})", self.display)
+    }
+}
+
+/// Connection settings as redis-cli takes them; `url` wins over host/port.
+#[derive(Debug, Clone, Default)]
+pub struct TargetSpec {
+    pub url: Option<String>,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub db: Option<i64>,
+    pub resp3: bool,
+    pub connect_timeout_ms: Option<u64>,
+    pub read_timeout_ms: Option<u64>,
+}
+
+impl TargetSpec {
+    pub fn resolve(&self) -> Result<Target, LiveError> {
+        let url = match (&self.url, &self.host, self.port) {
+            (Some(url), _, _) => url.clone(),
+            (None, None, None) => match std::env::var("REDIS_URL") {
+                Ok(url) if !url.is_empty() => url,
+                _ => "redis://127.0.0.1:6379".into(),
+            },
+            (None, host, port) => format!(
+                "redis://{}:{}",
+                host.as_deref().unwrap_or("127.0.0.1"),
+                port.unwrap_or(6379)
+            ),
+        };
+        let mut info: redis::ConnectionInfo = url.as_str().into_connection_info().map_err(|e| {
+            LiveError::Connect(format!(
+                "invalid server address '{}': {}; expected redis://[user:password@]host:port[/db], rediss://... or unix:///path/to/socket",
+                redact(&url),
+                e.detail().unwrap_or("unrecognised form")
+            ))
+        })?;
+        let mut redis_info = info.redis_settings().clone();
+        if let Some(user) = &self.user {
+            redis_info = redis_info.set_username(user.clone());
+        }
+        if let Some(password) = &self.password {
+            redis_info = redis_info.set_password(password.clone());
+        }
+        if let Some(db) = self.db {
+            redis_info = redis_info.set_db(db);
+        }
+        if self.resp3 {
+            redis_info = redis_info.set_protocol(redis::ProtocolVersion::RESP3);
+        }
+        info = info.set_redis_settings(redis_info);
+        let display = match info.addr() {
+            redis::ConnectionAddr::Tcp(h, p) => format!("{h}:{p}"),
+            redis::ConnectionAddr::TcpTls { host, port, .. } => format!("{host}:{port} (TLS)"),
+            redis::ConnectionAddr::Unix(path) => path.display().to_string(),
+            other => format!("{other:?}"),
+        };
+        Ok(Target {
+            info,
+            display,
+            connect_timeout: Duration::from_millis(
+                self.connect_timeout_ms
+                    .unwrap_or(CONNECT_TIMEOUT.as_millis() as u64),
+            ),
+            read_timeout: self.read_timeout_ms.map(Duration::from_millis),
+        })
+    }
+}
+
+use redis::IntoConnectionInfo;
+
+/// `redis://user:secret@host` -> `redis://user:***@host`.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            if userinfo.contains(':') {
+                format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+            } else {
+                format!("{}***{}", &url[..scheme + 3], &url[at..])
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// One line saying what went wrong and what to do.
+pub fn describe_error(e: &redis::RedisError, target: &str) -> String {
+    let code = e.code().unwrap_or("");
+    let detail = e.detail().unwrap_or("");
+    let text = e.to_string();
+    if e.is_timeout() {
+        return format!("{target}: timed out waiting for the server (check the address, firewalls, or a script blocking the server)");
+    }
+    if e.is_connection_refusal() {
+        return format!(
+            "{target}: connection refused (is the server running? check --server or -h/-p)"
+        );
+    }
+    if code == "WRONGPASS" || text.contains("WRONGPASS") || text.contains("invalid password") {
+        return format!("{target}: authentication failed: wrong user name or password (pass it with -a, --pass, --askpass or in the URL)");
+    }
+    if code == "NOAUTH" || text.contains("NOAUTH") {
+        return format!(
+            "{target}: the server requires a password (give it with -a, --askpass or in the URL)"
+        );
+    }
+    if code == "NOPERM" || text.contains("NOPERM") {
+        return format!("{target}: denied by the server's ACL: {detail} (ask for the permission or use another user)");
+    }
+    if e.is_io_error() || e.is_connection_dropped() {
+        return format!("{target}: connection lost: {text}");
+    }
+    format!("{target}: {text}")
+}
+
+/// What the server told about itself on connect.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerInfo {
+    /// "redis" or "valkey".
+    pub product: String,
+    pub version: String,
+    /// "master" or "slave" (a replica: runs are read-only).
+    pub role: String,
+    pub cluster: bool,
+    pub busy_threshold_ms: u64,
+    pub maxmemory_policy: Option<String>,
+    /// Notes about what could not be read (CONFIG denied, ...).
+    pub notes: Vec<String>,
+}
+
+impl ServerInfo {
+    pub fn is_replica(&self) -> bool {
+        self.role != "master"
+    }
+
+    /// One line for a status bar or a report header.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} {} {}{}, busy threshold {} ms",
+            self.product,
+            self.version,
+            if self.is_replica() {
+                "replica"
+            } else {
+                "primary"
+            },
+            if self.cluster { " (cluster)" } else { "" },
+            self.busy_threshold_ms
+        )
+    }
+}
+
+fn info_field<'a>(info: &'a str, name: &str) -> Option<&'a str> {
+    info.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .map(str::trim)
+}
+
+/// Turn a redis-crate value into the engine's typed reply.
+pub fn to_reply(value: Value) -> Reply {
+    match value {
+        Value::Nil => Reply::Nil,
+        Value::Int(i) => Reply::Int(i),
+        Value::BulkString(b) => Reply::Bulk(b),
+        Value::Array(items) => Reply::Array(items.into_iter().map(to_reply).collect()),
+        Value::SimpleString(s) => Reply::Status(s),
+        Value::Okay => Reply::Status("OK".into()),
+        Value::Map(pairs) => Reply::Map(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (to_reply(k), to_reply(v)))
+                .collect(),
+        ),
+        Value::Attribute { data, .. } => to_reply(*data),
+        Value::Set(items) => Reply::Set(items.into_iter().map(to_reply).collect()),
+        Value::Double(d) => Reply::Double(d),
+        Value::Boolean(b) => Reply::Bool(b),
+        Value::VerbatimString { format, text } => Reply::Verbatim {
+            format: format.to_string(),
+            text: text.into_bytes(),
+        },
+        Value::BigNumber(digits) => Reply::BigNumber(String::from_utf8_lossy(&digits).into()),
+        Value::Push { data, .. } => Reply::Array(data.into_iter().map(to_reply).collect()),
+        Value::ServerError(e) => Reply::Error(match e.details() {
+            Some(detail) => format!("{} {detail}", e.code()),
+            None => e.code().to_string(),
+        }),
+        _ => Reply::Error("ERR evalbench: a reply kind this version does not know".into()),
+    }
+}
+
+/// How a live run may touch the data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteMode {
+    /// EVAL_RO: the server refuses every write.
+    ReadOnly,
+    /// Writes allowed (the user confirmed).
+    Allowed,
+}
+
+/// A connection to one server and what it said about itself.
+pub struct LiveBackend {
+    pub target: Target,
+    pub server: ServerInfo,
+    con: redis::Connection,
+    protocol: Protocol,
+    /// Record a trace (send the instrumented copy); off: the user's script is sent as is.
+    pub tracing: bool,
+    /// Instrumented copies by user script (the last one; a changed script is instrumented again).
+    last: Option<(Vec<u8>, instrument::Instrumented)>,
+}
+
+impl LiveBackend {
+    pub fn connect(target: Target) -> Result<LiveBackend, LiveError> {
+        let con = open(&target)?;
+        let protocol = match target.info.redis_settings().protocol() {
+            redis::ProtocolVersion::RESP3 => Protocol::Resp3,
+            _ => Protocol::Resp2,
+        };
+        let mut backend = LiveBackend {
+            server: ServerInfo {
+                product: String::new(),
+                version: String::new(),
+                role: String::new(),
+                cluster: false,
+                busy_threshold_ms: crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS,
+                maxmemory_policy: None,
+                notes: Vec::new(),
+            },
+            target,
+            con,
+            protocol,
+            tracing: true,
+            last: None,
+        };
+        backend.server = backend.discover()?;
+        Ok(backend)
+    }
+
+    /// Send one command; connection failures become `LiveError`, server errors stay replies.
+    pub fn command(&mut self, args: &[&[u8]]) -> Result<Reply, LiveError> {
+        let mut cmd = redis::Cmd::new();
+        for a in args {
+            cmd.arg(*a);
+        }
+        match self.con.req_command(&cmd) {
+            Ok(v) => Ok(to_reply(v)),
+            Err(e) => {
+                let message = describe_error(&e, &self.target.display);
+                // One reconnect attempt: the next command works again if the server is back.
+                if let Ok(con) = open(&self.target) {
+                    self.con = con;
+                }
+                Err(LiveError::Lost(message))
+            }
+        }
+    }
+
+    fn text(&mut self, args: &[&[u8]]) -> Result<Option<String>, LiveError> {
+        Ok(match self.command(args)? {
+            Reply::Bulk(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+            Reply::Verbatim { text, .. } => Some(String::from_utf8_lossy(&text).into_owned()),
+            _ => None,
+        })
+    }
+
+    fn config_get(&mut self, name: &str) -> Result<Result<Option<String>, String>, LiveError> {
+        Ok(match self.command(&[b"CONFIG", b"GET", name.as_bytes()])? {
+            Reply::Array(items) => Ok(items.get(1).and_then(|v| match v {
+                Reply::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                _ => None,
+            })),
+            Reply::Map(pairs) => Ok(pairs.first().and_then(|(_, v)| match v {
+                Reply::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                _ => None,
+            })),
+            Reply::Error(e) => Err(e),
+            _ => Ok(None),
+        })
+    }
+
+    fn discover(&mut self) -> Result<ServerInfo, LiveError> {
+        let info = self.text(&[b"INFO", b"server"])?.unwrap_or_default();
+        let (product, version) = match info_field(&info, "valkey_version") {
+            Some(v) => ("valkey".to_string(), v.to_string()),
+            None => (
+                "redis".to_string(),
+                info_field(&info, "redis_version")
+                    .unwrap_or("unknown")
+                    .to_string(),
+            ),
+        };
+        let role = match self.command(&[b"ROLE"])? {
+            Reply::Array(items) => match items.first() {
+                Some(Reply::Bulk(b)) => String::from_utf8_lossy(b).into_owned(),
+                _ => "master".into(),
+            },
+            _ => "master".into(),
+        };
+        let cluster_info = self.text(&[b"INFO", b"cluster"])?.unwrap_or_default();
+        let cluster = info_field(&cluster_info, "cluster_enabled") == Some("1");
+        let mut notes = Vec::new();
+        let mut busy_threshold_ms = None;
+        for name in ["busy-reply-threshold", "lua-time-limit"] {
+            match self.config_get(name)? {
+                Ok(Some(v)) => {
+                    busy_threshold_ms = v.parse().ok();
+                    break;
+                }
+                Ok(None) => continue,
+                Err(e) => {
+                    notes.push(format!("CONFIG GET {name} was refused ({e}); assuming the default busy threshold of 5000 ms"));
+                    break;
+                }
+            }
+        }
+        let maxmemory_policy = self.config_get("maxmemory-policy")?.ok().flatten();
+        Ok(ServerInfo {
+            product,
+            version,
+            role,
+            cluster,
+            busy_threshold_ms: busy_threshold_ms
+                .unwrap_or(crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS),
+            maxmemory_policy,
+            notes,
+        })
+    }
+
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+
+    /// Is the script (its traced copy) already in the server's script cache?
+    pub fn is_cached(&mut self, script: &[u8]) -> Result<bool, LiveError> {
+        let sha = match instrument::instrument(script) {
+            Some(copy) => copy.sha,
+            None => sha1_hex(script),
+        };
+        Ok(matches!(
+            self.command(&[b"SCRIPT", b"EXISTS", sha.as_bytes()])?,
+            Reply::Array(items) if items.first() == Some(&Reply::Int(1))
+        ))
+    }
+
+    /// SCRIPT LOAD the traced copy (what a traced run sends with EVALSHA).
+    pub fn script_load(&mut self, script: &[u8]) -> Result<Reply, LiveError> {
+        match instrument::instrument(script) {
+            Some(copy) => self.command(&[b"SCRIPT", b"LOAD", &copy.text]),
+            None => self.command(&[b"SCRIPT", b"LOAD", script]),
+        }
+    }
+
+    fn instrumented(&mut self, script: &[u8]) -> Option<instrument::Instrumented> {
+        match &self.last {
+            Some((s, copy)) if s == script => Some(copy.clone()),
+            _ => {
+                let copy = instrument::instrument(script)?;
+                self.last = Some((script.to_vec(), copy.clone()));
+                Some(copy)
+            }
+        }
+    }
+
+    /// EVALSHA, then EVAL on NOSCRIPT.
+    fn eval(
+        &mut self,
+        text: &[u8],
+        sha: &str,
+        request: &RunRequest,
+        mode: WriteMode,
+    ) -> Result<Reply, LiveError> {
+        let (evalsha, eval): (&[u8], &[u8]) = match mode {
+            WriteMode::ReadOnly => (b"EVALSHA_RO", b"EVAL_RO"),
+            WriteMode::Allowed => (b"EVALSHA", b"EVAL"),
+        };
+        let numkeys = request.keys.len().to_string();
+        let mut args: Vec<&[u8]> = vec![evalsha, sha.as_bytes(), numkeys.as_bytes()];
+        args.extend(request.keys.iter().map(Vec::as_slice));
+        args.extend(request.argv.iter().map(Vec::as_slice));
+        let reply = self.command(&args)?;
+        if matches!(&reply, Reply::Error(e) if e.starts_with("NOSCRIPT")) {
+            args[0] = eval;
+            args[1] = text;
+            return self.command(&args);
+        }
+        Ok(reply)
+    }
+
+    /// Run a script on the server as EVAL (or EVAL_RO) would, with a trace of its calls.
+    pub fn run(&mut self, request: &RunRequest, mode: WriteMode) -> Result<RunReport, LiveError> {
+        let started = Instant::now();
+        let mut warnings = Vec::new();
+        let (flags, _) = parse_shebang(&request.script).unwrap_or_default();
+        let mode = if flags.no_writes {
+            WriteMode::ReadOnly
+        } else {
+            mode
+        };
+        let copy = if self.tracing {
+            self.instrumented(&request.script)
+        } else {
+            None
+        };
+        let user_sha = match &copy {
+            Some(c) => c.user_sha.clone(),
+            None => sha1_hex(&request.script),
+        };
+        let mut untraced = None;
+        let reply = match &copy {
+            Some(copy) => {
+                let reply = self.eval(&copy.text, &copy.sha, request, mode)?;
+                if matches!(&reply, Reply::Error(e) if e.starts_with("ERR Error compiling script"))
+                {
+                    // Either the user's script does not compile (the plain EVAL says exactly how) or only
+                    // the copy does not (then the plain run is exact but untraced).
+                    untraced =
+                        Some("the instrumented copy did not compile; the run was not traced");
+                    self.eval(&request.script, &user_sha, request, mode)?
+                } else {
+                    reply
+                }
+            }
+            None => self.eval(&request.script, &user_sha, request, mode)?,
+        };
+        let elapsed_ns = started.elapsed().as_nanos() as u64;
+        let decoded = instrument::decode(reply, &user_sha);
+        let (reply, trace, outcome, error_line, server_us) = match decoded {
+            Ok(d) => {
+                if d.untraced_calls > 0 {
+                    warnings.push(Warning {
+                        kind: WarningKind::Nondeterministic,
+                        line: 0,
+                        message: format!(
+                            "{} more calls were made than the {} evalbench traces",
+                            d.untraced_calls,
+                            instrument::MAX_TRACED_CALLS
+                        ),
+                    });
+                }
+                let mut trace = d.trace;
+                annotate(&mut trace);
+                match d.result {
+                    instrument::Decision::Returned(r) => {
+                        (r, trace, Outcome::Returned, None, d.server_us)
+                    }
+                    instrument::Decision::Raised { text, line } => (
+                        Reply::Error(text),
+                        trace,
+                        Outcome::Raised,
+                        line,
+                        d.server_us,
+                    ),
+                    instrument::Decision::WouldCrash { line } => {
+                        warnings.push(Warning {
+                            kind: WarningKind::WouldCrash,
+                            line: line.unwrap_or(0),
+                            message: "the script raised a table without an 'err' field: a plain EVAL crashes Redis 7.0 (SIGSEGV); the traced run caught it".into(),
+                        });
+                        (
+                            Reply::Error("ERR unknown error".into()),
+                            trace,
+                            Outcome::Raised,
+                            line,
+                            d.server_us,
+                        )
+                    }
+                }
+            }
+            Err(reply) => {
+                let reply = match reply {
+                    Reply::Error(e) => Reply::Error(
+                        copy.as_ref()
+                            .map_or(e.clone(), |c| e.replace(&c.sha, &user_sha)),
+                    ),
+                    other => other,
+                };
+                let outcome = if reply.is_error() {
+                    Outcome::Refused
+                } else {
+                    Outcome::Returned
+                };
+                (reply, Vec::new(), outcome, None, None)
+            }
+        };
+        if let Some(why) = untraced {
+            if !matches!(outcome, Outcome::Refused) {
+                warnings.push(Warning {
+                    kind: WarningKind::Nondeterministic,
+                    line: 0,
+                    message: why.into(),
+                });
+            }
+        }
+        warnings.extend(lint::warnings(
+            &request.keys,
+            &trace,
+            outcome,
+            error_line,
+            trace.iter().any(|t| t.write),
+        ));
+        Ok(RunReport {
+            sha1: user_sha,
+            reply,
+            protocol: self.protocol,
+            notes: Vec::new(),
+            first_write_ns: None,
+            busy_threshold_ms: self.server.busy_threshold_ms,
+            warnings,
+            logs: Vec::new(),
+            snapshots: Vec::new(),
+            lua_value: None,
+            outcome,
+            error_line,
+            elapsed_ns: server_us.map_or(elapsed_ns, |us| us * 1000),
+            trace,
+        })
+    }
+}
+
+/// Fill keys and the write flag from Redis 7.0.15's command table.
+fn annotate(trace: &mut [crate::engine::report::TraceEntry]) {
+    for entry in trace {
+        if let Some((keys, write)) = crate::engine::commands::describe_call(&entry.command) {
+            entry.keys = keys;
+            entry.write = write;
+        }
+    }
+}
+
+fn open(target: &Target) -> Result<redis::Connection, LiveError> {
+    let client = redis::Client::open(target.info.clone())
+        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    let con = client
+        .get_connection_with_timeout(target.connect_timeout)
+        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    con.set_read_timeout(target.read_timeout)
+        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    Ok(con)
+}

@@ -1,0 +1,122 @@
+//! `evalbench run --server`: the guarded write contract and exit statuses against a real redis-server.
+
+mod common;
+
+use common::RedisServer;
+use evalbench::engine::reply::Reply;
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .arg("run")
+        .args(args)
+        .env_remove("REDIS_URL")
+        .output()
+        .expect("run evalbench");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn script(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn writes_need_yes_reads_run_as_eval_ro() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["SET", "counter", "41"]);
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let dir = tempdir();
+    let incr = script(
+        &dir,
+        "incr.lua",
+        "local v = redis.call('GET', KEYS[1])\nreturn redis.call('INCR', KEYS[1])",
+    );
+
+    let (code, stdout, stderr) = run(&["--server", &url, &incr, "counter"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("line 2: INCR counter"), "{stderr}");
+    assert!(stderr.contains("--yes"), "{stderr}");
+    assert_eq!(conn.cmd(&["GET", "counter"]), Reply::bulk("41"));
+
+    let (code, stdout, stderr) = run(&["--server", &url, "--read-only", &incr, "counter"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("--read-only is set"), "{stderr}");
+
+    let (code, stdout, stderr) = run(&[
+        "--server",
+        &url,
+        "--yes",
+        "--json",
+        "--dump-keyspace",
+        &incr,
+        "counter",
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["reply"], serde_json::json!({"int": 42}));
+    assert_eq!(json["mode"], "writes-allowed");
+    assert_eq!(json["trace"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        json["trace"][1]["command"],
+        serde_json::json!(["INCR", "counter"])
+    );
+    assert_eq!(json["trace"][1]["line"], 2);
+    assert_eq!(json["trace"][1]["write"], true);
+    assert_eq!(
+        json["keyspace"],
+        serde_json::json!({"counter": {"type": "string", "value": "42"}})
+    );
+    assert_eq!(conn.cmd(&["GET", "counter"]), Reply::bulk("42"));
+
+    let get = script(&dir, "get.lua", "return redis.call('GET', KEYS[1])");
+    let (code, stdout, stderr) = run(&["-p", &server.port.to_string(), "--json", &get, "counter"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["reply"], serde_json::json!({"bulk": "42"}));
+    assert_eq!(json["mode"], "read-only");
+
+    // An error reply exits 1 with the server's exact text (user's SHA).
+    let bad = script(&dir, "bad.lua", "return redis.call('HGET', KEYS[1], 'f')");
+    let (code, stdout, _) = run(&["--server", &url, &bad, "counter"]);
+    assert_eq!(code, 1);
+    let sha = evalbench::engine::script::sha1_hex(b"return redis.call('HGET', KEYS[1], 'f')");
+    assert!(stdout.contains(&format!("\n(error) WRONGTYPE Operation against a key holding the wrong kind of value script: {sha}, on @user_script:1.")), "{stdout}");
+}
+
+#[test]
+fn unreachable_server_exits_3_with_one_line() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempdir();
+    let s = script(&dir, "one.lua", "return 1");
+    let (code, _, stderr) = run(&[
+        "--server",
+        &format!("redis://:hunter2@127.0.0.1:{port}"),
+        &s,
+    ]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("connection refused"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
+fn tempdir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "evalbench-cli-live-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

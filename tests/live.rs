@@ -1,0 +1,343 @@
+//! The live backend against real redis-servers started on loopback ports: a traced live run gives
+//! exactly the reply, error text and data of a plain EVAL (over the whole differential corpus), the
+//! trace lists the calls, NOSCRIPT falls back to EVAL, read-only runs refuse writes, and connection
+//! failures give one clear line.
+
+mod common;
+
+use common::{all_cases, dump, normalize_keyspace, seed, Case, Conn, RedisServer};
+use evalbench::engine::live::{LiveBackend, LiveError, TargetSpec, WriteMode};
+use evalbench::engine::reply::Reply;
+use evalbench::engine::report::Outcome;
+use evalbench::engine::RunRequest;
+use serde_json::Value as Json;
+
+/// The traced copy shadows `redis` with a proxy table: `pairs` over it misses `call`/`pcall` (they are
+/// made per access, to know the calling line) and `rawset` on it is not refused (README).
+const PROXY_DIFFERENCES: &[&str] = &[
+    "scripting_api.cases: redis table keys",
+    "scripting_sandbox.cases: table.foreach over redis",
+    "scripting_sandbox.cases: rawset on redis",
+];
+
+fn backend(server: &RedisServer, resp3: bool) -> LiveBackend {
+    let target = TargetSpec {
+        url: Some(format!("redis://127.0.0.1:{}", server.port)),
+        resp3,
+        ..TargetSpec::default()
+    }
+    .resolve()
+    .expect("target");
+    LiveBackend::connect(target).expect("connect")
+}
+
+fn request(script: &str, keys: &[&str], argv: &[&str]) -> RunRequest {
+    RunRequest {
+        script: script.as_bytes().to_vec(),
+        keys: keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+        argv: argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+        ..RunRequest::default()
+    }
+}
+
+fn plain(conn: &mut Conn, case: &Case) -> (Json, Json) {
+    conn.cmd(&["HELLO", &case.resp.to_string()]);
+    conn.cmd(&["FLUSHALL"]);
+    conn.cmd(&["SCRIPT", "FLUSH"]);
+    seed(conn, &case.seed);
+    let numkeys = case.keys.len().to_string();
+    let mut args: Vec<&[u8]> = vec![b"EVAL", case.script.as_bytes(), numkeys.as_bytes()];
+    args.extend(case.keys.iter().map(|k| k.as_bytes()));
+    args.extend(case.argv.iter().map(|a| a.as_bytes()));
+    let reply = conn.cmd_bytes(&args);
+    conn.cmd(&["HELLO", "2"]);
+    (reply.to_json(), normalize_keyspace(&dump(conn)))
+}
+
+fn traced(conn: &mut Conn, live: &mut LiveBackend, case: &Case) -> (Json, Json) {
+    conn.cmd(&["FLUSHALL"]);
+    conn.cmd(&["SCRIPT", "FLUSH"]);
+    seed(conn, &case.seed);
+    let keys: Vec<&str> = case.keys.iter().map(String::as_str).collect();
+    let argv: Vec<&str> = case.argv.iter().map(String::as_str).collect();
+    let report = live
+        .run(&request(&case.script, &keys, &argv), WriteMode::Allowed)
+        .expect("live run");
+    (report.reply.to_json(), normalize_keyspace(&dump(conn)))
+}
+
+/// Every differential case, once as a plain EVAL on one fresh server and once as a traced live run on
+/// another (two servers, so Lua's random state advances the same way on each).
+#[test]
+fn traced_runs_match_plain_eval_over_the_corpus() {
+    let (Some(a), Some(b)) = (RedisServer::start(), RedisServer::start()) else {
+        return;
+    };
+    let mut plain_conn = a.connect();
+    let mut traced_conn = b.connect();
+    let mut live2 = backend(&b, false);
+    let mut live3 = backend(&b, true);
+    let filter = std::env::var("EVALBENCH_CASE").ok();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for case in &all_cases() {
+        let id = format!("{}: {}", case.file, case.name);
+        if filter.as_ref().is_some_and(|f| !id.contains(f.as_str())) {
+            continue;
+        }
+        ran += 1;
+        let expected = plain(&mut plain_conn, case);
+        let live = if case.resp == 3 {
+            &mut live3
+        } else {
+            &mut live2
+        };
+        let actual = traced(&mut traced_conn, live, case);
+        if expected != actual && !PROXY_DIFFERENCES.contains(&id.as_str()) {
+            failures.push(format!(
+                "--- {id}\nscript:\n{}\nplain  reply: {}\ntraced reply: {}\nplain  keyspace: {}\ntraced keyspace: {}\n",
+                case.script, expected.0, actual.0, expected.1, actual.1
+            ));
+        }
+    }
+    eprintln!(
+        "{ran} cases, {} differ between plain EVAL and a traced live run",
+        failures.len()
+    );
+    assert!(ran > 0);
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} cases differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn the_trace_lists_each_call_with_line_reply_keys_and_write() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut live = backend(&server, false);
+    let script = "local n = redis.call('INCR', KEYS[1])\nredis.pcall('GET', KEYS[1], 'extra')\nreturn redis.call('GET', KEYS[1])";
+    let report = live
+        .run(&request(script, &["c"], &[]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(report.reply, Reply::bulk("1"));
+    assert_eq!(report.outcome, Outcome::Returned);
+    let calls: Vec<(u32, String, Json, bool)> = report
+        .trace
+        .iter()
+        .map(|t| {
+            (
+                t.line,
+                t.command
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                t.reply.to_json(),
+                t.write,
+            )
+        })
+        .collect();
+    assert_eq!(calls.len(), 3);
+    assert_eq!(calls[0].0, 1);
+    assert_eq!(calls[0].1, "INCR c");
+    assert_eq!(calls[0].2, serde_json::json!({"int": 1}));
+    assert!(calls[0].3);
+    assert_eq!(calls[1].0, 2);
+    assert_eq!(
+        calls[1].2,
+        Reply::err("ERR Wrong number of args calling Redis command from script").to_json()
+    );
+    assert_eq!(calls[2].0, 3);
+    assert!(!calls[2].3);
+    assert_eq!(report.trace[0].keys, vec![b"c".to_vec()]);
+}
+
+#[test]
+fn errors_keep_the_users_sha_and_line() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["RPUSH", "l", "x"]);
+    let mut live = backend(&server, false);
+    let script = "\nlocal function f()\n  redis.call('GET', 'l')\nend\nf()";
+    let report = live
+        .run(&request(script, &[], &[]), WriteMode::Allowed)
+        .unwrap();
+    let sha = evalbench::engine::script::sha1_hex(script.as_bytes());
+    assert_eq!(
+        report.reply,
+        Reply::err(format!("WRONGTYPE Operation against a key holding the wrong kind of value script: {sha}, on @user_script:3."))
+    );
+    assert_eq!(report.error_line, Some(3));
+    assert_eq!(report.trace.len(), 1);
+    // A compile error is the plain script's own.
+    let report = live
+        .run(&request("return +", &[], &[]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(
+        report.reply,
+        Reply::err(
+            "ERR Error compiling script (new function): user_script:1: unexpected symbol near '+'"
+        )
+    );
+}
+
+#[test]
+fn noscript_falls_back_to_eval_then_evalsha_hits_the_cache() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    let mut live = backend(&server, false);
+    let script = "return ARGV[1]";
+    assert!(!live.is_cached(script.as_bytes()).unwrap());
+    let r = live
+        .run(&request(script, &[], &["a"]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(r.reply, Reply::bulk("a"));
+    assert!(live.is_cached(script.as_bytes()).unwrap());
+    conn.cmd(&["CONFIG", "RESETSTAT"]);
+    let r = live
+        .run(&request(script, &[], &["b"]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(r.reply, Reply::bulk("b"));
+    let stats = match conn.cmd(&["INFO", "commandstats"]) {
+        Reply::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("{other:?}"),
+    };
+    assert!(stats.contains("cmdstat_evalsha:calls=1"), "{stats}");
+    assert!(!stats.contains("cmdstat_eval:"), "{stats}");
+    // SCRIPT FLUSH on the server: the next run gets NOSCRIPT and sends the script again.
+    conn.cmd(&["SCRIPT", "FLUSH"]);
+    let r = live
+        .run(&request(script, &[], &["c"]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(r.reply, Reply::bulk("c"));
+}
+
+#[test]
+fn read_only_runs_refuse_writes_on_the_server() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    let mut live = backend(&server, false);
+    let r = live
+        .run(
+            &request("return redis.call('SET', KEYS[1], 'v')", &["k"], &[]),
+            WriteMode::ReadOnly,
+        )
+        .unwrap();
+    assert!(
+        matches!(&r.reply, Reply::Error(e) if e.starts_with("ERR Write commands are not allowed from read-only scripts.")),
+        "{:?}",
+        r.reply
+    );
+    assert_eq!(conn.cmd(&["EXISTS", "k"]), Reply::Int(0));
+    // `#!lua flags=no-writes` runs with EVAL_RO even when writes are allowed.
+    let r = live
+        .run(
+            &request(
+                "#!lua flags=no-writes\nreturn redis.call('SET', KEYS[1], 'v')",
+                &["k"],
+                &[],
+            ),
+            WriteMode::Allowed,
+        )
+        .unwrap();
+    assert!(r.reply.is_error(), "{:?}", r.reply);
+    assert_eq!(conn.cmd(&["EXISTS", "k"]), Reply::Int(0));
+}
+
+#[test]
+fn connection_failures_are_one_clear_line() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let target = TargetSpec {
+        url: Some(format!("redis://127.0.0.1:{port}")),
+        ..TargetSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    let Err(LiveError::Connect(message)) = LiveBackend::connect(target) else {
+        panic!("connected to a closed port");
+    };
+    assert_eq!(
+        message,
+        format!(
+            "127.0.0.1:{port}: connection refused (is the server running? check --server or -h/-p)"
+        )
+    );
+
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["CONFIG", "SET", "requirepass", "s3cret"]);
+    let target = TargetSpec {
+        url: Some(format!("redis://:wrong@127.0.0.1:{}", server.port)),
+        ..TargetSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    let Err(LiveError::Connect(message)) = LiveBackend::connect(target) else {
+        panic!("a wrong password connected");
+    };
+    assert!(message.contains("authentication failed"), "{message}");
+    assert!(
+        !message.contains("wrong@"),
+        "the password must not be printed: {message}"
+    );
+    let target = TargetSpec {
+        url: Some(format!("redis://127.0.0.1:{}", server.port)),
+        password: Some("s3cret".into()),
+        ..TargetSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    let live = LiveBackend::connect(target).expect("right password");
+    assert_eq!(live.server.product, "redis");
+    assert_eq!(live.server.role, "master");
+    assert_eq!(live.server.busy_threshold_ms, 5000);
+    assert!(!live.server.cluster);
+}
+
+#[test]
+fn a_read_timeout_and_a_killed_server_are_reported_not_hung() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+    let target = TargetSpec {
+        url: Some(format!("redis://127.0.0.1:{}", server.port)),
+        read_timeout_ms: Some(300),
+        ..TargetSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    let mut live = LiveBackend::connect(target).unwrap();
+    assert_eq!(live.server.busy_threshold_ms, 100);
+    let started = std::time::Instant::now();
+    let err = live
+        .run(&request("while true do end", &[], &[]), WriteMode::ReadOnly)
+        .unwrap_err();
+    assert!(err.to_string().contains("timed out"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // The script is still running: SCRIPT KILL from another connection stops it.
+    let mut killer = server.connect();
+    assert_eq!(killer.cmd(&["SCRIPT", "KILL"]), Reply::ok());
+    drop(server);
+    let err = live
+        .run(&request("return 1", &[], &[]), WriteMode::ReadOnly)
+        .unwrap_err();
+    assert!(matches!(err, LiveError::Lost(_)), "{err}");
+}
