@@ -117,3 +117,21 @@ fn tempdir() -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+#[test]
+fn a_replica_refuses_writes_even_with_yes() {
+    let (Some(primary), Some(replica)) = (RedisServer::start(), RedisServer::start()) else {
+        return;
+    };
+    let mut rconn = replica.connect();
+    assert_eq!(
+        rconn.cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]),
+        Reply::ok()
+    );
+    let dir = tempdir();
+    let set = script(&dir, "set.lua", "return redis.call('SET', KEYS[1], 'v')");
+    let url = format!("redis://127.0.0.1:{}", replica.port);
+    let (code, stdout, stderr) = run(&["--server", &url, "--yes", &set, "k"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("the server is a replica"), "{stderr}");
+}

@@ -338,3 +338,71 @@ fn a_read_timeout_and_a_killed_server_are_reported_not_hung() {
         .unwrap_err();
     assert!(matches!(err, LiveError::Lost(_)), "{err}");
 }
+
+#[test]
+fn acl_denials_and_replicas_are_explained() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    assert_eq!(
+        conn.cmd(&[
+            "ACL",
+            "SETUSER",
+            "viewer",
+            "on",
+            ">pw",
+            "~*",
+            "+@read",
+            "+info",
+            "+role",
+            "-eval",
+            "-evalsha",
+            "-eval_ro",
+            "-evalsha_ro"
+        ]),
+        Reply::ok()
+    );
+    let target = TargetSpec {
+        url: Some(format!("redis://viewer:pw@127.0.0.1:{}", server.port)),
+        ..TargetSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    let mut live = LiveBackend::connect(target).expect("viewer connects");
+    // CONFIG is denied to this user: the threshold falls back to the default, with a note.
+    assert_eq!(live.server.busy_threshold_ms, 5000);
+    assert!(
+        live.server
+            .notes
+            .iter()
+            .any(|n| n.contains("CONFIG GET busy-reply-threshold was refused")),
+        "{:?}",
+        live.server.notes
+    );
+    let report = live
+        .run(&request("return 1", &[], &[]), WriteMode::ReadOnly)
+        .unwrap();
+    assert!(
+        matches!(&report.reply, Reply::Error(e) if e.starts_with("NOPERM")),
+        "{:?}",
+        report.reply
+    );
+
+    let Some(replica) = RedisServer::start() else {
+        return;
+    };
+    let mut rconn = replica.connect();
+    assert_eq!(
+        rconn.cmd(&["REPLICAOF", "127.0.0.1", &server.port.to_string()]),
+        Reply::ok()
+    );
+    let live = backend(&replica, false);
+    assert_eq!(live.server.role, "slave");
+    assert!(live.server.is_replica());
+    assert!(
+        live.server.summary().contains("replica"),
+        "{}",
+        live.server.summary()
+    );
+}

@@ -36,9 +36,17 @@ pub struct Instrumented {
 /// Scripts that never name a function able to enumerate or raw-write a table cannot tell the proxy
 /// from `redis`; for them the prelude skips copying `redis`'s fields into it (about 1 µs a run).
 fn may_inspect_redis_table(script: &[u8]) -> bool {
-    [&b"pairs"[..], b"next", b"foreach", b"rawset", b"rawget", b"load", b"getfenv"]
-        .iter()
-        .any(|name| script.windows(name.len()).any(|w| w == *name))
+    [
+        &b"pairs"[..],
+        b"next",
+        b"foreach",
+        b"rawset",
+        b"rawget",
+        b"load",
+        b"getfenv",
+    ]
+    .iter()
+    .any(|name| script.windows(name.len()).any(|w| w == *name))
 }
 
 fn prelude(user_sha: &str, copy_fields: bool) -> String {
