@@ -92,6 +92,21 @@ pub struct RunArgs {
     /// Database number (as redis-cli -n).
     #[arg(short = 'n', value_name = "DB")]
     pub db: Option<i64>,
+    /// Connect with TLS (as redis-cli --tls; a rediss:// URL does the same).
+    #[arg(long)]
+    pub tls: bool,
+    /// CA certificate (PEM) to verify the server with, instead of the system's roots.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// Client certificate (PEM) for mutual TLS, with --key.
+    #[arg(long, value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+    /// Client private key (PEM), with --cert.
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// Do not verify the server's certificate (as redis-cli --insecure).
+    #[arg(long)]
+    pub insecure: bool,
     /// Allow a live run to write (without it, a script that would write is refused).
     #[arg(long)]
     pub yes: bool,

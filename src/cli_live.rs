@@ -18,7 +18,8 @@ pub fn target_spec(args: &RunArgs) -> Result<Option<TargetSpec>, CliError> {
         || args.pass.is_some()
         || args.user.is_some()
         || args.askpass
-        || args.db.is_some();
+        || args.db.is_some()
+        || args.tls;
     if !wants_live {
         if args.yes {
             return Err(CliError::input(
@@ -48,6 +49,11 @@ pub fn target_spec(args: &RunArgs) -> Result<Option<TargetSpec>, CliError> {
         resp3: args.resp == 3,
         connect_timeout_ms: None,
         read_timeout_ms: None,
+        tls: args.tls || args.cacert.is_some() || args.cert.is_some(),
+        cacert: args.cacert.clone(),
+        cert: args.cert.clone(),
+        key: args.key.clone(),
+        insecure: args.insecure,
     }))
 }
 

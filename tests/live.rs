@@ -406,3 +406,136 @@ fn acl_denials_and_replicas_are_explained() {
         live.server.summary()
     );
 }
+
+/// A CA and a server certificate for 127.0.0.1, made with openssl in `dir`.
+fn make_certificates(dir: &std::path::Path) -> bool {
+    let run = |args: &[&str]| {
+        std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1",
+    )
+    .unwrap();
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=evalbench test CA",
+    ]) && run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]) && run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ])
+}
+
+#[test]
+fn tls_with_a_ca_file_works_and_an_unknown_ca_is_one_clear_line() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("evalbench-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    if !make_certificates(&dir) {
+        assert!(
+            std::env::var("CI").is_err(),
+            "openssl is needed for the TLS test"
+        );
+        eprintln!("NOTICE: skipping the TLS test: openssl failed");
+        return;
+    }
+    let tls_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let path = |f: &str| dir.join(f).display().to_string();
+    let mut conn = server.connect();
+    let reply = conn.cmd(&[
+        "CONFIG",
+        "SET",
+        "tls-cert-file",
+        &path("server.crt"),
+        "tls-key-file",
+        &path("server.key"),
+        "tls-ca-cert-file",
+        &path("ca.crt"),
+        "tls-auth-clients",
+        "no",
+        "tls-port",
+        &tls_port.to_string(),
+    ]);
+    assert_eq!(reply, Reply::ok());
+    let spec = |cacert: Option<std::path::PathBuf>| TargetSpec {
+        host: Some("127.0.0.1".into()),
+        port: Some(tls_port),
+        tls: true,
+        cacert,
+        ..TargetSpec::default()
+    };
+    let mut live = LiveBackend::connect(spec(Some(dir.join("ca.crt"))).resolve().unwrap())
+        .expect("TLS connect");
+    assert!(
+        live.target.display.ends_with("(TLS)"),
+        "{}",
+        live.target.display
+    );
+    let report = live
+        .run(
+            &request("return redis.call('PING')", &[], &[]),
+            WriteMode::ReadOnly,
+        )
+        .unwrap();
+    assert_eq!(report.reply, Reply::Status("PONG".into()));
+    // Without the CA the server's certificate is not trusted.
+    let Err(LiveError::Connect(message)) = LiveBackend::connect(spec(None).resolve().unwrap())
+    else {
+        panic!("an untrusted certificate was accepted");
+    };
+    assert!(message.contains("TLS failed"), "{message}");
+    // --insecure skips verification.
+    let insecure = TargetSpec {
+        insecure: true,
+        ..spec(None)
+    };
+    LiveBackend::connect(insecure.resolve().unwrap()).expect("insecure TLS connect");
+    let _ = std::fs::remove_dir_all(&dir);
+}

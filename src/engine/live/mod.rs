@@ -31,6 +31,8 @@ pub struct Target {
     pub connect_timeout: Duration,
     /// How long to wait for a reply (a script may run up to the busy threshold and beyond).
     pub read_timeout: Option<Duration>,
+    /// CA and client certificate for TLS (None: the system's roots, no client certificate).
+    pub tls: Option<redis::TlsCertificates>,
 }
 
 impl std::fmt::Debug for Target {
@@ -51,6 +53,19 @@ pub struct TargetSpec {
     pub resp3: bool,
     pub connect_timeout_ms: Option<u64>,
     pub read_timeout_ms: Option<u64>,
+    /// TLS (as `rediss://`), as redis-cli --tls.
+    pub tls: bool,
+    /// PEM files: the CA to trust, and a client certificate and key (mutual TLS).
+    pub cacert: Option<std::path::PathBuf>,
+    pub cert: Option<std::path::PathBuf>,
+    pub key: Option<std::path::PathBuf>,
+    /// Do not verify the server's certificate (redis-cli --insecure).
+    pub insecure: bool,
+}
+
+fn read_pem(path: &std::path::Path, what: &str) -> Result<Vec<u8>, LiveError> {
+    std::fs::read(path)
+        .map_err(|e| LiveError::Connect(format!("{}: cannot read the {what}: {e}", path.display())))
 }
 
 impl TargetSpec {
@@ -62,11 +77,20 @@ impl TargetSpec {
                 _ => "redis://127.0.0.1:6379".into(),
             },
             (None, host, port) => format!(
-                "redis://{}:{}",
+                "{}://{}:{}",
+                if self.tls { "rediss" } else { "redis" },
                 host.as_deref().unwrap_or("127.0.0.1"),
                 port.unwrap_or(6379)
             ),
         };
+        let mut url = if self.tls && url.starts_with("redis://") {
+            url.replacen("redis://", "rediss://", 1)
+        } else {
+            url
+        };
+        if self.insecure && url.starts_with("rediss://") && !url.contains("#insecure") {
+            url.push_str("#insecure");
+        }
         let mut info: redis::ConnectionInfo = url.as_str().into_connection_info().map_err(|e| {
             LiveError::Connect(format!(
                 "invalid server address '{}': {}; expected redis://[user:password@]host:port[/db], rediss://... or unix:///path/to/socket",
@@ -94,7 +118,32 @@ impl TargetSpec {
             redis::ConnectionAddr::Unix(path) => path.display().to_string(),
             other => format!("{other:?}"),
         };
+        let tls = if self.cacert.is_some() || self.cert.is_some() {
+            let client_tls =
+                match (&self.cert, &self.key) {
+                    (Some(cert), Some(key)) => Some(redis::ClientTlsConfig {
+                        client_cert: read_pem(cert, "client certificate (--cert)")?,
+                        client_key: read_pem(key, "client key (--key)")?,
+                    }),
+                    (None, None) => None,
+                    _ => return Err(LiveError::Connect(
+                        "--cert and --key go together (the client certificate and its private key)"
+                            .into(),
+                    )),
+                };
+            let root_cert = match &self.cacert {
+                Some(path) => Some(read_pem(path, "CA certificate (--cacert)")?),
+                None => None,
+            };
+            Some(redis::TlsCertificates {
+                client_tls,
+                root_cert,
+            })
+        } else {
+            None
+        };
         Ok(Target {
+            tls,
             info,
             display,
             connect_timeout: Duration::from_millis(
@@ -147,6 +196,10 @@ pub fn describe_error(e: &redis::RedisError, target: &str) -> String {
     }
     if code == "NOPERM" || text.contains("NOPERM") {
         return format!("{target}: denied by the server's ACL: {detail} (ask for the permission or use another user)");
+    }
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
+        return format!("{target}: TLS failed: {text} (check --cacert, --cert/--key, and that this is the server's TLS port)");
     }
     if e.is_io_error() || e.is_connection_dropped() {
         return format!("{target}: connection lost: {text}");
@@ -570,8 +623,13 @@ fn annotate(trace: &mut [crate::engine::report::TraceEntry]) {
 }
 
 fn open(target: &Target) -> Result<redis::Connection, LiveError> {
-    let client = redis::Client::open(target.info.clone())
-        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    // rustls needs a process-wide crypto provider; installing it twice is harmless.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = match &target.tls {
+        Some(certs) => redis::Client::build_with_tls(target.info.clone(), certs.clone()),
+        None => redis::Client::open(target.info.clone()),
+    }
+    .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
     let con = client
         .get_connection_with_timeout(target.connect_timeout)
         .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
