@@ -21,6 +21,11 @@ impl RedisServer {
     /// Start a server, or `None` (with a notice) when redis-server is not installed outside CI.
     /// Under `CI=true` a missing server is a failure.
     pub fn start() -> Option<RedisServer> {
+        RedisServer::start_with(&[])
+    }
+
+    /// `start` with extra redis-server arguments (`PORT` in them is replaced by the chosen port).
+    pub fn start_with(extra: &[&str]) -> Option<RedisServer> {
         let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         let port = TcpListener::bind("127.0.0.1:0")
             .ok()?
@@ -38,6 +43,7 @@ impl RedisServer {
                 "--appendonly",
                 "no",
             ])
+            .args(extra.iter().map(|a| a.replace("PORT", &port.to_string())))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn();

@@ -293,10 +293,25 @@ pub enum WriteMode {
 }
 
 /// A connection to one server and what it said about itself.
+/// One server, or a cluster (commands routed by the slot of their first key).
+enum Con {
+    Single(redis::Connection),
+    Cluster(Box<redis::cluster::ClusterConnection>),
+}
+
+impl Con {
+    fn req_command(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
+        match self {
+            Con::Single(c) => c.req_command(cmd),
+            Con::Cluster(c) => c.req_command(cmd),
+        }
+    }
+}
+
 pub struct LiveBackend {
     pub target: Target,
     pub server: ServerInfo,
-    con: redis::Connection,
+    con: Con,
     protocol: Protocol,
     /// Record a trace (send the instrumented copy); off: the user's script is sent as is.
     pub tracing: bool,
@@ -306,7 +321,7 @@ pub struct LiveBackend {
 
 impl LiveBackend {
     pub fn connect(target: Target) -> Result<LiveBackend, LiveError> {
-        let con = open(&target)?;
+        let con = Con::Single(open(&target)?);
         let protocol = match target.info.redis_settings().protocol() {
             redis::ProtocolVersion::RESP3 => Protocol::Resp3,
             _ => Protocol::Resp2,
@@ -328,6 +343,9 @@ impl LiveBackend {
             last: None,
         };
         backend.server = backend.discover()?;
+        if backend.server.cluster {
+            backend.con = Con::Cluster(Box::new(open_cluster(&backend.target)?));
+        }
         Ok(backend)
     }
 
@@ -339,11 +357,28 @@ impl LiveBackend {
         }
         match self.con.req_command(&cmd) {
             Ok(v) => Ok(to_reply(v)),
+            // The cluster client returns the server's error replies as errors.
+            Err(e) if matches!(e.kind(), redis::ErrorKind::Server(_)) => {
+                Ok(Reply::Error(match (e.code(), e.detail()) {
+                    (Some(code), Some(detail)) => format!("{code} {detail}"),
+                    (Some(code), None) => code.to_string(),
+                    _ => e.to_string(),
+                }))
+            }
             Err(e) => {
                 let message = describe_error(&e, &self.target.display);
                 // One reconnect attempt: the next command works again if the server is back.
-                if let Ok(con) = open(&self.target) {
-                    self.con = con;
+                match &mut self.con {
+                    Con::Single(c) => {
+                        if let Ok(con) = open(&self.target) {
+                            *c = con;
+                        }
+                    }
+                    Con::Cluster(c) => {
+                        if let Ok(con) = open_cluster(&self.target) {
+                            **c = con;
+                        }
+                    }
                 }
                 Err(LiveError::Lost(message))
             }
@@ -491,6 +526,16 @@ impl LiveBackend {
         } else {
             mode
         };
+        if self.server.cluster && !flags.allow_cross_slot_keys {
+            if let Some(refusal) = cross_slot(&request.keys) {
+                return Ok(refused_report(
+                    sha1_hex(&request.script),
+                    Reply::Error(refusal),
+                    self.protocol,
+                    self.server.busy_threshold_ms,
+                ));
+            }
+        }
         let copy = if self.tracing {
             self.instrumented(&request.script)
         } else {
@@ -612,6 +657,48 @@ impl LiveBackend {
     }
 }
 
+/// The refusal text when KEYS span several hash slots (checked before sending, as the cluster would
+/// refuse it), with each key's slot.
+pub fn cross_slot(keys: &[Vec<u8>]) -> Option<String> {
+    let slots: Vec<u16> = keys.iter().map(|k| lint::hash_slot(k)).collect();
+    if slots.windows(2).all(|w| w[0] == w[1]) {
+        return None;
+    }
+    let listed: Vec<String> = keys
+        .iter()
+        .zip(&slots)
+        .map(|(k, s)| format!("{} -> slot {s}", String::from_utf8_lossy(k)))
+        .collect();
+    Some(format!(
+        "CROSSSLOT Keys in request don't hash to the same slot (evalbench did not send the script: {}; put a common {{hash tag}} in the keys)",
+        listed.join(", ")
+    ))
+}
+
+fn refused_report(
+    sha1: String,
+    reply: Reply,
+    protocol: Protocol,
+    busy_threshold_ms: u64,
+) -> RunReport {
+    RunReport {
+        sha1,
+        reply,
+        protocol,
+        notes: Vec::new(),
+        trace: Vec::new(),
+        elapsed_ns: 0,
+        first_write_ns: None,
+        busy_threshold_ms,
+        warnings: Vec::new(),
+        logs: Vec::new(),
+        snapshots: Vec::new(),
+        lua_value: None,
+        outcome: Outcome::Refused,
+        error_line: None,
+    }
+}
+
 /// Fill keys and the write flag from Redis 7.0.15's command table.
 fn annotate(trace: &mut [crate::engine::report::TraceEntry]) {
     for entry in trace {
@@ -620,6 +707,20 @@ fn annotate(trace: &mut [crate::engine::report::TraceEntry]) {
             entry.write = write;
         }
     }
+}
+
+fn open_cluster(target: &Target) -> Result<redis::cluster::ClusterConnection, LiveError> {
+    let mut builder = redis::cluster::ClusterClientBuilder::new(vec![target.info.clone()])
+        .connection_timeout(target.connect_timeout);
+    if let Some(certs) = &target.tls {
+        builder = builder.certs(certs.clone());
+    }
+    let client = builder
+        .build()
+        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    client
+        .get_connection()
+        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))
 }
 
 fn open(target: &Target) -> Result<redis::Connection, LiveError> {
