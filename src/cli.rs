@@ -37,40 +37,16 @@ pub enum Command {
     /// Run a script once (or --repeat N times) in the sandbox, or on a live server, and print the report.
     #[command(after_help = RUN_HELP, disable_help_flag = true)]
     Run(RunArgs),
+    /// Copy keys from a live server into a keyspace JSON file for the sandbox (bounded, type-aware reads).
+    #[command(after_help = COPY_HELP, disable_help_flag = true)]
+    Copy(CopyArgs),
 }
 
 const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli, or REDIS_URL): the same report, with the\ntrace recorded by a traced copy of the script (same reply, errors and data as a plain EVAL). Runs are\nguarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
 
-#[derive(Args, Debug)]
-pub struct RunArgs {
-    /// Seed keyspace (JSON: {"key": "value" | {"type", "value", "ttl_ms"}}).
-    #[arg(long, value_name = "FILE")]
-    pub keyspace: Option<PathBuf>,
-    /// Print one JSON object instead of the text report.
-    #[arg(long)]
-    pub json: bool,
-    /// Include the keyspace after the run.
-    #[arg(long)]
-    pub dump_keyspace: bool,
-    /// The caller's protocol: 2, or 3 as after HELLO 3.
-    #[arg(long, value_name = "2|3", default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=3))]
-    pub resp: u8,
-    /// Stop the script with Redis's kill error after this many milliseconds (0: never).
-    #[arg(long, value_name = "MS", default_value_t = crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS)]
-    pub busy_threshold: u64,
-    /// Run N times on the same VM, resetting the keyspace to the seed before each run, and report timings.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-    pub repeat: u64,
-    /// Do not record the trace nor describe the returned Lua value (for timing with --repeat; on a live
-    /// server: send the script as is, untraced).
-    #[arg(long)]
-    pub no_trace: bool,
-    /// Run as EVAL_RO: write commands are refused.
-    #[arg(long)]
-    pub read_only: bool,
-    /// Take KEYS, ARGV and the seed keyspace from the script's sidecar (SCRIPT.json, as the samples have).
-    #[arg(long)]
-    pub sidecar: bool,
+/// Where the live server is, as redis-cli takes it.
+#[derive(Args, Debug, Default, Clone)]
+pub struct ServerArgs {
     /// Run on a live server: redis://[user:password@]host:port[/db] or unix:///path (default: REDIS_URL).
     #[arg(long, value_name = "URL")]
     pub server: Option<String>,
@@ -107,6 +83,54 @@ pub struct RunArgs {
     /// Do not verify the server's certificate (as redis-cli --insecure).
     #[arg(long)]
     pub insecure: bool,
+}
+
+const COPY_HELP: &str = "Prints keyspace JSON (the --keyspace format) with each key's type, value and TTL, to debug a\nscript offline against real data. Reads are bounded: a key above 10,000 elements or 1 MiB is refused\n(exit 2) with the reason; missing keys are left out.\n\nExamples:\n  evalbench copy --server redis://10.0.0.5:6379 user:42 cart:42 > seed.json\n  evalbench run --keyspace seed.json checkout.lua user:42 cart:42 , 3";
+
+#[derive(Args, Debug)]
+pub struct CopyArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+    /// The keys to copy.
+    #[arg(value_name = "KEY", required = true, num_args = 1..)]
+    pub keys: Vec<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Seed keyspace (JSON: {"key": "value" | {"type", "value", "ttl_ms"}}).
+    #[arg(long, value_name = "FILE")]
+    pub keyspace: Option<PathBuf>,
+    /// Print one JSON object instead of the text report.
+    #[arg(long)]
+    pub json: bool,
+    /// Include the keyspace after the run.
+    #[arg(long)]
+    pub dump_keyspace: bool,
+    /// The caller's protocol: 2, or 3 as after HELLO 3.
+    #[arg(long, value_name = "2|3", default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub resp: u8,
+    /// Stop the script with Redis's kill error after this many milliseconds (0: never).
+    #[arg(long, value_name = "MS", default_value_t = crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS)]
+    pub busy_threshold: u64,
+    /// Run N times on the same VM, resetting the keyspace to the seed before each run, and report timings.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub repeat: u64,
+    /// Do not record the trace nor describe the returned Lua value (for timing with --repeat; on a live
+    /// server: send the script as is, untraced).
+    #[arg(long)]
+    pub no_trace: bool,
+    /// Run as EVAL_RO: write commands are refused.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Take KEYS, ARGV and the seed keyspace from the script's sidecar (SCRIPT.json, as the samples have).
+    #[arg(long)]
+    pub sidecar: bool,
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Allow a live run to write (without it, a script that would write is refused).
     #[arg(long)]
     pub yes: bool,
@@ -134,7 +158,7 @@ impl CliError {
     }
 }
 
-fn os_bytes(s: &OsString) -> Vec<u8> {
+pub fn os_bytes(s: &OsString) -> Vec<u8> {
     use std::os::unix::ffi::OsStrExt;
     s.as_os_str().as_bytes().to_vec()
 }

@@ -2,7 +2,8 @@
 //! (a sandbox dry run on a bounded copy of the declared keys), the traced run, the same report.
 
 use crate::cli::{
-    render_text, CliError, RunArgs, EXIT_BACKEND, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
+    render_text, CliError, CopyArgs, RunArgs, ServerArgs, EXIT_BACKEND, EXIT_BAD_INPUT,
+    EXIT_ERROR_REPLY, EXIT_OK,
 };
 use crate::engine::keyspace::{keyspace_to_json, Db};
 use crate::engine::live::copy::{copy_keys, CopyError, CopyLimits};
@@ -12,6 +13,17 @@ use crate::engine::{RunRequest, Sandbox};
 /// The live target the options name, or None to run in the sandbox. REDIS_URL alone does not switch
 /// to a live server: `--server` (or -h/-p/-a/--user/-n/--askpass) does, and then REDIS_URL is its default.
 pub fn target_spec(args: &RunArgs) -> Result<Option<TargetSpec>, CliError> {
+    let spec = server_spec(&args.server, args.resp == 3)?;
+    if spec.is_none() && args.yes {
+        return Err(CliError::input(
+            "--yes allows writes on a live server; give --server URL (or -h/-p) too",
+        ));
+    }
+    Ok(spec)
+}
+
+/// The target the connection options name, or None when none is given.
+pub fn server_spec(args: &ServerArgs, resp3: bool) -> Result<Option<TargetSpec>, CliError> {
     let wants_live = args.server.is_some()
         || args.host.is_some()
         || args.port.is_some()
@@ -21,11 +33,6 @@ pub fn target_spec(args: &RunArgs) -> Result<Option<TargetSpec>, CliError> {
         || args.db.is_some()
         || args.tls;
     if !wants_live {
-        if args.yes {
-            return Err(CliError::input(
-                "--yes allows writes on a live server; give --server URL (or -h/-p) too",
-            ));
-        }
         return Ok(None);
     }
     let mut password = args
@@ -46,7 +53,7 @@ pub fn target_spec(args: &RunArgs) -> Result<Option<TargetSpec>, CliError> {
         user: args.user.clone(),
         password,
         db: args.db,
-        resp3: args.resp == 3,
+        resp3,
         connect_timeout_ms: None,
         read_timeout_ms: None,
         tls: args.tls || args.cacert.is_some() || args.cert.is_some(),
@@ -186,4 +193,20 @@ pub fn run_live(
         text
     };
     Ok((code, out))
+}
+
+/// `evalbench copy`: keys from a live server as keyspace JSON.
+pub fn copy_command(args: &CopyArgs) -> Result<(i32, String), CliError> {
+    let spec = server_spec(&args.server, false)?.unwrap_or_default();
+    let target = spec.resolve().map_err(|e| CliError::input(e.to_string()))?;
+    let mut live = LiveBackend::connect(target).map_err(backend_error)?;
+    let keys: Vec<Vec<u8>> = args.keys.iter().map(crate::cli::os_bytes).collect();
+    let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
+    let mut db = Db::new();
+    copy_keys(&mut live, &keys, &mut db, &CopyLimits::default(), now).map_err(|e| match e {
+        CopyError::Live(e) => backend_error(e),
+        other => CliError::input(other.to_string()),
+    })?;
+    let json = serde_json::to_string_pretty(&keyspace_to_json(&db, now)).expect("JSON");
+    Ok((EXIT_OK, json + "\n"))
 }

@@ -19,6 +19,7 @@ fn main() {
         .stack_size(256 << 20)
         .spawn(move || match &parsed.command {
             Some(Command::Run(args)) => cli::run_command(args),
+            Some(Command::Copy(args)) => evalbench::cli_live::copy_command(args),
             None => cli::run_demo(),
         });
     let result = worker

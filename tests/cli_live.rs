@@ -135,3 +135,72 @@ fn a_replica_refuses_writes_even_with_yes() {
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(stderr.contains("the server is a replica"), "{stderr}");
 }
+
+#[test]
+fn copy_writes_keyspace_json_the_sandbox_loads() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["HSET", "user:1", "name", "Ada", "visits", "3"]);
+    conn.cmd(&["RPUSH", "queue", "a", "b"]);
+    conn.cmd(&["SET", "session", "abc", "EX", "100"]);
+    let port = server.port.to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["copy", "-p", &port, "user:1", "queue", "session", "missing"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        json["user:1"],
+        serde_json::json!({"type": "hash", "value": {"name": "Ada", "visits": "3"}})
+    );
+    assert_eq!(
+        json["queue"],
+        serde_json::json!({"type": "list", "value": ["a", "b"]})
+    );
+    assert_eq!(json["session"]["value"], "abc");
+    assert!(json["session"]["ttl_ms"]
+        .as_i64()
+        .is_some_and(|t| t > 90_000 && t <= 100_000));
+    assert!(json.get("missing").is_none());
+    // The copy seeds the sandbox.
+    let dir = tempdir();
+    let seed = dir.join("seed.json");
+    std::fs::write(&seed, &out.stdout).unwrap();
+    let s = script(
+        &dir,
+        "visits.lua",
+        "return redis.call('HINCRBY', KEYS[1], 'visits', 1)",
+    );
+    let (code, stdout, stderr) = run(&[
+        "--keyspace",
+        &seed.display().to_string(),
+        "--json",
+        &s,
+        "user:1",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["reply"], serde_json::json!({"int": 4}));
+    // A key above the limit is refused with the reason.
+    let big: Vec<String> = (0..10_001).map(|i| i.to_string()).collect();
+    let mut args = vec!["SADD", "big"];
+    args.extend(big.iter().map(String::as_str));
+    conn.cmd(&args);
+    let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["copy", "-p", &port, "big"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "evalbench: key 'big' is a set of 10001 members, above the copy limit of 10000; copy refused"
+    );
+}
