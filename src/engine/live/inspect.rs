@@ -142,7 +142,8 @@ impl KeyScan {
 }
 
 /// The inspector's first screen: step until `want` keys, `max_calls` SCAN calls or the end. Returns
-/// the scan too, to continue from where it stopped.
+/// every key found (the last call may bring more than `want`; none is dropped) and the scan, to
+/// continue from where it stopped.
 pub fn first_page(
     live: &mut LiveBackend,
     pattern: Option<&[u8]>,
