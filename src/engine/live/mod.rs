@@ -2,6 +2,7 @@
 //! (see `instrument`), bounded type-aware copies of keys into the sandbox (`copy`), and server discovery.
 
 pub mod copy;
+pub mod inspect;
 pub mod instrument;
 
 use crate::engine::reply::{Protocol, Reply};
@@ -20,6 +21,9 @@ pub enum LiveError {
     Connect(String),
     #[error("{0}")]
     Lost(String),
+    /// The server refused a command the engine sent on its own (WRONGTYPE, NOPERM, ...).
+    #[error("{0}")]
+    Server(String),
 }
 
 /// Where to connect; the password is kept in memory only and never printed.
@@ -379,6 +383,32 @@ impl LiveBackend {
                             **c = con;
                         }
                     }
+                }
+                Err(LiveError::Lost(message))
+            }
+        }
+    }
+
+    /// Send several commands in one write and read all their replies (one round trip); server errors
+    /// stay replies, in place.
+    pub fn pipeline(&mut self, commands: &[Vec<Vec<u8>>]) -> Result<Vec<Reply>, LiveError> {
+        if commands.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut packed = Vec::new();
+        for args in commands {
+            let mut cmd = redis::Cmd::new();
+            for a in args {
+                cmd.arg(a.as_slice());
+            }
+            cmd.write_packed_command(&mut packed);
+        }
+        match self.con.req_packed_commands(&packed, 0, commands.len()) {
+            Ok(values) => Ok(values.into_iter().map(to_reply).collect()),
+            Err(e) => {
+                let message = describe_error(&e, &self.target.display);
+                if let Ok(con) = open(&self.target) {
+                    self.con = con;
                 }
                 Err(LiveError::Lost(message))
             }
