@@ -26,11 +26,22 @@ impl RedisServer {
 
     /// `start` with extra redis-server arguments (`PORT` in them is replaced by the chosen port).
     pub fn start_with(extra: &[&str]) -> Option<RedisServer> {
+        // Tests start servers in parallel: a port found free may be taken by another test's server
+        // before ours binds it. Ours then exits; try another port.
+        for _ in 0..5 {
+            match RedisServer::try_start(extra) {
+                Ok(server) => return server,
+                Err(()) => continue,
+            }
+        }
+        panic!("could not start redis-server on a free port after 5 attempts");
+    }
+
+    fn try_start(extra: &[&str]) -> Result<Option<RedisServer>, ()> {
         let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         let port = TcpListener::bind("127.0.0.1:0")
-            .ok()?
-            .local_addr()
-            .ok()?
+            .and_then(|l| l.local_addr())
+            .map_err(|_| ())?
             .port();
         let spawned = Command::new(&binary)
             .args([
@@ -54,15 +65,28 @@ impl RedisServer {
                     panic!("CI=true but {binary} could not be started: {e}");
                 }
                 eprintln!("NOTICE: skipping differential tests: {binary} not available ({e}); install redis-server");
-                return None;
+                return Ok(None);
             }
         };
-        let server = RedisServer { child, port };
+        let mut server = RedisServer { child, port };
+        let pid = format!("process_id:{}", server.child.id());
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
+            if matches!(server.child.try_wait(), Ok(Some(_))) {
+                return Err(()); // exited: the port was taken
+            }
             if let Ok(mut c) = server.try_connect() {
-                if c.cmd(&["PING"]) == Reply::Status("PONG".into()) {
-                    return Some(server);
+                if let Reply::Bulk(info) = c.cmd(&["INFO", "server"]) {
+                    if String::from_utf8_lossy(&info)
+                        .lines()
+                        .any(|l| l.trim() == pid)
+                    {
+                        return Ok(Some(server));
+                    }
+                    // Another test's server answers on this port: ours will fail to bind.
+                    let _ = server.child.kill();
+                    let _ = server.child.wait();
+                    return Err(());
                 }
             }
             std::thread::sleep(Duration::from_millis(20));

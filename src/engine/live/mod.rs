@@ -371,19 +371,7 @@ impl LiveBackend {
             }
             Err(e) => {
                 let message = describe_error(&e, &self.target.display);
-                // One reconnect attempt: the next command works again if the server is back.
-                match &mut self.con {
-                    Con::Single(c) => {
-                        if let Ok(con) = open(&self.target) {
-                            *c = con;
-                        }
-                    }
-                    Con::Cluster(c) => {
-                        if let Ok(con) = open_cluster(&self.target) {
-                            **c = con;
-                        }
-                    }
-                }
+                self.reconnect();
                 Err(LiveError::Lost(message))
             }
         }
@@ -395,6 +383,16 @@ impl LiveBackend {
         if commands.is_empty() {
             return Ok(Vec::new());
         }
+        let Con::Single(con) = &mut self.con else {
+            // A cluster routes each command to its key's node: send them one by one.
+            return commands
+                .iter()
+                .map(|args| {
+                    let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+                    self.command(&args)
+                })
+                .collect();
+        };
         let mut packed = Vec::new();
         for args in commands {
             let mut cmd = redis::Cmd::new();
@@ -403,14 +401,28 @@ impl LiveBackend {
             }
             cmd.write_packed_command(&mut packed);
         }
-        match self.con.req_packed_commands(&packed, 0, commands.len()) {
+        match con.req_packed_commands(&packed, 0, commands.len()) {
             Ok(values) => Ok(values.into_iter().map(to_reply).collect()),
             Err(e) => {
                 let message = describe_error(&e, &self.target.display);
-                if let Ok(con) = open(&self.target) {
-                    self.con = con;
-                }
+                self.reconnect();
                 Err(LiveError::Lost(message))
+            }
+        }
+    }
+
+    /// One reconnect attempt after a failure: the next command works again if the server is back.
+    fn reconnect(&mut self) {
+        match &mut self.con {
+            Con::Single(c) => {
+                if let Ok(con) = open(&self.target) {
+                    *c = con;
+                }
+            }
+            Con::Cluster(c) => {
+                if let Ok(con) = open_cluster(&self.target) {
+                    **c = con;
+                }
             }
         }
     }
