@@ -30,6 +30,10 @@ pub struct Cli {
     /// The theme of the workbench (dark, light).
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
+    /// Run scripts on a live server (read-only: writes are refused after a sandbox dry run) instead of
+    /// the embedded sandbox: redis://[user:password@]host:port[/db].
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]

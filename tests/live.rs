@@ -539,3 +539,51 @@ fn tls_with_a_ca_file_works_and_an_unknown_ca_is_one_clear_line() {
     LiveBackend::connect(insecure.resolve().unwrap()).expect("insecure TLS connect");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The workbench's engine thread on a live server: reads run traced as EVAL_RO, a write is refused
+/// after a sandbox dry run whose trace and keyspace diff are shown; the server's data is untouched.
+#[test]
+fn the_workbench_worker_runs_live_read_only() {
+    use evalbench::engine::keyspace::Db;
+    use evalbench::tui::worker::{EngineCommand, EngineEvent, Worker};
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["SET", "counter", "7"]);
+    let worker = Worker::start_with(Some(backend(&server, false)));
+    let mut run = |id: u64, script: &str| {
+        worker.send(EngineCommand::Run {
+            id,
+            request: request(script, &["counter"], &[]),
+            seed: Db::new(),
+            busy_threshold_ms: 5000,
+        });
+        match worker
+            .events
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("a report")
+        {
+            EngineEvent::Finished(result) => result,
+            _ => panic!("expected a finished run"),
+        }
+    };
+    let read = run(1, "return redis.call('GET', KEYS[1])");
+    assert_eq!(read.report.reply, Reply::bulk("7"));
+    assert_eq!(read.report.trace.len(), 1);
+    assert!(read.before.contains(b"counter", 0));
+
+    let write = run(2, "return redis.call('INCR', KEYS[1])");
+    assert_eq!(write.report.outcome, Outcome::Refused);
+    assert!(
+        matches!(&write.report.reply, Reply::Error(e) if e.starts_with("evalbench: not sent to the live server: a dry run in the sandbox on a copy of KEYS writes (line 1: INCR counter)")),
+        "{:?}",
+        write.report.reply
+    );
+    assert_eq!(write.report.trace.len(), 1, "the dry run's trace is shown");
+    assert_ne!(
+        write.before, write.after,
+        "the dry run's keyspace diff is shown"
+    );
+    assert_eq!(conn.cmd(&["GET", "counter"]), Reply::bulk("7"));
+}

@@ -151,6 +151,8 @@ pub struct App {
     pub now_ms: i64,
     pub status: String,
     pub quit: bool,
+    /// What runs the scripts, for the status bar ("sandbox", or the live server).
+    pub backend_label: String,
     next_run_id: u64,
 }
 
@@ -180,6 +182,7 @@ impl App {
             now_ms: 0,
             status,
             quit: false,
+            backend_label: "sandbox".into(),
             next_run_id: 1,
         }
     }

@@ -29,6 +29,8 @@ const AUTOSAVE_EVERY: Duration = Duration::from_secs(3);
 pub struct TuiOptions {
     pub file: Option<PathBuf>,
     pub theme: Option<String>,
+    /// Run scripts on this live server (read-only) instead of the sandbox.
+    pub server: Option<crate::engine::live::TargetSpec>,
 }
 
 /// Carry out effects against the worker.
@@ -125,7 +127,20 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
     let mut app = build_app(&options);
     let theme = load_theme(&options, &mut app);
     app.offer_recovery();
-    let worker = Worker::start();
+    // Connect before the terminal is taken over, so a failure prints as one plain line.
+    let live = match &options.server {
+        Some(spec) => {
+            let live = crate::engine::live::LiveBackend::connect(spec.resolve()?)?;
+            app.backend_label = format!(
+                "live {} {} {} read-only",
+                live.server.product, live.server.version, live.target.display
+            );
+            app.config.busy_threshold_ms = live.server.busy_threshold_ms;
+            Some(live)
+        }
+        None => None,
+    };
+    let worker = Worker::start_with(live);
     let mut terminal = ratatui::init();
     execute!(std::io::stdout(), EnableBracketedPaste)?;
     let mut last_autosave = Instant::now();

@@ -3,6 +3,8 @@
 
 use crate::engine::clock::ManualClock;
 use crate::engine::keyspace::Db;
+use crate::engine::live::copy::{copy_keys, CopyLimits};
+use crate::engine::live::{LiveBackend, WriteMode};
 use crate::engine::{RunReport, RunRequest, Sandbox};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -74,8 +76,92 @@ pub struct Worker {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// A live run from the workbench: read-only for now. The script is first dry-run in the sandbox on a
+/// copy of its declared keys; if it would write, nothing is sent and the dry run is shown (its trace and
+/// keyspace diff) with the refusal; otherwise it runs as EVAL_RO, traced.
+fn run_live(live: &mut LiveBackend, id: u64, request: RunRequest) -> RunResult {
+    let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
+    let mut before = Db::new();
+    let refused = |request: RunRequest, message: String, before: Db| {
+        let mut report = Sandbox::new().run(&RunRequest::new("return 1"));
+        report.reply = crate::engine::Reply::Error(message);
+        report.outcome = crate::engine::report::Outcome::Refused;
+        report.trace.clear();
+        RunResult {
+            id,
+            request,
+            report,
+            after: before.clone(),
+            before,
+            now_ms: now,
+        }
+    };
+    if let Err(e) = copy_keys(
+        live,
+        &request.keys,
+        &mut before,
+        &CopyLimits::default(),
+        now,
+    ) {
+        return refused(request, format!("evalbench: not sent: {e}"), before);
+    }
+    let mut sandbox = Sandbox::new();
+    sandbox.set_db0(before.clone());
+    let dry = sandbox.run(&request);
+    let writes: Vec<String> = dry
+        .trace
+        .iter()
+        .filter(|t| t.write)
+        .map(|t| {
+            let command: Vec<String> = t
+                .command
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            format!("line {}: {}", t.line, command.join(" "))
+        })
+        .collect();
+    if !writes.is_empty() {
+        let mut report = dry;
+        report.reply = crate::engine::Reply::Error(format!(
+            "evalbench: not sent to the live server: a dry run in the sandbox on a copy of KEYS writes ({}); the workbench runs live scripts read-only (the trace and keyspace diff are the dry run's; `evalbench run --yes` allows writes)",
+            writes.join("; ")
+        ));
+        report.outcome = crate::engine::report::Outcome::Refused;
+        let after = sandbox.keyspace().db(0).clone();
+        return RunResult {
+            id,
+            request,
+            report,
+            before,
+            after,
+            now_ms: now,
+        };
+    }
+    match live.run(&request, WriteMode::ReadOnly) {
+        Ok(report) => {
+            let mut after = Db::new();
+            let _ = copy_keys(live, &request.keys, &mut after, &CopyLimits::default(), now);
+            RunResult {
+                id,
+                request,
+                report,
+                before,
+                after,
+                now_ms: now,
+            }
+        }
+        Err(e) => refused(request, format!("evalbench: {e}"), before),
+    }
+}
+
 impl Worker {
     pub fn start() -> Worker {
+        Worker::start_with(None)
+    }
+
+    /// With a live backend, runs go to the server (read-only, see `run_live`).
+    pub fn start_with(mut live: Option<LiveBackend>) -> Worker {
         let (commands, command_rx) = channel::<EngineCommand>();
         let (event_tx, events) = channel::<EngineEvent>();
         let (cancel_tx, cancel_rx) = channel();
@@ -109,8 +195,16 @@ impl Worker {
                             busy_threshold_ms,
                         } => {
                             sync(offset_us);
-                            let result =
-                                RunResult::run(&mut sandbox, id, request, seed, busy_threshold_ms);
+                            let result = match live.as_mut() {
+                                Some(live) => run_live(live, id, request),
+                                None => RunResult::run(
+                                    &mut sandbox,
+                                    id,
+                                    request,
+                                    seed,
+                                    busy_threshold_ms,
+                                ),
+                            };
                             if event_tx
                                 .send(EngineEvent::Finished(Box::new(result)))
                                 .is_err()

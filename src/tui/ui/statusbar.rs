@@ -41,7 +41,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .as_ref()
         .map_or("untitled".to_string(), |p| p.display().to_string());
     let first = Line::from(vec![
-        Span::styled(" sandbox ", theme.header),
+        Span::styled(format!(" {} ", app.backend_label), theme.header),
         Span::styled(
             bar,
             if fraction >= 1.0 {
