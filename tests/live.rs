@@ -552,7 +552,7 @@ fn the_workbench_worker_runs_live_read_only() {
     let mut conn = server.connect();
     conn.cmd(&["SET", "counter", "7"]);
     let worker = Worker::start_with(Some(backend(&server, false)));
-    let mut run = |id: u64, script: &str| {
+    let run = |id: u64, script: &str| {
         worker.send(EngineCommand::Run {
             id,
             request: request(script, &["counter"], &[]),
