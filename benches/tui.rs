@@ -84,6 +84,7 @@ fn after_run() -> (App, Theme, Terminal<TestBackend>) {
     let mut app = build_app(&TuiOptions {
         file: None,
         theme: None,
+        server: None,
     });
     let theme = Theme::dark();
     for effect in app.update(Action::Run) {
@@ -116,6 +117,7 @@ fn first_frame_child() {
     let options = TuiOptions {
         file: None,
         theme: None,
+        server: None,
     };
     let mut app = build_app(&options);
     let (theme, _) = Theme::load(&app.config.theme.clone(), None);
