@@ -103,6 +103,7 @@ fn after_run() -> (App, Theme, Terminal<TestBackend>) {
                 before: seed,
                 after: sandbox.keyspace().db(0).clone(),
                 now_ms: sandbox.now_ms(),
+                awaiting_confirmation: false,
             };
             app.on_engine_event(EngineEvent::Finished(Box::new(result)));
         }

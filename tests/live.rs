@@ -540,10 +540,11 @@ fn tls_with_a_ca_file_works_and_an_unknown_ca_is_one_clear_line() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The workbench's engine thread on a live server: reads run traced as EVAL_RO, a write is refused
-/// after a sandbox dry run whose trace and keyspace diff are shown; the server's data is untouched.
+/// The workbench's engine thread on a live server: reads run traced as EVAL_RO; a write is held back
+/// after a sandbox dry run whose trace and keyspace diff are shown (the server's data untouched) until
+/// the user confirms, then sent with writes allowed.
 #[test]
-fn the_workbench_worker_runs_live_read_only() {
+fn the_workbench_worker_guards_live_writes() {
     use evalbench::engine::keyspace::Db;
     use evalbench::tui::worker::{EngineCommand, EngineEvent, Worker};
     let Some(server) = RedisServer::start() else {
@@ -558,6 +559,7 @@ fn the_workbench_worker_runs_live_read_only() {
             request: request(script, &["counter"], &[]),
             seed: Db::new(),
             busy_threshold_ms: 5000,
+            writes_confirmed: id == 3,
         });
         match worker
             .events
@@ -585,5 +587,13 @@ fn the_workbench_worker_runs_live_read_only() {
         write.before, write.after,
         "the dry run's keyspace diff is shown"
     );
+    assert!(write.awaiting_confirmation);
     assert_eq!(conn.cmd(&["GET", "counter"]), Reply::bulk("7"));
+
+    // Confirmed (run 3): sent with writes allowed, traced.
+    let confirmed = run(3, "return redis.call('INCR', KEYS[1])");
+    assert_eq!(confirmed.report.reply, Reply::Int(8));
+    assert_eq!(confirmed.report.trace.len(), 1);
+    assert!(!confirmed.awaiting_confirmation);
+    assert_eq!(conn.cmd(&["GET", "counter"]), Reply::bulk("8"));
 }

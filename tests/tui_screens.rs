@@ -314,3 +314,44 @@ fn opening_another_file_over_unsaved_edits_asks_first() {
     assert!(!h.app.editor.modified);
     assert!(!h.app.editor.text().contains("-- edited"));
 }
+
+/// On a live server the engine holds back a run whose dry run writes; the workbench asks, and `y`
+/// sends the same request again with writes confirmed.
+#[test]
+fn a_live_write_is_confirmed_before_it_is_sent() {
+    use evalbench::engine::{RunRequest, Sandbox};
+    use evalbench::tui::app::Effect;
+    use evalbench::tui::worker::{EngineEvent, RunResult};
+    use ratatui::crossterm::event::{Event, KeyCode, KeyEvent};
+    let mut h = Harness::new("return redis.call('INCR', KEYS[1])", &["c"], &[], "");
+    let request = RunRequest {
+        script: b"return redis.call('INCR', KEYS[1])".to_vec(),
+        keys: vec![b"c".to_vec()],
+        ..RunRequest::default()
+    };
+    let mut sandbox = Sandbox::new();
+    let report = sandbox.run(&request);
+    h.app
+        .on_engine_event(EngineEvent::Finished(Box::new(RunResult {
+            id: 1,
+            request: request.clone(),
+            report,
+            before: Default::default(),
+            after: sandbox.keyspace().db(0).clone(),
+            now_ms: 0,
+            awaiting_confirmation: true,
+        })));
+    assert!(matches!(
+        &h.app.overlay,
+        Some(Overlay::Confirm(Confirm::LiveWrite(r))) if **r == request
+    ));
+    assert!(h.render(120, 40).contains("shows this script WRITES"));
+    let effects = h
+        .app
+        .on_event(&Event::Key(KeyEvent::from(KeyCode::Char('y'))));
+    assert!(
+        matches!(effects.as_slice(), [Effect::Run { request: r, writes_confirmed: true, .. }] if *r == request),
+        "{effects:?}"
+    );
+    assert!(h.app.overlay.is_none());
+}

@@ -42,7 +42,7 @@ impl Default for SandboxConfig {
 }
 
 /// One EVAL.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunRequest {
     pub script: Vec<u8>,
     pub keys: Vec<Vec<u8>>,

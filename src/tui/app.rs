@@ -80,6 +80,8 @@ pub enum Confirm {
     Recover,
     /// Open another file over unsaved changes.
     OpenUnsaved(PathBuf),
+    /// Send a script that the dry run showed writing, with writes allowed, to the live server.
+    LiveWrite(Box<RunRequest>),
 }
 
 pub enum Overlay {
@@ -97,6 +99,8 @@ pub enum Effect {
         request: RunRequest,
         seed: Db,
         busy_threshold_ms: u64,
+        /// The user confirmed that this run may write to the live server.
+        writes_confirmed: bool,
     },
     Cancel,
     AdvanceClock {
@@ -285,6 +289,7 @@ impl App {
                             }
                             Confirm::Recover => self.recover(),
                             Confirm::OpenUnsaved(path) => self.open_file(path),
+                            Confirm::LiveWrite(request) => return self.rerun(*request, true),
                         }
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
@@ -590,6 +595,17 @@ impl App {
                 return Vec::new();
             }
         };
+        let request = RunRequest {
+            script: self.editor.text().into_bytes(),
+            keys,
+            argv,
+            ..RunRequest::default()
+        };
+        self.rerun(request, false)
+    }
+
+    /// Send `request` to the engine (`writes_confirmed`: after the live-write confirmation).
+    fn rerun(&mut self, request: RunRequest, writes_confirmed: bool) -> Vec<Effect> {
         let id = self.next_run_id;
         self.next_run_id += 1;
         self.running = Some(Running {
@@ -598,17 +614,12 @@ impl App {
         });
         self.step = None;
         self.status = "running…".into();
-        let request = RunRequest {
-            script: self.editor.text().into_bytes(),
-            keys,
-            argv,
-            ..RunRequest::default()
-        };
         vec![Effect::Run {
             id,
             request,
             seed: self.seed.clone(),
             busy_threshold_ms: self.config.busy_threshold_ms,
+            writes_confirmed,
         }]
     }
 
@@ -630,6 +641,14 @@ impl App {
                 self.editor
                     .set_error(report.error_line.map(|line| (line, report.reply.to_cli())));
                 self.trace_list = ListState::default();
+                if result.awaiting_confirmation {
+                    self.status =
+                        "the dry run writes: see Trace and Keyspace; y sends it to the live server"
+                            .into();
+                    self.overlay = Some(Overlay::Confirm(Confirm::LiveWrite(Box::new(
+                        result.request.clone(),
+                    ))));
+                }
                 self.last_run = Some(*result);
             }
             EngineEvent::ClockMoved { now_ms } => self.now_ms = now_ms,

@@ -107,6 +107,7 @@ impl Harness {
                     request,
                     seed,
                     busy_threshold_ms,
+                    ..
                 } => {
                     self.effects.push("run");
                     let mut result =

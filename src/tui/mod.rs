@@ -42,11 +42,13 @@ fn apply(effects: Vec<Effect>, worker: &Worker) {
                 request,
                 seed,
                 busy_threshold_ms,
+                writes_confirmed,
             } => worker.send(EngineCommand::Run {
                 id,
                 request,
                 seed,
                 busy_threshold_ms,
+                writes_confirmed,
             }),
             Effect::Cancel => worker.cancel(),
             Effect::AdvanceClock { ms } => worker.send(EngineCommand::AdvanceClock { ms }),
@@ -132,7 +134,7 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
         Some(spec) => {
             let live = crate::engine::live::LiveBackend::connect(spec.resolve()?)?;
             app.backend_label = format!(
-                "live {} {} {} read-only",
+                "live {} {} {} guarded",
                 live.server.product, live.server.version, live.target.display
             );
             app.config.busy_threshold_ms = live.server.busy_threshold_ms;

@@ -18,6 +18,8 @@ pub enum EngineCommand {
         request: RunRequest,
         seed: Db,
         busy_threshold_ms: u64,
+        /// On a live server: the user confirmed writes (no dry run).
+        writes_confirmed: bool,
     },
     /// Move the sandbox clock forward.
     AdvanceClock {
@@ -37,6 +39,8 @@ pub struct RunResult {
     pub after: Db,
     /// Unix ms of the sandbox clock after the run (for TTLs).
     pub now_ms: i64,
+    /// Live: the dry run writes; the user may confirm to send it with writes allowed.
+    pub awaiting_confirmation: bool,
 }
 
 impl RunResult {
@@ -60,6 +64,7 @@ impl RunResult {
             before: seed,
             after,
             now_ms: sandbox.now_ms(),
+            awaiting_confirmation: false,
         }
     }
 }
@@ -79,7 +84,12 @@ pub struct Worker {
 /// A live run from the workbench: read-only for now. The script is first dry-run in the sandbox on a
 /// copy of its declared keys; if it would write, nothing is sent and the dry run is shown (its trace and
 /// keyspace diff) with the refusal; otherwise it runs as EVAL_RO, traced.
-fn run_live(live: &mut LiveBackend, id: u64, request: RunRequest) -> RunResult {
+fn run_live(
+    live: &mut LiveBackend,
+    id: u64,
+    request: RunRequest,
+    writes_confirmed: bool,
+) -> RunResult {
     let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
     let mut before = Db::new();
     let refused = |request: RunRequest, message: String, before: Db| {
@@ -94,6 +104,7 @@ fn run_live(live: &mut LiveBackend, id: u64, request: RunRequest) -> RunResult {
             after: before.clone(),
             before,
             now_ms: now,
+            awaiting_confirmation: false,
         }
     };
     if let Err(e) = copy_keys(
@@ -121,11 +132,14 @@ fn run_live(live: &mut LiveBackend, id: u64, request: RunRequest) -> RunResult {
             format!("line {}: {}", t.line, command.join(" "))
         })
         .collect();
-    if !writes.is_empty() {
+    let replica = live.server.is_replica();
+    let send_writes = writes_confirmed && !replica;
+    if !writes.is_empty() && !send_writes {
         let mut report = dry;
         report.reply = crate::engine::Reply::Error(format!(
-            "evalbench: not sent to the live server: a dry run in the sandbox on a copy of KEYS writes ({}); the workbench runs live scripts read-only (the trace and keyspace diff are the dry run's; `evalbench run --yes` allows writes)",
-            writes.join("; ")
+            "evalbench: not sent to the live server: a dry run in the sandbox on a copy of KEYS writes ({}){} (the trace and keyspace diff are the dry run's)",
+            writes.join("; "),
+            if replica { "; the server is a replica, writes are refused" } else { "; confirm to send it with writes allowed" }
         ));
         report.outcome = crate::engine::report::Outcome::Refused;
         let after = sandbox.keyspace().db(0).clone();
@@ -136,9 +150,15 @@ fn run_live(live: &mut LiveBackend, id: u64, request: RunRequest) -> RunResult {
             before,
             after,
             now_ms: now,
+            awaiting_confirmation: !replica,
         };
     }
-    match live.run(&request, WriteMode::ReadOnly) {
+    let mode = if send_writes {
+        WriteMode::Allowed
+    } else {
+        WriteMode::ReadOnly
+    };
+    match live.run(&request, mode) {
         Ok(report) => {
             let mut after = Db::new();
             let _ = copy_keys(live, &request.keys, &mut after, &CopyLimits::default(), now);
@@ -149,6 +169,7 @@ fn run_live(live: &mut LiveBackend, id: u64, request: RunRequest) -> RunResult {
                 before,
                 after,
                 now_ms: now,
+                awaiting_confirmation: false,
             }
         }
         Err(e) => refused(request, format!("evalbench: {e}"), before),
@@ -193,10 +214,11 @@ impl Worker {
                             request,
                             seed,
                             busy_threshold_ms,
+                            writes_confirmed,
                         } => {
                             sync(offset_us);
                             let result = match live.as_mut() {
-                                Some(live) => run_live(live, id, request),
+                                Some(live) => run_live(live, id, request, writes_confirmed),
                                 None => RunResult::run(
                                     &mut sandbox,
                                     id,

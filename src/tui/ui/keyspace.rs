@@ -289,6 +289,7 @@ mod tests {
             before: seed,
             after: sandbox.keyspace().db(0).clone(),
             now_ms: app.now_ms,
+            awaiting_confirmation: false,
         });
         app.update(Action::TabKeyspace);
         app
