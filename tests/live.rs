@@ -597,3 +597,40 @@ fn the_workbench_worker_guards_live_writes() {
     assert!(!confirmed.awaiting_confirmation);
     assert_eq!(conn.cmd(&["GET", "counter"]), Reply::bulk("8"));
 }
+
+/// Esc on a live run sends SCRIPT KILL from a second connection.
+#[test]
+fn cancelling_a_live_run_sends_script_kill() {
+    use evalbench::engine::keyspace::Db;
+    use evalbench::tui::worker::{EngineCommand, EngineEvent, Worker};
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+    let worker = Worker::start_with(Some(backend(&server, false)));
+    worker.send(EngineCommand::Run {
+        id: 1,
+        request: request("local i = 0 while true do i = i + 1 end", &[], &[]),
+        seed: Db::new(),
+        busy_threshold_ms: 100,
+        writes_confirmed: false,
+    });
+    // The dry run stops at the 100 ms threshold; then the live run spins on the server.
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    worker.cancel();
+    let result = match worker
+        .events
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("a report")
+    {
+        EngineEvent::Finished(result) => result,
+        _ => panic!("expected a finished run"),
+    };
+    assert!(
+        matches!(&result.report.reply, Reply::Error(e) if e.contains("Script killed by user with SCRIPT KILL")),
+        "{:?}",
+        result.report.reply
+    );
+    assert_eq!(conn.cmd(&["PING"]), Reply::Status("PONG".into()));
+}

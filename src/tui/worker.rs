@@ -78,6 +78,8 @@ pub struct Worker {
     commands: Sender<EngineCommand>,
     pub events: Receiver<EngineEvent>,
     cancel: Arc<AtomicBool>,
+    /// The live server, to send SCRIPT KILL from another connection when the user cancels.
+    live_target: Option<crate::engine::live::Target>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -117,6 +119,8 @@ fn run_live(
         return refused(request, format!("evalbench: not sent: {e}"), before);
     }
     let mut sandbox = Sandbox::new();
+    // A runaway stops in the dry run where the server would call it busy.
+    sandbox.config.busy_threshold_ms = live.server.busy_threshold_ms;
     sandbox.set_db0(before.clone());
     let dry = sandbox.run(&request);
     let writes: Vec<String> = dry
@@ -183,6 +187,7 @@ impl Worker {
 
     /// With a live backend, runs go to the server (read-only, see `run_live`).
     pub fn start_with(mut live: Option<LiveBackend>) -> Worker {
+        let live_target = live.as_ref().map(|l| l.target.clone());
         let (commands, command_rx) = channel::<EngineCommand>();
         let (event_tx, events) = channel::<EngineEvent>();
         let (cancel_tx, cancel_rx) = channel();
@@ -252,6 +257,7 @@ impl Worker {
             commands,
             events,
             cancel,
+            live_target,
             thread: Some(thread),
         }
     }
@@ -263,6 +269,12 @@ impl Worker {
     /// Stop the running script (Esc).
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
+        // A live script runs on the server: ask it to stop from a second connection. SCRIPT KILL only
+        // stops a script that has not written yet (the server answers UNKILLABLE otherwise); evalbench
+        // never escalates to SHUTDOWN NOSAVE.
+        if let Some(target) = self.live_target.clone() {
+            std::thread::spawn(move || crate::engine::live::script_kill(&target));
+        }
     }
 }
 

@@ -751,6 +751,16 @@ fn annotate(trace: &mut [crate::engine::report::TraceEntry]) {
     }
 }
 
+/// SCRIPT KILL on a fresh connection (the running script's connection is blocked): the server's answer,
+/// or the connection error.
+pub fn script_kill(target: &Target) -> Result<Reply, LiveError> {
+    let mut con = open(target)?;
+    let cmd = redis::cmd("SCRIPT").arg("KILL").to_owned();
+    con.req_command(&cmd)
+        .map(to_reply)
+        .map_err(|e| LiveError::Lost(describe_error(&e, &target.display)))
+}
+
 fn open_cluster(target: &Target) -> Result<redis::cluster::ClusterConnection, LiveError> {
     let mut builder = redis::cluster::ClusterClientBuilder::new(vec![target.info.clone()])
         .connection_timeout(target.connect_timeout);
