@@ -7,8 +7,9 @@ use crate::cli::{
 };
 use crate::engine::keyspace::{keyspace_to_json, Db};
 use crate::engine::live::copy::{copy_keys, CopyError, CopyLimits};
+use crate::engine::live::guard::dry_run;
 use crate::engine::live::{LiveBackend, LiveError, TargetSpec, WriteMode};
-use crate::engine::{RunRequest, Sandbox};
+use crate::engine::RunRequest;
 
 /// The live target the options name, or None to run in the sandbox. REDIS_URL alone does not switch
 /// to a live server: `--server` (or -h/-p/-a/--user/-n/--askpass) does, and then REDIS_URL is its default.
@@ -80,33 +81,6 @@ fn copy_error(e: CopyError) -> CliError {
     }
 }
 
-/// Dry-run the script in the sandbox on a copy of its declared keys; the writes it would make.
-fn dry_run_writes(live: &mut LiveBackend, request: &RunRequest) -> Result<Vec<String>, CliError> {
-    let mut sandbox = Sandbox::new();
-    sandbox.config.busy_threshold_ms = live.server.busy_threshold_ms;
-    let now = sandbox.now_ms();
-    let mut db = Db::new();
-    copy_keys(live, &request.keys, &mut db, &CopyLimits::default(), now).map_err(copy_error)?;
-    sandbox.set_db0(db);
-    let report = sandbox.run(&RunRequest {
-        read_only: false,
-        ..request.clone()
-    });
-    Ok(report
-        .trace
-        .iter()
-        .filter(|t| t.write)
-        .map(|t| {
-            let command: Vec<String> = t
-                .command
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
-            format!("line {}: {}", t.line, command.join(" "))
-        })
-        .collect())
-}
-
 pub fn run_live(
     args: &RunArgs,
     spec: TargetSpec,
@@ -124,7 +98,8 @@ pub fn run_live(
     let mode = if args.yes && !args.read_only && !replica {
         WriteMode::Allowed
     } else {
-        let writes = dry_run_writes(&mut live, request)?;
+        let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
+        let writes = dry_run(&mut live, request, now).map_err(copy_error)?.writes;
         if !writes.is_empty() {
             let why = if args.read_only {
                 "--read-only is set".to_string()

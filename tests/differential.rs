@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{all_cases, dump, normalize_keyspace, seed, Case, Conn, RedisServer};
+use common::{all_cases, normalize_keyspace, plain_eval, Case, RedisServer};
 use evalbench::engine::keyspace::{keyspace_from_json, keyspace_to_json};
 use evalbench::engine::reply::Reply;
 use evalbench::engine::{Protocol, RunRequest, Sandbox};
@@ -22,20 +22,6 @@ fn known_differences() -> BTreeMap<String, String> {
                 .map(|(id, why)| (id.trim().to_string(), why.trim().to_string()))
         })
         .collect()
-}
-
-fn run_on_server(conn: &mut Conn, case: &Case) -> (Json, Json) {
-    conn.cmd(&["HELLO", &case.resp.to_string()]);
-    conn.cmd(&["FLUSHALL"]);
-    conn.cmd(&["SCRIPT", "FLUSH"]);
-    seed(conn, &case.seed);
-    let numkeys = case.keys.len().to_string();
-    let mut args: Vec<&[u8]> = vec![b"EVAL", case.script.as_bytes(), numkeys.as_bytes()];
-    args.extend(case.keys.iter().map(|k| k.as_bytes()));
-    args.extend(case.argv.iter().map(|a| a.as_bytes()));
-    let reply = conn.cmd_bytes(&args);
-    conn.cmd(&["HELLO", "2"]);
-    (reply.to_json(), normalize_keyspace(&dump(conn)))
 }
 
 fn run_on_sandbox(sandbox: &mut Sandbox, case: &Case) -> (Json, Json) {
@@ -97,7 +83,7 @@ fn sandbox_matches_redis_server() {
             continue;
         }
         ran += 1;
-        let expected = run_on_server(&mut conn, case);
+        let expected = plain_eval(&mut conn, case);
         let actual = run_on_sandbox(&mut sandbox, case);
         if expected != actual {
             let id = format!("{}: {}", case.file, case.name);

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{all_cases, dump, normalize_keyspace, seed, Case, Conn, RedisServer};
+use common::{all_cases, dump, normalize_keyspace, plain_eval, seed, Case, Conn, RedisServer};
 use evalbench::engine::live::{LiveBackend, LiveError, TargetSpec, WriteMode};
 use evalbench::engine::reply::Reply;
 use evalbench::engine::report::Outcome;
@@ -40,20 +40,6 @@ fn request(script: &str, keys: &[&str], argv: &[&str]) -> RunRequest {
     }
 }
 
-fn plain(conn: &mut Conn, case: &Case) -> (Json, Json) {
-    conn.cmd(&["HELLO", &case.resp.to_string()]);
-    conn.cmd(&["FLUSHALL"]);
-    conn.cmd(&["SCRIPT", "FLUSH"]);
-    seed(conn, &case.seed);
-    let numkeys = case.keys.len().to_string();
-    let mut args: Vec<&[u8]> = vec![b"EVAL", case.script.as_bytes(), numkeys.as_bytes()];
-    args.extend(case.keys.iter().map(|k| k.as_bytes()));
-    args.extend(case.argv.iter().map(|a| a.as_bytes()));
-    let reply = conn.cmd_bytes(&args);
-    conn.cmd(&["HELLO", "2"]);
-    (reply.to_json(), normalize_keyspace(&dump(conn)))
-}
-
 fn traced(conn: &mut Conn, live: &mut LiveBackend, case: &Case) -> (Json, Json) {
     conn.cmd(&["FLUSHALL"]);
     conn.cmd(&["SCRIPT", "FLUSH"]);
@@ -86,7 +72,7 @@ fn traced_runs_match_plain_eval_over_the_corpus() {
             continue;
         }
         ran += 1;
-        let expected = plain(&mut plain_conn, case);
+        let expected = plain_eval(&mut plain_conn, case);
         let live = if case.resp == 3 {
             &mut live3
         } else {

@@ -151,6 +151,31 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// A run refused before the script started: only the error reply.
+    pub fn refused(
+        sha1: String,
+        text: String,
+        protocol: Protocol,
+        busy_threshold_ms: u64,
+    ) -> RunReport {
+        RunReport {
+            sha1,
+            reply: Reply::Error(text),
+            protocol,
+            notes: Vec::new(),
+            trace: Vec::new(),
+            elapsed_ns: 0,
+            first_write_ns: None,
+            busy_threshold_ms,
+            warnings: Vec::new(),
+            logs: Vec::new(),
+            snapshots: Vec::new(),
+            lua_value: None,
+            outcome: Outcome::Refused,
+            error_line: None,
+        }
+    }
+
     /// What a client speaking `protocol` receives.
     pub fn reply_for(&self, protocol: Protocol) -> Reply {
         self.reply.for_protocol(protocol)

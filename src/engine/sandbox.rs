@@ -138,22 +138,7 @@ impl Sandbox {
     }
 
     fn refused(&self, sha: String, protocol: Protocol, text: String) -> RunReport {
-        RunReport {
-            sha1: sha,
-            reply: Reply::Error(text),
-            protocol,
-            notes: Vec::new(),
-            trace: Vec::new(),
-            elapsed_ns: 0,
-            first_write_ns: None,
-            busy_threshold_ms: self.config.busy_threshold_ms,
-            warnings: Vec::new(),
-            logs: Vec::new(),
-            snapshots: Vec::new(),
-            lua_value: None,
-            outcome: Outcome::Refused,
-            error_line: None,
-        }
+        RunReport::refused(sha, text, protocol, self.config.busy_threshold_ms)
     }
 
     /// Run a script as `EVAL` (or `EVAL_RO`) would, and report everything about the run.

@@ -4,6 +4,7 @@
 use crate::engine::clock::ManualClock;
 use crate::engine::keyspace::Db;
 use crate::engine::live::copy::{copy_keys, CopyLimits};
+use crate::engine::live::guard::dry_run;
 use crate::engine::live::{LiveBackend, WriteMode};
 use crate::engine::{RunReport, RunRequest, Sandbox};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -93,69 +94,36 @@ fn run_live(
     writes_confirmed: bool,
 ) -> RunResult {
     let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
-    let mut before = Db::new();
-    let refused = |request: RunRequest, message: String, before: Db| {
-        let mut report = Sandbox::new().run(&RunRequest::new("return 1"));
-        report.reply = crate::engine::Reply::Error(message);
-        report.outcome = crate::engine::report::Outcome::Refused;
-        report.trace.clear();
-        RunResult {
-            id,
-            request,
-            report,
-            after: before.clone(),
-            before,
-            now_ms: now,
-            awaiting_confirmation: false,
+    let result = |request, report, before: Db, after, awaiting_confirmation| RunResult {
+        id,
+        request,
+        report,
+        before,
+        after,
+        now_ms: now,
+        awaiting_confirmation,
+    };
+    let (protocol, threshold) = (live.protocol(), live.server.busy_threshold_ms);
+    let sha = crate::engine::script::sha1_hex(&request.script);
+    let refused = |message: String| RunReport::refused(sha.clone(), message, protocol, threshold);
+    let dry = match dry_run(live, &request, now) {
+        Ok(dry) => dry,
+        Err(e) => {
+            let report = refused(format!("evalbench: not sent: {e}"));
+            return result(request, report, Db::new(), Db::new(), false);
         }
     };
-    if let Err(e) = copy_keys(
-        live,
-        &request.keys,
-        &mut before,
-        &CopyLimits::default(),
-        now,
-    ) {
-        return refused(request, format!("evalbench: not sent: {e}"), before);
-    }
-    let mut sandbox = Sandbox::new();
-    // A runaway stops in the dry run where the server would call it busy.
-    sandbox.config.busy_threshold_ms = live.server.busy_threshold_ms;
-    sandbox.set_db0(before.clone());
-    let dry = sandbox.run(&request);
-    let writes: Vec<String> = dry
-        .trace
-        .iter()
-        .filter(|t| t.write)
-        .map(|t| {
-            let command: Vec<String> = t
-                .command
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
-            format!("line {}: {}", t.line, command.join(" "))
-        })
-        .collect();
     let replica = live.server.is_replica();
     let send_writes = writes_confirmed && !replica;
-    if !writes.is_empty() && !send_writes {
-        let mut report = dry;
+    if !dry.writes.is_empty() && !send_writes {
+        let mut report = dry.report;
         report.reply = crate::engine::Reply::Error(format!(
             "evalbench: not sent to the live server: a dry run in the sandbox on a copy of KEYS writes ({}){} (the trace and keyspace diff are the dry run's)",
-            writes.join("; "),
+            dry.writes.join("; "),
             if replica { "; the server is a replica, writes are refused" } else { "; confirm to send it with writes allowed" }
         ));
         report.outcome = crate::engine::report::Outcome::Refused;
-        let after = sandbox.keyspace().db(0).clone();
-        return RunResult {
-            id,
-            request,
-            report,
-            before,
-            after,
-            now_ms: now,
-            awaiting_confirmation: !replica,
-        };
+        return result(request, report, dry.before, dry.after, !replica);
     }
     let mode = if send_writes {
         WriteMode::Allowed
@@ -166,17 +134,12 @@ fn run_live(
         Ok(report) => {
             let mut after = Db::new();
             let _ = copy_keys(live, &request.keys, &mut after, &CopyLimits::default(), now);
-            RunResult {
-                id,
-                request,
-                report,
-                before,
-                after,
-                now_ms: now,
-                awaiting_confirmation: false,
-            }
+            result(request, report, dry.before, after, false)
         }
-        Err(e) => refused(request, format!("evalbench: {e}"), before),
+        Err(e) => {
+            let report = refused(format!("evalbench: {e}"));
+            result(request, report, dry.before.clone(), dry.before, false)
+        }
     }
 }
 

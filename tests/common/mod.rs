@@ -483,3 +483,18 @@ pub fn all_cases() -> Vec<Case> {
         })
         .collect()
 }
+
+/// A case as a plain EVAL on a real server (flushed, seeded): its typed reply and resulting keyspace.
+pub fn plain_eval(conn: &mut Conn, case: &Case) -> (Json, Json) {
+    conn.cmd(&["HELLO", &case.resp.to_string()]);
+    conn.cmd(&["FLUSHALL"]);
+    conn.cmd(&["SCRIPT", "FLUSH"]);
+    seed(conn, &case.seed);
+    let numkeys = case.keys.len().to_string();
+    let mut args: Vec<&[u8]> = vec![b"EVAL", case.script.as_bytes(), numkeys.as_bytes()];
+    args.extend(case.keys.iter().map(|k| k.as_bytes()));
+    args.extend(case.argv.iter().map(|a| a.as_bytes()));
+    let reply = conn.cmd_bytes(&args);
+    conn.cmd(&["HELLO", "2"]);
+    (reply.to_json(), normalize_keyspace(&dump(conn)))
+}

@@ -2,6 +2,7 @@
 //! (see `instrument`), bounded type-aware copies of keys into the sandbox (`copy`), and server discovery.
 
 pub mod copy;
+pub mod guard;
 pub mod inspect;
 pub mod instrument;
 
@@ -570,9 +571,9 @@ impl LiveBackend {
         };
         if self.server.cluster && !flags.allow_cross_slot_keys {
             if let Some(refusal) = cross_slot(&request.keys) {
-                return Ok(refused_report(
+                return Ok(RunReport::refused(
                     sha1_hex(&request.script),
-                    Reply::Error(refusal),
+                    refusal,
                     self.protocol,
                     self.server.busy_threshold_ms,
                 ));
@@ -715,30 +716,6 @@ pub fn cross_slot(keys: &[Vec<u8>]) -> Option<String> {
         "CROSSSLOT Keys in request don't hash to the same slot (evalbench did not send the script: {}; put a common {{hash tag}} in the keys)",
         listed.join(", ")
     ))
-}
-
-fn refused_report(
-    sha1: String,
-    reply: Reply,
-    protocol: Protocol,
-    busy_threshold_ms: u64,
-) -> RunReport {
-    RunReport {
-        sha1,
-        reply,
-        protocol,
-        notes: Vec::new(),
-        trace: Vec::new(),
-        elapsed_ns: 0,
-        first_write_ns: None,
-        busy_threshold_ms,
-        warnings: Vec::new(),
-        logs: Vec::new(),
-        snapshots: Vec::new(),
-        lua_value: None,
-        outcome: Outcome::Refused,
-        error_line: None,
-    }
 }
 
 /// Fill keys and the write flag from Redis 7.0.15's command table.

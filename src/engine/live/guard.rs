@@ -1,0 +1,58 @@
+//! The write guard of live runs: dry-run the script in the sandbox on a bounded copy of its declared
+//! keys, and list the writes it would make.
+
+use super::copy::{copy_keys, CopyError, CopyLimits};
+use super::LiveBackend;
+use crate::engine::keyspace::Db;
+use crate::engine::{RunReport, RunRequest, Sandbox};
+
+pub struct DryRun {
+    pub report: RunReport,
+    /// The declared keys as copied from the server, and the sandbox's database after the dry run.
+    pub before: Db,
+    pub after: Db,
+    /// Each write call as `line N: COMMAND args`.
+    pub writes: Vec<String>,
+}
+
+pub fn dry_run(
+    live: &mut LiveBackend,
+    request: &RunRequest,
+    now_ms: i64,
+) -> Result<DryRun, CopyError> {
+    let mut before = Db::new();
+    copy_keys(
+        live,
+        &request.keys,
+        &mut before,
+        &CopyLimits::default(),
+        now_ms,
+    )?;
+    let mut sandbox = Sandbox::new();
+    // A runaway stops in the dry run where the server would call it busy.
+    sandbox.config.busy_threshold_ms = live.server.busy_threshold_ms;
+    sandbox.set_db0(before.clone());
+    let report = sandbox.run(&RunRequest {
+        read_only: false,
+        ..request.clone()
+    });
+    let writes = report
+        .trace
+        .iter()
+        .filter(|t| t.write)
+        .map(|t| {
+            let command: Vec<String> = t
+                .command
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            format!("line {}: {}", t.line, command.join(" "))
+        })
+        .collect();
+    Ok(DryRun {
+        report,
+        before,
+        after: sandbox.keyspace().db(0).clone(),
+        writes,
+    })
+}
