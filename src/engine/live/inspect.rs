@@ -173,6 +173,8 @@ pub struct KeySummary {
     pub encoding: Option<String>,
     /// MEMORY USAGE key SAMPLES 5 (None when denied).
     pub memory_bytes: Option<u64>,
+    /// On a cluster: the node that holds the key ("host:port"); None on a standalone server.
+    pub node: Option<String>,
 }
 
 /// The O(1) size command of a type.
@@ -219,6 +221,7 @@ fn partial_summary(key: &[u8], replies: [Reply; 4]) -> Result<Option<KeySummary>
         size: None,
         encoding: text(encoding),
         memory_bytes: int(&memory).map(|m| m.max(0) as u64),
+        node: None,
     }))
 }
 
