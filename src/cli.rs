@@ -18,9 +18,9 @@ pub const EXIT_BACKEND: i32 = 3;
     name = "evalbench",
     version,
     about = "A workbench for writing and debugging Redis Lua scripts (EVAL), with a Redis-faithful embedded sandbox",
-    after_help = "Examples:\n  evalbench run samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench run --json --dump-keyspace samples/unlock.lua lock:order , token-1\n  evalbench run --keyspace seed.json --resp 3 script.lua k1 k2 , a1\n\nWithout a command, evalbench opens the workbench (terminal UI) on FILE or on a bundled sample;\nwhen stdout is not a terminal it runs the sample headless and prints the report."
+    after_help = "Examples:\n  evalbench run samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench run --json --dump-keyspace samples/unlock.lua lock:order , token-1\n  evalbench run --keyspace seed.json --resp 3 script.lua k1 k2 , a1\n  evalbench --server redis://127.0.0.1:6379 script.lua      (the workbench on a live server)\n  evalbench -h 10.0.0.5 -p 6380 --user ops --askpass         (the same, redis-cli style)\n\nWithout a command, evalbench opens the workbench (terminal UI) on FILE or on a bundled sample;\nwhen stdout is not a terminal it runs the sample headless and prints the report.\n-h is the live server's host, as in redis-cli; --help prints this help."
 )]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(args_conflicts_with_subcommands = true, disable_help_flag = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -30,10 +30,13 @@ pub struct Cli {
     /// The theme of the workbench (dark, light).
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
-    /// Run scripts on a live server (read-only: writes are refused after a sandbox dry run) instead of
-    /// the embedded sandbox: redis://[user:password@]host:port[/db].
-    #[arg(long, value_name = "URL")]
-    pub server: Option<String>,
+    /// Open the workbench on a live server: runs go there, guarded (a sandbox dry run first, writes
+    /// only after a y/n confirmation), and the Server tab browses its keyspace.
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -7,7 +7,7 @@ use crate::cli::{
 };
 use crate::engine::keyspace::{keyspace_to_json, Db};
 use crate::engine::live::copy::{copy_keys, CopyError, CopyLimits};
-use crate::engine::live::guard::dry_run;
+use crate::engine::live::guard::{dry_run, explain_with_dry_run};
 use crate::engine::live::{LiveBackend, LiveError, TargetSpec, WriteMode};
 use crate::engine::RunRequest;
 
@@ -95,11 +95,14 @@ pub fn run_live(
     let mut live = LiveBackend::connect(target).map_err(backend_error)?;
     live.tracing = !args.no_trace;
     let replica = live.server.is_replica();
+    let mut dry = None;
     let mode = if args.yes && !args.read_only && !replica {
         WriteMode::Allowed
     } else {
         let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
-        let writes = dry_run(&mut live, request, now).map_err(copy_error)?.writes;
+        let run = dry_run(&mut live, request, now).map_err(copy_error)?;
+        let writes = run.writes;
+        dry = Some(run.report);
         if !writes.is_empty() {
             let why = if args.read_only {
                 "--read-only is set".to_string()
@@ -119,7 +122,10 @@ pub fn run_live(
         }
         WriteMode::ReadOnly
     };
-    let report = live.run(request, mode).map_err(backend_error)?;
+    let mut report = live.run(request, mode).map_err(backend_error)?;
+    if let Some(dry) = &dry {
+        explain_with_dry_run(&mut report, dry);
+    }
     let code = if report.is_error() {
         EXIT_ERROR_REPLY
     } else {

@@ -54,13 +54,13 @@ fn open_workbench(parsed: &Cli) -> Option<i32> {
         let options = evalbench::tui::TuiOptions {
             file: parsed.file.clone(),
             theme: parsed.theme.clone(),
-            server: parsed
-                .server
-                .clone()
-                .map(|url| evalbench::engine::live::TargetSpec {
-                    url: Some(url),
-                    ..Default::default()
-                }),
+            server: match evalbench::cli_live::server_spec(&parsed.server, false) {
+                Ok(spec) => spec,
+                Err(e) => {
+                    eprintln!("evalbench: {}", e.message);
+                    return Some(e.code);
+                }
+            },
         };
         if let Err(e) = evalbench::tui::run(options) {
             eprintln!("evalbench: terminal UI: {e}");

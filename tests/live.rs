@@ -546,6 +546,7 @@ fn the_workbench_worker_guards_live_writes() {
             seed: Db::new(),
             busy_threshold_ms: 5000,
             writes_confirmed: id == 3,
+            live: true,
         });
         match worker
             .events
@@ -601,6 +602,7 @@ fn cancelling_a_live_run_sends_script_kill() {
         seed: Db::new(),
         busy_threshold_ms: 100,
         writes_confirmed: false,
+        live: true,
     });
     // The dry run stops at the 100 ms threshold; then the live run spins on the server.
     std::thread::sleep(std::time::Duration::from_millis(600));

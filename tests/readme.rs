@@ -24,13 +24,7 @@ fn key_table() -> String {
     use evalbench::tui::keymap::{format_key, Context, Keymap};
     let keymap = Keymap::default();
     let mut out = String::from("| where | keys | action |\n|---|---|---|\n");
-    for context in [
-        Context::Global,
-        Context::Editor,
-        Context::Panes,
-        Context::Keyspace,
-        Context::Overlay,
-    ] {
+    for context in Context::ALL {
         for action in Action::ALL {
             let keys: Vec<String> = keymap
                 .bindings

@@ -142,11 +142,11 @@ fn real_binary_in_tmux() {
     // F1 shows the help, generated from the keymap; Esc closes it.
     session.send("F1");
     session.wait_for("the help", |s| {
-        s.contains("Help") && s.contains("run the script in the sandbox")
+        s.contains("Help") && s.contains("run the script (sandbox, or the live server guarded)")
     });
     session.send("Escape");
     session.wait_for("the help to close", |s| {
-        !s.contains("run the script in the sandbox")
+        !s.contains("run the script (sandbox, or the live server guarded)")
     });
 
     // F10 steps onto the first call.

@@ -74,6 +74,8 @@ pub enum WarningKind {
     Unkillable,
     WouldCrash,
     Nondeterministic,
+    /// A live run replied otherwise than its dry run in the sandbox.
+    DryRunDiffers,
 }
 
 impl WarningKind {
@@ -85,6 +87,7 @@ impl WarningKind {
             WarningKind::Unkillable => "unkillable",
             WarningKind::WouldCrash => "would-crash",
             WarningKind::Nondeterministic => "nondeterministic",
+            WarningKind::DryRunDiffers => "dry-run-differs",
         }
     }
 }

@@ -18,7 +18,10 @@ pub enum Action {
     TabReply,
     TabKeyspace,
     TabWarnings,
+    TabServer,
     NextTab,
+    ToggleBackend,
+    ScriptLoad,
     Up,
     Down,
     PageUp,
@@ -47,6 +50,11 @@ pub enum Action {
     KeyspacePageDown,
     KeyspaceTop,
     KeyspaceBottom,
+    // Server tab (live keyspace)
+    Rescan,
+    OpenKey,
+    CopyToSandbox,
+    CopyDeclaredKeys,
     // Editor
     Find,
     FindNext,
@@ -69,7 +77,10 @@ impl Action {
         Action::TabReply,
         Action::TabKeyspace,
         Action::TabWarnings,
+        Action::TabServer,
         Action::NextTab,
+        Action::ToggleBackend,
+        Action::ScriptLoad,
         Action::Up,
         Action::Down,
         Action::PageUp,
@@ -97,6 +108,10 @@ impl Action {
         Action::KeyspacePageDown,
         Action::KeyspaceTop,
         Action::KeyspaceBottom,
+        Action::Rescan,
+        Action::OpenKey,
+        Action::CopyToSandbox,
+        Action::CopyDeclaredKeys,
         Action::Find,
         Action::FindNext,
     ];
@@ -119,7 +134,10 @@ impl Action {
             Action::TabReply => "tab_reply",
             Action::TabKeyspace => "tab_keyspace",
             Action::TabWarnings => "tab_warnings",
+            Action::TabServer => "tab_server",
             Action::NextTab => "next_tab",
+            Action::ToggleBackend => "toggle_backend",
+            Action::ScriptLoad => "script_load",
             Action::Up => "up",
             Action::Down => "down",
             Action::PageUp => "page_up",
@@ -147,14 +165,38 @@ impl Action {
             Action::KeyspacePageDown => "keyspace_page_down",
             Action::KeyspaceTop => "keyspace_top",
             Action::KeyspaceBottom => "keyspace_bottom",
+            Action::Rescan => "rescan",
+            Action::OpenKey => "open_key",
+            Action::CopyToSandbox => "copy_to_sandbox",
+            Action::CopyDeclaredKeys => "copy_declared_keys",
             Action::Find => "find",
             Action::FindNext => "find_next",
         }
     }
 
+    /// Actions the Server tab handles itself when it has focus.
+    pub fn in_server_tab(self) -> bool {
+        matches!(
+            self,
+            Action::FilterKeys
+                | Action::CycleTypeFilter
+                | Action::Rescan
+                | Action::OpenKey
+                | Action::CopyToSandbox
+                | Action::CopyDeclaredKeys
+                | Action::KeyspaceFocus
+                | Action::KeyspaceUp
+                | Action::KeyspaceDown
+                | Action::KeyspacePageUp
+                | Action::KeyspacePageDown
+                | Action::KeyspaceTop
+                | Action::KeyspaceBottom
+        )
+    }
+
     pub fn description(self) -> &'static str {
         match self {
-            Action::Run => "run the script in the sandbox",
+            Action::Run => "run the script (sandbox, or the live server guarded)",
             Action::Cancel => "stop the running script",
             Action::StepForward => "step forward one redis.call",
             Action::StepBack => "step back one redis.call",
@@ -169,7 +211,10 @@ impl Action {
             Action::TabReply => "show the reply preview",
             Action::TabKeyspace => "show the keyspace",
             Action::TabWarnings => "show the warnings",
+            Action::TabServer => "show the live server's keyspace (with --server)",
             Action::NextTab => "next tab",
+            Action::ToggleBackend => "run on the live server or in the sandbox (with --server)",
+            Action::ScriptLoad => "SCRIPT LOAD the script into the live server's cache",
             Action::Up => "move up",
             Action::Down => "move down",
             Action::PageUp => "page up",
@@ -197,6 +242,12 @@ impl Action {
             Action::KeyspacePageDown => "page down in the focused key list or value view",
             Action::KeyspaceTop => "first key, or top of the value view",
             Action::KeyspaceBottom => "last key, or end of the value view",
+            Action::Rescan => "scan the server's keys again",
+            Action::OpenKey => "open a server key by its exact name (no scan)",
+            Action::CopyToSandbox => "copy the selected key into the sandbox seed",
+            Action::CopyDeclaredKeys => {
+                "copy the form's KEYS from the server into the sandbox seed"
+            }
             Action::Find => "search in the script",
             Action::FindNext => "next search match",
         }

@@ -8,8 +8,10 @@ use super::config::Config;
 use super::editor::EditorState;
 use super::files::{self, PickerState};
 use super::inputs::InputsState;
+use super::inspector::{Cached, InspectEvent, InspectRequest};
 use super::keymap::{Context, Keymap};
 use super::keyspace::KeyspaceView;
+use super::server::ServerView;
 use super::worker::{EngineEvent, RunResult};
 use crate::engine::keyspace::Db;
 use crate::engine::RunRequest;
@@ -39,16 +41,25 @@ pub enum Tab {
     Reply,
     Keyspace,
     Warnings,
+    /// The live server's keyspace (only with a live server).
+    Server,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 4] = [Tab::Trace, Tab::Reply, Tab::Keyspace, Tab::Warnings];
+    pub const ALL: [Tab; 5] = [
+        Tab::Trace,
+        Tab::Reply,
+        Tab::Keyspace,
+        Tab::Warnings,
+        Tab::Server,
+    ];
     pub fn title(self) -> &'static str {
         match self {
             Tab::Trace => "Trace",
             Tab::Reply => "Reply",
             Tab::Keyspace => "Keyspace",
             Tab::Warnings => "Warnings",
+            Tab::Server => "Server",
         }
     }
 }
@@ -58,13 +69,21 @@ impl Tab {
 pub enum PromptPurpose {
     FilterKeys,
     AddKey,
-    SetString { key: Vec<u8> },
-    SetTtl { key: Vec<u8> },
+    SetString {
+        key: Vec<u8>,
+    },
+    SetTtl {
+        key: Vec<u8>,
+    },
     LoadSeed,
     SaveSeed,
     AdvanceClock,
     SaveAs,
     Find,
+    /// The Server tab's SCAN MATCH pattern.
+    ScanMatch,
+    /// A key on the live server, by name.
+    OpenServerKey,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,7 +120,11 @@ pub enum Effect {
         busy_threshold_ms: u64,
         /// The user confirmed that this run may write to the live server.
         writes_confirmed: bool,
+        /// Run on the live server (false: in the sandbox).
+        live: bool,
     },
+    /// A request to the live inspector thread.
+    Inspect(InspectRequest),
     Cancel,
     AdvanceClock {
         ms: i64,
@@ -155,8 +178,16 @@ pub struct App {
     pub now_ms: i64,
     pub status: String,
     pub quit: bool,
-    /// What runs the scripts, for the status bar ("sandbox", or the live server).
-    pub backend_label: String,
+    /// The live server ("redis 7.0.15 host:port"), when there is one.
+    pub live_server: Option<String>,
+    /// Runs go to the live server (F7 switches to the sandbox and back).
+    pub use_live: bool,
+    /// The Server tab's state (with a live server).
+    pub server: Option<ServerView>,
+    /// Whether the live server's script cache holds the script with this SHA1.
+    pub script_cache: Option<(String, Cached)>,
+    /// The SHA1 whose SCRIPT EXISTS is on its way.
+    pub script_cache_pending: Option<String>,
     next_run_id: u64,
 }
 
@@ -186,9 +217,52 @@ impl App {
             now_ms: 0,
             status,
             quit: false,
-            backend_label: "sandbox".into(),
+            live_server: None,
+            use_live: false,
+            server: None,
+            script_cache: None,
+            script_cache_pending: None,
             next_run_id: 1,
         }
+    }
+
+    /// With a live server: runs go there (guarded), and the Server tab browses its keyspace.
+    pub fn set_live_server(&mut self, label: String) {
+        self.live_server = Some(label);
+        self.use_live = true;
+        self.server = Some(ServerView::default());
+    }
+
+    /// What runs the scripts, for the status bar.
+    pub fn backend_label(&self) -> String {
+        match (&self.live_server, self.use_live) {
+            (Some(server), true) => format!("live {server} guarded"),
+            (Some(_), false) => "sandbox (F7: live)".into(),
+            (None, _) => "sandbox".into(),
+        }
+    }
+
+    /// The tabs shown: Server only with a live server.
+    pub fn tabs(&self) -> Vec<Tab> {
+        Tab::ALL
+            .into_iter()
+            .filter(|t| *t != Tab::Server || self.server.is_some())
+            .collect()
+    }
+
+    /// An answer of the live inspector thread.
+    pub fn on_inspect_event(&mut self, event: InspectEvent) {
+        super::server::on_event(self, event);
+    }
+
+    /// The Server tab waits for the server (the event loop then ticks faster).
+    pub fn inspecting(&self) -> bool {
+        self.server.as_ref().is_some_and(|s| s.waiting()) || self.script_cache_pending.is_some()
+    }
+
+    /// The requests the Server tab and the script-cache mark need now (after any event).
+    pub fn housekeeping(&mut self) -> Vec<Effect> {
+        super::server::housekeeping(self)
     }
 
     /// The binding context of the focused pane.
@@ -197,6 +271,7 @@ impl App {
             (_, _) if self.overlay.is_some() => Context::Overlay,
             (Focus::Editor, _) => Context::Editor,
             (Focus::Panes, Tab::Keyspace) => Context::Keyspace,
+            (Focus::Panes, Tab::Server) => Context::Server,
             (Focus::Panes, _) => Context::Panes,
             _ => Context::Global,
         }
@@ -231,12 +306,15 @@ impl App {
             }
         }
         let context = self.context();
-        if context == Context::Keyspace {
-            if let Some(action) = self.keymap.lookup(Context::Keyspace, &key) {
+        if matches!(context, Context::Keyspace | Context::Server) {
+            if let Some(action) = self.keymap.lookup(context, &key) {
                 return self.update(action);
             }
         }
-        if matches!(context, Context::Keyspace | Context::Panes) {
+        if matches!(
+            context,
+            Context::Keyspace | Context::Server | Context::Panes
+        ) {
             if let Some(action) = self.keymap.lookup(Context::Panes, &key) {
                 return self.update(action);
             }
@@ -336,6 +414,15 @@ impl App {
         }
     }
 
+    pub fn open_prompt(
+        &mut self,
+        purpose: PromptPurpose,
+        title: impl Into<String>,
+        input: impl Into<String>,
+    ) {
+        self.prompt(purpose, title, input)
+    }
+
     fn prompt(
         &mut self,
         purpose: PromptPurpose,
@@ -351,6 +438,9 @@ impl App {
 
     /// Apply one action.
     pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        if self.tab == Tab::Server && self.focus == Focus::Panes && action.in_server_tab() {
+            return super::server::update(self, action);
+        }
         match action {
             Action::Run => return self.start_run(),
             Action::Cancel => {
@@ -382,9 +472,33 @@ impl App {
             Action::TabReply => self.show_tab(Tab::Reply),
             Action::TabKeyspace => self.show_tab(Tab::Keyspace),
             Action::TabWarnings => self.show_tab(Tab::Warnings),
+            Action::TabServer => {
+                if self.server.is_some() {
+                    self.show_tab(Tab::Server);
+                } else {
+                    self.status = "the Server tab needs a live server (--server URL)".into();
+                }
+            }
             Action::NextTab => {
-                let i = Tab::ALL.iter().position(|t| *t == self.tab).unwrap_or(0);
-                self.tab = Tab::ALL[(i + 1) % 4];
+                let tabs = self.tabs();
+                let i = tabs.iter().position(|t| *t == self.tab).unwrap_or(0);
+                self.tab = tabs[(i + 1) % tabs.len()];
+            }
+            Action::ToggleBackend => match &self.live_server {
+                Some(server) => {
+                    self.use_live = !self.use_live;
+                    self.status = if self.use_live {
+                        format!("runs go to the live server {server} (guarded)")
+                    } else {
+                        "runs go to the sandbox, on the seed (Keyspace tab)".into()
+                    };
+                }
+                None => self.status = "no live server: start with --server URL".into(),
+            },
+            Action::ScriptLoad => return super::server::script_load(self),
+            Action::CopyDeclaredKeys => return super::server::copy_declared_keys(self),
+            Action::Rescan | Action::OpenKey | Action::CopyToSandbox => {
+                self.status = "this key works in the Server tab (Alt-5)".into()
             }
             Action::Up
             | Action::Down
@@ -579,6 +693,9 @@ impl App {
                 self.save();
             }
             PromptPurpose::Find => self.editor.find(&prompt.input),
+            PromptPurpose::ScanMatch | PromptPurpose::OpenServerKey => {
+                return super::server::answer_prompt(self, &prompt.purpose, input)
+            }
         }
         Vec::new()
     }
@@ -620,6 +737,7 @@ impl App {
             seed: self.seed.clone(),
             busy_threshold_ms: self.config.busy_threshold_ms,
             writes_confirmed,
+            live: self.use_live,
         }]
     }
 
@@ -631,6 +749,10 @@ impl App {
                 }
                 self.running = None;
                 self.now_ms = result.now_ms;
+                if self.use_live {
+                    // The run loaded the traced copy: ask the cache again.
+                    self.script_cache = None;
+                }
                 let report = &result.report;
                 self.status = format!(
                     "{} in {:.3} ms, {} call(s)",
@@ -716,6 +838,7 @@ impl App {
                 let len = self.keyspace.visible_keys(self).len();
                 self.keyspace.list.move_by(delta, len);
             }
+            Tab::Server => {}
         }
     }
 

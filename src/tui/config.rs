@@ -51,16 +51,8 @@ pub fn config_dir() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "evalbench").map(|p| p.config_dir().to_path_buf())
 }
 
-const CONTEXTS: [(&str, Context); 5] = [
-    ("global", Context::Global),
-    ("editor", Context::Editor),
-    ("panes", Context::Panes),
-    ("keyspace", Context::Keyspace),
-    ("overlay", Context::Overlay),
-];
-
 fn context_named(name: &str) -> Option<Context> {
-    CONTEXTS.iter().find(|(n, _)| *n == name).map(|(_, c)| *c)
+    Context::ALL.into_iter().find(|c| c.name() == name)
 }
 
 fn action_named(name: &str) -> Option<Action> {
@@ -181,7 +173,8 @@ impl Config {
                     Some(context) => vec![context],
                     None => {
                         warnings.push(format!(
-                            "config: unknown key context '{context_name}' (global, editor, panes, keyspace, overlay)"
+                            "config: unknown key context '{context_name}' ({})",
+                            Context::ALL.map(Context::name).join(", ")
                         ));
                         continue;
                     }
@@ -341,13 +334,13 @@ mod tests {
 
     #[test]
     fn bad_notation_warns_and_keeps_the_defaults() {
-        let (keymap, warnings) = applied("[keys]\nrun = [\"<F8>\", \"<C-nope>\"]\nsave = 5\n");
+        let (keymap, warnings) = applied("[keys]\nrun = [\"<F12>\", \"<C-nope>\"]\nsave = 5\n");
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings.iter().any(|w| w.contains("<C-nope>")));
         let f5 = key(KeyCode::F(5), KeyModifiers::NONE);
-        let f8 = key(KeyCode::F(8), KeyModifiers::NONE);
+        let f12 = key(KeyCode::F(12), KeyModifiers::NONE);
         assert_eq!(keymap.lookup(Context::Global, &f5), Some(Action::Run));
-        assert_eq!(keymap.lookup(Context::Global, &f8), None);
+        assert_eq!(keymap.lookup(Context::Global, &f12), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use super::app::{App, Effect};
 use super::config::Config;
 use super::inputs::InputsState;
+use super::inspector::InspectorCore;
 use super::keymap::parse_key;
 use super::theme::Theme;
 use super::worker::{EngineEvent, RunResult};
@@ -24,8 +25,13 @@ pub struct Harness {
     pub sandbox: Sandbox,
     pub clock: ManualClock,
     pub theme: Theme,
-    /// Every effect carried out so far, by kind ("run", "cancel", "advance_clock", "quit").
+    /// Every effect carried out so far, by kind ("run", "cancel", "advance_clock", "quit",
+    /// "inspect").
     pub effects: Vec<&'static str>,
+    /// With a live server: runs go there (guarded) and the Server tab's requests are answered
+    /// by an inspector driven in place of its thread.
+    pub live: Option<crate::engine::live::LiveBackend>,
+    pub inspector: Option<InspectorCore>,
 }
 
 impl Harness {
@@ -51,7 +57,26 @@ impl Harness {
             clock,
             theme: Theme::dark(),
             effects: Vec::new(),
+            live: None,
+            inspector: None,
         }
+    }
+
+    /// Connect to a live server (two connections, as the workbench does): runs go there and the
+    /// Server tab browses it. The status bar names the server with `label`, so screens are stable.
+    pub fn with_live(
+        mut self,
+        target: crate::engine::live::Target,
+        label: &str,
+    ) -> Result<Harness, crate::engine::live::LiveError> {
+        let live = crate::engine::live::LiveBackend::connect(target.clone())?;
+        let inspector = InspectorCore::new(crate::engine::live::LiveBackend::connect(target)?);
+        self.app.config.busy_threshold_ms = live.server.busy_threshold_ms;
+        self.app.set_live_server(label.to_string());
+        self.live = Some(live);
+        self.inspector = Some(inspector);
+        self.settle();
+        Ok(self)
     }
 
     /// The bundled rate-limiter sample with its KEYS, ARGV and seed (as `tui::build_app`), untitled.
@@ -95,7 +120,20 @@ impl Harness {
     pub fn key(&mut self, key: KeyEvent) -> &mut Self {
         let effects = self.app.on_event(&Event::Key(key));
         self.apply(effects);
+        self.settle();
         self
+    }
+
+    /// Carry out what the app asks for after an event (the Server tab's requests), until it asks
+    /// for nothing more, as the event loop does between frames.
+    pub fn settle(&mut self) {
+        for _ in 0..100 {
+            let effects = self.app.housekeeping();
+            if effects.is_empty() {
+                return;
+            }
+            self.apply(effects);
+        }
     }
 
     /// Carry out effects synchronously, as the worker thread would.
@@ -107,14 +145,34 @@ impl Harness {
                     request,
                     seed,
                     busy_threshold_ms,
-                    ..
+                    writes_confirmed,
+                    live,
                 } => {
                     self.effects.push("run");
-                    let mut result =
-                        RunResult::run(&mut self.sandbox, id, request, seed, busy_threshold_ms);
+                    let mut result = match self.live.as_mut().filter(|_| live) {
+                        Some(backend) => {
+                            super::worker::run_live(backend, id, request, writes_confirmed)
+                        }
+                        None => {
+                            RunResult::run(&mut self.sandbox, id, request, seed, busy_threshold_ms)
+                        }
+                    };
                     pin_timings(&mut result.report);
                     self.app
                         .on_engine_event(EngineEvent::Finished(Box::new(result)));
+                }
+                Effect::Inspect(request) => {
+                    self.effects.push("inspect");
+                    if let Some(core) = self.inspector.as_mut() {
+                        let mut events = core.handle(request);
+                        // The thread would scan on until the list holds what was asked for.
+                        while let Some(event) = core.step() {
+                            events.push(event);
+                        }
+                        for event in events {
+                            self.app.on_inspect_event(event);
+                        }
+                    }
                 }
                 Effect::Cancel => self.effects.push("cancel"),
                 Effect::AdvanceClock { ms } => {

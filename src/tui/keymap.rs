@@ -13,6 +13,8 @@ pub enum Context {
     Panes,
     /// The keyspace tab when focused.
     Keyspace,
+    /// The Server tab (live keyspace) when focused.
+    Server,
     /// The editor when focused.
     Editor,
     /// An overlay (help, picker, prompt).
@@ -20,11 +22,34 @@ pub enum Context {
 }
 
 impl Context {
+    /// In the order of the help overlay and the README key table.
+    pub const ALL: [Context; 6] = [
+        Context::Global,
+        Context::Editor,
+        Context::Panes,
+        Context::Keyspace,
+        Context::Server,
+        Context::Overlay,
+    ];
+
+    /// The name in the config file's `[keys.<context>]` tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Context::Global => "global",
+            Context::Panes => "panes",
+            Context::Keyspace => "keyspace",
+            Context::Server => "server",
+            Context::Editor => "editor",
+            Context::Overlay => "overlay",
+        }
+    }
+
     pub fn title(self) -> &'static str {
         match self {
             Context::Global => "Everywhere",
             Context::Panes => "Trace / Reply / Keyspace / Warnings",
             Context::Keyspace => "Keyspace",
+            Context::Server => "Server (live keyspace)",
             Context::Editor => "Editor",
             Context::Overlay => "Overlays",
         }
@@ -54,6 +79,9 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<A-2>", Action::TabReply),
     (Context::Global, "<A-3>", Action::TabKeyspace),
     (Context::Global, "<A-4>", Action::TabWarnings),
+    (Context::Global, "<A-5>", Action::TabServer),
+    (Context::Global, "<F7>", Action::ToggleBackend),
+    (Context::Global, "<F8>", Action::ScriptLoad),
     (Context::Global, "<Esc>", Action::Cancel),
     (Context::Panes, "<Tab>", Action::NextTab),
     (Context::Panes, "<Up>", Action::Up),
@@ -87,6 +115,21 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Keyspace, "<PageDown>", Action::KeyspacePageDown),
     (Context::Keyspace, "<Home>", Action::KeyspaceTop),
     (Context::Keyspace, "<End>", Action::KeyspaceBottom),
+    (Context::Server, "/", Action::FilterKeys),
+    (Context::Server, "t", Action::CycleTypeFilter),
+    (Context::Server, "o", Action::OpenKey),
+    (Context::Server, "c", Action::CopyToSandbox),
+    (Context::Server, "C", Action::CopyDeclaredKeys),
+    (Context::Server, "R", Action::Rescan),
+    (Context::Server, "<Enter>", Action::KeyspaceFocus),
+    (Context::Server, "<Up>", Action::KeyspaceUp),
+    (Context::Server, "k", Action::KeyspaceUp),
+    (Context::Server, "<Down>", Action::KeyspaceDown),
+    (Context::Server, "j", Action::KeyspaceDown),
+    (Context::Server, "<PageUp>", Action::KeyspacePageUp),
+    (Context::Server, "<PageDown>", Action::KeyspacePageDown),
+    (Context::Server, "<Home>", Action::KeyspaceTop),
+    (Context::Server, "<End>", Action::KeyspaceBottom),
     (Context::Editor, "<C-f>", Action::Find),
     (Context::Editor, "<F3>", Action::FindNext),
     (Context::Overlay, "<Esc>", Action::Close),
@@ -138,8 +181,9 @@ impl Keymap {
             .iter()
             .map(|k| parse_key(k).ok_or_else(|| format!("bad key notation {k:?}")))
             .collect::<Result<_, _>>()?;
+        // The user's keys win over a default bound to the same key in this context.
         self.bindings
-            .retain(|b| !(b.context == context && b.action == action));
+            .retain(|b| b.context != context || (b.action != action && !parsed.contains(&b.key)));
         for key in parsed {
             self.bindings.push(Binding {
                 context,

@@ -10,13 +10,16 @@ pub mod files;
 pub mod harness;
 pub mod highlight;
 pub mod inputs;
+pub mod inspector;
 pub mod keymap;
 pub mod keyspace;
+pub mod server;
 pub mod theme;
 pub mod ui;
 pub mod worker;
 
 use app::{App, Effect};
+use inspector::Inspector;
 use ratatui::crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste};
 use ratatui::crossterm::execute;
 use std::path::PathBuf;
@@ -29,12 +32,12 @@ const AUTOSAVE_EVERY: Duration = Duration::from_secs(3);
 pub struct TuiOptions {
     pub file: Option<PathBuf>,
     pub theme: Option<String>,
-    /// Run scripts on this live server (read-only) instead of the sandbox.
+    /// Run scripts on this live server (guarded) and browse its keyspace in the Server tab.
     pub server: Option<crate::engine::live::TargetSpec>,
 }
 
-/// Carry out effects against the worker.
-fn apply(effects: Vec<Effect>, worker: &Worker) {
+/// Carry out effects against the worker and the live inspector.
+fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) {
     for effect in effects {
         match effect {
             Effect::Run {
@@ -43,13 +46,20 @@ fn apply(effects: Vec<Effect>, worker: &Worker) {
                 seed,
                 busy_threshold_ms,
                 writes_confirmed,
+                live,
             } => worker.send(EngineCommand::Run {
                 id,
                 request,
                 seed,
                 busy_threshold_ms,
                 writes_confirmed,
+                live,
             }),
+            Effect::Inspect(request) => {
+                if let Some(inspector) = inspector {
+                    inspector.send(request);
+                }
+            }
             Effect::Cancel => worker.cancel(),
             Effect::AdvanceClock { ms } => worker.send(EngineCommand::AdvanceClock { ms }),
             Effect::Quit => {}
@@ -130,17 +140,22 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
     let theme = load_theme(&options, &mut app);
     app.offer_recovery();
     // Connect before the terminal is taken over, so a failure prints as one plain line.
-    let live = match &options.server {
+    let (live, inspector) = match &options.server {
         Some(spec) => {
             let live = crate::engine::live::LiveBackend::connect(spec.resolve()?)?;
-            app.backend_label = format!(
-                "live {} {} {} guarded",
+            // A second connection for browsing, so a long script never stalls the Server tab.
+            let inspector = Inspector::start(live.target.clone())?;
+            app.set_live_server(format!(
+                "{} {} {}",
                 live.server.product, live.server.version, live.target.display
-            );
+            ));
             app.config.busy_threshold_ms = live.server.busy_threshold_ms;
-            Some(live)
+            if !live.server.notes.is_empty() {
+                app.status = live.server.notes.join("; ");
+            }
+            (Some(live), Some(inspector))
         }
-        None => None,
+        None => (None, None),
     };
     let worker = Worker::start_with(live);
     let mut terminal = ratatui::init();
@@ -149,8 +164,8 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
     let result = (|| -> anyhow::Result<()> {
         loop {
             terminal.draw(|frame| ui::draw(frame, &app, &theme))?;
-            // Tick faster while a script runs (spinner, elapsed counter).
-            let timeout = if app.running.is_some() {
+            // Tick faster while a script runs (spinner, elapsed counter) or the server answers.
+            let timeout = if app.running.is_some() || app.inspecting() {
                 Duration::from_millis(50)
             } else {
                 Duration::from_millis(500)
@@ -160,7 +175,7 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
                 loop {
                     let ev = event::read()?;
                     let effects = app.on_event(&ev);
-                    apply(effects, &worker);
+                    apply(effects, &worker, inspector.as_ref());
                     if app.quit || !event::poll(Duration::ZERO)? {
                         break;
                     }
@@ -169,6 +184,12 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
             while let Ok(ev) = worker.events.try_recv() {
                 app.on_engine_event(ev);
             }
+            if let Some(inspector) = &inspector {
+                while let Ok(ev) = inspector.events.try_recv() {
+                    app.on_inspect_event(ev);
+                }
+            }
+            apply(app.housekeeping(), &worker, inspector.as_ref());
             if last_autosave.elapsed() >= AUTOSAVE_EVERY {
                 app.autosave();
                 last_autosave = Instant::now();

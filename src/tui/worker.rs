@@ -4,7 +4,7 @@
 use crate::engine::clock::ManualClock;
 use crate::engine::keyspace::Db;
 use crate::engine::live::copy::{copy_keys, CopyLimits};
-use crate::engine::live::guard::dry_run;
+use crate::engine::live::guard::{dry_run, explain_with_dry_run};
 use crate::engine::live::{LiveBackend, WriteMode};
 use crate::engine::{RunReport, RunRequest, Sandbox};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +21,8 @@ pub enum EngineCommand {
         busy_threshold_ms: u64,
         /// On a live server: the user confirmed writes (no dry run).
         writes_confirmed: bool,
+        /// Run on the live server (when there is one) rather than in the sandbox.
+        live: bool,
     },
     /// Move the sandbox clock forward.
     AdvanceClock {
@@ -87,7 +89,7 @@ pub struct Worker {
 /// A live run from the workbench: read-only for now. The script is first dry-run in the sandbox on a
 /// copy of its declared keys; if it would write, nothing is sent and the dry run is shown (its trace and
 /// keyspace diff) with the refusal; otherwise it runs as EVAL_RO, traced.
-fn run_live(
+pub fn run_live(
     live: &mut LiveBackend,
     id: u64,
     request: RunRequest,
@@ -131,7 +133,8 @@ fn run_live(
         WriteMode::ReadOnly
     };
     match live.run(&request, mode) {
-        Ok(report) => {
+        Ok(mut report) => {
+            explain_with_dry_run(&mut report, &dry.report);
             let mut after = Db::new();
             let _ = copy_keys(live, &request.keys, &mut after, &CopyLimits::default(), now);
             result(request, report, dry.before, after, false)
@@ -183,9 +186,10 @@ impl Worker {
                             seed,
                             busy_threshold_ms,
                             writes_confirmed,
+                            live: on_live,
                         } => {
                             sync(offset_us);
-                            let result = match live.as_mut() {
+                            let result = match live.as_mut().filter(|_| on_live) {
                                 Some(live) => run_live(live, id, request, writes_confirmed),
                                 None => RunResult::run(
                                     &mut sandbox,

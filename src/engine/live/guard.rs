@@ -4,6 +4,7 @@
 use super::copy::{copy_keys, CopyError, CopyLimits};
 use super::LiveBackend;
 use crate::engine::keyspace::Db;
+use crate::engine::report::{Warning, WarningKind};
 use crate::engine::{RunReport, RunRequest, Sandbox};
 
 pub struct DryRun {
@@ -55,4 +56,25 @@ pub fn dry_run(
         after: sandbox.keyspace().db(0).clone(),
         writes,
     })
+}
+
+/// The server sends only the converted reply. When the live run replied as its dry run did, the dry
+/// run's Lua value and conversion notes explain it too and are copied into the live report; when
+/// the replies differ, a warning says so (the script read data the copy of KEYS did not hold: an
+/// undeclared key, a concurrent change, or a server unlike the sandbox's profile).
+pub fn explain_with_dry_run(report: &mut RunReport, dry: &RunReport) {
+    if report.reply == dry.reply {
+        report.lua_value = dry.lua_value.clone();
+        report.notes = dry.notes.clone();
+    } else {
+        report.warnings.push(Warning {
+            kind: WarningKind::DryRunDiffers,
+            line: 0,
+            message: format!(
+                "the dry run in the sandbox replied {}, the server {}: the Lua value and conversion notes are not shown",
+                dry.reply.to_cli().replace('\n', " "),
+                report.reply.to_cli().replace('\n', " ")
+            ),
+        });
+    }
 }

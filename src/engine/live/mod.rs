@@ -5,6 +5,7 @@ pub mod copy;
 pub mod guard;
 pub mod inspect;
 pub mod instrument;
+pub mod profile;
 
 use crate::engine::reply::{Protocol, Reply};
 use crate::engine::report::{Outcome, RunReport, Warning, WarningKind};
@@ -452,6 +453,7 @@ impl LiveBackend {
     }
 
     fn discover(&mut self) -> Result<ServerInfo, LiveError> {
+        // Valkey's INFO also has redis_version (the Redis version it is compatible with).
         let info = self.text(&[b"INFO", b"server"])?.unwrap_or_default();
         let (product, version) = match info_field(&info, "valkey_version") {
             Some(v) => ("valkey".to_string(), v.to_string()),
@@ -487,6 +489,7 @@ impl LiveBackend {
             }
         }
         let maxmemory_policy = self.config_get("maxmemory-policy")?.ok().flatten();
+        notes.extend(profile::note(&product, &version));
         Ok(ServerInfo {
             product,
             version,

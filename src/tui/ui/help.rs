@@ -13,13 +13,7 @@ use ratatui::Frame;
 /// The help text: every binding with its description, grouped by context.
 pub fn help_lines(app: &App) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for context in [
-        Context::Global,
-        Context::Editor,
-        Context::Panes,
-        Context::Keyspace,
-        Context::Overlay,
-    ] {
+    for context in Context::ALL {
         out.push((format!("— {} —", context.title()), String::new()));
         for action in crate::tui::action::Action::ALL {
             let keys: Vec<String> = app

@@ -5,6 +5,7 @@ mod help;
 mod inputs;
 mod keyspace;
 mod panes;
+mod server;
 mod statusbar;
 
 use super::app::{App, Focus, Overlay, Tab};
@@ -76,7 +77,8 @@ pub fn block<'a>(title: &'a str, focused: bool, theme: &Theme) -> Block<'a> {
 
 fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let focused = app.focus == Focus::Panes && app.overlay.is_none();
-    let titles: Vec<Line> = Tab::ALL
+    let tabs = app.tabs();
+    let titles: Vec<Line> = tabs
         .iter()
         .enumerate()
         .map(|(i, t)| {
@@ -90,11 +92,15 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Line::from(label)
         })
         .collect();
-    let selected = Tab::ALL.iter().position(|t| *t == app.tab).unwrap_or(0);
+    let selected = tabs.iter().position(|t| *t == app.tab).unwrap_or(0);
     let [tabs_area, content] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
     frame.render_widget(
+        // Spaces only around the dividers: five tabs fit the 54 columns of a 120-column
+        // terminal's pane.
         Tabs::new(titles)
+            .padding("", "")
+            .divider(" │ ")
             .select(selected)
             .highlight_style(theme.selected.add_modifier(Modifier::BOLD)),
         tabs_area,
@@ -104,6 +110,7 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Tab::Reply => panes::draw_reply(frame, content, app, theme, focused),
         Tab::Keyspace => keyspace::draw(frame, content, app, theme, focused),
         Tab::Warnings => panes::draw_warnings(frame, content, app, theme, focused),
+        Tab::Server => server::draw(frame, content, app, theme, focused),
     }
 }
 

@@ -41,7 +41,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .as_ref()
         .map_or("untitled".to_string(), |p| p.display().to_string());
     let first = Line::from(vec![
-        Span::styled(format!(" {} ", app.backend_label), theme.header),
+        Span::styled(format!(" {} ", app.backend_label()), theme.header),
         Span::styled(
             bar,
             if fraction >= 1.0 {
@@ -50,12 +50,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 theme.text
             },
         ),
-        Span::raw(" Redis 7.0 "),
+        Span::raw(format!(" {} ", crate::engine::live::profile::PROFILE)),
         Span::raw(format!(
             " {file}{} ",
             if app.editor.modified { " *" } else { "" }
         )),
-        Span::raw(format!(" sha {} ", &sha[..8])),
+        Span::raw(format!(" sha {}{} ", &sha[..8], cache_mark(app, &sha))),
         Span::styled(format!(" {gauge} "), theme.text),
         Span::raw(format!(" {}", app.status)),
     ]);
@@ -79,4 +79,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         })
         .collect();
     frame.render_widget(Paragraph::new(vec![first, Line::from(hint_spans)]), area);
+}
+
+/// Whether the live server's script cache holds the script (what an application's EVALSHA needs);
+/// nothing in the sandbox.
+fn cache_mark(app: &App, sha: &str) -> &'static str {
+    if app.live_server.is_none() {
+        return "";
+    }
+    match &app.script_cache {
+        Some((s, cached)) if s == sha && cached.script => " cached",
+        Some((s, _)) if s == sha => " not cached (F8 loads)",
+        _ => " cache ?",
+    }
 }

@@ -1,0 +1,237 @@
+//! The Server tab: the live server's keys as SCAN found them (type, TTL, size, encoding, memory,
+//! node on a cluster) over the selected key's value, read a page at a time on the server.
+
+use super::block;
+use crate::tui::app::App;
+use crate::tui::keyspace::{fit, text, ttl_text};
+use crate::tui::server::{ServerView, MAX_LISTED, MAX_VALUE_LINES};
+use crate::tui::theme::Theme;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
+use ratatui::Frame;
+
+/// Below this height the list and the value view take turns (Enter switches).
+const SPLIT_MIN_HEIGHT: u16 = 16;
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
+    let Some(view) = &app.server else {
+        let text = "No live server: start evalbench with --server URL (or -h/-p) to browse one.";
+        frame.render_widget(
+            Paragraph::new(text).block(block("Server", focused, theme)),
+            area,
+        );
+        return;
+    };
+    if area.height >= SPLIT_MIN_HEIGHT {
+        let [list_area, value_area] =
+            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
+        draw_list(
+            frame,
+            list_area,
+            app,
+            view,
+            theme,
+            focused && !view.value_focus,
+        );
+        draw_value(frame, value_area, view, theme, focused && view.value_focus);
+    } else if view.value_focus {
+        draw_value(frame, area, view, theme, focused);
+    } else {
+        draw_list(frame, area, app, view, theme, focused);
+    }
+}
+
+/// "1,234,567".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn bytes_text(n: u64) -> String {
+    match n {
+        n if n >= 10 << 20 => format!("{} MB", n >> 20),
+        n if n >= 10 << 10 => format!("{} KB", n >> 10),
+        n => format!("{n} B"),
+    }
+}
+
+/// "1,000 of 3,008 keys · ↓ for more", "~12,000 of 100,000 scanned · 3 match · done" and the like
+/// (short: it fits the pane of a 120-column terminal).
+fn progress_text(view: &ServerView) -> String {
+    let p = &view.progress;
+    let of = p
+        .dbsize
+        .map_or(String::new(), |n| format!(" of {}", thousands(n)));
+    let state = if p.done {
+        "done".to_string()
+    } else if view.capped() {
+        format!("stopped at {}: narrow with /", thousands(MAX_LISTED as u64))
+    } else if view.waiting() {
+        "scanning…".to_string()
+    } else {
+        "↓ for more".to_string()
+    };
+    let listed = thousands(view.keys.len() as u64);
+    if view.pattern.is_empty() && view.type_filter.is_none() {
+        format!("{listed}{of} keys · {state}")
+    } else {
+        let scanned = thousands(view.scanned());
+        format!("~{scanned}{of} scanned · {listed} match · {state}")
+    }
+}
+
+fn draw_list(
+    frame: &mut Frame,
+    area: Rect,
+    app: &App,
+    view: &ServerView,
+    theme: &Theme,
+    focused: bool,
+) {
+    let mut title = String::from("Server keys");
+    if !view.pattern.is_empty() {
+        title.push_str(&format!(" MATCH {}", view.pattern));
+    }
+    if let Some(t) = view.type_filter {
+        title.push_str(&format!(" TYPE {t}"));
+    }
+    let hint = format!(" {} ", progress_text(view));
+    let block =
+        block(&title, focused, theme).title_bottom(Line::from(hint).style(theme.line_number));
+    if view.keys.is_empty() {
+        let text = match &view.error {
+            Some(e) => e.clone(),
+            None if view.progress.done => {
+                "No key matches (/ sets the MATCH pattern, t the type, o opens a key by name)."
+                    .to_string()
+            }
+            None => "Scanning the server (SCAN, never KEYS)…".to_string(),
+        };
+        frame.render_widget(Paragraph::new(text).block(block), area);
+        return;
+    }
+    let cluster = view
+        .summaries
+        .values()
+        .any(|s| s.as_ref().is_some_and(|s| s.node.is_some()));
+    // Only the visible window is built (borders and header take 3 rows).
+    let height = (area.height as usize).saturating_sub(3).max(1);
+    let selected = view.list.selected.min(view.keys.len() - 1);
+    let offset = selected.saturating_sub(height - 1);
+    let now = app.now_ms.max(1);
+    let rows: Vec<Row> = view
+        .keys
+        .iter()
+        .skip(offset)
+        .take(height)
+        .map(|key| {
+            let mut cells = vec![Cell::from(text(key))];
+            match view.summaries.get(key) {
+                Some(Some(s)) => {
+                    cells.extend([
+                        Cell::from(s.kind.clone()),
+                        Cell::from(ttl_text(s.ttl_ms.map(|t| now + t), now)),
+                        Cell::from(s.size.map_or("?".into(), thousands)),
+                        Cell::from(s.encoding.clone().unwrap_or_default()),
+                        Cell::from(s.memory_bytes.map_or(String::new(), bytes_text)),
+                    ]);
+                    if cluster {
+                        cells.push(Cell::from(s.node.clone().unwrap_or_default()));
+                    }
+                }
+                Some(None) => cells.push(Cell::from("(gone)")),
+                None => cells.push(Cell::from("…")),
+            }
+            Row::new(cells).style(theme.text)
+        })
+        .collect();
+    let mut widths = vec![
+        Constraint::Min(10),
+        Constraint::Length(6),
+        Constraint::Length(7),
+        Constraint::Length(7),
+        Constraint::Length(10),
+        Constraint::Length(7),
+    ];
+    let mut header = vec!["key", "type", "ttl", "size", "encoding", "memory"];
+    if cluster {
+        widths.push(Constraint::Length(15));
+        header.push("node");
+    }
+    let table = Table::new(rows, widths)
+        .header(Row::new(header).style(theme.header))
+        .row_highlight_style(theme.selected)
+        .block(block);
+    let mut state = TableState::default().with_selected(Some(selected - offset));
+    frame.render_stateful_widget(table, area, &mut state);
+}
+
+fn draw_value(frame: &mut Frame, area: Rect, view: &ServerView, theme: &Theme, focused: bool) {
+    let Some(value) = &view.value else {
+        let text = match view.selected_key() {
+            Some(_) => "Reading the key…",
+            None => "Select a key to see its value (o opens one by name).",
+        };
+        frame.render_widget(
+            Paragraph::new(text).block(block("Value", focused, theme)),
+            area,
+        );
+        return;
+    };
+    let body = area.height.saturating_sub(2) as usize;
+    let width = area.width.saturating_sub(2) as usize;
+    let start = view
+        .value_scroll
+        .min(value.lines.len().saturating_sub(body.max(1)));
+    let lines: Vec<Line> = value
+        .lines
+        .iter()
+        .skip(start)
+        .take(body)
+        .map(|l| Line::styled(fit(l, width), theme.text))
+        .collect();
+    // "16,384/102,400 B" of a string, "200/5,000" rows of a collection: what was read of it.
+    let size = view
+        .summaries
+        .get(&value.key)
+        .cloned()
+        .flatten()
+        .and_then(|s| s.size);
+    let read = match (&value.kind[..], value.total) {
+        ("string", Some(total)) => format!("{}/{} B", thousands(value.bytes), thousands(total)),
+        _ => format!(
+            "{}{}",
+            thousands(value.lines.len() as u64),
+            size.map_or(String::new(), |n| format!("/{}", thousands(n)))
+        ),
+    };
+    let more = if value.loading {
+        "reading…"
+    } else if value.next.is_none() {
+        "end"
+    } else if value.lines.len() >= MAX_VALUE_LINES {
+        "view limit"
+    } else {
+        "↓ more"
+    };
+    let title = format!(
+        "{} '{}' · {read} · {more}",
+        value.kind,
+        fit(&text(&value.key), 24)
+    );
+    let hint = " c copies it to the sandbox · Enter: key list ";
+    frame.render_widget(
+        Paragraph::new(lines).block(
+            block(&title, focused, theme).title_bottom(Line::from(hint).style(theme.line_number)),
+        ),
+        area,
+    );
+}
