@@ -36,8 +36,13 @@ pub struct TuiOptions {
     pub server: Option<crate::engine::live::TargetSpec>,
 }
 
-/// Carry out effects against the worker and the live inspector.
-fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) {
+/// After a request to the server, the loop ticks fast this long so the answer shows at once.
+const ANSWER_WINDOW: Duration = Duration::from_secs(2);
+
+/// Carry out effects against the worker and the live inspector; true when a request went to the
+/// inspector.
+fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -> bool {
+    let mut inspected = false;
     for effect in effects {
         match effect {
             Effect::Run {
@@ -58,6 +63,7 @@ fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) {
             Effect::Inspect(request) => {
                 if let Some(inspector) = inspector {
                     inspector.send(request);
+                    inspected = true;
                 }
             }
             Effect::Cancel => worker.cancel(),
@@ -65,6 +71,7 @@ fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) {
             Effect::Quit => {}
         }
     }
+    inspected
 }
 
 /// Build the app for `options`: the file given, or the bundled sample. The user's config is
@@ -161,11 +168,13 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
     let mut terminal = ratatui::init();
     execute!(std::io::stdout(), EnableBracketedPaste)?;
     let mut last_autosave = Instant::now();
+    let mut answer_due = None::<Instant>;
     let result = (|| -> anyhow::Result<()> {
         loop {
             terminal.draw(|frame| ui::draw(frame, &app, &theme))?;
             // Tick faster while a script runs (spinner, elapsed counter) or the server answers.
-            let timeout = if app.running.is_some() || app.inspecting() {
+            let awaiting = answer_due.is_some_and(|due| Instant::now() < due);
+            let timeout = if app.running.is_some() || app.inspecting() || awaiting {
                 Duration::from_millis(50)
             } else {
                 Duration::from_millis(500)
@@ -175,7 +184,9 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
                 loop {
                     let ev = event::read()?;
                     let effects = app.on_event(&ev);
-                    apply(effects, &worker, inspector.as_ref());
+                    if apply(effects, &worker, inspector.as_ref()) {
+                        answer_due = Some(Instant::now() + ANSWER_WINDOW);
+                    }
                     if app.quit || !event::poll(Duration::ZERO)? {
                         break;
                     }
@@ -189,7 +200,9 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
                     app.on_inspect_event(ev);
                 }
             }
-            apply(app.housekeeping(), &worker, inspector.as_ref());
+            if apply(app.housekeeping(), &worker, inspector.as_ref()) {
+                answer_due = Some(Instant::now() + ANSWER_WINDOW);
+            }
             if last_autosave.elapsed() >= AUTOSAVE_EVERY {
                 app.autosave();
                 last_autosave = Instant::now();

@@ -57,7 +57,7 @@ fn thousands(n: u64) -> String {
 
 fn bytes_text(n: u64) -> String {
     match n {
-        n if n >= 10 << 20 => format!("{} MB", n >> 20),
+        n if n >= 1 << 20 => format!("{:.1} MB", n as f64 / (1 << 20) as f64),
         n if n >= 10 << 10 => format!("{} KB", n >> 10),
         n => format!("{n} B"),
     }
@@ -122,6 +122,20 @@ fn draw_list(
         .summaries
         .values()
         .any(|s| s.as_ref().is_some_and(|s| s.node.is_some()));
+    // Columns after the key, dropped from the right when the pane is narrow (the value view's
+    // title repeats the encoding); the key keeps at least 20 columns.
+    let mut columns: Vec<(&str, u16)> = vec![("type", 6), ("ttl", 7), ("size", 7), ("memory", 7)];
+    let inner = area.width.saturating_sub(2);
+    if inner >= 80 {
+        columns.insert(3, ("encoding", 10));
+    }
+    if cluster && inner >= 70 {
+        columns.push(("node", 21));
+    }
+    while columns.len() > 1 && inner < 20 + columns.iter().map(|(_, w)| w + 1).sum::<u16>() {
+        columns.pop();
+    }
+    let key_width = inner.saturating_sub(columns.iter().map(|(_, w)| w + 1).sum::<u16>()) as usize;
     // Only the visible window is built (borders and header take 3 rows).
     let height = (area.height as usize).saturating_sub(3).max(1);
     let selected = view.list.selected.min(view.keys.len() - 1);
@@ -133,18 +147,18 @@ fn draw_list(
         .skip(offset)
         .take(height)
         .map(|key| {
-            let mut cells = vec![Cell::from(text(key))];
+            let mut cells = vec![Cell::from(fit(&text(key), key_width))];
             match view.summaries.get(key) {
                 Some(Some(s)) => {
-                    cells.extend([
-                        Cell::from(s.kind.clone()),
-                        Cell::from(ttl_text(s.ttl_ms.map(|t| now + t), now)),
-                        Cell::from(s.size.map_or("?".into(), thousands)),
-                        Cell::from(s.encoding.clone().unwrap_or_default()),
-                        Cell::from(s.memory_bytes.map_or(String::new(), bytes_text)),
-                    ]);
-                    if cluster {
-                        cells.push(Cell::from(s.node.clone().unwrap_or_default()));
+                    for (name, _) in &columns {
+                        cells.push(Cell::from(match *name {
+                            "type" => s.kind.clone(),
+                            "ttl" => ttl_text(s.ttl_ms.map(|t| now + t), now),
+                            "size" => s.size.map_or("?".into(), thousands),
+                            "encoding" => s.encoding.clone().unwrap_or_default(),
+                            "memory" => s.memory_bytes.map_or(String::new(), bytes_text),
+                            _ => s.node.clone().unwrap_or_default(),
+                        }));
                     }
                 }
                 Some(None) => cells.push(Cell::from("(gone)")),
@@ -153,19 +167,10 @@ fn draw_list(
             Row::new(cells).style(theme.text)
         })
         .collect();
-    let mut widths = vec![
-        Constraint::Min(10),
-        Constraint::Length(6),
-        Constraint::Length(7),
-        Constraint::Length(7),
-        Constraint::Length(10),
-        Constraint::Length(7),
-    ];
-    let mut header = vec!["key", "type", "ttl", "size", "encoding", "memory"];
-    if cluster {
-        widths.push(Constraint::Length(15));
-        header.push("node");
-    }
+    let mut widths = vec![Constraint::Min(10)];
+    widths.extend(columns.iter().map(|(_, w)| Constraint::Length(*w)));
+    let mut header = vec!["key"];
+    header.extend(columns.iter().map(|(name, _)| *name));
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(theme.header))
         .row_highlight_style(theme.selected)
@@ -199,12 +204,8 @@ fn draw_value(frame: &mut Frame, area: Rect, view: &ServerView, theme: &Theme, f
         .map(|l| Line::styled(fit(l, width), theme.text))
         .collect();
     // "16,384/102,400 B" of a string, "200/5,000" rows of a collection: what was read of it.
-    let size = view
-        .summaries
-        .get(&value.key)
-        .cloned()
-        .flatten()
-        .and_then(|s| s.size);
+    let summary = view.summaries.get(&value.key).cloned().flatten();
+    let size = summary.as_ref().and_then(|s| s.size);
     let read = match (&value.kind[..], value.total) {
         ("string", Some(total)) => format!("{}/{} B", thousands(value.bytes), thousands(total)),
         _ => format!(
@@ -227,7 +228,10 @@ fn draw_value(frame: &mut Frame, area: Rect, view: &ServerView, theme: &Theme, f
         value.kind,
         fit(&text(&value.key), 24)
     );
-    let hint = " c copies it to the sandbox · Enter: key list ";
+    let encoding = summary
+        .and_then(|s| s.encoding)
+        .map_or(String::new(), |e| format!("{e} · "));
+    let hint = format!(" {encoding}c: copy to sandbox · Enter: keys ");
     frame.render_widget(
         Paragraph::new(lines).block(
             block(&title, focused, theme).title_bottom(Line::from(hint).style(theme.line_number)),

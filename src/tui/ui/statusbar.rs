@@ -4,6 +4,7 @@ use crate::tui::app::App;
 use crate::tui::keymap::Context;
 use crate::tui::theme::Theme;
 use ratatui::layout::Rect;
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
@@ -57,7 +58,6 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         )),
         Span::raw(format!(" sha {}{} ", &sha[..8], cache_mark(app, &sha))),
         Span::styled(format!(" {gauge} "), theme.text),
-        Span::raw(format!(" {}", app.status)),
     ]);
     let context = app.context();
     let mut hints = Vec::new();
@@ -69,16 +69,24 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             }
         }
     }
-    let hint_spans: Vec<Span> = hints
+    // The last message first (the feedback of the last action), then the focused pane's keys.
+    let mut second = vec![
+        Span::styled(
+            format!(" {}", app.status),
+            theme.text.add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(" │"),
+    ];
+    let hint_spans = hints
         .iter()
         .flat_map(|(k, a)| {
             [
                 Span::styled(format!(" {k}"), theme.header),
                 Span::raw(format!(" {}", a.name())),
             ]
-        })
-        .collect();
-    frame.render_widget(Paragraph::new(vec![first, Line::from(hint_spans)]), area);
+        });
+    second.extend(hint_spans);
+    frame.render_widget(Paragraph::new(vec![first, Line::from(second)]), area);
 }
 
 /// Whether the live server's script cache holds the script (what an application's EVALSHA needs);
