@@ -9,7 +9,7 @@ use crate::engine::live::{LiveBackend, WriteMode};
 use crate::engine::{RunReport, RunRequest, Sandbox};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub enum EngineCommand {
@@ -83,6 +83,10 @@ pub struct Worker {
     cancel: Arc<AtomicBool>,
     /// The live server, to send SCRIPT KILL from another connection when the user cancels.
     live_target: Option<crate::engine::live::Target>,
+    /// The KEYS of the live run in progress (None between runs): on a cluster SCRIPT KILL goes to the
+    /// node serving them, and with no run in progress none is sent (a cluster run without keys would
+    /// ask every master, stopping other clients' scripts).
+    running_keys: Arc<Mutex<Option<Vec<Vec<u8>>>>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -154,6 +158,8 @@ impl Worker {
     /// With a live backend, runs go to the server (read-only, see `run_live`).
     pub fn start_with(mut live: Option<LiveBackend>) -> Worker {
         let live_target = live.as_ref().map(|l| l.target.clone());
+        let running_keys = Arc::new(Mutex::new(None));
+        let keys_of_run = running_keys.clone();
         let (commands, command_rx) = channel::<EngineCommand>();
         let (event_tx, events) = channel::<EngineEvent>();
         let (cancel_tx, cancel_rx) = channel();
@@ -190,7 +196,17 @@ impl Worker {
                         } => {
                             sync(offset_us);
                             let result = match live.as_mut().filter(|_| on_live) {
-                                Some(live) => run_live(live, id, request, writes_confirmed),
+                                Some(live) => {
+                                    let set = |keys: Option<Vec<Vec<u8>>>| {
+                                        if let Ok(mut running) = keys_of_run.lock() {
+                                            *running = keys;
+                                        }
+                                    };
+                                    set(Some(request.keys.clone()));
+                                    let result = run_live(live, id, request, writes_confirmed);
+                                    set(None);
+                                    result
+                                }
                                 None => RunResult::run(
                                     &mut sandbox,
                                     id,
@@ -225,6 +241,7 @@ impl Worker {
             events,
             cancel,
             live_target,
+            running_keys,
             thread: Some(thread),
         }
     }
@@ -236,11 +253,13 @@ impl Worker {
     /// Stop the running script (Esc).
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
-        // A live script runs on the server: ask it to stop from a second connection. SCRIPT KILL only
-        // stops a script that has not written yet (the server answers UNKILLABLE otherwise); evalbench
-        // never escalates to SHUTDOWN NOSAVE.
-        if let Some(target) = self.live_target.clone() {
-            std::thread::spawn(move || crate::engine::live::script_kill(&target));
+        // A live script runs on the server: while one is in progress, ask it to stop from a second
+        // connection (on a cluster, to the node serving its keys). SCRIPT KILL only stops a script
+        // that has not written yet (the server answers UNKILLABLE otherwise); evalbench never
+        // escalates to SHUTDOWN NOSAVE.
+        let keys = self.running_keys.lock().ok().and_then(|k| k.clone());
+        if let (Some(target), Some(keys)) = (self.live_target.clone(), keys) {
+            std::thread::spawn(move || crate::engine::live::script_kill_for(&target, &keys));
         }
     }
 }

@@ -3,7 +3,7 @@
 //! page at a time on the server (HSCAN, SSCAN, ZRANGE/LRANGE windows, XRANGE by id, GETRANGE), never
 //! whole.
 
-use super::{LiveBackend, LiveError};
+use super::{ClusterNode, LiveBackend, LiveError};
 use crate::engine::reply::Reply;
 
 /// The COUNT hint `first_page` sends: enough work per call to find sparse matches quickly, little
@@ -74,17 +74,23 @@ fn scan_reply(reply: Reply) -> Result<(Vec<u8>, Vec<Vec<u8>>), LiveError> {
     }
 }
 
-/// An incremental SCAN over the keyspace; each `step` is one SCAN call.
+/// An incremental SCAN over the keyspace; each `step` is one SCAN call. On a cluster SCAN only sees
+/// the keys of the node it is sent to: the masters are scanned in turn, each to the end of its cursor.
 #[derive(Debug, Clone)]
 pub struct KeyScan {
     pattern: Option<Vec<u8>>,
     type_filter: Option<String>,
     count: usize,
+    /// The cursor on the node being scanned ("0": the node's scan starts, or the scan is over).
     cursor: Vec<u8>,
     calls: usize,
     returned: u64,
-    /// Read once, on the first step, for "scanned N of DBSIZE".
+    /// Read once, on the first step, for "scanned N of DBSIZE" (on a cluster, summed over the masters).
     dbsize: Option<u64>,
+    /// On a cluster: the masters (listed on the first step) and the index of the one being scanned;
+    /// empty on a standalone server.
+    nodes: Vec<ClusterNode>,
+    node: usize,
 }
 
 impl KeyScan {
@@ -97,6 +103,8 @@ impl KeyScan {
             calls: 0,
             returned: 0,
             dbsize: None,
+            nodes: Vec::new(),
+            node: 0,
         }
     }
 
@@ -107,8 +115,22 @@ impl KeyScan {
             return Ok(Vec::new());
         }
         if self.calls == 0 {
-            let reply = live.command(&[b"DBSIZE"])?;
-            self.dbsize = int(&reply).map(|n| n.max(0) as u64);
+            self.dbsize = if live.server.cluster {
+                self.nodes = live.cluster_masters()?;
+                if self.nodes.is_empty() {
+                    return Err(LiveError::Server(
+                        "CLUSTER SLOTS lists no master: no slot of the cluster is served".into(),
+                    ));
+                }
+                let mut total = Some(0);
+                for node in &self.nodes {
+                    let size = int(&live.command_on(node, &[b"DBSIZE"])?);
+                    total = total.zip(size).map(|(t, n)| t + n.max(0) as u64);
+                }
+                total
+            } else {
+                int(&live.command(&[b"DBSIZE"])?).map(|n| n.max(0) as u64)
+            };
         }
         let count = self.count.to_string();
         let mut args: Vec<&[u8]> = vec![b"SCAN", &self.cursor];
@@ -119,16 +141,25 @@ impl KeyScan {
             args.extend([b"TYPE".as_slice(), t.as_bytes()]);
         }
         args.extend([b"COUNT".as_slice(), count.as_bytes()]);
-        let (cursor, keys) = scan_reply(live.command(&args)?)?;
+        let reply = match self.nodes.get(self.node) {
+            Some(node) => live.command_on(node, &args)?,
+            None => live.command(&args)?,
+        };
+        let (cursor, keys) = scan_reply(reply)?;
+        if !self.nodes.is_empty() && cursor == b"0" {
+            // This master is done: the next step starts on the next one.
+            self.node += 1;
+        }
         self.cursor = cursor;
         self.calls += 1;
         self.returned += keys.len() as u64;
         Ok(keys)
     }
 
-    /// The cursor came back to 0: every key present for the whole scan was returned.
+    /// The cursor came back to 0 (on a cluster, on every master): every key present for the whole
+    /// scan was returned.
     pub fn done(&self) -> bool {
-        self.calls > 0 && self.cursor == b"0"
+        self.calls > 0 && self.cursor == b"0" && self.node >= self.nodes.len()
     }
 
     pub fn scanned_calls(&self) -> usize {
@@ -259,6 +290,9 @@ pub fn summarize_many(
             // A key deleted or retyped in between answers an error: the size stays unknown.
             s.size = int(&reply).map(|n| n.max(0) as u64);
         }
+    }
+    for s in summaries.iter_mut().flatten() {
+        s.node = live.node_for_key(&s.key);
     }
     Ok(summaries)
 }

@@ -11,6 +11,7 @@ use crate::engine::reply::{Protocol, Reply};
 use crate::engine::report::{Outcome, RunReport, Warning, WarningKind};
 use crate::engine::script::{parse_shebang, sha1_hex};
 use crate::engine::{lint, RunRequest};
+use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
 use redis::{ConnectionLike, Value};
 use std::time::{Duration, Instant};
 
@@ -323,6 +324,9 @@ pub struct LiveBackend {
     pub tracing: bool,
     /// Instrumented copies by user script (the last one; a changed script is instrumented again).
     last: Option<(Vec<u8>, instrument::Instrumented)>,
+    /// On a cluster: its masters and their slots (read on connect, by each cluster-wide scan and after a
+    /// MOVED), for `node_for_key`; empty on a standalone server.
+    masters: Vec<ClusterNode>,
 }
 
 impl LiveBackend {
@@ -347,33 +351,85 @@ impl LiveBackend {
             protocol,
             tracing: true,
             last: None,
+            masters: Vec::new(),
         };
         backend.server = backend.discover()?;
         if backend.server.cluster {
             backend.con = Con::Cluster(Box::new(open_cluster(&backend.target)?));
+            backend.cluster_masters()?;
         }
         Ok(backend)
     }
 
     /// Send one command; connection failures become `LiveError`, server errors stay replies.
     pub fn command(&mut self, args: &[&[u8]]) -> Result<Reply, LiveError> {
-        let mut cmd = redis::Cmd::new();
-        for a in args {
-            cmd.arg(*a);
+        let result = self.send(&to_cmd(args));
+        self.reply_of(result)
+    }
+
+    /// Send one command to one master of the cluster (as `cluster_masters` lists it) whatever its keys
+    /// (SCAN, DBSIZE: per node on a cluster); on a standalone server, to the server.
+    pub fn command_on(&mut self, node: &ClusterNode, args: &[&[u8]]) -> Result<Reply, LiveError> {
+        let cmd = to_cmd(args);
+        let result = match &mut self.con {
+            Con::Single(c) => c.req_command(&cmd),
+            Con::Cluster(c) => c.route_command(&cmd, node.routing()),
+        };
+        self.reply_of(result)
+    }
+
+    /// One command. On a cluster the crate does not retry (see `open_cluster`), so a MOVED or ASK
+    /// redirect comes back here: the node did not run the command, so it is sent once to the node
+    /// named (after ASKING for ASK); a MOVED also reloads the slot map for the next commands.
+    fn send(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
+        let result = self.con.req_command(cmd);
+        let Con::Cluster(c) = &mut self.con else {
+            return result;
+        };
+        let redirect = result.as_ref().err().and_then(|e| {
+            let (addr, _slot) = e.redirect_node()?;
+            let (host, port) = addr.rsplit_once(':')?;
+            Some((
+                e.code() == Some("ASK"),
+                host.to_string(),
+                port.parse().ok()?,
+            ))
+        });
+        let Some((ask, host, port)) = redirect else {
+            return result;
+        };
+        let node = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port });
+        if ask {
+            // The slot is migrating: only this command goes to the importing node.
+            c.route_command(&redis::cmd("ASKING"), node.clone())?;
+            return c.route_command(cmd, node);
         }
-        match self.con.req_command(&cmd) {
+        let result = c.route_command(cmd, node);
+        self.reconnect();
+        let _ = self.cluster_masters();
+        result
+    }
+
+    /// A server error stays a reply; a connection failure becomes `LiveError::Lost` (after one
+    /// reconnect attempt).
+    fn reply_of(&mut self, result: redis::RedisResult<Value>) -> Result<Reply, LiveError> {
+        match result {
             Ok(v) => Ok(to_reply(v)),
-            // The cluster client returns the server's error replies as errors.
-            Err(e) if matches!(e.kind(), redis::ErrorKind::Server(_)) => {
-                Ok(Reply::Error(match (e.code(), e.detail()) {
-                    (Some(code), Some(detail)) => format!("{code} {detail}"),
-                    (Some(code), None) => code.to_string(),
-                    _ => e.to_string(),
-                }))
-            }
+            // The cluster client returns the server's error replies as errors, those with a code it
+            // does not know (WRONGTYPE, BUSY, ...) as `ErrorKind::Extension`.
+            Err(e) if e.code().is_some() => Ok(Reply::Error(match (e.code(), e.detail()) {
+                (Some(code), Some(detail)) => format!("{code} {detail}"),
+                (Some(code), None) => code.to_string(),
+                _ => e.to_string(),
+            })),
             Err(e) => {
                 let message = describe_error(&e, &self.target.display);
-                self.reconnect();
+                // A cluster node that timed out is busy, not gone: its connection skips the late
+                // reply by itself, while a new cluster connection would wait for it (the crate PINGs
+                // every node before it applies the read timeout).
+                if !(e.is_timeout() && matches!(self.con, Con::Cluster(_))) {
+                    self.reconnect();
+                }
                 Err(LiveError::Lost(message))
             }
         }
@@ -504,6 +560,31 @@ impl LiveBackend {
 
     pub fn protocol(&self) -> Protocol {
         self.protocol
+    }
+
+    /// The masters of the cluster and the slots each serves, read now with CLUSTER SLOTS (this also
+    /// refreshes the map `node_for_key` uses); empty on a standalone server.
+    pub fn cluster_masters(&mut self) -> Result<Vec<ClusterNode>, LiveError> {
+        if !self.server.cluster {
+            return Ok(Vec::new());
+        }
+        match self.command(&[b"CLUSTER", b"SLOTS"])? {
+            Reply::Error(e) => Err(LiveError::Server(format!("CLUSTER SLOTS: {e}"))),
+            reply => {
+                self.masters = parse_cluster_slots(&reply, &seed_host(&self.target));
+                Ok(self.masters.clone())
+            }
+        }
+    }
+
+    /// On a cluster, the master holding `key` ("host:port"), from its hash slot and the slot map read
+    /// on connect (or by the last `cluster_masters`); None on a standalone server.
+    pub fn node_for_key(&self, key: &[u8]) -> Option<String> {
+        let slot = lint::hash_slot(key);
+        self.masters
+            .iter()
+            .find(|m| m.serves(slot))
+            .map(ClusterNode::addr)
     }
 
     /// Is the script (its traced copy) already in the server's script cache?
@@ -734,16 +815,194 @@ fn annotate(trace: &mut [crate::engine::report::TraceEntry]) {
 /// SCRIPT KILL on a fresh connection (the running script's connection is blocked): the server's answer,
 /// or the connection error.
 pub fn script_kill(target: &Target) -> Result<Reply, LiveError> {
-    let mut con = open(target)?;
+    kill(&mut open(target)?, target)
+}
+
+fn kill(con: &mut redis::Connection, target: &Target) -> Result<Reply, LiveError> {
     let cmd = redis::cmd("SCRIPT").arg("KILL").to_owned();
     con.req_command(&cmd)
         .map(to_reply)
-        .map_err(|e| LiveError::Lost(describe_error(&e, &target.display)))
+        .or_else(|e| match (e.code(), e.detail()) {
+            // An error reply (NOTBUSY, UNKILLABLE) is the server's answer.
+            (Some(code), Some(detail)) => Ok(Reply::Error(format!("{code} {detail}"))),
+            (Some(code), None) => Ok(Reply::Error(code.to_string())),
+            _ => Err(LiveError::Lost(describe_error(&e, &target.display))),
+        })
+}
+
+/// The nodes `script_kill_for` asked, each with its answer: ("host:port", SCRIPT KILL's reply or the
+/// connection error).
+pub type KillAnswers = Vec<(String, Result<Reply, LiveError>)>;
+
+/// SCRIPT KILL where a script with these KEYS runs, on fresh connections (the running script's one is
+/// blocked). A standalone server: the server (as `script_kill`). A cluster: the master serving the first
+/// key's slot (CLUSTER SLOTS read from the target's node); with no keys the client sent the script to a
+/// node of its choice, so every master is asked (the others answer NOTBUSY). A target node that is busy
+/// itself cannot list its peers: it is the one asked. Err: the target's node is unreachable.
+pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers, LiveError> {
+    let mut seed = open(target)?;
+    let slots = seed.req_command(&redis::cmd("CLUSTER").arg("SLOTS").to_owned());
+    // A standalone server refuses CLUSTER SLOTS; a busy node answers BUSY.
+    let masters = match slots.map(to_reply) {
+        Ok(reply @ Reply::Array(_)) => parse_cluster_slots(&reply, &seed_host(target)),
+        _ => Vec::new(),
+    };
+    if masters.is_empty() {
+        return Ok(vec![(target.display.clone(), kill(&mut seed, target))]);
+    }
+    let chosen: Vec<&ClusterNode> = match keys.first() {
+        Some(key) => {
+            let slot = lint::hash_slot(key);
+            let owner: Vec<&ClusterNode> = masters.iter().filter(|m| m.serves(slot)).collect();
+            if owner.is_empty() {
+                return Err(LiveError::Server(format!(
+                    "{}: no master of the cluster serves slot {slot} (CLUSTER SLOTS)",
+                    target.display
+                )));
+            }
+            owner
+        }
+        None => masters.iter().collect(),
+    };
+    Ok(chosen
+        .into_iter()
+        .map(|node| {
+            let node_target = node.target(target);
+            let answer = open(&node_target).and_then(|mut con| kill(&mut con, &node_target));
+            (node.addr(), answer)
+        })
+        .collect())
+}
+
+/// A master of a cluster as CLUSTER SLOTS lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterNode {
+    pub host: String,
+    pub port: u16,
+    /// The slot ranges it serves (inclusive), in order.
+    pub slots: Vec<(u16, u16)>,
+}
+
+impl ClusterNode {
+    /// "host:port", as MOVED replies and `KeySummary::node` name it.
+    pub fn addr(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+
+    pub fn serves(&self, slot: u16) -> bool {
+        self.slots
+            .iter()
+            .any(|(from, to)| (*from..=*to).contains(&slot))
+    }
+
+    fn routing(&self) -> RoutingInfo {
+        RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+            host: self.host.clone(),
+            port: self.port,
+        })
+    }
+
+    /// The target with this node's address (same credentials, TLS and timeouts).
+    fn target(&self, target: &Target) -> Target {
+        let addr = match target.info.addr().clone() {
+            redis::ConnectionAddr::TcpTls {
+                insecure,
+                tls_params,
+                ..
+            } => redis::ConnectionAddr::TcpTls {
+                host: self.host.clone(),
+                port: self.port,
+                insecure,
+                tls_params,
+            },
+            _ => redis::ConnectionAddr::Tcp(self.host.clone(), self.port),
+        };
+        Target {
+            info: target.info.clone().set_addr(addr),
+            display: self.addr(),
+            ..target.clone()
+        }
+    }
+}
+
+/// The host of the target's address (CLUSTER SLOTS leaves a node's address empty when it is the one
+/// answering).
+fn seed_host(target: &Target) -> String {
+    match target.info.addr() {
+        redis::ConnectionAddr::Tcp(host, _) => host.clone(),
+        redis::ConnectionAddr::TcpTls { host, .. } => host.clone(),
+        _ => "127.0.0.1".into(),
+    }
+}
+
+/// The masters in a CLUSTER SLOTS reply (`[[from, to, [host, port, id, ...], replicas...], ...]`),
+/// ordered by their first slot. Hosts are named as the redis crate names them (an empty or wildcard
+/// address is the answering node's host, "?" an unknown node), so routing by address reuses its
+/// connections.
+fn parse_cluster_slots(reply: &Reply, answering_host: &str) -> Vec<ClusterNode> {
+    let Reply::Array(ranges) = reply else {
+        return Vec::new();
+    };
+    let mut masters: Vec<ClusterNode> = Vec::new();
+    for range in ranges {
+        let Reply::Array(parts) = range else {
+            continue;
+        };
+        let (Some(Reply::Int(from)), Some(Reply::Int(to)), Some(Reply::Array(master))) =
+            (parts.first(), parts.get(1), parts.get(2))
+        else {
+            continue;
+        };
+        let host = match master.first() {
+            Some(Reply::Bulk(h)) => String::from_utf8_lossy(h).into_owned(),
+            Some(Reply::Nil) => String::new(),
+            _ => continue,
+        };
+        let host = match host.as_str() {
+            "?" => continue,
+            "" | "0.0.0.0" | "::" => answering_host.to_string(),
+            _ => host,
+        };
+        let Some(Reply::Int(port)) = master.get(1) else {
+            continue;
+        };
+        let (port, range) = (*port as u16, (*from as u16, *to as u16));
+        match masters
+            .iter_mut()
+            .find(|m| m.host == host && m.port == port)
+        {
+            Some(m) => m.slots.push(range),
+            None => masters.push(ClusterNode {
+                host,
+                port,
+                slots: vec![range],
+            }),
+        }
+    }
+    for m in &mut masters {
+        m.slots.sort_unstable();
+    }
+    masters.sort_by_key(|m| m.slots.first().copied());
+    masters
+}
+
+fn to_cmd(args: &[&[u8]]) -> redis::Cmd {
+    let mut cmd = redis::Cmd::new();
+    for a in args {
+        cmd.arg(*a);
+    }
+    cmd
 }
 
 fn open_cluster(target: &Target) -> Result<redis::cluster::ClusterConnection, LiveError> {
     let mut builder = redis::cluster::ClusterClientBuilder::new(vec![target.info.clone()])
-        .connection_timeout(target.connect_timeout);
+        .connection_timeout(target.connect_timeout)
+        // No automatic retries: the crate sends a command again after a read timeout or a dropped
+        // connection, which would run a script twice. `LiveBackend::send` follows MOVED and ASK.
+        .retries(0);
+    if let Some(timeout) = target.read_timeout {
+        builder = builder.response_timeout(timeout);
+    }
     if let Some(certs) = &target.tls {
         builder = builder.certs(certs.clone());
     }

@@ -77,14 +77,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ),
         Span::raw(" │"),
     ];
-    let hint_spans = hints
-        .iter()
-        .flat_map(|(k, a)| {
-            [
-                Span::styled(format!(" {k}"), theme.header),
-                Span::raw(format!(" {}", a.name())),
-            ]
-        });
+    let hint_spans = hints.iter().flat_map(|(k, a)| {
+        [
+            Span::styled(format!(" {k}"), theme.header),
+            Span::raw(format!(" {}", a.name())),
+        ]
+    });
     second.extend(hint_spans);
     frame.render_widget(Paragraph::new(vec![first, Line::from(second)]), area);
 }
