@@ -104,6 +104,7 @@ fn after_run() -> (App, Theme, Terminal<TestBackend>) {
                 after: sandbox.keyspace().db(0).clone(),
                 now_ms: sandbox.now_ms(),
                 awaiting_confirmation: false,
+                live: false,
             };
             app.on_engine_event(EngineEvent::Finished(Box::new(result)));
         }

@@ -288,6 +288,15 @@ fn a_guarded_write_then_the_sandbox_on_copied_keys() {
     assert_eq!(run.report.lua_value.as_deref(), Some("42"));
     assert_eq!(run.report.trace.len(), 1);
     assert!(run.report.trace[0].write);
+    assert!(run.live);
+    // No per-call time on a live run: the trace says so rather than showing 0.
+    assert!(
+        h.press("<A-1>")
+            .render(120, 40)
+            .contains("INCRBY counter (integer) 42   -       W"),
+        "{}",
+        h.render(120, 40)
+    );
 
     // C copies the form's KEYS into the seed; F7 runs in the sandbox on it, leaving the server be.
     h.press("<A-5>").press("C");

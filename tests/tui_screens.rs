@@ -340,6 +340,7 @@ fn a_live_write_is_confirmed_before_it_is_sent() {
             after: sandbox.keyspace().db(0).clone(),
             now_ms: 0,
             awaiting_confirmation: true,
+            live: false,
         })));
     assert!(matches!(
         &h.app.overlay,

@@ -44,6 +44,9 @@ pub struct RunResult {
     pub now_ms: i64,
     /// Live: the dry run writes; the user may confirm to send it with writes allowed.
     pub awaiting_confirmation: bool,
+    /// The report is the live server's (its trace has no per-call times: a script has no clock
+    /// fine enough); false for the sandbox and for a dry run held back.
+    pub live: bool,
 }
 
 impl RunResult {
@@ -68,6 +71,7 @@ impl RunResult {
             after,
             now_ms: sandbox.now_ms(),
             awaiting_confirmation: false,
+            live: false,
         }
     }
 }
@@ -108,6 +112,7 @@ pub fn run_live(
         after,
         now_ms: now,
         awaiting_confirmation,
+        live: false,
     };
     let (protocol, threshold) = (live.protocol(), live.server.busy_threshold_ms);
     let sha = crate::engine::script::sha1_hex(&request.script);
@@ -141,7 +146,10 @@ pub fn run_live(
             explain_with_dry_run(&mut report, &dry.report);
             let mut after = Db::new();
             let _ = copy_keys(live, &request.keys, &mut after, &CopyLimits::default(), now);
-            result(request, report, dry.before, after, false)
+            RunResult {
+                live: true,
+                ..result(request, report, dry.before, after, false)
+            }
         }
         Err(e) => {
             let report = refused(format!("evalbench: {e}"));

@@ -290,6 +290,7 @@ mod tests {
             after: sandbox.keyspace().db(0).clone(),
             now_ms: app.now_ms,
             awaiting_confirmation: false,
+            live: false,
         });
         app.update(Action::TabKeyspace);
         app

@@ -59,7 +59,12 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
                 Cell::from(e.line.to_string()),
                 Cell::from(shorten(&command.join(" "), 40)),
                 Cell::from(shorten(&e.reply.to_cli().replace('\n', " "), 30)),
-                Cell::from(format!("{:.1}", e.elapsed_ns as f64 / 1000.0)),
+                // A live run has no per-call times (no clock fine enough inside a script).
+                Cell::from(if run.live {
+                    "-".to_string()
+                } else {
+                    format!("{:.1}", e.elapsed_ns as f64 / 1000.0)
+                }),
                 Cell::from(marks),
             ])
             .style(style)
