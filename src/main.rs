@@ -13,6 +13,11 @@ fn main() {
         if let Some(code) = open_workbench(&parsed) {
             std::process::exit(code);
         }
+        // Without a terminal the demo runs in the sandbox: connection options would be ignored.
+        if parsed.server != cli::ServerArgs::default() {
+            eprintln!("evalbench: the workbench on a live server needs a terminal; for a headless run use `evalbench run --server URL SCRIPT KEY... , ARG...`");
+            std::process::exit(cli::EXIT_BAD_INPUT);
+        }
     }
     // Replies can nest thousands of levels deep (as on a real server): give the work a deep stack.
     let worker = std::thread::Builder::new()

@@ -241,3 +241,15 @@ fn no_command_runs_the_bundled_sample() {
     );
     assert!(text.contains("trace ("), "{text}");
 }
+
+#[test]
+fn workbench_connection_options_without_a_terminal_are_refused() {
+    // stdout is a pipe here: the workbench cannot open, and the demo would ignore the server.
+    let out = evalbench(&["-h", "127.0.0.1", "-p", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "evalbench: the workbench on a live server needs a terminal; for a headless run use `evalbench run --server URL SCRIPT KEY... , ARG...`\n"
+    );
+    assert!(out.stdout.is_empty());
+}

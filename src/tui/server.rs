@@ -119,6 +119,9 @@ impl ServerView {
         self.generation += 1;
         self.keys.clear();
         self.seen.clear();
+        // Summaries are refetched for the keys in view: memory stays bounded across filters.
+        self.summaries.clear();
+        self.pending_summaries.clear();
         self.progress = ScanProgress::default();
         self.want = LIST_STEP;
         self.list = ListState::default();
@@ -465,7 +468,6 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             return vec![view.restart()];
         }
         Action::Rescan => {
-            view.summaries.clear();
             app.status = "scanning the server again".into();
             return vec![view.restart()];
         }
