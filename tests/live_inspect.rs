@@ -435,3 +435,40 @@ fn paging_with_the_wrong_type_is_a_server_error() {
     let err = page(&mut live, b"k", "module-type", PageCursor::Start, 10).unwrap_err();
     assert!(matches!(err, LiveError::Server(_)));
 }
+
+#[test]
+fn a_dropped_connection_is_reopened_and_reads_are_sent_again_but_scripts_never() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["SET", "k", "v"]);
+    let mut live = backend(&server, false);
+    // CLIENT KILL drops every other client's connection, as a server restart or an idle proxy does.
+    let drop_others = |conn: &mut Conn| {
+        assert!(matches!(
+            conn.cmd(&["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]),
+            Reply::Int(n) if n >= 1
+        ));
+    };
+    drop_others(&mut conn);
+    assert_eq!(
+        live.command(&[b"GET", b"k"]).unwrap(),
+        Reply::Bulk(b"v".to_vec())
+    );
+    // A script is not sent again: the run fails, and the next one goes on a new connection.
+    drop_others(&mut conn);
+    let request = evalbench::engine::RunRequest {
+        script: b"return redis.call('INCR', KEYS[1])".to_vec(),
+        keys: vec![b"n".to_vec()],
+        ..Default::default()
+    };
+    let allowed = evalbench::engine::live::WriteMode::Allowed;
+    assert!(matches!(
+        live.run(&request, allowed),
+        Err(LiveError::Lost(_))
+    ));
+    assert_eq!(conn.cmd(&["GET", "n"]), Reply::Nil);
+    assert_eq!(live.run(&request, allowed).unwrap().reply, Reply::Int(1));
+    assert_eq!(conn.cmd(&["GET", "n"]), Reply::Bulk(b"1".to_vec()));
+}

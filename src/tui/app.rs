@@ -184,8 +184,9 @@ pub struct App {
     pub use_live: bool,
     /// The Server tab's state (with a live server).
     pub server: Option<ServerView>,
-    /// Whether the live server's script cache holds the script with this SHA1.
-    pub script_cache: Option<(String, Cached)>,
+    /// Whether the live server's script cache holds the script with this SHA1 (None: the question
+    /// failed; it is asked again after the next run or edit).
+    pub script_cache: Option<(String, Option<Cached>)>,
     /// The SHA1 whose SCRIPT EXISTS is on its way.
     pub script_cache_pending: Option<String>,
     next_run_id: u64,

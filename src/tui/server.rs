@@ -311,16 +311,16 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
             if app.script_cache_pending.as_deref() == Some(sha.as_str()) {
                 app.script_cache_pending = None;
             }
-            app.script_cache = Some((sha, cached));
+            app.script_cache = Some((sha, Some(cached)));
         }
         InspectEvent::ScriptLoaded { sha } => {
             app.status = format!("SCRIPT LOAD: the server's script cache has {}", &sha[..8]);
             app.script_cache = Some((
                 sha,
-                Cached {
+                Some(Cached {
                     script: true,
                     traced: true,
-                },
+                }),
             ));
         }
         InspectEvent::Copied {
@@ -358,7 +358,11 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
         }
         InspectEvent::Failed { what, message } => {
             if what == "SCRIPT EXISTS" {
-                app.script_cache_pending = None;
+                // The mark shows "cache ?"; asking again at every tick would only repeat the failure.
+                if let Some(sha) = app.script_cache_pending.take() {
+                    app.script_cache = Some((sha, None));
+                }
+                return;
             }
             let text = format!("{what}: {message}");
             app.status = text.clone();

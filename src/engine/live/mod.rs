@@ -363,7 +363,20 @@ impl LiveBackend {
 
     /// Send one command; connection failures become `LiveError`, server errors stay replies.
     pub fn command(&mut self, args: &[&[u8]]) -> Result<Reply, LiveError> {
-        let result = self.send(&to_cmd(args));
+        let cmd = to_cmd(args);
+        let result = self.send(&cmd);
+        // A connection found dead (the server restarted, a proxy closed it while idle) is reopened
+        // and anything but a script is sent again once: the reads of the dry run and the inspector
+        // heal the connection before a script is sent on it. A script is never sent twice: it may
+        // have run before the connection dropped.
+        let is_script = args
+            .first()
+            .is_some_and(|name| name.len() >= 4 && name[..4].eq_ignore_ascii_case(b"EVAL"));
+        if matches!(&result, Err(e) if e.is_connection_dropped()) && !is_script {
+            self.reconnect();
+            let retried = self.send(&cmd);
+            return self.reply_of(retried);
+        }
         self.reply_of(result)
     }
 

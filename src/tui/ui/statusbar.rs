@@ -94,8 +94,8 @@ fn cache_mark(app: &App, sha: &str) -> &'static str {
         return "";
     }
     match &app.script_cache {
-        Some((s, cached)) if s == sha && cached.script => " cached",
-        Some((s, _)) if s == sha => " not cached (F8 loads)",
+        Some((s, Some(cached))) if s == sha && cached.script => " cached",
+        Some((s, Some(_))) if s == sha => " not cached (F8 loads)",
         _ => " cache ?",
     }
 }
