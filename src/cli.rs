@@ -419,6 +419,12 @@ pub fn render_text(report: &RunReport, request: &RunRequest) -> String {
     if let Some(w) = report.first_write_ns {
         out.push_str(&format!("; first write at {:.3} ms", w as f64 / 1e6));
     }
+    if let Some(rt) = report.round_trip_ns {
+        out.push_str(&format!(
+            " (server time); round trip {:.3} ms",
+            rt as f64 / 1e6
+        ));
+    }
     out.push('\n');
     if !report.warnings.is_empty() {
         out.push_str("\nwarnings:\n");

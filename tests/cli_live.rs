@@ -83,6 +83,41 @@ fn writes_need_yes_reads_run_as_eval_ro() {
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(json["reply"], serde_json::json!({"bulk": "42"}));
     assert_eq!(json["mode"], "read-only");
+    // The dry run replied the same: its Lua value explains the reply; both times are reported.
+    assert_eq!(json["lua_value"], "\"42\"");
+    assert!(json["warnings"].as_array().unwrap().is_empty());
+    let (server_us, round_trip_us) = (
+        json["elapsed_us"].as_f64().unwrap(),
+        json["round_trip_us"].as_f64().unwrap(),
+    );
+    assert!(server_us > 0.0 && round_trip_us > server_us, "{json}");
+
+    // A key the script did not declare is not in the dry run's copy: the replies differ, and a
+    // warning says so instead of showing the dry run's Lua value.
+    conn.cmd(&["SET", "hidden", "x"]);
+    let hidden = script(&dir, "hidden.lua", "return redis.call('GET', 'hidden')");
+    let (code, stdout, stderr) = run(&["-p", &server.port.to_string(), "--json", &hidden]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["reply"], serde_json::json!({"bulk": "x"}));
+    assert_eq!(json["lua_value"], serde_json::Value::Null);
+    let kinds: Vec<&str> = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"dry-run-differs"), "{json}");
+    let differs = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "dry-run-differs")
+        .unwrap();
+    assert_eq!(
+        differs["message"],
+        "the dry run in the sandbox replied (nil), the server \"x\": the Lua value and conversion notes are not shown"
+    );
 
     // An error reply exits 1 with the server's exact text (user's SHA).
     let bad = script(&dir, "bad.lua", "return redis.call('HGET', KEYS[1], 'f')");

@@ -139,6 +139,9 @@ pub struct RunReport {
     pub notes: Vec<Note>,
     pub trace: Vec<TraceEntry>,
     pub elapsed_ns: u64,
+    /// On a live server: the client's round trip of the EVAL/EVALSHA (with a NOSCRIPT fallback),
+    /// network included; `elapsed_ns` is then the server time of the script.
+    pub round_trip_ns: Option<u64>,
     /// When the first write happened (after it SCRIPT KILL cannot stop a script on a real server).
     pub first_write_ns: Option<u64>,
     pub busy_threshold_ms: u64,
@@ -168,6 +171,7 @@ impl RunReport {
             notes: Vec::new(),
             trace: Vec::new(),
             elapsed_ns: 0,
+            round_trip_ns: None,
             first_write_ns: None,
             busy_threshold_ms,
             warnings: Vec::new(),
@@ -204,6 +208,7 @@ impl RunReport {
             "notes": self.notes.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
             "trace": self.trace.iter().map(TraceEntry::to_json).collect::<Vec<_>>(),
             "elapsed_us": micros(self.elapsed_ns),
+            "round_trip_us": self.round_trip_ns.map(micros),
             "first_write_us": self.first_write_ns.map(micros),
             "busy_threshold_ms": self.busy_threshold_ms,
             "warnings": self.warnings.iter().map(Warning::to_json).collect::<Vec<_>>(),

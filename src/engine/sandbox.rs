@@ -238,6 +238,7 @@ impl Sandbox {
             notes,
             trace: run.trace,
             elapsed_ns,
+            round_trip_ns: None,
             first_write_ns: run.first_write_ns,
             busy_threshold_ms: self.config.busy_threshold_ms,
             warnings,

@@ -792,6 +792,7 @@ impl LiveBackend {
             outcome,
             error_line,
             elapsed_ns: server_us.map_or(elapsed_ns, |us| us * 1000),
+            round_trip_ns: Some(elapsed_ns),
             trace,
         })
     }

@@ -28,12 +28,19 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             r.started.elapsed().as_secs_f64(),
             threshold
         ),
-        (None, Some(run)) => format!(
-            "{:.3} ms / {} ms ({:.2}%)",
-            run.report.elapsed_ns as f64 / 1e6,
-            threshold,
-            run.report.threshold_ratio() * 100.0
-        ),
+        (None, Some(run)) => {
+            let gauge = format!(
+                "{:.3} ms / {} ms ({:.2}%)",
+                run.report.elapsed_ns as f64 / 1e6,
+                threshold,
+                run.report.threshold_ratio() * 100.0
+            );
+            // A live run: server time against the threshold, then the client's round trip.
+            match run.report.round_trip_ns {
+                Some(rt) => format!("{gauge} rtt {:.3} ms", rt as f64 / 1e6),
+                None => gauge,
+            }
+        }
         _ => format!("- / {threshold} ms"),
     };
     let file = app
