@@ -23,6 +23,17 @@ pub fn target_spec(args: &RunArgs) -> Result<Option<TargetSpec>, CliError> {
     Ok(spec)
 }
 
+/// A timeout flag in seconds as milliseconds; zero, negative or not finite is bad input.
+fn seconds_to_ms(flag: &str, secs: Option<f64>) -> Result<Option<u64>, CliError> {
+    match secs {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(Some((s * 1000.0).ceil() as u64)),
+        Some(s) => Err(CliError::input(format!(
+            "{flag} {s}: give a positive number of seconds (for example {flag} 2.5)"
+        ))),
+    }
+}
+
 /// The target the connection options name, or None when none is given.
 pub fn server_spec(args: &ServerArgs, resp3: bool) -> Result<Option<TargetSpec>, CliError> {
     let wants_live = args.server.is_some()
@@ -55,8 +66,8 @@ pub fn server_spec(args: &ServerArgs, resp3: bool) -> Result<Option<TargetSpec>,
         password,
         db: args.db,
         resp3,
-        connect_timeout_ms: None,
-        read_timeout_ms: None,
+        connect_timeout_ms: seconds_to_ms("--connect-timeout", args.connect_timeout)?,
+        read_timeout_ms: seconds_to_ms("--read-timeout", args.read_timeout)?,
         tls: args.tls || args.cacert.is_some() || args.cert.is_some(),
         cacert: args.cacert.clone(),
         cert: args.cert.clone(),

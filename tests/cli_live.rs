@@ -239,3 +239,30 @@ fn copy_writes_keyspace_json_the_sandbox_loads() {
         "evalbench: key 'big' is a set of 10001 members, above the copy limit of 10000; copy refused"
     );
 }
+
+#[test]
+fn timeouts_are_flags_in_seconds() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+    let dir = std::env::temp_dir().join(format!("evalbench-cli-timeouts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spin = script(&dir, "spin.lua", "while true do end");
+    let port = server.port.to_string();
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) = run(&["-p", &port, "--yes", "--read-timeout", "0.3", &spin]);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert!(stderr.contains("timed out"), "{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    // The script still spins on the server: stop it as an operator would.
+    assert_eq!(conn.cmd(&["SCRIPT", "KILL"]), Reply::Status("OK".into()));
+
+    let (code, _, stderr) = run(&["-p", &port, "--read-timeout", "0", &spin]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr,
+        "evalbench: --read-timeout 0: give a positive number of seconds (for example --read-timeout 2.5)\n"
+    );
+}

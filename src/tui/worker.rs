@@ -276,6 +276,11 @@ impl Drop for Worker {
     fn drop(&mut self) {
         self.cancel();
         let _ = self.commands.send(EngineCommand::Stop);
+        // A live run may wait on the server (a script SCRIPT KILL cannot stop, a stalled network):
+        // quitting never waits for it; the thread ends with the process.
+        if self.live_target.is_some() {
+            return;
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
