@@ -280,9 +280,15 @@ fn a_guarded_write_then_the_sandbox_on_copied_keys() {
     // n: still nothing sent.
     h.press("n");
     assert_eq!(conn.cmd(&["GET", "counter"]), Reply::Bulk(b"41".to_vec()));
+    // The Server tab shows the key as it is on the server.
+    h.press("<A-5>").press("/").type_text("counter\n");
+    let value = |h: &Harness| h.app.server.as_ref().unwrap().value.clone().unwrap().lines;
+    assert_eq!(value(&h), vec!["41"]);
     // F5 then y: sent with writes allowed; the reply and its Lua value come back.
     h.press("<F5>").press("y");
     assert_eq!(conn.cmd(&["GET", "counter"]), Reply::Bulk(b"42".to_vec()));
+    // The keys the run touched are read again in the Server tab.
+    assert_eq!(value(&h), vec!["42"]);
     let run = h.app.last_run.as_ref().unwrap();
     assert_eq!(run.report.reply, Reply::Int(42));
     assert_eq!(run.report.lua_value.as_deref(), Some("42"));

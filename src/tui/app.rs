@@ -754,6 +754,11 @@ impl App {
                     // The run loaded the traced copy: ask the cache again.
                     self.script_cache = None;
                 }
+                if result.live {
+                    if let Some(server) = self.server.as_mut() {
+                        server.forget(result.report.trace.iter().flat_map(|t| &t.keys));
+                    }
+                }
                 let report = &result.report;
                 self.status = format!(
                     "{} in {:.3} ms, {} call(s)",

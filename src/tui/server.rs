@@ -99,6 +99,16 @@ impl ServerView {
         }
     }
 
+    /// A live run touched these keys: their summaries and the value view are read again.
+    pub fn forget<'a>(&mut self, keys: impl Iterator<Item = &'a Vec<u8>>) {
+        for key in keys {
+            self.summaries.remove(key);
+            if self.value.as_ref().is_some_and(|v| v.key == *key) {
+                self.value = None;
+            }
+        }
+    }
+
     /// Something was asked of the server and not answered yet.
     pub fn waiting(&self) -> bool {
         let scanning = self.started
