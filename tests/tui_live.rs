@@ -13,20 +13,6 @@ use evalbench::engine::reply::Reply;
 use evalbench::tui::app::{Confirm, Overlay, Tab};
 use evalbench::tui::harness::Harness;
 use std::collections::BTreeSet;
-use std::sync::Once;
-
-fn isolate() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let root = std::env::temp_dir().join(format!("evalbench-tui-live-{}", std::process::id()));
-        let data = root.join("data");
-        let config = root.join("config");
-        let _ = std::fs::create_dir_all(&data);
-        let _ = std::fs::create_dir_all(&config);
-        std::env::set_var("EVALBENCH_DATA_DIR", &data);
-        std::env::set_var("EVALBENCH_CONFIG_DIR", &config);
-    });
-}
 
 /// 3,000 strings, a 5,000-field hash, a 100 KiB string, a small hash, and one key of each other type.
 fn fill(conn: &mut Conn) {
@@ -67,7 +53,7 @@ fn fill(conn: &mut Conn) {
 const KEYS_IN_DB: u64 = 3000 + 8;
 
 fn workbench(server: &RedisServer, script: &str, keys: &[&str], argv: &[&str]) -> Harness {
-    isolate();
+    common::isolate_app_dirs();
     let target = TargetSpec {
         url: Some(format!("redis://127.0.0.1:{}", server.port)),
         ..TargetSpec::default()

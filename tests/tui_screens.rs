@@ -3,29 +3,15 @@
 //! behavioural checks that do not depend on the layout.
 #![cfg(feature = "tui")]
 
+mod common;
+
 use evalbench::tui::action::Action;
 use evalbench::tui::app::{Confirm, Overlay, Tab};
 use evalbench::tui::harness::Harness;
 use evalbench::tui::keymap::format_key;
-use std::sync::Once;
-
-/// Keep the app's files (autosave, recent files, config) away from the user's directories.
-fn isolate() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let root =
-            std::env::temp_dir().join(format!("evalbench-tui-screens-{}", std::process::id()));
-        let data = root.join("data");
-        let config = root.join("config");
-        let _ = std::fs::create_dir_all(&data);
-        let _ = std::fs::create_dir_all(&config);
-        std::env::set_var("EVALBENCH_DATA_DIR", &data);
-        std::env::set_var("EVALBENCH_CONFIG_DIR", &config);
-    });
-}
 
 fn sample() -> Harness {
-    isolate();
+    common::isolate_app_dirs();
     Harness::sample()
 }
 
@@ -40,7 +26,7 @@ const UNDECLARED: &str = "redis.call('SET', KEYS[1], 'a')\n\
 
 #[test]
 fn start_screen_empty() {
-    isolate();
+    common::isolate_app_dirs();
     let h = Harness::new("", &[], &[], "");
     insta::assert_snapshot!("start_empty_120x40", h.render(120, 40));
 }
@@ -69,7 +55,7 @@ fn reply_tab() {
 
 #[test]
 fn error_run_marks_line() {
-    isolate();
+    common::isolate_app_dirs();
     let mut h = Harness::new(FAILING, &["counter"], &[], "");
     h.press("<F5>");
     let run = h.app.last_run.as_ref().expect("a report");
@@ -122,7 +108,7 @@ fn keyspace_diff_after_run() {
 
 #[test]
 fn warnings_tab_undeclared_key() {
-    isolate();
+    common::isolate_app_dirs();
     let mut h = Harness::new(UNDECLARED, &["declared"], &[], "");
     h.keys("<F5> <A-4>");
     let run = h.app.last_run.as_ref().expect("a report");

@@ -68,6 +68,18 @@ pub struct KeyspaceView {
 
 const TYPES: [&str; 6] = ["string", "hash", "list", "set", "zset", "stream"];
 
+/// The type filter after `current`: every type, then each type in turn, then every type again.
+pub fn next_type_filter(current: Option<&'static str>) -> Option<&'static str> {
+    match current {
+        None => Some(TYPES[0]),
+        Some(t) => TYPES
+            .iter()
+            .position(|x| *x == t)
+            .and_then(|i| TYPES.get(i + 1))
+            .copied(),
+    }
+}
+
 /// One row of the key list: removed keys come from the keyspace before the change.
 pub struct KeyRow<'a> {
     pub key: &'a [u8],
@@ -77,14 +89,7 @@ pub struct KeyRow<'a> {
 
 impl KeyspaceView {
     pub fn cycle_type_filter(&mut self) {
-        self.type_filter = match self.type_filter {
-            None => Some(TYPES[0]),
-            Some(t) => TYPES
-                .iter()
-                .position(|x| *x == t)
-                .and_then(|i| TYPES.get(i + 1))
-                .copied(),
-        };
+        self.type_filter = next_type_filter(self.type_filter);
         self.list = ListState::default();
         self.value_scroll = 0;
     }

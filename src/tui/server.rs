@@ -27,8 +27,6 @@ const SUMMARY_AFTER: usize = 80;
 /// Rows moved by PageUp / PageDown.
 const PAGE: isize = 10;
 
-const TYPES: [&str; 6] = ["string", "hash", "list", "set", "zset", "stream"];
-
 /// Where the scan is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ScanProgress {
@@ -471,14 +469,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             );
         }
         Action::CycleTypeFilter => {
-            view.type_filter = match view.type_filter {
-                None => Some(TYPES[0]),
-                Some(t) => TYPES
-                    .iter()
-                    .position(|x| *x == t)
-                    .and_then(|i| TYPES.get(i + 1))
-                    .copied(),
-            };
+            view.type_filter = super::keyspace::next_type_filter(view.type_filter);
             return vec![view.restart()];
         }
         Action::Rescan => {

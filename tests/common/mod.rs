@@ -498,3 +498,18 @@ pub fn plain_eval(conn: &mut Conn, case: &Case) -> (Json, Json) {
     conn.cmd(&["HELLO", "2"]);
     (reply.to_json(), normalize_keyspace(&dump(conn)))
 }
+
+/// Keep the workbench's files (autosave, recent files, config) of TUI tests away from the user's
+/// directories: a data and a config directory of this test process, set once.
+pub fn isolate_app_dirs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let root = std::env::temp_dir().join(format!("evalbench-tui-tests-{}", std::process::id()));
+        let data = root.join("data");
+        let config = root.join("config");
+        let _ = std::fs::create_dir_all(&data);
+        let _ = std::fs::create_dir_all(&config);
+        std::env::set_var("EVALBENCH_DATA_DIR", &data);
+        std::env::set_var("EVALBENCH_CONFIG_DIR", &config);
+    });
+}

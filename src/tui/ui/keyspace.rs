@@ -8,14 +8,11 @@ use crate::tui::keyspace::{
     Mark, Shown,
 };
 use crate::tui::theme::Theme;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
-
-/// Below this height the list and the value view take turns (Enter switches).
-const SPLIT_MIN_HEIGHT: u16 = 16;
 
 fn change_style(change: Option<Change>, theme: &Theme) -> Style {
     match change {
@@ -39,29 +36,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
     let view = &app.keyspace;
     // Built once per frame: both halves need it.
     let rows = view.rows(app);
-    if area.height >= SPLIT_MIN_HEIGHT {
-        let [list_area, value_area] =
-            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
-        draw_list(
-            frame,
-            list_area,
-            app,
-            &rows,
-            theme,
-            focused && !view.value_focus,
-        );
-        draw_value(
-            frame,
-            value_area,
-            app,
-            &rows,
-            theme,
-            focused && view.value_focus,
-        );
-    } else if view.value_focus {
-        draw_value(frame, area, app, &rows, theme, focused);
-    } else {
-        draw_list(frame, area, app, &rows, theme, focused);
+    let (list_area, value_area) = super::list_and_value(area, view.value_focus);
+    if let Some(list_area) = list_area {
+        let list_focused = focused && !view.value_focus;
+        draw_list(frame, list_area, app, &rows, theme, list_focused);
+    }
+    if let Some(value_area) = value_area {
+        let value_focused = focused && view.value_focus;
+        draw_value(frame, value_area, app, &rows, theme, value_focused);
     }
 }
 

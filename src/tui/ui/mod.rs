@@ -114,6 +114,23 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
 }
 
+/// Below this height a key list and its value view take turns (Enter switches).
+const SPLIT_MIN_HEIGHT: u16 = 16;
+
+/// The areas of a key list over its value view: both halves when the pane is tall enough, else only
+/// the focused one.
+pub fn list_and_value(area: Rect, value_focus: bool) -> (Option<Rect>, Option<Rect>) {
+    if area.height >= SPLIT_MIN_HEIGHT {
+        let [list, value] =
+            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
+        (Some(list), Some(value))
+    } else if value_focus {
+        (None, Some(area))
+    } else {
+        (Some(area), None)
+    }
+}
+
 /// A centred rectangle of at most `width` x `height`.
 pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);

@@ -6,13 +6,10 @@ use crate::tui::app::App;
 use crate::tui::keyspace::{fit, text, ttl_text};
 use crate::tui::server::{ServerView, MAX_LISTED, MAX_VALUE_LINES};
 use crate::tui::theme::Theme;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
-
-/// Below this height the list and the value view take turns (Enter switches).
-const SPLIT_MIN_HEIGHT: u16 = 16;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
     let Some(view) = &app.server else {
@@ -23,22 +20,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         );
         return;
     };
-    if area.height >= SPLIT_MIN_HEIGHT {
-        let [list_area, value_area] =
-            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
-        draw_list(
-            frame,
-            list_area,
-            app,
-            view,
-            theme,
-            focused && !view.value_focus,
-        );
+    let (list_area, value_area) = super::list_and_value(area, view.value_focus);
+    if let Some(list_area) = list_area {
+        let list_focused = focused && !view.value_focus;
+        draw_list(frame, list_area, app, view, theme, list_focused);
+    }
+    if let Some(value_area) = value_area {
         draw_value(frame, value_area, view, theme, focused && view.value_focus);
-    } else if view.value_focus {
-        draw_value(frame, area, view, theme, focused);
-    } else {
-        draw_list(frame, area, app, view, theme, focused);
     }
 }
 
