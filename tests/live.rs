@@ -112,8 +112,14 @@ fn proxy_edge_cases_match_plain_eval() {
     let mut live2 = backend(&b, false);
     let mut live3 = backend(&b, true);
     let scripts: &[(&str, u8)] = &[
-        // Tail calls keep the user's line (the proxy's call is a C function).
+        // The line of a call that raises, from its site (direct calls) or the stack (tail calls
+        // included: the coroutine's function is a C function).
         ("return redis.call('NOSUCHCMD')", 2),
+        ("#!lua\n\nreturn redis.call('NOSUCHCMD')", 2),
+        ("local function f()\n  return redis.call('GET', KEYS[1], 'x')\nend\nreturn f()", 2),
+        ("local function f()\n  redis.call('INCR', KEYS[1])\nend\nredis.call('SET', KEYS[1], 'a')\nf()", 2),
+        ("local t = {}\nfor i = 1, 3 do t[i] = redis.call('INCR', KEYS[1]) end\nreturn redis.call('HGET', KEYS[1], 'f')", 2),
+        ("if redis.call('EXISTS', KEYS[1]) == 0 then\n  return redis.call 'NOSUCHCMD'\nend", 2),
         ("local x = 1\nreturn redis.call('SET',\n  KEYS[1])", 2),
         ("local c = redis.call\nlocal a = 1\nreturn c('NOSUCHCMD')", 2),
         ("local c = redis.call\nc('SET', KEYS[1], 'v')\nreturn c('GET', KEYS[1])", 2),
@@ -135,6 +141,8 @@ fn proxy_edge_cases_match_plain_eval() {
         ("for i = 1, 150 do redis.call('RPUSH', KEYS[1], i) end\nreturn redis.call('LRANGE', KEYS[1], 0, -1)", 2),
         ("local r = redis.call('TIME')\nredis.call('SET', KEYS[1], 'v')\nreturn #r", 2),
         ("table.foreach({'NOSUCHCMD'}, redis.call)", 2),
+        ("local a = 1\nredis.x = 1", 2),
+        ("local a = 1\nreturn redis.nosuchfield", 2),
         // Scripts that can catch an error: a reference kept in a local still works after an error
         // raised through another access (not after one raised through itself: README).
         ("local c = redis.call\nlocal ok, e = pcall(redis.call, 'NOSUCHCMD')\nc('SET', KEYS[1], 'v')\nreturn {ok and 1 or 0, e, c('GET', KEYS[1])}", 2),

@@ -4,37 +4,46 @@
 //! The copy keeps the user's line numbers (the prelude sits on the first code line, the postlude after
 //! the last line) and answers with an envelope: the server time, the trace, and either the value the
 //! script returned or the parts of the error it raised. The client rebuilds the error text exactly as
-//! Redis's `luaCallFunction` does, with the SHA1 of the user's script. Three Lua details make the reply
-//! and the error texts those of a plain EVAL:
-//! - `redis.call` resolves to a `coroutine.wrap` function: a C function, so Redis's error handler (which
-//!   skips one C frame) reports the line of the user's call, as it does for the real `redis.call`, and a
-//!   `return redis.call(...)` is not a tail call (the user's frame stays on the stack). Inside, the call
-//!   is made with the real `redis.pcall` (same command, same reply, same error table; it never raises)
-//!   and its error table is raised again, unchanged, out of the coroutine;
-//! - the user's code runs under `xpcall` with Redis's own `__redis__err__handler`, at the raise point;
-//! - the returned value is converted by the server, nested in the envelope (same conversion function).
+//! Redis's `luaCallFunction` does, with the SHA1 of the user's script. The user's code runs under
+//! `xpcall` with Redis's own `__redis__err__handler`, at the raise point, and the returned value is
+//! converted by the server, nested in the envelope (same conversion function).
 //!
-//! Redis 7.0 hides `debug` from scripts, so the calling line is read at each access of `redis.call` or
-//! `redis.pcall` (the proxy's `__index`, running in the user's frame) from `error('', 3)`'s position
-//! prefix, sent as is (`user_script:12: `) and parsed by the client. A call through a reference kept in
-//! a local is traced with the line of the latest access.
+//! Every call is made with the real `redis.pcall` (same command, reply and error table as
+//! `redis.call`; it never raises), recorded, and for `redis.call` an error table is raised again,
+//! unchanged. Redis 7.0 hides `debug` from scripts, and its error handler reports the line of the
+//! caller of the C function that raised (it skips one C frame). What `redis.call` is depends on what a
+//! scan of the code (`scan_names`, comments and strings skipped) finds:
+//! - no `redis` at all (`return 1`): no proxy;
+//! - only direct calls with a literal command (`redis.call('INCR', KEYS[1])`, each (call or pcall,
+//!   command) at one line) in a script that cannot catch an error (`may_catch_errors`): `redis.call`
+//!   and `redis.pcall` are plain Lua functions in the proxy. Each trace entry's line is the line of its
+//!   command's site. When such a call raises, the handler reports the proxy's line: the envelope names
+//!   the command (status 2) and the client puts its site's line in the error text; nothing could have
+//!   caught the error in between;
+//! - otherwise `redis.call` is a `coroutine.wrap` function, a C function: the handler skips it and
+//!   reports the user's line, and `return redis.call(...)` is not a tail call (the user's frame stays).
+//!   Its coroutine loops (it yields each reply and waits for the next call). A script that cannot catch
+//!   an error shares one per run (an error ends the script); the others get one per access of
+//!   `redis.call`, as an error ends that coroutine and a reference kept in a local would then fail.
+//!   When the sites do not tell the lines, the proxy's `__index` (running in the user's frame) reads
+//!   each access's line from `error('', 3)`'s position prefix, sent as is (`user_script:12: `) and
+//!   parsed by the client; a call through a reference kept in a local gets the latest access's line.
 //!
-//! One coroutine serves all the `redis.call`s of a run (it yields each reply and waits for the next
-//! call), unless the script might catch an error (`may_catch_errors`): an error ends that coroutine, and
-//! a reference the script kept would then fail where `redis.call` works; such scripts get a coroutine
-//! per access, as a script that cannot catch the error ends with it anyway.
-//!
-//! Envelope (`EB2`), one flat array (a nested table costs the server's reply conversion ~0.2 µs):
-//! `EB2, t0 s, t0 µs, t1 s, t1 µs, calls, status, end`, then the trace up to index `end`, one entry per
-//! call: `where, meta, arg1..argN, reply` with `meta = kind + 4 * truncated + 8 * same + 16 * nil + 32 *
-//! N` (kind: 0 call that raised, 1 call, 2 pcall; truncated: the reply holds the first
-//! `MAX_TRACED_ELEMENTS` elements and then the total; same: the reply is the value the script returned,
-//! sent once, after the trace; nil: a RESP3 null, which would end the array), then the returned value
-//! (status 1; absent when nil) or `err, source, line` (status 0). Arguments that are neither strings
-//! nor numbers (the call refuses them) are sent as `false`.
+//! Envelope (`EB2`), one flat array (a nested table costs the server's reply conversion ~0.3 µs, and
+//! each element the client's parser ~0.1 µs): `EB2, server µs, calls, 4 * end + status` (server µs:
+//! between the two `TIME` calls; status 1 returned, 0 raised, 2 raised by a direct `redis.call`), then
+//! the trace up to index `end`, one entry per call: `[where,] meta, arg1..argN, reply` with `meta = kind
+//! + 4 * truncated + 8 * same + 16 * nil + 32 * N` (kind: 0 call that raised, 1 call, 2 pcall;
+//! truncated: the reply holds the first `MAX_TRACED_ELEMENTS` elements and then the total; same: the
+//! reply is the value the script returned, sent once, after the trace; nil: a RESP3 null, which would
+//! end the array), then the returned value (status 1; absent when nil) or `err, source, line` (status
+//! 0), followed by the command for status 2. Arguments that are neither strings nor numbers (the call
+//! refuses them) are sent as `false`.
 //!
 //! Known gaps (README): `_G.redis`/`rawget(_G, 'redis')` bypass the proxy (the call runs, untraced);
-//! assigning the global `redis` writes the local instead of raising; the copy is one stack level deeper.
+//! assigning the global `redis` writes the local instead of raising; the copy is one stack level
+//! deeper; in a script that can catch errors, a `redis.call` kept in a local fails after an error
+//! raised through it was caught ("cannot resume dead coroutine").
 
 use crate::engine::reply::Reply;
 use crate::engine::report::{TraceEntry, Via};
@@ -53,6 +62,9 @@ pub struct Instrumented {
     pub user_sha: String,
     pub text: Vec<u8>,
     pub sha: String,
+    /// The script's call sites when each call's line is told by its command (`scan_names`); `None`:
+    /// each trace entry carries its calling line.
+    pub sites: Option<Vec<CallSite>>,
 }
 
 fn contains(script: &[u8], name: &[u8]) -> bool {
@@ -98,104 +110,368 @@ fn may_catch_errors(script: &[u8]) -> bool {
     })
 }
 
-/// The prelude, written over several lines for reading; joined into one line (no newline may come
-/// before the user's first line). `@COPY@` and `@CALL@` are filled in by `prelude`.
-const PRELUDE: &str = r#"
-local __eb_real, __eb_rcall, __eb_rpcall, __eb_type, __eb_select, __eb_error, __eb_pcall, __eb_fmt,
- __eb_wrap, __eb_yield, __eb_rawequal, __eb_handler = redis, redis.call, redis.pcall, type, select,
- error, pcall, string.format, coroutine.wrap, coroutine.yield, rawequal, __redis__err__handler
+/// A `redis.call('NAME', ...)` or `redis.pcall('NAME', ...)` in the script's code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallSite {
+    pub via: Via,
+    pub command: Vec<u8>,
+    pub line: u32,
+}
+
+/// What the scanner of the script's code found.
+#[derive(Debug, Clone, PartialEq)]
+enum Names {
+    /// The code never names `redis` (as a variable): no proxy is needed.
+    NoRedis,
+    /// Every `redis` of the code is `redis.<field>`, each `redis.call`/`redis.pcall` is called at once
+    /// with a plain literal command name, and no (via, name) is at two lines: a call's line is told
+    /// by its command.
+    Sites(Vec<CallSite>),
+    /// Anything else (`local r = redis`, `pcall(redis.call, ...)`, `redis.call(cmd, ...)`, ...): the
+    /// copy reads each call's line at run time.
+    Dynamic,
+}
+
+/// Lua's line ends: `\n`, `\r`, `\r\n` and `\n\r` each count once. Returns the index after it.
+fn skip_newline(s: &[u8], i: usize) -> usize {
+    match (s[i], s.get(i + 1)) {
+        (b'\n', Some(b'\r')) | (b'\r', Some(b'\n')) => i + 2,
+        _ => i + 1,
+    }
+}
+
+/// At `[` opening a long bracket (`[[`, `[==[`): its level.
+fn long_bracket(s: &[u8], i: usize) -> Option<usize> {
+    if s.get(i) != Some(&b'[') {
+        return None;
+    }
+    let level = s[i + 1..].iter().take_while(|&&b| b == b'=').count();
+    (s.get(i + 1 + level) == Some(&b'[')).then_some(level)
+}
+
+/// Skip a long string or comment opened at `i`; `None` when it is not closed.
+fn skip_long(s: &[u8], mut i: usize, level: usize, line: &mut u32) -> Option<usize> {
+    i += level + 2;
+    while i < s.len() {
+        match s[i] {
+            b'\n' | b'\r' => {
+                i = skip_newline(s, i);
+                *line += 1;
+            }
+            b']' if s[i + 1..].iter().take_while(|&&b| b == b'=').count() == level
+                && s.get(i + 1 + level) == Some(&b']') =>
+            {
+                return Some(i + level + 2);
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Scan the script's code (comments and strings skipped) for its `redis` names. `first_line` is the
+/// line number of `body`'s first line.
+fn scan_names(body: &[u8], first_line: u32) -> Names {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let blank = |s: &[u8], mut i: usize| {
+        while i < s.len() && (s[i] == b' ' || s[i] == b'\t') {
+            i += 1;
+        }
+        i
+    };
+    let mut sites: Vec<CallSite> = Vec::new();
+    let mut seen_redis = false;
+    let mut line = first_line;
+    // The last byte of code before the current token (not a blank, comment or newline).
+    let mut prev = 0u8;
+    let mut i = 0;
+    while i < body.len() {
+        let b = body[i];
+        match b {
+            b'\n' | b'\r' => {
+                i = skip_newline(body, i);
+                line += 1;
+            }
+            b' ' | b'\t' | 0x0b | 0x0c => i += 1,
+            b'-' if body.get(i + 1) == Some(&b'-') => {
+                i += 2;
+                match long_bracket(body, i) {
+                    Some(level) => match skip_long(body, i, level, &mut line) {
+                        Some(end) => i = end,
+                        None => return Names::Dynamic,
+                    },
+                    None => {
+                        while i < body.len() && body[i] != b'\n' && body[i] != b'\r' {
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            b'[' if long_bracket(body, i).is_some() => {
+                let level = long_bracket(body, i).unwrap_or(0);
+                match skip_long(body, i, level, &mut line) {
+                    Some(end) => i = end,
+                    None => return Names::Dynamic,
+                }
+                prev = b']';
+            }
+            b'\'' | b'"' => {
+                i += 1;
+                while i < body.len() && body[i] != b {
+                    match body[i] {
+                        b'\\' if i + 1 < body.len() => {
+                            if matches!(body[i + 1], b'\n' | b'\r') {
+                                i = skip_newline(body, i + 1);
+                                line += 1;
+                            } else {
+                                i += 2;
+                            }
+                        }
+                        b'\n' | b'\r' => return Names::Dynamic,
+                        _ => i += 1,
+                    }
+                }
+                i += 1;
+                prev = b;
+            }
+            b'0'..=b'9' => {
+                // A number (`1e5`, `0xff`, `1.5`): never a name.
+                while i < body.len() && (word(body[i]) || body[i] == b'.') {
+                    i += 1;
+                }
+                prev = b'0';
+            }
+            _ if word(b) => {
+                let start = i;
+                while i < body.len() && word(body[i]) {
+                    i += 1;
+                }
+                let field = matches!(prev, b'.' | b':');
+                prev = b'a';
+                if &body[start..i] != b"redis" || field {
+                    continue;
+                }
+                seen_redis = true;
+                // `redis . name`: a field; anything else may alias the proxy.
+                let dot = blank(body, i);
+                if body.get(dot) != Some(&b'.') || body.get(dot + 1) == Some(&b'.') {
+                    return Names::Dynamic;
+                }
+                let name_start = blank(body, dot + 1);
+                let mut name_end = name_start;
+                while name_end < body.len() && word(body[name_end]) {
+                    name_end += 1;
+                }
+                let via = match &body[name_start..name_end] {
+                    b"call" => Via::Call,
+                    b"pcall" => Via::Pcall,
+                    b"" => return Names::Dynamic,
+                    _ => {
+                        i = name_end;
+                        continue;
+                    }
+                };
+                // `redis.call('NAME', ...)`, `redis.call('NAME')` or `redis.call 'NAME'`.
+                let mut at = blank(body, name_end);
+                let parenthesized = body.get(at) == Some(&b'(');
+                if parenthesized {
+                    at = blank(body, at + 1);
+                }
+                let Some(&quote @ (b'\'' | b'"')) = body.get(at) else {
+                    return Names::Dynamic;
+                };
+                let literal_start = at + 1;
+                let mut literal_end = literal_start;
+                while literal_end < body.len()
+                    && (body[literal_end].is_ascii_alphanumeric()
+                        || matches!(body[literal_end], b'_' | b'|' | b'-' | b'.' | b':'))
+                {
+                    literal_end += 1;
+                }
+                if body.get(literal_end) != Some(&quote) || literal_end == literal_start {
+                    return Names::Dynamic;
+                }
+                let after = blank(body, literal_end + 1);
+                if parenthesized && !matches!(body.get(after), Some(b',') | Some(b')')) {
+                    return Names::Dynamic;
+                }
+                let command = body[literal_start..literal_end].to_vec();
+                match sites.iter().find(|s| s.via == via && s.command == command) {
+                    Some(s) if s.line != line => return Names::Dynamic,
+                    Some(_) => {}
+                    None => sites.push(CallSite { via, command, line }),
+                }
+                i = literal_end + 1;
+                prev = quote;
+            }
+            b'.' => {
+                // `..` and `...` are operators; `x.redis` is a field.
+                let dots = body[i..].iter().take_while(|&&d| d == b'.').count();
+                i += dots;
+                prev = if dots == 1 { b'.' } else { b'+' };
+            }
+            _ => {
+                i += 1;
+                prev = b;
+            }
+        }
+    }
+    if seen_redis {
+        Names::Sites(sites)
+    } else {
+        Names::NoRedis
+    }
+}
+
+/// The prelude, written over several lines for reading and joined into one line (no newline may come
+/// before the user's first line): the run's start time and the envelope.
+const HEAD: &str = r#"
+local __eb_rcall, __eb_type, __eb_rawequal, __eb_handler = redis.call, type, rawequal, __redis__err__handler
 local __eb_t0 = __eb_rcall('TIME')
-local __eb_tr, __eb_n, __eb_calls, __eb_where, __eb_co = { 'EB2', __eb_t0[1], __eb_t0[2], 0, 0, 0, 0, 0 }, 8, 0, ''
+local __eb_tr, __eb_n, __eb_calls = { 'EB2', 0, 0, 0 }, 4, 0
+"#;
+
+/// What records a call (for a script that names `redis`): one flat entry appended to the envelope.
+/// `@WHERE@`: storing the calling line (when the call sites do not tell it).
+const RECORDER: &str = r#"
+local __eb_real, __eb_rpcall, __eb_select, __eb_error, __eb_fmt, __eb_where = redis, redis.pcall, select, error,
+ string.format, ''
 local function __eb_rec(kind, r, ...)
  __eb_calls = __eb_calls + 1
  if __eb_calls > MAX_CALLS then return end
  local t, i, n = __eb_tr, __eb_n, __eb_select('#', ...)
- t[i + 1] = __eb_where
+ @WHERE@
  for j = 1, n do
   local a = (__eb_select(j, ...)) local ty = __eb_type(a)
   if ty == 'number' then a = __eb_fmt('%.17g', a) elseif ty ~= 'string' then a = false end
-  t[i + 2 + j] = a
+  t[i + 1 + j] = a
  end
  if __eb_type(r) == 'table' and #r > MAX_ELEMENTS then
   local c = {} for j = 1, MAX_ELEMENTS do c[j] = r[j] end c[MAX_ELEMENTS + 1] = #r r = c kind = kind + 4
  elseif r == nil then r = 0 kind = kind + 16
  end
- t[i + 2] = kind + 32 * n
- t[i + n + 3] = r
- __eb_n = i + n + 3
+ t[i + 1] = kind + 32 * n
+ t[i + n + 2] = r
+ __eb_n = i + n + 2
 end
-local function __eb_docall(...)
+local function __eb_dopcall(...) local r = __eb_rpcall(...) __eb_rec(2, r, ...) return r end
+"#;
+
+/// The proxy for a script whose every call site names its command and that cannot catch an error:
+/// `redis.call` is a Lua function in the proxy. Redis's error handler then reports the line of this
+/// function, not the user's (and a `return redis.call(...)` is a tail call): the call's name goes back
+/// in the envelope and the client puts the line of its site in the error text. With no way to catch
+/// the error, the script ends with it, so the error the handler saw is this one.
+const DIRECT_PROXY: &str = r#"
+local __eb_raised
+local function __eb_call(...)
  local r = __eb_rpcall(...)
- if __eb_type(r) == 'table' and r.err ~= nil then __eb_rec(0, r, ...) __eb_co = nil __eb_error(r, 0) end
+ if __eb_type(r) == 'table' and r.err ~= nil then __eb_rec(0, r, ...) __eb_raised = (...) __eb_error(r, 0) end
  __eb_rec(1, r, ...)
  return r
 end
-local function __eb_loop(...) return __eb_loop(__eb_yield(__eb_docall(...))) end
-local function __eb_dopcall(...) local r = __eb_rpcall(...) __eb_rec(2, r, ...) return r end
+local redis = setmetatable({ call = __eb_call, pcall = __eb_dopcall }, { __index = __eb_real, __newindex = __eb_real })
+"#;
+
+/// The proxy for other scripts: `redis.call` is a `coroutine.wrap` function (see the module comment)
+/// whose coroutine loops, yielding each reply. `@ACCESS@`: reading the calling line; `@CALL@`: the
+/// coroutine given out; `@COPY@`: copying `redis`'s other fields into the proxy.
+const COROUTINE_PROXY: &str = r#"
+local __eb_pcall, __eb_wrap, __eb_yield, __eb_co = pcall, coroutine.wrap, coroutine.yield
+local function __eb_loop(...)
+ local r = __eb_rpcall(...)
+ if __eb_type(r) == 'table' and r.err ~= nil then __eb_rec(0, r, ...) __eb_co = nil __eb_error(r, 0) end
+ __eb_rec(1, r, ...)
+ return __eb_loop(__eb_yield(r))
+end
 local __eb_proxy = {} @COPY@
 local redis = setmetatable(__eb_proxy, {
  __index = function(_, k)
-  if k == 'call' then local _, w = __eb_pcall(__eb_error, '', 3) __eb_where = w @CALL@
-  elseif k == 'pcall' then local _, w = __eb_pcall(__eb_error, '', 3) __eb_where = w return __eb_dopcall end
+  if k == 'call' then @ACCESS@ @CALL@
+  elseif k == 'pcall' then @ACCESS@ return __eb_dopcall end
   return __eb_real[k]
  end,
- __newindex = function(_, k, v) __eb_real[k] = v end })
-local function __eb_f() "#;
+ __newindex = __eb_real })
+"#;
+
+/// The calling line, read in `__index` (in the user's frame): `error`'s position prefix.
+const ACCESS_WHERE: &str = "local _, w = __eb_pcall(__eb_error, '', 3) __eb_where = w";
+const REC_WHERE: &str = "i = i + 1 t[i] = __eb_where";
 
 /// `redis.call` for one run: the shared coroutine (made again after an error ended it), or a new one.
 const CALL_SHARED: &str =
     "local c = __eb_co if not c then c = __eb_wrap(__eb_loop) __eb_co = c end return c";
 const CALL_PER_ACCESS: &str = "return __eb_wrap(__eb_loop)";
 
-fn prelude(copy_fields: bool, shared_coroutine: bool) -> String {
-    let copy = if copy_fields {
-        "for k, v in pairs(__eb_real) do if k ~= 'call' and k ~= 'pcall' then __eb_proxy[k] = v end end"
-    } else {
-        ""
-    };
-    let call = if shared_coroutine {
-        CALL_SHARED
-    } else {
-        CALL_PER_ACCESS
-    };
-    PRELUDE
-        .lines()
+fn one_line(lua: &str) -> String {
+    lua.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
-        .replace("MAX_CALLS", &MAX_TRACED_CALLS.to_string())
-        .replace("MAX_ELEMENTS", &MAX_TRACED_ELEMENTS.to_string())
-        .replace("@COPY@", copy)
-        .replace("@CALL@", call)
-        + " "
+}
+
+fn prelude(names: &Names, copy_fields: bool, can_catch: bool) -> String {
+    let mut text = one_line(HEAD);
+    if *names != Names::NoRedis {
+        let dynamic = *names == Names::Dynamic;
+        text.push(' ');
+        text.push_str(
+            &one_line(RECORDER)
+                .replace("MAX_CALLS", &MAX_TRACED_CALLS.to_string())
+                .replace("MAX_ELEMENTS", &MAX_TRACED_ELEMENTS.to_string())
+                .replace("@WHERE@", if dynamic { REC_WHERE } else { "" }),
+        );
+        text.push(' ');
+        if !dynamic && !can_catch {
+            text.push_str(&one_line(DIRECT_PROXY));
+        } else {
+            let copy = if copy_fields {
+                "for k, v in pairs(__eb_real) do if k ~= 'call' and k ~= 'pcall' then __eb_proxy[k] = v end end"
+            } else {
+                ""
+            };
+            text.push_str(
+                &one_line(COROUTINE_PROXY)
+                    .replace("@ACCESS@", if dynamic { ACCESS_WHERE } else { "" })
+                    .replace("@COPY@", copy)
+                    .replace("@CALL@", if can_catch { CALL_PER_ACCESS } else { CALL_SHARED }),
+            );
+        }
+    }
+    text.push_str(" local function __eb_f() ");
+    text
 }
 
 /// After the user's last line: run it, then fill the envelope. A returned table that is also a traced
 /// reply (`return redis.call('HGETALL', k)`) is sent once: its trace slot becomes 0, flagged `same`.
+/// `@SKIP@` steps over an entry's calling line; `@RAISED@` sends the command of a direct `redis.call`
+/// that raised (status 2).
 const POSTLUDE: &str = r#"
 end
 local ok, r = xpcall(__eb_f, __eb_handler)
 local t1 = __eb_rcall('TIME')
 local t, n = __eb_tr, __eb_n
-t[4] = t1[1] t[5] = t1[2] t[6] = __eb_calls t[8] = n
+t[2] = (t1[1] - __eb_t0[1]) * 1000000 + (t1[2] - __eb_t0[2]) t[3] = __eb_calls
 if ok then
- t[7] = 1
+ t[4] = 4 * n + 1
  if __eb_type(r) == 'table' then
-  local i = 9
-  while i <= n do
+  local i = 4
+  while i < n do
+   @SKIP@
    local m = t[i + 1] local p = i + 2 + (m - m % 32) / 32
    if __eb_rawequal(t[p], r) then t[p] = 0 t[i + 1] = m + 8 end
-   i = p + 1
+   i = p
   end
  end
  t[n + 1] = r
  return t
 end
-t[7] = 0
+t[4] = 4 * n
 if __eb_type(r) ~= 'table' then t[n + 1] = 'ERR ' .. tostring(r) return t end
 local function str(x) local ty = __eb_type(x) if ty == 'string' or ty == 'number' then return tostring(x) end return false end
 t[n + 1] = str(r.err) t[n + 2] = str(r.source) t[n + 3] = str(r.line)
+@RAISED@
 return t
 "#;
 
@@ -206,23 +482,43 @@ pub fn instrument(script: &[u8]) -> Option<Instrumented> {
     let (_, shebang_len) = parse_shebang(script).ok()?;
     let mut text = Vec::with_capacity(script.len() + 4096);
     // The shebang line stays first and unchanged (same flags); Redis drops it but keeps its newline.
-    let body = if shebang_len > 0 {
+    let (body, first_line) = if shebang_len > 0 {
         text.extend_from_slice(&script[..=shebang_len]);
-        &script[shebang_len + 1..]
+        (&script[shebang_len + 1..], 2)
     } else {
-        script
+        (script, 1)
     };
+    let names = scan_names(body, first_line);
+    let can_catch = may_catch_errors(body);
+    let direct = matches!(names, Names::Sites(_)) && !can_catch;
     text.extend_from_slice(
-        prelude(may_inspect_redis_table(body), !may_catch_errors(body)).as_bytes(),
+        prelude(&names, may_inspect_redis_table(body), can_catch).as_bytes(),
     );
     text.extend_from_slice(body);
-    // The postlude's first newline ends the user's last line (which may be a comment).
-    text.extend_from_slice(POSTLUDE.as_bytes());
+    let dynamic = names == Names::Dynamic;
+    text.extend_from_slice(
+        POSTLUDE
+            .replace("@SKIP@", if dynamic { "i = i + 1" } else { "" })
+            .replace(
+                "@RAISED@",
+                if direct {
+                    "if __eb_raised ~= nil then t[4] = 4 * n + 2 t[n + 4] = __eb_raised end"
+                } else {
+                    ""
+                },
+            )
+            .as_bytes(),
+    );
     let sha = sha1_hex(&text);
     Some(Instrumented {
         user_sha,
         text,
         sha,
+        sites: match names {
+            Names::Sites(sites) => Some(sites),
+            Names::NoRedis => Some(Vec::new()),
+            Names::Dynamic => None,
+        },
     })
 }
 
@@ -260,7 +556,7 @@ fn as_bytes(r: &Reply) -> Option<&[u8]> {
 }
 
 fn is_envelope(reply: &Reply) -> bool {
-    matches!(reply, Reply::Array(items) if items.len() >= 8 && items.first().and_then(as_bytes) == Some(TAG))
+    matches!(reply, Reply::Array(items) if items.len() >= 4 && items.first().and_then(as_bytes) == Some(TAG))
 }
 
 fn as_int(r: Option<&Reply>) -> Option<i64> {
@@ -286,7 +582,7 @@ fn where_line(r: Option<&Reply>) -> u32 {
 }
 
 /// Decode the envelope; `Err` gives back a reply that is not one (the server's own reply).
-pub fn decode(reply: Reply, user_sha: &str) -> Result<Decoded, Reply> {
+pub fn decode(reply: Reply, copy: &Instrumented) -> Result<Decoded, Reply> {
     if !is_envelope(&reply) {
         return Err(reply);
     }
@@ -294,26 +590,28 @@ pub fn decode(reply: Reply, user_sha: &str) -> Result<Decoded, Reply> {
         return Err(reply);
     };
     let int = |i: usize| as_int(items.get(i));
-    let server_us = match (int(1), int(2), int(3), int(4)) {
-        (Some(s0), Some(u0), Some(s1), Some(u1)) => {
-            Some(((s1 - s0) * 1_000_000 + (u1 - u0)).max(0) as u64)
-        }
-        _ => None,
-    };
-    let untraced_calls = (int(5).unwrap_or(0) - MAX_TRACED_CALLS as i64).max(0) as u64;
-    let returned = int(6) == Some(1);
+    let server_us = int(1).map(|us| us.max(0) as u64);
+    let untraced_calls = (int(2).unwrap_or(0) - MAX_TRACED_CALLS as i64).max(0) as u64;
+    let end_and_status = int(3).unwrap_or(0).max(0) as usize;
+    let status = end_and_status & 3;
     // The trace ends at this (1-based) index.
-    let end = (int(7).unwrap_or(8).max(8) as usize).min(items.len());
-    let mut rest = items.into_iter().skip(8);
+    let end = (end_and_status >> 2).clamp(4, items.len());
+    let mut rest = items.into_iter().skip(4);
     let mut trace = Vec::new();
     // Entries whose reply is the returned value (filled in once it is decoded).
     let mut same = Vec::new();
-    let mut at = 8;
-    while at + 3 <= end {
-        let line = where_line(rest.next().as_ref());
+    let mut at = 4;
+    // An entry: its calling line (unless the sites tell it), meta, the arguments, the reply.
+    let line_slot = usize::from(copy.sites.is_none());
+    while at + 2 + line_slot <= end {
+        let mut line = if line_slot == 1 {
+            where_line(rest.next().as_ref())
+        } else {
+            0
+        };
         let meta = as_int(rest.next().as_ref()).unwrap_or(0).max(0) as usize;
-        let nargs = (meta >> 5).min(end - at - 3);
-        let command = rest
+        let nargs = (meta >> 5).min(end - at - 2 - line_slot);
+        let command: Vec<Vec<u8>> = rest
             .by_ref()
             .take(nargs)
             .map(|a| match a {
@@ -326,7 +624,14 @@ pub fn decode(reply: Reply, user_sha: &str) -> Result<Decoded, Reply> {
         if meta & 16 != 0 {
             reply = Reply::Nil;
         }
-        at += 3 + nargs;
+        at += 2 + line_slot + nargs;
+        let via = if meta & 3 == 2 { Via::Pcall } else { Via::Call };
+        if let (Some(sites), Some(name)) = (&copy.sites, command.first()) {
+            line = sites
+                .iter()
+                .find(|s| s.via == via && &s.command == name)
+                .map_or(0, |s| s.line);
+        }
         if meta & 4 != 0 {
             // The first elements, then the total.
             if let Reply::Array(elements) = &mut reply {
@@ -352,19 +657,31 @@ pub fn decode(reply: Reply, user_sha: &str) -> Result<Decoded, Reply> {
             at_ns: 0,
             keys: Vec::new(),
             write: false,
-            via: if meta & 3 == 2 { Via::Pcall } else { Via::Call },
+            via,
             db: 0,
         });
     }
     let mut rest = rest.skip(end.saturating_sub(at));
-    let result = if returned {
+    let result = if status == 1 {
         let value = rest.next().unwrap_or(Reply::Nil);
         for &i in &same {
             trace[i].reply = value.clone();
         }
         Decision::Returned(value)
     } else {
-        let (err, source, line) = (rest.next(), rest.next(), rest.next());
+        let (err, source, mut line) = (rest.next(), rest.next(), rest.next());
+        if status == 2 {
+            // A direct `redis.call` raised: the handler saw the proxy's line; the site has the user's.
+            let command = rest.next();
+            let site = copy.sites.as_ref().and_then(|sites| {
+                sites
+                    .iter()
+                    .find(|s| s.via == Via::Call && Some(s.command.as_slice()) == command.as_ref().and_then(as_bytes))
+            });
+            if let Some(site) = site {
+                line = Some(Reply::Bulk(site.line.to_string().into_bytes()));
+            }
+        }
         let line_text = line.as_ref().and_then(as_bytes);
         let line_number = line_text
             .and_then(|l| std::str::from_utf8(l).ok())
@@ -372,7 +689,7 @@ pub fn decode(reply: Reply, user_sha: &str) -> Result<Decoded, Reply> {
         match err.as_ref().and_then(as_bytes) {
             Some(err) => Decision::Raised {
                 text: crate::engine::script::raised_error_text(
-                    user_sha,
+                    &copy.user_sha,
                     err,
                     source.as_ref().and_then(as_bytes),
                     line_text,
@@ -398,7 +715,7 @@ mod tests {
     fn keeps_line_numbers_and_the_shebang_line() {
         let copy = instrument(b"#!lua flags=no-writes\nreturn 1\nreturn 2").unwrap();
         let text = String::from_utf8(copy.text).unwrap();
-        assert!(text.starts_with("#!lua flags=no-writes\nlocal __eb_real, "));
+        assert!(text.starts_with("#!lua flags=no-writes\nlocal __eb_rcall, "));
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[1].ends_with("local function __eb_f() return 1"));
         assert_eq!(lines[2], "return 2");
@@ -410,9 +727,56 @@ mod tests {
 
     #[test]
     fn not_an_envelope_is_none() {
-        assert_eq!(decode(Reply::Int(1), "x"), Err(Reply::Int(1)));
+        let copy = instrument(b"return 1").unwrap();
+        assert_eq!(decode(Reply::Int(1), &copy), Err(Reply::Int(1)));
         let other = Reply::Array(vec![Reply::bulk("EB1")]);
-        assert_eq!(decode(other.clone(), "x"), Err(other));
+        assert_eq!(decode(other.clone(), &copy), Err(other));
+    }
+
+    fn site(via: Via, command: &str, line: u32) -> CallSite {
+        CallSite {
+            via,
+            command: command.as_bytes().to_vec(),
+            line,
+        }
+    }
+
+    #[test]
+    fn call_sites_tell_the_line_when_the_command_does() {
+        let script = b"-- redis.call(x) in a comment\nlocal n = redis.call('HLEN', KEYS[1])\n\
+            local s = [[redis]] .. redis.call 'TIME'[1]\r\nredis.log(redis.LOG_WARNING, 'x')\n\
+            return redis.pcall(\"HGETALL\", KEYS[1]), redis.call('EXISTS', KEYS[2])";
+        assert_eq!(
+            scan_names(script, 1),
+            Names::Sites(vec![
+                site(Via::Call, "HLEN", 2),
+                site(Via::Call, "TIME", 3),
+                site(Via::Pcall, "HGETALL", 5),
+                site(Via::Call, "EXISTS", 5),
+            ])
+        );
+        assert_eq!(scan_names(b"return 1 -- redis\n", 1), Names::NoRedis);
+        assert_eq!(scan_names(b"return _G.redis.call('GET', 'k')", 1), Names::NoRedis);
+        for dynamic in [
+            "redis.call('GET', 'a')\nredis.call('GET', 'b')",
+            "local n = redis.call('HLEN', KEYS[1])\nreturn redis.call('HLEN', KEYS[2])",
+            "local r = redis\nreturn r.call('GET', 'a')",
+            "local c = redis.call\nreturn c('GET', 'a')",
+            "return pcall(redis.call, 'GET', 'a')",
+            "return redis.call(ARGV[1], 'a')",
+            "return redis.call('GE' .. 'T', 'a')",
+            "return redis.call('G\\69T', 'a')",
+            "return redis\n.call('GET', 'a')",
+            "return redis['call']('GET', 'a')",
+            "return redis:call('GET')",
+            "for k in pairs(redis) do end",
+            "return 'x' .. redis.call('GET', 'a'), redis",
+        ] {
+            assert_eq!(scan_names(dynamic.as_bytes(), 1), Names::Dynamic, "{dynamic}");
+        }
+        // A shebang line counts.
+        let copy = instrument(b"#!lua\nreturn redis.call('GET', KEYS[1])").unwrap();
+        assert_eq!(copy.sites, Some(vec![site(Via::Call, "GET", 2)]));
     }
 
     #[test]

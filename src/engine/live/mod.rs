@@ -321,7 +321,7 @@ pub struct LiveBackend {
     /// Record a trace (send the instrumented copy); off: the user's script is sent as is.
     pub tracing: bool,
     /// Instrumented copies by user script (the last one; a changed script is instrumented again).
-    last: Option<(Vec<u8>, instrument::Instrumented)>,
+    last: Option<(Vec<u8>, std::sync::Arc<instrument::Instrumented>)>,
 }
 
 impl LiveBackend {
@@ -523,11 +523,11 @@ impl LiveBackend {
         }
     }
 
-    fn instrumented(&mut self, script: &[u8]) -> Option<instrument::Instrumented> {
+    fn instrumented(&mut self, script: &[u8]) -> Option<std::sync::Arc<instrument::Instrumented>> {
         match &self.last {
             Some((s, copy)) if s == script => Some(copy.clone()),
             _ => {
-                let copy = instrument::instrument(script)?;
+                let copy = std::sync::Arc::new(instrument::instrument(script)?);
                 self.last = Some((script.to_vec(), copy.clone()));
                 Some(copy)
             }
@@ -606,7 +606,10 @@ impl LiveBackend {
             None => self.eval(&request.script, &user_sha, request, mode)?,
         };
         let elapsed_ns = started.elapsed().as_nanos() as u64;
-        let decoded = instrument::decode(reply, &user_sha);
+        let decoded = match &copy {
+            Some(copy) if untraced.is_none() => instrument::decode(reply, copy),
+            _ => Err(reply),
+        };
         let (reply, trace, outcome, error_line, server_us) = match decoded {
             Ok(d) => {
                 if d.untraced_calls > 0 {
