@@ -120,6 +120,13 @@ fn proxy_edge_cases_match_plain_eval() {
         ("local function f()\n  redis.call('INCR', KEYS[1])\nend\nredis.call('SET', KEYS[1], 'a')\nf()", 2),
         ("local t = {}\nfor i = 1, 3 do t[i] = redis.call('INCR', KEYS[1]) end\nreturn redis.call('HGET', KEYS[1], 'f')", 2),
         ("if redis.call('EXISTS', KEYS[1]) == 0 then\n  return redis.call 'NOSUCHCMD'\nend", 2),
+        // Lines as Lua counts them: comments and strings skipped, CR, CRLF, escaped newlines.
+        ("local s = \"redis.call('GET')\" -- redis.call('GET')\nreturn redis.call('GET', KEYS[1], 'x')", 2),
+        ("--[[ redis.call('NOSUCHCMD')\n\n]] local s = [==[\n]]\n]==]\nreturn redis.call('NOSUCHCMD')", 2),
+        ("local a = 1\r\nlocal b = 2\rreturn redis.call('NOSUCHCMD')", 2),
+        ("local s = 'a\\\nb'\nreturn redis.call('NOSUCHCMD')", 2),
+        ("redis.log(redis.LOG_NOTICE, 'x')\nlocal v = redis.REDIS_VERSION\nreturn redis.call('NOSUCHCMD', v)", 2),
+        ("redis.call('SET', KEYS[1], 'v')\nreturn redis.pcall('INCR', KEYS[1])", 2),
         ("local x = 1\nreturn redis.call('SET',\n  KEYS[1])", 2),
         ("local c = redis.call\nlocal a = 1\nreturn c('NOSUCHCMD')", 2),
         ("local c = redis.call\nc('SET', KEYS[1], 'v')\nreturn c('GET', KEYS[1])", 2),
@@ -233,7 +240,10 @@ fn the_trace_keeps_long_returned_and_null_replies() {
         .unwrap();
     assert_eq!(report.reply, Reply::bulks(["1", "2", "3"]));
     assert_eq!(report.trace.len(), 153);
-    assert_eq!(report.trace[149].command, vec![b"RPUSH".to_vec(), b"l".to_vec(), b"150".to_vec()]);
+    assert_eq!(
+        report.trace[149].command,
+        vec![b"RPUSH".to_vec(), b"l".to_vec(), b"150".to_vec()]
+    );
     assert_eq!(report.trace[149].line, 1);
     let Reply::Array(all) = &report.trace[150].reply else {
         panic!("{:?}", report.trace[150].reply);
