@@ -268,6 +268,39 @@ fn the_trace_keeps_long_returned_and_null_replies() {
     assert_eq!(report.trace[0].line, 2, "the line of the access");
     assert_eq!(report.trace[1].command.len(), 2);
     assert!(report.trace[1].reply.is_error());
+    // A long returned value: whole in the reply, truncated like any other in the trace.
+    let report = live
+        .run(
+            &request("return redis.call('LRANGE', KEYS[1], 0, -1)", &["l"], &[]),
+            WriteMode::Allowed,
+        )
+        .unwrap();
+    let (Reply::Array(all), Reply::Array(traced)) = (&report.reply, &report.trace[0].reply) else {
+        panic!("{:?}", report.reply);
+    };
+    assert_eq!((all.len(), traced.len()), (150, 101));
+    assert_eq!(traced[..100], all[..100]);
+    // Calls beyond the traced ones are counted.
+    let report = live
+        .run(
+            &request(
+                "for i = 1, 10003 do redis.call('PING') end\nreturn redis.call('NOSUCHCMD')",
+                &[],
+                &[],
+            ),
+            WriteMode::Allowed,
+        )
+        .unwrap();
+    assert_eq!(report.trace.len(), 10_000);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.message.starts_with("4 more calls were made")),
+        "{:?}",
+        report.warnings
+    );
+    assert_eq!(report.error_line, Some(2));
 }
 
 #[test]

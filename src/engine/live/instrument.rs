@@ -29,16 +29,16 @@
 //!   each access's line from `error('', 3)`'s position prefix, sent as is (`user_script:12: `) and
 //!   parsed by the client; a call through a reference kept in a local gets the latest access's line.
 //!
-//! Envelope (`EB2`), one flat array (a nested table costs the server's reply conversion ~0.3 µs, and
-//! each element the client's parser ~0.1 µs): `EB2, server µs, calls, 4 * end + status` (server µs:
-//! between the two `TIME` calls; status 1 returned, 0 raised, 2 raised by a direct `redis.call`), then
-//! the trace up to index `end`, one entry per call: `[where,] meta, arg1..argN, reply` with `meta = kind
-//! + 4 * truncated + 8 * same + 16 * nil + 32 * N` (kind: 0 call that raised, 1 call, 2 pcall;
-//! truncated: the reply holds the first `MAX_TRACED_ELEMENTS` elements and then the total; same: the
-//! reply is the value the script returned, sent once, after the trace; nil: a RESP3 null, which would
-//! end the array), then the returned value (status 1; absent when nil) or `err, source, line` (status
-//! 0), followed by the command for status 2. Arguments that are neither strings nor numbers (the call
-//! refuses them) are sent as `false`.
+//! The envelope is one flat array (a nested table costs the server's reply conversion ~0.3 µs, and
+//! each element the client's parser ~0.1 µs): `server µs` (between the two `TIME` calls), `8 * end + 4 *
+//! lost + status` (status 1 returned, 0 raised, 2 raised by a direct `redis.call`), then the trace up to
+//! index `end`, one entry per call: `[where,] meta, arg1..argN, reply` with `meta = kind + 4 * truncated
+//! + 8 * same + 16 * nil + 32 * N` (kind: 0 call that raised, 1 call, 2 pcall; truncated: the reply
+//! holds the first `MAX_TRACED_ELEMENTS` elements and then the total; same: the reply is the value the
+//! script returned, sent once, after the trace; nil: a RESP3 null, which would end the array), then the
+//! number of calls beyond `MAX_TRACED_CALLS` (when `lost`), then the returned value (status 1; absent
+//! when nil) or `err, source, line`, followed by the command for status 2. Arguments that are neither
+//! strings nor numbers (the call refuses them) are sent as `false`.
 //!
 //! Known gaps (README): `_G.redis`/`rawget(_G, 'redis')` bypass the proxy (the call runs, untraced);
 //! assigning the global `redis` writes the local instead of raising; the copy is one stack level
@@ -49,8 +49,6 @@ use crate::engine::reply::Reply;
 use crate::engine::report::{TraceEntry, Via};
 use crate::engine::script::{parse_shebang, sha1_hex};
 
-/// Envelope tag (also the format version).
-pub const TAG: &[u8] = b"EB2";
 /// At most this many calls are recorded; the rest are counted.
 pub const MAX_TRACED_CALLS: usize = 10_000;
 /// Array replies longer than this are recorded truncated in the trace.
@@ -347,7 +345,7 @@ fn scan_names(body: &[u8], first_line: u32) -> Names {
 const HEAD: &str = r#"
 local __eb_rcall, __eb_type, __eb_rawequal, __eb_handler = redis.call, type, rawequal, __redis__err__handler
 local __eb_t0 = __eb_rcall('TIME')
-local __eb_tr, __eb_n, __eb_calls = { 'EB2', 0, 0, 0 }, 4, 0
+local __eb_tr, __eb_n, __eb_calls = { 0, 0 }, 2, 0
 "#;
 
 /// What the recording functions use (for a script that names `redis`).
@@ -531,14 +529,15 @@ const POSTLUDE: &str = r#"
 end
 local ok, r = xpcall(__eb_f, __eb_handler)
 local t1 = __eb_rcall('TIME')
-local t, n = __eb_tr, __eb_n
+local t, n, k, lost = __eb_tr, __eb_n, __eb_n, __eb_calls - MAX_CALLS
 local us = t1[2] - __eb_t0[2]
 if t1[1] ~= __eb_t0[1] then us = us + (t1[1] - __eb_t0[1]) * 1000000 end
-t[2] = us t[3] = __eb_calls
+t[1] = us t[2] = 8 * n
+if lost > 0 then k = n + 1 t[k] = lost t[2] = t[2] + 4 end
 if ok then
- t[4] = 4 * n + 1
+ t[2] = t[2] + 1
  if __eb_type(r) == 'table' then
-  local i = 4
+  local i = 2
   while i < n do
    @SKIP@
    local m = t[i + 1] local p = i + 2 + (m - m % 32) / 32
@@ -546,13 +545,12 @@ if ok then
    i = p
   end
  end
- t[n + 1] = r
+ t[k + 1] = r
  return t
 end
-t[4] = 4 * n
-if __eb_type(r) ~= 'table' then t[n + 1] = 'ERR ' .. tostring(r) return t end
+if __eb_type(r) ~= 'table' then t[k + 1] = 'ERR ' .. tostring(r) return t end
 local function str(x) local ty = __eb_type(x) if ty == 'string' or ty == 'number' then return tostring(x) end return false end
-t[n + 1] = str(r.err) t[n + 2] = str(r.source) t[n + 3] = str(r.line)
+t[k + 1] = str(r.err) t[k + 2] = str(r.source) t[k + 3] = str(r.line)
 @RAISED@
 return t
 "#;
@@ -581,6 +579,7 @@ pub fn instrument(script: &[u8]) -> Option<Instrumented> {
     text.extend_from_slice(body);
     text.extend_from_slice(
         POSTLUDE
+            .replace("MAX_CALLS", &MAX_TRACED_CALLS.to_string())
             .replace(
                 "@SKIP@",
                 if names == Names::Dynamic {
@@ -592,7 +591,7 @@ pub fn instrument(script: &[u8]) -> Option<Instrumented> {
             .replace(
                 "@RAISED@",
                 if mode == Mode::Direct {
-                    "if __eb_raised ~= nil then t[4] = 4 * n + 2 t[n + 4] = __eb_raised end"
+                    "if __eb_raised ~= nil then t[2] = t[2] + 2 t[k + 4] = __eb_raised end"
                 } else {
                     ""
                 },
@@ -645,8 +644,30 @@ fn as_bytes(r: &Reply) -> Option<&[u8]> {
     }
 }
 
+/// The copy always answers its envelope (an array starting with two integers) unless the server
+/// refused it (an error).
 fn is_envelope(reply: &Reply) -> bool {
-    matches!(reply, Reply::Array(items) if items.len() >= 4 && items.first().and_then(as_bytes) == Some(TAG))
+    matches!(reply, Reply::Array(items) if items.len() >= 2 && items[..2].iter().all(|i| matches!(i, Reply::Int(_))))
+}
+
+/// The returned value as the trace records it when a call's reply is that value: arrays beyond
+/// `MAX_TRACED_ELEMENTS` truncated as the copy truncates the other replies.
+fn traced_copy(value: &Reply) -> Reply {
+    match value {
+        Reply::Array(elements) if elements.len() > MAX_TRACED_ELEMENTS => {
+            let mut copy = elements[..MAX_TRACED_ELEMENTS].to_vec();
+            copy.push(truncation_note(elements.len()));
+            Reply::Array(copy)
+        }
+        other => other.clone(),
+    }
+}
+
+fn truncation_note(total: usize) -> Reply {
+    Reply::Status(format!(
+        "... {} more elements (evalbench records the first {MAX_TRACED_ELEMENTS})",
+        total.saturating_sub(MAX_TRACED_ELEMENTS)
+    ))
 }
 
 fn as_int(r: Option<&Reply>) -> Option<i64> {
@@ -679,18 +700,16 @@ pub fn decode(reply: Reply, copy: &Instrumented) -> Result<Decoded, Reply> {
     let Reply::Array(items) = reply else {
         return Err(reply);
     };
-    let int = |i: usize| as_int(items.get(i));
-    let server_us = int(1).map(|us| us.max(0) as u64);
-    let untraced_calls = (int(2).unwrap_or(0) - MAX_TRACED_CALLS as i64).max(0) as u64;
-    let end_and_status = int(3).unwrap_or(0).max(0) as usize;
-    let status = end_and_status & 3;
+    let server_us = as_int(items.first()).map(|us| us.max(0) as u64);
+    let head = as_int(items.get(1)).unwrap_or(0).max(0) as usize;
+    let (status, lost) = (head & 3, head & 4 != 0);
     // The trace ends at this (1-based) index.
-    let end = (end_and_status >> 2).clamp(4, items.len());
-    let mut rest = items.into_iter().skip(4);
+    let end = (head >> 3).clamp(2, items.len());
+    let mut rest = items.into_iter().skip(2);
     let mut trace = Vec::new();
     // Entries whose reply is the returned value (filled in once it is decoded).
     let mut same = Vec::new();
-    let mut at = 4;
+    let mut at = 2;
     // An entry: its calling line (unless the sites tell it), meta, the arguments, the reply.
     let line_slot = usize::from(copy.sites.is_none());
     while at + 2 + line_slot <= end {
@@ -729,10 +748,7 @@ pub fn decode(reply: Reply, copy: &Instrumented) -> Result<Decoded, Reply> {
                     Some(Reply::Int(n)) => n.max(0) as usize,
                     _ => 0,
                 };
-                elements.push(Reply::Status(format!(
-                    "... {} more elements (evalbench records the first {MAX_TRACED_ELEMENTS})",
-                    total.saturating_sub(elements.len())
-                )));
+                elements.push(truncation_note(total));
             }
         }
         if meta & 8 != 0 {
@@ -752,10 +768,15 @@ pub fn decode(reply: Reply, copy: &Instrumented) -> Result<Decoded, Reply> {
         });
     }
     let mut rest = rest.skip(end.saturating_sub(at));
+    let untraced_calls = if lost {
+        as_int(rest.next().as_ref()).unwrap_or(0).max(0) as u64
+    } else {
+        0
+    };
     let result = if status == 1 {
         let value = rest.next().unwrap_or(Reply::Nil);
         for &i in &same {
-            trace[i].reply = value.clone();
+            trace[i].reply = traced_copy(&value);
         }
         Decision::Returned(value)
     } else {

@@ -322,6 +322,8 @@ pub struct LiveBackend {
     pub tracing: bool,
     /// Instrumented copies by user script (the last one; a changed script is instrumented again).
     last: Option<(Vec<u8>, std::sync::Arc<instrument::Instrumented>)>,
+    /// Commands of traced calls already looked up in the command table.
+    resolve_cache: crate::engine::commands::ResolveCache,
 }
 
 impl LiveBackend {
@@ -346,6 +348,7 @@ impl LiveBackend {
             protocol,
             tracing: true,
             last: None,
+            resolve_cache: Default::default(),
         };
         backend.server = backend.discover()?;
         if backend.server.cluster {
@@ -624,7 +627,7 @@ impl LiveBackend {
                     });
                 }
                 let mut trace = d.trace;
-                annotate(&mut trace);
+                annotate(&mut self.resolve_cache, &mut trace);
                 match d.result {
                     instrument::Decision::Returned(r) => {
                         (r, trace, Outcome::Returned, None, d.server_us)
@@ -722,9 +725,12 @@ pub fn cross_slot(keys: &[Vec<u8>]) -> Option<String> {
 }
 
 /// Fill keys and the write flag from Redis 7.0.15's command table.
-fn annotate(trace: &mut [crate::engine::report::TraceEntry]) {
+fn annotate(
+    cache: &mut crate::engine::commands::ResolveCache,
+    trace: &mut [crate::engine::report::TraceEntry],
+) {
     for entry in trace {
-        if let Some((keys, write)) = crate::engine::commands::describe_call(&entry.command) {
+        if let Some((keys, write)) = crate::engine::commands::describe_call(cache, &entry.command) {
             entry.keys = keys;
             entry.write = write;
         }
