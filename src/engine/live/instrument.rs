@@ -34,10 +34,10 @@
 //! lost + status` (status 1 returned, 0 raised, 2 raised by a direct `redis.call`), then the trace up to
 //! index `end`, one entry per call: `[where,] meta, arg1..argN, reply` with `meta = kind + 4 * truncated
 //! + 8 * same + 16 * nil + 32 * N` (kind: 0 call that raised, 1 call, 2 pcall; truncated: the reply
-//! holds the first `MAX_TRACED_ELEMENTS` elements and then the total; same: the reply is the value the
-//! script returned, sent once, after the trace; nil: a RESP3 null, which would end the array), then the
-//! number of calls beyond `MAX_TRACED_CALLS` (when `lost`), then the returned value (status 1; absent
-//! when nil) or `err, source, line`, followed by the command for status 2. Arguments that are neither
+//! holds the first `MAX_TRACED_ELEMENTS` elements and then the total; same: the reply is also the value
+//! the script returned, not sent again; nil: a RESP3 null, which would end the array), then the number
+//! of calls beyond `MAX_TRACED_CALLS` (when `lost`), then the returned value (status 1, unless an entry
+//! is `same`; absent when nil) or `err, source, line`, followed by the command for status 2. Arguments that are neither
 //! strings nor numbers (the call refuses them) are sent as `false`.
 //!
 //! Known gaps (README): `_G.redis`/`rawget(_G, 'redis')` bypass the proxy (the call runs, untraced);
@@ -341,17 +341,19 @@ fn scan_names(body: &[u8], first_line: u32) -> Names {
 }
 
 /// The prelude, written over several lines for reading and joined into one line (no newline may come
-/// before the user's first line): the run's start time and the envelope.
+/// before the user's first line): the run's start time and the envelope. `@SLOTS@`: room for the
+/// first entries when the script may call (each growth of the table's array costs ~0.1 µs); the
+/// server's reply conversion stops at the first nil.
 const HEAD: &str = r#"
 local __eb_rcall, __eb_type, __eb_rawequal, __eb_handler = redis.call, type, rawequal, __redis__err__handler
 local __eb_t0 = __eb_rcall('TIME')
-local __eb_tr, __eb_n, __eb_calls = { 0, 0 }, 2, 0
+local __eb_tr, __eb_n, __eb_calls = { 0, 0@SLOTS@ }, 2, 0
 "#;
 
-/// What the recording functions use (for a script that names `redis`).
+/// What the recording functions use (for a script that names `redis`). Each local a closure uses costs
+/// an upvalue per run: rare paths (a number argument, a raise) read the globals.
 const RECORDER_LOCALS: &str = r#"
-local __eb_real, __eb_rpcall, __eb_select, __eb_error, __eb_fmt, __eb_where = redis, redis.pcall, select,
- error, string.format, ''
+local __eb_real, __eb_rpcall, __eb_select, __eb_error, __eb_where = redis, redis.pcall, select, error, ''
 "#;
 
 /// Appends the entry of the call just made (`r` its reply, `kind` 0 raised, 1 call, 2 pcall, `...` its
@@ -364,7 +366,7 @@ if calls <= MAX_CALLS then
  @WHERE@
  for j = 1, n do
   local a = (__eb_select(j, ...)) local ty = __eb_type(a)
-  if ty == 'number' then a = __eb_fmt('%.17g', a) elseif ty ~= 'string' then a = false end
+  if ty == 'number' then a = string.format('%.17g', a) elseif ty ~= 'string' then a = false end
   t[i + 1 + j] = a
  end
  if __eb_type(r) == 'table' and #r > MAX_ELEMENTS then
@@ -392,7 +394,7 @@ local function __eb_call(...)
  local r, kind = __eb_rpcall(...), 1
  if __eb_type(r) == 'table' and r.err ~= nil then kind = 0 end
  @RECORD@
- if kind == 0 then __eb_raised = (...) __eb_error(r, 0) end
+ if kind == 0 then __eb_raised = (...) error(r, 0) end
  return r
 end
 "#;
@@ -406,7 +408,7 @@ local function __eb_loop(...)
  local r, kind = __eb_rpcall(...), 1
  if __eb_type(r) == 'table' and r.err ~= nil then kind = 0 end
  @RECORD@
- if kind == 0 then __eb_co = nil __eb_error(r, 0) end
+ if kind == 0 then __eb_co = nil error(r, 0) end
  return __eb_loop(__eb_yield(r))
 end
 "#;
@@ -453,7 +455,12 @@ enum Mode {
 }
 
 fn prelude(names: &Names, mode: Mode, copy_fields: bool) -> String {
-    let mut text = one_line(HEAD);
+    let slots = if mode == Mode::NoProxy {
+        String::new()
+    } else {
+        ", nil".repeat(14)
+    };
+    let mut text = one_line(HEAD).replace("@SLOTS@", &slots);
     if mode == Mode::NoProxy {
         text.push_str(" local function __eb_f() ");
         return text;
@@ -522,7 +529,8 @@ fn prelude(names: &Names, mode: Mode, copy_fields: bool) -> String {
 }
 
 /// After the user's last line: run it, then fill the envelope. A returned table that is also a traced
-/// reply (`return redis.call('HGETALL', k)`) is sent once: its trace slot becomes 0, flagged `same`.
+/// reply (`return redis.call('HGETALL', k)`) is sent once, in that entry (flagged `same`), not after
+/// the trace.
 /// `@SKIP@` steps over an entry's calling line; `@RAISED@` sends the command of a direct `redis.call`
 /// that raised (status 2).
 const POSTLUDE: &str = r#"
@@ -541,7 +549,7 @@ if ok then
   while i < n do
    @SKIP@
    local m = t[i + 1] local p = i + 2 + (m - m % 32) / 32
-   if __eb_rawequal(t[p], r) then t[p] = 0 t[i + 1] = m + 8 end
+   if __eb_rawequal(t[p], r) then t[i + 1] = m + 8 return t end
    i = p
   end
  end
@@ -707,8 +715,8 @@ pub fn decode(reply: Reply, copy: &Instrumented) -> Result<Decoded, Reply> {
     let end = (head >> 3).clamp(2, items.len());
     let mut rest = items.into_iter().skip(2);
     let mut trace = Vec::new();
-    // Entries whose reply is the returned value (filled in once it is decoded).
-    let mut same = Vec::new();
+    // The entry whose reply is the returned value.
+    let mut same = None;
     let mut at = 2;
     // An entry: its calling line (unless the sites tell it), meta, the arguments, the reply.
     let line_slot = usize::from(copy.sites.is_none());
@@ -752,7 +760,7 @@ pub fn decode(reply: Reply, copy: &Instrumented) -> Result<Decoded, Reply> {
             }
         }
         if meta & 8 != 0 {
-            same.push(trace.len());
+            same = Some(trace.len());
         }
         trace.push(TraceEntry {
             seq: trace.len() + 1,
@@ -774,10 +782,13 @@ pub fn decode(reply: Reply, copy: &Instrumented) -> Result<Decoded, Reply> {
         0
     };
     let result = if status == 1 {
-        let value = rest.next().unwrap_or(Reply::Nil);
-        for &i in &same {
-            trace[i].reply = traced_copy(&value);
-        }
+        let value = match same {
+            Some(i) => {
+                let copy = traced_copy(&trace[i].reply);
+                std::mem::replace(&mut trace[i].reply, copy)
+            }
+            None => rest.next().unwrap_or(Reply::Nil),
+        };
         Decision::Returned(value)
     } else {
         let (err, source, mut line) = (rest.next(), rest.next(), rest.next());
