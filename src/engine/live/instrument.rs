@@ -30,15 +30,15 @@
 //!   parsed by the client; a call through a reference kept in a local gets the latest access's line.
 //!
 //! The envelope is one flat array (a nested table costs the server's reply conversion ~0.3 µs, and
-//! each element the client's parser ~0.1 µs): `server µs` (between the two `TIME` calls), `8 * end + 4 *
-//! lost + status` (status 1 returned, 0 raised, 2 raised by a direct `redis.call`), then the trace up to
-//! index `end`, one entry per call: `[where,] meta, arg1..argN, reply` with `meta = kind + 4 * truncated
-//! + 8 * same + 16 * nil + 32 * N` (kind: 0 call that raised, 1 call, 2 pcall; truncated: the reply
-//! holds the first `MAX_TRACED_ELEMENTS` elements and then the total; same: the reply is also the value
-//! the script returned, not sent again; nil: a RESP3 null, which would end the array), then the number
-//! of calls beyond `MAX_TRACED_CALLS` (when `lost`), then the returned value (status 1, unless an entry
-//! is `same`; absent when nil) or `err, source, line`, followed by the command for status 2. Arguments that are neither
-//! strings nor numbers (the call refuses them) are sent as `false`.
+//! each element the client's parser ~0.08 µs): `server µs` (between the two `TIME` calls), `8 * end + 4
+//! * lost + status` (status 1 returned, 0 raised, 2 raised by a direct `redis.call`), then the trace up
+//! to index `end`, one entry per call: `[where,] meta, arg1..argN, reply` with `meta = kind + 4 *
+//! truncated + 8 * same + 16 * nil + 32 * N` (kind: 0 call that raised, 1 call, 2 pcall; truncated: the
+//! reply holds the first `MAX_TRACED_ELEMENTS` elements and then the total; same: the reply is also the
+//! value the script returned, not sent again; nil: a RESP3 null, which would end the array), then the
+//! number of calls beyond `MAX_TRACED_CALLS` (when `lost`), then the returned value (status 1, unless
+//! an entry is `same`; absent when nil) or `err, source, line`, followed by the command for status 2.
+//! Arguments that are neither strings nor numbers (the call refuses them) are sent as `false`.
 //!
 //! Known gaps (README): `_G.redis`/`rawget(_G, 'redis')` bypass the proxy (the call runs, untraced);
 //! assigning the global `redis` writes the local instead of raising; the copy is one stack level
@@ -69,8 +69,9 @@ fn contains(script: &[u8], name: &[u8]) -> bool {
     script.windows(name.len()).any(|w| w == name)
 }
 
-/// Scripts that never name a function able to enumerate or raw-write a table cannot tell the proxy
-/// from `redis`; for them the prelude skips copying `redis`'s fields into it (about 1 µs a run).
+/// Scripts that never name a function able to enumerate or raw-write a table cannot tell the hooked
+/// proxy (coroutine modes) from `redis`; for them the prelude skips copying `redis`'s fields into it
+/// (about 1 µs a run).
 fn may_inspect_redis_table(script: &[u8]) -> bool {
     [
         &b"pairs"[..],
