@@ -3,7 +3,8 @@
 //!
 //! Bare: `EVALSHA sha numkeys keys.. args..` of the user's script on a redis::Connection (already
 //! cached). Traced: `LiveBackend::run` with writes allowed (EVALSHA of the instrumented copy, decoding
-//! of the envelope, trace annotation). Printed: median µs of each and their ratio, per script.
+//! of the envelope, trace annotation). Printed: median µs of each and their ratio, per script. Both
+//! run with mimalloc, as in the shipped binary.
 //! `cargo bench --bench live`; needs redis-server on PATH.
 
 #[path = "../tests/common/mod.rs"]
@@ -15,6 +16,11 @@ use evalbench::engine::script::sha1_hex;
 use evalbench::engine::RunRequest;
 use redis::ConnectionLike;
 use std::time::Instant;
+
+/// The allocator the `evalbench` binary ships with (src/main.rs), for the bare round trip and the
+/// live backend alike: parsing and decoding a reply are mostly small allocations.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);

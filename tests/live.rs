@@ -99,6 +99,92 @@ fn traced_runs_match_plain_eval_over_the_corpus() {
     );
 }
 
+/// Scripts that probe how the proxy raises and reports errors, on both of its `redis.call` paths (one
+/// coroutine per run for scripts that cannot catch an error, one per access for those that can):
+/// replies and keyspaces of a plain EVAL and of a traced run are identical.
+#[test]
+fn proxy_edge_cases_match_plain_eval() {
+    let (Some(a), Some(b)) = (RedisServer::start(), RedisServer::start()) else {
+        return;
+    };
+    let mut plain_conn = a.connect();
+    let mut traced_conn = b.connect();
+    let mut live2 = backend(&b, false);
+    let mut live3 = backend(&b, true);
+    let scripts: &[(&str, u8)] = &[
+        // The line of a call that raises, from its site (direct calls) or the stack (tail calls
+        // included: the coroutine's function is a C function).
+        ("return redis.call('NOSUCHCMD')", 2),
+        ("#!lua\n\nreturn redis.call('NOSUCHCMD')", 2),
+        ("local function f()\n  return redis.call('GET', KEYS[1], 'x')\nend\nreturn f()", 2),
+        ("local function f()\n  redis.call('INCR', KEYS[1])\nend\nredis.call('SET', KEYS[1], 'a')\nf()", 2),
+        ("local t = {}\nfor i = 1, 3 do t[i] = redis.call('INCR', KEYS[1]) end\nreturn redis.call('HGET', KEYS[1], 'f')", 2),
+        ("if redis.call('EXISTS', KEYS[1]) == 0 then\n  return redis.call 'NOSUCHCMD'\nend", 2),
+        // Lines as Lua counts them: comments and strings skipped, CR, CRLF, escaped newlines.
+        ("local s = \"redis.call('GET')\" -- redis.call('GET')\nreturn redis.call('GET', KEYS[1], 'x')", 2),
+        ("--[[ redis.call('NOSUCHCMD')\n\n]] local s = [==[\n]]\n]==]\nreturn redis.call('NOSUCHCMD')", 2),
+        ("local a = 1\r\nlocal b = 2\rreturn redis.call('NOSUCHCMD')", 2),
+        ("local s = 'a\\\nb'\nreturn redis.call('NOSUCHCMD')", 2),
+        ("redis.log(redis.LOG_NOTICE, 'x')\nlocal v = redis.REDIS_VERSION\nreturn redis.call('NOSUCHCMD', v)", 2),
+        ("redis.call('SET', KEYS[1], 'v')\nreturn redis.pcall('INCR', KEYS[1])", 2),
+        ("local x = 1\nreturn redis.call('SET',\n  KEYS[1])", 2),
+        ("local c = redis.call\nlocal a = 1\nreturn c('NOSUCHCMD')", 2),
+        ("local c = redis.call\nc('SET', KEYS[1], 'v')\nreturn c('GET', KEYS[1])", 2),
+        ("return redis.call()", 2),
+        ("return redis.call('GET', {})", 2),
+        ("redis.call('SET', KEYS[1], 'v')\nreturn redis.call('GET', nil)", 2),
+        ("return redis.call('SET', KEYS[1], 1.5)", 2),
+        ("local r = redis.pcall('NOSUCHCMD')\nreturn r", 2),
+        ("return redis.pcall()", 2),
+        ("error({err = 'MYERR raised'})", 2),
+        ("return redis.error_reply('MYERR returned')", 2),
+        ("return redis.status_reply('FINE')", 2),
+        ("local t = nil\nreturn t.x", 2),
+        ("error('boom')", 2),
+        ("local function f() error('boom', 2) end\nf()", 2),
+        ("error('boom', 0)", 2),
+        ("redis.call('SET', KEYS[1], 'v')\nredis.call('LPUSH', KEYS[1], 'x')", 2),
+        ("redis.setresp(3)\nlocal a = redis.call('GET', KEYS[1])\nlocal b = redis.call('GET', KEYS[1])\nreturn {a == nil, b == nil, redis.call('NOSUCHCMD')}", 3),
+        ("for i = 1, 150 do redis.call('RPUSH', KEYS[1], i) end\nreturn redis.call('LRANGE', KEYS[1], 0, -1)", 2),
+        ("local r = redis.call('TIME')\nredis.call('SET', KEYS[1], 'v')\nreturn #r", 2),
+        ("table.foreach({'NOSUCHCMD'}, redis.call)", 2),
+        ("local a = 1\nredis.x = 1", 2),
+        ("local a = 1\nreturn redis.nosuchfield", 2),
+        // Scripts that can catch an error: a reference kept in a local still works after an error
+        // raised through another access (not after one raised through itself: README).
+        ("local c = redis.call\nlocal ok, e = pcall(redis.call, 'NOSUCHCMD')\nc('SET', KEYS[1], 'v')\nreturn {ok and 1 or 0, e, c('GET', KEYS[1])}", 2),
+        ("pcall(function() redis.call('NOSUCHCMD') end)\nreturn redis.call('NOSUCHCMD2')", 2),
+        ("local ok, e = pcall(redis.call, 'GET')\nreturn {ok and 1 or 0, e}", 2),
+        ("local ok, e = xpcall(function() return redis.call('NOSUCHCMD') end, function(e) return e end)\nreturn {ok and 1 or 0, e}", 2),
+        ("local co = coroutine.wrap(function() return redis.call('INCR', KEYS[1]) end)\nreturn co()", 2),
+        ("local co = coroutine.create(function() redis.call('NOSUCHCMD') end)\nlocal ok, e = coroutine.resume(co)\nreturn {ok and 1 or 0, e}", 2),
+        ("local co = coroutine.wrap(function() redis.call('NOSUCHCMD') end)\nco()", 2),
+        ("local r = redis.call('INCR', KEYS[1])\nlocal ok = pcall(error, 'x')\nreturn redis.call('NOSUCHCMD')", 2),
+    ];
+    let mut failures = Vec::new();
+    for (i, (script, resp)) in scripts.iter().enumerate() {
+        let case = Case {
+            file: "proxy".into(),
+            name: i.to_string(),
+            keys: vec!["k".into()],
+            argv: Vec::new(),
+            seed: serde_json::json!({}),
+            resp: *resp,
+            script: script.to_string(),
+        };
+        let expected = plain_eval(&mut plain_conn, &case);
+        let live = if *resp == 3 { &mut live3 } else { &mut live2 };
+        let actual = traced(&mut traced_conn, live, &case);
+        if expected != actual {
+            failures.push(format!(
+                "--- {script}\nplain  {}\ntraced {}\n",
+                expected.0, actual.0
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn the_trace_lists_each_call_with_line_reply_keys_and_write() {
     let Some(server) = RedisServer::start() else {
@@ -140,6 +226,81 @@ fn the_trace_lists_each_call_with_line_reply_keys_and_write() {
     assert_eq!(calls[2].0, 3);
     assert!(!calls[2].3);
     assert_eq!(report.trace[0].keys, vec![b"c".to_vec()]);
+}
+
+#[test]
+fn the_trace_keeps_long_returned_and_null_replies() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut live = backend(&server, false);
+    let script = "for i = 1, 150 do redis.call('RPUSH', KEYS[1], i) end\nlocal all = redis.call('LRANGE', KEYS[1], 0, -1)\nlocal h = redis.call('LRANGE', KEYS[1], 0, 2)\nredis.call('DEL', 'other')\nreturn h";
+    let report = live
+        .run(&request(script, &["l"], &[]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(report.reply, Reply::bulks(["1", "2", "3"]));
+    assert_eq!(report.trace.len(), 153);
+    assert_eq!(
+        report.trace[149].command,
+        vec![b"RPUSH".to_vec(), b"l".to_vec(), b"150".to_vec()]
+    );
+    assert_eq!(report.trace[149].line, 1);
+    let Reply::Array(all) = &report.trace[150].reply else {
+        panic!("{:?}", report.trace[150].reply);
+    };
+    assert_eq!(all.len(), 101);
+    assert_eq!(all[99], Reply::bulk("100"));
+    assert_eq!(
+        all[100],
+        Reply::Status("... 50 more elements (evalbench records the first 100)".into())
+    );
+    // The returned value is sent once and is also the reply of the call that made it.
+    assert_eq!(report.trace[151].reply, report.reply);
+    assert_eq!(report.trace[151].line, 3);
+    assert_eq!((report.trace[152].line, report.trace[152].write), (4, true));
+    // A RESP3 null (Lua nil), an argument the call refuses, a call from a reference kept in a local.
+    let script = "redis.setresp(3)\nlocal c = redis.call\nlocal a = c('GET', KEYS[1])\nlocal e = redis.pcall('GET', {})\nreturn {a == nil, e}";
+    let report = live
+        .run(&request(script, &["missing"], &[]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(report.trace.len(), 2);
+    assert_eq!(report.trace[0].reply, Reply::Nil);
+    assert_eq!(report.trace[0].line, 2, "the line of the access");
+    assert_eq!(report.trace[1].command.len(), 2);
+    assert!(report.trace[1].reply.is_error());
+    // A long returned value: whole in the reply, truncated like any other in the trace.
+    let report = live
+        .run(
+            &request("return redis.call('LRANGE', KEYS[1], 0, -1)", &["l"], &[]),
+            WriteMode::Allowed,
+        )
+        .unwrap();
+    let (Reply::Array(all), Reply::Array(traced)) = (&report.reply, &report.trace[0].reply) else {
+        panic!("{:?}", report.reply);
+    };
+    assert_eq!((all.len(), traced.len()), (150, 101));
+    assert_eq!(traced[..100], all[..100]);
+    // Calls beyond the traced ones are counted.
+    let report = live
+        .run(
+            &request(
+                "for i = 1, 10003 do redis.call('PING') end\nreturn redis.call('NOSUCHCMD')",
+                &[],
+                &[],
+            ),
+            WriteMode::Allowed,
+        )
+        .unwrap();
+    assert_eq!(report.trace.len(), 10_000);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.message.starts_with("4 more calls were made")),
+        "{:?}",
+        report.warnings
+    );
+    assert_eq!(report.error_line, Some(2));
 }
 
 #[test]

@@ -71,12 +71,11 @@ pub fn warnings(
             }
         }
     }
-    // Cheap check first: most scripts declare one key or keys of one slot.
-    let first_slot = declared.first().map(|k| hash_slot(k));
-    let spread = declared
-        .iter()
-        .skip(1)
-        .any(|k| Some(hash_slot(k)) != first_slot);
+    // Cheap check first: most scripts declare one key (no slot to compute) or keys of one slot.
+    let spread = declared.len() > 1 && {
+        let first_slot = hash_slot(&declared[0]);
+        declared.iter().skip(1).any(|k| hash_slot(k) != first_slot)
+    };
     let slots: BTreeSet<u16> = if spread {
         declared.iter().map(|k| hash_slot(k)).collect()
     } else {

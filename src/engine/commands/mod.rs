@@ -501,12 +501,13 @@ impl TestServer {
 }
 
 /// The keys a call names and whether the command is a write, from Redis 7.0.15's table (for traces
-/// recorded elsewhere, as on a live server). `None` for a command the table does not know.
-pub fn describe_call(args: &[Vec<u8>]) -> Option<(Vec<Vec<u8>>, bool)> {
+/// recorded elsewhere, as on a live server), through a cache kept across runs. `None` for a command
+/// the table does not know.
+pub fn describe_call(cache: &mut ResolveCache, args: &[Vec<u8>]) -> Option<(Vec<Vec<u8>>, bool)> {
     if args.is_empty() {
         return None;
     }
-    let resolved = resolve(args).ok()?;
+    let resolved = resolve_cached(cache, args).ok()?;
     let keys = resolved
         .key_positions(args)
         .into_iter()

@@ -323,7 +323,9 @@ pub struct LiveBackend {
     /// Record a trace (send the instrumented copy); off: the user's script is sent as is.
     pub tracing: bool,
     /// Instrumented copies by user script (the last one; a changed script is instrumented again).
-    last: Option<(Vec<u8>, instrument::Instrumented)>,
+    last: Option<(Vec<u8>, std::sync::Arc<instrument::Instrumented>)>,
+    /// Commands of traced calls already looked up in the command table.
+    resolve_cache: crate::engine::commands::ResolveCache,
     /// On a cluster: its masters and their slots (read on connect, by each cluster-wide scan and after a
     /// MOVED), for `node_for_key`; empty on a standalone server.
     masters: Vec<ClusterNode>,
@@ -351,6 +353,7 @@ impl LiveBackend {
             protocol,
             tracing: true,
             last: None,
+            resolve_cache: Default::default(),
             masters: Vec::new(),
         };
         backend.server = backend.discover()?;
@@ -620,11 +623,11 @@ impl LiveBackend {
         }
     }
 
-    fn instrumented(&mut self, script: &[u8]) -> Option<instrument::Instrumented> {
+    fn instrumented(&mut self, script: &[u8]) -> Option<std::sync::Arc<instrument::Instrumented>> {
         match &self.last {
             Some((s, copy)) if s == script => Some(copy.clone()),
             _ => {
-                let copy = instrument::instrument(script)?;
+                let copy = std::sync::Arc::new(instrument::instrument(script)?);
                 self.last = Some((script.to_vec(), copy.clone()));
                 Some(copy)
             }
@@ -703,7 +706,10 @@ impl LiveBackend {
             None => self.eval(&request.script, &user_sha, request, mode)?,
         };
         let elapsed_ns = started.elapsed().as_nanos() as u64;
-        let decoded = instrument::decode(reply, &user_sha);
+        let decoded = match &copy {
+            Some(copy) if untraced.is_none() => instrument::decode(reply, copy),
+            _ => Err(reply),
+        };
         let (reply, trace, outcome, error_line, server_us) = match decoded {
             Ok(d) => {
                 if d.untraced_calls > 0 {
@@ -718,7 +724,7 @@ impl LiveBackend {
                     });
                 }
                 let mut trace = d.trace;
-                annotate(&mut trace);
+                annotate(&mut self.resolve_cache, &mut trace);
                 match d.result {
                     instrument::Decision::Returned(r) => {
                         (r, trace, Outcome::Returned, None, d.server_us)
@@ -817,9 +823,12 @@ pub fn cross_slot(keys: &[Vec<u8>]) -> Option<String> {
 }
 
 /// Fill keys and the write flag from Redis 7.0.15's command table.
-fn annotate(trace: &mut [crate::engine::report::TraceEntry]) {
+fn annotate(
+    cache: &mut crate::engine::commands::ResolveCache,
+    trace: &mut [crate::engine::report::TraceEntry],
+) {
     for entry in trace {
-        if let Some((keys, write)) = crate::engine::commands::describe_call(&entry.command) {
+        if let Some((keys, write)) = crate::engine::commands::describe_call(cache, &entry.command) {
             entry.keys = keys;
             entry.write = write;
         }
