@@ -555,13 +555,19 @@ fn script_kill_reaches_the_node_running_the_script() {
     let running = spin(&cluster, &[]);
     std::thread::sleep(Duration::from_millis(500));
     let got = answers(&target, &[]);
-    assert_eq!(
-        got.iter().map(|(node, _)| node.clone()).collect::<Vec<_>>(),
-        (0..3).map(|i| addr(&cluster, i)).collect::<Vec<_>>()
-    );
-    let mut replies: Vec<Reply> = got.into_iter().map(|(_, r)| r).collect();
-    replies.sort_by_key(|r| format!("{r:?}"));
-    assert_eq!(replies, vec![not_busy(), not_busy(), Reply::ok()]);
+    // The client sends a keyless script to any node. When that is the seed, the seed is busy and
+    // cannot list the masters: it alone is asked, and it is the one running the script.
+    if got.len() == 1 {
+        assert_eq!(got, vec![(addr(&cluster, 0), Reply::ok())]);
+    } else {
+        assert_eq!(
+            got.iter().map(|(node, _)| node.clone()).collect::<Vec<_>>(),
+            (0..3).map(|i| addr(&cluster, i)).collect::<Vec<_>>()
+        );
+        let mut replies: Vec<Reply> = got.into_iter().map(|(_, r)| r).collect();
+        replies.sort_by_key(|r| format!("{r:?}"));
+        assert_eq!(replies, vec![not_busy(), not_busy(), Reply::ok()]);
+    }
     assert!(killed(&running.join().unwrap()));
 
     // Esc in the workbench: the worker sends the kill to the node of the run's key.
