@@ -10,7 +10,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::RedisServer;
+use common::{median, RedisServer};
 use evalbench::engine::live::{LiveBackend, TargetSpec, WriteMode};
 use evalbench::engine::script::sha1_hex;
 use evalbench::engine::RunRequest;
@@ -21,11 +21,6 @@ use std::time::Instant;
 /// live backend alike: parsing and decoding a reply are mostly small allocations.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn main() {
     let Some(server) = RedisServer::start() else {

@@ -10,7 +10,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use common::RedisServer;
+use common::{median, RedisServer};
 use evalbench::engine::live::inspect::{first_page, summarize_many, KeyScan};
 use evalbench::engine::live::{LiveBackend, TargetSpec};
 use std::time::Instant;
@@ -19,11 +19,6 @@ const KEYS: usize = 1_000_000;
 const WANT: usize = 100;
 const MAX_CALLS: usize = 50;
 const RUNS: usize = 11;
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn main() {
     let Some(server) = RedisServer::start() else {

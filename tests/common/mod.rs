@@ -550,3 +550,9 @@ pub fn isolate_app_dirs() {
         std::env::set_var("EVALBENCH_CONFIG_DIR", &config);
     });
 }
+
+/// The median of measurements (the benchmarks that start their own redis-server share it).
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
