@@ -106,8 +106,31 @@ pub fn expand_home(path: &Path) -> PathBuf {
 }
 
 /// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// crash never leaves a half-written file. Symbolic links are written through.
+/// crash never leaves a half-written file. Symbolic links are written through. An existing file
+/// keeps its permissions; a new one gets the umask's.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_with_mode(path, bytes, None)
+}
+
+/// As `write_atomically`, for evalbench's own files (autosave, recent list), which may hold a
+/// script's text and file names: owner-only (0600) whatever the umask or an older file's mode.
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_with_mode(path, bytes, Some(0o600))
+}
+
+/// Create `dir` (and its parents) owner-only (0700). An existing directory is left as it is: it
+/// may be one the user chose (`EVALBENCH_DATA_DIR`).
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+fn write_with_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let name = target
         .file_name()
@@ -116,12 +139,21 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     tmp_name.push(name);
     tmp_name.push(format!(".{}.tmp", std::process::id()));
     let tmp = target.with_file_name(tmp_name);
-    let result = std::fs::write(&tmp, bytes).and_then(|()| {
-        if let Ok(meta) = std::fs::metadata(&target) {
-            let _ = std::fs::set_permissions(&tmp, meta.permissions());
-        }
-        std::fs::rename(&tmp, &target)
-    });
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    // Created with the final mode, so the text is never readable by others, not even briefly.
+    options.mode(mode.unwrap_or(0o666));
+    let result = options
+        .open(&tmp)
+        .and_then(|mut file| file.write_all(bytes))
+        .and_then(|()| match (mode, std::fs::metadata(&target)) {
+            (Some(mode), _) => {
+                std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))
+            }
+            (None, Ok(meta)) => std::fs::set_permissions(&tmp, meta.permissions()),
+            (None, Err(_)) => Ok(()),
+        })
+        .and_then(|()| std::fs::rename(&tmp, &target));
     result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("{}: {e}", path.display())
@@ -138,6 +170,7 @@ pub struct Sidecar {
 }
 
 pub struct Opened {
+    /// Buffer text: bytes that are not UTF-8 stand for themselves (`editor::decode_script`).
     pub text: String,
     /// The path the buffer gets (None for a built-in sample: saving asks for a path).
     pub path: Option<PathBuf>,
@@ -185,7 +218,9 @@ pub fn open_script(path: &Path, now_ms: i64) -> Result<Opened, String> {
             sidecar_error,
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // Any bytes: a script need not be UTF-8 (Lua strings are bytes, and `evalbench run` takes it).
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::tui::editor::decode_script(&bytes);
     let car_path = sidecar_path(path);
     let (sidecar, sidecar_error) = if car_path == path || !car_path.exists() {
         (None, None)
@@ -208,7 +243,8 @@ pub fn open_script(path: &Path, now_ms: i64) -> Result<Opened, String> {
 
 /// Write the script, then its sidecar (keys, argv, keyspace; other fields of an existing sidecar,
 /// such as `description`, are kept). `Err`: the script was not saved. `Ok(Some(why))`: the script
-/// was saved but not its sidecar (say, unbalanced quotes in KEYS).
+/// was saved but not its sidecar (say, unbalanced quotes in KEYS). `text` is buffer text: the
+/// bytes it stands for are written (`editor::encode_script`).
 pub fn save_script(
     path: &Path,
     text: &str,
@@ -223,7 +259,7 @@ pub fn save_script(
             path.display()
         ));
     }
-    write_atomically(path, text.as_bytes())?;
+    write_atomically(path, &crate::tui::editor::encode_script(text))?;
     let keys = InputsState::values(&inputs.keys_text(), "KEYS");
     let argv = InputsState::values(&inputs.argv_text(), "ARGV");
     let (keys, argv) = match (keys, argv) {
@@ -398,9 +434,9 @@ pub fn remember_recent_in(dir: &Path, path: &Path) -> Result<(), String> {
         .iter()
         .filter_map(|p| p.to_str().map(str::to_string))
         .collect();
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    create_private_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let json = serde_json::to_string_pretty(&names).map_err(|e| e.to_string())?;
-    write_atomically(&dir.join(RECENT_FILE), json.as_bytes())
+    write_private(&dir.join(RECENT_FILE), json.as_bytes())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -499,10 +535,9 @@ pub fn autosave_in(dir: &Path, state: &Autosaved) -> Result<AutosaveOutcome, Str
 
 /// Write the autosave now, atomically.
 pub fn write_autosave_in(dir: &Path, state: &Autosaved) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("autosave: {}: {e}", dir.display()))?;
+    create_private_dir(dir).map_err(|e| format!("autosave: {}: {e}", dir.display()))?;
     let json = serde_json::to_string(state).map_err(|e| e.to_string())?;
-    write_atomically(&dir.join(AUTOSAVE_FILE), json.as_bytes())
-        .map_err(|e| format!("autosave: {e}"))
+    write_private(&dir.join(AUTOSAVE_FILE), json.as_bytes()).map_err(|e| format!("autosave: {e}"))
 }
 
 pub fn autosave_exists() -> bool {
