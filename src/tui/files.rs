@@ -876,4 +876,91 @@ mod tests {
             let _ = std::fs::remove_dir_all(dir);
         }
     }
+
+    /// A script that is not UTF-8 (Latin-1, a stray byte, a control character, a character of the
+    /// private-use range the buffer uses for raw bytes), CRLF or mixed line endings: open, edit
+    /// and save keep every other byte.
+    #[test]
+    fn non_utf8_scripts_survive_open_edit_save_byte_for_byte() {
+        use crate::tui::editor::EditorState;
+        use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+        let dir = TempDir::new("bytes");
+        let crlf: &[u8] =
+            b"-- caf\xe9 \xff\xfe\r\nreturn '\x1b[2J' .. '\xf4\x8f\xbe\x80' .. '\xc3'\r\n";
+        let mixed: &[u8] = b"-- caf\xe9\r\nreturn 1\n\xff\rlone CR\n";
+        for (name, bytes) in [("crlf.lua", crlf), ("mixed.lua", mixed)] {
+            let path = dir.0.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let opened = open_script(&path, 0).unwrap();
+            let mut editor = EditorState::new(&opened.text, Some(path.clone()));
+            assert_eq!(editor.bytes(), bytes, "{name}");
+            let copy = dir.0.join(format!("copy-{name}"));
+            save_script(
+                &copy,
+                &editor.text(),
+                &InputsState::default(),
+                &Db::new(),
+                0,
+            )
+            .unwrap();
+            assert_eq!(std::fs::read(&copy).unwrap(), bytes, "{name}");
+
+            // An edit at the end of the first line (after 0xfe; in the mixed file the line's CR
+            // is part of it, shown as `\r`): one character typed, then one Backspace removes it,
+            // a second removes exactly the one byte before it.
+            let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
+            editor.on_key(key(KeyCode::End));
+            editor.on_key(key(KeyCode::Char('x')));
+            let end = if name == "crlf.lua" { b'\r' } else { b'\n' };
+            let first_end = bytes.iter().position(|&b| b == end).unwrap();
+            let mut expected = bytes.to_vec();
+            expected.insert(first_end, b'x');
+            assert_eq!(editor.bytes(), expected, "{name}");
+            editor.on_key(key(KeyCode::Backspace));
+            editor.on_key(key(KeyCode::Backspace));
+            expected.remove(first_end);
+            expected.remove(first_end - 1);
+            assert_eq!(editor.bytes(), expected, "{name}");
+            save_script(
+                &path,
+                &editor.text(),
+                &InputsState::default(),
+                &Db::new(),
+                0,
+            )
+            .unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), expected, "{name}");
+        }
+        // The SHA1 is the file's, as EVAL and `evalbench run` compute it.
+        let editor = EditorState::new(&crate::tui::editor::decode_script(crlf), None);
+        assert_eq!(editor.sha1(), crate::engine::script::sha1_hex(crlf));
+    }
+
+    #[test]
+    fn autosave_and_recent_list_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let root = TempDir::new("private");
+        let dir = root.0.join("data").join("evalbench");
+        write_autosave_in(&dir, &state("return 1", "k")).unwrap();
+        assert_eq!(mode(&dir.join(AUTOSAVE_FILE)), 0o600);
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&root.0.join("data")), 0o700);
+        let script = root.0.join("s.lua");
+        std::fs::write(&script, "return 1").unwrap();
+        remember_recent_in(&dir, &script).unwrap();
+        assert_eq!(mode(&dir.join(RECENT_FILE)), 0o600);
+        // A file left world-readable by an older version is rewritten owner-only.
+        std::fs::set_permissions(
+            dir.join(AUTOSAVE_FILE),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        write_autosave_in(&dir, &state("return 2", "k")).unwrap();
+        assert_eq!(mode(&dir.join(AUTOSAVE_FILE)), 0o600);
+        // The user's own scripts keep their mode.
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomically(&script, b"return 3").unwrap();
+        assert_eq!(mode(&script), 0o640);
+    }
 }

@@ -308,4 +308,32 @@ mod tests {
             screen(&app, w, h);
         }
     }
+
+    #[test]
+    fn control_bidi_and_raw_bytes_are_shown_escaped() {
+        let bytes = b"return '\x1b]0;pwned\x07' .. '\xe2\x80\xae' .. '\xff'\n\tx";
+        let text = crate::tui::editor::decode_script(bytes);
+        let app = App::new(&text, None, Config::default());
+        let s = screen(&app, 80, 5);
+        assert!(
+            s.contains("  1 return '\\x1b]0;pwned\\a' .. '\\u{202e}' .. '\\xff'"),
+            "{s}"
+        );
+        assert!(s.contains("  2   x"), "{s}");
+        assert!(!s
+            .chars()
+            .any(|c| c != '\n' && crate::engine::display::is_unsafe(c)));
+    }
+
+    #[test]
+    fn the_cursor_stays_in_view_past_wide_escapes() {
+        // 20 escaped bytes (80 cells) then "end": the cursor at the end of the line is on screen.
+        let text = crate::tui::editor::decode_script(&[&[0xffu8; 20][..], b"end"].concat());
+        let mut app = App::new(&text, None, Config::default());
+        app.editor
+            .textarea
+            .move_cursor(tui_textarea::CursorMove::End);
+        let s = screen(&app, 40, 4);
+        assert!(s.contains("\\xff\\xffend"), "{s}");
+    }
 }

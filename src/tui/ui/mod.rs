@@ -193,3 +193,29 @@ fn draw_prompt(frame: &mut Frame, area: Rect, title: &str, input: &str, theme: &
         rect,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::make_safe;
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+    use ratatui::text::Span;
+    use ratatui::widgets::Widget;
+
+    #[test]
+    fn no_unsafe_character_survives_the_last_pass() {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 30, 1));
+        Span::raw("a\u{1b}]0;x\u{7}b\u{202e}c\u{9b}d\u{7f}").render(buf.area, &mut buf);
+        make_safe(&mut buf);
+        let row: String = buf.content.iter().map(|c| c.symbol()).collect();
+        assert!(
+            !row.chars().any(crate::engine::display::is_unsafe),
+            "{row:?}"
+        );
+        assert!(row.starts_with("a"), "{row:?}");
+        assert!(
+            row.contains("]0;x") && row.contains('b') && row.contains('d'),
+            "{row:?}"
+        );
+    }
+}
