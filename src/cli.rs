@@ -1,10 +1,12 @@
 //! The headless command line: `evalbench run` (see README for the contract).
 
+use crate::engine::display::{display_bytes, display_safe, display_text};
 use crate::engine::keyspace::{keyspace_from_json, keyspace_to_json, Db, KeyspaceJsonError};
 use crate::engine::report::{micros, RunReport};
 use crate::engine::{Protocol, RunRequest, Sandbox};
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -350,7 +352,8 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
             );
             text.push('\n');
         }
-        text
+        // The keyspace dump is JSON: C0 is escaped, C1 and bidi code points are not.
+        display_text(&text).into_owned()
     };
     Ok((code, out))
 }
@@ -366,8 +369,16 @@ fn repeat_json(timings: &mut [u64]) -> serde_json::Value {
     })
 }
 
-/// The human report: reply as redis-cli prints it, trace, notes, timing, warnings.
+/// The human report: reply as redis-cli prints it, trace, notes, timing, warnings. Text from the
+/// script (replies, arguments, log lines, messages quoting keys) is escaped where it is placed, so
+/// a field cannot spill over lines; a last pass over the whole report is the guarantee that no
+/// control or bidi character reaches the terminal.
 pub fn render_text(report: &RunReport, request: &RunRequest) -> String {
+    let out = render_text_fields(report, request);
+    display_text(&out).into_owned()
+}
+
+fn render_text_fields(report: &RunReport, request: &RunRequest) -> String {
     let mut out = String::new();
     out.push_str(&report.reply_for(report.protocol).to_cli());
     out.push('\n');
@@ -378,11 +389,7 @@ pub fn render_text(report: &RunReport, request: &RunRequest) -> String {
             "seq", "line", "command", "reply", "µs"
         ));
         for e in &report.trace {
-            let command: Vec<String> = e
-                .command
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
+            let command: Vec<Cow<str>> = e.command.iter().map(|a| display_bytes(a)).collect();
             let undeclared = e.keys.iter().any(|k| !request.keys.contains(k));
             let marks = format!(
                 "{}{}",
@@ -394,7 +401,7 @@ pub fn render_text(report: &RunReport, request: &RunRequest) -> String {
                 e.seq,
                 e.line,
                 shorten(&command.join(" "), 40),
-                shorten(&e.reply.to_cli().replace('\n', " "), 30),
+                shorten(&display_safe(&e.reply.to_cli().replace('\n', " ")), 30),
                 e.elapsed_ns as f64 / 1000.0,
                 marks
             ));
@@ -403,7 +410,7 @@ pub fn render_text(report: &RunReport, request: &RunRequest) -> String {
     if !report.notes.is_empty() {
         out.push_str("\nconversion notes:\n");
         for n in &report.notes {
-            out.push_str(&format!("  - {n}\n"));
+            out.push_str(&format!("  - {}\n", display_safe(&n.to_string())));
         }
     }
     if !report.logs.is_empty() {
@@ -413,7 +420,7 @@ pub fn render_text(report: &RunReport, request: &RunRequest) -> String {
                 "  [{}] line {}: {}\n",
                 l.level,
                 l.line,
-                String::from_utf8_lossy(&l.message)
+                display_bytes(&l.message)
             ));
         }
     }
@@ -441,7 +448,7 @@ pub fn render_text(report: &RunReport, request: &RunRequest) -> String {
             } else {
                 String::new()
             };
-            out.push_str(&format!("  - {at}{}\n", w.message));
+            out.push_str(&format!("  - {at}{}\n", display_safe(&w.message)));
         }
     }
     out

@@ -182,7 +182,8 @@ pub fn run_live(
             text.push_str(&serde_json::to_string_pretty(&ks).expect("JSON"));
             text.push('\n');
         }
-        text
+        // The server's own texts (version, notes) and the keyspace dump, as the report.
+        crate::engine::display::display_text(&text).into_owned()
     };
     Ok((code, out))
 }

@@ -6,6 +6,7 @@ use clap::Parser;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use evalbench::cli::{self, Cli, Command};
+use evalbench::engine::display::display_text;
 
 fn main() {
     let parsed = Cli::parse();
@@ -42,7 +43,8 @@ fn main() {
             std::process::exit(code);
         }
         Err(e) => {
-            eprintln!("evalbench: {}", e.message);
+            // Messages quote user input and server replies: never print their control characters.
+            eprintln!("evalbench: {}", display_text(&e.message));
             std::process::exit(e.code);
         }
     }
@@ -62,13 +64,13 @@ fn open_workbench(parsed: &Cli) -> Option<i32> {
             server: match evalbench::cli_live::server_spec(&parsed.server, false) {
                 Ok(spec) => spec,
                 Err(e) => {
-                    eprintln!("evalbench: {}", e.message);
+                    eprintln!("evalbench: {}", display_text(&e.message));
                     return Some(e.code);
                 }
             },
         };
         if let Err(e) = evalbench::tui::run(options) {
-            eprintln!("evalbench: terminal UI: {e}");
+            eprintln!("evalbench: terminal UI: {}", display_text(&e.to_string()));
             return Some(cli::EXIT_BACKEND);
         }
     }

@@ -253,3 +253,95 @@ fn workbench_connection_options_without_a_terminal_are_refused() {
     );
     assert!(out.stdout.is_empty());
 }
+
+/// A script that puts ESC/OSC/BEL, a bidi override (U+202E) and a C1 CSI (U+009B) into a log line,
+/// a key, a value and its reply (ARGV[1]: status, error, raise or bulk).
+const HOSTILE: &str =
+    "local evil = '\\27]0;pwned\\7\\27[2J' .. '\\226\\128\\174' .. '\\194\\155'\n\
+    redis.log(redis.LOG_WARNING, 'log ' .. evil)\n\
+    redis.call('SET', KEYS[1], 'v' .. evil)\n\
+    redis.call('GET', 'undeclared' .. evil)\n\
+    if ARGV[1] == 'error' then return redis.error_reply('ERR ' .. evil) end\n\
+    if ARGV[1] == 'raise' then error('boom ' .. evil) end\n\
+    if ARGV[1] == 'bulk' then return 'bulk ' .. evil end\n\
+    return {ok = 'status ' .. evil}\n";
+
+/// What the terminal must never receive: C0 (but newline), DEL, C1, bidi controls.
+fn assert_terminal_safe(text: &str) {
+    for (i, c) in text.char_indices() {
+        assert!(
+            c == '\n' || !evalbench::engine::display::is_unsafe(c),
+            "unsafe {c:?} at byte {i} of:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn text_report_escapes_control_and_bidi_characters() {
+    let script = temp_file("hostile.lua", HOSTILE);
+    let shown = "\\x1b]0;pwned\\a\\x1b[2J\\u{202e}\\u{9b}";
+    for (mode, first) in [
+        ("status", format!("status {shown}")),
+        ("error", format!("(error) ERR {shown}")),
+        (
+            "raise",
+            format!("(error) ERR user_script:6: boom {shown} script: c71690fc18ddd91c971cefc93d2069433bad55a8, on @user_script:6."),
+        ),
+        // Bulk strings are quoted as redis-cli quotes them, byte by byte.
+        ("bulk", "\"bulk \\x1b]0;pwned\\a\\x1b[2J\\xe2\\x80\\xae\\xc2\\x9b\"".to_string()),
+    ] {
+        let out = evalbench(&["run", script.to_str().unwrap(), "k\u{1b}x", ",", mode]);
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_terminal_safe(&text);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], first, "{text}");
+        // The trace's command and reply columns (the time column varies).
+        assert!(
+            lines[4].starts_with("   1     3  SET k\\x1bx v\\x1b]0;pwned\\a\\x1b[2J\\u{202… OK "),
+            "{text}"
+        );
+        assert!(
+            lines[5].starts_with("   2     4  GET undeclared\\x1b]0;pwned\\a\\x1b[2J\\u{2… (nil) "),
+            "{text}"
+        );
+        assert_eq!(lines[8], format!("  [3] line 2: log {shown}"), "{text}");
+        assert_eq!(
+            lines[13],
+            format!("  - line 4: key 'undeclared{shown}' is accessed by GET but not declared in KEYS: a cluster cannot route it and Redis may reject it in the future"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn json_report_keeps_hostile_text_exact() {
+    let script = temp_file("hostile_json.lua", HOSTILE);
+    let out = evalbench(&[
+        "run",
+        "--json",
+        script.to_str().unwrap(),
+        "k\u{1b}x",
+        ",",
+        "status",
+    ]);
+    let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}\u{9b}";
+    // JSON escapes every C0 character itself: nothing raw reaches the terminal.
+    assert!(!out.stdout.iter().any(|&b| b < 0x20 && b != b'\n'));
+    let v = json_of(&out);
+    assert_eq!(v["reply"], json!({"status": format!("status {evil}")}));
+    assert_eq!(v["logs"][0]["message"], json!(format!("log {evil}")));
+    assert_eq!(
+        v["trace"][0]["command"],
+        json!(["SET", "k\u{1b}x", format!("v{evil}")])
+    );
+}
+
+#[test]
+fn error_messages_escape_the_user_input_they_quote() {
+    let out = evalbench(&["run", "missing\u{1b}]0;pwned\u{7}\u{202e}.lua"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "evalbench: missing\\x1b]0;pwned\\a\\u{202e}.lua: cannot read the script: No such file or directory (os error 2) (give the path of a .lua file)\n"
+    );
+}

@@ -342,3 +342,50 @@ fn a_live_write_is_confirmed_before_it_is_sent() {
     );
     assert!(h.app.overlay.is_none());
 }
+
+/// ESC/OSC/BEL, a bidi override (U+202E) and a C1 CSI (U+009B) in a log line, a key, a value, the
+/// reply and the error (ARGV[1]: status or raise).
+const HOSTILE: &str =
+    "local evil = '\\27]0;pwned\\7\\27[2J' .. '\\226\\128\\174' .. '\\194\\155'\n\
+    redis.log(redis.LOG_WARNING, 'log ' .. evil)\n\
+    redis.call('SET', KEYS[1], 'v' .. evil)\n\
+    redis.call('SET', 'undeclared' .. evil, evil)\n\
+    if ARGV[1] == 'raise' then error('boom ' .. evil) end\n\
+    return {ok = 'status ' .. evil}\n";
+
+/// The cells a terminal would receive hold no control, C1 or bidi character.
+fn assert_screen_safe(h: &Harness) {
+    let screen = h.render_raw(120, 40);
+    for (i, c) in screen.char_indices() {
+        assert!(
+            c == '\n' || !evalbench::engine::display::is_unsafe(c),
+            "unsafe {c:?} at byte {i} of:\n{screen}"
+        );
+    }
+}
+
+#[test]
+fn hostile_text_never_reaches_the_terminal() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new(HOSTILE, &["k\u{1b}[2J"], &["status"], "");
+    h.app.status = "status \u{1b}]0;pwned\u{7}".into();
+    assert_screen_safe(&h);
+    h.press("<F5>");
+    for tab in ["<A-1>", "<A-2>", "<A-3>", "<A-4>"] {
+        h.press(tab);
+        assert_screen_safe(&h);
+    }
+    h.press("<A-1>");
+    insta::assert_snapshot!("hostile_trace_120x40", h.render(120, 40));
+    h.press("<A-2>");
+    insta::assert_snapshot!("hostile_reply_120x40", h.render(120, 40));
+    h.press("<A-3>");
+    insta::assert_snapshot!("hostile_keyspace_120x40", h.render(120, 40));
+    h.press("<A-4>");
+    insta::assert_snapshot!("hostile_warnings_120x40", h.render(120, 40));
+    // The error line in the editor and on its border.
+    let mut h = Harness::new(HOSTILE, &["k"], &["raise"], "");
+    h.press("<F5>");
+    assert_screen_safe(&h);
+    insta::assert_snapshot!("hostile_error_120x40", h.render(120, 40));
+}

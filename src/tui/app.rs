@@ -714,7 +714,7 @@ impl App {
             }
         };
         let request = RunRequest {
-            script: self.editor.text().into_bytes(),
+            script: self.editor.bytes(),
             keys,
             argv,
             ..RunRequest::default()

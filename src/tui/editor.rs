@@ -7,6 +7,53 @@ use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use tui_textarea::{CursorMove, TextArea};
 
+/// Bytes that are not UTF-8 live in the buffer as one character each, from this private-use range
+/// (U+10FF80..=U+10FFFF for the bytes 0x80..=0xFF: an invalid byte is never below 0x80), so the
+/// buffer stays a `String` and every byte survives open → edit → save. The editor shows such a
+/// character as `\xNN`; it is edited as one character (the cursor steps over it, Backspace removes
+/// the byte). A character of the range found in a file or a paste is kept as its four bytes.
+const RAW_BYTE_BASE: u32 = 0x10FF00;
+
+/// The byte a buffer character stands for, when it stands for one.
+pub fn raw_byte(c: char) -> Option<u8> {
+    let v = c as u32;
+    (v >= RAW_BYTE_BASE + 0x80).then(|| (v - RAW_BYTE_BASE) as u8)
+}
+
+fn push_raw(out: &mut String, bytes: &[u8]) {
+    for &b in bytes {
+        out.push(char::from_u32(RAW_BYTE_BASE + b as u32).expect("in the private-use range"));
+    }
+}
+
+/// A script's bytes as buffer text (see `RAW_BYTE_BASE`).
+pub fn decode_script(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if raw_byte(c).is_some() {
+                push_raw(&mut out, c.encode_utf8(&mut [0; 4]).as_bytes());
+            } else {
+                out.push(c);
+            }
+        }
+        push_raw(&mut out, chunk.invalid());
+    }
+    out
+}
+
+/// Buffer text back to the script's bytes.
+pub fn encode_script(text: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        match raw_byte(c) {
+            Some(b) => out.push(b),
+            None => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        }
+    }
+    out
+}
+
 pub struct EditorState {
     pub textarea: TextArea<'static>,
     pub path: Option<PathBuf>,
@@ -20,6 +67,9 @@ pub struct EditorState {
     pub viewport: Cell<u16>,
     /// Per-line syntax highlighting, filled lazily while drawing.
     pub highlight: RefCell<LineHighlighter>,
+    /// Every line of the file ended with CRLF: lines are shown without the CR and saved with it.
+    /// Otherwise a CR is part of its line (shown as `\r`), so mixed endings survive too.
+    crlf: bool,
     /// Bumped on every change of the text; keys the SHA1 cache.
     revision: u64,
     /// The script's SHA1 at a revision (the status bar shows it on every frame).
@@ -40,13 +90,16 @@ pub fn follow(scroll: usize, row: usize, height: usize) -> usize {
 }
 
 impl EditorState {
+    /// `text` is buffer text: from `decode_script` for a file's bytes.
     pub fn new(text: &str, path: Option<PathBuf>) -> EditorState {
+        let crlf =
+            text.contains('\n') && text.matches('\n').count() == text.matches("\r\n").count();
         let lines: Vec<String> = if text.is_empty() {
             vec![String::new()]
+        } else if crlf {
+            text.split("\r\n").map(str::to_string).collect()
         } else {
-            text.split('\n')
-                .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
-                .collect()
+            text.split('\n').map(str::to_string).collect()
         };
         let mut textarea = TextArea::new(lines);
         textarea.set_tab_length(2);
@@ -59,6 +112,7 @@ impl EditorState {
             scroll: 0,
             viewport: Cell::new(20),
             highlight: RefCell::new(LineHighlighter::new()),
+            crlf,
             revision: 0,
             sha: RefCell::new(None),
         }
@@ -70,15 +124,23 @@ impl EditorState {
         match &*cache {
             Some((revision, sha)) if *revision == self.revision => sha.clone(),
             _ => {
-                let sha = crate::engine::script::sha1_hex(self.text().as_bytes());
+                let sha = crate::engine::script::sha1_hex(&self.bytes());
                 *cache = Some((self.revision, sha.clone()));
                 sha
             }
         }
     }
 
+    /// The buffer text (what the autosave keeps; `bytes` for the file's bytes).
     pub fn text(&self) -> String {
-        self.textarea.lines().join("\n")
+        self.textarea
+            .lines()
+            .join(if self.crlf { "\r\n" } else { "\n" })
+    }
+
+    /// The script's bytes, as saved and run.
+    pub fn bytes(&self) -> Vec<u8> {
+        encode_script(&self.text())
     }
 
     /// Keep the cursor inside the viewport.
@@ -96,7 +158,7 @@ impl EditorState {
     }
 
     pub fn paste(&mut self, text: &str) {
-        let text = text.replace("\r\n", "\n").replace('\t', "  ");
+        let text = decode_script(text.replace("\r\n", "\n").replace('\t', "  ").as_bytes());
         if self.textarea.insert_str(text) {
             self.modified = true;
             self.revision += 1;

@@ -106,8 +106,31 @@ pub fn expand_home(path: &Path) -> PathBuf {
 }
 
 /// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// crash never leaves a half-written file. Symbolic links are written through.
+/// crash never leaves a half-written file. Symbolic links are written through. An existing file
+/// keeps its permissions; a new one gets the umask's.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_with_mode(path, bytes, None)
+}
+
+/// As `write_atomically`, for evalbench's own files (autosave, recent list), which may hold a
+/// script's text and file names: owner-only (0600) whatever the umask or an older file's mode.
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_with_mode(path, bytes, Some(0o600))
+}
+
+/// Create `dir` (and its parents) owner-only (0700). An existing directory is left as it is: it
+/// may be one the user chose (`EVALBENCH_DATA_DIR`).
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+fn write_with_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let name = target
         .file_name()
@@ -116,12 +139,21 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     tmp_name.push(name);
     tmp_name.push(format!(".{}.tmp", std::process::id()));
     let tmp = target.with_file_name(tmp_name);
-    let result = std::fs::write(&tmp, bytes).and_then(|()| {
-        if let Ok(meta) = std::fs::metadata(&target) {
-            let _ = std::fs::set_permissions(&tmp, meta.permissions());
-        }
-        std::fs::rename(&tmp, &target)
-    });
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    // Created with the final mode, so the text is never readable by others, not even briefly.
+    options.mode(mode.unwrap_or(0o666));
+    let result = options
+        .open(&tmp)
+        .and_then(|mut file| file.write_all(bytes))
+        .and_then(|()| match (mode, std::fs::metadata(&target)) {
+            (Some(mode), _) => {
+                std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))
+            }
+            (None, Ok(meta)) => std::fs::set_permissions(&tmp, meta.permissions()),
+            (None, Err(_)) => Ok(()),
+        })
+        .and_then(|()| std::fs::rename(&tmp, &target));
     result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("{}: {e}", path.display())
@@ -138,6 +170,7 @@ pub struct Sidecar {
 }
 
 pub struct Opened {
+    /// Buffer text: bytes that are not UTF-8 stand for themselves (`editor::decode_script`).
     pub text: String,
     /// The path the buffer gets (None for a built-in sample: saving asks for a path).
     pub path: Option<PathBuf>,
@@ -185,7 +218,9 @@ pub fn open_script(path: &Path, now_ms: i64) -> Result<Opened, String> {
             sidecar_error,
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // Any bytes: a script need not be UTF-8 (Lua strings are bytes, and `evalbench run` takes it).
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::tui::editor::decode_script(&bytes);
     let car_path = sidecar_path(path);
     let (sidecar, sidecar_error) = if car_path == path || !car_path.exists() {
         (None, None)
@@ -208,7 +243,8 @@ pub fn open_script(path: &Path, now_ms: i64) -> Result<Opened, String> {
 
 /// Write the script, then its sidecar (keys, argv, keyspace; other fields of an existing sidecar,
 /// such as `description`, are kept). `Err`: the script was not saved. `Ok(Some(why))`: the script
-/// was saved but not its sidecar (say, unbalanced quotes in KEYS).
+/// was saved but not its sidecar (say, unbalanced quotes in KEYS). `text` is buffer text: the
+/// bytes it stands for are written (`editor::encode_script`).
 pub fn save_script(
     path: &Path,
     text: &str,
@@ -223,7 +259,7 @@ pub fn save_script(
             path.display()
         ));
     }
-    write_atomically(path, text.as_bytes())?;
+    write_atomically(path, &crate::tui::editor::encode_script(text))?;
     let keys = InputsState::values(&inputs.keys_text(), "KEYS");
     let argv = InputsState::values(&inputs.argv_text(), "ARGV");
     let (keys, argv) = match (keys, argv) {
@@ -398,9 +434,9 @@ pub fn remember_recent_in(dir: &Path, path: &Path) -> Result<(), String> {
         .iter()
         .filter_map(|p| p.to_str().map(str::to_string))
         .collect();
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    create_private_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let json = serde_json::to_string_pretty(&names).map_err(|e| e.to_string())?;
-    write_atomically(&dir.join(RECENT_FILE), json.as_bytes())
+    write_private(&dir.join(RECENT_FILE), json.as_bytes())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -499,10 +535,9 @@ pub fn autosave_in(dir: &Path, state: &Autosaved) -> Result<AutosaveOutcome, Str
 
 /// Write the autosave now, atomically.
 pub fn write_autosave_in(dir: &Path, state: &Autosaved) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("autosave: {}: {e}", dir.display()))?;
+    create_private_dir(dir).map_err(|e| format!("autosave: {}: {e}", dir.display()))?;
     let json = serde_json::to_string(state).map_err(|e| e.to_string())?;
-    write_atomically(&dir.join(AUTOSAVE_FILE), json.as_bytes())
-        .map_err(|e| format!("autosave: {e}"))
+    write_private(&dir.join(AUTOSAVE_FILE), json.as_bytes()).map_err(|e| format!("autosave: {e}"))
 }
 
 pub fn autosave_exists() -> bool {
@@ -840,5 +875,92 @@ mod tests {
         if let Some(dir) = data_dir() {
             let _ = std::fs::remove_dir_all(dir);
         }
+    }
+
+    /// A script that is not UTF-8 (Latin-1, a stray byte, a control character, a character of the
+    /// private-use range the buffer uses for raw bytes), CRLF or mixed line endings: open, edit
+    /// and save keep every other byte.
+    #[test]
+    fn non_utf8_scripts_survive_open_edit_save_byte_for_byte() {
+        use crate::tui::editor::EditorState;
+        use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+        let dir = TempDir::new("bytes");
+        let crlf: &[u8] =
+            b"-- caf\xe9 \xff\xfe\r\nreturn '\x1b[2J' .. '\xf4\x8f\xbe\x80' .. '\xc3'\r\n";
+        let mixed: &[u8] = b"-- caf\xe9\r\nreturn 1\n\xff\rlone CR\n";
+        for (name, bytes) in [("crlf.lua", crlf), ("mixed.lua", mixed)] {
+            let path = dir.0.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let opened = open_script(&path, 0).unwrap();
+            let mut editor = EditorState::new(&opened.text, Some(path.clone()));
+            assert_eq!(editor.bytes(), bytes, "{name}");
+            let copy = dir.0.join(format!("copy-{name}"));
+            save_script(
+                &copy,
+                &editor.text(),
+                &InputsState::default(),
+                &Db::new(),
+                0,
+            )
+            .unwrap();
+            assert_eq!(std::fs::read(&copy).unwrap(), bytes, "{name}");
+
+            // An edit at the end of the first line (after 0xfe; in the mixed file the line's CR
+            // is part of it, shown as `\r`): one character typed, then one Backspace removes it,
+            // a second removes exactly the one byte before it.
+            let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
+            editor.on_key(key(KeyCode::End));
+            editor.on_key(key(KeyCode::Char('x')));
+            let end = if name == "crlf.lua" { b'\r' } else { b'\n' };
+            let first_end = bytes.iter().position(|&b| b == end).unwrap();
+            let mut expected = bytes.to_vec();
+            expected.insert(first_end, b'x');
+            assert_eq!(editor.bytes(), expected, "{name}");
+            editor.on_key(key(KeyCode::Backspace));
+            editor.on_key(key(KeyCode::Backspace));
+            expected.remove(first_end);
+            expected.remove(first_end - 1);
+            assert_eq!(editor.bytes(), expected, "{name}");
+            save_script(
+                &path,
+                &editor.text(),
+                &InputsState::default(),
+                &Db::new(),
+                0,
+            )
+            .unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), expected, "{name}");
+        }
+        // The SHA1 is the file's, as EVAL and `evalbench run` compute it.
+        let editor = EditorState::new(&crate::tui::editor::decode_script(crlf), None);
+        assert_eq!(editor.sha1(), crate::engine::script::sha1_hex(crlf));
+    }
+
+    #[test]
+    fn autosave_and_recent_list_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let root = TempDir::new("private");
+        let dir = root.0.join("data").join("evalbench");
+        write_autosave_in(&dir, &state("return 1", "k")).unwrap();
+        assert_eq!(mode(&dir.join(AUTOSAVE_FILE)), 0o600);
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&root.0.join("data")), 0o700);
+        let script = root.0.join("s.lua");
+        std::fs::write(&script, "return 1").unwrap();
+        remember_recent_in(&dir, &script).unwrap();
+        assert_eq!(mode(&dir.join(RECENT_FILE)), 0o600);
+        // A file left world-readable by an older version is rewritten owner-only.
+        std::fs::set_permissions(
+            dir.join(AUTOSAVE_FILE),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        write_autosave_in(&dir, &state("return 2", "k")).unwrap();
+        assert_eq!(mode(&dir.join(AUTOSAVE_FILE)), 0o600);
+        // The user's own scripts keep their mode.
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomically(&script, b"return 3").unwrap();
+        assert_eq!(mode(&script), 0o640);
     }
 }

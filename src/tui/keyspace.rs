@@ -361,10 +361,11 @@ pub fn ttl_text(expire_at_ms: Option<i64>, now_ms: i64) -> String {
     }
 }
 
-/// Bytes as readable text: UTF-8 as is (control characters escaped), anything else quoted.
+/// Bytes as readable text: UTF-8 as is, anything else (including control, C1 and bidi
+/// characters) quoted.
 pub fn text(b: &[u8]) -> String {
     match std::str::from_utf8(b) {
-        Ok(s) if !s.chars().any(char::is_control) => s.to_string(),
+        Ok(s) if !s.chars().any(crate::engine::display::is_unsafe) => s.to_string(),
         _ => quote_bytes(b),
     }
 }
@@ -392,7 +393,13 @@ pub fn fit(s: &str, width: usize) -> String {
 fn string_lines(s: &[u8], width: usize) -> Vec<String> {
     let shown = &s[..s.len().min(PREVIEW_BYTES)];
     let body = match std::str::from_utf8(shown) {
-        Ok(t) if !t.chars().any(|c| c.is_control() && c != '\n' && c != '\t') => t.to_string(),
+        Ok(t)
+            if !t
+                .chars()
+                .any(|c| crate::engine::display::is_unsafe(c) && c != '\n' && c != '\t') =>
+        {
+            t.to_string()
+        }
         _ => quote_bytes(shown),
     };
     let mut out = Vec::new();

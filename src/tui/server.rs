@@ -300,7 +300,7 @@ pub fn housekeeping(app: &mut App) -> Vec<Effect> {
         if !known && app.script_cache_pending.as_deref() != Some(sha.as_str()) {
             app.script_cache_pending = Some(sha);
             effects.push(Effect::Inspect(InspectRequest::ScriptExists {
-                script: app.editor.text().into_bytes(),
+                script: app.editor.bytes(),
             }));
         }
     }
@@ -553,7 +553,7 @@ pub fn script_load(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     }
     vec![Effect::Inspect(InspectRequest::ScriptLoad {
-        script: app.editor.text().into_bytes(),
+        script: app.editor.bytes(),
     })]
 }
 

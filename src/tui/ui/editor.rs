@@ -3,8 +3,9 @@
 //! the selection and the cursor. Only the visible lines are touched.
 
 use super::block;
+use crate::engine::display::{display_safe, is_unsafe, push_escape};
 use crate::tui::app::{App, Focus};
-use crate::tui::editor::follow;
+use crate::tui::editor::{follow, raw_byte};
 use crate::tui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -24,11 +25,15 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Some(p) => p.display().to_string(),
         None => "untitled".into(),
     };
-    let title = format!("{name}{}", if editor.modified { " *" } else { "" });
+    let title = format!(
+        "{}{}",
+        display_safe(&name),
+        if editor.modified { " *" } else { "" }
+    );
     let mut outer = block(&title, focused, theme);
     // The error also goes on the bottom border: the line may be off screen or too long.
     if let Some((line, message)) = &editor.error {
-        let text = format!(" ✗ line {line}: {} ", message.replace('\n', " "));
+        let text = format!(" ✗ line {line}: {} ", display_safe(message));
         outer = outer.title_bottom(Line::styled(text, theme.error));
     }
     let inner = outer.inner(area);
@@ -49,8 +54,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let number_width = lines.len().to_string().len().max(3);
     let gutter = (number_width + 1) as u16;
     let text_width = inner.width.saturating_sub(gutter) as usize;
-    // Horizontal scroll: keep the cursor's column on screen.
-    let left = (cur_col + 1).saturating_sub(text_width.max(1));
+    // Horizontal scroll: keep the cursor's column on screen (escapes take several cells).
+    let left = first_visible(&lines[cur_row], cur_col, text_width.max(1));
 
     let highlighted = editor
         .highlight
@@ -112,6 +117,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             match_style,
             selected,
             selected_style: theme.selected,
+            escape_style: theme.line_number,
             cursor,
         }
         .line(text, left, text_width);
@@ -123,7 +129,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         if let Some((_, message)) = error.filter(|_| is_error) {
             let room = text_width.saturating_sub(used + 2);
             if room > 0 {
-                let message = format!("◀ {}", message.replace('\n', " "));
+                let message = format!("◀ {}", display_safe(message));
                 used += 2;
                 buf.set_stringn(
                     x + used as u16,
@@ -142,6 +148,45 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
 }
 
+/// How a buffer character is drawn: a tab as `TAB`, a byte that is not UTF-8 as `\xNN`, a control,
+/// C1 or bidi character escaped (the terminal would act on it), anything else as it is.
+fn shown(ch: char, tmp: &mut String) -> &str {
+    tmp.clear();
+    if ch == '\t' {
+        return TAB;
+    }
+    if let Some(b) = raw_byte(ch) {
+        tmp.push_str(&format!("\\x{b:02x}"));
+    } else if is_unsafe(ch) {
+        push_escape(tmp, ch);
+    } else {
+        tmp.push(ch);
+    }
+    tmp
+}
+
+/// The first character column to draw so that the cursor's column `col` of `line` fits in `width`
+/// cells.
+fn first_visible(line: &str, col: usize, width: usize) -> usize {
+    let mut tmp = String::new();
+    let mut used = 0;
+    let mut left = col + 1;
+    // Walk back from the cursor (the cell past the end of the line counts as one).
+    let widths = line
+        .chars()
+        .map(|c| shown(c, &mut tmp).chars().count())
+        .chain(std::iter::repeat(1));
+    let widths: Vec<usize> = widths.take(col + 1).collect();
+    for w in widths.iter().rev() {
+        if used + w > width {
+            break;
+        }
+        used += w;
+        left -= 1;
+    }
+    left.min(col)
+}
+
 /// Everything that decides a character's style on one line.
 struct Styling<'a> {
     line_style: Style,
@@ -151,6 +196,8 @@ struct Styling<'a> {
     /// Selected character columns.
     selected: Option<Range<usize>>,
     selected_style: Style,
+    /// Escaped characters (`\x1b`, `\xff`): told apart from the same text typed.
+    escape_style: Style,
     /// The cursor's column when it is on this line and the pane has focus.
     cursor: Option<usize>,
 }
@@ -195,12 +242,11 @@ impl Styling<'_> {
                 if self.cursor == Some(col) {
                     style = style.add_modifier(Modifier::REVERSED);
                 }
-                let mut tmp = [0u8; 4];
-                let piece = match ch {
-                    '\t' => TAB,
-                    c if c.is_control() => " ",
-                    c => c.encode_utf8(&mut tmp),
-                };
+                let mut tmp = String::new();
+                let piece = shown(ch, &mut tmp);
+                if piece.len() > 1 && piece.starts_with('\\') {
+                    style = style.patch(self.escape_style);
+                }
                 cells += piece.chars().count();
                 push(piece, style, &mut run, &mut run_style);
             }
@@ -261,5 +307,33 @@ mod tests {
         for (w, h) in [(1, 1), (3, 3), (5, 2), (10, 4)] {
             screen(&app, w, h);
         }
+    }
+
+    #[test]
+    fn control_bidi_and_raw_bytes_are_shown_escaped() {
+        let bytes = b"return '\x1b]0;pwned\x07' .. '\xe2\x80\xae' .. '\xff'\n\tx";
+        let text = crate::tui::editor::decode_script(bytes);
+        let app = App::new(&text, None, Config::default());
+        let s = screen(&app, 80, 5);
+        assert!(
+            s.contains("  1 return '\\x1b]0;pwned\\a' .. '\\u{202e}' .. '\\xff'"),
+            "{s}"
+        );
+        assert!(s.contains("  2   x"), "{s}");
+        assert!(!s
+            .chars()
+            .any(|c| c != '\n' && crate::engine::display::is_unsafe(c)));
+    }
+
+    #[test]
+    fn the_cursor_stays_in_view_past_wide_escapes() {
+        // 20 escaped bytes (80 cells) then "end": the cursor at the end of the line is on screen.
+        let text = crate::tui::editor::decode_script(&[&[0xffu8; 20][..], b"end"].concat());
+        let mut app = App::new(&text, None, Config::default());
+        app.editor
+            .textarea
+            .move_cursor(tui_textarea::CursorMove::End);
+        let s = screen(&app, 40, 4);
+        assert!(s.contains("\\xff\\xffend"), "{s}");
     }
 }

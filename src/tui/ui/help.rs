@@ -1,6 +1,7 @@
 //! The help overlay (generated from the keymap) and the file picker.
 
 use super::{block, centered};
+use crate::engine::display::display_safe;
 use crate::tui::app::App;
 use crate::tui::files::PickerState;
 use crate::tui::keymap::{format_key, Context};
@@ -98,9 +99,9 @@ pub fn draw_picker(frame: &mut Frame, area: Rect, picker: &PickerState, theme: &
         } else {
             theme.text
         };
-        let label = fit_left(&picker_label(path), path_width);
+        let label = fit_left(&display_safe(&picker_label(path)), path_width);
         lines.push(Line::from(Span::styled(
-            format!(" {label:<path_width$} {description}"),
+            format!(" {label:<path_width$} {}", display_safe(description)),
             style,
         )));
     }

@@ -3,6 +3,7 @@
 //! unbalanced quotes says so in its title.
 
 use super::block;
+use crate::engine::display::display_safe;
 use crate::engine::lint::hash_slot;
 use crate::tui::app::{App, Focus};
 use crate::tui::inputs::InputsState;
@@ -30,7 +31,7 @@ pub fn keys_title(text: &str, theme: &Theme, width: usize) -> Line<'static> {
     let named = keys
         .iter()
         .zip(&slots)
-        .map(|(k, s)| format!("{k}→{s}"))
+        .map(|(k, s)| format!("{}→{s}", display_safe(k)))
         .collect::<Vec<_>>()
         .join(" ");
     let bare = slots

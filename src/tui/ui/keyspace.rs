@@ -67,7 +67,10 @@ fn draw_list(
     };
     let mut title = format!("Keys · {mode} ({})", rows.len());
     if !view.filter.is_empty() {
-        title.push_str(&format!(" /{}", view.filter));
+        title.push_str(&format!(
+            " /{}",
+            crate::engine::display::display_safe(&view.filter)
+        ));
     }
     if let Some(t) = view.type_filter {
         title.push_str(&format!(" [{t}]"));

@@ -62,6 +62,39 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
         }
         None => {}
     }
+    make_safe(frame.buffer_mut());
+}
+
+/// The last step of every frame, so no pane, overlay or widget can forget it: a cell holding a
+/// control, C1 or bidi character (text from a script, a file or a server) loses it before the
+/// frame reaches the terminal, which would act on it (retitle the window, clear the screen,
+/// reorder the line). The panes escape such characters where they place foreign text (the
+/// readable `\x1b` form, `engine::display`); what reaches a cell anyway (inside a third-party
+/// widget such as the KEYS / ARGV fields, or a pane that forgot) is dropped from the cell, and a
+/// cell left empty shows the character's control picture (`␛`) or `�`.
+pub fn make_safe(buf: &mut ratatui::buffer::Buffer) {
+    use crate::engine::display::is_unsafe;
+    for cell in buf.content.iter_mut() {
+        let symbol = cell.symbol();
+        // Fast path: a printable ASCII cell (nearly all of them).
+        if symbol.len() == 1 && (0x20..0x7f).contains(&symbol.as_bytes()[0]) {
+            continue;
+        }
+        let Some(first) = symbol.chars().find(|&c| is_unsafe(c)) else {
+            continue;
+        };
+        let kept: String = symbol.chars().filter(|&c| !is_unsafe(c)).collect();
+        if kept.is_empty() {
+            let picture = match first {
+                '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + first as u32).unwrap_or('�'),
+                '\u{7f}' => '␡',
+                _ => '�',
+            };
+            cell.set_char(picture);
+        } else {
+            cell.set_symbol(&kept);
+        }
+    }
 }
 
 pub fn block<'a>(title: &'a str, focused: bool, theme: &Theme) -> Block<'a> {
@@ -146,14 +179,43 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
 fn draw_prompt(frame: &mut Frame, area: Rect, title: &str, input: &str, theme: &Theme) {
     let rect = centered(area, 70, 5);
     frame.render_widget(Clear, rect);
+    // A typed or pasted path, or a message quoting one.
     let text = vec![Line::from(vec![
-        Span::raw(input.to_string()),
+        Span::raw(crate::engine::display::display_safe(input).into_owned()),
         Span::styled(" ", Style::default().add_modifier(Modifier::REVERSED)),
     ])];
     frame.render_widget(
-        Paragraph::new(text)
-            .wrap(Wrap { trim: false })
-            .block(block(title, true, theme)),
+        Paragraph::new(text).wrap(Wrap { trim: false }).block(block(
+            &crate::engine::display::display_safe(title),
+            true,
+            theme,
+        )),
         rect,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::make_safe;
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+    use ratatui::text::Span;
+    use ratatui::widgets::Widget;
+
+    #[test]
+    fn no_unsafe_character_survives_the_last_pass() {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 30, 1));
+        Span::raw("a\u{1b}]0;x\u{7}b\u{202e}c\u{9b}d\u{7f}").render(buf.area, &mut buf);
+        make_safe(&mut buf);
+        let row: String = buf.content.iter().map(|c| c.symbol()).collect();
+        assert!(
+            !row.chars().any(crate::engine::display::is_unsafe),
+            "{row:?}"
+        );
+        assert!(row.starts_with("a"), "{row:?}");
+        assert!(
+            row.contains("]0;x") && row.contains('b') && row.contains('d'),
+            "{row:?}"
+        );
+    }
 }

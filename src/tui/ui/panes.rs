@@ -1,6 +1,7 @@
 //! Trace, Reply and Warnings tabs.
 
 use super::block;
+use crate::engine::display::{display_bytes, display_safe};
 use crate::engine::reply::Protocol;
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
@@ -9,6 +10,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
+use std::borrow::Cow;
 
 fn shorten(s: &str, width: usize) -> String {
     if s.chars().count() <= width {
@@ -37,11 +39,7 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let command: Vec<String> = e
-                .command
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
+            let command: Vec<Cow<str>> = e.command.iter().map(|a| display_bytes(a)).collect();
             let undeclared = e.keys.iter().any(|k| !run.request.keys.contains(k));
             let marks = format!(
                 "{}{}",
@@ -58,7 +56,10 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
                 Cell::from(format!("{step}{}", e.seq)),
                 Cell::from(e.line.to_string()),
                 Cell::from(shorten(&command.join(" "), 40)),
-                Cell::from(shorten(&e.reply.to_cli().replace('\n', " "), 30)),
+                Cell::from(shorten(
+                    &display_safe(&e.reply.to_cli().replace('\n', " ")),
+                    30,
+                )),
                 // A live run has no per-call times (no clock fine enough inside a script).
                 Cell::from(if run.live {
                     "-".to_string()
@@ -101,14 +102,14 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
             ]),
             Line::from(vec![
                 Span::styled("reply:   ", theme.header),
-                Span::raw(e.reply.to_cli().replace('\n', " | ")),
+                Span::raw(display_safe(&e.reply.to_cli().replace('\n', " | ")).into_owned()),
             ]),
             Line::from(vec![
                 Span::styled("keys:    ", theme.header),
                 Span::raw(
                     e.keys
                         .iter()
-                        .map(|k| String::from_utf8_lossy(k).into_owned())
+                        .map(|k| display_bytes(k).into_owned())
                         .collect::<Vec<_>>()
                         .join(" "),
                 ),
@@ -144,19 +145,17 @@ pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
         )))
     };
     section(&mut lines, "Lua value returned");
-    lines.push(Line::from(
-        report
-            .lua_value
-            .clone()
-            .unwrap_or_else(|| "(the script raised an error)".into()),
-    ));
+    lines.push(Line::from(report.lua_value.as_deref().map_or_else(
+        || "(the script raised an error)".into(),
+        |v| display_safe(v).into_owned(),
+    )));
     section(&mut lines, "RESP2 client (redis-cli)");
     lines.extend(
         report
             .reply_for(Protocol::Resp2)
             .to_cli()
             .lines()
-            .map(|l| Line::from(l.to_string())),
+            .map(|l| Line::from(display_safe(l).into_owned())),
     );
     section(&mut lines, "RESP2 raw");
     lines.push(Line::from(format!(
@@ -169,7 +168,7 @@ pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
             .reply_for(Protocol::Resp3)
             .to_cli()
             .lines()
-            .map(|l| Line::from(l.to_string())),
+            .map(|l| Line::from(display_safe(l).into_owned())),
     );
     section(&mut lines, "RESP3 raw");
     lines.push(Line::from(format!(
@@ -180,7 +179,12 @@ pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
     if report.notes.is_empty() {
         lines.push(Line::from("none: the value converted without loss"));
     }
-    lines.extend(report.notes.iter().map(|n| Line::from(format!("- {n}"))));
+    lines.extend(
+        report
+            .notes
+            .iter()
+            .map(|n| Line::from(format!("- {}", display_safe(&n.to_string())))),
+    );
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
@@ -206,7 +210,7 @@ pub fn draw_warnings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, fo
                 };
                 Line::from(vec![
                     Span::styled(format!("[{}] ", w.kind.name()), theme.warning),
-                    Span::raw(format!("{at}{}", w.message)),
+                    Span::raw(format!("{at}{}", display_safe(&w.message))),
                 ])
             })
             .collect(),

@@ -86,7 +86,10 @@ fn draw_list(
 ) {
     let mut title = String::from("Server keys");
     if !view.pattern.is_empty() {
-        title.push_str(&format!(" MATCH {}", view.pattern));
+        title.push_str(&format!(
+            " MATCH {}",
+            crate::engine::display::display_safe(&view.pattern)
+        ));
     }
     if let Some(t) = view.type_filter {
         title.push_str(&format!(" TYPE {t}"));

@@ -1,5 +1,6 @@
 //! The status bar: backend, profile, file, SHA1, time against the busy threshold, key hints.
 
+use crate::engine::display::display_safe;
 use crate::tui::app::App;
 use crate::tui::keymap::Context;
 use crate::tui::theme::Theme;
@@ -47,9 +48,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .editor
         .path
         .as_ref()
-        .map_or("untitled".to_string(), |p| p.display().to_string());
+        .map_or("untitled".to_string(), |p| {
+            display_safe(&p.display().to_string()).into_owned()
+        });
     let first = Line::from(vec![
-        Span::styled(format!(" {} ", app.backend_label()), theme.header),
+        Span::styled(
+            format!(" {} ", display_safe(&app.backend_label())),
+            theme.header,
+        ),
         Span::styled(
             bar,
             if fraction >= 1.0 {
@@ -79,7 +85,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // The last message first (the feedback of the last action), then the focused pane's keys.
     let mut second = vec![
         Span::styled(
-            format!(" {}", app.status),
+            format!(" {}", display_safe(&app.status)),
             theme.text.add_modifier(Modifier::BOLD),
         ),
         Span::raw(" │"),
