@@ -282,3 +282,31 @@ fn resp3_caller_sees_rich_types() {
         Reply::Array(vec![Reply::Int(1), Reply::Int(0), Reply::bulk("1.5")])
     );
 }
+
+/// The differential harness parses its seeds with the same serde_json, so a seed number read one
+/// ULP off would reach both sides alike: this test pins Redis 7.0.15's reply (`ZADD z
+/// -91.26398983444395 a` then `ZSCORE z a` on redis-server) for a seeded score.
+#[test]
+fn seeded_scores_parse_to_the_nearest_double() {
+    let mut sandbox = Sandbox::new();
+    let seed = r#"{"z": {"type": "zset", "value": [["a", -91.26398983444395], ["b", 0.30000000000000004]]}}"#;
+    sandbox.set_db0(keyspace_from_json(seed, sandbox.now_ms()).unwrap());
+    let report = run(
+        &mut sandbox,
+        "return {redis.call('ZSCORE', KEYS[1], 'a'), redis.call('ZSCORE', KEYS[1], 'b')}",
+        &["z"],
+        &[],
+    );
+    assert_eq!(
+        report.reply_for(Protocol::Resp2),
+        Reply::Array(vec![
+            Reply::bulk("-91.263989834443947"),
+            Reply::bulk("0.30000000000000004")
+        ])
+    );
+    let dumped = evalbench::engine::keyspace::keyspace_to_json(sandbox.keyspace().db(0), 0);
+    assert_eq!(
+        dumped["z"]["value"].to_string(),
+        "[[\"a\",-91.26398983444395],[\"b\",0.30000000000000004]]"
+    );
+}

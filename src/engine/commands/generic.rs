@@ -72,8 +72,7 @@ fn cmd_name(args: &[Vec<u8>]) -> String {
 
 /// An argument as C code prints it with `%s`: up to the first NUL byte.
 fn c_str(arg: &[u8]) -> String {
-    let end = arg.iter().position(|&b| b == 0).unwrap_or(arg.len());
-    String::from_utf8_lossy(&arg[..end]).into_owned()
+    String::from_utf8_lossy(super::until_nul(arg)).into_owned()
 }
 
 /// `getIntFromObjectOrReply`: a long that must also fit in a C int.
@@ -306,8 +305,9 @@ fn keys(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     Reply::bulks(found.into_iter().cloned())
 }
 
-/// `parseScanCursorOrReply`: `strtoul` base 10 over the whole argument, no leading space.
+/// `parseScanCursorOrReply`: `strtoul` base 10 over the C string (up to a NUL), no leading space.
 pub(super) fn parse_cursor(arg: &[u8]) -> Option<u64> {
+    let arg = super::until_nul(arg);
     if arg.is_empty() {
         return Some(0); // strtoul("") is 0 and stops at the terminator: accepted
     }

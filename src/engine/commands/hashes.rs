@@ -275,32 +275,9 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 // ---- HSCAN (shared with SSCAN) ----
 
-/// `parseScanCursorOrReply`: `strtoul` over the whole argument, no leading space.
+/// `parseScanCursorOrReply` (shared with SCAN) with its error reply.
 pub(super) fn parse_cursor(arg: &[u8]) -> Result<u64, Reply> {
-    let bad = || Reply::err(INVALID_CURSOR);
-    if arg.first().is_some_and(|c| c.is_ascii_whitespace()) {
-        return Err(bad());
-    }
-    let (neg, digits) = match arg.first() {
-        Some(b'-') => (true, &arg[1..]),
-        Some(b'+') => (false, &arg[1..]),
-        _ => (false, arg),
-    };
-    if digits.is_empty() {
-        // strtoul parses nothing: fine only for an empty argument (cursor 0).
-        return if arg.is_empty() { Ok(0) } else { Err(bad()) };
-    }
-    let mut v: u64 = 0;
-    for &d in digits {
-        if !d.is_ascii_digit() {
-            return Err(bad());
-        }
-        v = v
-            .checked_mul(10)
-            .and_then(|v| v.checked_add((d - b'0') as u64))
-            .ok_or_else(bad)?;
-    }
-    Ok(if neg { v.wrapping_neg() } else { v })
+    super::generic::parse_cursor(arg).ok_or_else(|| Reply::err(INVALID_CURSOR))
 }
 
 /// COUNT and MATCH options of HSCAN/SSCAN (`scanGenericCommand`, parsed after the key lookup).

@@ -393,13 +393,15 @@ fn move_generic(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> Re
     let Some(item) = item else {
         return Ok(Reply::Nil);
     };
-    ctx.db().remove_if_empty(src);
+    // Push before deleting an emptied source, as Redis does: with `src == dst` the list is not
+    // empty again and keeps its key (and its TTL).
     match list_mut(ctx, dst)? {
         Some(l) => push_end(l, to, item.clone()),
         None => ctx
             .db()
             .set(dst.to_vec(), Value::List(ListValue::from([item.clone()]))),
     }
+    ctx.db().remove_if_empty(src);
     Ok(Reply::Bulk(item))
 }
 

@@ -330,9 +330,15 @@ pub fn execute(resolved: &Resolved, ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 // ---- helpers shared by the data-type files ----
 
-/// Argument as lower-case ASCII, for option matching.
+/// An argument as C code reads it (`strcasecmp`, `strtod`, `strtoul`, `%s`): up to its first NUL.
+pub fn until_nul(arg: &[u8]) -> &[u8] {
+    arg.iter().position(|&b| b == 0).map_or(arg, |n| &arg[..n])
+}
+
+/// Argument as lower-case ASCII, for option matching. Redis compares options with `strcasecmp`
+/// on the C string, so `NX\0junk` is `NX`.
 pub fn lower(arg: &[u8]) -> String {
-    String::from_utf8_lossy(arg).to_ascii_lowercase()
+    String::from_utf8_lossy(until_nul(arg)).to_ascii_lowercase()
 }
 
 /// Parse an integer argument or produce Redis's error reply.

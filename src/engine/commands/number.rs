@@ -91,25 +91,89 @@ pub fn strtod(s: &str) -> Option<f64> {
     body.parse::<f64>().ok().map(|v| sign * v)
 }
 
+/// The hex digits after `0x` (`1.8p3`) rounded to the nearest double, ties to even, as glibc's
+/// `strtod` does: the first 64 bits are kept exactly, later non-zero digits only break ties.
 fn parse_hex_float(hex: &str) -> Option<f64> {
     let (mantissa, exp) = match hex.split_once('p') {
-        Some((m, e)) => (m, e.parse::<i32>().ok()?),
+        Some((m, e)) => (m, parse_exponent(e)?),
         None => (hex, 0),
     };
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if int.is_empty() && frac.is_empty() {
         return None;
     }
-    let mut v = 0f64;
-    for c in int.chars() {
-        v = v * 16.0 + c.to_digit(16)? as f64;
+    let mut mant: u64 = 0;
+    let mut exp2: i64 = exp;
+    let mut sticky = false;
+    for (c, fractional) in int
+        .chars()
+        .map(|c| (c, false))
+        .chain(frac.chars().map(|c| (c, true)))
+    {
+        let d = c.to_digit(16)? as u64;
+        if mant >> 60 == 0 {
+            mant = mant << 4 | d;
+            exp2 -= 4 * fractional as i64;
+        } else {
+            sticky |= d != 0;
+            exp2 += 4 * !fractional as i64;
+        }
     }
-    let mut scale = 1.0 / 16.0;
-    for c in frac.chars() {
-        v += c.to_digit(16)? as f64 * scale;
-        scale /= 16.0;
+    if mant == 0 {
+        return Some(0.0);
     }
-    Some(v * 2f64.powi(exp))
+    // Normalized: value = mant × 2^exp2 with the top bit of `mant` at bit 63.
+    let lz = mant.leading_zeros();
+    mant <<= lz;
+    exp2 -= lz as i64;
+    let e = exp2 + 63; // the binary exponent of the leading bit
+    if e > 1023 {
+        return Some(f64::INFINITY);
+    }
+    // Bits kept: 53 for a normal double, fewer for a subnormal one.
+    let kept = if e >= -1022 { 53 } else { e + 1075 };
+    if kept < 0 {
+        return Some(0.0);
+    }
+    let drop = (64 - kept) as u32;
+    let m = mant as u128;
+    let mut q = (m >> drop) as u64;
+    let rem = m & ((1u128 << drop) - 1);
+    let half = 1u128 << (drop - 1);
+    if rem > half || (rem == half && (sticky || q & 1 == 1)) {
+        q += 1;
+    }
+    if kept < 53 {
+        // Subnormal: the bits are the significand itself (a carry to 2^52 is the smallest normal).
+        return Some(f64::from_bits(q));
+    }
+    let (q, e) = if q == 1 << 53 {
+        (q >> 1, e + 1)
+    } else {
+        (q, e)
+    };
+    if e > 1023 {
+        return Some(f64::INFINITY);
+    }
+    Some(f64::from_bits(
+        ((e + 1023) as u64) << 52 | (q & ((1 << 52) - 1)),
+    ))
+}
+
+/// A `p` exponent: optional sign and decimal digits, saturated far beyond any double's range.
+fn parse_exponent(text: &str) -> Option<i64> {
+    let (neg, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let v = digits
+        .bytes()
+        .fold(0i64, |v, c| (v * 10 + (c - b'0') as i64).min(1 << 40));
+    Some(if neg { -v } else { v })
 }
 
 /// The integer text of `v` (Redis `ll2string`).
@@ -144,5 +208,30 @@ mod tests {
         assert_eq!(parse_f64(b"1e-500"), None);
         assert_eq!(parse_f64(b"0e-500"), Some(0.0));
         assert_eq!(parse_f64(b"-inf"), Some(f64::NEG_INFINITY));
+    }
+    #[test]
+    fn hex_floats_round_to_nearest_even() {
+        assert_eq!(parse_f64(b"0x1.8p1"), Some(3.0));
+        assert_eq!(parse_f64(b"-0x.8"), Some(-0.5));
+        // Halfway between 1 and the next double: ties to even, any later bit rounds up.
+        assert_eq!(parse_f64(b"0x1.00000000000008p0"), Some(1.0));
+        assert_eq!(
+            parse_f64(b"0x1.00000000000018p0"),
+            Some(1.0 + 2.0 * f64::EPSILON)
+        );
+        assert_eq!(
+            parse_f64(b"0x1.00000000000008000000001p0"),
+            Some(1.0 + f64::EPSILON)
+        );
+        assert_eq!(parse_f64(b"0x1.fffffffffffff8p0"), Some(2.0));
+        assert_eq!(parse_f64(b"0x1p-1074"), Some(f64::from_bits(1)));
+        assert_eq!(parse_f64(b"0x1.fffffffffffffp1023"), Some(f64::MAX));
+        assert_eq!(parse_f64(b"0x1p1024"), None);
+        assert_eq!(parse_f64(b"0x1p-1080"), None);
+        assert_eq!(parse_f64(b"0x1p+99999999999999999999"), None);
+        assert_eq!(parse_f64(b"0x0p99999999999"), Some(0.0));
+        assert_eq!(strtod("0x1p-1075"), Some(0.0));
+        assert_eq!(strtod("0x1.0000001p-1075"), Some(f64::from_bits(1)));
+        assert_eq!(strtod("0x1p"), None);
     }
 }

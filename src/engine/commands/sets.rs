@@ -349,7 +349,7 @@ fn sintercard(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let mut limit = 0usize;
         let mut i = 2 + numkeys;
         while i < args.len() {
-            if args[i].eq_ignore_ascii_case(b"limit") && i + 1 < args.len() {
+            if super::lower(&args[i]) == "limit" && i + 1 < args.len() {
                 i += 1;
                 limit = match number::parse_i64(&args[i]) {
                     Some(n) if n >= 0 => usize::try_from(n).unwrap_or(usize::MAX),

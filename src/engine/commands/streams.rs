@@ -89,6 +89,8 @@ fn parse_id_arg(
     if arg.len() > 127 {
         return Err(invalid());
     }
+    // The C code reads the ID as a C string (it ends at a NUL); a '-' splits ms from seq.
+    let arg = super::until_nul(arg);
     match arg {
         b"-" | b"+" if strict => return Err(invalid()),
         b"-" => {
@@ -105,8 +107,6 @@ fn parse_id_arg(
         }
         _ => {}
     }
-    // The C code cuts at the first NUL too; a '-' splits ms from seq.
-    let arg = arg.split(|b| *b == 0).next().unwrap_or_default();
     let (ms, seq) = match arg.iter().position(|b| *b == b'-') {
         Some(p) => (&arg[..p], Some(&arg[p + 1..])),
         None => (arg, None),
@@ -191,14 +191,15 @@ fn parse_trim_args(args: &[Vec<u8>], xadd: bool) -> Result<TrimArgs, Reply> {
     while i < args.len() {
         let moreargs = args.len() - 1 - i;
         let opt = lower(&args[i]);
-        if xadd && args[i] == b"*" {
+        // `opt[0] == '*' && opt[1] == '\0'`, and `~`/`=` likewise: C-string tests.
+        if xadd && super::until_nul(&args[i]) == b"*" {
             break;
         } else if (opt == "maxlen" || opt == "minid") && moreargs > 0 {
             if out.strategy.is_some() {
                 return Err(Reply::err(BOTH_STRATEGIES));
             }
             out.approx = false;
-            let next = &args[i + 1];
+            let next = super::until_nul(&args[i + 1]);
             if moreargs >= 2 && next == b"~" {
                 out.approx = true;
                 i += 1;
@@ -479,7 +480,8 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let mut ids = Vec::with_capacity(n);
         for (key, id_arg) in keys.iter().zip(&args[streams_arg + n..]) {
             let stream = stream_mut(ctx, key)?;
-            ids.push(match id_arg.as_slice() {
+            // `strcmp(arg, "$")`: a C-string comparison.
+            ids.push(match super::until_nul(id_arg) {
                 b"$" => stream.map_or(StreamId::default(), |s| s.last_id),
                 b">" => return Err(Reply::err(GT_ONLY)),
                 other => strict_id(other)?,

@@ -59,7 +59,6 @@ const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
 const OUT_OF_RANGE: &str = "ERR value is out of range";
 const RANDMEMBER_RANGE: &str =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
-const INVALID_CURSOR: &str = "ERR invalid cursor";
 /// Replies this long would exhaust memory in Redis as well; the sandbox refuses them.
 const MAX_RANDOM_REPLY: u64 = 1 << 20;
 
@@ -129,9 +128,10 @@ fn ranged_long(arg: &[u8], min: i64, max: i64, msg: &str) -> Result<i64, Reply> 
     }
 }
 
-/// C's `strtod` as `zslParseRange` uses it: leading spaces allowed, the empty text is 0,
-/// no ERANGE check, NaN refused.
+/// C's `strtod` as `zslParseRange` uses it: on the C string (up to a NUL), leading spaces
+/// allowed, the empty text is 0, no ERANGE check, NaN refused.
 fn range_strtod(text: &[u8]) -> Option<f64> {
+    let text = super::until_nul(text);
     if text.is_empty() {
         return Some(0.0);
     }
@@ -231,10 +231,12 @@ struct LexRange {
 
 impl LexRange {
     fn parse(min: &[u8], max: &[u8]) -> Result<LexRange, Reply> {
+        // `zslParseLexRangeItem`: `+` and `-` must end the C string; a `(` or `[` item keeps
+        // every byte after it.
         fn item(arg: &[u8]) -> Option<(LexItem, bool)> {
             match arg {
-                b"+" => Some((LexItem::Max, true)),
-                b"-" => Some((LexItem::Min, true)),
+                [b'+', ..] if super::until_nul(arg).len() == 1 => Some((LexItem::Max, true)),
+                [b'-', ..] if super::until_nul(arg).len() == 1 => Some((LexItem::Min, true)),
                 [b'(', rest @ ..] => Some((LexItem::Str(rest.to_vec()), true)),
                 [b'[', rest @ ..] => Some((LexItem::Str(rest.to_vec()), false)),
                 _ => None,
@@ -1295,24 +1297,6 @@ fn zrandmember(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     })())
 }
 
-/// `parseScanCursorOrReply`: C `strtoul` over the whole text (a leading `-` negates modulo
-/// 2^64, the empty text is 0), no leading space, no overflow.
-fn parse_cursor(arg: &[u8]) -> Option<u64> {
-    if arg.is_empty() {
-        return Some(0);
-    }
-    let (neg, digits) = match arg[0] {
-        b'-' => (true, &arg[1..]),
-        b'+' => (false, &arg[1..]),
-        _ => (false, arg),
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let v: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
-    Some(if neg { v.wrapping_neg() } else { v })
-}
-
 /// How a listpack stores a score (`d2string`): integral values print as integers.
 fn d2string(v: f64) -> String {
     if v.is_finite() && v.fract() == 0.0 && v.abs() <= (i64::MAX / 2) as f64 {
@@ -1323,7 +1307,7 @@ fn d2string(v: f64) -> String {
 
 fn zscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        let cursor = parse_cursor(&args[2]).ok_or_else(|| Reply::err(INVALID_CURSOR))?;
+        let cursor = super::hashes::parse_cursor(&args[2])?;
         let Some(z) = zset_mut(ctx, &args[1])? else {
             return Ok(Reply::Array(vec![
                 Reply::bulk("0"),

@@ -11,7 +11,9 @@ use std::ffi::c_int;
 /// Push Redis's error table `{err="CODE msg"}` for an error text (`luaPushErrorBuff`): a text
 /// starting with `-` carries its own code (the first word); otherwise the code is `ERR`.
 /// Errors from command replies also carry `ignore_error_stats_update=true`.
+/// Redis handles the text as a C string (`strstr`, `sdsnew`): it ends at the first NUL.
 pub unsafe fn push_error_table(l: L, text: &[u8], ignore_stats: bool) {
+    let text = until_nul(text);
     let (code, msg): (&[u8], &[u8]) = match text.strip_prefix(b"-") {
         Some(rest) => match rest.iter().position(|&b| b == b' ') {
             Some(space) => (&rest[..space], &rest[space + 1..]),
@@ -33,6 +35,11 @@ pub unsafe fn push_error_table(l: L, text: &[u8], ignore_stats: bool) {
         ffi::lua_pushboolean(l, 1);
         ffi::lua_settable(l, -3);
     }
+}
+
+/// The bytes a C string function sees: up to the first NUL.
+fn until_nul(s: &[u8]) -> &[u8] {
+    s.iter().position(|&b| b == 0).map_or(s, |n| &s[..n])
 }
 
 fn trim_crlf(mut s: &[u8]) -> &[u8] {
@@ -502,11 +509,7 @@ pub fn lua_number_text(d: f64) -> String {
 
 /// Status and error texts: cut at the first NUL, CR and LF replaced by spaces.
 fn clean_status(bytes: &[u8]) -> String {
-    let cut = bytes
-        .iter()
-        .position(|&b| b == 0)
-        .map_or(bytes, |p| &bytes[..p]);
-    String::from_utf8_lossy(cut).replace(['\r', '\n'], " ")
+    String::from_utf8_lossy(until_nul(bytes)).replace(['\r', '\n'], " ")
 }
 
 /// The value at `idx` as Lua source would write it (`{1, "a", n = 3}`), bounded in depth and
