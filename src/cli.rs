@@ -1,5 +1,6 @@
 //! The headless command line: `evalbench run` (see README for the contract).
 
+use crate::engine::input::{self, read_bounded, read_bounded_text};
 use crate::engine::keyspace::{keyspace_from_json, keyspace_to_json, Db, KeyspaceJsonError};
 use crate::engine::report::{micros, RunReport};
 use crate::engine::{Protocol, RunRequest, Sandbox};
@@ -185,29 +186,117 @@ pub fn split_keys_and_argv(rest: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
     }
 }
 
-/// Where in `text` the JSON key `key` first appears (1-based line and column).
-fn locate_key(text: &str, key: &str) -> Option<(usize, usize)> {
-    let needle = serde_json::to_string(key).ok()?;
-    let offset = text.find(&needle)?;
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let column = offset - before.rfind('\n').map_or(0, |p| p + 1) + 1;
-    Some((line, column))
+/// Where the member at `path` (object keys from the root) is written in the JSON `text`: the line and
+/// column (1-based) of its key. A key with the same name elsewhere (in a sidecar's "keys" list, in a
+/// nested value) does not count.
+pub fn locate_member(text: &str, path: &[&str]) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    // One entry per open container: (is an object, lies on `path`).
+    let mut stack: Vec<(bool, bool)> = Vec::new();
+    let mut expect_key = false;
+    // Whether the value about to start lies on `path` (the root does).
+    let mut next_on_path = true;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                let end = (i + 1).min(bytes.len());
+                if expect_key {
+                    expect_key = false;
+                    let depth = stack.len();
+                    let parent_on_path = stack.last().is_some_and(|(_, on)| *on);
+                    next_on_path = parent_on_path
+                        && depth <= path.len()
+                        && serde_json::from_str::<String>(text.get(start..end)?)
+                            .ok()
+                            .as_deref()
+                            == Some(path[depth - 1]);
+                    if next_on_path && depth == path.len() {
+                        let before = &text[..start];
+                        let line = before.matches('\n').count() + 1;
+                        let column = start - before.rfind('\n').map_or(0, |p| p + 1) + 1;
+                        return Some((line, column));
+                    }
+                }
+                i = end;
+                continue;
+            }
+            b'{' => {
+                stack.push((true, next_on_path));
+                expect_key = true;
+                next_on_path = false;
+            }
+            b'[' => {
+                stack.push((false, false));
+                next_on_path = false;
+            }
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => expect_key = stack.last().is_some_and(|(object, _)| *object),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Load a keyspace JSON file; errors say file, line and column.
 pub fn load_keyspace(path: &Path, text: &str, now_ms: i64) -> Result<Db, CliError> {
-    keyspace_from_json(text, now_ms).map_err(|e| match e {
+    keyspace_at(path, text, &[], text, now_ms)
+}
+
+/// Load the keyspace a sidecar holds (`keyspace` of `car_text`, the file as read): errors give the
+/// line and column in the sidecar file.
+pub fn load_sidecar_keyspace(
+    car_path: &Path,
+    car_text: &str,
+    keyspace: &serde_json::Value,
+    now_ms: i64,
+) -> Result<Db, CliError> {
+    keyspace_at(
+        car_path,
+        car_text,
+        &["keyspace"],
+        &keyspace.to_string(),
+        now_ms,
+    )
+}
+
+/// Load the keyspace `json`, written at `at` (object keys) in the file `path` that reads `text`.
+fn keyspace_at(
+    path: &Path,
+    text: &str,
+    at: &[&str],
+    json: &str,
+    now_ms: i64,
+) -> Result<Db, CliError> {
+    keyspace_from_json(json, now_ms).map_err(|e| match e {
         KeyspaceJsonError::Syntax {
             line,
             column,
             message,
-        } => CliError::input(format!(
-            "{}:{line}:{column}: malformed keyspace JSON: {message}",
-            path.display()
-        )),
+        } => {
+            // A sidecar's keyspace was parsed already: only its shape can be wrong, at the member.
+            let (line, column) = if at.is_empty() {
+                (line, column)
+            } else {
+                locate_member(text, at).unwrap_or((1, 1))
+            };
+            CliError::input(format!(
+                "{}:{line}:{column}: malformed keyspace JSON: {message}",
+                path.display()
+            ))
+        }
         KeyspaceJsonError::Invalid { key, message } => {
-            let (line, column) = locate_key(text, &key).unwrap_or((1, 1));
+            let mut member = at.to_vec();
+            member.push(&key);
+            let (line, column) = locate_member(text, &member).unwrap_or((1, 1));
             CliError::input(format!(
                 "{}:{line}:{column}: key {key:?}: {message} (see the keyspace format in README.md)",
                 path.display()
@@ -236,9 +325,14 @@ pub fn sidecar_path(script: &Path) -> PathBuf {
 }
 
 pub fn read_sidecar(path: &Path) -> Result<Sidecar, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::input(format!("{}: cannot read sidecar: {e}", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| {
+    read_sidecar_text(path).map(|(car, _)| car)
+}
+
+/// The sidecar and the file's text (to place errors in its seed keyspace).
+pub fn read_sidecar_text(path: &Path) -> Result<(Sidecar, String), CliError> {
+    let text = read_bounded_text(path, &input::KEYSPACE_JSON)
+        .map_err(|e| CliError::input(format!("sidecar: {e}")))?;
+    let car = serde_json::from_str(&text).map_err(|e| {
         CliError::input(format!(
             "{}:{}:{}: malformed sidecar: {}",
             path.display(),
@@ -246,18 +340,19 @@ pub fn read_sidecar(path: &Path) -> Result<Sidecar, CliError> {
             e.column(),
             e
         ))
-    })
+    })?;
+    Ok((car, text))
+}
+
+/// Read the script a command names; a missing file, a device or FIFO, or an oversized file is bad input.
+pub fn read_script(path: &Path) -> Result<Vec<u8>, CliError> {
+    read_bounded(path, &input::SCRIPT).map_err(|e| CliError::input(e.to_string()))
 }
 
 /// Run `evalbench run`; returns the exit status and what to print on stdout.
 pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
     let script_path = PathBuf::from(&args.script_and_args[0]);
-    let script = std::fs::read(&script_path).map_err(|e| {
-        CliError::input(format!(
-            "{}: cannot read the script: {e} (give the path of a .lua file)",
-            script_path.display()
-        ))
-    })?;
+    let script = read_script(&script_path)?;
     let rest: Vec<Vec<u8>> = args.script_and_args[1..].iter().map(os_bytes).collect();
     let (mut keys, mut argv) = split_keys_and_argv(&rest);
 
@@ -268,22 +363,18 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
     let mut seed = Db::new();
     let sidecar = sidecar_path(&script_path);
     if args.sidecar {
-        let car = read_sidecar(&sidecar)?;
+        let (car, car_text) = read_sidecar_text(&sidecar)?;
         if rest.is_empty() {
             keys = car.keys.iter().map(|k| k.as_bytes().to_vec()).collect();
             argv = car.argv.iter().map(|a| a.as_bytes().to_vec()).collect();
         }
         if let Some(ks) = &car.keyspace {
-            seed = load_keyspace(&sidecar, &ks.to_string(), now)?;
+            seed = load_sidecar_keyspace(&sidecar, &car_text, ks, now)?;
         }
     }
     if let Some(path) = &args.keyspace {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            CliError::input(format!(
-                "{}: cannot read the keyspace file: {e}",
-                path.display()
-            ))
-        })?;
+        let text = read_bounded_text(path, &input::KEYSPACE_JSON)
+            .map_err(|e| CliError::input(format!("--keyspace: {e}")))?;
         seed = load_keyspace(path, &text, now)?;
     }
     let request = RunRequest {
@@ -457,30 +548,56 @@ fn shorten(s: &str, width: usize) -> String {
     }
 }
 
-/// `evalbench` with no command: run the bundled rate-limiter sample and explain what to do next.
-pub fn run_demo() -> Result<(i32, String), CliError> {
+/// `evalbench [FILE]` without a terminal: run FILE (with its sidecar's KEYS, ARGV and seed when it has
+/// one), or the bundled rate-limiter sample, in the sandbox, and explain what to do next.
+pub fn run_demo(file: Option<&Path>) -> Result<(i32, String), CliError> {
     const SCRIPT: &str = include_str!("../samples/rate_limiter.lua");
     const SIDECAR: &str = include_str!("../samples/rate_limiter.json");
-    let car: Sidecar = serde_json::from_str(SIDECAR).map_err(|e| CliError::input(e.to_string()))?;
     let mut sandbox = Sandbox::new();
-    if let Some(ks) = &car.keyspace {
-        let db = load_keyspace(
-            Path::new("samples/rate_limiter.json"),
-            &ks.to_string(),
-            sandbox.now_ms(),
-        )?;
-        sandbox.set_db0(db);
-    }
+    let now = sandbox.now_ms();
+    let (script, car, seed, what) = match file {
+        Some(path) => {
+            let script = read_script(path)?;
+            let car_path = sidecar_path(path);
+            let (car, seed) = if car_path != path && car_path.is_file() {
+                let (car, text) = read_sidecar_text(&car_path)?;
+                let seed = match &car.keyspace {
+                    Some(ks) => load_sidecar_keyspace(&car_path, &text, ks, now)?,
+                    None => Db::new(),
+                };
+                (car, seed)
+            } else {
+                (Sidecar::default(), Db::new())
+            };
+            (script, car, seed, path.display().to_string())
+        }
+        None => {
+            let car: Sidecar =
+                serde_json::from_str(SIDECAR).map_err(|e| CliError::input(e.to_string()))?;
+            let seed = match &car.keyspace {
+                Some(ks) => {
+                    load_keyspace(Path::new("samples/rate_limiter.json"), &ks.to_string(), now)?
+                }
+                None => Db::new(),
+            };
+            let what = format!(
+                "the bundled sample samples/rate_limiter.lua ({})",
+                car.description
+            );
+            (SCRIPT.as_bytes().to_vec(), car, seed, what)
+        }
+    };
+    sandbox.set_db0(seed);
     let request = RunRequest {
-        script: SCRIPT.as_bytes().to_vec(),
+        script,
         keys: car.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
         argv: car.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
         ..RunRequest::default()
     };
     let report = sandbox.run(&request);
     let mut out = format!(
-        "evalbench: ran the bundled sample samples/rate_limiter.lua ({}) in the embedded sandbox\n  KEYS = {:?}  ARGV = {:?}\n\n",
-        car.description, car.keys, car.argv
+        "evalbench: ran {what} in the embedded sandbox (no terminal for the workbench)\n  KEYS = {:?}  ARGV = {:?}\n\n",
+        car.keys, car.argv
     );
     out.push_str(&render_text(&report, &request));
     out.push_str("\nTry: evalbench run samples/<name>.lua KEY ... , ARG ...   (evalbench run --help for more)\n");

@@ -11,6 +11,34 @@ fn evalbench(args: &[&str]) -> Output {
         .expect("run evalbench")
 }
 
+/// Run evalbench, killed after `secs` (a read that blocks must fail the test, not hang it).
+fn evalbench_within(args: &[&str], secs: u64) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run evalbench");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "evalbench {args:?} still running after {secs} s: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn temp_file(name: &str, contents: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("evalbench-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -105,8 +133,10 @@ fn error_reply_exits_1_and_bad_input_exits_2() {
 
     let out = evalbench(&["run", "/nonexistent/script.lua"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("/nonexistent/script.lua: cannot read the script"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "evalbench: cannot read /nonexistent/script.lua: No such file or directory (os error 2)\n"
+    );
 
     let bad = temp_file("bad.json", "{\n  \"a\": \"1\",\n  \"b\": [1,\n}");
     let out = evalbench(&[
@@ -252,4 +282,192 @@ fn workbench_connection_options_without_a_terminal_are_refused() {
         "evalbench: the workbench on a live server needs a terminal; for a headless run use `evalbench run --server URL SCRIPT KEY... , ARG...`\n"
     );
     assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn devices_fifos_and_huge_files_are_refused_at_once() {
+    let script = temp_file("ok.lua", "return 1");
+    let s = script.to_str().unwrap();
+    let out = evalbench_within(&["run", "/dev/zero"], 10);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        "evalbench: cannot read /dev/zero: it is a character device, not a regular file (evalbench reads a script from a regular file only; give the path of one)\n"
+    );
+    let out = evalbench_within(&["run", "--keyspace", "/dev/zero", s], 10);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        "evalbench: --keyspace: cannot read /dev/zero: it is a character device, not a regular file (evalbench reads keyspace JSON from a regular file only; give the path of one)\n"
+    );
+
+    // A FIFO nobody writes to: opening it for reading would block forever.
+    let fifo = script.with_file_name("pipe.lua");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let out = evalbench_within(&["run", fifo.to_str().unwrap()], 10);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: cannot read {}: it is a FIFO (named pipe), not a regular file (evalbench reads a script from a regular file only; give the path of one)\n", fifo.display())
+    );
+    let out = evalbench_within(&["run", "--sidecar", fifo.to_str().unwrap()], 10);
+    assert_eq!(out.status.code(), Some(2));
+
+    // Sparse files: nothing is written, and nothing must be read.
+    let big = script.with_file_name("big.lua");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((16 << 20) + 1)
+        .unwrap();
+    let out = evalbench_within(&["run", big.to_str().unwrap()], 10);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: cannot read {}: its size (16777217 bytes) is above the 16 MiB limit for a script; check that this is the Lua file you meant\n", big.display())
+    );
+    let seed = script.with_file_name("big.json");
+    std::fs::File::create(&seed)
+        .unwrap()
+        .set_len((64 << 20) + 1)
+        .unwrap();
+    let out = evalbench_within(&["run", "--keyspace", seed.to_str().unwrap(), s], 10);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: --keyspace: cannot read {}: its size (67108865 bytes) is above the 64 MiB limit for keyspace JSON; seed only the keys the script uses (evalbench copy KEY ... prints them)\n", seed.display())
+    );
+}
+
+#[test]
+fn a_file_without_a_terminal_is_run_or_refused_never_replaced_by_the_sample() {
+    let out = evalbench_within(&["/nonexistent/missing.lua"], 10);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        "evalbench: cannot read /nonexistent/missing.lua: No such file or directory (os error 2)\n"
+    );
+    assert!(out.stdout.is_empty());
+
+    let script = temp_file("headless.lua", "return {KEYS[1], ARGV[1]}");
+    let car = script.with_extension("json");
+    std::fs::write(&car, r#"{"keys": ["k"], "argv": ["a"]}"#).unwrap();
+    let out = evalbench_within(&[script.to_str().unwrap()], 10);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(&format!(
+            "evalbench: ran {} in the embedded sandbox (no terminal for the workbench)\n  KEYS = [\"k\"]  ARGV = [\"a\"]\n\n1) \"k\"\n2) \"a\"\n",
+            script.display()
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_ttl_redis_would_refuse_is_refused_with_its_position() {
+    let script = temp_file("ttl.lua", "return redis.call('PTTL', KEYS[1])");
+    let seed = temp_file(
+        "ttl.json",
+        "{\n  \"ok\": \"v\",\n  \"session\": {\"type\": \"string\", \"value\": \"abc\", \"ttl_ms\": 9223372036854775807}\n}",
+    );
+    let out = evalbench(&[
+        "run",
+        "--keyspace",
+        seed.to_str().unwrap(),
+        script.to_str().unwrap(),
+        "session",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: {}:3:3: key \"session\": ttl_ms 9223372036854775807 is too large: the expiry time overflows, and Redis refuses it (ERR invalid expire time in 'pexpire' command) (see the keyspace format in README.md)\n", seed.display())
+    );
+    // Beyond i64 too.
+    std::fs::write(
+        &seed,
+        r#"{"session": {"type": "string", "value": "abc", "ttl_ms": 18446744073709551615}}"#,
+    )
+    .unwrap();
+    let out = evalbench(&[
+        "run",
+        "--keyspace",
+        seed.to_str().unwrap(),
+        script.to_str().unwrap(),
+        "session",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains(":1:2: key \"session\": ttl_ms 18446744073709551615 is too large"),
+        "{}",
+        stderr_of(&out)
+    );
+    // A large TTL Redis takes is kept.
+    std::fs::write(
+        &seed,
+        r#"{"session": {"type": "string", "value": "abc", "ttl_ms": 9000000000000000000}}"#,
+    )
+    .unwrap();
+    let out = evalbench(&[
+        "run",
+        "--json",
+        "--keyspace",
+        seed.to_str().unwrap(),
+        script.to_str().unwrap(),
+        "session",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let pttl = json_of(&out)["reply"]["int"].as_i64().unwrap();
+    assert!(pttl > 8_999_999_999_000_000_000, "{pttl}");
+}
+
+#[test]
+fn a_sidecar_error_points_at_its_line_in_the_sidecar() {
+    let script = temp_file("car.lua", "return 1");
+    let car = script.with_extension("json");
+    // The key also appears in "keys" (line 3): the position is its member in "keyspace" (line 7).
+    std::fs::write(
+        &car,
+        "{\n  \"description\": \"x\",\n  \"keys\": [\"z\"],\n  \"argv\": [],\n  \"keyspace\": {\n    \"a\": \"1\",\n      \"z\": {\"type\": \"zset\", \"value\": [[\"m\", \"abc\"]]}\n  }\n}\n",
+    )
+    .unwrap();
+    let out = evalbench(&["run", "--sidecar", script.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: {}:7:7: key \"z\": a zset score must be a number, \"inf\" or \"-inf\" (see the keyspace format in README.md)\n", car.display())
+    );
+    // A keyspace that is not an object: the position of the "keyspace" member.
+    std::fs::write(&car, "{\n  \"keys\": [],\n  \"keyspace\": [1]\n}\n").unwrap();
+    let out = evalbench(&["run", "--sidecar", script.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: {}:3:3: malformed keyspace JSON: the keyspace must be a JSON object of key -> value\n", car.display())
+    );
+    // The same in a keyspace file, where the key also appears nested (a hash field named "z").
+    let seed = temp_file(
+        "nested.json",
+        "{\n  \"h\": {\"type\": \"hash\", \"value\": {\"z\": \"1\"}},\n  \"z\": {\"type\": \"list\", \"value\": []}\n}",
+    );
+    let out = evalbench(&[
+        "run",
+        "--keyspace",
+        seed.to_str().unwrap(),
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: {}:3:3: key \"z\": an empty list cannot exist in Redis (see the keyspace format in README.md)\n", seed.display())
+    );
 }

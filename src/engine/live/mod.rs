@@ -71,8 +71,8 @@ pub struct TargetSpec {
 }
 
 fn read_pem(path: &std::path::Path, what: &str) -> Result<Vec<u8>, LiveError> {
-    std::fs::read(path)
-        .map_err(|e| LiveError::Connect(format!("{}: cannot read the {what}: {e}", path.display())))
+    crate::engine::input::read_bounded(path, &crate::engine::input::SETTINGS)
+        .map_err(|e| LiveError::Connect(format!("the {what}: {e}")))
 }
 
 impl TargetSpec {
