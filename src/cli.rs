@@ -50,12 +50,13 @@ pub enum Command {
     Copy(CopyArgs),
 }
 
-const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli, or REDIS_URL): the same report, with the\ntrace recorded by a traced copy of the script (same reply, errors and data as a plain EVAL). Runs are\nguarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
+const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
 
 /// Where the live server is, as redis-cli takes it.
 #[derive(Args, Debug, Default, Clone, PartialEq)]
 pub struct ServerArgs {
-    /// Run on a live server: redis://[user:password@]host:port[/db] or unix:///path (default: REDIS_URL).
+    /// Run on a live server: redis://[user:password@]host:port[/db] or unix:///path (REDIS_URL is the
+    /// address when only -a/--user/-n/... are given; REDIS_URL alone does not leave the sandbox).
     #[arg(long, value_name = "URL")]
     pub server: Option<String>,
     /// Live server host (as redis-cli -h).
@@ -95,9 +96,12 @@ pub struct ServerArgs {
     #[arg(long, value_name = "SECS")]
     pub connect_timeout: Option<f64>,
     /// Give up waiting for a reply after this many seconds (default: wait; a script may run past the
-    /// busy threshold until it ends or is killed).
+    /// busy threshold until it ends or is killed); a script given up on is stopped with SCRIPT KILL.
     #[arg(long, value_name = "SECS")]
     pub read_timeout: Option<f64>,
+    /// Do not warn about a password on the command line (as redis-cli --no-auth-warning).
+    #[arg(long)]
+    pub no_auth_warning: bool,
 }
 
 const COPY_HELP: &str = "Prints keyspace JSON (the --keyspace format) with each key's type, value and TTL, to debug a\nscript offline against real data. Reads are bounded: a key above 10,000 elements or 1 MiB is refused\n(exit 2) with the reason; missing keys are left out.\n\nExamples:\n  evalbench copy --server redis://10.0.0.5:6379 user:42 cart:42 > seed.json\n  evalbench run --keyspace seed.json checkout.lua user:42 cart:42 , 3";
@@ -412,8 +416,16 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
         EXIT_OK
     };
     let after_ms = sandbox.now_ms();
+    // A REDIS_URL exported for an application is not used unless a server option is given: say so.
+    let unused_url = std::env::var_os("REDIS_URL")
+        .filter(|v| !v.is_empty())
+        .map(|_| "note: REDIS_URL is set but not used: evalbench runs in the sandbox unless --server (or -h/-p/-a/-n) is given; --server \"$REDIS_URL\" runs on that server");
     let out = if args.json {
+        if let Some(note) = unused_url {
+            eprintln!("evalbench: {note}");
+        }
         let mut obj = report.to_json();
+        obj["backend"] = json!("sandbox");
         if args.dump_keyspace {
             obj["keyspace"] = keyspace_to_json(sandbox.keyspace().db(0), after_ms);
         }
@@ -422,7 +434,12 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
         }
         serde_json::to_string_pretty(&obj).expect("JSON serializes")
     } else {
-        let mut text = render_text(&report, &request);
+        let mut text = String::from("backend: sandbox\n");
+        if let Some(note) = unused_url {
+            text.push_str(note);
+            text.push('\n');
+        }
+        text.push_str(&render_text(&report, &request));
         if args.repeat > 1 {
             let r = repeat_json(&mut timings);
             text.push_str(&format!(

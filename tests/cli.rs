@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 fn evalbench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_evalbench"))
         .args(args)
+        .env_remove("REDIS_URL")
         .output()
         .expect("run evalbench")
 }
@@ -15,6 +16,7 @@ fn evalbench(args: &[&str]) -> Output {
 fn evalbench_within(args: &[&str], secs: u64) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_evalbench"))
         .args(args)
+        .env_remove("REDIS_URL")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -204,7 +206,10 @@ fn text_output_prints_reply_trace_and_timing() {
     let script = temp_file("text.lua", "redis.call('SET', 'other', '1')\nreturn 3.7");
     let out = evalbench(&["run", script.to_str().unwrap(), "k"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.starts_with("(integer) 3\n"), "{text}");
+    assert!(
+        text.starts_with("backend: sandbox\n(integer) 3\n"),
+        "{text}"
+    );
     assert!(text.contains("SET other 1"), "{text}");
     assert!(text.contains("3.7 truncated to integer 3"), "{text}");
     assert!(text.contains("of the 5000 ms busy threshold"), "{text}");
@@ -470,4 +475,79 @@ fn a_sidecar_error_points_at_its_line_in_the_sidecar() {
         stderr_of(&out),
         format!("evalbench: {}:3:3: key \"z\": an empty list cannot exist in Redis (see the keyspace format in README.md)\n", seed.display())
     );
+}
+
+#[test]
+fn the_report_names_its_backend_and_an_unused_redis_url() {
+    let script = temp_file("backend.lua", "return 1");
+    let s = script.to_str().unwrap();
+    let out = evalbench(&["run", "--json", s]);
+    assert_eq!(json_of(&out)["backend"], "sandbox");
+    assert!(out.stderr.is_empty(), "{}", stderr_of(&out));
+
+    // REDIS_URL alone does not send the script to that server (it may be an application's): the run
+    // stays in the sandbox and says how to use the server.
+    let note = "note: REDIS_URL is set but not used: evalbench runs in the sandbox unless --server (or -h/-p/-a/-n) is given; --server \"$REDIS_URL\" runs on that server";
+    let with_url = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_evalbench"))
+            .args(args)
+            .env("REDIS_URL", "redis://127.0.0.1:1")
+            .output()
+            .unwrap()
+    };
+    let out = with_url(&["run", s]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "backend: sandbox\n{note}\n(integer) 1\n\ntime: {}",
+            String::from_utf8_lossy(&out.stdout)
+                .split("time: ")
+                .nth(1)
+                .unwrap()
+        )
+    );
+    let out = with_url(&["run", "--json", s]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json_of(&out)["backend"], "sandbox");
+    assert_eq!(stderr_of(&out), format!("evalbench: {note}\n"));
+}
+
+#[test]
+fn a_password_on_the_command_line_is_warned_about() {
+    let script = temp_file("pw.lua", "return 1");
+    let s = script.to_str().unwrap();
+    let warning = "evalbench: warning: a password on the command line (-a, or in the --server URL) can be seen by other users in `ps`; use --askpass or REDISCLI_AUTH instead (--no-auth-warning hides this)\n";
+    // Port 1: nothing listens; the warning comes before connecting.
+    for args in [
+        vec!["run", "-p", "1", "-a", "hunter2", s],
+        vec!["run", "--server", "redis://:hunter2@127.0.0.1:1", s],
+        vec!["run", "--server", "redis://ops:hunter2@127.0.0.1:1", s],
+    ] {
+        let out = evalbench(&args);
+        assert_eq!(out.status.code(), Some(3));
+        let err = stderr_of(&out);
+        assert!(err.starts_with(warning), "{args:?}: {err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+    for args in [
+        vec!["run", "-p", "1", "-a", "hunter2", "--no-auth-warning", s],
+        vec!["run", "--server", "redis://ops@127.0.0.1:1", s],
+        vec!["run", "-p", "1", s],
+    ] {
+        let out = evalbench(&args);
+        assert_eq!(out.status.code(), Some(3));
+        assert!(
+            !stderr_of(&out).contains("warning"),
+            "{args:?}: {}",
+            stderr_of(&out)
+        );
+    }
+    // REDISCLI_AUTH is not on the command line.
+    let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["run", "-p", "1", s])
+        .env("REDISCLI_AUTH", "hunter2")
+        .output()
+        .unwrap();
+    assert!(!stderr_of(&out).contains("warning"), "{}", stderr_of(&out));
 }
