@@ -945,14 +945,31 @@ pub fn script_kill(target: &Target) -> Result<Reply, LiveError> {
 
 fn kill(con: &mut redis::Connection, target: &Target) -> Result<Reply, LiveError> {
     let cmd = redis::cmd("SCRIPT").arg("KILL").to_owned();
-    con.req_command(&cmd)
+    let answer = con
+        .req_command(&cmd)
         .map(to_reply)
         .or_else(|e| match (e.code(), e.detail()) {
             // An error reply (NOTBUSY, UNKILLABLE) is the server's answer.
             (Some(code), Some(detail)) => Ok(Reply::Error(format!("{code} {detail}"))),
             (Some(code), None) => Ok(Reply::Error(code.to_string())),
             _ => Err(LiveError::Lost(describe_error(&e, &target.display))),
-        })
+        })?;
+    // OK sets a flag the script's hook reads a moment later: until then the server answers BUSY.
+    // Wait (briefly) for the stop, so the caller's next command finds the server free.
+    if answer == Reply::Status("OK".into()) {
+        let until = Instant::now() + Duration::from_secs(1);
+        let ping = redis::cmd("PING").to_owned();
+        while Instant::now() < until {
+            match con.req_command(&ping) {
+                Err(e) if e.code() == Some("BUSY") => std::thread::sleep(Duration::from_millis(1)),
+                Ok(Value::ServerError(e)) if e.code() == "BUSY" => {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
+                _ => break,
+            }
+        }
+    }
+    Ok(answer)
 }
 
 /// What SCRIPT KILL answered, for a message: "sent SCRIPT KILL: OK (...)". On a cluster, the node that
