@@ -341,6 +341,10 @@ fn a_missing_password_is_a_connection_error() {
         format!("evalbench: 127.0.0.1:{port}: the server requires a password (give it with -a, --askpass or REDISCLI_AUTH, with --user for an ACL user, or in the URL: redis://user:password@host:port)\n")
     );
     assert!(stdout.is_empty());
+    // The same when a database is to be selected first.
+    let (code, _, stderr_db) = run(&["-p", &port, "-n", "3", &one]);
+    assert_eq!(code, 3);
+    assert_eq!(stderr_db, stderr);
     // With it (and a database, selected after AUTH), the run works.
     let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
         .args(["run", "-p", &port, "-n", "3", "--json", &one])

@@ -180,6 +180,11 @@ pub fn redact(url: &str) -> String {
     }
 }
 
+/// NOAUTH on connect: what to give.
+fn password_needed(target: &str) -> String {
+    format!("{target}: the server requires a password (give it with -a, --askpass or REDISCLI_AUTH, with --user for an ACL user, or in the URL: redis://user:password@host:port)")
+}
+
 /// One line saying what went wrong and what to do.
 pub fn describe_error(e: &redis::RedisError, target: &str) -> String {
     let code = e.code().unwrap_or("");
@@ -206,9 +211,7 @@ pub fn describe_error(e: &redis::RedisError, target: &str) -> String {
         return format!("{target}: authentication failed: wrong user name or password (pass it with -a, --pass, --askpass or in the URL)");
     }
     if code == "NOAUTH" || text.contains("NOAUTH") {
-        return format!(
-            "{target}: the server requires a password (give it with -a, --askpass or REDISCLI_AUTH, with --user for an ACL user, or in the URL: redis://user:password@host:port)"
-        );
+        return password_needed(target);
     }
     if code == "NOPERM" || text.contains("NOPERM") {
         return format!("{target}: denied by the server's ACL: {detail} (ask for the permission or use another user)");
@@ -574,10 +577,7 @@ impl LiveBackend {
             }
             // A password is needed: the connection is of no use (every command would answer NOAUTH).
             Reply::Error(e) if e.starts_with("NOAUTH") => {
-                return Err(LiveError::Connect(format!(
-                    "{}: the server requires a password (give it with -a, --askpass or REDISCLI_AUTH, with --user for an ACL user, or in the URL: redis://user:password@host:port)",
-                    self.target.display
-                )))
+                return Err(LiveError::Connect(password_needed(&self.target.display)))
             }
             // INFO denied by an ACL: the version stays unknown.
             Reply::Error(_) => String::new(),
@@ -1238,20 +1238,25 @@ fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, L
         .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
     if db != 0 {
         let select = redis::cmd("SELECT").arg(db).to_owned();
-        match con.req_command(&select).map(to_reply) {
-            Ok(Reply::Error(e)) => {
+        let refusal = match con.req_command(&select).map(to_reply) {
+            Ok(Reply::Error(e)) => Some(e),
+            Ok(_) => None,
+            Err(e) => match server_error_text(&e) {
+                Some(text) => Some(text),
+                None => return Err(LiveError::Connect(describe_error(&e, &target.display))),
+            },
+        };
+        match refusal {
+            Some(e) if e.starts_with("NOAUTH") => {
+                return Err(LiveError::Connect(password_needed(&target.display)))
+            }
+            Some(e) => {
                 return Err(LiveError::Connect(format!(
                     "{}: SELECT {db} was refused: {e}",
                     target.display
                 )))
             }
-            Ok(_) => {}
-            Err(e) => {
-                return Err(LiveError::Connect(match server_error_text(&e) {
-                    Some(text) => format!("{}: SELECT {db} was refused: {text}", target.display),
-                    None => describe_error(&e, &target.display),
-                }))
-            }
+            None => {}
         }
         con.set_read_timeout(Some(time_left(deadline, target)?))
             .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
