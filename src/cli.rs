@@ -1,6 +1,7 @@
 //! The headless command line: `evalbench run` (see README for the contract).
 
 use crate::engine::display::{display_bytes, display_safe, display_text};
+use crate::engine::input::{self, read_bounded, read_bounded_text};
 use crate::engine::keyspace::{keyspace_from_json, keyspace_to_json, Db, KeyspaceJsonError};
 use crate::engine::report::{micros, RunReport};
 use crate::engine::{Protocol, RunRequest, Sandbox};
@@ -51,12 +52,13 @@ pub enum Command {
     Copy(CopyArgs),
 }
 
-const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli, or REDIS_URL): the same report, with the\ntrace recorded by a traced copy of the script (same reply, errors and data as a plain EVAL). Runs are\nguarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
+const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
 
 /// Where the live server is, as redis-cli takes it.
 #[derive(Args, Debug, Default, Clone, PartialEq)]
 pub struct ServerArgs {
-    /// Run on a live server: redis://[user:password@]host:port[/db] or unix:///path (default: REDIS_URL).
+    /// Run on a live server: redis://[user:password@]host:port[/db] or unix:///path (REDIS_URL is the
+    /// address when only -a/--user/-n/... are given; REDIS_URL alone does not leave the sandbox).
     #[arg(long, value_name = "URL")]
     pub server: Option<String>,
     /// Live server host (as redis-cli -h).
@@ -96,9 +98,12 @@ pub struct ServerArgs {
     #[arg(long, value_name = "SECS")]
     pub connect_timeout: Option<f64>,
     /// Give up waiting for a reply after this many seconds (default: wait; a script may run past the
-    /// busy threshold until it ends or is killed).
+    /// busy threshold until it ends or is killed); a script given up on is stopped with SCRIPT KILL.
     #[arg(long, value_name = "SECS")]
     pub read_timeout: Option<f64>,
+    /// Do not warn about a password on the command line (as redis-cli --no-auth-warning).
+    #[arg(long)]
+    pub no_auth_warning: bool,
 }
 
 const COPY_HELP: &str = "Prints keyspace JSON (the --keyspace format) with each key's type, value and TTL, to debug a\nscript offline against real data. Reads are bounded: a key above 10,000 elements or 1 MiB is refused\n(exit 2) with the reason; missing keys are left out.\n\nExamples:\n  evalbench copy --server redis://10.0.0.5:6379 user:42 cart:42 > seed.json\n  evalbench run --keyspace seed.json checkout.lua user:42 cart:42 , 3";
@@ -187,29 +192,117 @@ pub fn split_keys_and_argv(rest: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
     }
 }
 
-/// Where in `text` the JSON key `key` first appears (1-based line and column).
-fn locate_key(text: &str, key: &str) -> Option<(usize, usize)> {
-    let needle = serde_json::to_string(key).ok()?;
-    let offset = text.find(&needle)?;
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let column = offset - before.rfind('\n').map_or(0, |p| p + 1) + 1;
-    Some((line, column))
+/// Where the member at `path` (object keys from the root) is written in the JSON `text`: the line and
+/// column (1-based) of its key. A key with the same name elsewhere (in a sidecar's "keys" list, in a
+/// nested value) does not count.
+pub fn locate_member(text: &str, path: &[&str]) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    // One entry per open container: (is an object, lies on `path`).
+    let mut stack: Vec<(bool, bool)> = Vec::new();
+    let mut expect_key = false;
+    // Whether the value about to start lies on `path` (the root does).
+    let mut next_on_path = true;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                let end = (i + 1).min(bytes.len());
+                if expect_key {
+                    expect_key = false;
+                    let depth = stack.len();
+                    let parent_on_path = stack.last().is_some_and(|(_, on)| *on);
+                    next_on_path = parent_on_path
+                        && depth <= path.len()
+                        && serde_json::from_str::<String>(text.get(start..end)?)
+                            .ok()
+                            .as_deref()
+                            == Some(path[depth - 1]);
+                    if next_on_path && depth == path.len() {
+                        let before = &text[..start];
+                        let line = before.matches('\n').count() + 1;
+                        let column = start - before.rfind('\n').map_or(0, |p| p + 1) + 1;
+                        return Some((line, column));
+                    }
+                }
+                i = end;
+                continue;
+            }
+            b'{' => {
+                stack.push((true, next_on_path));
+                expect_key = true;
+                next_on_path = false;
+            }
+            b'[' => {
+                stack.push((false, false));
+                next_on_path = false;
+            }
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => expect_key = stack.last().is_some_and(|(object, _)| *object),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Load a keyspace JSON file; errors say file, line and column.
 pub fn load_keyspace(path: &Path, text: &str, now_ms: i64) -> Result<Db, CliError> {
-    keyspace_from_json(text, now_ms).map_err(|e| match e {
+    keyspace_at(path, text, &[], text, now_ms)
+}
+
+/// Load the keyspace a sidecar holds (`keyspace` of `car_text`, the file as read): errors give the
+/// line and column in the sidecar file.
+pub fn load_sidecar_keyspace(
+    car_path: &Path,
+    car_text: &str,
+    keyspace: &serde_json::Value,
+    now_ms: i64,
+) -> Result<Db, CliError> {
+    keyspace_at(
+        car_path,
+        car_text,
+        &["keyspace"],
+        &keyspace.to_string(),
+        now_ms,
+    )
+}
+
+/// Load the keyspace `json`, written at `at` (object keys) in the file `path` that reads `text`.
+fn keyspace_at(
+    path: &Path,
+    text: &str,
+    at: &[&str],
+    json: &str,
+    now_ms: i64,
+) -> Result<Db, CliError> {
+    keyspace_from_json(json, now_ms).map_err(|e| match e {
         KeyspaceJsonError::Syntax {
             line,
             column,
             message,
-        } => CliError::input(format!(
-            "{}:{line}:{column}: malformed keyspace JSON: {message}",
-            path.display()
-        )),
+        } => {
+            // A sidecar's keyspace was parsed already: only its shape can be wrong, at the member.
+            let (line, column) = if at.is_empty() {
+                (line, column)
+            } else {
+                locate_member(text, at).unwrap_or((1, 1))
+            };
+            CliError::input(format!(
+                "{}:{line}:{column}: malformed keyspace JSON: {message}",
+                path.display()
+            ))
+        }
         KeyspaceJsonError::Invalid { key, message } => {
-            let (line, column) = locate_key(text, &key).unwrap_or((1, 1));
+            let mut member = at.to_vec();
+            member.push(&key);
+            let (line, column) = locate_member(text, &member).unwrap_or((1, 1));
             CliError::input(format!(
                 "{}:{line}:{column}: key {key:?}: {message} (see the keyspace format in README.md)",
                 path.display()
@@ -238,9 +331,14 @@ pub fn sidecar_path(script: &Path) -> PathBuf {
 }
 
 pub fn read_sidecar(path: &Path) -> Result<Sidecar, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::input(format!("{}: cannot read sidecar: {e}", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| {
+    read_sidecar_text(path).map(|(car, _)| car)
+}
+
+/// The sidecar and the file's text (to place errors in its seed keyspace).
+pub fn read_sidecar_text(path: &Path) -> Result<(Sidecar, String), CliError> {
+    let text = read_bounded_text(path, &input::KEYSPACE_JSON)
+        .map_err(|e| CliError::input(format!("sidecar: {e}")))?;
+    let car = serde_json::from_str(&text).map_err(|e| {
         CliError::input(format!(
             "{}:{}:{}: malformed sidecar: {}",
             path.display(),
@@ -248,18 +346,19 @@ pub fn read_sidecar(path: &Path) -> Result<Sidecar, CliError> {
             e.column(),
             e
         ))
-    })
+    })?;
+    Ok((car, text))
+}
+
+/// Read the script a command names; a missing file, a device or FIFO, or an oversized file is bad input.
+pub fn read_script(path: &Path) -> Result<Vec<u8>, CliError> {
+    read_bounded(path, &input::SCRIPT).map_err(|e| CliError::input(e.to_string()))
 }
 
 /// Run `evalbench run`; returns the exit status and what to print on stdout.
 pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
     let script_path = PathBuf::from(&args.script_and_args[0]);
-    let script = std::fs::read(&script_path).map_err(|e| {
-        CliError::input(format!(
-            "{}: cannot read the script: {e} (give the path of a .lua file)",
-            script_path.display()
-        ))
-    })?;
+    let script = read_script(&script_path)?;
     let rest: Vec<Vec<u8>> = args.script_and_args[1..].iter().map(os_bytes).collect();
     let (mut keys, mut argv) = split_keys_and_argv(&rest);
 
@@ -270,22 +369,18 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
     let mut seed = Db::new();
     let sidecar = sidecar_path(&script_path);
     if args.sidecar {
-        let car = read_sidecar(&sidecar)?;
+        let (car, car_text) = read_sidecar_text(&sidecar)?;
         if rest.is_empty() {
             keys = car.keys.iter().map(|k| k.as_bytes().to_vec()).collect();
             argv = car.argv.iter().map(|a| a.as_bytes().to_vec()).collect();
         }
         if let Some(ks) = &car.keyspace {
-            seed = load_keyspace(&sidecar, &ks.to_string(), now)?;
+            seed = load_sidecar_keyspace(&sidecar, &car_text, ks, now)?;
         }
     }
     if let Some(path) = &args.keyspace {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            CliError::input(format!(
-                "{}: cannot read the keyspace file: {e}",
-                path.display()
-            ))
-        })?;
+        let text = read_bounded_text(path, &input::KEYSPACE_JSON)
+            .map_err(|e| CliError::input(format!("--keyspace: {e}")))?;
         seed = load_keyspace(path, &text, now)?;
     }
     let request = RunRequest {
@@ -323,8 +418,16 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
         EXIT_OK
     };
     let after_ms = sandbox.now_ms();
+    // A REDIS_URL exported for an application is not used unless a server option is given: say so.
+    let unused_url = std::env::var_os("REDIS_URL")
+        .filter(|v| !v.is_empty())
+        .map(|_| "note: REDIS_URL is set but not used: evalbench runs in the sandbox unless --server (or -h/-p/-a/-n) is given; --server \"$REDIS_URL\" runs on that server");
     let out = if args.json {
+        if let Some(note) = unused_url {
+            eprintln!("evalbench: {note}");
+        }
         let mut obj = report.to_json();
+        obj["backend"] = json!("sandbox");
         if args.dump_keyspace {
             obj["keyspace"] = keyspace_to_json(sandbox.keyspace().db(0), after_ms);
         }
@@ -333,7 +436,12 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
         }
         serde_json::to_string_pretty(&obj).expect("JSON serializes")
     } else {
-        let mut text = render_text(&report, &request);
+        let mut text = String::from("backend: sandbox\n");
+        if let Some(note) = unused_url {
+            text.push_str(note);
+            text.push('\n');
+        }
+        text.push_str(&render_text(&report, &request));
         if args.repeat > 1 {
             let r = repeat_json(&mut timings);
             text.push_str(&format!(
@@ -464,30 +572,56 @@ fn shorten(s: &str, width: usize) -> String {
     }
 }
 
-/// `evalbench` with no command: run the bundled rate-limiter sample and explain what to do next.
-pub fn run_demo() -> Result<(i32, String), CliError> {
+/// `evalbench [FILE]` without a terminal: run FILE (with its sidecar's KEYS, ARGV and seed when it has
+/// one), or the bundled rate-limiter sample, in the sandbox, and explain what to do next.
+pub fn run_demo(file: Option<&Path>) -> Result<(i32, String), CliError> {
     const SCRIPT: &str = include_str!("../samples/rate_limiter.lua");
     const SIDECAR: &str = include_str!("../samples/rate_limiter.json");
-    let car: Sidecar = serde_json::from_str(SIDECAR).map_err(|e| CliError::input(e.to_string()))?;
     let mut sandbox = Sandbox::new();
-    if let Some(ks) = &car.keyspace {
-        let db = load_keyspace(
-            Path::new("samples/rate_limiter.json"),
-            &ks.to_string(),
-            sandbox.now_ms(),
-        )?;
-        sandbox.set_db0(db);
-    }
+    let now = sandbox.now_ms();
+    let (script, car, seed, what) = match file {
+        Some(path) => {
+            let script = read_script(path)?;
+            let car_path = sidecar_path(path);
+            let (car, seed) = if car_path != path && car_path.is_file() {
+                let (car, text) = read_sidecar_text(&car_path)?;
+                let seed = match &car.keyspace {
+                    Some(ks) => load_sidecar_keyspace(&car_path, &text, ks, now)?,
+                    None => Db::new(),
+                };
+                (car, seed)
+            } else {
+                (Sidecar::default(), Db::new())
+            };
+            (script, car, seed, path.display().to_string())
+        }
+        None => {
+            let car: Sidecar =
+                serde_json::from_str(SIDECAR).map_err(|e| CliError::input(e.to_string()))?;
+            let seed = match &car.keyspace {
+                Some(ks) => {
+                    load_keyspace(Path::new("samples/rate_limiter.json"), &ks.to_string(), now)?
+                }
+                None => Db::new(),
+            };
+            let what = format!(
+                "the bundled sample samples/rate_limiter.lua ({})",
+                car.description
+            );
+            (SCRIPT.as_bytes().to_vec(), car, seed, what)
+        }
+    };
+    sandbox.set_db0(seed);
     let request = RunRequest {
-        script: SCRIPT.as_bytes().to_vec(),
+        script,
         keys: car.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
         argv: car.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
         ..RunRequest::default()
     };
     let report = sandbox.run(&request);
     let mut out = format!(
-        "evalbench: ran the bundled sample samples/rate_limiter.lua ({}) in the embedded sandbox\n  KEYS = {:?}  ARGV = {:?}\n\n",
-        car.description, car.keys, car.argv
+        "evalbench: ran {what} in the embedded sandbox (no terminal for the workbench)\n  KEYS = {:?}  ARGV = {:?}\n\n",
+        car.keys, car.argv
     );
     out.push_str(&render_text(&report, &request));
     out.push_str("\nTry: evalbench run samples/<name>.lua KEY ... , ARG ...   (evalbench run --help for more)\n");

@@ -9,10 +9,13 @@ use crate::engine::keyspace::{keyspace_to_json, Db};
 use crate::engine::live::copy::{copy_keys, CopyError, CopyLimits};
 use crate::engine::live::guard::{dry_run, explain_with_dry_run};
 use crate::engine::live::{LiveBackend, LiveError, TargetSpec, WriteMode};
+use crate::engine::report::{Warning, WarningKind};
 use crate::engine::RunRequest;
 
 /// The live target the options name, or None to run in the sandbox. REDIS_URL alone does not switch
 /// to a live server: `--server` (or -h/-p/-a/--user/-n/--askpass) does, and then REDIS_URL is its default.
+/// (A REDIS_URL exported for an application must not send a script under test to that server: the
+/// report says which backend ran, and notes an unused REDIS_URL.)
 pub fn target_spec(args: &RunArgs) -> Result<Option<TargetSpec>, CliError> {
     let spec = server_spec(&args.server, args.resp == 3)?;
     if spec.is_none() && args.yes {
@@ -33,6 +36,9 @@ fn seconds_to_ms(flag: &str, secs: Option<f64>) -> Result<Option<u64>, CliError>
         ))),
     }
 }
+
+/// Printed on stderr when a password is given on the command line.
+pub const PASSWORD_WARNING: &str = "evalbench: warning: a password on the command line (-a, or in the --server URL) can be seen by other users in `ps`; use --askpass or REDISCLI_AUTH instead (--no-auth-warning hides this)";
 
 /// The target the connection options name, or None when none is given.
 pub fn server_spec(args: &ServerArgs, resp3: bool) -> Result<Option<TargetSpec>, CliError> {
@@ -58,6 +64,14 @@ pub fn server_spec(args: &ServerArgs, resp3: bool) -> Result<Option<TargetSpec>,
             })?);
     }
     let url = args.server.clone().filter(|s| !s.is_empty());
+    let url_password = url.as_deref().is_some_and(|u| {
+        redis::IntoConnectionInfo::into_connection_info(u)
+            .is_ok_and(|info| info.redis_settings().password().is_some())
+    });
+    if (args.pass.is_some() || url_password) && !args.no_auth_warning {
+        // As redis-cli warns for -a and -u: other users of the machine see arguments in `ps`.
+        eprintln!("{PASSWORD_WARNING}");
+    }
     Ok(Some(TargetSpec {
         url,
         host: args.host.clone(),
@@ -86,9 +100,7 @@ fn backend_error(e: LiveError) -> CliError {
 fn copy_error(e: CopyError) -> CliError {
     match e {
         CopyError::Live(e) => backend_error(e),
-        other => CliError::input(format!(
-            "{other} (the write guard copies the declared keys to dry-run the script; rerun with --yes to skip the dry run and allow writes)"
-        )),
+        other => CliError::input(other.to_string()),
     }
 }
 
@@ -106,36 +118,57 @@ pub fn run_live(
     let mut live = LiveBackend::connect(target).map_err(backend_error)?;
     live.tracing = !args.no_trace;
     let replica = live.server.is_replica();
+    // --read-only and a replica run as EVAL_RO whatever the dry run says: the server refuses writes.
+    let read_only = args.read_only || replica;
     let mut dry = None;
-    let mode = if args.yes && !args.read_only && !replica {
+    let mut no_dry_run = None;
+    let mode = if args.yes && !read_only {
         WriteMode::Allowed
     } else {
         let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
-        let run = dry_run(&mut live, request, now).map_err(copy_error)?;
-        let writes = run.writes;
-        dry = Some(run.report);
-        if !writes.is_empty() {
-            let why = if args.read_only {
-                "--read-only is set".to_string()
-            } else if replica {
-                "the server is a replica".to_string()
-            } else {
-                "writes on a live server need --yes".to_string()
-            };
-            return Err(CliError {
-                code: EXIT_BAD_INPUT,
-                message: format!(
-                    "refused: a dry run in the sandbox on a copy of KEYS shows the script writes ({why}):\n  {}\nNothing was sent to {}. Rerun with --yes to allow writes.",
-                    writes.join("\n  "),
-                    live.target.display
-                ),
-            });
+        match dry_run(&mut live, request, now) {
+            Ok(run) => {
+                if !run.writes.is_empty() {
+                    // Say only what can make the write happen.
+                    let (why, remedy) = if args.read_only {
+                        ("--read-only is set", "Drop --read-only and add --yes to let it write.")
+                    } else if replica {
+                        ("the server is a replica", "A replica refuses writes: run it on the primary, with --yes.")
+                    } else {
+                        ("writes on a live server need --yes", "Rerun with --yes to allow writes.")
+                    };
+                    return Err(CliError {
+                        code: EXIT_BAD_INPUT,
+                        message: format!(
+                            "refused: a dry run in the sandbox on a copy of KEYS shows the script writes ({why}):\n  {}\nNothing was sent to {}. {remedy}",
+                            run.writes.join("\n  "),
+                            live.target.display
+                        ),
+                    });
+                }
+                dry = Some(run.report);
+            }
+            Err(CopyError::Live(e)) => return Err(backend_error(e)),
+            // The copy is only for the dry run: EVAL_RO keeps a read-only run safe without it.
+            Err(e) if read_only => no_dry_run = Some(e.to_string()),
+            Err(e) => {
+                return Err(CliError::input(format!(
+                    "{e} (the write guard copies the declared keys to dry-run the script; rerun with --read-only to run it as EVAL_RO without the dry run, or with --yes to skip the dry run and allow writes)"
+                )))
+            }
         }
         WriteMode::ReadOnly
     };
     let mut report = live.run(request, mode).map_err(backend_error)?;
     if let Some(dry) = &dry {
         explain_with_dry_run(&mut report, dry);
+    }
+    if let Some(why) = no_dry_run {
+        report.warnings.push(Warning {
+            kind: WarningKind::DryRunDiffers,
+            line: 0,
+            message: format!("no dry run ({why}); the script ran as EVAL_RO, so the server refused any write: the Lua value and conversion notes are not shown"),
+        });
     }
     let code = if report.is_error() {
         EXIT_ERROR_REPLY
@@ -162,6 +195,7 @@ pub fn run_live(
     let server = format!("{} ({})", live.target.display, live.server.summary());
     let out = if args.json {
         let mut obj = report.to_json();
+        obj["backend"] = serde_json::json!("live");
         obj["server"] = serde_json::json!(server);
         obj["mode"] = serde_json::json!(match mode {
             WriteMode::ReadOnly => "read-only",
@@ -172,7 +206,7 @@ pub fn run_live(
         }
         serde_json::to_string_pretty(&obj).expect("JSON serializes")
     } else {
-        let mut text = format!("server: {server}\n");
+        let mut text = format!("backend: live\nserver: {server}\n");
         for note in &live.server.notes {
             text.push_str(&format!("note: {note}\n"));
         }

@@ -26,7 +26,7 @@ fn main() {
         .spawn(move || match &parsed.command {
             Some(Command::Run(args)) => cli::run_command(args),
             Some(Command::Copy(args)) => evalbench::cli_live::copy_command(args),
-            None => cli::run_demo(),
+            None => cli::run_demo(parsed.file.as_deref()),
         });
     let result = worker
         .expect("start the worker thread")

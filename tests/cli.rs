@@ -7,8 +7,38 @@ use std::process::{Command, Output};
 fn evalbench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_evalbench"))
         .args(args)
+        .env_remove("REDIS_URL")
         .output()
         .expect("run evalbench")
+}
+
+/// Run evalbench, killed after `secs` (a read that blocks must fail the test, not hang it).
+fn evalbench_within(args: &[&str], secs: u64) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(args)
+        .env_remove("REDIS_URL")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run evalbench");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "evalbench {args:?} still running after {secs} s: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn temp_file(name: &str, contents: &str) -> PathBuf {
@@ -105,8 +135,10 @@ fn error_reply_exits_1_and_bad_input_exits_2() {
 
     let out = evalbench(&["run", "/nonexistent/script.lua"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("/nonexistent/script.lua: cannot read the script"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "evalbench: cannot read /nonexistent/script.lua: No such file or directory (os error 2)\n"
+    );
 
     let bad = temp_file("bad.json", "{\n  \"a\": \"1\",\n  \"b\": [1,\n}");
     let out = evalbench(&[
@@ -174,7 +206,10 @@ fn text_output_prints_reply_trace_and_timing() {
     let script = temp_file("text.lua", "redis.call('SET', 'other', '1')\nreturn 3.7");
     let out = evalbench(&["run", script.to_str().unwrap(), "k"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.starts_with("(integer) 3\n"), "{text}");
+    assert!(
+        text.starts_with("backend: sandbox\n(integer) 3\n"),
+        "{text}"
+    );
     assert!(text.contains("SET other 1"), "{text}");
     assert!(text.contains("3.7 truncated to integer 3"), "{text}");
     assert!(text.contains("of the 5000 ms busy threshold"), "{text}");
@@ -294,19 +329,20 @@ fn text_report_escapes_control_and_bidi_characters() {
         let text = String::from_utf8(out.stdout).unwrap();
         assert_terminal_safe(&text);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], first, "{text}");
+        assert_eq!(lines[0], "backend: sandbox", "{text}");
+        assert_eq!(lines[1], first, "{text}");
         // The trace's command and reply columns (the time column varies).
         assert!(
-            lines[4].starts_with("   1     3  SET k\\x1bx v\\x1b]0;pwned\\a\\x1b[2J\\u{202… OK "),
+            lines[5].starts_with("   1     3  SET k\\x1bx v\\x1b]0;pwned\\a\\x1b[2J\\u{202… OK "),
             "{text}"
         );
         assert!(
-            lines[5].starts_with("   2     4  GET undeclared\\x1b]0;pwned\\a\\x1b[2J\\u{2… (nil) "),
+            lines[6].starts_with("   2     4  GET undeclared\\x1b]0;pwned\\a\\x1b[2J\\u{2… (nil) "),
             "{text}"
         );
-        assert_eq!(lines[8], format!("  [3] line 2: log {shown}"), "{text}");
+        assert_eq!(lines[9], format!("  [3] line 2: log {shown}"), "{text}");
         assert_eq!(
-            lines[13],
+            lines[14],
             format!("  - line 4: key 'undeclared{shown}' is accessed by GET but not declared in KEYS: a cluster cannot route it and Redis may reject it in the future"),
             "{text}"
         );
@@ -342,6 +378,269 @@ fn error_messages_escape_the_user_input_they_quote() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
-        "evalbench: missing\\x1b]0;pwned\\a\\u{202e}.lua: cannot read the script: No such file or directory (os error 2) (give the path of a .lua file)\n"
+        "evalbench: cannot read missing\\x1b]0;pwned\\a\\u{202e}.lua: No such file or directory (os error 2)\n"
     );
+}
+
+#[test]
+fn devices_fifos_and_huge_files_are_refused_at_once() {
+    let script = temp_file("ok.lua", "return 1");
+    let s = script.to_str().unwrap();
+    let out = evalbench_within(&["run", "/dev/zero"], 10);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        "evalbench: cannot read /dev/zero: it is a character device, not a regular file (evalbench reads a script from a regular file only; give the path of one)\n"
+    );
+    let out = evalbench_within(&["run", "--keyspace", "/dev/zero", s], 10);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        "evalbench: --keyspace: cannot read /dev/zero: it is a character device, not a regular file (evalbench reads keyspace JSON from a regular file only; give the path of one)\n"
+    );
+
+    // A FIFO nobody writes to: opening it for reading would block forever.
+    let fifo = script.with_file_name("pipe.lua");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let out = evalbench_within(&["run", fifo.to_str().unwrap()], 10);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: cannot read {}: it is a FIFO (named pipe), not a regular file (evalbench reads a script from a regular file only; give the path of one)\n", fifo.display())
+    );
+    let out = evalbench_within(&["run", "--sidecar", fifo.to_str().unwrap()], 10);
+    assert_eq!(out.status.code(), Some(2));
+
+    // Sparse files: nothing is written, and nothing must be read.
+    let big = script.with_file_name("big.lua");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((16 << 20) + 1)
+        .unwrap();
+    let out = evalbench_within(&["run", big.to_str().unwrap()], 10);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: cannot read {}: its size (16777217 bytes) is above the 16 MiB limit for a script; check that this is the Lua file you meant\n", big.display())
+    );
+    let seed = script.with_file_name("big.json");
+    std::fs::File::create(&seed)
+        .unwrap()
+        .set_len((64 << 20) + 1)
+        .unwrap();
+    let out = evalbench_within(&["run", "--keyspace", seed.to_str().unwrap(), s], 10);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: --keyspace: cannot read {}: its size (67108865 bytes) is above the 64 MiB limit for keyspace JSON; seed only the keys the script uses (evalbench copy KEY ... prints them)\n", seed.display())
+    );
+}
+
+#[test]
+fn a_file_without_a_terminal_is_run_or_refused_never_replaced_by_the_sample() {
+    let out = evalbench_within(&["/nonexistent/missing.lua"], 10);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        "evalbench: cannot read /nonexistent/missing.lua: No such file or directory (os error 2)\n"
+    );
+    assert!(out.stdout.is_empty());
+
+    let script = temp_file("headless.lua", "return {KEYS[1], ARGV[1]}");
+    let car = script.with_extension("json");
+    std::fs::write(&car, r#"{"keys": ["k"], "argv": ["a"]}"#).unwrap();
+    let out = evalbench_within(&[script.to_str().unwrap()], 10);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(&format!(
+            "evalbench: ran {} in the embedded sandbox (no terminal for the workbench)\n  KEYS = [\"k\"]  ARGV = [\"a\"]\n\n1) \"k\"\n2) \"a\"\n",
+            script.display()
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_ttl_redis_would_refuse_is_refused_with_its_position() {
+    let script = temp_file("ttl.lua", "return redis.call('PTTL', KEYS[1])");
+    let seed = temp_file(
+        "ttl.json",
+        "{\n  \"ok\": \"v\",\n  \"session\": {\"type\": \"string\", \"value\": \"abc\", \"ttl_ms\": 9223372036854775807}\n}",
+    );
+    let out = evalbench(&[
+        "run",
+        "--keyspace",
+        seed.to_str().unwrap(),
+        script.to_str().unwrap(),
+        "session",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: {}:3:3: key \"session\": ttl_ms 9223372036854775807 is too large: the expiry time overflows, and Redis refuses it (ERR invalid expire time in 'pexpire' command) (see the keyspace format in README.md)\n", seed.display())
+    );
+    // Beyond i64 too.
+    std::fs::write(
+        &seed,
+        r#"{"session": {"type": "string", "value": "abc", "ttl_ms": 18446744073709551615}}"#,
+    )
+    .unwrap();
+    let out = evalbench(&[
+        "run",
+        "--keyspace",
+        seed.to_str().unwrap(),
+        script.to_str().unwrap(),
+        "session",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains(":1:2: key \"session\": ttl_ms 18446744073709551615 is too large"),
+        "{}",
+        stderr_of(&out)
+    );
+    // A large TTL Redis takes is kept.
+    std::fs::write(
+        &seed,
+        r#"{"session": {"type": "string", "value": "abc", "ttl_ms": 9000000000000000000}}"#,
+    )
+    .unwrap();
+    let out = evalbench(&[
+        "run",
+        "--json",
+        "--keyspace",
+        seed.to_str().unwrap(),
+        script.to_str().unwrap(),
+        "session",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let pttl = json_of(&out)["reply"]["int"].as_i64().unwrap();
+    assert!(pttl > 8_999_999_999_000_000_000, "{pttl}");
+}
+
+#[test]
+fn a_sidecar_error_points_at_its_line_in_the_sidecar() {
+    let script = temp_file("car.lua", "return 1");
+    let car = script.with_extension("json");
+    // The key also appears in "keys" (line 3): the position is its member in "keyspace" (line 7).
+    std::fs::write(
+        &car,
+        "{\n  \"description\": \"x\",\n  \"keys\": [\"z\"],\n  \"argv\": [],\n  \"keyspace\": {\n    \"a\": \"1\",\n      \"z\": {\"type\": \"zset\", \"value\": [[\"m\", \"abc\"]]}\n  }\n}\n",
+    )
+    .unwrap();
+    let out = evalbench(&["run", "--sidecar", script.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: {}:7:7: key \"z\": a zset score must be a number, \"inf\" or \"-inf\" (see the keyspace format in README.md)\n", car.display())
+    );
+    // A keyspace that is not an object: the position of the "keyspace" member.
+    std::fs::write(&car, "{\n  \"keys\": [],\n  \"keyspace\": [1]\n}\n").unwrap();
+    let out = evalbench(&["run", "--sidecar", script.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: {}:3:3: malformed keyspace JSON: the keyspace must be a JSON object of key -> value\n", car.display())
+    );
+    // The same in a keyspace file, where the key also appears nested (a hash field named "z").
+    let seed = temp_file(
+        "nested.json",
+        "{\n  \"h\": {\"type\": \"hash\", \"value\": {\"z\": \"1\"}},\n  \"z\": {\"type\": \"list\", \"value\": []}\n}",
+    );
+    let out = evalbench(&[
+        "run",
+        "--keyspace",
+        seed.to_str().unwrap(),
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        format!("evalbench: {}:3:3: key \"z\": an empty list cannot exist in Redis (see the keyspace format in README.md)\n", seed.display())
+    );
+}
+
+#[test]
+fn the_report_names_its_backend_and_an_unused_redis_url() {
+    let script = temp_file("backend.lua", "return 1");
+    let s = script.to_str().unwrap();
+    let out = evalbench(&["run", "--json", s]);
+    assert_eq!(json_of(&out)["backend"], "sandbox");
+    assert!(out.stderr.is_empty(), "{}", stderr_of(&out));
+
+    // REDIS_URL alone does not send the script to that server (it may be an application's): the run
+    // stays in the sandbox and says how to use the server.
+    let note = "note: REDIS_URL is set but not used: evalbench runs in the sandbox unless --server (or -h/-p/-a/-n) is given; --server \"$REDIS_URL\" runs on that server";
+    let with_url = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_evalbench"))
+            .args(args)
+            .env("REDIS_URL", "redis://127.0.0.1:1")
+            .output()
+            .unwrap()
+    };
+    let out = with_url(&["run", s]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "backend: sandbox\n{note}\n(integer) 1\n\ntime: {}",
+            String::from_utf8_lossy(&out.stdout)
+                .split("time: ")
+                .nth(1)
+                .unwrap()
+        )
+    );
+    let out = with_url(&["run", "--json", s]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json_of(&out)["backend"], "sandbox");
+    assert_eq!(stderr_of(&out), format!("evalbench: {note}\n"));
+}
+
+#[test]
+fn a_password_on_the_command_line_is_warned_about() {
+    let script = temp_file("pw.lua", "return 1");
+    let s = script.to_str().unwrap();
+    let warning = "evalbench: warning: a password on the command line (-a, or in the --server URL) can be seen by other users in `ps`; use --askpass or REDISCLI_AUTH instead (--no-auth-warning hides this)\n";
+    // Port 1: nothing listens; the warning comes before connecting.
+    for args in [
+        vec!["run", "-p", "1", "-a", "hunter2", s],
+        vec!["run", "--server", "redis://:hunter2@127.0.0.1:1", s],
+        vec!["run", "--server", "redis://ops:hunter2@127.0.0.1:1", s],
+    ] {
+        let out = evalbench(&args);
+        assert_eq!(out.status.code(), Some(3));
+        let err = stderr_of(&out);
+        assert!(err.starts_with(warning), "{args:?}: {err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+    for args in [
+        vec!["run", "-p", "1", "-a", "hunter2", "--no-auth-warning", s],
+        vec!["run", "--server", "redis://ops@127.0.0.1:1", s],
+        vec!["run", "-p", "1", s],
+    ] {
+        let out = evalbench(&args);
+        assert_eq!(out.status.code(), Some(3));
+        assert!(
+            !stderr_of(&out).contains("warning"),
+            "{args:?}: {}",
+            stderr_of(&out)
+        );
+    }
+    // REDISCLI_AUTH is not on the command line.
+    let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["run", "-p", "1", s])
+        .env("REDISCLI_AUTH", "hunter2")
+        .output()
+        .unwrap();
+    assert!(!stderr_of(&out).contains("warning"), "{}", stderr_of(&out));
 }

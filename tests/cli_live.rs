@@ -47,9 +47,18 @@ fn writes_need_yes_reads_run_as_eval_ro() {
     assert!(stderr.contains("--yes"), "{stderr}");
     assert_eq!(conn.cmd(&["GET", "counter"]), Reply::bulk("41"));
 
+    assert!(
+        stderr.ends_with(". Rerun with --yes to allow writes.\n"),
+        "{stderr}"
+    );
+
+    // --yes cannot make a --read-only run write: it is not suggested.
     let (code, stdout, stderr) = run(&["--server", &url, "--read-only", &incr, "counter"]);
     assert_eq!(code, 2, "{stdout}{stderr}");
-    assert!(stderr.contains("--read-only is set"), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!("evalbench: refused: a dry run in the sandbox on a copy of KEYS shows the script writes (--read-only is set):\n  line 2: INCR counter\nNothing was sent to 127.0.0.1:{}. Drop --read-only and add --yes to let it write.\n", server.port)
+    );
 
     let (code, stdout, stderr) = run(&[
         "--server",
@@ -168,7 +177,10 @@ fn a_replica_refuses_writes_even_with_yes() {
     let url = format!("redis://127.0.0.1:{}", replica.port);
     let (code, stdout, stderr) = run(&["--server", &url, "--yes", &set, "k"]);
     assert_eq!(code, 2, "{stdout}{stderr}");
-    assert!(stderr.contains("the server is a replica"), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!("evalbench: refused: a dry run in the sandbox on a copy of KEYS shows the script writes (the server is a replica):\n  line 1: SET k v\nNothing was sent to 127.0.0.1:{}. A replica refuses writes: run it on the primary, with --yes.\n", replica.port)
+    );
 }
 
 #[test]
@@ -254,15 +266,213 @@ fn timeouts_are_flags_in_seconds() {
     let started = std::time::Instant::now();
     let (code, stdout, stderr) = run(&["-p", &port, "--yes", "--read-timeout", "0.3", &spin]);
     assert_eq!(code, 3, "{stdout}{stderr}");
-    assert!(stderr.contains("timed out"), "{stderr}");
+    assert_eq!(
+        stderr,
+        format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 0.3s (--read-timeout); sent SCRIPT KILL: OK (the script was stopped)\n")
+    );
     assert!(started.elapsed() < std::time::Duration::from_secs(3));
-    // The script still spins on the server: stop it as an operator would.
-    assert_eq!(conn.cmd(&["SCRIPT", "KILL"]), Reply::Status("OK".into()));
+    // The server is not left busy.
+    assert_eq!(conn.cmd(&["PING"]), Reply::Status("PONG".into()));
 
     let (code, _, stderr) = run(&["-p", &port, "--read-timeout", "0", &spin]);
     assert_eq!(code, 2);
     assert_eq!(
         stderr,
         "evalbench: --read-timeout 0: give a positive number of seconds (for example --read-timeout 2.5)\n"
+    );
+}
+
+#[test]
+fn giving_up_on_a_script_kills_it_and_says_how() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    // A read timeout under the busy threshold: SCRIPT KILL is read once the script turns busy.
+    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "2000"]);
+    let dir = tempdir();
+    let spin = script(&dir, "spin.lua", "while true do end");
+    let port = server.port.to_string();
+    let (code, stdout, stderr) = run(&["-p", &port, "--yes", "--read-timeout", "1", &spin]);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 1s (--read-timeout); sent SCRIPT KILL: OK (the script was stopped)\n")
+    );
+    assert_eq!(conn.cmd(&["PING"]), Reply::Status("PONG".into()));
+
+    // A script that wrote cannot be killed: said, and the server is left to finish it.
+    let spin_write = script(
+        &dir,
+        "spinw.lua",
+        "redis.call('SET', KEYS[1], 'x')\nwhile true do end",
+    );
+    let (code, stdout, stderr) = run(&[
+        "-p",
+        &port,
+        "--yes",
+        "--read-timeout",
+        "1",
+        &spin_write,
+        "k",
+    ]);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 1s (--read-timeout); sent SCRIPT KILL: UNKILLABLE: the script has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE)\n")
+    );
+    // The server is dropped (killed) with the test.
+}
+
+#[test]
+fn a_missing_password_is_a_connection_error() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["CONFIG", "SET", "requirepass", "s3cret"]);
+    let dir = tempdir();
+    let one = script(&dir, "one.lua", "return 1");
+    let port = server.port.to_string();
+    let (code, stdout, stderr) = run(&["-p", &port, &one]);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        format!("evalbench: 127.0.0.1:{port}: the server requires a password (give it with -a, --askpass or REDISCLI_AUTH, with --user for an ACL user, or in the URL: redis://user:password@host:port)\n")
+    );
+    assert!(stdout.is_empty());
+    // The same when a database is to be selected first.
+    let (code, _, stderr_db) = run(&["-p", &port, "-n", "3", &one]);
+    assert_eq!(code, 3);
+    assert_eq!(stderr_db, stderr);
+    // With it (and a database, selected after AUTH), the run works.
+    let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["run", "-p", &port, "-n", "3", "--json", &one])
+        .env("REDISCLI_AUTH", "s3cret")
+        .env_remove("REDIS_URL")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["backend"], "live");
+    assert_eq!(json["reply"], serde_json::json!({"int": 1}));
+}
+
+/// A TCP server on a loopback port that answers each connection with `answer` (None: accepts and
+/// never answers).
+fn fake_server(answer: Option<&'static [u8]>) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            if let Some(answer) = answer {
+                use std::io::{Read, Write};
+                let mut buf = [0u8; 1024];
+                let _ = stream.read(&mut buf);
+                let _ = stream.write_all(answer);
+            }
+            open.push(stream);
+        }
+    });
+    port
+}
+
+#[test]
+fn a_peer_that_is_not_redis_is_one_line_and_a_silent_one_one_timeout() {
+    let dir = tempdir();
+    let one = script(&dir, "one.lua", "return 1");
+    let http = fake_server(Some(
+        b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n",
+    ));
+    let (code, stdout, stderr) = run(&["-p", &http.to_string(), &one]);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        format!("evalbench: 127.0.0.1:{http}: did not answer as a Redis server (its reply is not RESP, the Redis protocol); check the address and port (a TLS port needs --tls)\n")
+    );
+    // Valid RESP, but not what a Redis server says to INFO.
+    let odd = fake_server(Some(b"+hello\r\n"));
+    let (code, _, stderr) = run(&["-p", &odd.to_string(), &one]);
+    assert_eq!(code, 3, "{stderr}");
+    assert_eq!(
+        stderr,
+        format!("evalbench: 127.0.0.1:{odd}: did not answer as a Redis server (INFO replied hello); check the address and port\n")
+    );
+
+    // Accepts and never answers: the connect timeout bounds connecting and discovery together.
+    let silent = fake_server(None);
+    let started = std::time::Instant::now();
+    let (code, _, stderr) = run(&["-p", &silent.to_string(), "--connect-timeout", "2", &one]);
+    let elapsed = started.elapsed();
+    assert_eq!(code, 3, "{stderr}");
+    assert_eq!(
+        stderr,
+        format!("evalbench: 127.0.0.1:{silent}: timed out waiting for the server (check the address, firewalls, or a script blocking the server)\n")
+    );
+    assert!(
+        elapsed >= std::time::Duration::from_secs(2)
+            && elapsed < std::time::Duration::from_millis(3500),
+        "{elapsed:?}"
+    );
+    // The same with a password and a database (AUTH, then SELECT: one timeout in all).
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args([
+            "run",
+            "-p",
+            &silent.to_string(),
+            "-n",
+            "2",
+            "--connect-timeout",
+            "2",
+            &one,
+        ])
+        .env("REDISCLI_AUTH", "x")
+        .env_remove("REDIS_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(3500),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_key_too_large_to_dry_run_is_no_obstacle_to_a_read_only_run() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    let members: Vec<String> = (0..10_001).map(|i| i.to_string()).collect();
+    let mut args = vec!["SADD", "big"];
+    args.extend(members.iter().map(String::as_str));
+    conn.cmd(&args);
+    let dir = tempdir();
+    let card = script(&dir, "card.lua", "return redis.call('SCARD', KEYS[1])");
+    let port = server.port.to_string();
+    // The guard cannot copy the key: --read-only (EVAL_RO, the server refuses writes) or --yes helps.
+    let (code, stdout, stderr) = run(&["-p", &port, &card, "big"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        "evalbench: key 'big' is a set of 10001 members, above the copy limit of 10000; copy refused (the write guard copies the declared keys to dry-run the script; rerun with --read-only to run it as EVAL_RO without the dry run, or with --yes to skip the dry run and allow writes)\n"
+    );
+    let (code, stdout, stderr) = run(&["-p", &port, "--read-only", "--json", &card, "big"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["reply"], serde_json::json!({"int": 10001}));
+    assert_eq!(json["mode"], "read-only");
+    assert_eq!(
+        json["warnings"],
+        serde_json::json!([{"kind": "dry-run-differs", "line": 0, "message": "no dry run (key 'big' is a set of 10001 members, above the copy limit of 10000; copy refused); the script ran as EVAL_RO, so the server refused any write: the Lua value and conversion notes are not shown"}])
     );
 }

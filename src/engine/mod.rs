@@ -4,6 +4,7 @@
 pub mod clock;
 pub mod commands;
 pub mod display;
+pub mod input;
 pub mod keyspace;
 pub mod lint;
 pub mod live;

@@ -70,11 +70,11 @@ impl Config {
 
     /// The configuration in `path`; any problem gives a warning and the defaults for that part.
     pub fn load_from(path: &Path) -> Config {
-        match std::fs::read_to_string(path) {
+        match crate::engine::input::read_bounded_text(path, &crate::engine::input::SETTINGS) {
             Ok(text) => Config::parse(&text, &path.display().to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
+            Err(e) if e.is_not_found() => Config::default(),
             Err(e) => Config {
-                warnings: vec![format!("{}: {e}; using the defaults", path.display())],
+                warnings: vec![format!("{e}; using the defaults")],
                 ..Config::default()
             },
         }

@@ -6,7 +6,8 @@
 
 use super::config::Config;
 use super::inputs::InputsState;
-use crate::cli::{load_keyspace, read_sidecar, sidecar_path};
+use crate::cli::{load_keyspace, load_sidecar_keyspace, read_sidecar, sidecar_path};
+use crate::engine::input::{self, read_bounded, read_bounded_text};
 use crate::engine::keyspace::{keyspace_to_json, Db};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -189,7 +190,7 @@ fn parse_sidecar(car_path: &Path, text: &str, now_ms: i64) -> Result<Sidecar, St
         )
     })?;
     let seed = match &car.keyspace {
-        Some(ks) => load_keyspace(car_path, &ks.to_string(), now_ms).map_err(|e| e.message)?,
+        Some(ks) => load_sidecar_keyspace(car_path, text, ks, now_ms).map_err(|e| e.message)?,
         None => Db::new(),
     };
     Ok(Sidecar {
@@ -219,14 +220,14 @@ pub fn open_script(path: &Path, now_ms: i64) -> Result<Opened, String> {
         });
     }
     // Any bytes: a script need not be UTF-8 (Lua strings are bytes, and `evalbench run` takes it).
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = read_bounded(path, &input::SCRIPT).map_err(|e| e.to_string())?;
     let text = crate::tui::editor::decode_script(&bytes);
     let car_path = sidecar_path(path);
     let (sidecar, sidecar_error) = if car_path == path || !car_path.exists() {
         (None, None)
     } else {
-        match std::fs::read_to_string(&car_path)
-            .map_err(|e| format!("{}: {e}", car_path.display()))
+        match read_bounded_text(&car_path, &input::KEYSPACE_JSON)
+            .map_err(|e| e.to_string())
             .and_then(|t| parse_sidecar(&car_path, &t, now_ms))
         {
             Ok(car) => (Some(car), None),
@@ -271,7 +272,7 @@ pub fn save_script(
             )))
         }
     };
-    let mut car = std::fs::read_to_string(&car_path)
+    let mut car = read_bounded_text(&car_path, &input::KEYSPACE_JSON)
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|v| match v {
@@ -290,7 +291,7 @@ pub fn save_script(
 }
 
 pub fn load_seed(path: &Path, now_ms: i64) -> Result<Db, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = read_bounded_text(path, &input::KEYSPACE_JSON).map_err(|e| e.to_string())?;
     load_keyspace(path, &text, now_ms).map_err(|e| e.message)
 }
 
@@ -402,7 +403,7 @@ pub fn recent() -> Vec<PathBuf> {
 }
 
 pub fn recent_in(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_to_string(dir.join(RECENT_FILE))
+    read_bounded_text(&dir.join(RECENT_FILE), &input::SETTINGS)
         .ok()
         .and_then(|t| serde_json::from_str::<Vec<String>>(&t).ok())
         .unwrap_or_default()
@@ -553,7 +554,7 @@ pub fn load_autosave() -> Option<Autosaved> {
 }
 
 pub fn load_autosave_in(dir: &Path) -> Option<Autosaved> {
-    let text = std::fs::read_to_string(dir.join(AUTOSAVE_FILE)).ok()?;
+    let text = read_bounded_text(&dir.join(AUTOSAVE_FILE), &input::KEYSPACE_JSON).ok()?;
     serde_json::from_str(&text).ok()
 }
 

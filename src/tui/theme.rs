@@ -166,7 +166,8 @@ impl Theme {
             let dir = config_dir?.join("themes");
             let path = dir.join(format!("{name}.{ext}"));
             path.is_file().then(|| {
-                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+                crate::engine::input::read_bounded_text(&path, &crate::engine::input::SETTINGS)
+                    .map_err(|e| e.to_string())
             })
         };
         let fallback = |warning: String| (Theme::dark(), vec![warning]);

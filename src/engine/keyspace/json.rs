@@ -192,11 +192,22 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
     let expire_at_ms = match obj.get("ttl_ms") {
         None | Some(Json::Null) => None,
         Some(t) => {
-            let ms = t
-                .as_i64()
-                .filter(|ms| *ms > 0)
-                .ok_or_else(|| invalid(key, "ttl_ms must be a positive integer"))?;
-            Some(now_ms + ms)
+            // Redis refuses a TTL whose expiry time overflows (PEXPIRE k 9223372036854775807);
+            // wrapping around would expire the key at once.
+            let too_large = || {
+                invalid(
+                    key,
+                    format!(
+                        "ttl_ms {t} is too large: the expiry time overflows, and Redis refuses it (ERR invalid expire time in 'pexpire' command)"
+                    ),
+                )
+            };
+            let ms = match (t.as_i64(), t.as_u64()) {
+                (Some(ms), _) if ms > 0 => ms,
+                (None, Some(_)) => return Err(too_large()),
+                _ => return Err(invalid(key, "ttl_ms must be a positive integer")),
+            };
+            Some(now_ms.checked_add(ms).ok_or_else(too_large)?)
         }
     };
     Ok(Entry {

@@ -71,8 +71,8 @@ pub struct TargetSpec {
 }
 
 fn read_pem(path: &std::path::Path, what: &str) -> Result<Vec<u8>, LiveError> {
-    std::fs::read(path)
-        .map_err(|e| LiveError::Connect(format!("{}: cannot read the {what}: {e}", path.display())))
+    crate::engine::input::read_bounded(path, &crate::engine::input::SETTINGS)
+        .map_err(|e| LiveError::Connect(format!("the {what}: {e}")))
 }
 
 impl TargetSpec {
@@ -180,11 +180,21 @@ pub fn redact(url: &str) -> String {
     }
 }
 
+/// NOAUTH on connect: what to give.
+fn password_needed(target: &str) -> String {
+    format!("{target}: the server requires a password (give it with -a, --askpass or REDISCLI_AUTH, with --user for an ACL user, or in the URL: redis://user:password@host:port)")
+}
+
 /// One line saying what went wrong and what to do.
 pub fn describe_error(e: &redis::RedisError, target: &str) -> String {
     let code = e.code().unwrap_or("");
     let detail = e.detail().unwrap_or("");
     let text = e.to_string();
+    if e.kind() == redis::ErrorKind::Parse {
+        return format!(
+            "{target}: did not answer as a Redis server (its reply is not RESP, the Redis protocol); check the address and port (a TLS port needs --tls)"
+        );
+    }
     if e.is_timeout() {
         return format!("{target}: timed out waiting for the server (check the address, firewalls, or a script blocking the server)");
     }
@@ -193,13 +203,15 @@ pub fn describe_error(e: &redis::RedisError, target: &str) -> String {
             "{target}: connection refused (is the server running? check --server or -h/-p)"
         );
     }
-    if code == "WRONGPASS" || text.contains("WRONGPASS") || text.contains("invalid password") {
+    if code == "WRONGPASS"
+        || text.contains("WRONGPASS")
+        || text.contains("invalid password")
+        || e.kind() == redis::ErrorKind::AuthenticationFailed
+    {
         return format!("{target}: authentication failed: wrong user name or password (pass it with -a, --pass, --askpass or in the URL)");
     }
     if code == "NOAUTH" || text.contains("NOAUTH") {
-        return format!(
-            "{target}: the server requires a password (give it with -a, --askpass or in the URL)"
-        );
+        return password_needed(target);
     }
     if code == "NOPERM" || text.contains("NOPERM") {
         return format!("{target}: denied by the server's ACL: {detail} (ask for the permission or use another user)");
@@ -333,7 +345,9 @@ pub struct LiveBackend {
 
 impl LiveBackend {
     pub fn connect(target: Target) -> Result<LiveBackend, LiveError> {
-        let con = Con::Single(open(&target)?);
+        // Connecting and discovery together take the connect timeout at most (a silent peer).
+        let deadline = Instant::now() + target.connect_timeout;
+        let con = Con::Single(open_until(&target, deadline)?);
         let protocol = match target.info.redis_settings().protocol() {
             redis::ProtocolVersion::RESP3 => Protocol::Resp3,
             _ => Protocol::Resp2,
@@ -356,7 +370,11 @@ impl LiveBackend {
             resolve_cache: Default::default(),
             masters: Vec::new(),
         };
-        backend.server = backend.discover()?;
+        backend.server = backend.discover(deadline)?;
+        if let Con::Single(c) = &backend.con {
+            c.set_read_timeout(backend.target.read_timeout)
+                .map_err(|e| LiveError::Connect(describe_error(&e, &backend.target.display)))?;
+        }
         if backend.server.cluster {
             backend.con = Con::Cluster(Box::new(open_cluster(&backend.target)?));
             backend.cluster_masters()?;
@@ -501,32 +519,76 @@ impl LiveBackend {
         }
     }
 
-    fn text(&mut self, args: &[&[u8]]) -> Result<Option<String>, LiveError> {
-        Ok(match self.command(args)? {
+    /// One command of the discovery on the new connection, answered by `deadline`; a failure is a
+    /// connection error (no reconnect: the connection is new).
+    fn ask(&mut self, args: &[&[u8]], deadline: Instant) -> Result<Reply, LiveError> {
+        let left = time_left(deadline, &self.target)?;
+        let display = self.target.display.clone();
+        let connect_error = |e: redis::RedisError| LiveError::Connect(describe_error(&e, &display));
+        let Con::Single(con) = &mut self.con else {
+            return Err(LiveError::Connect(format!(
+                "{display}: discovery needs a single connection"
+            )));
+        };
+        con.set_read_timeout(Some(left)).map_err(connect_error)?;
+        match con.req_command(&to_cmd(args)) {
+            Ok(v) => Ok(to_reply(v)),
+            Err(e) => match server_error_text(&e) {
+                Some(text) => Ok(Reply::Error(text)),
+                None => Err(connect_error(e)),
+            },
+        }
+    }
+
+    fn text(&mut self, args: &[&[u8]], deadline: Instant) -> Result<Option<String>, LiveError> {
+        Ok(match self.ask(args, deadline)? {
             Reply::Bulk(b) => Some(String::from_utf8_lossy(&b).into_owned()),
             Reply::Verbatim { text, .. } => Some(String::from_utf8_lossy(&text).into_owned()),
             _ => None,
         })
     }
 
-    fn config_get(&mut self, name: &str) -> Result<Result<Option<String>, String>, LiveError> {
-        Ok(match self.command(&[b"CONFIG", b"GET", name.as_bytes()])? {
-            Reply::Array(items) => Ok(items.get(1).and_then(|v| match v {
-                Reply::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
-                _ => None,
-            })),
-            Reply::Map(pairs) => Ok(pairs.first().and_then(|(_, v)| match v {
-                Reply::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
-                _ => None,
-            })),
-            Reply::Error(e) => Err(e),
-            _ => Ok(None),
-        })
+    fn config_get(
+        &mut self,
+        name: &str,
+        deadline: Instant,
+    ) -> Result<Result<Option<String>, String>, LiveError> {
+        Ok(
+            match self.ask(&[b"CONFIG", b"GET", name.as_bytes()], deadline)? {
+                Reply::Array(items) => Ok(items.get(1).and_then(|v| match v {
+                    Reply::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                    _ => None,
+                })),
+                Reply::Map(pairs) => Ok(pairs.first().and_then(|(_, v)| match v {
+                    Reply::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                    _ => None,
+                })),
+                Reply::Error(e) => Err(e),
+                _ => Ok(None),
+            },
+        )
     }
 
-    fn discover(&mut self) -> Result<ServerInfo, LiveError> {
+    fn discover(&mut self, deadline: Instant) -> Result<ServerInfo, LiveError> {
         // Valkey's INFO also has redis_version (the Redis version it is compatible with).
-        let info = self.text(&[b"INFO", b"server"])?.unwrap_or_default();
+        let info = match self.ask(&[b"INFO", b"server"], deadline)? {
+            Reply::Bulk(b) | Reply::Verbatim { text: b, .. } => {
+                String::from_utf8_lossy(&b).into_owned()
+            }
+            // A password is needed: the connection is of no use (every command would answer NOAUTH).
+            Reply::Error(e) if e.starts_with("NOAUTH") => {
+                return Err(LiveError::Connect(password_needed(&self.target.display)))
+            }
+            // INFO denied by an ACL: the version stays unknown.
+            Reply::Error(_) => String::new(),
+            other => {
+                return Err(LiveError::Connect(format!(
+                    "{}: did not answer as a Redis server (INFO replied {}); check the address and port",
+                    self.target.display,
+                    short(&other.to_cli().replace('\n', " "), 60)
+                )))
+            }
+        };
         let (product, version) = match info_field(&info, "valkey_version") {
             Some(v) => ("valkey".to_string(), v.to_string()),
             None => (
@@ -536,19 +598,21 @@ impl LiveBackend {
                     .to_string(),
             ),
         };
-        let role = match self.command(&[b"ROLE"])? {
+        let role = match self.ask(&[b"ROLE"], deadline)? {
             Reply::Array(items) => match items.first() {
                 Some(Reply::Bulk(b)) => String::from_utf8_lossy(b).into_owned(),
                 _ => "master".into(),
             },
             _ => "master".into(),
         };
-        let cluster_info = self.text(&[b"INFO", b"cluster"])?.unwrap_or_default();
+        let cluster_info = self
+            .text(&[b"INFO", b"cluster"], deadline)?
+            .unwrap_or_default();
         let cluster = info_field(&cluster_info, "cluster_enabled") == Some("1");
         let mut notes = Vec::new();
         let mut busy_threshold_ms = None;
         for name in ["busy-reply-threshold", "lua-time-limit"] {
-            match self.config_get(name)? {
+            match self.config_get(name, deadline)? {
                 Ok(Some(v)) => {
                     busy_threshold_ms = v.parse().ok();
                     break;
@@ -560,7 +624,10 @@ impl LiveBackend {
                 }
             }
         }
-        let maxmemory_policy = self.config_get("maxmemory-policy")?.ok().flatten();
+        let maxmemory_policy = self
+            .config_get("maxmemory-policy", deadline)?
+            .ok()
+            .flatten();
         notes.extend(profile::note(&product, &version));
         Ok(ServerInfo {
             product,
@@ -650,13 +717,48 @@ impl LiveBackend {
         let mut args: Vec<&[u8]> = vec![evalsha, sha.as_bytes(), numkeys.as_bytes()];
         args.extend(request.keys.iter().map(Vec::as_slice));
         args.extend(request.argv.iter().map(Vec::as_slice));
-        let reply = self.command(&args)?;
+        let reply = self.script_command(&args, &request.keys)?;
         if matches!(&reply, Reply::Error(e) if e.starts_with("NOSCRIPT")) {
             args[0] = eval;
             args[1] = text;
-            return self.command(&args);
+            return self.script_command(&args, &request.keys);
         }
         Ok(reply)
+    }
+
+    /// Send a script. When the read timeout expires, the script would go on keeping the server busy:
+    /// SCRIPT KILL it from a second connection (on the node running it) and say how that went.
+    fn script_command(&mut self, args: &[&[u8]], keys: &[Vec<u8>]) -> Result<Reply, LiveError> {
+        let result = self.send(&to_cmd(args));
+        let timed_out = matches!(&result, Err(e) if e.is_timeout() && e.code().is_none());
+        if !timed_out {
+            return self.reply_of(result);
+        }
+        // The server reads the SCRIPT KILL once the script has run for the busy threshold (or ends).
+        let wait =
+            Duration::from_millis(self.server.busy_threshold_ms) + self.target.connect_timeout;
+        let mut killer = self.target.clone();
+        killer.connect_timeout = wait;
+        killer.read_timeout = Some(wait);
+        // A busy server refuses SELECT; SCRIPT KILL needs no database.
+        let settings = killer.info.redis_settings().clone().set_db(0);
+        killer.info = killer.info.clone().set_redis_settings(settings);
+        let answer = describe_kill(script_kill_for(&killer, keys), self.server.cluster);
+        // The late reply of the script would be read as the next command's: a fresh connection (a
+        // cluster connection skips it by itself).
+        if matches!(self.con, Con::Single(_)) {
+            self.reconnect();
+        }
+        let after = self
+            .target
+            .read_timeout
+            .map_or("the read timeout".to_string(), |d| {
+                format!("{}s", d.as_secs_f64())
+            });
+        Err(LiveError::Lost(format!(
+            "{}: gave up waiting for the script after {after} (--read-timeout); {answer}",
+            self.target.display
+        )))
     }
 
     /// Run a script on the server as EVAL (or EVAL_RO) would, with a trace of its calls.
@@ -843,14 +945,68 @@ pub fn script_kill(target: &Target) -> Result<Reply, LiveError> {
 
 fn kill(con: &mut redis::Connection, target: &Target) -> Result<Reply, LiveError> {
     let cmd = redis::cmd("SCRIPT").arg("KILL").to_owned();
-    con.req_command(&cmd)
+    let answer = con
+        .req_command(&cmd)
         .map(to_reply)
         .or_else(|e| match (e.code(), e.detail()) {
             // An error reply (NOTBUSY, UNKILLABLE) is the server's answer.
             (Some(code), Some(detail)) => Ok(Reply::Error(format!("{code} {detail}"))),
             (Some(code), None) => Ok(Reply::Error(code.to_string())),
             _ => Err(LiveError::Lost(describe_error(&e, &target.display))),
-        })
+        })?;
+    // OK sets a flag the script's hook reads a moment later: until then the server answers BUSY.
+    // Wait (briefly) for the stop, so the caller's next command finds the server free.
+    if answer == Reply::Status("OK".into()) {
+        let until = Instant::now() + Duration::from_secs(1);
+        let ping = redis::cmd("PING").to_owned();
+        while Instant::now() < until {
+            match con.req_command(&ping) {
+                Err(e) if e.code() == Some("BUSY") => std::thread::sleep(Duration::from_millis(1)),
+                Ok(Value::ServerError(e)) if e.code() == "BUSY" => {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
+                _ => break,
+            }
+        }
+    }
+    Ok(answer)
+}
+
+/// What SCRIPT KILL answered, for a message: "sent SCRIPT KILL: OK (...)". On a cluster, the node that
+/// ran the script (the one not answering NOTBUSY) is named.
+fn describe_kill(answers: Result<KillAnswers, LiveError>, cluster: bool) -> String {
+    let answers = match answers {
+        Ok(answers) if !answers.is_empty() => answers,
+        Ok(_) => return "SCRIPT KILL was not sent (no node to ask)".into(),
+        Err(e) => return format!("SCRIPT KILL could not be sent: {e}"),
+    };
+    let not_busy =
+        |a: &Result<Reply, LiveError>| matches!(a, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"));
+    let (node, answer) = answers
+        .iter()
+        .find(|(_, a)| !not_busy(a))
+        .unwrap_or(&answers[0]);
+    let to = if cluster {
+        format!(" to {node}")
+    } else {
+        String::new()
+    };
+    match answer {
+        Ok(Reply::Status(s)) if s == "OK" => {
+            format!("sent SCRIPT KILL{to}: OK (the script was stopped)")
+        }
+        Ok(Reply::Error(e)) if e.starts_with("NOTBUSY") => format!(
+            "sent SCRIPT KILL{to}: NOTBUSY (the script had ended by then; its reply was not read)"
+        ),
+        Ok(Reply::Error(e)) if e.starts_with("UNKILLABLE") => format!(
+            "sent SCRIPT KILL{to}: UNKILLABLE: the script has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE)"
+        ),
+        Ok(other) => format!(
+            "sent SCRIPT KILL{to}: {}",
+            other.to_cli().replace('\n', " ")
+        ),
+        Err(e) => format!("SCRIPT KILL{to} failed: {e}"),
+    }
 }
 
 /// The nodes `script_kill_for` asked, each with its answer: ("host:port", SCRIPT KILL's reply or the
@@ -1038,17 +1194,91 @@ fn open_cluster(target: &Target) -> Result<redis::cluster::ClusterConnection, Li
 }
 
 fn open(target: &Target) -> Result<redis::Connection, LiveError> {
-    // rustls needs a process-wide crypto provider; installing it twice is harmless.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = match &target.tls {
-        Some(certs) => redis::Client::build_with_tls(target.info.clone(), certs.clone()),
-        None => redis::Client::open(target.info.clone()),
-    }
-    .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
-    let con = client
-        .get_connection_with_timeout(target.connect_timeout)
-        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    let con = open_until(target, Instant::now() + target.connect_timeout)?;
     con.set_read_timeout(target.read_timeout)
         .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
     Ok(con)
+}
+
+/// The time left until `deadline`, or the connect timeout's error.
+fn time_left(deadline: Instant, target: &Target) -> Result<Duration, LiveError> {
+    match deadline.saturating_duration_since(Instant::now()) {
+        left if left.is_zero() => Err(LiveError::Connect(format!(
+            "{}: timed out waiting for the server (check the address, firewalls, or a script blocking the server)",
+            target.display
+        ))),
+        left => Ok(left),
+    }
+}
+
+/// A connection set up (TCP, TLS, AUTH or HELLO, SELECT) by `deadline`, its read timeout the time
+/// left. The crate waits its timeout once per command of its setup pipeline, so it gets one command
+/// at most: no CLIENT SETINFO (Redis 7.0 does not know it), and SELECT is sent here.
+fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, LiveError> {
+    // rustls needs a process-wide crypto provider; installing it twice is harmless.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let db = target.info.redis_settings().db();
+    let settings = target
+        .info
+        .redis_settings()
+        .clone()
+        .set_skip_set_lib_name()
+        .set_db(0);
+    let info = target.info.clone().set_redis_settings(settings);
+    let client = match &target.tls {
+        Some(certs) => redis::Client::build_with_tls(info, certs.clone()),
+        None => redis::Client::open(info),
+    }
+    .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    let mut con = client
+        .get_connection_with_timeout(time_left(deadline, target)?)
+        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    let left = time_left(deadline, target)?;
+    con.set_read_timeout(Some(left))
+        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    if db != 0 {
+        let select = redis::cmd("SELECT").arg(db).to_owned();
+        let refusal = match con.req_command(&select).map(to_reply) {
+            Ok(Reply::Error(e)) => Some(e),
+            Ok(_) => None,
+            Err(e) => match server_error_text(&e) {
+                Some(text) => Some(text),
+                None => return Err(LiveError::Connect(describe_error(&e, &target.display))),
+            },
+        };
+        match refusal {
+            Some(e) if e.starts_with("NOAUTH") => {
+                return Err(LiveError::Connect(password_needed(&target.display)))
+            }
+            Some(e) => {
+                return Err(LiveError::Connect(format!(
+                    "{}: SELECT {db} was refused: {e}",
+                    target.display
+                )))
+            }
+            None => {}
+        }
+        con.set_read_timeout(Some(time_left(deadline, target)?))
+            .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    }
+    Ok(con)
+}
+
+/// The text of a server's error reply the crate returned as an error ("CODE detail").
+fn server_error_text(e: &redis::RedisError) -> Option<String> {
+    match (e.code(), e.detail()) {
+        (Some(code), Some(detail)) => Some(format!("{code} {detail}")),
+        (Some(code), None) => Some(code.to_string()),
+        _ => None,
+    }
+}
+
+fn short(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(width - 1).collect();
+        t.push('…');
+        t
+    }
 }
