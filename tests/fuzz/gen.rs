@@ -105,6 +105,7 @@ const HELPERS: &[(&str, &str)] = &[
     ("Tms", "local t = redis.call('TIME')\nlocal Tms = t[1] * 1000 + math.floor(t[2] / 1000)\nlocal T = tonumber(t[1])\n"),
     ("U(", "local function U(x) if type(x) ~= 'table' or x.err then return x end if x.set then local a = {} for k in pairs(x.set) do a[#a + 1] = k end x = a end table.sort(x) return x end\n"),
     ("SC(", "local function SC(x, w) if type(x) ~= 'table' or x.err then return x end local g = {} for i = 1, #x[2], w do g[#g + 1] = {x[2][i], x[2][i + 1]} end table.sort(g, function(a, b) return a[1] < b[1] end) local o = {} for _, p in ipairs(g) do o[#o + 1] = p[1] if w == 2 then o[#o + 1] = p[2] end end return {x[1], o} end\n"),
+    ("PAIRS(", "local function PAIRS(x) if type(x) ~= 'table' or x.err then return x end local g = {} if x.map then for k, v in pairs(x.map) do g[#g + 1] = {k, v} end else for i = 1, #x, 2 do g[#g + 1] = {x[i], x[i + 1]} end end table.sort(g, function(a, b) return a[1] < b[1] end) local o = {} for _, p in ipairs(g) do o[#o + 1] = p[1] o[#o + 1] = p[2] end return o end\n"),
     ("B(", "local function B(x, unit) if type(x) ~= 'number' or x < 0 then return x end return math.floor((x * unit + 5000) / 10000) end\n"),
     ("A(", "local function A(x, unit) if type(x) ~= 'number' or x < 0 then return x end return math.floor((x * unit - Tms + 5000) / 10000) end\n"),
 ];
@@ -261,7 +262,8 @@ enum Norm {
     None,
     /// Unordered members: sorted.
     Unordered,
-    /// A SCAN-like reply: elements sorted (in pairs for HSCAN/ZSCAN).
+    /// A SCAN-like reply: elements sorted (in pairs for HSCAN/ZSCAN); `Scan(0)`: a field-value
+    /// reply (HGETALL, a map in RESP3) as pairs sorted by field.
     Scan(u8),
     /// A relative time: 10 s buckets of (x * unit ms).
     Bucket(u32),
@@ -339,10 +341,12 @@ const TEMPLATES: &[(&str, Fam, Norm)] = &[
     ("HDEL k (f)+", Fam::Hash, Norm::None),
     ("HEXISTS k f", Fam::Hash, Norm::None),
     ("HGET k f", Fam::Hash, Norm::None),
-    ("HGETALL k", Fam::Hash, Norm::None),
+    // A hash with a value above 64 bytes (hash-max-listpack-value) is a hash table in Redis: its
+    // order is Redis's hash order, so hash replies are compared as sets.
+    ("HGETALL k", Fam::Hash, Norm::Scan(0)),
     ("HINCRBY k f i", Fam::Hash, Norm::None),
     ("HINCRBYFLOAT k f x", Fam::Hash, Norm::None),
-    ("HKEYS k", Fam::Hash, Norm::None),
+    ("HKEYS k", Fam::Hash, Norm::Unordered),
     ("HLEN k", Fam::Hash, Norm::None),
     ("HMGET k (f)+", Fam::Hash, Norm::None),
     ("HMSET k (f v)+", Fam::Hash, Norm::None),
@@ -355,7 +359,7 @@ const TEMPLATES: &[(&str, Fam, Norm)] = &[
     ("HSETNX k f v", Fam::Hash, Norm::None),
     ("HRANDFIELD k {0 | 100}", Fam::Hash, Norm::Unordered),
     ("HSTRLEN k f", Fam::Hash, Norm::None),
-    ("HVALS k", Fam::Hash, Norm::None),
+    ("HVALS k", Fam::Hash, Norm::Unordered),
     // lists
     (
         "BLMPOP timeout #k {LEFT | RIGHT} [COUNT n]",
@@ -790,10 +794,10 @@ fn statement<S: Src>(src: &mut S, opts: &Options) -> Stmt {
         let text: &[u8] = if opts.has(Known::ErrorReplyNul) && src.chance(50) {
             tags.push(Known::ErrorReplyNul);
             let texts: [&[u8]; 3] = [b"a\0b c", b"MY err\0x", b"\0"];
-            *src.pick(&texts)
+            texts[src.below(texts.len())]
         } else {
             let texts: [&[u8]; 4] = [b"my error", b"-ERR x", b"WRONG thing", b""];
-            *src.pick(&texts)
+            texts[src.below(texts.len())]
         };
         let f = if src.chance(70) {
             "error_reply"
@@ -821,7 +825,9 @@ fn statement<S: Src>(src: &mut S, opts: &Options) -> Stmt {
     let random_pick = ["SPOP", "SRANDMEMBER", "HRANDFIELD", "ZRANDMEMBER"]
         .iter()
         .any(|c| template.starts_with(c));
-    if args.len() > 1 && !random_pick && g.src.chance(3) {
+    // (Not with a time among the arguments: it would land in an error text, a millisecond apart.)
+    let timed = args.iter().any(|a| matches!(a, Arg::Expr(_)));
+    if args.len() > 1 && !random_pick && !timed && g.src.chance(3) {
         let at = 1 + g.src.below(args.len() - 1);
         if g.src.chance(50) {
             args.remove(at);
@@ -843,6 +849,7 @@ fn statement<S: Src>(src: &mut S, opts: &Options) -> Stmt {
     let expr = match norm {
         Norm::None => call,
         Norm::Unordered => format!("U({call})"),
+        Norm::Scan(0) => format!("PAIRS({call})"),
         Norm::Scan(w) => format!("SC({call}, {w})"),
         Norm::Bucket(unit) => format!("B({call}, {unit})"),
         Norm::Absolute(unit) => format!("A({call}, {unit})"),
