@@ -27,3 +27,13 @@ fn parse_resp_deep_nesting() {
     let handle = std::thread::spawn(move || parse_resp(&input).map(|r| r.map(|(_, used)| used)));
     assert!(handle.join().is_ok());
 }
+
+#[test]
+#[ignore = "issue 15 group 1 (seed scores one ULP off: serde_json without float_roundtrip), fixed on another branch"]
+fn keyspace_json_scores_round_trip() {
+    use evalbench::engine::keyspace::{keyspace_from_json, keyspace_to_json};
+    let text = r#"{"z": {"type": "zset", "value": [["a", -91.26398983444395]]}}"#;
+    let db = keyspace_from_json(text, 0).unwrap();
+    let score = &keyspace_to_json(&db, 0)["z"]["value"][0][1];
+    assert_eq!(score.as_f64(), Some(-91.26398983444395));
+}
