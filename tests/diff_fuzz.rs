@@ -1,0 +1,368 @@
+//! The differential fuzzer (issue 15): seeded random scripts of `redis.pcall`/`redis.call` commands
+//! over a small mixed-type keyspace with TTLs, RESP2 and RESP3, run on the sandbox and on a real
+//! redis-server started by the test; the typed reply and the resulting keyspace must be identical.
+//! A mismatch is minimized (statements and seed keys dropped while it still differs) and written in
+//! the `.cases` format to `target/fuzz-mismatches/`, ready to paste into `tests/cases/`.
+//!
+//! CI runs it for `EVALBENCH_DIFF_FUZZ_SECONDS` (default 15) on a fixed seed, without the inputs of
+//! the groups listed in `UNFIXED`. On demand:
+//! `EVALBENCH_DIFF_FUZZ_CASES=50000 EVALBENCH_FUZZ_SEED=7 cargo test --release --test diff_fuzz -- --nocapture`
+//! (a random seed when none is given; `EVALBENCH_DIFF_FUZZ_KNOWN=0` leaves out the inputs of every
+//! known group). On-demand runs report their mismatch groups and fail only on groups not known.
+
+mod common;
+#[path = "fuzz/gen.rs"]
+mod gen;
+
+use common::{normalize_keyspace, plain_eval, Case, Conn, RedisServer};
+use evalbench::engine::keyspace::{keyspace_from_json, keyspace_to_json};
+use evalbench::engine::{Protocol, RunRequest, Sandbox};
+use gen::{Known, Options, Program};
+use rand::SeedableRng;
+use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Groups of issue 15 still open on this branch: the CI run does not generate their inputs. Empty
+/// it as their fixes land (on-demand runs generate them unless `EVALBENCH_DIFF_FUZZ_KNOWN=0`).
+const UNFIXED: &[Known] = &[
+    Known::SeedFloat,
+    Known::SameKeyMove,
+    Known::ErrorReplyNul,
+    Known::NulArgument,
+];
+
+/// The CI run's seed: the same cases every run (a prefix, as far as the time allows).
+const CI_SEED: u64 = 15;
+const MAX_STATEMENTS: usize = 12;
+
+fn env_u64(name: &str) -> Option<u64> {
+    let v = std::env::var(name).ok()?;
+    Some(
+        v.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?}: expected a number")),
+    )
+}
+
+/// TTLs compared in 10 s buckets: the two sides run at different moments (see gen.rs).
+fn coarse_keyspace(ks: &Json) -> Json {
+    let mut ks = normalize_keyspace(ks);
+    for spec in ks.as_object_mut().into_iter().flat_map(|m| m.values_mut()) {
+        if let Some(s) = spec.get("ttl_ms").and_then(Json::as_str) {
+            let secs: i64 = s
+                .trim_matches(|c| c == '~' || c == 's')
+                .parse()
+                .unwrap_or(-1);
+            spec["ttl_ms"] = json!(format!("~{}0s", (secs + 5).div_euclid(10)));
+        }
+    }
+    ks
+}
+
+fn case_of(p: &Program) -> Case {
+    Case {
+        file: "diff_fuzz".into(),
+        name: "generated".into(),
+        keys: Vec::new(),
+        argv: Vec::new(),
+        seed: p.seed.clone(),
+        resp: p.client_resp,
+        script: p.script(),
+    }
+}
+
+fn on_sandbox(sandbox: &mut Sandbox, case: &Case) -> (Json, Json) {
+    for db in &mut sandbox.keyspace_mut().dbs {
+        db.clear();
+    }
+    let now = sandbox.now_ms();
+    let db = keyspace_from_json(&case.seed.to_string(), now).expect("generated seeds are valid");
+    sandbox.set_db0(db);
+    let protocol = if case.resp == 3 {
+        Protocol::Resp3
+    } else {
+        Protocol::Resp2
+    };
+    let request = RunRequest {
+        script: case.script.as_bytes().to_vec(),
+        protocol,
+        ..RunRequest::default()
+    };
+    let report = sandbox.run(&request);
+    let keyspace = keyspace_to_json(sandbox.keyspace().db(0), sandbox.now_ms());
+    (report.reply_for(protocol).to_json(), keyspace)
+}
+
+struct Sides<'a> {
+    conn: &'a mut Conn,
+    sandbox: &'a mut Sandbox,
+}
+
+/// Both sides' (reply, keyspace), or `None` when they agree.
+type Outcomes = ((Json, Json), (Json, Json));
+
+impl Sides<'_> {
+    fn differ(&mut self, p: &Program) -> Option<Outcomes> {
+        let case = case_of(p);
+        let (redis_reply, redis_ks) = plain_eval(self.conn, &case);
+        let (sb_reply, sb_ks) = on_sandbox(self.sandbox, &case);
+        let redis = (redis_reply, coarse_keyspace(&redis_ks));
+        let sandbox = (sb_reply, coarse_keyspace(&sb_ks));
+        (redis != sandbox).then_some((redis, sandbox))
+    }
+
+    /// Drop statements, then seed keys, then RESP3, while the case still differs.
+    fn minimize(&mut self, mut p: Program) -> Program {
+        let mut i = p.stmts.len();
+        while i > 0 {
+            i -= 1;
+            if p.stmts.len() == 1 {
+                break;
+            }
+            let mut q = p.clone();
+            q.stmts.remove(i);
+            if self.differ(&q).is_some() {
+                p = q;
+            }
+        }
+        let keys: Vec<String> = p.seed.as_object().unwrap().keys().cloned().collect();
+        for key in keys {
+            let mut q = p.clone();
+            q.seed.as_object_mut().unwrap().remove(&key);
+            if self.differ(&q).is_some() {
+                p = q;
+            }
+        }
+        for flip in 0..2 {
+            let mut q = p.clone();
+            if flip == 0 {
+                q.script_resp3 = false;
+            } else {
+                q.client_resp = 2;
+            }
+            if (q.script_resp3 != p.script_resp3 || q.client_resp != p.client_resp)
+                && self.differ(&q).is_some()
+            {
+                p = q;
+            }
+        }
+        // The tags of what is left.
+        let tags = p.tags();
+        p.seed_tags.retain(|t| tags.contains(t));
+        p
+    }
+}
+
+/// `s` without its NULs inside string literals (a NUL and the rest of the literal dropped).
+fn strip_nuls(s: &str) -> String {
+    let mut out = s.to_string();
+    while let Some(at) = out.find("\\000") {
+        let end = out[at..].find('\'').map_or(out.len(), |e| at + e);
+        out.replace_range(at..end, "");
+    }
+    out
+}
+
+/// The program without the inputs of one known group.
+fn without(p: &Program, tag: Known) -> Program {
+    let mut q = p.clone();
+    match tag {
+        Known::SeedFloat => {
+            for spec in q.seed.as_object_mut().unwrap().values_mut() {
+                if spec["type"] == "zset" {
+                    for pair in spec["value"].as_array_mut().into_iter().flatten() {
+                        if let Some(x) = pair[1].as_f64().filter(|_| pair[1].is_f64()) {
+                            pair[1] = json!((x * 1e6).round() / 1e6);
+                        }
+                    }
+                }
+            }
+        }
+        Known::NulArgument | Known::ErrorReplyNul => {
+            for st in q.stmts.iter_mut().filter(|s| s.tags.contains(&tag)) {
+                st.expr = strip_nuls(&st.expr);
+            }
+        }
+        Known::SameKeyMove => {
+            for st in q.stmts.iter_mut().filter(|s| s.tags.contains(&tag)) {
+                for k in [
+                    "list1", "list2", "str1", "str2", "hash1", "hash2", "set1", "set2", "zset1",
+                    "zset2", "strm1", "nokey",
+                ] {
+                    let other = if k == "list2" { "list1" } else { "list2" };
+                    st.expr =
+                        st.expr
+                            .replacen(&format!("'{k}', '{k}'"), &format!("'{k}', '{other}'"), 1);
+                }
+            }
+        }
+    }
+    q
+}
+
+/// The group of a minimized mismatch: the known groups whose inputs it needs (it matches without
+/// them), or else the command whose reply differs.
+fn group_of(sides: &mut Sides, p: &Program, outcomes: &Outcomes) -> String {
+    let causes: Vec<&str> = p
+        .tags()
+        .into_iter()
+        .filter(|&t| sides.differ(&without(p, t)).is_none())
+        .map(|t| t.name())
+        .collect();
+    if !causes.is_empty() {
+        return causes.join("+");
+    }
+    let ((redis_reply, _), (sandbox_reply, _)) = outcomes;
+    let (ra, sa) = (redis_reply.get("array"), sandbox_reply.get("array"));
+    if let (Some(Json::Array(ra)), Some(Json::Array(sa))) = (ra, sa) {
+        if let Some(at) = (0..ra.len().min(sa.len())).find(|&i| ra[i] != sa[i]) {
+            if let Some(s) = p.stmts.get(at) {
+                return format!("new: reply of {}", s.command);
+            }
+        }
+        if redis_reply == sandbox_reply {
+            let last = p.stmts.last().map_or("", |s| s.command.as_str());
+            return format!("new: keyspace after {last}");
+        }
+    }
+    let last = p.stmts.last().map_or("", |s| s.command.as_str());
+    format!("new: script reply ({last})")
+}
+
+fn slug(group: &str) -> String {
+    group
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect::<String>()
+        .split('-')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+#[test]
+fn sandbox_matches_redis_on_random_scripts() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    let cases_wanted = env_u64("EVALBENCH_DIFF_FUZZ_CASES");
+    let on_demand = cases_wanted.is_some();
+    let seed = env_u64("EVALBENCH_FUZZ_SEED").unwrap_or_else(|| {
+        if on_demand {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        } else {
+            CI_SEED
+        }
+    });
+    let budget = Duration::from_secs(env_u64("EVALBENCH_DIFF_FUZZ_SECONDS").unwrap_or(15));
+    let with_known = std::env::var("EVALBENCH_DIFF_FUZZ_KNOWN").map_or(true, |v| v != "0");
+    let enabled: Vec<Known> = Known::ALL
+        .into_iter()
+        .filter(|k| with_known && (on_demand || !UNFIXED.contains(k)))
+        .collect();
+    let opts = Options {
+        enabled,
+        small: false,
+    };
+    eprintln!(
+        "diff_fuzz: EVALBENCH_FUZZ_SEED={seed} {} inputs of known groups: {:?} ({} commands)",
+        match cases_wanted {
+            Some(n) => format!("{n} cases,"),
+            None => format!("{} s,", budget.as_secs()),
+        },
+        opts.enabled.iter().map(|k| k.name()).collect::<Vec<_>>(),
+        gen::command_names().len(),
+    );
+    let out_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-mismatches");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut sandbox = Sandbox::new();
+    let mut sides = Sides {
+        conn: &mut conn,
+        sandbox: &mut sandbox,
+    };
+    let started = Instant::now();
+    let (mut ran, mut matched) = (0u64, 0u64);
+    // group -> (count, first minimized case)
+    let mut groups: BTreeMap<String, (u64, String)> = BTreeMap::new();
+    loop {
+        match cases_wanted {
+            Some(n) if ran >= n => break,
+            None if started.elapsed() >= budget => break,
+            _ => {}
+        }
+        let p = gen::program(&mut rng, &opts, MAX_STATEMENTS);
+        ran += 1;
+        let Some(_) = sides.differ(&p) else {
+            matched += 1;
+            continue;
+        };
+        let minimized = sides.minimize(p.clone());
+        let (group, text) = match sides.differ(&minimized) {
+            Some(outcomes) => {
+                let group = group_of(&mut sides, &minimized, &outcomes);
+                let ((rr, rk), (sr, sk)) = &outcomes;
+                let text = format!(
+                    "# diff_fuzz EVALBENCH_FUZZ_SEED={seed} case {ran}: {group}\n# redis   reply: {rr}\n# sandbox reply: {sr}\n# redis   keyspace: {rk}\n# sandbox keyspace: {sk}\n{}",
+                    minimized.to_case(&format!("diff_fuzz seed {seed} case {ran}: {group}"))
+                );
+                (group, text)
+            }
+            // Gone on a rerun: a timing-dependent case.
+            None => (
+                "not reproducible".to_string(),
+                format!(
+                    "# seed {seed} case {ran}\n{}",
+                    p.to_case("not reproducible")
+                ),
+            ),
+        };
+        let entry = groups.entry(group.clone()).or_insert((0, String::new()));
+        entry.0 += 1;
+        if entry.0 == 1 {
+            entry.1 = text.clone();
+            let _ = std::fs::create_dir_all(&out_dir);
+            let file = out_dir.join(format!("{seed}-{ran}-{}.cases", slug(&group)));
+            let _ = std::fs::write(&file, &text);
+            eprintln!("mismatch ({group}), written to {}:\n{text}", file.display());
+        }
+    }
+    let rate = if ran == 0 {
+        0.0
+    } else {
+        100.0 * matched as f64 / ran as f64
+    };
+    eprintln!(
+        "{ran} cases, {matched} match ({rate:.1}%) in {:.1} s, EVALBENCH_FUZZ_SEED={seed}",
+        started.elapsed().as_secs_f64()
+    );
+    for (group, (count, _)) in &groups {
+        eprintln!("  {count:6}  {group}");
+    }
+    assert!(ran > 0, "no case ran");
+    let known_names: Vec<&str> = Known::ALL.iter().map(|k| k.name()).collect();
+    let unexpected: Vec<&String> = groups
+        .iter()
+        .filter(|(g, _)| !g.split('+').all(|t| known_names.contains(&t)))
+        .map(|(_, (_, text))| text)
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "{} mismatch groups outside the known ones (seed {seed}):\n{}",
+        unexpected.len(),
+        unexpected
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
