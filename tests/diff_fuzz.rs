@@ -4,11 +4,11 @@
 //! A mismatch is minimized (statements and seed keys dropped while it still differs) and written in
 //! the `.cases` format to `target/fuzz-mismatches/`, ready to paste into `tests/cases/`.
 //!
-//! CI runs it for `EVALBENCH_DIFF_FUZZ_SECONDS` (default 15) on a fixed seed, without the inputs of
-//! the groups listed in `UNFIXED`. On demand:
+//! CI runs it for `EVALBENCH_DIFF_FUZZ_SECONDS` (default 15) on a fixed seed. On demand:
 //! `EVALBENCH_DIFF_FUZZ_CASES=50000 EVALBENCH_FUZZ_SEED=7 cargo test --release --test diff_fuzz -- --nocapture`
 //! (a random seed when none is given; `EVALBENCH_DIFF_FUZZ_KNOWN=0` leaves out the inputs of every
-//! known group). On-demand runs report their mismatch groups and fail only on groups not known.
+//! known group). Any mismatch fails the run; it is named after the issue-15 group it regresses when
+//! it needs that group's inputs.
 
 mod common;
 #[path = "fuzz/gen.rs"]
@@ -22,15 +22,6 @@ use rand::SeedableRng;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-
-/// Groups of issue 15 still open on this branch: the CI run does not generate their inputs. Empty
-/// it as their fixes land (on-demand runs generate them unless `EVALBENCH_DIFF_FUZZ_KNOWN=0`).
-const UNFIXED: &[Known] = &[
-    Known::SeedFloat,
-    Known::SameKeyMove,
-    Known::ErrorReplyNul,
-    Known::NulArgument,
-];
 
 /// The CI run's seed: the same cases every run (a prefix, as far as the time allows).
 const CI_SEED: u64 = 15;
@@ -266,10 +257,7 @@ fn sandbox_matches_redis_on_random_scripts() {
     });
     let budget = Duration::from_secs(env_u64("EVALBENCH_DIFF_FUZZ_SECONDS").unwrap_or(15));
     let with_known = std::env::var("EVALBENCH_DIFF_FUZZ_KNOWN").map_or(true, |v| v != "0");
-    let enabled: Vec<Known> = Known::ALL
-        .into_iter()
-        .filter(|k| with_known && (on_demand || !UNFIXED.contains(k)))
-        .collect();
+    let enabled: Vec<Known> = Known::ALL.into_iter().filter(|_| with_known).collect();
     let opts = Options {
         enabled,
         small: false,
@@ -349,19 +337,13 @@ fn sandbox_matches_redis_on_random_scripts() {
         eprintln!("  {count:6}  {group}");
     }
     assert!(ran > 0, "no case ran");
-    let known_names: Vec<&str> = Known::ALL.iter().map(|k| k.name()).collect();
-    let unexpected: Vec<&String> = groups
-        .iter()
-        .filter(|(g, _)| !g.split('+').all(|t| known_names.contains(&t)))
-        .map(|(_, (_, text))| text)
-        .collect();
     assert!(
-        unexpected.is_empty(),
-        "{} mismatch groups outside the known ones (seed {seed}):\n{}",
-        unexpected.len(),
-        unexpected
-            .iter()
-            .map(|s| s.as_str())
+        groups.is_empty(),
+        "{} mismatch groups (seed {seed}):\n{}",
+        groups.len(),
+        groups
+            .values()
+            .map(|(_, text)| text.as_str())
             .collect::<Vec<_>>()
             .join("\n")
     );

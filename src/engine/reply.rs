@@ -405,10 +405,28 @@ pub fn quote_bytes(bytes: &[u8]) -> String {
 /// Parse one RESP2/RESP3 reply from `input`; returns the reply and the bytes consumed,
 /// or `None` when the input is incomplete. Attributes (`|`) are skipped as Redis's Lua bridge does.
 pub fn parse_resp(input: &[u8]) -> Result<Option<(Reply, usize)>, String> {
+    parse_nested(input, 0)
+}
+
+/// Deeper replies are refused rather than parsed (no server sends them; garbage may).
+const MAX_RESP_DEPTH: usize = 1000;
+
+fn parse_nested(input: &[u8], depth: usize) -> Result<Option<(Reply, usize)>, String> {
+    if depth > MAX_RESP_DEPTH {
+        return Err(format!("reply nested deeper than {MAX_RESP_DEPTH} levels"));
+    }
+    // Each level is a few frames: grow the stack rather than overflow a small thread's.
+    stacker::maybe_grow(32 * 1024, 1024 * 1024, || parse_level(input, depth))
+}
+
+fn parse_level(input: &[u8], depth: usize) -> Result<Option<(Reply, usize)>, String> {
     let Some(line_end) = find_crlf(input) else {
         return Ok(None);
     };
-    let kind = *input.first().ok_or("empty input")?;
+    if line_end == 0 {
+        return Err("a reply line without its type byte".into());
+    }
+    let kind = input[0];
     let line_owned = String::from_utf8_lossy(&input[1..line_end]);
     let line: &str = &line_owned;
     let after = line_end + 2;
@@ -419,7 +437,7 @@ pub fn parse_resp(input: &[u8]) -> Result<Option<(Reply, usize)>, String> {
     let parse_many = |n: usize, mut pos: usize| -> Result<Option<(Vec<Reply>, usize)>, String> {
         let mut items = Vec::with_capacity(n.min(1024));
         for _ in 0..n {
-            match parse_resp(&input[pos..])? {
+            match parse_nested(&input[pos..], depth + 1)? {
                 Some((r, used)) => {
                     items.push(r);
                     pos += used;
@@ -478,8 +496,9 @@ pub fn parse_resp(input: &[u8]) -> Result<Option<(Reply, usize)>, String> {
             })
         }
         b'%' | b'|' => {
-            let n = count(line)? as usize;
-            match parse_many(n * 2, after)? {
+            let n = usize::try_from(count(line)?)
+                .map_err(|_| format!("negative map length {line:?}"))?;
+            match parse_many(n.saturating_mul(2), after)? {
                 None => None,
                 Some((items, used)) => {
                     let mut it = items.into_iter();
@@ -489,7 +508,9 @@ pub fn parse_resp(input: &[u8]) -> Result<Option<(Reply, usize)>, String> {
                     }
                     if kind == b'|' {
                         // An attribute is metadata for the reply that follows it.
-                        return Ok(parse_resp(&input[used..])?.map(|(r, u)| (r, used + u)));
+                        return Ok(
+                            parse_nested(&input[used..], depth + 1)?.map(|(r, u)| (r, used + u))
+                        );
                     }
                     Some((Reply::Map(pairs), used))
                 }

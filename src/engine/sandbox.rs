@@ -170,12 +170,15 @@ impl Sandbox {
         self.vm.set_keys_and_argv(&request.keys, &request.argv);
         self.vm.set_memory_limit(self.config.memory_limit);
 
+        let now_ms = self.core.clock.now_ms();
+        // Keys that expired between runs are gone, as Redis's active expiry would have them.
+        self.core.keyspace.purge_expired(now_ms);
         let cancel = self.core.run.cancel.clone();
         cancel.store(false, Ordering::Relaxed);
         let started = Instant::now();
         self.core.run = RunScratch {
             active: true,
-            now_ms: self.core.clock.now_ms(),
+            now_ms,
             refuse_writes: flags.no_writes || request.read_only,
             started,
             deadline: (self.config.busy_threshold_ms > 0)

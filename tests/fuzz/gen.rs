@@ -608,6 +608,9 @@ struct Gen<'a, S: Src> {
     fam: Fam,
     tags: Vec<Known>,
     first_key: Option<String>,
+    /// Leading words that name the command (and OBJECT's subcommand): never cut by a NUL, since
+    /// Redis finds a name with a NUL by the chance of its hash seed (README, known differences).
+    names_left: usize,
 }
 
 impl<S: Src> Gen<'_, S> {
@@ -644,6 +647,10 @@ impl<S: Src> Gen<'_, S> {
     }
 
     fn keyword(&mut self, w: &str) -> Arg {
+        if self.names_left > 0 {
+            self.names_left -= 1;
+            return Arg::Bytes(w.as_bytes().to_vec());
+        }
         let w = if self.src.chance(10) {
             w.to_ascii_lowercase()
         } else {
@@ -818,6 +825,11 @@ fn statement<S: Src>(src: &mut S, opts: &Options) -> Stmt {
         fam,
         tags: Vec::new(),
         first_key: None,
+        names_left: if template.starts_with("OBJECT ") {
+            2
+        } else {
+            1
+        },
     };
     let mut args = Vec::new();
     g.seq(&nodes, &mut args);

@@ -412,8 +412,7 @@ fn randomkey(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
 }
 
 fn dbsize(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
-    let now = ctx.now_ms;
-    Reply::Int(ctx.db().len(now) as i64)
+    Reply::Int(ctx.db().held() as i64)
 }
 
 /// The encoding Redis 7.0 would report for a value with these contents (default config).

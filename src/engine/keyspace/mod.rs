@@ -166,6 +166,12 @@ impl Db {
         self.keys(now_ms).count()
     }
 
+    /// Keys held, expired ones not yet reclaimed included: what Redis's DBSIZE counts (a script
+    /// that gives a key a past expiry leaves it counted until something looks it up).
+    pub fn held(&self) -> usize {
+        self.entries.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -211,5 +217,12 @@ impl Keyspace {
     }
     pub fn db_mut(&mut self, index: usize) -> &mut Db {
         &mut self.dbs[index]
+    }
+
+    /// Reclaim every expired key, as Redis's active expiry does between commands.
+    pub fn purge_expired(&mut self, now_ms: i64) {
+        for db in &mut self.dbs {
+            db.purge_expired(now_ms);
+        }
     }
 }
