@@ -332,13 +332,15 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
         } else {
             TRACE_FLOOR
         };
-        let before = allowance.bytes;
-        let command = bounded_args(args, &mut allowance);
+        // The keys first (the warnings read them), then the arguments; the reply has its own.
+        let for_reply_start = allowance;
         let keys = bounded_args(keys, &mut allowance);
-        let (reply, _) = reply.into_bounded(&mut allowance);
-        run.trace_bytes_left = run
-            .trace_bytes_left
-            .saturating_sub(before - allowance.bytes);
+        let command = bounded_args(args, &mut allowance);
+        let mut for_reply = for_reply_start;
+        let (reply, _) = reply.into_bounded(&mut for_reply);
+        let start = for_reply_start.bytes;
+        let kept = (start - allowance.bytes) + (start - for_reply.bytes);
+        run.trace_bytes_left = run.trace_bytes_left.saturating_sub(kept);
         run.trace.push(TraceEntry {
             seq: run.calls,
             line,
@@ -459,7 +461,7 @@ unsafe fn dispatch(core: &mut Core, l: L, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u
     if write && core.run.refuse_writes {
         return (Reply::err(errors::WRITE_IN_READ_ONLY), keys, write);
     }
-    let spare_bytes = match precheck(core, l, &resolved, args) {
+    let spare_bytes = match precheck(core, l, resolved, args) {
         Some(spare) => spare,
         None => {
             core.run.stopped = Some(StopReason::MemoryBudget);
@@ -804,6 +806,12 @@ unsafe extern "C-unwind" fn math_randomseed(l: L) -> c_int {
 
 // ---- the stop hook ----
 
+/// Memory the Lua allocator cannot see (logs, replies kept by C functions) counts too.
+unsafe fn over_budget_now(l: L) -> bool {
+    let (lua_used, limit) = super::vm::memory_of(l);
+    budget::refresh().saturating_add(lua_used) > limit
+}
+
 /// Count hook: stops the script at the busy threshold or on cancel, and keeps raising
 /// afterwards (on every line) so that `pcall` cannot swallow the stop.
 pub unsafe extern "C-unwind" fn stop_hook(l: L, ar: *mut ffi::lua_Debug) {
@@ -824,11 +832,7 @@ pub unsafe extern "C-unwind" fn stop_hook(l: L, ar: *mut ffi::lua_Debug) {
             run.stopped = Some(StopReason::Cancelled);
         } else if run.deadline.is_some_and(|d| Instant::now() >= d) {
             run.stopped = Some(StopReason::BusyThreshold);
-        } else if {
-            // Memory the Lua allocator cannot see (logs, replies kept by C functions) counts too.
-            let (lua_used, limit) = super::vm::memory_of(l);
-            budget::refresh().saturating_add(lua_used) > limit
-        } {
+        } else if over_budget_now(l) {
             run.stopped = Some(StopReason::MemoryBudget);
         } else {
             return;

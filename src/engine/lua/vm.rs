@@ -528,7 +528,8 @@ return handler, fields
         unsafe { ffi::lua_settop(self.l, 0) };
         self.runs_since_gc += 1;
         // After a run that came close to the memory limit, collect now so the next run has room.
-        if self.alloc.used > self.alloc.limit / 4 * 3 {
+        // (The budget is shared with the Rust heap: a run stopped past it leaves garbage here.)
+        if self.alloc.used + crate::engine::budget::refresh() > self.alloc.limit / 4 * 3 {
             unsafe { ffi::lua_gc(self.l, ffi::LUA_GCCOLLECT, 0) };
         } else if self.runs_since_gc >= 50 {
             unsafe { ffi::lua_gc(self.l, ffi::LUA_GCSTEP, 50) };
