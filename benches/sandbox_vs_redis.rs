@@ -19,8 +19,10 @@ use evalbench::engine::{RunRequest, Sandbox};
 use serde_json::Value as Json;
 use std::time::{Duration, Instant};
 
+// Counted, as the evalbench binary's allocator (engine/budget.rs).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: evalbench::engine::budget::CountingAlloc<mimalloc::MiMalloc> =
+    evalbench::engine::budget::CountingAlloc(mimalloc::MiMalloc);
 
 struct Sample {
     name: String,

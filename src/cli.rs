@@ -137,6 +137,12 @@ pub struct RunArgs {
     /// Stop the script with Redis's kill error after this many milliseconds (0: never).
     #[arg(long, value_name = "MS", default_value_t = crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS)]
     pub busy_threshold: u64,
+    /// The run's memory budget in MiB: Lua, keyspace, trace, reply and snapshots together (past
+    /// it the run stops with an error).
+    #[arg(long = "max-memory", visible_alias = "memory-limit", value_name = "MIB",
+          default_value_t = (crate::engine::sandbox::DEFAULT_MEMORY_LIMIT >> 20) as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    pub max_memory: u64,
     /// Run N times on the same VM, resetting the keyspace to the seed before each run, and report timings.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub repeat: u64,
@@ -357,6 +363,14 @@ pub fn read_script(path: &Path) -> Result<Vec<u8>, CliError> {
 
 /// Run `evalbench run`; returns the exit status and what to print on stdout.
 pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
+    let mut out = Vec::new();
+    let code = run_command_to(args, &mut out)?;
+    Ok((code, String::from_utf8_lossy(&out).into_owned()))
+}
+
+/// Run `evalbench run`, writing the report to `out` as it is made (the JSON of a huge reply is
+/// streamed, never held whole); returns the exit status.
+pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i32, CliError> {
     let script_path = PathBuf::from(&args.script_and_args[0]);
     let script = read_script(&script_path)?;
     let rest: Vec<Vec<u8>> = args.script_and_args[1..].iter().map(os_bytes).collect();
@@ -365,6 +379,7 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
     let mut sandbox = Sandbox::new();
     sandbox.config.busy_threshold_ms = args.busy_threshold;
     sandbox.config.tracing = !args.no_trace;
+    sandbox.config.memory_limit = (args.max_memory as usize).saturating_mul(1 << 20);
     let now = sandbox.now_ms();
     let mut seed = Db::new();
     let sidecar = sidecar_path(&script_path);
@@ -400,13 +415,22 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
                 "--keyspace seeds the sandbox; with a live server the data is the server's (drop --keyspace, or drop --server to run in the sandbox)",
             ));
         }
-        return crate::cli_live::run_live(args, spec, &request);
+        let (code, text) = crate::cli_live::run_live(args, spec, &request)?;
+        write_out(out, text.as_bytes())?;
+        return Ok(code);
     }
 
     let mut timings = Vec::with_capacity(args.repeat as usize);
     let mut report = None;
-    for _ in 0..args.repeat {
-        sandbox.set_db0(seed.clone());
+    // The seed is copied only when a later run needs it again (a copy counts against the budget).
+    let mut seed = Some(seed);
+    for i in 0..args.repeat {
+        let db = if i + 1 == args.repeat {
+            seed.take().unwrap_or_default()
+        } else {
+            seed.clone().unwrap_or_default()
+        };
+        sandbox.set_db0(db);
         let r = sandbox.run(&request);
         timings.push(r.elapsed_ns);
         report = Some(r);
@@ -422,20 +446,28 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
     let unused_url = std::env::var_os("REDIS_URL")
         .filter(|v| !v.is_empty())
         .map(|_| "note: REDIS_URL is set but not used: evalbench runs in the sandbox unless --server (or -h/-p/-a/-n) is given; --server \"$REDIS_URL\" runs on that server");
-    let out = if args.json {
+    if args.json {
         if let Some(note) = unused_url {
             eprintln!("evalbench: {note}");
         }
-        let mut obj = report.to_json();
-        obj["backend"] = json!("sandbox");
+        let mut extra = serde_json::Map::new();
+        extra.insert("backend".into(), json!("sandbox"));
         if args.dump_keyspace {
-            obj["keyspace"] = keyspace_to_json(sandbox.keyspace().db(0), after_ms);
+            extra.insert(
+                "keyspace".into(),
+                keyspace_to_json(sandbox.keyspace().db(0), after_ms),
+            );
         }
         if args.repeat > 1 {
-            obj["repeat"] = repeat_json(&mut timings);
+            extra.insert("repeat".into(), repeat_json(&mut timings));
         }
-        serde_json::to_string_pretty(&obj).expect("JSON serializes")
-    } else {
+        report
+            .write_json(extra, out)
+            .and_then(|()| out.flush())
+            .map_err(output_error)?;
+        return Ok(code);
+    }
+    let text = {
         let mut text = String::from("backend: sandbox\n");
         if let Some(note) = unused_url {
             text.push_str(note);
@@ -463,7 +495,21 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
         // The keyspace dump is JSON: C0 is escaped, C1 and bidi code points are not.
         display_text(&text).into_owned()
     };
-    Ok((code, out))
+    write_out(out, text.as_bytes())?;
+    Ok(code)
+}
+
+fn write_out(out: &mut dyn std::io::Write, bytes: &[u8]) -> Result<(), CliError> {
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(output_error)
+}
+
+fn output_error(e: std::io::Error) -> CliError {
+    CliError {
+        code: EXIT_BACKEND,
+        message: format!("cannot write the report: {e}"),
+    }
 }
 
 fn repeat_json(timings: &mut [u64]) -> serde_json::Value {

@@ -3,8 +3,10 @@
 use clap::Parser;
 
 /// The same allocator as the engine's Lua (see engine/lua/vm.rs): small allocations dominate a run.
+/// Counted, so that everything a run allocates counts against its memory budget (engine/budget.rs).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: evalbench::engine::budget::CountingAlloc<mimalloc::MiMalloc> =
+    evalbench::engine::budget::CountingAlloc(mimalloc::MiMalloc);
 use evalbench::cli::{self, Cli, Command};
 use evalbench::engine::display::display_text;
 
@@ -24,7 +26,11 @@ fn main() {
     let worker = std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || match &parsed.command {
-            Some(Command::Run(args)) => cli::run_command(args),
+            // Written as it is made: the JSON of a huge reply is never held whole.
+            Some(Command::Run(args)) => {
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                cli::run_command_to(args, &mut out).map(|code| (code, String::new()))
+            }
             Some(Command::Copy(args)) => evalbench::cli_live::copy_command(args),
             None => cli::run_demo(parsed.file.as_deref()),
         });

@@ -304,6 +304,289 @@ impl Reply {
     }
 }
 
+/// How much of a reply a bounded copy keeps (trace entries, the workbench's preview).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowance {
+    /// Elements kept in all (nested ones included).
+    pub elements: usize,
+    /// String bytes kept in all.
+    pub bytes: usize,
+}
+
+/// What a trace entry keeps of each reply and argument list: 64 KiB of text, 1,000 elements.
+pub const TRACE_ALLOWANCE: Allowance = Allowance {
+    elements: 1000,
+    bytes: 64 * 1024,
+};
+
+/// `12345678` as `12,345,678`.
+pub fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The first bytes of `bytes` the allowance leaves, with `… (N bytes)` when some were cut.
+pub fn cut_bytes(bytes: &[u8], allowance: &mut Allowance) -> (Vec<u8>, bool) {
+    if bytes.len() <= allowance.bytes {
+        allowance.bytes -= bytes.len();
+        return (bytes.to_vec(), false);
+    }
+    let keep = allowance.bytes;
+    allowance.bytes = 0;
+    let mut out = bytes[..keep].to_vec();
+    out.extend_from_slice(format!("… ({} bytes)", grouped(bytes.len())).as_bytes());
+    (out, true)
+}
+
+fn cut_text(text: &str, allowance: &mut Allowance) -> String {
+    if text.len() <= allowance.bytes {
+        allowance.bytes -= text.len();
+        return text.to_string();
+    }
+    let mut keep = allowance.bytes;
+    while !text.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    allowance.bytes = 0;
+    format!("{}… ({} bytes)", &text[..keep], grouped(text.len()))
+}
+
+impl Reply {
+    /// Whether the whole reply fits the allowance (which it uses up); stops early when not.
+    fn fits(&self, a: &mut Allowance) -> bool {
+        let take = |a: &mut Allowance, n: usize| {
+            if n > a.bytes {
+                false
+            } else {
+                a.bytes -= n;
+                true
+            }
+        };
+        match self {
+            Reply::Status(s) | Reply::Error(s) | Reply::BigNumber(s) => take(a, s.len()),
+            Reply::Bulk(b) | Reply::Verbatim { text: b, .. } => take(a, b.len()),
+            Reply::Array(items) | Reply::Set(items) => items.iter().all(|i| {
+                a.elements > 0 && {
+                    a.elements -= 1;
+                    i.fits(a)
+                }
+            }),
+            Reply::Map(pairs) => pairs.iter().all(|(k, v)| {
+                a.elements > 0 && {
+                    a.elements -= 1;
+                    k.fits(a) && v.fits(a)
+                }
+            }),
+            _ => true,
+        }
+    }
+
+    /// A copy within the allowance: strings cut with `… (N bytes)`, collections after their first
+    /// elements with a status `… N more (M elements)`. Costs what it keeps, not the reply's size.
+    pub fn bounded_copy(&self, a: &mut Allowance) -> Reply {
+        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.bounded_inner(a))
+    }
+
+    fn bounded_inner(&self, a: &mut Allowance) -> Reply {
+        fn items(list: &[Reply], a: &mut Allowance) -> Vec<Reply> {
+            let mut out = Vec::with_capacity(list.len().min(a.elements) + 1);
+            for item in list {
+                if a.elements == 0 {
+                    break;
+                }
+                a.elements -= 1;
+                out.push(item.bounded_copy(a));
+            }
+            if out.len() < list.len() {
+                out.push(more(list.len() - out.len(), list.len()));
+            }
+            out
+        }
+        fn more(left: usize, total: usize) -> Reply {
+            Reply::Status(format!(
+                "… {} more ({} elements)",
+                grouped(left),
+                grouped(total)
+            ))
+        }
+        match self {
+            Reply::Status(s) => Reply::Status(cut_text(s, a)),
+            Reply::Error(s) => Reply::Error(cut_text(s, a)),
+            Reply::BigNumber(s) => Reply::BigNumber(cut_text(s, a)),
+            Reply::Bulk(b) => Reply::Bulk(cut_bytes(b, a).0),
+            Reply::Verbatim { format, text } => Reply::Verbatim {
+                format: format.clone(),
+                text: cut_bytes(text, a).0,
+            },
+            Reply::Array(list) => Reply::Array(items(list, a)),
+            Reply::Set(list) => Reply::Set(items(list, a)),
+            Reply::Map(pairs) => {
+                let mut out = Vec::with_capacity(pairs.len().min(a.elements) + 1);
+                for (k, v) in pairs {
+                    if a.elements == 0 {
+                        break;
+                    }
+                    a.elements -= 1;
+                    out.push((k.bounded_copy(a), v.bounded_copy(a)));
+                }
+                if out.len() < pairs.len() {
+                    out.push((more(pairs.len() - out.len(), pairs.len()), Reply::Nil));
+                }
+                Reply::Map(out)
+            }
+            other => other.clone(),
+        }
+    }
+
+    /// The reply itself when it fits the allowance, else a bounded copy; true when cut.
+    pub fn into_bounded(self, a: &mut Allowance) -> (Reply, bool) {
+        let mut probe = *a;
+        if self.fits(&mut probe) {
+            *a = probe;
+            (self, false)
+        } else {
+            (self.bounded_copy(a), true)
+        }
+    }
+
+    /// A bounded preview for display (a huge reply is never formatted whole).
+    pub fn preview(&self) -> Reply {
+        self.bounded_copy(&mut TRACE_ALLOWANCE.clone())
+    }
+
+    /// The JSON of `to_json`, streamed by serde (no intermediate tree), as a client speaking
+    /// `protocol` receives the reply (downgraded on the fly, without a copy).
+    pub fn json_for(&self, protocol: Protocol) -> ReplyJson<'_> {
+        ReplyJson {
+            reply: self,
+            resp2: protocol == Protocol::Resp2,
+        }
+    }
+}
+
+/// Serializes a reply as [`Reply::to_json`] would (see [`Reply::json_for`]).
+#[derive(Clone, Copy)]
+pub struct ReplyJson<'a> {
+    reply: &'a Reply,
+    resp2: bool,
+}
+
+impl serde::Serialize for ReplyJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.serialize_inner(s))
+    }
+}
+
+impl ReplyJson<'_> {
+    fn child<'b>(&self, reply: &'b Reply) -> ReplyJson<'b> {
+        ReplyJson {
+            reply,
+            resp2: self.resp2,
+        }
+    }
+
+    fn serialize_inner<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        fn one<S: serde::Serializer, T: serde::Serialize + ?Sized>(
+            s: S,
+            key: &str,
+            value: &T,
+        ) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut m = s.serialize_map(Some(1))?;
+            m.serialize_entry(key, value)?;
+            m.end()
+        }
+        fn bytes<S: serde::Serializer>(s: S, kind: &str, b: &[u8]) -> Result<S::Ok, S::Error> {
+            match std::str::from_utf8(b) {
+                Ok(text) => one(s, kind, text),
+                Err(_) => one(
+                    s,
+                    &format!("{kind}_b64"),
+                    &base64::engine::general_purpose::STANDARD.encode(b),
+                ),
+            }
+        }
+        let resp2 = self.resp2;
+        match self.reply {
+            Reply::Status(t) => one(s, "status", t),
+            Reply::Error(t) => one(s, "error", t),
+            Reply::Int(n) => one(s, "int", n),
+            Reply::Bulk(b) => bytes(s, "bulk", b),
+            Reply::Nil | Reply::NilArray => s.serialize_unit(),
+            Reply::Double(d) if resp2 => bytes(s, "bulk", format_double_resp2(*d).as_bytes()),
+            Reply::Double(d) => one(s, "double", &double_json(*d)),
+            Reply::Bool(b) if resp2 => one(s, "int", &(*b as i64)),
+            Reply::Bool(b) => one(s, "bool", b),
+            Reply::BigNumber(n) if resp2 => bytes(s, "bulk", n.as_bytes()),
+            Reply::BigNumber(n) => one(s, "big_number", n),
+            Reply::Verbatim { text, .. } if resp2 => bytes(s, "bulk", text),
+            Reply::Verbatim { format, text } => one(
+                s,
+                "verbatim",
+                &Verbatim {
+                    format,
+                    text: String::from_utf8_lossy(text),
+                },
+            ),
+            Reply::Array(items) | Reply::Set(items) => {
+                let kind = if matches!(self.reply, Reply::Set(_)) && !resp2 {
+                    "set"
+                } else {
+                    "array"
+                };
+                one(
+                    s,
+                    kind,
+                    &Seq(items.iter().map(|i| self.child(i)), items.len()),
+                )
+            }
+            Reply::Map(pairs) if resp2 => {
+                let flat = pairs
+                    .iter()
+                    .flat_map(|(k, v)| [self.child(k), self.child(v)]);
+                one(s, "array", &Seq(flat, pairs.len() * 2))
+            }
+            Reply::Map(pairs) => {
+                let list = pairs
+                    .iter()
+                    .map(|(k, v)| Seq([self.child(k), self.child(v)].into_iter(), 2));
+                one(s, "map", &Seq(list, pairs.len()))
+            }
+        }
+    }
+}
+
+#[derive(serde::Serialize)]
+struct Verbatim<'a> {
+    format: &'a str,
+    text: std::borrow::Cow<'a, str>,
+}
+
+/// A sequence serialized from an iterator (cloned: iterators over references are cheap).
+struct Seq<I>(I, usize);
+
+impl<I, T> serde::Serialize for Seq<I>
+where
+    I: Iterator<Item = T> + Clone,
+    T: serde::Serialize,
+{
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.1))?;
+        for item in self.0.clone() {
+            seq.serialize_element(&item)?;
+        }
+        seq.end()
+    }
+}
+
 /// `%.17g` as Redis 7.0 formats doubles (`addReplyDouble`), with glibc's spelling of specials.
 pub fn format_double_resp2(d: f64) -> String {
     if d.is_nan() {

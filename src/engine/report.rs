@@ -203,8 +203,49 @@ impl RunReport {
 
     /// The JSON object of `evalbench run --json` (without `keyspace`/`repeat`, added by the CLI).
     pub fn to_json(&self) -> Json {
+        let mut obj = self.to_json_without_reply();
+        obj["reply"] = self.reply_for(self.protocol).to_json();
+        obj
+    }
+
+    /// Write the JSON of `to_json` plus `extra` fields, pretty-printed (indentation stops at a
+    /// fixed depth, so a deeply nested reply stays linear in size), the reply streamed without
+    /// an intermediate tree or copy.
+    pub fn write_json(
+        &self,
+        extra: serde_json::Map<String, Json>,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        use serde::ser::SerializeMap;
+        use serde::Serializer as _;
+        let obj = self.to_json_without_reply();
+        let Json::Object(fields) = obj else {
+            unreachable!("an object")
+        };
+        let mut ser = serde_json::Serializer::with_formatter(out, CappedPretty::default());
+        let mut map = (&mut ser)
+            .serialize_map(Some(fields.len() + extra.len()))
+            .map_err(std::io::Error::other)?;
+        let reply = self.reply_for_json();
+        for (k, v) in fields.iter().chain(extra.iter()) {
+            if k == "reply" {
+                map.serialize_entry(k, &reply)
+            } else {
+                map.serialize_entry(k, v)
+            }
+            .map_err(std::io::Error::other)?;
+        }
+        map.end().map_err(std::io::Error::other)?;
+        Ok(())
+    }
+
+    fn reply_for_json(&self) -> super::reply::ReplyJson<'_> {
+        self.reply.json_for(self.protocol)
+    }
+
+    fn to_json_without_reply(&self) -> Json {
         json!({
-            "reply": self.reply_for(self.protocol).to_json(),
+            "reply": null,
             "notes": self.notes.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
             "trace": self.trace.iter().map(TraceEntry::to_json).collect::<Vec<_>>(),
             "elapsed_us": micros(self.elapsed_ns),
@@ -217,6 +258,91 @@ impl RunReport {
             "sha1": self.sha1,
             "outcome": format!("{:?}", self.outcome).to_lowercase(),
         })
+    }
+}
+
+/// serde_json's pretty layout (two spaces) down to `MAX_PRETTY_DEPTH`, compact below: indenting
+/// every level of a reply nested thousands deep made the output quadratic (511 MB for 24 KB).
+#[derive(Default)]
+pub struct CappedPretty {
+    depth: usize,
+    has_value: bool,
+}
+
+pub const MAX_PRETTY_DEPTH: usize = 32;
+
+impl CappedPretty {
+    fn pretty(&self) -> bool {
+        self.depth <= MAX_PRETTY_DEPTH
+    }
+    fn newline<W: ?Sized + std::io::Write>(&self, w: &mut W, depth: usize) -> std::io::Result<()> {
+        w.write_all(b"\n")?;
+        for _ in 0..depth {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+    fn begin<W: ?Sized + std::io::Write>(&mut self, w: &mut W, open: &[u8]) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(open)
+    }
+    fn end<W: ?Sized + std::io::Write>(&mut self, w: &mut W, close: &[u8]) -> std::io::Result<()> {
+        let pretty = self.pretty();
+        self.depth -= 1;
+        if self.has_value && pretty {
+            self.newline(w, self.depth)?;
+        }
+        w.write_all(close)
+    }
+    fn item<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        if self.pretty() {
+            self.newline(w, self.depth)?;
+        }
+        Ok(())
+    }
+}
+
+impl serde_json::ser::Formatter for CappedPretty {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"[")
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.begin(w, b"{")
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.end(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(if self.pretty() { b": " } else { b":" })
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
     }
 }
 

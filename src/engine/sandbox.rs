@@ -15,13 +15,16 @@ use std::time::{Duration, Instant};
 
 /// Redis's `busy-reply-threshold` default.
 pub const DEFAULT_BUSY_THRESHOLD_MS: u64 = 5000;
-/// The sandbox's Lua memory limit (Redis has none; this keeps a runaway from taking the machine).
-pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;
+/// The sandbox's memory budget: Lua's memory and everything else a run allocates (keyspace,
+/// trace, reply, report, snapshots) together — see engine/budget.rs. Redis has none; this keeps
+/// a runaway from taking the machine.
+pub const DEFAULT_MEMORY_LIMIT: usize = super::budget::DEFAULT_MEMORY_BUDGET;
 
 #[derive(Debug, Clone)]
 pub struct SandboxConfig {
     /// The script is stopped with Redis's kill error once it runs this long (0: never).
     pub busy_threshold_ms: u64,
+    /// The memory budget in bytes (see `DEFAULT_MEMORY_LIMIT`).
     pub memory_limit: usize,
     /// Record a trace entry for every call and describe the returned Lua value (cheap; off only
     /// for benchmarks and bulk runs).
@@ -169,6 +172,8 @@ impl Sandbox {
         }
         self.vm.set_keys_and_argv(&request.keys, &request.argv);
         self.vm.set_memory_limit(self.config.memory_limit);
+        // Lua's allocator adds the last counted Rust figure: make it current.
+        super::budget::refresh();
 
         let now_ms = self.core.clock.now_ms();
         // Keys that expired between runs are gone, as Redis's active expiry would have them.
@@ -202,14 +207,20 @@ impl Sandbox {
                     ReturnConverter::new(self.core.run.script_resp3).with_probe_names(names);
                 let reply =
                     unsafe { converter.convert(self.vm.state(), &super::lua::convert::Path::Root) };
-                (reply, converter.notes, Outcome::Returned, None)
+                if converter.over_budget {
+                    drop(reply);
+                    let text = super::budget::over_budget_text(self.config.memory_limit);
+                    (Reply::Error(text), Vec::new(), Outcome::Raised, None)
+                } else {
+                    (reply, converter.notes, Outcome::Returned, None)
+                }
             }
             Err(err) => {
                 let (text, line) = self.error_text(&sha, err, &mut warnings);
                 let outcome = match self.core.run.stopped {
                     Some(StopReason::BusyThreshold) => Outcome::Killed,
                     Some(StopReason::Cancelled) => Outcome::Cancelled,
-                    None => Outcome::Raised,
+                    Some(StopReason::MemoryBudget) | None => Outcome::Raised,
                 };
                 (Reply::Error(text), Vec::new(), outcome, line)
             }
@@ -227,6 +238,28 @@ impl Sandbox {
                 super::lua::vm::HOOK_EVERY,
             )
         };
+        if run.untraced_calls > 0 {
+            warnings.push(Warning {
+                kind: WarningKind::Nondeterministic,
+                line: 0,
+                message: format!(
+                    "{} more calls were made than the {} evalbench traces",
+                    run.untraced_calls,
+                    api::MAX_TRACED_CALLS
+                ),
+            });
+        }
+        if run.snapshots_skipped > 0 {
+            warnings.push(Warning {
+                kind: WarningKind::Nondeterministic,
+                line: 0,
+                message: format!(
+                    "{} writes have no keyspace snapshot for stepping: a copy would not fit the memory budget ({} MiB)",
+                    run.snapshots_skipped,
+                    self.config.memory_limit >> 20
+                ),
+            });
+        }
         warnings.extend(lint::warnings(
             &request.keys,
             &run.trace,
@@ -262,7 +295,10 @@ impl Sandbox {
     ) -> (String, Option<u32>) {
         match err {
             ScriptError::Table { err, source, line } => {
-                let line_number = line.as_deref().and_then(|l| std::str::from_utf8(l).ok()).and_then(|l| l.parse().ok());
+                let line_number = line
+                    .as_deref()
+                    .and_then(|l| std::str::from_utf8(l).ok())
+                    .and_then(|l| l.parse().ok());
                 let text = match err {
                     Some(e) => raised_error_text(sha, &e, source.as_deref(), line.as_deref()),
                     None => {
@@ -271,17 +307,22 @@ impl Sandbox {
                             line: line_number.unwrap_or(0),
                             message: "the script raised a table without an 'err' field: Redis 7.0 crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'".into(),
                         });
-                        raised_error_text(sha, b"ERR unknown error", source.as_deref(), line.as_deref())
+                        raised_error_text(
+                            sha,
+                            b"ERR unknown error",
+                            source.as_deref(),
+                            line.as_deref(),
+                        )
                     }
                 };
                 (text, line_number)
             }
-            ScriptError::NotATable(msg) => (format!("ERR Error running script {sha}, {msg}").replace(['\r', '\n'], " "), None),
+            ScriptError::NotATable(msg) => (
+                format!("ERR Error running script {sha}, {msg}").replace(['\r', '\n'], " "),
+                None,
+            ),
             ScriptError::OutOfMemory => (
-                format!(
-                    "ERR evalbench: the script used more than the sandbox's Lua memory limit ({} MiB); a real server would keep allocating",
-                    self.vm.memory_limit() >> 20
-                ),
+                super::budget::over_budget_text(self.vm.memory_limit()),
                 None,
             ),
         }

@@ -4,6 +4,7 @@
 //! ```toml
 //! theme = "dark"
 //! busy_threshold_ms = 5000
+//! memory_limit_mb = 1024  # the run's memory budget: Lua, keyspace, trace, reply, snapshots
 //! [keys]              # an action's keys in every context it has default keys in
 //! run = ["<F5>", "<C-r>"]
 //! [keys.keyspace]     # or in one context: global, editor, panes, keyspace, overlay
@@ -22,6 +23,8 @@ const FILE_NAME: &str = "config.toml";
 pub struct Config {
     pub theme: String,
     pub busy_threshold_ms: u64,
+    /// The sandbox's memory budget in MiB (engine/budget.rs).
+    pub memory_limit_mb: u64,
     /// (context, action name, keys) overrides; an empty context means the action's default contexts.
     pub key_overrides: Vec<(String, String, Vec<String>)>,
     /// Warnings found while loading.
@@ -33,6 +36,7 @@ impl Default for Config {
         Config {
             theme: "dark".into(),
             busy_threshold_ms: crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS,
+            memory_limit_mb: (crate::engine::sandbox::DEFAULT_MEMORY_LIMIT >> 20) as u64,
             key_overrides: Vec::new(),
             warnings: Vec::new(),
         }
@@ -107,6 +111,13 @@ impl Config {
                 ("busy_threshold_ms", _) => {
                     warn("busy_threshold_ms must be a positive number of milliseconds".into())
                 }
+                ("memory_limit_mb", toml::Value::Integer(mb)) if (1..=1 << 30).contains(mb) => {
+                    config.memory_limit_mb = *mb as u64
+                }
+                ("memory_limit_mb", _) => warn(
+                    "memory_limit_mb must be a positive number of MiB (the run's memory budget)"
+                        .into(),
+                ),
                 ("keys", toml::Value::Table(keys)) => {
                     for (name, value) in keys {
                         match value {
@@ -233,9 +244,13 @@ mod tests {
 
     #[test]
     fn settings_are_read() {
-        let config = Config::parse("theme = \"light\"\nbusy_threshold_ms = 250\n", "c");
+        let config = Config::parse(
+            "theme = \"light\"\nbusy_threshold_ms = 250\nmemory_limit_mb = 256\n",
+            "c",
+        );
         assert_eq!(config.theme, "light");
         assert_eq!(config.busy_threshold_ms, 250);
+        assert_eq!(config.memory_limit_mb, 256);
         assert!(config.warnings.is_empty());
     }
 

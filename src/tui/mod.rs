@@ -164,7 +164,8 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
         }
         None => (None, None),
     };
-    let worker = Worker::start_with(live);
+    let budget = (app.config.memory_limit_mb as usize).saturating_mul(1 << 20);
+    let worker = Worker::start_with_budget(live, budget);
     let mut terminal = ratatui::init();
     execute!(std::io::stdout(), EnableBracketedPaste)?;
     let mut last_autosave = Instant::now();

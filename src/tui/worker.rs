@@ -164,7 +164,12 @@ impl Worker {
     }
 
     /// With a live backend, runs go to the server (read-only, see `run_live`).
-    pub fn start_with(mut live: Option<LiveBackend>) -> Worker {
+    pub fn start_with(live: Option<LiveBackend>) -> Worker {
+        Worker::start_with_budget(live, crate::engine::sandbox::DEFAULT_MEMORY_LIMIT)
+    }
+
+    /// As `start_with`, the sandbox's memory budget in bytes given.
+    pub fn start_with_budget(mut live: Option<LiveBackend>, memory_limit: usize) -> Worker {
         let live_target = live.as_ref().map(|l| l.target.clone());
         let running_keys = Arc::new(Mutex::new(None));
         let keys_of_run = running_keys.clone();
@@ -183,6 +188,7 @@ impl Worker {
                 let clock = ManualClock::new(start_us);
                 let mut sandbox = Sandbox::with_clock(Box::new(clock.clone()));
                 sandbox.config.snapshots = true;
+                sandbox.config.memory_limit = memory_limit;
                 let _ = cancel_tx.send(sandbox.cancel_handle());
                 let mut offset_us = 0i64;
                 let sync = |offset: i64| {

@@ -337,6 +337,9 @@ fn scan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     let cursor = parse_cursor(&args[1]).ok_or_else(|| Reply::err(INVALID_CURSOR))?;
+    // Redis deletes the expired keys SCAN meets (which ones depends on its hash order: all here).
+    let now = ctx.now_ms;
+    ctx.db().purge_expired(now);
     let mut count: i64 = 10;
     let mut pattern: Option<&[u8]> = None;
     let mut type_name: Option<String> = None;
@@ -401,6 +404,8 @@ fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
 
 fn randomkey(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
     let now = ctx.now_ms;
+    // Redis deletes the expired keys it draws (which ones is chance: all here).
+    ctx.db().purge_expired(now);
     let mut all: Vec<Vec<u8>> = ctx.keyspace.db(ctx.db_index).keys(now).cloned().collect();
     if all.is_empty() {
         return Reply::Nil;

@@ -38,9 +38,22 @@ pub struct Ctx<'a> {
     pub resp3: bool,
     /// Random source for SPOP, SRANDMEMBER, RANDOMKEY, HRANDFIELD, ZRANDMEMBER.
     pub rng: &'a mut CommandRng,
+    /// Bytes the run may still allocate (engine/budget.rs).
+    pub spare_bytes: usize,
+    /// Set by `reserve` when a handler refused for lack of budget: the run stops.
+    pub over_budget: bool,
 }
 
 impl Ctx<'_> {
+    /// Before an allocation whose size comes from an argument (SETRANGE's offset, APPEND):
+    /// refuse it when it would not fit the run's memory budget.
+    pub fn reserve(&mut self, bytes: u64) -> Result<(), Reply> {
+        if bytes > self.spare_bytes as u64 {
+            self.over_budget = true;
+            return Err(Reply::err("ERR evalbench: over the memory budget"));
+        }
+        Ok(())
+    }
     pub fn db(&mut self) -> &mut Db {
         self.keyspace.db_mut(self.db_index)
     }
@@ -501,6 +514,8 @@ impl TestServer {
             clock: &self.clock,
             resp3: self.resp3,
             rng: &mut self.rng,
+            spare_bytes: usize::MAX,
+            over_budget: false,
         };
         execute(resolved, &mut ctx, &args)
     }

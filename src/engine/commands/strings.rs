@@ -363,6 +363,10 @@ fn append(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             return Ok(Reply::Int(args[2].len() as i64));
         };
         check_string_length(s.len() as u64, args[2].len() as u64)?;
+        // Growing may reallocate: the old and the new buffer exist at once.
+        let grown = s.len() as u64 * 2 + args[2].len() as u64;
+        ctx.reserve(grown)?;
+        let s = string_value(ctx, &args[1])?.expect("checked above");
         s.extend_from_slice(&args[2]);
         Ok(Reply::Int(s.len() as i64))
     })())
@@ -413,10 +417,17 @@ fn setrange(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             None if value.is_empty() => 0,
             Some(s) => {
                 check_string_length(offset, value.len() as u64)?;
+                let grown = (offset + value.len() as u64).saturating_sub(s.len() as u64);
+                if grown > 0 {
+                    let old = s.len() as u64;
+                    ctx.reserve(old + grown)?;
+                }
+                let s = string_value(ctx, &args[1])?.expect("checked above");
                 write_at(s, offset as usize, value)
             }
             None => {
                 check_string_length(offset, value.len() as u64)?;
+                ctx.reserve(offset + value.len() as u64)?;
                 let mut s = Vec::new();
                 let len = write_at(&mut s, offset as usize, value);
                 ctx.db().set(args[1].clone(), Value::Str(s));

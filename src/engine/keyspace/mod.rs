@@ -44,6 +44,25 @@ impl Value {
         }
     }
 
+    /// About how many bytes the value holds (its strings plus a per-element overhead), for the
+    /// memory budget's estimate of what a command may copy. O(n) for a collection.
+    pub fn approx_bytes(&self) -> usize {
+        const PER_ELEMENT: usize = 48;
+        let sum = |it: &mut dyn Iterator<Item = usize>| it.map(|n| n + PER_ELEMENT).sum::<usize>();
+        match self {
+            Value::Str(s) => s.len(),
+            Value::Hash(h) => sum(&mut h.iter().map(|(k, v)| k.len() + v.len())),
+            Value::List(l) => sum(&mut l.iter().map(Vec::len)),
+            Value::Set(s) => sum(&mut s.iter().map(Vec::len)),
+            Value::ZSet(z) => sum(&mut z.iter().map(|(m, _)| m.len() + 8)),
+            Value::Stream(s) => sum(&mut s.entries.values().map(|f| {
+                f.iter()
+                    .map(|(k, v)| k.len() + v.len() + PER_ELEMENT)
+                    .sum::<usize>()
+            })),
+        }
+    }
+
     /// Number of elements (string: bytes), for the inspector.
     pub fn size(&self) -> usize {
         match self {

@@ -6,10 +6,11 @@
 
 use super::convert::{push_error_table, push_reply};
 use super::raw::{self, Raise, RawResult, L};
+use crate::engine::budget;
 use crate::engine::clock::Clock;
 use crate::engine::commands::{self, errors, CommandRng, Ctx};
 use crate::engine::keyspace::Keyspace;
-use crate::engine::reply::{format_g, Reply};
+use crate::engine::reply::{format_g, Allowance, Reply, TRACE_ALLOWANCE};
 use crate::engine::report::{LogLine, TraceEntry, Via};
 use mlua::ffi;
 use std::cell::Cell;
@@ -28,7 +29,19 @@ pub const CANCELLED_TEXT: &str = "ERR evalbench: the run was cancelled";
 pub enum StopReason {
     BusyThreshold,
     Cancelled,
+    /// The run went past the sandbox's memory budget (engine/budget.rs).
+    MemoryBudget,
 }
+
+/// Calls a run's trace records; later calls are counted only (as on a live server).
+pub const MAX_TRACED_CALLS: usize = 100_000;
+/// String bytes all the trace entries of a run keep together; past it each entry keeps
+/// `TRACE_FLOOR` only.
+pub const TRACE_BYTES: usize = 32 << 20;
+const TRACE_FLOOR: Allowance = Allowance {
+    elements: 16,
+    bytes: 256,
+};
 
 /// The sandbox state the Lua functions work on.
 pub struct Core {
@@ -67,6 +80,14 @@ pub struct RunScratch {
     pub snapshots_enabled: bool,
     /// (seq of the write, database 0 after it).
     pub snapshots: Vec<(usize, crate::engine::keyspace::Db)>,
+    /// What the last snapshot cost (the next one is refused when it would not fit the budget).
+    pub snapshot_bytes: Option<usize>,
+    /// Writes after which no snapshot was kept, for lack of budget.
+    pub snapshots_skipped: usize,
+    /// Calls made beyond `MAX_TRACED_CALLS`.
+    pub untraced_calls: u64,
+    /// String bytes the trace may still keep (`TRACE_BYTES` at the start).
+    pub trace_bytes_left: usize,
 }
 
 impl RunScratch {
@@ -93,6 +114,10 @@ impl RunScratch {
             logs: Vec::new(),
             snapshots_enabled: false,
             snapshots: Vec::new(),
+            snapshot_bytes: None,
+            snapshots_skipped: 0,
+            untraced_calls: 0,
+            trace_bytes_left: TRACE_BYTES,
         }
     }
 }
@@ -257,7 +282,16 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
     // Timestamps only serve the trace and the first write's time.
     let tracing = core.run.tracing;
     let started = tracing.then(Instant::now);
-    let (reply, keys, write) = dispatch(core, &args);
+    let (reply, keys, write) = dispatch(core, l, &args);
+    // Past the budget (what the command allocated, its reply included) the run stops here.
+    let (lua_used, limit) = super::vm::memory_of(l);
+    if core.run.stopped == Some(StopReason::MemoryBudget)
+        || budget::refresh().saturating_add(lua_used) > limit
+    {
+        drop(reply);
+        recycle(&mut core.arg_pool, &mut core.spare_args, args);
+        return Err(stop_over_budget(l, core));
+    }
     let elapsed_ns = started.map_or(0, |s| s.elapsed().as_nanos() as u64);
     let at_ns = match started {
         Some(s) => s.duration_since(core.run.started).as_nanos() as u64,
@@ -267,9 +301,7 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
         None => 0,
     };
     if write && core.run.snapshots_enabled {
-        core.run
-            .snapshots
-            .push((core.run.calls + 1, core.keyspace.db(0).clone()));
+        snapshot(core, lua_used, limit);
     }
     let run = &mut core.run;
     run.calls += 1;
@@ -289,12 +321,30 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
     };
     if !run.tracing {
         recycle(&mut core.arg_pool, &mut core.spare_args, args);
+    } else if run.trace.len() >= MAX_TRACED_CALLS {
+        run.untraced_calls += 1;
+        recycle(&mut core.arg_pool, &mut core.spare_args, args);
     } else {
         let line = caller_line(l);
+        // Bounded copies: a run that reads a 50 MB value 50 times keeps 64 KiB of each.
+        let mut allowance = if run.trace_bytes_left >= TRACE_ALLOWANCE.bytes {
+            TRACE_ALLOWANCE
+        } else {
+            TRACE_FLOOR
+        };
+        // The keys first (the warnings read them), then the arguments; the reply has its own.
+        let for_reply_start = allowance;
+        let keys = bounded_args(keys, &mut allowance);
+        let command = bounded_args(args, &mut allowance);
+        let mut for_reply = for_reply_start;
+        let (reply, _) = reply.into_bounded(&mut for_reply);
+        let start = for_reply_start.bytes;
+        let kept = (start - allowance.bytes) + (start - for_reply.bytes);
+        run.trace_bytes_left = run.trace_bytes_left.saturating_sub(kept);
         run.trace.push(TraceEntry {
             seq: run.calls,
             line,
-            command: args,
+            command,
             reply,
             elapsed_ns,
             at_ns,
@@ -308,6 +358,74 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
         return Err(Raise::OnStack);
     }
     Ok(1)
+}
+
+/// Raise the budget error and make it stick: the stop hook raises it again on every line, so
+/// `pcall` cannot swallow it (as the busy threshold's kill).
+unsafe fn stop_over_budget(l: L, core: &mut Core) -> Raise {
+    core.run.stopped = Some(StopReason::MemoryBudget);
+    ffi::lua_sethook(
+        l,
+        Some(stop_hook),
+        ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
+        super::vm::HOOK_EVERY,
+    );
+    let (_, limit) = super::vm::memory_of(l);
+    let mut buf = b"-".to_vec();
+    buf.extend_from_slice(budget::over_budget_text(limit).as_bytes());
+    push_error_table(l, &buf, false);
+    Raise::OnStack
+}
+
+/// Keep database 0 after a write, for stepping — unless the copy would not fit the budget
+/// (then the run goes on without it; the report says how many were skipped).
+fn snapshot(core: &mut Core, lua_used: usize, limit: usize) {
+    let live = budget::refresh();
+    // The first copy costs at most what the heap holds (the keyspace is part of it).
+    let estimate = core.run.snapshot_bytes.unwrap_or(live);
+    if live.saturating_add(lua_used).saturating_add(estimate) > limit {
+        core.run.snapshots_skipped += 1;
+        return;
+    }
+    let copy = core.keyspace.db(0).clone();
+    let cost = budget::refresh().saturating_sub(live);
+    if budget::counting() {
+        core.run.snapshot_bytes = Some(cost);
+    }
+    core.run.snapshots.push((core.run.calls + 1, copy));
+}
+
+/// A trace entry's copy of an argument list: each argument cut to what the allowance leaves
+/// (with `… (N bytes)`), at most its element count of arguments (then `… N more arguments`).
+fn bounded_args(mut args: Vec<Vec<u8>>, allowance: &mut Allowance) -> Vec<Vec<u8>> {
+    let fits = args.len() <= allowance.elements
+        && args.iter().map(Vec::len).sum::<usize>() <= allowance.bytes;
+    if fits {
+        allowance.elements -= args.len();
+        allowance.bytes -= args.iter().map(Vec::len).sum::<usize>();
+        return args;
+    }
+    let total = args.len();
+    let keep = total.min(allowance.elements.max(1));
+    allowance.elements = allowance.elements.saturating_sub(keep);
+    args.truncate(keep);
+    for arg in &mut args {
+        if arg.len() > allowance.bytes {
+            *arg = crate::engine::reply::cut_bytes(arg, allowance).0;
+        } else {
+            allowance.bytes -= arg.len();
+        }
+    }
+    if keep < total {
+        args.push(
+            format!(
+                "… {} more arguments",
+                crate::engine::reply::grouped(total - keep)
+            )
+            .into_bytes(),
+        );
+    }
+    args
 }
 
 /// Give argument buffers back to the pool (bounded, so one huge call does not pin memory).
@@ -324,7 +442,7 @@ fn recycle(pool: &mut Vec<Vec<u8>>, spare: &mut Vec<Vec<u8>>, mut args: Vec<Vec<
 
 /// Redis's `scriptCall`: checks in Redis's order, then the command. Returns the reply (in the
 /// command's rich form), the keys it names and whether it is a write.
-fn dispatch(core: &mut Core, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
+unsafe fn dispatch(core: &mut Core, l: L, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
     let resolved = match commands::resolve_cached(&mut core.resolve_cache, args) {
         Ok(r) => r,
         Err(refusal) => return (Reply::err(refusal.text()), Vec::new(), false),
@@ -343,6 +461,13 @@ fn dispatch(core: &mut Core, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
     if write && core.run.refuse_writes {
         return (Reply::err(errors::WRITE_IN_READ_ONLY), keys, write);
     }
+    let spare_bytes = match precheck(core, l, resolved, args) {
+        Some(spare) => spare,
+        None => {
+            core.run.stopped = Some(StopReason::MemoryBudget);
+            return (Reply::err(""), keys, write);
+        }
+    };
     let mut ctx = Ctx {
         keyspace: &mut core.keyspace,
         db_index: core.run.db_index,
@@ -350,10 +475,64 @@ fn dispatch(core: &mut Core, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
         clock: &*core.clock,
         resp3: core.run.script_resp3,
         rng: &mut core.cmd_rng,
+        spare_bytes,
+        over_budget: false,
     };
     let reply = commands::execute(resolved, &mut ctx, args);
     core.run.db_index = ctx.db_index;
+    if ctx.over_budget {
+        core.run.stopped = Some(StopReason::MemoryBudget);
+    }
     (reply, keys, write)
+}
+
+/// Before a command runs: will what it copies fit the budget? The command's arguments are
+/// stored or compared, and the values of the keys it names may be copied into its reply (then
+/// into Lua) or into another key. Returns the bytes the run may still allocate (handlers that
+/// size an allocation from an argument check against it), None when the command would not fit.
+unsafe fn precheck(
+    core: &mut Core,
+    l: L,
+    resolved: &commands::Resolved,
+    args: &[Vec<u8>],
+) -> Option<usize> {
+    let (mut lua_used, limit) = super::vm::memory_of(l);
+    let live = budget::refresh();
+    let args_len: usize = args.iter().map(Vec::len).sum();
+    let spare = |lua_used: usize| limit.saturating_sub(live.saturating_add(lua_used));
+    // Cheap case first: no key can hold more than the whole heap, so when even a copy of the
+    // heap per argument fits, no lookup is needed.
+    let worst = live
+        .saturating_mul(args.len())
+        .saturating_add(args_len)
+        .saturating_mul(2);
+    if worst <= spare(lua_used) {
+        return Some(spare(lua_used));
+    }
+    let fast = resolved.info.has(commands::table::F_FAST);
+    let db = core.keyspace.db(core.run.db_index);
+    let mut sources: usize = 0;
+    for i in resolved.key_positions(args) {
+        let Some(entry) = args.get(i).and_then(|k| db.get(k, core.run.now_ms)) else {
+            continue;
+        };
+        // A fast command touches a few elements of a collection; a string may be copied whole.
+        sources = sources.saturating_add(match &entry.value {
+            crate::engine::keyspace::Value::Str(s) => s.len(),
+            _ if fast => 0,
+            value => value.approx_bytes(),
+        });
+    }
+    let need = args_len.saturating_add(sources.saturating_mul(2));
+    if need > spare(lua_used) {
+        // Lua's garbage (strings of earlier replies) may be what is in the way.
+        ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0);
+        lua_used = super::vm::memory_of(l).0;
+        if need > spare(lua_used) {
+            return None;
+        }
+    }
+    Some(spare(lua_used))
 }
 
 /// Redis's global `pcall`: like Lua's, but an error table with a string `err` comes back as that string.
@@ -627,6 +806,12 @@ unsafe extern "C-unwind" fn math_randomseed(l: L) -> c_int {
 
 // ---- the stop hook ----
 
+/// Memory the Lua allocator cannot see (logs, replies kept by C functions) counts too.
+unsafe fn over_budget_now(l: L) -> bool {
+    let (lua_used, limit) = super::vm::memory_of(l);
+    budget::refresh().saturating_add(lua_used) > limit
+}
+
 /// Count hook: stops the script at the busy threshold or on cancel, and keeps raising
 /// afterwards (on every line) so that `pcall` cannot swallow the stop.
 pub unsafe extern "C-unwind" fn stop_hook(l: L, ar: *mut ffi::lua_Debug) {
@@ -647,6 +832,8 @@ pub unsafe extern "C-unwind" fn stop_hook(l: L, ar: *mut ffi::lua_Debug) {
             run.stopped = Some(StopReason::Cancelled);
         } else if run.deadline.is_some_and(|d| Instant::now() >= d) {
             run.stopped = Some(StopReason::BusyThreshold);
+        } else if over_budget_now(l) {
+            run.stopped = Some(StopReason::MemoryBudget);
         } else {
             return;
         }
@@ -657,8 +844,13 @@ pub unsafe extern "C-unwind" fn stop_hook(l: L, ar: *mut ffi::lua_Debug) {
             super::vm::HOOK_EVERY,
         );
     }
+    let over_budget = match run.stopped {
+        Some(StopReason::MemoryBudget) => budget::over_budget_text(super::vm::memory_of(l).1),
+        _ => String::new(),
+    };
     let text: &[u8] = match run.stopped {
         Some(StopReason::Cancelled) => CANCELLED_TEXT.as_bytes(),
+        Some(StopReason::MemoryBudget) => over_budget.as_bytes(),
         _ => KILLED_TEXT.as_bytes(),
     };
     let mut buf = Vec::with_capacity(text.len() + 1);
@@ -666,5 +858,6 @@ pub unsafe extern "C-unwind" fn stop_hook(l: L, ar: *mut ffi::lua_Debug) {
     buf.extend_from_slice(text);
     push_error_table(l, &buf, false);
     drop(buf);
+    drop(over_budget);
     ffi::lua_error(l);
 }

@@ -166,6 +166,10 @@ pub struct ReturnConverter {
     pub notes: Vec<Note>,
     /// Set when a nested table hit the Lua stack limit.
     pub hit_stack_limit: bool,
+    /// Set when the reply being built went past the run's memory budget (the conversion stops).
+    pub over_budget: bool,
+    /// Values converted and string bytes copied since the last budget check.
+    since_check: (usize, usize),
     /// Absolute stack index of the probe-name table (0: none).
     names_index: c_int,
 }
@@ -205,6 +209,8 @@ impl ReturnConverter {
             script_resp3,
             notes: Vec::new(),
             hit_stack_limit: false,
+            over_budget: false,
+            since_check: (0, 0),
             names_index: 0,
         }
     }
@@ -225,7 +231,29 @@ impl ReturnConverter {
         stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.convert_value(l, path))
     }
 
+    /// The reply counts against the run's budget as it grows (checked every few thousand values
+    /// or megabytes: a 10M-element reply is ~560 MB of Rust on top of the Lua table).
+    unsafe fn budget_exhausted(&mut self, l: L, bytes: usize) -> bool {
+        self.since_check.0 += 1;
+        self.since_check.1 += bytes;
+        if !self.over_budget && (self.since_check.0 >= 4096 || self.since_check.1 >= 1 << 20) {
+            self.since_check = (0, 0);
+            let (lua_used, limit) = super::vm::memory_of(l);
+            self.over_budget = crate::engine::budget::refresh().saturating_add(lua_used) > limit;
+        }
+        self.over_budget
+    }
+
     unsafe fn convert_value(&mut self, l: L, path: &Path) -> Reply {
+        let bytes = if ffi::lua_type(l, -1) == ffi::LUA_TSTRING {
+            raw::to_bytes(l, -1).map_or(0, <[u8]>::len)
+        } else {
+            0
+        };
+        if self.budget_exhausted(l, bytes) {
+            ffi::lua_pop(l, 1);
+            return Reply::Nil;
+        }
         if ffi::lua_checkstack(l, 4) == 0 {
             ffi::lua_pop(l, 1);
             self.hit_stack_limit = true;
@@ -382,6 +410,10 @@ impl ReturnConverter {
                 let k = self.convert(l, &key_path);
                 let v = self.convert(l, &key_path);
                 pairs.push((k, v));
+                if self.over_budget {
+                    ffi::lua_pop(l, 1);
+                    break;
+                }
             }
             ffi::lua_pop(l, 1);
             if pairs.len() > 1 {
@@ -400,6 +432,10 @@ impl ReturnConverter {
                 ffi::lua_pop(l, 1);
                 ffi::lua_pushvalue(l, -1);
                 items.push(self.convert(l, &Path::Set(path)));
+                if self.over_budget {
+                    ffi::lua_pop(l, 1);
+                    break;
+                }
             }
             ffi::lua_pop(l, 1);
             if items.len() > 1 {
@@ -412,7 +448,17 @@ impl ReturnConverter {
     }
 
     unsafe fn array(&mut self, l: L, path: &Path, scan: &KeyScan) -> Reply {
-        let mut items = Vec::with_capacity(scan.positive_ints.min(1024));
+        // Sized once (doubling a 10M-element vector held both copies at once), and refused
+        // up front when that alone would not fit the budget.
+        let need = scan.positive_ints * std::mem::size_of::<Reply>();
+        if need > 1 << 20 {
+            let (lua_used, limit) = super::vm::memory_of(l);
+            if crate::engine::budget::refresh() + lua_used + need > limit {
+                self.over_budget = true;
+                return Reply::Nil;
+            }
+        }
+        let mut items = Vec::with_capacity(scan.positive_ints);
         let mut j: i64 = 1;
         loop {
             ffi::lua_rawgeti(l, -1, j as ffi::lua_Integer);
@@ -421,7 +467,7 @@ impl ReturnConverter {
                 break;
             }
             items.push(self.convert(l, &Path::Elem(path, j)));
-            if self.hit_stack_limit {
+            if self.hit_stack_limit || self.over_budget {
                 return Reply::Array(items);
             }
             j += 1;
@@ -548,9 +594,18 @@ unsafe fn describe_into(l: L, idx: c_int, depth: usize, out: &mut String) {
                 out.push_str(&lua_number_text(d));
             }
         }
-        ffi::LUA_TSTRING => out.push_str(&crate::engine::reply::quote_bytes(
-            raw::to_bytes(l, idx).unwrap_or_default(),
-        )),
+        ffi::LUA_TSTRING => {
+            // Quote what the description can show, not the whole of a 50 MB string.
+            let bytes = raw::to_bytes(l, idx).unwrap_or_default();
+            let shown = &bytes[..bytes.len().min(DESCRIBE_MAX_LEN)];
+            out.push_str(&crate::engine::reply::quote_bytes(shown));
+            if shown.len() < bytes.len() {
+                out.push_str(&format!(
+                    "… ({} bytes)",
+                    crate::engine::reply::grouped(bytes.len())
+                ));
+            }
+        }
         ffi::LUA_TTABLE if depth >= DESCRIBE_MAX_DEPTH || ffi::lua_checkstack(l, 3) == 0 => {
             out.push_str("{…}")
         }

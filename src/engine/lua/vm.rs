@@ -58,7 +58,8 @@ unsafe extern "C" fn limited_alloc(
         }
         return std::ptr::null_mut();
     }
-    if nsize > old && state.used + (nsize - old) > state.limit {
+    // The budget is shared with the Rust side (engine/budget.rs): its last counted figure.
+    if nsize > old && state.used + (nsize - old) + crate::engine::budget::cached() > state.limit {
         return std::ptr::null_mut();
     }
     let p = realloc(ptr, nsize);
@@ -66,6 +67,17 @@ unsafe extern "C" fn limited_alloc(
         state.used = state.used - old + nsize;
     }
     p
+}
+
+/// Lua's memory in use and the run's budget, from any thread of the state (for the budget checks).
+pub unsafe fn memory_of(l: L) -> (usize, usize) {
+    let mut ud: *mut c_void = std::ptr::null_mut();
+    ffi::lua_getallocf(l, &mut ud);
+    if ud.is_null() {
+        return (0, usize::MAX);
+    }
+    let state = &*(ud as *const AllocState);
+    (state.used, state.limit)
 }
 
 /// Registry slots (luaL_ref) of the real globals, the error handler and the probe names.
@@ -516,7 +528,8 @@ return handler, fields
         unsafe { ffi::lua_settop(self.l, 0) };
         self.runs_since_gc += 1;
         // After a run that came close to the memory limit, collect now so the next run has room.
-        if self.alloc.used > self.alloc.limit / 4 * 3 {
+        // (The budget is shared with the Rust heap: a run stopped past it leaves garbage here.)
+        if self.alloc.used + crate::engine::budget::refresh() > self.alloc.limit / 4 * 3 {
             unsafe { ffi::lua_gc(self.l, ffi::LUA_GCCOLLECT, 0) };
         } else if self.runs_since_gc >= 50 {
             unsafe { ffi::lua_gc(self.l, ffi::LUA_GCSTEP, 50) };

@@ -137,6 +137,9 @@ pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
         return;
     };
     let report = &run.report;
+    // A bounded preview (first elements, then "… N more"): a 10M-element reply is never
+    // formatted whole on every frame.
+    let shown = report.reply.preview();
     let mut lines: Vec<Line> = Vec::new();
     let section = |lines: &mut Vec<Line>, title: &str| {
         lines.push(Line::from(Span::styled(
@@ -151,8 +154,8 @@ pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
     )));
     section(&mut lines, "RESP2 client (redis-cli)");
     lines.extend(
-        report
-            .reply_for(Protocol::Resp2)
+        shown
+            .for_protocol(Protocol::Resp2)
             .to_cli()
             .lines()
             .map(|l| Line::from(display_safe(l).into_owned())),
@@ -160,12 +163,12 @@ pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
     section(&mut lines, "RESP2 raw");
     lines.push(Line::from(format!(
         "{:?}",
-        String::from_utf8_lossy(&report.reply_for(Protocol::Resp2).to_resp(Protocol::Resp2))
+        String::from_utf8_lossy(&shown.for_protocol(Protocol::Resp2).to_resp(Protocol::Resp2))
     )));
     section(&mut lines, "RESP3 client (redis-cli -3)");
     lines.extend(
-        report
-            .reply_for(Protocol::Resp3)
+        shown
+            .for_protocol(Protocol::Resp3)
             .to_cli()
             .lines()
             .map(|l| Line::from(display_safe(l).into_owned())),
@@ -173,7 +176,7 @@ pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
     section(&mut lines, "RESP3 raw");
     lines.push(Line::from(format!(
         "{:?}",
-        String::from_utf8_lossy(&report.reply_for(Protocol::Resp3).to_resp(Protocol::Resp3))
+        String::from_utf8_lossy(&shown.for_protocol(Protocol::Resp3).to_resp(Protocol::Resp3))
     )));
     section(&mut lines, "Conversion notes");
     if report.notes.is_empty() {

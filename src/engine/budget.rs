@@ -1,0 +1,131 @@
+//! One memory budget for everything a run allocates.
+//!
+//! Why a counting allocator rather than byte accounting in the keyspace: a run allocates in many
+//! places besides the keyspace (command replies, the trace, snapshots, the report, the Lua value's
+//! description, JSON output), and every command handler mutates values in place through `&mut`;
+//! keeping byte counts right in all of them would be a second implementation of every command.
+//! Counting at the allocator covers all of it with no per-command code. The allocator cannot
+//! refuse an allocation (Rust aborts the process when one fails), so the count is checked at a
+//! few points instead — before each `redis.call` (with an estimate of what the command will
+//! copy), after it, in the stop hook every 10,000 Lua instructions, and by Lua's own allocator —
+//! and the handlers whose allocation size comes from an argument (SETRANGE's offset, APPEND)
+//! ask [`crate::engine::commands::Ctx::reserve`] first.
+//!
+//! The count is process-wide (the budget bounds the process, as RSS does). Each thread adds to
+//! its own cache-padded slot with a plain load and store (no locked instruction on the
+//! allocation path); a reader sums the slots. A thread may free what another allocated, so a
+//! slot can go negative; the sum is right. Threads beyond [`SLOTS`] share one atomic slot.
+//!
+//! The count only exists when the program installs [`CountingAlloc`] as its global allocator
+//! (the `evalbench` binary does); otherwise [`live_bytes`] is 0 and only Lua's memory, the
+//! bounded trace and the handlers' pre-checks hold the line.
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::Relaxed};
+
+/// The default budget of a run: Lua, keyspace, trace, reply and report together.
+pub const DEFAULT_MEMORY_BUDGET: usize = 1 << 30;
+
+const SLOTS: usize = 32;
+
+#[repr(align(64))]
+struct Slot(AtomicIsize);
+
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: Slot = Slot(AtomicIsize::new(0));
+static COUNTS: [Slot; SLOTS + 1] = [ZERO; SLOTS + 1];
+static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
+/// The last value of [`refresh`], read by Lua's allocator on every growth (one load).
+static CACHED: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static MY_SLOT: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+#[inline]
+fn add(delta: isize) {
+    let slot = MY_SLOT
+        .try_with(|s| {
+            let mut i = s.get();
+            if i == usize::MAX {
+                i = NEXT_SLOT.fetch_add(1, Relaxed).min(SLOTS);
+                s.set(i);
+            }
+            i
+        })
+        .unwrap_or(SLOTS);
+    let c = &COUNTS[slot].0;
+    if slot < SLOTS {
+        // Only this thread writes its slot.
+        c.store(c.load(Relaxed).wrapping_add(delta), Relaxed);
+    } else {
+        c.fetch_add(delta, Relaxed);
+    }
+}
+
+/// A global allocator that counts live bytes around another one.
+pub struct CountingAlloc<A>(pub A);
+
+unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = self.0.alloc(layout);
+        if !p.is_null() {
+            add(layout.size() as isize);
+        }
+        p
+    }
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = self.0.alloc_zeroed(layout);
+        if !p.is_null() {
+            add(layout.size() as isize);
+        }
+        p
+    }
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        self.0.dealloc(ptr, layout);
+        add(-(layout.size() as isize));
+    }
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = self.0.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            add(new_size as isize - layout.size() as isize);
+        }
+        p
+    }
+}
+
+/// Bytes the Rust heap holds now (0 without [`CountingAlloc`]); also updates the cached figure.
+pub fn refresh() -> usize {
+    let used = NEXT_SLOT.load(Relaxed).min(SLOTS);
+    let mut sum: isize = COUNTS[SLOTS].0.load(Relaxed);
+    for slot in &COUNTS[..used] {
+        sum = sum.wrapping_add(slot.0.load(Relaxed));
+    }
+    let sum = sum.max(0) as usize;
+    CACHED.store(sum, Relaxed);
+    sum
+}
+
+/// The figure of the last [`refresh`] (what Lua's allocator adds to its own use).
+#[inline]
+pub fn cached() -> usize {
+    CACHED.load(Relaxed)
+}
+
+/// Whether the counting allocator is installed (something has allocated through it).
+pub fn counting() -> bool {
+    NEXT_SLOT.load(Relaxed) > 0
+}
+
+/// The error a run stops with past the budget (`limit` in bytes).
+pub fn over_budget_text(limit: usize) -> String {
+    format!(
+        "ERR evalbench: the run used more than the sandbox's memory budget ({} MiB: Lua, keyspace, trace and reply together); a real server would keep allocating (raise the budget with --max-memory MIB, or memory_limit_mb in the workbench's config.toml)",
+        limit >> 20
+    )
+}
