@@ -25,6 +25,7 @@ fn main() {
         .spawn(move || match &parsed.command {
             Some(Command::Run(args)) => cli::run_command(args),
             Some(Command::Copy(args)) => evalbench::cli_live::copy_command(args),
+            Some(Command::Debug(args)) => evalbench::cli_debug::debug_main(args),
             None => cli::run_demo(),
         });
     let result = worker

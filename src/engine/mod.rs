@@ -3,6 +3,7 @@
 
 pub mod clock;
 pub mod commands;
+pub mod debug;
 pub mod keyspace;
 pub mod lint;
 pub mod live;

@@ -67,6 +67,10 @@ pub struct RunScratch {
     pub snapshots_enabled: bool,
     /// (seq of the write, database 0 after it).
     pub snapshots: Vec<(usize, crate::engine::keyspace::Db)>,
+    /// A debug session is running: calls go past the debugger first (engine/debug).
+    pub debug_calls: bool,
+    /// A debugger eval is running: writes are refused with the debugger's text.
+    pub debug_eval: bool,
 }
 
 impl RunScratch {
@@ -93,6 +97,8 @@ impl RunScratch {
             logs: Vec::new(),
             snapshots_enabled: false,
             snapshots: Vec::new(),
+            debug_calls: false,
+            debug_eval: false,
         }
     }
 }
@@ -254,6 +260,12 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
             false,
         );
     };
+    // The debugger may stop before the command (break CMD, bw KEY), or end the run there.
+    if core.run.debug_calls {
+        if let Some(raise) = crate::engine::debug::hook::before_call(l, &args) {
+            return Err(raise);
+        }
+    }
     // Timestamps only serve the trace and the first write's time.
     let tracing = core.run.tracing;
     let started = tracing.then(Instant::now);
@@ -324,7 +336,7 @@ fn recycle(pool: &mut Vec<Vec<u8>>, spare: &mut Vec<Vec<u8>>, mut args: Vec<Vec<
 
 /// Redis's `scriptCall`: checks in Redis's order, then the command. Returns the reply (in the
 /// command's rich form), the keys it names and whether it is a write.
-fn dispatch(core: &mut Core, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
+pub(crate) fn dispatch(core: &mut Core, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
     let resolved = match commands::resolve_cached(&mut core.resolve_cache, args) {
         Ok(r) => r,
         Err(refusal) => return (Reply::err(refusal.text()), Vec::new(), false),
@@ -341,7 +353,13 @@ fn dispatch(core: &mut Core, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
     };
     let write = resolved.info.is_write();
     if write && core.run.refuse_writes {
-        return (Reply::err(errors::WRITE_IN_READ_ONLY), keys, write);
+        // A debugger eval says why it refuses (engine/debug/eval.rs).
+        let text = if core.run.debug_eval {
+            crate::engine::debug::eval::WRITE_REFUSED
+        } else {
+            errors::WRITE_IN_READ_ONLY
+        };
+        return (Reply::err(text), keys, write);
     }
     let mut ctx = Ctx {
         keyspace: &mut core.keyspace,
@@ -563,13 +581,13 @@ unsafe extern "C-unwind" fn redis_replicate_commands(l: L) -> c_int {
     1
 }
 
+// Both are the debugger's (engine/debug/hook.rs): false / nothing outside a debug session.
 unsafe extern "C-unwind" fn redis_breakpoint(l: L) -> c_int {
-    ffi::lua_pushboolean(l, 0);
-    1
+    crate::engine::debug::hook::redis_breakpoint(l)
 }
 
-unsafe extern "C-unwind" fn redis_debug(_l: L) -> c_int {
-    0
+unsafe extern "C-unwind" fn redis_debug(l: L) -> c_int {
+    crate::engine::debug::hook::redis_debug(l)
 }
 
 // ---- math.random / math.randomseed: Redis's lrand48 ----
