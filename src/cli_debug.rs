@@ -57,29 +57,81 @@ pub struct DebugArgs {
 /// The REPL's words: (words, arguments, meaning). The README table is generated from it.
 pub const WORDS: &[(&str, &str, &str)] = &[
     ("h help", "", "show the words"),
-    ("s step", "", "run the current line and stop again (steps into calls)"),
+    (
+        "s step",
+        "",
+        "run the current line and stop again (steps into calls)",
+    ),
     ("n next", "", "the same as step (as in LDB)"),
-    ("o over", "", "step over: stop at the next line of this function or its caller"),
+    (
+        "o over",
+        "",
+        "step over: stop at the next line of this function or its caller",
+    ),
     ("finish", "", "step out: stop in the caller"),
     ("c continue", "", "run to the next breakpoint"),
     ("u until", "LINE", "run to LINE"),
-    ("back", "", "step back to the previous line event (replays the run)"),
+    (
+        "back",
+        "",
+        "step back to the previous line event (replays the run)",
+    ),
     ("rc", "", "reverse-continue to the previous breakpoint hit"),
     ("goto", "EVENT", "go to line event EVENT (earlier or later)"),
-    ("l list", "[LINE] [CTX]", "the source around LINE (0: the current line), CTX lines each side"),
+    (
+        "l list",
+        "[LINE] [CTX]",
+        "the source around LINE (0: the current line), CTX lines each side",
+    ),
     ("w whole", "", "the whole source"),
-    ("p print", "[VAR]", "every local of the current frame, or VAR (locals, upvalues, KEYS, ARGV)"),
-    ("b break", "[LINE|-LINE|0]", "list breakpoints, set one at LINE, remove it, remove all"),
-    ("b break", "LINE if EXPR", "a conditional breakpoint (EXPR in the frame, refused if it does not compile)"),
+    (
+        "p print",
+        "[VAR]",
+        "every local of the current frame, or VAR (locals, upvalues, KEYS, ARGV)",
+    ),
+    (
+        "b break",
+        "[LINE|-LINE|0]",
+        "list breakpoints, set one at LINE, remove it, remove all",
+    ),
+    (
+        "b break",
+        "LINE if EXPR",
+        "a conditional breakpoint (EXPR in the frame, refused if it does not compile)",
+    ),
     ("b break", "LINE hits N", "stop from the Nth hit on"),
-    ("b break", "COMMAND", "stop before every call of a Redis command (break INCR)"),
+    (
+        "b break",
+        "COMMAND",
+        "stop before every call of a Redis command (break INCR)",
+    ),
     ("bw", "KEY", "stop before a write to KEY"),
-    ("cond", "LINE EXPR", "set the condition of the breakpoint at LINE"),
-    ("watch", "[EXPR|-N]", "list watches, add EXPR (shown at every stop), remove watch N"),
+    (
+        "cond",
+        "LINE EXPR",
+        "set the condition of the breakpoint at LINE",
+    ),
+    (
+        "watch",
+        "[EXPR|-N]",
+        "list watches, add EXPR (shown at every stop), remove watch N",
+    ),
     ("t trace", "", "the call stack"),
-    ("e eval", "CODE", "run Lua in the current frame (its locals readable; writes refused)"),
-    ("r redis", "CMD ...", "run a Redis command on the current keyspace (writes refused)"),
-    ("m maxlen", "[LEN]", "cut values and replies at LEN bytes (0: never)"),
+    (
+        "e eval",
+        "CODE",
+        "run Lua in the current frame (its locals readable; writes refused)",
+    ),
+    (
+        "r redis",
+        "CMD ...",
+        "run a Redis command on the current keyspace (writes refused)",
+    ),
+    (
+        "m maxlen",
+        "[LEN]",
+        "cut values and replies at LEN bytes (0: never)",
+    ),
     ("a abort", "", "stop the script with LDB's abort error"),
 ];
 
@@ -258,10 +310,12 @@ impl Repl<'_> {
         match (word, args.as_slice()) {
             ("", _) => None,
             ("h" | "help", _) => {
-                self.say("help", "evalbench debugger words (LDB's, plus the ones marked +):");
+                self.say(
+                    "help",
+                    "evalbench debugger words (LDB's, plus the ones marked +):",
+                );
                 for (words, a, meaning) in WORDS {
-                    let names: Vec<String> =
-                        words.split(' ').map(|w| w.to_string()).collect();
+                    let names: Vec<String> = words.split(' ').map(|w| w.to_string()).collect();
                     let left = format!("{} {a}", names.join("|"));
                     self.say("help", &format!("{left:<28} {meaning}"));
                 }
@@ -334,7 +388,10 @@ impl Repl<'_> {
                 }
                 let keys = stop.session().key_write_breaks.clone();
                 for k in keys {
-                    self.say("info", &format!("break before a write to {}", quote_bytes(&k)));
+                    self.say(
+                        "info",
+                        &format!("break before a write to {}", quote_bytes(&k)),
+                    );
                 }
                 None
             }
@@ -397,7 +454,13 @@ impl Repl<'_> {
                 if !s.key_write_breaks.contains(&k) {
                     s.key_write_breaks.push(k);
                 }
-                self.say("info", &format!("Stopping before a write to {}.", quote_bytes(key.as_bytes())));
+                self.say(
+                    "info",
+                    &format!(
+                        "Stopping before a write to {}.",
+                        quote_bytes(key.as_bytes())
+                    ),
+                );
                 None
             }
             ("cond", [n, _, ..]) if number(n).is_some_and(|n| n > 0) => {
@@ -521,7 +584,10 @@ impl Repl<'_> {
                 if set.line != set.asked {
                     self.say(
                         "info",
-                        &format!("Line {} has no code: breakpoint set at line {}.", set.asked, set.line),
+                        &format!(
+                            "Line {} has no code: breakpoint set at line {}.",
+                            set.asked, set.line
+                        ),
                     );
                 }
                 self.source_line(stop, set.line, set.line == stop.line());
@@ -657,7 +723,10 @@ pub fn debug_command(
     }
     if let Some(path) = &args.keyspace {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            CliError::input(format!("{}: cannot read the keyspace file: {e}", path.display()))
+            CliError::input(format!(
+                "{}: cannot read the keyspace file: {e}",
+                path.display()
+            ))
         })?;
         seed = load_keyspace(path, &text, now)?;
     }
@@ -722,7 +791,10 @@ pub fn debug_command(
         detached: false,
     };
     if !json_mode {
-        repl.say("info", "Lua debugging session started (evalbench sandbox). Type h for help.");
+        repl.say(
+            "info",
+            "Lua debugging session started (evalbench sandbox). Type h for help.",
+        );
         repl.say("info", "");
     }
     let report = sandbox.debug(&request, &mut session, &mut repl);
@@ -734,7 +806,10 @@ pub fn debug_command(
     if json_mode {
         let mut obj = report.run.to_json();
         if let Some(c) = &report.coverage {
-            obj["coverage"] = json!(c.iter().map(|(l, n)| (l.to_string(), json!(n))).collect::<serde_json::Map<_, _>>());
+            obj["coverage"] = json!(c
+                .iter()
+                .map(|(l, n)| (l.to_string(), json!(n)))
+                .collect::<serde_json::Map<_, _>>());
         }
         let line = json!({"event": "end", "report": obj});
         let _ = writeln!(repl.out, "{line}");

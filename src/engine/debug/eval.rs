@@ -222,7 +222,9 @@ unsafe fn run_in_frame<T>(
     ffi::lua_checkstack(co, 20);
     let result = match status {
         0 => Ok(read(co, ffi::lua_gettop(co))),
-        ffi::LUA_YIELD => Err("eval: the code yielded (coroutine.yield outside a coroutine)".into()),
+        ffi::LUA_YIELD => {
+            Err("eval: the code yielded (coroutine.yield outside a coroutine)".into())
+        }
         _ if killed => Err(format!(
             "eval: stopped after {} ms (it ran too long)",
             run.threshold_or(EVAL_BUDGET).as_millis()

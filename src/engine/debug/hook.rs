@@ -213,12 +213,19 @@ impl DebugRun {
     }
 
     pub(crate) fn clock_passthrough(&self, on: bool) {
-        self.clock_log.lock().unwrap_or_else(|e| e.into_inner()).passthrough = on;
+        self.clock_log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .passthrough = on;
     }
 
     fn rebuild_bits(&mut self) {
         let session = unsafe { &*self.session };
-        let lines = session.breakpoints.iter().map(|b| b.line).chain(self.temp_line);
+        let lines = session
+            .breakpoints
+            .iter()
+            .map(|b| b.line)
+            .chain(self.temp_line);
         self.bits.clear();
         for line in lines {
             let word = line as usize / 64;
@@ -248,9 +255,7 @@ impl DebugRun {
         let now = Instant::now();
         self.live_since = Some(now);
         let core = self.core();
-        core.run.deadline = self
-            .threshold
-            .map(|t| now + t.saturating_sub(self.active));
+        core.run.deadline = self.threshold.map(|t| now + t.saturating_sub(self.active));
     }
 
     fn pause_clock(&mut self) {
@@ -397,8 +402,7 @@ unsafe fn cjson_config(l: L, restore: Option<&[u8]>) -> Vec<u8> {
     ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, c"cjson".as_ptr());
     if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
         ffi::lua_getfield(l, -1, c"encode".as_ptr());
-        if !ffi::lua_getupvalue(l, -1, 1).is_null() && ffi::lua_type(l, -1) == ffi::LUA_TUSERDATA
-        {
+        if !ffi::lua_getupvalue(l, -1, 1).is_null() && ffi::lua_type(l, -1) == ffi::LUA_TUSERDATA {
             let p = ffi::lua_touserdata(l, -1) as *mut u8;
             let n = ffi::lua_objlen(l, -1);
             match restore {
@@ -449,10 +453,7 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
                     .map(|(e, _)| e)
                     .or(run.first_user_event)
                     .unwrap_or(1);
-                run.pending = Some(Pending::Rewind(Mode::Replay {
-                    target,
-                    back: true,
-                }));
+                run.pending = Some(Pending::Rewind(Mode::Replay { target, back: true }));
                 push_stop_error(l, Pending::Abort);
                 ffi::lua_error(l);
             }

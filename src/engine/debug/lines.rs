@@ -14,9 +14,12 @@ pub fn code_lines(body: &[u8]) -> Result<Vec<bool>, (String, Option<u32>)> {
         bytes: &dump,
         pos: 12,
     };
-    reader
-        .function(&mut lines)
-        .ok_or_else(|| ("evalbench: cannot read the compiled script's line info".to_string(), None))?;
+    reader.function(&mut lines).ok_or_else(|| {
+        (
+            "evalbench: cannot read the compiled script's line info".to_string(),
+            None,
+        )
+    })?;
     Ok(lines)
 }
 

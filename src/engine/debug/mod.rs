@@ -23,17 +23,25 @@ use std::collections::BTreeMap;
 pub enum StopReason {
     /// The first line of the script (as LDB stops when a session starts).
     Start,
-    Breakpoint { id: u32 },
+    Breakpoint {
+        id: u32,
+    },
     /// A step (into, over, out, back, to a line, or an event reached by replay).
     Step,
     /// `redis.breakpoint()` was called on the previous line.
     RedisBreakpoint,
     /// An error that ends the script, before the stack unwinds (locals intact).
-    Error { message: String },
+    Error {
+        message: String,
+    },
     /// Before a Redis command named by `break CMD`.
-    Command { name: String },
+    Command {
+        name: String,
+    },
     /// Before a write to a key named by `bw KEY`.
-    KeyWrite { key: Vec<u8> },
+    KeyWrite {
+        key: Vec<u8>,
+    },
 }
 
 /// What the front end wants after a stop.
