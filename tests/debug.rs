@@ -548,9 +548,13 @@ return {r, t}";
         .keyspace()
         .db(0)
         .get(b"k", 0)
-        .map(|e| format!("{:?}", e.value))
-        .unwrap();
-    assert!(stored.contains(&(r + 1).to_string()), "{stored} vs {r}");
+        .map(|e| e.value.clone());
+    assert_eq!(
+        stored,
+        Some(evalbench::engine::keyspace::Value::Str(
+            (r + 1).to_string().into_bytes()
+        ))
+    );
     assert_eq!(report.run.trace.len(), 3);
 }
 
