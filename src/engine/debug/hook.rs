@@ -199,10 +199,14 @@ impl DebugRun {
         RUN.with(|c| c.set(std::ptr::null_mut()));
     }
 
+    // The session and the core are raw pointers valid for the whole run (Sandbox::debug owns
+    // both borrows); the hook reaches them from C the way api.rs reaches Core.
+    #[allow(clippy::mut_from_ref)]
     pub(crate) fn session(&self) -> &mut DebugSession {
         unsafe { &mut *self.session }
     }
 
+    #[allow(clippy::mut_from_ref)]
     pub(crate) fn core(&self) -> &mut Core {
         unsafe { &mut *self.core }
     }
@@ -734,8 +738,7 @@ pub(crate) unsafe fn before_call(l: L, args: &[Vec<u8>]) -> Option<Raise> {
     let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
     let mut reason = session
         .command_breaks
-        .iter()
-        .any(|c| *c == name)
+        .contains(&name)
         .then(|| StopReason::Command { name: name.clone() });
     if reason.is_none() && !session.key_write_breaks.is_empty() {
         if let Ok(resolved) = crate::engine::commands::resolve(args) {
