@@ -50,6 +50,9 @@ pub enum Command {
     /// Copy keys from a live server into a keyspace JSON file for the sandbox (bounded, type-aware reads).
     #[command(after_help = COPY_HELP, disable_help_flag = true)]
     Copy(CopyArgs),
+    /// Debug a script in the sandbox with LDB's words (step, breakpoints, print, eval) and more.
+    #[command(after_help = crate::cli_debug::DEBUG_HELP, disable_help_flag = true)]
+    Debug(crate::cli_debug::DebugArgs),
 }
 
 const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";

@@ -1,6 +1,7 @@
 //! evalbench: a workbench for writing and debugging Redis Lua scripts.
 
 pub mod cli;
+pub mod cli_debug;
 pub mod cli_live;
 pub mod engine;
 #[cfg(feature = "tui")]

@@ -32,6 +32,7 @@ fn main() {
                 cli::run_command_to(args, &mut out).map(|code| (code, String::new()))
             }
             Some(Command::Copy(args)) => evalbench::cli_live::copy_command(args),
+            Some(Command::Debug(args)) => evalbench::cli_debug::debug_main(args),
             None => cli::run_demo(parsed.file.as_deref()),
         });
     let result = worker

@@ -65,6 +65,26 @@ fn check_section(name: &str, expected: &str) {
     }
 }
 
+/// The words of `evalbench debug`, from the REPL's own table.
+fn debug_words_table() -> String {
+    let mut out = String::from("| words | arguments | meaning |\n|---|---|---|\n");
+    for (words, args, meaning) in evalbench::cli_debug::WORDS {
+        let words: Vec<String> = words.split(' ').map(|w| format!("`{w}`")).collect();
+        let args = if args.is_empty() {
+            String::new()
+        } else {
+            format!("`{args}`")
+        };
+        out.push_str(&format!("| {} | {args} | {meaning} |\n", words.join(" ")));
+    }
+    out
+}
+
+#[test]
+fn debug_words_table_is_current() {
+    check_section("debug-words", &debug_words_table());
+}
+
 #[test]
 fn key_table_is_current() {
     check_section("keys", &key_table());

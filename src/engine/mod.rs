@@ -4,6 +4,7 @@
 pub mod budget;
 pub mod clock;
 pub mod commands;
+pub mod debug;
 pub mod display;
 pub mod input;
 pub mod keyspace;

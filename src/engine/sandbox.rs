@@ -193,7 +193,12 @@ impl Sandbox {
             ..RunScratch::with_cancel(cancel)
         };
         api::set_current_core(&mut *self.core);
-        let result = self.vm.call_script(&sha);
+        // Under the debugger the call stops and may be replayed (engine/debug/hook.rs).
+        let result = if super::debug::hook::armed() {
+            super::debug::hook::call_script(&mut self.vm, &mut self.core, &sha, request)
+        } else {
+            self.vm.call_script(&sha)
+        };
         let mut warnings = Vec::new();
         let mut lua_value = None;
         let (reply, notes, outcome, error_line) = match result {
@@ -284,6 +289,17 @@ impl Sandbox {
             outcome,
             error_line,
         }
+    }
+
+    /// Run a script under the debugger (engine/debug): like `run`, stopping where `session` says
+    /// and asking `frontend` what to do at each stop.
+    pub fn debug(
+        &mut self,
+        request: &RunRequest,
+        session: &mut super::debug::DebugSession,
+        frontend: &mut dyn super::debug::DebugFrontend,
+    ) -> super::debug::DebugReport {
+        super::debug::run(self, request, session, frontend)
     }
 
     /// The error reply Redis builds from a raised error (`luaCallFunction`).

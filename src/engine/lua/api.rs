@@ -88,6 +88,10 @@ pub struct RunScratch {
     pub untraced_calls: u64,
     /// String bytes the trace may still keep (`TRACE_BYTES` at the start).
     pub trace_bytes_left: usize,
+    /// A debug session is running: calls go past the debugger first (engine/debug).
+    pub debug_calls: bool,
+    /// A debugger eval is running: writes are refused with the debugger's text.
+    pub debug_eval: bool,
 }
 
 impl RunScratch {
@@ -118,7 +122,28 @@ impl RunScratch {
             snapshots_skipped: 0,
             untraced_calls: 0,
             trace_bytes_left: TRACE_BYTES,
+            debug_calls: false,
+            debug_eval: false,
         }
+    }
+}
+
+impl RunScratch {
+    /// Forget what a pass of the script accumulated, keeping the run's settings and clock: the
+    /// debugger replays a run from its start (engine/debug). Every per-pass field is reset here.
+    pub fn restart_pass(&mut self) {
+        self.db_index = 0;
+        self.script_resp3 = false;
+        self.stopped = None;
+        self.trace.clear();
+        self.calls = 0;
+        self.first_write_ns = None;
+        self.logs.clear();
+        self.snapshots.clear();
+        self.snapshot_bytes = None;
+        self.snapshots_skipped = 0;
+        self.untraced_calls = 0;
+        self.trace_bytes_left = TRACE_BYTES;
     }
 }
 
@@ -279,6 +304,12 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
             false,
         );
     };
+    // The debugger may stop before the command (break CMD, bw KEY), or end the run there.
+    if core.run.debug_calls {
+        if let Some(raise) = crate::engine::debug::hook::before_call(l, &args) {
+            return Err(raise);
+        }
+    }
     // Timestamps only serve the trace and the first write's time.
     let tracing = core.run.tracing;
     let started = tracing.then(Instant::now);
@@ -442,7 +473,11 @@ fn recycle(pool: &mut Vec<Vec<u8>>, spare: &mut Vec<Vec<u8>>, mut args: Vec<Vec<
 
 /// Redis's `scriptCall`: checks in Redis's order, then the command. Returns the reply (in the
 /// command's rich form), the keys it names and whether it is a write.
-unsafe fn dispatch(core: &mut Core, l: L, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u8>>, bool) {
+pub(crate) unsafe fn dispatch(
+    core: &mut Core,
+    l: L,
+    args: &[Vec<u8>],
+) -> (Reply, Vec<Vec<u8>>, bool) {
     let resolved = match commands::resolve_cached(&mut core.resolve_cache, args) {
         Ok(r) => r,
         Err(refusal) => return (Reply::err(refusal.text()), Vec::new(), false),
@@ -459,7 +494,13 @@ unsafe fn dispatch(core: &mut Core, l: L, args: &[Vec<u8>]) -> (Reply, Vec<Vec<u
     };
     let write = resolved.info.is_write();
     if write && core.run.refuse_writes {
-        return (Reply::err(errors::WRITE_IN_READ_ONLY), keys, write);
+        // A debugger eval says why it refuses (engine/debug/eval.rs).
+        let text = if core.run.debug_eval {
+            crate::engine::debug::eval::WRITE_REFUSED
+        } else {
+            errors::WRITE_IN_READ_ONLY
+        };
+        return (Reply::err(text), keys, write);
     }
     let spare_bytes = match precheck(core, l, resolved, args) {
         Some(spare) => spare,
@@ -742,13 +783,13 @@ unsafe extern "C-unwind" fn redis_replicate_commands(l: L) -> c_int {
     1
 }
 
+// Both are the debugger's (engine/debug/hook.rs): false / nothing outside a debug session.
 unsafe extern "C-unwind" fn redis_breakpoint(l: L) -> c_int {
-    ffi::lua_pushboolean(l, 0);
-    1
+    crate::engine::debug::hook::redis_breakpoint(l)
 }
 
-unsafe extern "C-unwind" fn redis_debug(_l: L) -> c_int {
-    0
+unsafe extern "C-unwind" fn redis_debug(l: L) -> c_int {
+    crate::engine::debug::hook::redis_debug(l)
 }
 
 // ---- math.random / math.randomseed: Redis's lrand48 ----

@@ -229,8 +229,9 @@ impl Vm {
     unsafe fn install_error_handler(&self) {
         let l = self.l;
         let code = br#"
-local getinfo, type, tostring = debug.getinfo, type, tostring
+local getinfo, type, tostring, on_error = debug.getinfo, type, tostring, ...
 local function handler(err)
+  on_error(err)
   local frame = getinfo(2, 'nSl')
   if frame and frame.what == 'C' then
     frame = getinfo(3, 'nSl')
@@ -254,7 +255,9 @@ return handler, fields
             c"=evalbench".as_ptr(),
         );
         assert_eq!(status, 0, "error handler compiles");
-        ffi::lua_call(l, 0, 2);
+        // The debugger's break on error (a no-op outside a debug session).
+        ffi::lua_pushcfunction(l, crate::engine::debug::hook::on_script_error);
+        ffi::lua_call(l, 1, 2);
         ffi::lua_pushlightuserdata(l, key(&REG_ERRFIELDS));
         ffi::lua_insert(l, -2);
         ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);

@@ -1,0 +1,183 @@
+//! `evalbench debug`: scripted REPL sessions, asserted exactly (LDB's words and output).
+
+use std::process::Command;
+
+const SCRIPT: &str = "local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local count = redis.call('INCR', key)
+if count > limit then
+  return redis.error_reply('rate limited')
+end
+local info = {count = count, left = limit - count}
+return info.left
+";
+
+fn run(script: &str, args: &[&str]) -> (i32, String, String) {
+    let dir = std::env::temp_dir().join(format!("evalbench-debug-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("s{}.lua", args.len()));
+    std::fs::write(&path, script).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_evalbench"));
+    cmd.arg("debug");
+    let (opts, rest) = args.split_at(args.iter().position(|a| *a == "SCRIPT").unwrap());
+    cmd.args(opts).arg(&path).args(&rest[1..]);
+    let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn a_scripted_session_reads_like_ldb() {
+    let (code, out, _) = run(
+        SCRIPT,
+        &[
+            "--commands",
+            "b 7; c; p; e count * 10; watch count + 1; back; back; r GET rl; r SET rl 9; n; t; b; c",
+            "SCRIPT",
+            "rl",
+            ",",
+            "5",
+        ],
+    );
+    let expected = "Lua debugging session started (evalbench sandbox). Type h for help.
+
+* Stopped at 1, stop reason = step over
+-> 1   local key = KEYS[1]
+lua debugger> b 7
+  #7   local info = {count = count, left = limit - count}
+lua debugger> c
+* Stopped at 7, stop reason = break point
+->#7   local info = {count = count, left = limit - count}
+lua debugger> p
+<value> key = \"rl\"
+<value> limit = 5
+<value> count = 1
+lua debugger> e count * 10
+<retval> 10
+lua debugger> watch count + 1
+<watch> 1 count + 1 = 2
+lua debugger> back
+* Stopped at 4, stop reason = step over
+-> 4   if count > limit then
+<watch> 1 count + 1 = 2
+lua debugger> back
+* Stopped at 3, stop reason = step over
+-> 3   local count = redis.call('INCR', key)
+<watch> 1 count + 1 = <error> Script attempted to access nonexistent global variable 'count'
+lua debugger> r GET rl
+<redis> GET rl
+<reply> NULL
+lua debugger> r SET rl 9
+<redis> SET rl 9
+<error> -ERR evalbench: the debugger refuses write commands in eval, watches, conditions and 'redis' (they would change the run); read commands see the current keyspace
+<reply> \"-ERR evalbench: the debugger refuses write commands in eval, watches, conditions and 'redis' (they would change the run); read commands see the current keyspace\"
+lua debugger> n
+<redis> INCR rl
+<reply> 1
+* Stopped at 4, stop reason = step over
+-> 4   if count > limit then
+<watch> 1 count + 1 = 2
+lua debugger> t
+In top level:
+-> 4   if count > limit then
+(line event 4)
+lua debugger> b
+1 breakpoints set:
+  #7   local info = {count = count, left = limit - count}
+      (hit 0 times)
+lua debugger> c
+* Stopped at 7, stop reason = break point
+->#7   local info = {count = count, left = limit - count}
+<watch> 1 count + 1 = 2
+(no more commands: the script runs to the end)
+
+(integer) 4
+
+trace (1 calls):
+";
+    assert!(out.starts_with(expected), "{out}");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn break_on_error_abort_and_moved_breakpoints() {
+    let script = "local x = 5\n\nlocal y = x .. nil\nreturn y\n";
+    let (code, out, _) = run(script, &["--commands", "b 2; c; p; a", "SCRIPT"]);
+    let expected = "Lua debugging session started (evalbench sandbox). Type h for help.
+
+* Stopped at 1, stop reason = step over
+-> 1   local x = 5
+lua debugger> b 2
+Line 2 has no code: breakpoint set at line 3.
+  #3   local y = x .. nil
+lua debugger> c
+* Stopped at 3, stop reason = break point
+->#3   local y = x .. nil
+lua debugger> p
+<value> x = 5
+lua debugger> a
+
+(error) ERR script aborted for user request script: ";
+    assert!(out.starts_with(expected), "{out}");
+    assert!(out.contains(", on @user_script:3.\n"), "{out}");
+    assert_eq!(code, 1);
+    let (code, out, _) = run(script, &["--commands", "c; p; c", "SCRIPT"]);
+    assert!(
+        out.contains("lua debugger> c\n* Stopped at 3, stop reason = error: user_script:3: attempt to concatenate a nil value\n-> 3   local y = x .. nil\n"),
+        "{out}"
+    );
+    assert!(out.contains("lua debugger> p\n<value> x = 5\n"), "{out}");
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn a_script_that_does_not_compile_exits_2_with_its_line() {
+    let (code, out, err) = run("local a = 1\nlocal b = +\n", &["SCRIPT"]);
+    assert_eq!(code, 2);
+    assert_eq!(out, "");
+    assert!(
+        err.ends_with(
+            ".lua:2: the script does not compile: unexpected symbol near '+'\n-> 2   local b = +\n"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn json_mode_is_one_event_per_line() {
+    let (code, out, _) = run(
+        SCRIPT,
+        &[
+            "--json",
+            "--coverage",
+            "--commands",
+            "n; p key",
+            "SCRIPT",
+            "rl",
+            ",",
+            "5",
+        ],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[..5],
+        [
+            r#"{"event":"stop","text":"* Stopped at 1, stop reason = step over","line":1,"reason":"step over","event_no":1}"#,
+            r#"{"event":"source","text":"-> 1   local key = KEYS[1]","line":1,"current":true}"#,
+            r#"{"event":"stop","text":"* Stopped at 2, stop reason = step over","line":2,"reason":"step over","event_no":2}"#,
+            r#"{"event":"source","text":"-> 2   local limit = tonumber(ARGV[1])","line":2,"current":true}"#,
+            r#"{"event":"value","text":"<value> \"rl\""}"#,
+        ]
+    );
+    let end: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(end["event"], "end");
+    assert_eq!(end["report"]["reply"], serde_json::json!({"int": 4}));
+    assert_eq!(
+        end["report"]["coverage"],
+        serde_json::json!({"1": 1, "2": 1, "3": 1, "4": 1, "7": 1, "8": 1})
+    );
+    assert_eq!(code, 0);
+}
