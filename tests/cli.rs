@@ -361,8 +361,10 @@ fn json_report_keeps_hostile_text_exact() {
         "status",
     ]);
     let evil = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}\u{9b}";
-    // JSON escapes every C0 character itself: nothing raw reaches the terminal.
-    assert!(!out.stdout.iter().any(|&b| b < 0x20 && b != b'\n'));
+    // JSON escapes C0 itself, and the report writes C1 and bidi controls as \uXXXX: nothing raw
+    // reaches the terminal, and the decoded values are exact.
+    assert_terminal_safe(&String::from_utf8(out.stdout.clone()).unwrap());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\\u202e\\u009b"));
     let v = json_of(&out);
     assert_eq!(v["reply"], json!({"status": format!("status {evil}")}));
     assert_eq!(v["logs"][0]["message"], json!(format!("log {evil}")));
