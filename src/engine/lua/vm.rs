@@ -12,7 +12,7 @@
 use super::raw::{self, Raise, L};
 use super::{api, bit, cjson, cmsgpack, structlib};
 use mlua::ffi;
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 
 /// The Lua error text for a store into a protected table.
 pub const READONLY_TEXT: &str = "Attempt to modify a readonly table";
@@ -300,7 +300,9 @@ return handler, fields
         wrap(None, c"setmetatable", ro_setmetatable, false);
         wrap(None, c"getmetatable", ro_getmetatable, false);
         wrap(None, c"pcall", api::redis_pcall, false);
-        wrap(None, c"loadstring", ro_loadstring, true);
+        // Every chunk a script can load goes through `load_text_only` (never bytecode).
+        wrap(None, c"loadstring", text_loadstring, false);
+        wrap(None, c"load", text_load, false);
         // table.sort/remove/setn/getn/maxn/concat need no wrapper: the proxies have no array part,
         // exactly like Redis's library tables, so they do nothing (or fail) the same way.
         wrap(Some(c"table"), c"insert", ro_table_insert, true);
@@ -412,12 +414,7 @@ return handler, fields
         }
         let l = self.l;
         unsafe {
-            let status = ffi::luaL_loadbuffer(
-                l,
-                body.as_ptr() as *const _,
-                body.len(),
-                c"@user_script".as_ptr(),
-            );
+            let status = load_buffer(l, body, c"@user_script".as_ptr());
             if status != 0 {
                 let msg = String::from_utf8_lossy(
                     raw::to_bytes(l, -1).unwrap_or(b"(error object is not a string)"),
@@ -800,32 +797,160 @@ unsafe extern "C-unwind" fn ro_table_foreach(l: L) -> c_int {
     })
 }
 
-/// `loadstring` that never loads bytecode (Redis's Lua always runs the text parser).
-unsafe extern "C-unwind" fn ro_loadstring(l: L) -> c_int {
-    raw::protect(l, |l| {
-        let src = raw::check_bytes(l, 1)?;
-        raw::opt_bytes(l, 2, b"")?;
-        if src.first() == Some(&0x1b) {
-            let mut first_line: Vec<u8> = src
-                .split(|&b| b == b'\n')
-                .next()
-                .unwrap_or_default()
-                .to_vec();
-            if first_line.len() < src.len() || first_line.len() > 45 {
-                first_line.truncate(45);
-                first_line.extend_from_slice(b"...");
-            }
-            let mut msg = b"[string \"".to_vec();
-            msg.extend_from_slice(&first_line);
-            msg.extend_from_slice(b"\"]:1: unexpected symbol near 'char(27)'");
-            ffi::lua_pushnil(l);
-            raw::push_bytes(l, &msg);
-            return Ok(2);
+// ---- loading chunks: text only ----
+//
+// Lua 5.1 picks the undumper when a chunk's first byte is ESC (the bytecode signature), and
+// crafted bytecode can read and write memory at will. Redis's patched `f_parser` always runs the
+// text parser, which refuses such a chunk with `unexpected symbol near 'char(27)'`. Every chunk
+// evalbench loads (scripts, `loadstring`, `load` with any reader) passes through
+// `load_text_only`, whose reader hands Lua a space before a first piece that starts with ESC:
+// the text parser then sees the ESC as Redis's does, with the same message, line and chunk name.
+
+/// Wraps another reader; see above.
+struct TextOnly {
+    inner: ffi::lua_Reader,
+    data: *mut c_void,
+    first: bool,
+    /// The first piece, held back while the space is read.
+    held: Option<(*const c_char, usize)>,
+}
+
+unsafe extern "C-unwind" fn text_only_reader(l: L, ud: *mut c_void, size: *mut usize) -> *const c_char {
+    let reader = &mut *(ud as *mut TextOnly);
+    if let Some((piece, len)) = reader.held.take() {
+        *size = len;
+        return piece;
+    }
+    let piece = (reader.inner)(l, reader.data, size);
+    // Lua decides text or bytecode on the first byte of the first piece (an empty first piece
+    // reads as the end: text).
+    if reader.first {
+        reader.first = false;
+        if !piece.is_null() && *size > 0 && *piece as u8 == 0x1b {
+            reader.held = Some((piece, *size));
+            *size = 1;
+            return c" ".as_ptr();
         }
-        let n = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(2));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, n, ffi::LUA_MULTRET);
-        Ok(ffi::lua_gettop(l))
+    }
+    piece
+}
+
+/// `lua_load` that never loads bytecode. The chunk name is a C string (cut at a NUL, as in Redis).
+pub unsafe fn load_text_only(
+    l: L,
+    inner: ffi::lua_Reader,
+    data: *mut c_void,
+    chunkname: *const c_char,
+) -> c_int {
+    let mut reader = TextOnly {
+        inner,
+        data,
+        first: true,
+        held: None,
+    };
+    ffi::lua_load(
+        l,
+        text_only_reader,
+        &mut reader as *mut TextOnly as *mut c_void,
+        chunkname,
+    )
+}
+
+/// Lauxlib's `getS`: the whole buffer as one piece.
+struct Buffer {
+    data: *const c_char,
+    len: usize,
+}
+
+unsafe extern "C-unwind" fn buffer_reader(_l: L, ud: *mut c_void, size: *mut usize) -> *const c_char {
+    let buffer = &mut *(ud as *mut Buffer);
+    if buffer.len == 0 {
+        return std::ptr::null();
+    }
+    *size = buffer.len;
+    buffer.len = 0;
+    buffer.data
+}
+
+/// `luaL_loadbuffer`, text only.
+pub unsafe fn load_buffer(l: L, chunk: &[u8], chunkname: *const c_char) -> c_int {
+    let mut buffer = Buffer {
+        data: chunk.as_ptr() as *const c_char,
+        len: chunk.len(),
+    };
+    load_text_only(
+        l,
+        buffer_reader,
+        &mut buffer as *mut Buffer as *mut c_void,
+        chunkname,
+    )
+}
+
+/// `luaL_error` from inside a reader (no Rust value alive: `lua_error` jumps).
+unsafe fn reader_error(l: L, msg: &CStr) -> ! {
+    ffi::luaL_where(l, 1);
+    ffi::lua_pushstring(l, msg.as_ptr());
+    ffi::lua_concat(l, 2);
+    ffi::lua_error(l);
+}
+
+/// Lbaselib's `generic_reader`: calls the function at index 1, keeps the piece in slot 3.
+unsafe extern "C-unwind" fn function_reader(l: L, _ud: *mut c_void, size: *mut usize) -> *const c_char {
+    if ffi::lua_checkstack(l, 2) == 0 {
+        reader_error(l, c"stack overflow (too many nested functions)");
+    }
+    ffi::lua_pushvalue(l, 1);
+    ffi::lua_call(l, 0, 1);
+    if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
+        *size = 0;
+        return std::ptr::null();
+    }
+    if ffi::lua_isstring(l, -1) == 0 {
+        reader_error(l, c"reader function must return a string");
+    }
+    ffi::lua_replace(l, 3);
+    ffi::lua_tolstring(l, 3, size)
+}
+
+/// Lbaselib's `load_aux`: the function, or nil and the message.
+unsafe fn load_results(l: L, status: c_int) -> c_int {
+    if status == 0 {
+        return 1;
+    }
+    ffi::lua_pushnil(l);
+    ffi::lua_insert(l, -2);
+    2
+}
+
+/// An optional chunk-name argument as a C string (Lua's `luaL_optstring`).
+unsafe fn opt_chunkname(l: L, narg: c_int, default: *const c_char) -> Result<*const c_char, Raise> {
+    if ffi::lua_type(l, narg) <= ffi::LUA_TNIL {
+        return Ok(default);
+    }
+    raw::check_bytes(l, narg)?;
+    Ok(ffi::lua_tolstring(l, narg, std::ptr::null_mut()))
+}
+
+/// `loadstring(s [, chunkname])`, text only.
+unsafe extern "C-unwind" fn text_loadstring(l: L) -> c_int {
+    raw::protect(l, |l| {
+        let chunk = raw::check_bytes(l, 1)?;
+        // The default name is the chunk itself (Lua strings end with a NUL).
+        let name = opt_chunkname(l, 2, chunk.as_ptr() as *const c_char)?;
+        Ok(load_results(l, load_buffer(l, chunk, name)))
+    })
+}
+
+/// `load(func [, chunkname])`, text only.
+unsafe extern "C-unwind" fn text_load(l: L) -> c_int {
+    raw::protect(l, |l| {
+        let name = opt_chunkname(l, 2, c"=(load)".as_ptr())?;
+        if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
+            return Err(raw::type_error(l, 1, "function"));
+        }
+        // The function, the name, and a slot for the piece being read.
+        ffi::lua_settop(l, 3);
+        let status = load_text_only(l, function_reader, std::ptr::null_mut(), name);
+        Ok(load_results(l, status))
     })
 }
