@@ -3,7 +3,7 @@
 //! function (allocations, string.rep, table.concat, cjson, ...).
 
 use evalbench::engine::report::Outcome;
-use evalbench::engine::{Reply, RunRequest, RunReport, Sandbox};
+use evalbench::engine::{Reply, RunReport, RunRequest, Sandbox};
 
 fn run(sandbox: &mut Sandbox, script: &str) -> RunReport {
     sandbox.run(&RunRequest::new(script))
@@ -64,11 +64,7 @@ return {{tostring(f), e, tostring(g), e2}}"
 fn a_script_that_is_bytecode_does_not_compile() {
     let mut sandbox = Sandbox::new();
     // The dump of a chunk, sent as the script itself.
-    let dump = run(
-        &mut sandbox,
-        "return string.dump(loadstring('return 42'))",
-    )
-    .reply;
+    let dump = run(&mut sandbox, "return string.dump(loadstring('return 42'))").reply;
     let Reply::Bulk(bytecode) = dump else {
         panic!("{dump:?}")
     };
@@ -94,5 +90,140 @@ return {tostring(f1), tostring(f2)}";
     assert_eq!(
         run(&mut sandbox, script).reply,
         Reply::Array(vec![bulk("nil"), bulk("nil")])
+    );
+}
+
+/// Scripts whose time goes into long C functions and allocations, each on one line (the kill
+/// reports line 1 wherever it lands). Each must stop at the busy threshold.
+pub const HOSTILE_LOOPS: &[(&str, &str)] = &[
+    ("string.rep 40 times", "for i = 1, 40 do local s = string.rep('x', 2^26) end"),
+    ("string.rep forever", "while true do local s = string.rep('x', 2^26) end"),
+    (
+        "string.rep under pcall",
+        "while true do local ok, e = pcall(string.rep, 'x', 2^26) end",
+    ),
+    (
+        "table.concat",
+        "local t = {} for i = 1, 2^16 do t[i] = string.rep('x', 256) end while true do local s = table.concat(t) end",
+    ),
+    (
+        "string.format %s",
+        "local big = string.rep('x', 2^24) while true do local s = string.format('%s%s%s%s', big, big, big, big) end",
+    ),
+    (
+        "gsub",
+        "local s = string.rep('x', 2^22) while true do local r = s:gsub('x', 'yy') end",
+    ),
+    (
+        "concatenation",
+        "while true do local s = string.rep('x', 2^25) .. string.rep('y', 2^25) end",
+    ),
+    (
+        "cjson.encode",
+        "local t = {} for i = 1, 2^16 do t[i] = i end local big = {} for i = 1, 64 do big[i] = t end while true do local s = cjson.encode(big) end",
+    ),
+    (
+        "cjson.decode",
+        "local j = '[' .. string.rep('1,', 2^20) .. '1]' while true do local t = cjson.decode(j) end",
+    ),
+    (
+        "cmsgpack.pack",
+        "local t = {} for i = 1, 2^16 do t[i] = i end local big = {} for i = 1, 64 do big[i] = t end while true do local s = cmsgpack.pack(big) end",
+    ),
+];
+
+/// Run `script` on a fresh sandbox in a thread; None when it has not returned after `limit`.
+fn run_with_limit(
+    script: &'static str,
+    threshold_ms: u64,
+    limit: std::time::Duration,
+    configure: impl FnOnce(&mut Sandbox) + Send + 'static,
+) -> Option<RunReport> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sandbox = Sandbox::new();
+        sandbox.config.busy_threshold_ms = threshold_ms;
+        configure(&mut sandbox);
+        let _ = tx.send(run(&mut sandbox, script));
+    });
+    rx.recv_timeout(limit).ok()
+}
+
+#[test]
+fn the_busy_threshold_stops_time_spent_in_c_functions() {
+    // One at a time: each loop allocates a few hundred MB.
+    for (name, script) in HOSTILE_LOOPS {
+        let report = run_with_limit(script, 150, std::time::Duration::from_secs(60), |_| {})
+            .unwrap_or_else(|| panic!("{name}: still running 60 s after a 150 ms threshold"));
+        assert_eq!(
+            report.outcome,
+            Outcome::Killed,
+            "{name}: {:?}",
+            report.reply
+        );
+        assert_eq!(
+            report.reply,
+            Reply::Error(format!(
+                "ERR Script killed by user with SCRIPT KILL... script: {}, on @user_script:1.",
+                report.sha1
+            )),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn the_kill_of_a_refused_allocation_survives_pcall_and_the_vm_stays_usable() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sandbox = Sandbox::new();
+        sandbox.config.busy_threshold_ms = 100;
+        // The memory error of the refused allocation is caught; the kill is not.
+        let script = "local caught = 0\nwhile true do\nlocal ok, e = pcall(string.rep, 'x', 2^26)\nif not ok then caught = caught + 1 end\nend";
+        let killed = run(&mut sandbox, script);
+        let after = run(&mut sandbox, "return #string.rep('x', 2^20)");
+        let _ = tx.send((killed, after));
+    });
+    let (killed, after) = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the run returns");
+    assert_eq!(killed.outcome, Outcome::Killed);
+    let Reply::Error(text) = &killed.reply else {
+        panic!("{:?}", killed.reply)
+    };
+    assert!(
+        text.starts_with("ERR Script killed by user with SCRIPT KILL... script: "),
+        "{text}"
+    );
+    assert_eq!(after.outcome, Outcome::Returned);
+    assert_eq!(after.reply, Reply::Int(1 << 20));
+}
+
+#[test]
+fn cancel_stops_time_spent_in_c_functions() {
+    let (cancel_tx, cancel_rx) = std::sync::mpsc::channel();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sandbox = Sandbox::new();
+        sandbox.config.busy_threshold_ms = 0;
+        cancel_tx.send(sandbox.cancel_handle()).unwrap();
+        let _ = tx.send(run(
+            &mut sandbox,
+            "while true do local s = string.rep('x', 2^26) end",
+        ));
+    });
+    let cancel = cancel_rx.recv().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    let report = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("a cancelled run returns");
+    assert_eq!(report.outcome, Outcome::Cancelled);
+    assert_eq!(
+        report.reply,
+        Reply::Error(format!(
+            "ERR evalbench: the run was cancelled script: {}, on @user_script:1.",
+            report.sha1
+        ))
     );
 }

@@ -33,11 +33,27 @@ fn key(k: &'static u8) -> *mut c_void {
     k as *const u8 as *mut c_void
 }
 
-/// Allocation accounting for the memory limit.
+/// Allocation accounting for the memory limit, and the stop check of allocations.
 struct AllocState {
     used: usize,
     limit: usize,
+    /// Bytes the script may still grow by before the allocator next asks whether it has to stop
+    /// (one clock read per `STOP_CHECK_BYTES`, never one per allocation).
+    until_check: usize,
+    /// A script is running under `call_script` (elsewhere a refused allocation would be a Lua panic).
+    guarded: bool,
+    /// The main thread, to arm the stop hook when an allocation is refused.
+    main: L,
+    /// Where the script was when its allocation was refused (source, line), for the kill text.
+    stop_site: Option<(Vec<u8>, c_int)>,
 }
+
+/// How much a script allocates between two stop checks. Time spent in one C function
+/// (string.rep, table.concat, string.format, gsub, a concatenation) is mostly spent producing the
+/// bytes it allocates, so this bounds how late a stop can come (64 KiB: tens of microseconds).
+const STOP_CHECK_BYTES: usize = 64 << 10;
+/// What the stop error and the error handler may allocate once a script is stopped.
+const STOP_GRACE_BYTES: usize = 64 << 10;
 
 // mimalloc for Lua's allocations: Redis gives its Lua jemalloc; glibc malloc made the
 // allocator about a quarter of a run's instructions.
@@ -58,14 +74,74 @@ unsafe extern "C" fn limited_alloc(
         }
         return std::ptr::null_mut();
     }
-    if nsize > old && state.used + (nsize - old) > state.limit {
-        return std::ptr::null_mut();
+    if nsize > old {
+        let grow = nsize - old;
+        if state.used + grow > state.limit {
+            return std::ptr::null_mut();
+        }
+        if grow < state.until_check {
+            state.until_check -= grow;
+        } else if !allocation_may_proceed(state) {
+            // Lua raises a memory error: the C function stops where it is. Lua only allows
+            // growing allocations to fail, so shrinking and freeing go on.
+            return std::ptr::null_mut();
+        }
     }
     let p = realloc(ptr, nsize);
     if !p.is_null() {
         state.used = state.used - old + nsize;
     }
     p
+}
+
+/// The allocator's stop check: false once the running script has to stop (then every growing
+/// allocation comes back here and is refused, until the stop error is raised).
+#[cold]
+unsafe fn allocation_may_proceed(state: &mut AllocState) -> bool {
+    if !state.guarded || !api::stop_requested() {
+        state.until_check = STOP_CHECK_BYTES;
+        return true;
+    }
+    state.until_check = 0;
+    if state.stop_site.is_none() {
+        state.stop_site = Some(stop_site(state.main));
+        // If the script catches the memory error, the hook raises the stop at its next line.
+        ffi::lua_sethook(
+            state.main,
+            Some(api::stop_hook),
+            ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
+            HOOK_EVERY,
+        );
+    }
+    false
+}
+
+/// Source and line of the Lua code running on `l` (past a C function on top), as the error
+/// handler records them. Reads the call stack only: no allocation.
+unsafe fn stop_site(l: L) -> (Vec<u8>, c_int) {
+    let mut ar: ffi::lua_Debug = std::mem::zeroed();
+    for level in 0..2 {
+        if ffi::lua_getstack(l, level, &mut ar) == 0 {
+            break;
+        }
+        ffi::lua_getinfo(l, c"Sl".as_ptr(), &mut ar);
+        if ar.currentline >= 0 && !ar.source.is_null() {
+            return (
+                CStr::from_ptr(ar.source).to_bytes().to_vec(),
+                ar.currentline,
+            );
+        }
+    }
+    (b"@user_script".to_vec(), 0)
+}
+
+/// Let the stop error and the error handler allocate (a stopped script's allocations are refused).
+pub unsafe fn allow_error_allocations(l: L) {
+    let mut ud: *mut c_void = std::ptr::null_mut();
+    ffi::lua_getallocf(l, &mut ud);
+    if let Some(state) = (ud as *mut AllocState).as_mut() {
+        state.until_check = state.until_check.max(STOP_GRACE_BYTES);
+    }
 }
 
 /// Registry slots (luaL_ref) of the real globals, the error handler and the probe names.
@@ -103,11 +179,16 @@ impl Vm {
         let mut alloc = Box::new(AllocState {
             used: 0,
             limit: memory_limit,
+            until_check: STOP_CHECK_BYTES,
+            guarded: false,
+            main: std::ptr::null_mut(),
+            stop_site: None,
         });
         let l = unsafe {
             ffi::lua_newstate(limited_alloc, &mut *alloc as *mut AllocState as *mut c_void)
         };
         assert!(!l.is_null(), "cannot create a Lua state");
+        alloc.main = l;
         let mut vm = Vm {
             l,
             alloc,
@@ -455,7 +536,11 @@ return handler, fields
                 ffi::LUA_REGISTRYINDEX,
                 compiled.registry_ref as ffi::lua_Integer,
             );
+            self.alloc.guarded = true;
+            self.alloc.stop_site = None;
             let status = ffi::lua_pcall(l, 0, 1, 1);
+            self.alloc.guarded = false;
+            self.alloc.until_check = STOP_CHECK_BYTES;
             if status == 0 {
                 // The handler stays below the result during conversion, as in Redis (the depth at
                 // which a nested reply hits the Lua stack limit depends on it).
@@ -466,10 +551,18 @@ return handler, fields
         }
     }
 
-    unsafe fn read_error(&self, status: c_int) -> ScriptError {
+    unsafe fn read_error(&mut self, status: c_int) -> ScriptError {
         let l = self.l;
         if status == ffi::LUA_ERRMEM {
             ffi::lua_settop(l, 0);
+            // A stop that refused an allocation is reported as the stop, where it happened.
+            if let Some((source, line)) = self.alloc.stop_site.take() {
+                return ScriptError::Table {
+                    err: Some(api::stop_text().as_bytes().to_vec()),
+                    source: Some(source),
+                    line: Some(line.to_string().into_bytes()),
+                };
+            }
             return ScriptError::OutOfMemory;
         }
         if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
@@ -815,7 +908,11 @@ struct TextOnly {
     held: Option<(*const c_char, usize)>,
 }
 
-unsafe extern "C-unwind" fn text_only_reader(l: L, ud: *mut c_void, size: *mut usize) -> *const c_char {
+unsafe extern "C-unwind" fn text_only_reader(
+    l: L,
+    ud: *mut c_void,
+    size: *mut usize,
+) -> *const c_char {
     let reader = &mut *(ud as *mut TextOnly);
     if let Some((piece, len)) = reader.held.take() {
         *size = len;
@@ -862,7 +959,11 @@ struct Buffer {
     len: usize,
 }
 
-unsafe extern "C-unwind" fn buffer_reader(_l: L, ud: *mut c_void, size: *mut usize) -> *const c_char {
+unsafe extern "C-unwind" fn buffer_reader(
+    _l: L,
+    ud: *mut c_void,
+    size: *mut usize,
+) -> *const c_char {
     let buffer = &mut *(ud as *mut Buffer);
     if buffer.len == 0 {
         return std::ptr::null();
@@ -895,7 +996,11 @@ unsafe fn reader_error(l: L, msg: &CStr) -> ! {
 }
 
 /// Lbaselib's `generic_reader`: calls the function at index 1, keeps the piece in slot 3.
-unsafe extern "C-unwind" fn function_reader(l: L, _ud: *mut c_void, size: *mut usize) -> *const c_char {
+unsafe extern "C-unwind" fn function_reader(
+    l: L,
+    _ud: *mut c_void,
+    size: *mut usize,
+) -> *const c_char {
     if ffi::lua_checkstack(l, 2) == 0 {
         reader_error(l, c"stack overflow (too many nested functions)");
     }
