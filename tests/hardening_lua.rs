@@ -227,3 +227,73 @@ fn cancel_stops_time_spent_in_c_functions() {
         ))
     );
 }
+
+mod workbench {
+    use evalbench::engine::keyspace::Db;
+    use evalbench::engine::report::Outcome;
+    use evalbench::engine::RunRequest;
+    use evalbench::tui::worker::{EngineCommand, EngineEvent, Worker};
+    use std::time::Duration;
+
+    fn start_run(worker: &Worker, script: &str) {
+        worker.send(EngineCommand::Run {
+            id: 1,
+            request: RunRequest::new(script),
+            seed: Db::new(),
+            busy_threshold_ms: 0,
+            writes_confirmed: false,
+            live: false,
+        });
+        // Let the engine thread enter the script.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    #[test]
+    fn esc_stops_a_script_busy_in_a_c_function() {
+        let worker = Worker::start();
+        start_run(&worker, "while true do local s = string.rep('x', 2^26) end");
+        worker.cancel();
+        let EngineEvent::Finished(result) = worker
+            .events
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the cancelled run finishes")
+        else {
+            panic!("expected a finished run")
+        };
+        assert_eq!(result.report.outcome, Outcome::Cancelled);
+    }
+
+    #[test]
+    fn quitting_does_not_wait_on_a_busy_engine_thread() {
+        // table.sort without a comparator neither allocates nor returns to the VM for a long time,
+        // and 500 iterations are too few instructions for the count hook: no stop check runs.
+        let worker = Worker::start();
+        start_run(
+            &worker,
+            "local t = {} for i = 1, 2^18 do t[i] = i end for i = 1, 500 do table.sort(t) end",
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            drop(worker);
+            let _ = tx.send(());
+        });
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("dropping the worker (quitting) returns while the engine is busy");
+    }
+}
+
+#[test]
+fn string_rep_of_nothing_is_made_at_once() {
+    // Two billion empty appends in stock Lua: seconds no stop check could interrupt.
+    let report = run_with_limit(
+        "local s for i = 1, 1000 do s = string.rep('', 2^31 - 1) end return {#s, string.rep('ab', 3), string.rep('x', 0), string.rep('x', -1)}",
+        0,
+        std::time::Duration::from_secs(60),
+        |_| {},
+    )
+    .expect("the run returns");
+    assert_eq!(
+        report.reply,
+        Reply::Array(vec![Reply::Int(0), bulk("ababab"), bulk(""), bulk("")])
+    );
+}

@@ -346,6 +346,9 @@ return handler, fields
         ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
 
         api::install_math_random(l);
+        ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, c"string".as_ptr());
+        raw::set_function(l, c"rep", string_rep);
+        ffi::lua_pop(l, 1);
 
         // Functions that take the read-only registry as upvalue 1 (and the original as upvalue 2).
         let wrap =
@@ -1057,5 +1060,28 @@ unsafe extern "C-unwind" fn text_load(l: L) -> c_int {
         ffi::lua_settop(l, 3);
         let status = load_text_only(l, function_reader, std::ptr::null_mut(), name);
         Ok(load_results(l, status))
+    })
+}
+
+/// Lstrlib's `str_rep` with a stop check: `string.rep('', 2^31 - 1)` runs two billion iterations
+/// that allocate nothing (seconds the busy threshold could not interrupt); an empty result is
+/// made at once.
+unsafe extern "C-unwind" fn string_rep(l: L) -> c_int {
+    raw::protect(l, |l| {
+        let piece = raw::check_bytes(l, 1)?;
+        let n = raw::check_int(l, 2)?;
+        if piece.is_empty() || n <= 0 {
+            raw::push_bytes(l, b"");
+            return Ok(1);
+        }
+        let mut buffer: ffi::luaL_Buffer = std::mem::zeroed();
+        ffi::luaL_buffinit(l, &mut buffer);
+        let mut poll = api::StopPoll::new();
+        for _ in 0..n {
+            ffi::luaL_addlstring(&mut buffer, piece.as_ptr() as *const c_char, piece.len());
+            poll.tick()?;
+        }
+        ffi::luaL_pushresult(&mut buffer);
+        Ok(1)
     })
 }
