@@ -92,7 +92,12 @@ pub struct Worker {
     /// ask every master, stopping other clients' scripts).
     running_keys: Arc<Mutex<Option<Vec<Vec<u8>>>>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// Disconnects when the engine thread ends.
+    ended: Receiver<()>,
 }
+
+/// How long quitting waits for a cancelled run to stop before leaving the engine thread behind.
+pub const QUIT_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// A live run from the workbench: read-only for now. The script is first dry-run in the sandbox on a
 /// copy of its declared keys; if it would write, nothing is sent and the dry run is shown (its trace and
@@ -176,10 +181,13 @@ impl Worker {
         let (commands, command_rx) = channel::<EngineCommand>();
         let (event_tx, events) = channel::<EngineEvent>();
         let (cancel_tx, cancel_rx) = channel();
+        let (ended_tx, ended) = channel::<()>();
         let thread = std::thread::Builder::new()
             .name("evalbench-engine".into())
             .stack_size(256 << 20)
             .spawn(move || {
+                // Dropped when the thread ends: `Drop for Worker` waits on it, never on the thread.
+                let _ended = ended_tx;
                 let start_us = SystemTime::now()
                     .duration_since(UNIX_EPOCH)
                     .map(|d| d.as_micros() as i64)
@@ -257,6 +265,7 @@ impl Worker {
             live_target,
             running_keys,
             thread: Some(thread),
+            ended,
         }
     }
 
@@ -279,16 +288,25 @@ impl Worker {
 }
 
 impl Drop for Worker {
+    /// Quitting never waits on a busy engine thread: cancel, wait briefly, then leave it behind
+    /// (it ends with the process). A script can keep the thread busy where no stop check runs (one
+    /// long C call that does not allocate, or a live server that does not answer).
     fn drop(&mut self) {
         self.cancel();
         let _ = self.commands.send(EngineCommand::Stop);
-        // A live run may wait on the server (a script SCRIPT KILL cannot stop, a stalled network):
-        // quitting never waits for it; the thread ends with the process.
-        if self.live_target.is_some() {
-            return;
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        let wait = if self.live_target.is_some() {
+            std::time::Duration::ZERO
+        } else {
+            QUIT_WAIT
+        };
+        match self.ended.recv_timeout(wait) {
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                if let Some(t) = self.thread.take() {
+                    let _ = t.join();
+                }
+            }
+            // Still busy: detach.
+            _ => drop(self.thread.take()),
         }
     }
 }

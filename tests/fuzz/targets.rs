@@ -11,16 +11,6 @@ use rand::rngs::StdRng;
 use rand::RngExt;
 use std::cell::RefCell;
 
-/// Binary chunks (first byte 0x1b) through `load(reader)` crash the process today (issue 9: crafted
-/// bytecode segfaults; the fix is on another branch). Until it is merged they are fed only to
-/// `loadstring`, which refuses them. The one switch: set to `true` once `load` refuses bytecode
-/// (or run with `EVALBENCH_FUZZ_BYTECODE=1`).
-pub const FEED_BINARY_CHUNKS_TO_LOAD: bool = false;
-
-fn feed_binary_chunks_to_load() -> bool {
-    FEED_BINARY_CHUNKS_TO_LOAD || std::env::var("EVALBENCH_FUZZ_BYTECODE").is_ok_and(|v| v == "1")
-}
-
 thread_local! {
     /// One sandbox per test thread, reused across inputs as a server reuses its VM.
     static SANDBOX: RefCell<Sandbox> = RefCell::new({
@@ -64,17 +54,15 @@ const LOAD_BY_READER: &[u8] = b"local s, n = ARGV[1], tonumber(ARGV[2]) local at
 local f, e = load(function() if at > #s then return nil end local piece = string.sub(s, at, at + n - 1) at = at + n return piece end, '=fuzz') \
 if not f then return {0, e} end local ok, r = pcall(f) return {1, tostring(ok), type(r)}";
 
-/// Lua source as the script, then through `load` with a reader (text chunks; see the switch above).
+/// Lua source as the script, then through `load` with a reader (bytecode too: refused as Redis refuses it).
 pub fn lua_source(data: &[u8]) {
     run(data, Vec::new(), Protocol::Resp2);
-    if data.first() != Some(&0x1b) || feed_binary_chunks_to_load() {
-        let piece = 1 + data.len() % 7;
-        run(
-            LOAD_BY_READER,
-            vec![data.to_vec(), piece.to_string().into_bytes()],
-            Protocol::Resp3,
-        );
-    }
+    let piece = 1 + data.len() % 7;
+    run(
+        LOAD_BY_READER,
+        vec![data.to_vec(), piece.to_string().into_bytes()],
+        Protocol::Resp3,
+    );
 }
 
 pub const LUA_DICTIONARY: &[&[u8]] = &[
@@ -203,13 +191,11 @@ pub fn bytecode(data: &[u8]) {
         vec![data.to_vec()],
         Protocol::Resp2,
     );
-    if data.first() != Some(&0x1b) || feed_binary_chunks_to_load() {
-        run(
-            LOAD_BY_READER,
-            vec![data.to_vec(), b"64".to_vec()],
-            Protocol::Resp2,
-        );
-    }
+    run(
+        LOAD_BY_READER,
+        vec![data.to_vec(), b"64".to_vec()],
+        Protocol::Resp2,
+    );
 }
 
 /// Real Lua 5.1 bytecode (the vendored Lua of mlua) of small functions.

@@ -287,6 +287,10 @@ pub unsafe fn caller_line(l: L) -> u32 {
 
 unsafe fn generic_call(l: L, via: Via) -> RawResult {
     let core = core().ok_or_else(no_run)?;
+    // A stopped script runs no more commands (a plain load: the hot path reads no clock).
+    if core.run.stopped.is_some() {
+        return Err(Raise::Stop);
+    }
     let argc = ffi::lua_gettop(l);
     if argc == 0 {
         return api_failure(
@@ -324,6 +328,18 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
         return Err(stop_over_budget(l, core));
     }
     let elapsed_ns = started.map_or(0, |s| s.elapsed().as_nanos() as u64);
+    // A traced call has just read the clock: a command that ran past the threshold stops the
+    // script at the next line, not 10,000 instructions later.
+    if let (Some(s), Some(deadline)) = (started, core.run.deadline) {
+        if s + std::time::Duration::from_nanos(elapsed_ns) >= deadline && stop_requested() {
+            ffi::lua_sethook(
+                l,
+                Some(stop_hook),
+                ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
+                super::vm::HOOK_EVERY,
+            );
+        }
+    }
     let at_ns = match started {
         Some(s) => s.duration_since(core.run.started).as_nanos() as u64,
         None if write && core.run.first_write_ns.is_none() => {
@@ -845,7 +861,89 @@ unsafe extern "C-unwind" fn math_randomseed(l: L) -> c_int {
     })
 }
 
-// ---- the stop hook ----
+// ---- the stop hook and the stop checks inside long C functions ----
+
+/// Has the running script to stop (cancelled, or past the busy threshold)? Records why in
+/// `run.stopped`. Reads the clock: call it every so often, not per instruction.
+pub fn stop_requested() -> bool {
+    let Some(core) = (unsafe { core() }) else {
+        return false;
+    };
+    let run = &mut core.run;
+    if !run.active {
+        return false;
+    }
+    if run.stopped.is_none() {
+        if run.cancel.load(Ordering::Relaxed) {
+            run.stopped = Some(StopReason::Cancelled);
+        } else if run.deadline.is_some_and(|d| Instant::now() >= d) {
+            run.stopped = Some(StopReason::BusyThreshold);
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// The stop as Redis reports it (`ERR Script killed by user with SCRIPT KILL...`), or the cancel
+/// or memory-budget text (`budget`: the run's limit in bytes).
+pub fn stop_text(budget: usize) -> std::borrow::Cow<'static, str> {
+    match unsafe { core() }.and_then(|c| c.run.stopped) {
+        Some(StopReason::Cancelled) => CANCELLED_TEXT.into(),
+        Some(StopReason::MemoryBudget) => budget::over_budget_text(budget).into(),
+        _ => KILLED_TEXT.into(),
+    }
+}
+
+/// Push the stop's error table (the one the hook raises), and make the hook fire on every line
+/// from now on so that `pcall` cannot swallow the stop. Raw functions return `Raise::Stop`.
+pub unsafe fn push_stop(l: L) {
+    super::vm::allow_error_allocations(l);
+    ffi::lua_sethook(
+        l,
+        Some(stop_hook),
+        ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
+        super::vm::HOOK_EVERY,
+    );
+    let text = stop_text(super::vm::memory_of(l).1);
+    let text = text.as_bytes();
+    let mut buf = Vec::with_capacity(text.len() + 1);
+    buf.push(b'-');
+    buf.extend_from_slice(text);
+    push_error_table(l, &buf, false);
+}
+
+/// A stop check for loops in long C functions (cjson, cmsgpack, ...): looks at the clock every
+/// `STOP_POLL_EVERY` steps.
+pub struct StopPoll(u32);
+
+const STOP_POLL_EVERY: u32 = 4096;
+
+impl StopPoll {
+    pub fn new() -> StopPoll {
+        StopPoll(0)
+    }
+
+    /// One step of work; `Err` (the stop raised) once the script has to stop.
+    #[inline]
+    pub fn tick(&mut self) -> Result<(), Raise> {
+        self.0 += 1;
+        if self.0 < STOP_POLL_EVERY {
+            return Ok(());
+        }
+        self.0 = 0;
+        if stop_requested() {
+            return Err(Raise::Stop);
+        }
+        Ok(())
+    }
+}
+
+impl Default for StopPoll {
+    fn default() -> Self {
+        StopPoll::new()
+    }
+}
 
 /// Memory the Lua allocator cannot see (logs, replies kept by C functions) counts too.
 unsafe fn over_budget_now(l: L) -> bool {
@@ -857,8 +955,7 @@ unsafe fn over_budget_now(l: L) -> bool {
 /// afterwards (on every line) so that `pcall` cannot swallow the stop.
 pub unsafe extern "C-unwind" fn stop_hook(l: L, ar: *mut ffi::lua_Debug) {
     let Some(core) = core() else { return };
-    let run = &mut core.run;
-    if !run.active {
+    if !core.run.active {
         return;
     }
     // Never stop inside evalbench's own Lua helpers (the error handler must be able to run).
@@ -868,37 +965,12 @@ pub unsafe extern "C-unwind" fn stop_hook(l: L, ar: *mut ffi::lua_Debug) {
             return;
         }
     }
-    if run.stopped.is_none() {
-        if run.cancel.load(Ordering::Relaxed) {
-            run.stopped = Some(StopReason::Cancelled);
-        } else if run.deadline.is_some_and(|d| Instant::now() >= d) {
-            run.stopped = Some(StopReason::BusyThreshold);
-        } else if over_budget_now(l) {
-            run.stopped = Some(StopReason::MemoryBudget);
-        } else {
+    if !stop_requested() {
+        if !over_budget_now(l) {
             return;
         }
-        ffi::lua_sethook(
-            l,
-            Some(stop_hook),
-            ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
-            super::vm::HOOK_EVERY,
-        );
+        core.run.stopped = Some(StopReason::MemoryBudget);
     }
-    let over_budget = match run.stopped {
-        Some(StopReason::MemoryBudget) => budget::over_budget_text(super::vm::memory_of(l).1),
-        _ => String::new(),
-    };
-    let text: &[u8] = match run.stopped {
-        Some(StopReason::Cancelled) => CANCELLED_TEXT.as_bytes(),
-        Some(StopReason::MemoryBudget) => over_budget.as_bytes(),
-        _ => KILLED_TEXT.as_bytes(),
-    };
-    let mut buf = Vec::with_capacity(text.len() + 1);
-    buf.push(b'-');
-    buf.extend_from_slice(text);
-    push_error_table(l, &buf, false);
-    drop(buf);
-    drop(over_budget);
+    push_stop(l);
     ffi::lua_error(l);
 }

@@ -366,7 +366,9 @@ impl Encoder {
             Object { comma: bool },
         }
         let mut frames: Vec<Frame> = Vec::new();
+        let mut poll = super::api::StopPoll::new();
         'value: loop {
+            poll.tick()?;
             let mut opened = false;
             match ffi::lua_type(l, -1) {
                 ffi::LUA_TSTRING => self.append_string(l, -1),
@@ -731,7 +733,9 @@ impl Parser<'_> {
             Object,
         }
         let mut open: Vec<Open> = Vec::new();
+        let mut poll = super::api::StopPoll::new();
         loop {
+            poll.tick()?;
             // Push the value starting at `token`, or open a container and parse its first element.
             match token.0 {
                 Tok::Str => push_bytes(l, &self.tmp),

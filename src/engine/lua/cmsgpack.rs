@@ -4,6 +4,7 @@
 //! Like the C library, packing walks the real tables with `lua_next` (map order is Lua's order)
 //! and uses the Lua stack the same way, so stack-limit errors appear at the same points.
 
+use super::api;
 use super::raw::{
     self, arg_error, check_bytes, check_integer, opt_integer, protect, push_bytes, set_function,
     Raise, L,
@@ -167,8 +168,13 @@ unsafe fn table_is_an_array(l: L) -> Result<bool, Raise> {
     let (mut count, mut max) = (0i32, 0i32);
     check_stack(l, 2, "in function table_is_an_array")?;
     ffi::lua_pushnil(l);
+    let mut poll = api::StopPoll::new();
     while ffi::lua_next(l, -2) != 0 {
         ffi::lua_pop(l, 1);
+        if let Err(stop) = poll.tick() {
+            ffi::lua_settop(l, top);
+            return Err(stop);
+        }
         let n = ffi::lua_tonumber(l, -1);
         let int_like = !n.is_infinite() && c_cast_i32(n) as f64 == n;
         if ffi::lua_type(l, -1) != ffi::LUA_TNUMBER || n <= 0.0 || !int_like {
@@ -188,7 +194,9 @@ unsafe fn encode_array(l: L, out: &mut Vec<u8>, level: i32) -> Result<(), Raise>
     let len = ffi::lua_objlen(l, -1);
     encode_header(out, len as u64, 0x90, 15, [None, Some(0xdc), Some(0xdd)]);
     check_stack(l, 1, "in function mp_encode_lua_table_as_array")?;
+    let mut poll = api::StopPoll::new();
     for j in 1..=len {
+        poll.tick()?;
         // The keys 1..len exist, so a raw read sees what `lua_gettable` would.
         ffi::lua_rawgeti(l, -1, j as _);
         encode_value(l, out, level + 1)?;
@@ -199,14 +207,20 @@ unsafe fn encode_array(l: L, out: &mut Vec<u8>, level: i32) -> Result<(), Raise>
 unsafe fn encode_map(l: L, out: &mut Vec<u8>, level: i32) -> Result<(), Raise> {
     check_stack(l, 3, "in function mp_encode_lua_table_as_map")?;
     let mut len: u64 = 0;
+    let mut poll = api::StopPoll::new();
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, -2) != 0 {
         ffi::lua_pop(l, 1);
+        if let Err(stop) = poll.tick() {
+            ffi::lua_pop(l, 1);
+            return Err(stop);
+        }
         len += 1;
     }
     encode_header(out, len, 0x80, 15, [None, Some(0xde), Some(0xdf)]);
     ffi::lua_pushnil(l);
     while ffi::lua_next(l, -2) != 0 {
+        poll.tick()?;
         ffi::lua_pushvalue(l, -2);
         encode_value(l, out, level + 1)?; // the key copy
         encode_value(l, out, level + 1)?; // the value
@@ -282,7 +296,9 @@ struct Frame {
 /// (table, then index and value for arrays; table, key and value for maps).
 unsafe fn decode_value(l: L, c: &mut Cursor) -> Result<(), Raise> {
     let mut frames: Vec<Frame> = Vec::new();
+    let mut poll = api::StopPoll::new();
     loop {
+        poll.tick()?;
         let opened = decode_head(l, c)?;
         let mut done = opened.is_none();
         if let Some(frame) = opened {

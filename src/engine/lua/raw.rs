@@ -25,6 +25,8 @@ pub enum Raise {
     Plain(Vec<u8>),
     /// The error value is already on top of the Lua stack.
     OnStack,
+    /// The script has to stop (busy threshold or cancel): the stop's error table.
+    Stop,
 }
 
 impl Raise {
@@ -65,6 +67,7 @@ unsafe fn push_raise(l: L, raise: Raise) {
         }
         Raise::Plain(msg) => push_bytes(l, &msg),
         Raise::OnStack => {}
+        Raise::Stop => super::api::push_stop(l),
     }
 }
 

@@ -196,7 +196,9 @@ unsafe extern "C-unwind" fn pack(l: L) -> c_int {
         let mut h = Header::new();
         let mut arg: c_int = 2;
         let mut out: Vec<u8> = Vec::new();
+        let mut poll = super::api::StopPoll::new();
         while let Some(opt) = fmt.next_opt() {
+            poll.tick()?;
             let mut size = fmt.optsize(opt)?;
             let toalign = gettoalign(out.len(), &h, opt, size);
             out.resize(out.len() + toalign, 0);
@@ -256,7 +258,9 @@ unsafe extern "C-unwind" fn unpack(l: L) -> c_int {
         let mut h = Header::new();
         let mut n: c_int = 0;
         let too_short = |l: L| arg_error(l, 2, "data string too short");
+        let mut poll = super::api::StopPoll::new();
         while let Some(opt) = fmt.next_opt() {
+            poll.tick()?;
             let mut size = fmt.optsize(opt)?;
             pos = pos.wrapping_add(gettoalign(pos, &h, opt, size));
             if !(size <= ld && pos <= ld - size) {
@@ -327,7 +331,9 @@ unsafe extern "C-unwind" fn size(l: L) -> c_int {
         let mut fmt = Format::new(fmt);
         let mut h = Header::new();
         let mut pos: usize = 0;
+        let mut poll = super::api::StopPoll::new();
         while let Some(opt) = fmt.next_opt() {
+            poll.tick()?;
             let size = fmt.optsize(opt)?;
             pos = pos.wrapping_add(gettoalign(pos, &h, opt, size));
             if opt == b's' {

@@ -12,7 +12,7 @@
 use super::raw::{self, Raise, L};
 use super::{api, bit, cjson, cmsgpack, structlib};
 use mlua::ffi;
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 
 /// The Lua error text for a store into a protected table.
 pub const READONLY_TEXT: &str = "Attempt to modify a readonly table";
@@ -33,11 +33,27 @@ fn key(k: &'static u8) -> *mut c_void {
     k as *const u8 as *mut c_void
 }
 
-/// Allocation accounting for the memory limit.
+/// Allocation accounting for the memory limit, and the stop check of allocations.
 struct AllocState {
     used: usize,
     limit: usize,
+    /// Bytes the script may still grow by before the allocator next asks whether it has to stop
+    /// (one clock read per `STOP_CHECK_BYTES`, never one per allocation).
+    until_check: usize,
+    /// A script is running under `call_script` (elsewhere a refused allocation would be a Lua panic).
+    guarded: bool,
+    /// The main thread, to arm the stop hook when an allocation is refused.
+    main: L,
+    /// Where the script was when its allocation was refused (source, line), for the kill text.
+    stop_site: Option<(Vec<u8>, c_int)>,
 }
+
+/// How much a script allocates between two stop checks. Time spent in one C function
+/// (string.rep, table.concat, string.format, gsub, a concatenation) is mostly spent producing the
+/// bytes it allocates, so this bounds how late a stop can come (64 KiB: tens of microseconds).
+const STOP_CHECK_BYTES: usize = 64 << 10;
+/// What the stop error and the error handler may allocate once a script is stopped.
+const STOP_GRACE_BYTES: usize = 64 << 10;
 
 // mimalloc for Lua's allocations: Redis gives its Lua jemalloc; glibc malloc made the
 // allocator about a quarter of a run's instructions.
@@ -58,9 +74,24 @@ unsafe extern "C" fn limited_alloc(
         }
         return std::ptr::null_mut();
     }
-    // The budget is shared with the Rust side (engine/budget.rs): its last counted figure.
-    if nsize > old && state.used + (nsize - old) + crate::engine::budget::cached() > state.limit {
-        return std::ptr::null_mut();
+    if nsize > old {
+        let grow = nsize - old;
+        // The budget is shared with the Rust side (engine/budget.rs): its last counted figure.
+        if state
+            .used
+            .saturating_add(grow)
+            .saturating_add(crate::engine::budget::cached())
+            > state.limit
+        {
+            return std::ptr::null_mut();
+        }
+        if grow < state.until_check {
+            state.until_check -= grow;
+        } else if !allocation_may_proceed(state) {
+            // Lua raises a memory error: the C function stops where it is. Lua only allows
+            // growing allocations to fail, so shrinking and freeing go on.
+            return std::ptr::null_mut();
+        }
     }
     let p = realloc(ptr, nsize);
     if !p.is_null() {
@@ -78,6 +109,56 @@ pub unsafe fn memory_of(l: L) -> (usize, usize) {
     }
     let state = &*(ud as *const AllocState);
     (state.used, state.limit)
+}
+
+/// The allocator's stop check: false once the running script has to stop (then every growing
+/// allocation comes back here and is refused, until the stop error is raised).
+#[cold]
+unsafe fn allocation_may_proceed(state: &mut AllocState) -> bool {
+    if !state.guarded || !api::stop_requested() {
+        state.until_check = STOP_CHECK_BYTES;
+        return true;
+    }
+    state.until_check = 0;
+    if state.stop_site.is_none() {
+        state.stop_site = Some(stop_site(state.main));
+        // If the script catches the memory error, the hook raises the stop at its next line.
+        ffi::lua_sethook(
+            state.main,
+            Some(api::stop_hook),
+            ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
+            HOOK_EVERY,
+        );
+    }
+    false
+}
+
+/// Source and line of the Lua code running on `l` (past a C function on top), as the error
+/// handler records them. Reads the call stack only: no allocation.
+unsafe fn stop_site(l: L) -> (Vec<u8>, c_int) {
+    let mut ar: ffi::lua_Debug = std::mem::zeroed();
+    for level in 0..2 {
+        if ffi::lua_getstack(l, level, &mut ar) == 0 {
+            break;
+        }
+        ffi::lua_getinfo(l, c"Sl".as_ptr(), &mut ar);
+        if ar.currentline >= 0 && !ar.source.is_null() {
+            return (
+                CStr::from_ptr(ar.source).to_bytes().to_vec(),
+                ar.currentline,
+            );
+        }
+    }
+    (b"@user_script".to_vec(), 0)
+}
+
+/// Let the stop error and the error handler allocate (a stopped script's allocations are refused).
+pub unsafe fn allow_error_allocations(l: L) {
+    let mut ud: *mut c_void = std::ptr::null_mut();
+    ffi::lua_getallocf(l, &mut ud);
+    if let Some(state) = (ud as *mut AllocState).as_mut() {
+        state.until_check = state.until_check.max(STOP_GRACE_BYTES);
+    }
 }
 
 /// Registry slots (luaL_ref) of the real globals, the error handler and the probe names.
@@ -115,11 +196,16 @@ impl Vm {
         let mut alloc = Box::new(AllocState {
             used: 0,
             limit: memory_limit,
+            until_check: STOP_CHECK_BYTES,
+            guarded: false,
+            main: std::ptr::null_mut(),
+            stop_site: None,
         });
         let l = unsafe {
             ffi::lua_newstate(limited_alloc, &mut *alloc as *mut AllocState as *mut c_void)
         };
         assert!(!l.is_null(), "cannot create a Lua state");
+        alloc.main = l;
         let mut vm = Vm {
             l,
             alloc,
@@ -280,6 +366,9 @@ return handler, fields
         ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
 
         api::install_math_random(l);
+        ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, c"string".as_ptr());
+        raw::set_function(l, c"rep", string_rep);
+        ffi::lua_pop(l, 1);
 
         // Functions that take the read-only registry as upvalue 1 (and the original as upvalue 2).
         let wrap =
@@ -315,7 +404,9 @@ return handler, fields
         wrap(None, c"setmetatable", ro_setmetatable, false);
         wrap(None, c"getmetatable", ro_getmetatable, false);
         wrap(None, c"pcall", api::redis_pcall, false);
-        wrap(None, c"loadstring", ro_loadstring, true);
+        // Every chunk a script can load goes through `load_text_only` (never bytecode).
+        wrap(None, c"loadstring", text_loadstring, false);
+        wrap(None, c"load", text_load, false);
         // table.sort/remove/setn/getn/maxn/concat need no wrapper: the proxies have no array part,
         // exactly like Redis's library tables, so they do nothing (or fail) the same way.
         wrap(Some(c"table"), c"insert", ro_table_insert, true);
@@ -427,12 +518,7 @@ return handler, fields
         }
         let l = self.l;
         unsafe {
-            let status = ffi::luaL_loadbuffer(
-                l,
-                body.as_ptr() as *const _,
-                body.len(),
-                c"@user_script".as_ptr(),
-            );
+            let status = load_buffer(l, body, c"@user_script".as_ptr());
             if status != 0 {
                 let msg = String::from_utf8_lossy(
                     raw::to_bytes(l, -1).unwrap_or(b"(error object is not a string)"),
@@ -473,7 +559,11 @@ return handler, fields
                 ffi::LUA_REGISTRYINDEX,
                 compiled.registry_ref as ffi::lua_Integer,
             );
+            self.alloc.guarded = true;
+            self.alloc.stop_site = None;
             let status = ffi::lua_pcall(l, 0, 1, 1);
+            self.alloc.guarded = false;
+            self.alloc.until_check = STOP_CHECK_BYTES;
             if status == 0 {
                 // The handler stays below the result during conversion, as in Redis (the depth at
                 // which a nested reply hits the Lua stack limit depends on it).
@@ -484,10 +574,18 @@ return handler, fields
         }
     }
 
-    unsafe fn read_error(&self, status: c_int) -> ScriptError {
+    unsafe fn read_error(&mut self, status: c_int) -> ScriptError {
         let l = self.l;
         if status == ffi::LUA_ERRMEM {
             ffi::lua_settop(l, 0);
+            // A stop that refused an allocation is reported as the stop, where it happened.
+            if let Some((source, line)) = self.alloc.stop_site.take() {
+                return ScriptError::Table {
+                    err: Some(api::stop_text(self.alloc.limit).as_bytes().to_vec()),
+                    source: Some(source),
+                    line: Some(line.to_string().into_bytes()),
+                };
+            }
             return ScriptError::OutOfMemory;
         }
         if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
@@ -816,32 +914,195 @@ unsafe extern "C-unwind" fn ro_table_foreach(l: L) -> c_int {
     })
 }
 
-/// `loadstring` that never loads bytecode (Redis's Lua always runs the text parser).
-unsafe extern "C-unwind" fn ro_loadstring(l: L) -> c_int {
-    raw::protect(l, |l| {
-        let src = raw::check_bytes(l, 1)?;
-        raw::opt_bytes(l, 2, b"")?;
-        if src.first() == Some(&0x1b) {
-            let mut first_line: Vec<u8> = src
-                .split(|&b| b == b'\n')
-                .next()
-                .unwrap_or_default()
-                .to_vec();
-            if first_line.len() < src.len() || first_line.len() > 45 {
-                first_line.truncate(45);
-                first_line.extend_from_slice(b"...");
-            }
-            let mut msg = b"[string \"".to_vec();
-            msg.extend_from_slice(&first_line);
-            msg.extend_from_slice(b"\"]:1: unexpected symbol near 'char(27)'");
-            ffi::lua_pushnil(l);
-            raw::push_bytes(l, &msg);
-            return Ok(2);
+// ---- loading chunks: text only ----
+//
+// Lua 5.1 picks the undumper when a chunk's first byte is ESC (the bytecode signature), and
+// crafted bytecode can read and write memory at will. Redis's patched `f_parser` always runs the
+// text parser, which refuses such a chunk with `unexpected symbol near 'char(27)'`. Every chunk
+// evalbench loads (scripts, `loadstring`, `load` with any reader) passes through
+// `load_text_only`, whose reader hands Lua a space before a first piece that starts with ESC:
+// the text parser then sees the ESC as Redis's does, with the same message, line and chunk name.
+
+/// Wraps another reader; see above.
+struct TextOnly {
+    inner: ffi::lua_Reader,
+    data: *mut c_void,
+    first: bool,
+    /// The first piece, held back while the space is read.
+    held: Option<(*const c_char, usize)>,
+}
+
+unsafe extern "C-unwind" fn text_only_reader(
+    l: L,
+    ud: *mut c_void,
+    size: *mut usize,
+) -> *const c_char {
+    let reader = &mut *(ud as *mut TextOnly);
+    if let Some((piece, len)) = reader.held.take() {
+        *size = len;
+        return piece;
+    }
+    let piece = (reader.inner)(l, reader.data, size);
+    // Lua decides text or bytecode on the first byte of the first piece (an empty first piece
+    // reads as the end: text).
+    if reader.first {
+        reader.first = false;
+        if !piece.is_null() && *size > 0 && *piece as u8 == 0x1b {
+            reader.held = Some((piece, *size));
+            *size = 1;
+            return c" ".as_ptr();
         }
-        let n = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(2));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, n, ffi::LUA_MULTRET);
-        Ok(ffi::lua_gettop(l))
+    }
+    piece
+}
+
+/// `lua_load` that never loads bytecode. The chunk name is a C string (cut at a NUL, as in Redis).
+pub unsafe fn load_text_only(
+    l: L,
+    inner: ffi::lua_Reader,
+    data: *mut c_void,
+    chunkname: *const c_char,
+) -> c_int {
+    let mut reader = TextOnly {
+        inner,
+        data,
+        first: true,
+        held: None,
+    };
+    ffi::lua_load(
+        l,
+        text_only_reader,
+        &mut reader as *mut TextOnly as *mut c_void,
+        chunkname,
+    )
+}
+
+/// Lauxlib's `getS`: the whole buffer as one piece.
+struct Buffer {
+    data: *const c_char,
+    len: usize,
+}
+
+unsafe extern "C-unwind" fn buffer_reader(
+    _l: L,
+    ud: *mut c_void,
+    size: *mut usize,
+) -> *const c_char {
+    let buffer = &mut *(ud as *mut Buffer);
+    if buffer.len == 0 {
+        return std::ptr::null();
+    }
+    *size = buffer.len;
+    buffer.len = 0;
+    buffer.data
+}
+
+/// `luaL_loadbuffer`, text only.
+pub unsafe fn load_buffer(l: L, chunk: &[u8], chunkname: *const c_char) -> c_int {
+    let mut buffer = Buffer {
+        data: chunk.as_ptr() as *const c_char,
+        len: chunk.len(),
+    };
+    load_text_only(
+        l,
+        buffer_reader,
+        &mut buffer as *mut Buffer as *mut c_void,
+        chunkname,
+    )
+}
+
+/// `luaL_error` from inside a reader (no Rust value alive: `lua_error` jumps).
+unsafe fn reader_error(l: L, msg: &CStr) -> ! {
+    ffi::luaL_where(l, 1);
+    ffi::lua_pushstring(l, msg.as_ptr());
+    ffi::lua_concat(l, 2);
+    ffi::lua_error(l);
+}
+
+/// Lbaselib's `generic_reader`: calls the function at index 1, keeps the piece in slot 3.
+unsafe extern "C-unwind" fn function_reader(
+    l: L,
+    _ud: *mut c_void,
+    size: *mut usize,
+) -> *const c_char {
+    if ffi::lua_checkstack(l, 2) == 0 {
+        reader_error(l, c"stack overflow (too many nested functions)");
+    }
+    ffi::lua_pushvalue(l, 1);
+    ffi::lua_call(l, 0, 1);
+    if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
+        *size = 0;
+        return std::ptr::null();
+    }
+    if ffi::lua_isstring(l, -1) == 0 {
+        reader_error(l, c"reader function must return a string");
+    }
+    ffi::lua_replace(l, 3);
+    ffi::lua_tolstring(l, 3, size)
+}
+
+/// Lbaselib's `load_aux`: the function, or nil and the message.
+unsafe fn load_results(l: L, status: c_int) -> c_int {
+    if status == 0 {
+        return 1;
+    }
+    ffi::lua_pushnil(l);
+    ffi::lua_insert(l, -2);
+    2
+}
+
+/// An optional chunk-name argument as a C string (Lua's `luaL_optstring`).
+unsafe fn opt_chunkname(l: L, narg: c_int, default: *const c_char) -> Result<*const c_char, Raise> {
+    if ffi::lua_type(l, narg) <= ffi::LUA_TNIL {
+        return Ok(default);
+    }
+    raw::check_bytes(l, narg)?;
+    Ok(ffi::lua_tolstring(l, narg, std::ptr::null_mut()))
+}
+
+/// `loadstring(s [, chunkname])`, text only.
+unsafe extern "C-unwind" fn text_loadstring(l: L) -> c_int {
+    raw::protect(l, |l| {
+        let chunk = raw::check_bytes(l, 1)?;
+        // The default name is the chunk itself (Lua strings end with a NUL).
+        let name = opt_chunkname(l, 2, chunk.as_ptr() as *const c_char)?;
+        Ok(load_results(l, load_buffer(l, chunk, name)))
+    })
+}
+
+/// `load(func [, chunkname])`, text only.
+unsafe extern "C-unwind" fn text_load(l: L) -> c_int {
+    raw::protect(l, |l| {
+        let name = opt_chunkname(l, 2, c"=(load)".as_ptr())?;
+        if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
+            return Err(raw::type_error(l, 1, "function"));
+        }
+        // The function, the name, and a slot for the piece being read.
+        ffi::lua_settop(l, 3);
+        let status = load_text_only(l, function_reader, std::ptr::null_mut(), name);
+        Ok(load_results(l, status))
+    })
+}
+
+/// Lstrlib's `str_rep` with a stop check: `string.rep('', 2^31 - 1)` runs two billion iterations
+/// that allocate nothing (seconds the busy threshold could not interrupt); an empty result is
+/// made at once.
+unsafe extern "C-unwind" fn string_rep(l: L) -> c_int {
+    raw::protect(l, |l| {
+        let piece = raw::check_bytes(l, 1)?;
+        let n = raw::check_int(l, 2)?;
+        if piece.is_empty() || n <= 0 {
+            raw::push_bytes(l, b"");
+            return Ok(1);
+        }
+        let mut buffer: ffi::luaL_Buffer = std::mem::zeroed();
+        ffi::luaL_buffinit(l, &mut buffer);
+        let mut poll = api::StopPoll::new();
+        for _ in 0..n {
+            ffi::luaL_addlstring(&mut buffer, piece.as_ptr() as *const c_char, piece.len());
+            poll.tick()?;
+        }
+        ffi::luaL_pushresult(&mut buffer);
+        Ok(1)
     })
 }

@@ -1,0 +1,299 @@
+//! A script cannot escape the sandbox or outrun the busy threshold: bytecode is refused on every
+//! path that loads a chunk, and the threshold stops scripts whose time is spent inside one long C
+//! function (allocations, string.rep, table.concat, cjson, ...).
+
+use evalbench::engine::report::Outcome;
+use evalbench::engine::{Reply, RunReport, RunRequest, Sandbox};
+
+fn run(sandbox: &mut Sandbox, script: &str) -> RunReport {
+    sandbox.run(&RunRequest::new(script))
+}
+
+fn bulk(text: &str) -> Reply {
+    Reply::Bulk(text.as_bytes().to_vec())
+}
+
+/// Peter Cawley's `asnum`: bytecode of `function(x) for i = x, x, 0 do return i end end` whose
+/// FORPREP (the check that the loop's start is a number) became a JMP. It passes Lua 5.1's
+/// bytecode verifier; FORLOOP then reads a table's address as a double and returns it (the first
+/// step of reading and writing memory at will). Redis refuses the chunk.
+const LEAK_BYTECODE: &str = r"
+local dump = string.dump(function(x) for i = x, x, 0 do return i end end)
+local patched, n = dump:gsub('\96%z%z\128', '\22\0\0\128')
+assert(n == 1, 'FORPREP not found')
+";
+
+#[test]
+fn bytecode_through_load_with_a_reader_is_refused() {
+    let mut sandbox = Sandbox::new();
+    let script = format!(
+        "{LEAK_BYTECODE}
+local done = false
+local f, e = load(function() if done then return nil end done = true return patched end)
+if not f then return e end
+return string.format('leaked %.17g', f({{}}))"
+    );
+    assert_eq!(
+        run(&mut sandbox, &script).reply,
+        bulk("(load):1: unexpected symbol near 'char(27)'")
+    );
+}
+
+#[test]
+fn bytecode_through_load_in_pieces_and_loadstring_is_refused() {
+    let mut sandbox = Sandbox::new();
+    let script = format!(
+        "{LEAK_BYTECODE}
+local i = 0
+local f, e = load(function() i = i + 1 if i <= #patched then return patched:sub(i, i) end end, 'x')
+local g, e2 = loadstring(patched, '=named')
+return {{tostring(f), e, tostring(g), e2}}"
+    );
+    assert_eq!(
+        run(&mut sandbox, &script).reply,
+        Reply::Array(vec![
+            bulk("nil"),
+            bulk("[string \"x\"]:1: unexpected symbol near 'char(27)'"),
+            bulk("nil"),
+            bulk("named:1: unexpected symbol near 'char(27)'"),
+        ])
+    );
+}
+
+#[test]
+fn a_script_that_is_bytecode_does_not_compile() {
+    let mut sandbox = Sandbox::new();
+    // The dump of a chunk, sent as the script itself.
+    let dump = run(&mut sandbox, "return string.dump(loadstring('return 42'))").reply;
+    let Reply::Bulk(bytecode) = dump else {
+        panic!("{dump:?}")
+    };
+    assert_eq!(bytecode[0], 0x1b);
+    let report = sandbox.run(&RunRequest::new(bytecode));
+    assert_eq!(report.outcome, Outcome::Refused);
+    assert_eq!(
+        report.reply,
+        Reply::Error(
+            "ERR Error compiling script (new function): user_script:1: unexpected symbol near 'char(27)'"
+                .into()
+        )
+    );
+}
+
+#[test]
+fn string_dump_output_never_loads_back() {
+    let mut sandbox = Sandbox::new();
+    let script = "local s = string.dump(function() return 1 end)
+local f1 = loadstring(s)
+local f2 = load(function() local r = s s = nil return r end)
+return {tostring(f1), tostring(f2)}";
+    assert_eq!(
+        run(&mut sandbox, script).reply,
+        Reply::Array(vec![bulk("nil"), bulk("nil")])
+    );
+}
+
+/// Scripts whose time goes into long C functions and allocations, each on one line (the kill
+/// reports line 1 wherever it lands). Each must stop at the busy threshold.
+pub const HOSTILE_LOOPS: &[(&str, &str)] = &[
+    ("string.rep 40 times", "for i = 1, 40 do local s = string.rep('x', 2^26) end"),
+    ("string.rep forever", "while true do local s = string.rep('x', 2^26) end"),
+    (
+        "string.rep under pcall",
+        "while true do local ok, e = pcall(string.rep, 'x', 2^26) end",
+    ),
+    (
+        "table.concat",
+        "local t = {} for i = 1, 2^16 do t[i] = string.rep('x', 256) end while true do local s = table.concat(t) end",
+    ),
+    (
+        "string.format %s",
+        "local big = string.rep('x', 2^24) while true do local s = string.format('%s%s%s%s', big, big, big, big) end",
+    ),
+    (
+        "gsub",
+        "local s = string.rep('x', 2^22) while true do local r = s:gsub('x', 'yy') end",
+    ),
+    (
+        "concatenation",
+        "while true do local s = string.rep('x', 2^25) .. string.rep('y', 2^25) end",
+    ),
+    (
+        "cjson.encode",
+        "local t = {} for i = 1, 2^16 do t[i] = i end local big = {} for i = 1, 64 do big[i] = t end while true do local s = cjson.encode(big) end",
+    ),
+    (
+        "cjson.decode",
+        "local j = '[' .. string.rep('1,', 2^20) .. '1]' while true do local t = cjson.decode(j) end",
+    ),
+    (
+        "cmsgpack.pack",
+        "local t = {} for i = 1, 2^16 do t[i] = i end local big = {} for i = 1, 64 do big[i] = t end while true do local s = cmsgpack.pack(big) end",
+    ),
+];
+
+/// Run `script` on a fresh sandbox in a thread; None when it has not returned after `limit`.
+fn run_with_limit(
+    script: &'static str,
+    threshold_ms: u64,
+    limit: std::time::Duration,
+    configure: impl FnOnce(&mut Sandbox) + Send + 'static,
+) -> Option<RunReport> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sandbox = Sandbox::new();
+        sandbox.config.busy_threshold_ms = threshold_ms;
+        configure(&mut sandbox);
+        let _ = tx.send(run(&mut sandbox, script));
+    });
+    rx.recv_timeout(limit).ok()
+}
+
+#[test]
+fn the_busy_threshold_stops_time_spent_in_c_functions() {
+    // One at a time: each loop allocates a few hundred MB.
+    for (name, script) in HOSTILE_LOOPS {
+        let report = run_with_limit(script, 150, std::time::Duration::from_secs(60), |_| {})
+            .unwrap_or_else(|| panic!("{name}: still running 60 s after a 150 ms threshold"));
+        assert_eq!(
+            report.outcome,
+            Outcome::Killed,
+            "{name}: {:?}",
+            report.reply
+        );
+        assert_eq!(
+            report.reply,
+            Reply::Error(format!(
+                "ERR Script killed by user with SCRIPT KILL... script: {}, on @user_script:1.",
+                report.sha1
+            )),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn the_kill_of_a_refused_allocation_survives_pcall_and_the_vm_stays_usable() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sandbox = Sandbox::new();
+        sandbox.config.busy_threshold_ms = 100;
+        // The memory error of the refused allocation is caught; the kill is not.
+        let script = "local caught = 0\nwhile true do\nlocal ok, e = pcall(string.rep, 'x', 2^26)\nif not ok then caught = caught + 1 end\nend";
+        let killed = run(&mut sandbox, script);
+        let after = run(&mut sandbox, "return #string.rep('x', 2^20)");
+        let _ = tx.send((killed, after));
+    });
+    let (killed, after) = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the run returns");
+    assert_eq!(killed.outcome, Outcome::Killed);
+    let Reply::Error(text) = &killed.reply else {
+        panic!("{:?}", killed.reply)
+    };
+    assert!(
+        text.starts_with("ERR Script killed by user with SCRIPT KILL... script: "),
+        "{text}"
+    );
+    assert_eq!(after.outcome, Outcome::Returned);
+    assert_eq!(after.reply, Reply::Int(1 << 20));
+}
+
+#[test]
+fn cancel_stops_time_spent_in_c_functions() {
+    let (cancel_tx, cancel_rx) = std::sync::mpsc::channel();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sandbox = Sandbox::new();
+        sandbox.config.busy_threshold_ms = 0;
+        cancel_tx.send(sandbox.cancel_handle()).unwrap();
+        let _ = tx.send(run(
+            &mut sandbox,
+            "while true do local s = string.rep('x', 2^26) end",
+        ));
+    });
+    let cancel = cancel_rx.recv().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    let report = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("a cancelled run returns");
+    assert_eq!(report.outcome, Outcome::Cancelled);
+    assert_eq!(
+        report.reply,
+        Reply::Error(format!(
+            "ERR evalbench: the run was cancelled script: {}, on @user_script:1.",
+            report.sha1
+        ))
+    );
+}
+
+mod workbench {
+    use evalbench::engine::keyspace::Db;
+    use evalbench::engine::report::Outcome;
+    use evalbench::engine::RunRequest;
+    use evalbench::tui::worker::{EngineCommand, EngineEvent, Worker};
+    use std::time::Duration;
+
+    fn start_run(worker: &Worker, script: &str) {
+        worker.send(EngineCommand::Run {
+            id: 1,
+            request: RunRequest::new(script),
+            seed: Db::new(),
+            busy_threshold_ms: 0,
+            writes_confirmed: false,
+            live: false,
+        });
+        // Let the engine thread enter the script.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    #[test]
+    fn esc_stops_a_script_busy_in_a_c_function() {
+        let worker = Worker::start();
+        start_run(&worker, "while true do local s = string.rep('x', 2^26) end");
+        worker.cancel();
+        let EngineEvent::Finished(result) = worker
+            .events
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the cancelled run finishes")
+        else {
+            panic!("expected a finished run")
+        };
+        assert_eq!(result.report.outcome, Outcome::Cancelled);
+    }
+
+    #[test]
+    fn quitting_does_not_wait_on_a_busy_engine_thread() {
+        // table.sort without a comparator neither allocates nor returns to the VM for a long time,
+        // and 500 iterations are too few instructions for the count hook: no stop check runs.
+        let worker = Worker::start();
+        start_run(
+            &worker,
+            "local t = {} for i = 1, 2^18 do t[i] = i end for i = 1, 500 do table.sort(t) end",
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            drop(worker);
+            let _ = tx.send(());
+        });
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("dropping the worker (quitting) returns while the engine is busy");
+    }
+}
+
+#[test]
+fn string_rep_of_nothing_is_made_at_once() {
+    // Two billion empty appends in stock Lua: seconds no stop check could interrupt.
+    let report = run_with_limit(
+        "local s for i = 1, 1000 do s = string.rep('', 2^31 - 1) end return {#s, string.rep('ab', 3), string.rep('x', 0), string.rep('x', -1)}",
+        0,
+        std::time::Duration::from_secs(60),
+        |_| {},
+    )
+    .expect("the run returns");
+    assert_eq!(
+        report.reply,
+        Reply::Array(vec![Reply::Int(0), bulk("ababab"), bulk(""), bulk("")])
+    );
+}
