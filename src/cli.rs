@@ -364,6 +364,62 @@ pub fn read_script(path: &Path) -> Result<Vec<u8>, CliError> {
     read_bounded(path, &input::SCRIPT).map_err(|e| CliError::input(e.to_string()))
 }
 
+/// What a sandbox run reads from the command line and files (`run` and `debug`): the script, KEYS
+/// and ARGV (from the command line, or the sidecar when none are given), the seed keyspace, all
+/// through the bounded readers.
+pub struct SandboxInput {
+    pub script_path: PathBuf,
+    pub request: RunRequest,
+    pub seed: Db,
+}
+
+pub fn read_sandbox_input(
+    script_and_args: &[OsString],
+    sidecar: bool,
+    keyspace: Option<&Path>,
+    resp: u8,
+    read_only: bool,
+    now: i64,
+) -> Result<SandboxInput, CliError> {
+    let script_path = PathBuf::from(&script_and_args[0]);
+    let script = read_script(&script_path)?;
+    let rest: Vec<Vec<u8>> = script_and_args[1..].iter().map(os_bytes).collect();
+    let (mut keys, mut argv) = split_keys_and_argv(&rest);
+    let mut seed = Db::new();
+    if sidecar {
+        let sidecar = sidecar_path(&script_path);
+        let (car, car_text) = read_sidecar_text(&sidecar)?;
+        if rest.is_empty() {
+            keys = car.keys.iter().map(|k| k.as_bytes().to_vec()).collect();
+            argv = car.argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+        }
+        if let Some(ks) = &car.keyspace {
+            seed = load_sidecar_keyspace(&sidecar, &car_text, ks, now)?;
+        }
+    }
+    if let Some(path) = keyspace {
+        let text = read_bounded_text(path, &input::KEYSPACE_JSON)
+            .map_err(|e| CliError::input(format!("--keyspace: {e}")))?;
+        seed = load_keyspace(path, &text, now)?;
+    }
+    let request = RunRequest {
+        script,
+        keys,
+        argv,
+        protocol: if resp == 3 {
+            Protocol::Resp3
+        } else {
+            Protocol::Resp2
+        },
+        read_only,
+    };
+    Ok(SandboxInput {
+        script_path,
+        request,
+        seed,
+    })
+}
+
 /// Run `evalbench run`; returns the exit status and what to print on stdout.
 pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
     let mut out = Vec::new();
@@ -374,44 +430,18 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
 /// Run `evalbench run`, writing the report to `out` as it is made (the JSON of a huge reply is
 /// streamed, never held whole); returns the exit status.
 pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i32, CliError> {
-    let script_path = PathBuf::from(&args.script_and_args[0]);
-    let script = read_script(&script_path)?;
-    let rest: Vec<Vec<u8>> = args.script_and_args[1..].iter().map(os_bytes).collect();
-    let (mut keys, mut argv) = split_keys_and_argv(&rest);
-
     let mut sandbox = Sandbox::new();
     sandbox.config.busy_threshold_ms = args.busy_threshold;
     sandbox.config.tracing = !args.no_trace;
     sandbox.config.memory_limit = (args.max_memory as usize).saturating_mul(1 << 20);
-    let now = sandbox.now_ms();
-    let mut seed = Db::new();
-    let sidecar = sidecar_path(&script_path);
-    if args.sidecar {
-        let (car, car_text) = read_sidecar_text(&sidecar)?;
-        if rest.is_empty() {
-            keys = car.keys.iter().map(|k| k.as_bytes().to_vec()).collect();
-            argv = car.argv.iter().map(|a| a.as_bytes().to_vec()).collect();
-        }
-        if let Some(ks) = &car.keyspace {
-            seed = load_sidecar_keyspace(&sidecar, &car_text, ks, now)?;
-        }
-    }
-    if let Some(path) = &args.keyspace {
-        let text = read_bounded_text(path, &input::KEYSPACE_JSON)
-            .map_err(|e| CliError::input(format!("--keyspace: {e}")))?;
-        seed = load_keyspace(path, &text, now)?;
-    }
-    let request = RunRequest {
-        script,
-        keys,
-        argv,
-        protocol: if args.resp == 3 {
-            Protocol::Resp3
-        } else {
-            Protocol::Resp2
-        },
-        read_only: args.read_only,
-    };
+    let SandboxInput { request, seed, .. } = read_sandbox_input(
+        &args.script_and_args,
+        args.sidecar,
+        args.keyspace.as_deref(),
+        args.resp,
+        args.read_only,
+        sandbox.now_ms(),
+    )?;
     if let Some(spec) = crate::cli_live::target_spec(args)? {
         if args.keyspace.is_some() {
             return Err(CliError::input(

@@ -2,13 +2,14 @@
 //! (`redis-cli --ldb`), plus backward steps, watches, conditions and breaks on commands and keys.
 
 use crate::cli::{
-    load_keyspace, os_bytes, read_sidecar, render_text, sidecar_path, split_keys_and_argv,
-    CliError, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
+    read_sandbox_input, render_text, CliError, SandboxInput, EXIT_BAD_INPUT, EXIT_ERROR_REPLY,
+    EXIT_OK,
 };
 use crate::engine::debug::{DebugFrontend, DebugOutput, DebugSession, Resume, Stop, StopReason};
-use crate::engine::keyspace::Db;
+use crate::engine::display::{display_safe, display_text};
 use crate::engine::reply::{quote_bytes, Reply};
-use crate::engine::{Protocol, RunRequest, Sandbox};
+use crate::engine::report::json_line;
+use crate::engine::Sandbox;
 use clap::Args;
 use serde_json::json;
 use std::ffi::OsString;
@@ -34,6 +35,11 @@ pub struct DebugArgs {
     /// Run as EVAL_RO.
     #[arg(long)]
     pub read_only: bool,
+    /// The run's memory budget in MiB, as `run --max-memory`.
+    #[arg(long = "max-memory", visible_alias = "memory-limit", value_name = "MIB",
+          default_value_t = (crate::engine::sandbox::DEFAULT_MEMORY_LIMIT >> 20) as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    pub max_memory: u64,
     /// Debugger commands to run first, separated by ';' (then stdin).
     #[arg(long, value_name = "CMDS")]
     pub commands: Option<String>,
@@ -158,9 +164,9 @@ impl Repl<'_> {
             if let (Some(o), serde_json::Value::Object(e)) = (obj.as_object_mut(), extra) {
                 o.extend(e);
             }
-            let _ = writeln!(self.out, "{obj}");
+            let _ = writeln!(self.out, "{}", json_line(&obj));
         } else {
-            let _ = writeln!(self.out, "{text}");
+            let _ = writeln!(self.out, "{}", display_text(text));
         }
         let _ = self.out.flush();
     }
@@ -172,7 +178,7 @@ impl Repl<'_> {
     fn next_command(&mut self) -> Option<String> {
         if let Some(c) = self.queued.pop_front() {
             if !self.json {
-                let _ = writeln!(self.out, "{PROMPT}{c}");
+                let _ = writeln!(self.out, "{PROMPT}{}", display_safe(&c));
             }
             return Some(c);
         }
@@ -190,7 +196,7 @@ impl Repl<'_> {
             Ok(_) => {
                 let c = line.trim_end_matches(['\n', '\r']).to_string();
                 if !self.interactive && !self.json {
-                    let _ = writeln!(self.out, "{PROMPT}{c}");
+                    let _ = writeln!(self.out, "{PROMPT}{}", display_safe(&c));
                 }
                 Some(c)
             }
@@ -697,40 +703,23 @@ pub fn debug_command(
     stdin: Option<Box<dyn BufRead + '_>>,
     interactive: bool,
 ) -> Result<i32, CliError> {
-    let script_path = PathBuf::from(&args.script_and_args[0]);
-    let script = std::fs::read(&script_path).map_err(|e| {
-        CliError::input(format!(
-            "{}: cannot read the script: {e} (give the path of a .lua file)",
-            script_path.display()
-        ))
-    })?;
-    let rest: Vec<Vec<u8>> = args.script_and_args[1..].iter().map(os_bytes).collect();
-    let (mut keys, mut argv) = split_keys_and_argv(&rest);
     let mut sandbox = Sandbox::new();
     sandbox.config.busy_threshold_ms = args.busy_threshold;
-    let now = sandbox.now_ms();
-    let mut seed = Db::new();
-    if args.sidecar {
-        let sidecar = sidecar_path(&script_path);
-        let car = read_sidecar(&sidecar)?;
-        if rest.is_empty() {
-            keys = car.keys.iter().map(|k| k.as_bytes().to_vec()).collect();
-            argv = car.argv.iter().map(|a| a.as_bytes().to_vec()).collect();
-        }
-        if let Some(ks) = &car.keyspace {
-            seed = load_keyspace(&sidecar, &ks.to_string(), now)?;
-        }
-    }
-    if let Some(path) = &args.keyspace {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            CliError::input(format!(
-                "{}: cannot read the keyspace file: {e}",
-                path.display()
-            ))
-        })?;
-        seed = load_keyspace(path, &text, now)?;
-    }
-    let mut session = match DebugSession::new(&script) {
+    sandbox.config.memory_limit = (args.max_memory as usize).saturating_mul(1 << 20);
+    let SandboxInput {
+        script_path,
+        request,
+        seed,
+    } = read_sandbox_input(
+        &args.script_and_args,
+        args.sidecar,
+        args.keyspace.as_deref(),
+        args.resp,
+        args.read_only,
+        sandbox.now_ms(),
+    )?;
+    let script = &request.script;
+    let mut session = match DebugSession::new(script) {
         Ok(s) => s,
         Err((message, line)) => {
             let text = match line {
@@ -738,7 +727,7 @@ pub fn debug_command(
                     let msg = message
                         .strip_prefix(&format!("user_script:{n}: "))
                         .unwrap_or(&message);
-                    let code = String::from_utf8_lossy(&script)
+                    let code = String::from_utf8_lossy(script)
                         .split('\n')
                         .nth(n as usize - 1)
                         .unwrap_or("")
@@ -760,17 +749,6 @@ pub fn debug_command(
     session.coverage = args.coverage;
     session.break_on_error = !args.no_break_on_error;
     sandbox.set_db0(seed);
-    let request = RunRequest {
-        script,
-        keys,
-        argv,
-        protocol: if args.resp == 3 {
-            Protocol::Resp3
-        } else {
-            Protocol::Resp2
-        },
-        read_only: args.read_only,
-    };
     let queued = args
         .commands
         .as_deref()
@@ -812,10 +790,14 @@ pub fn debug_command(
                 .collect::<serde_json::Map<_, _>>());
         }
         let line = json!({"event": "end", "report": obj});
-        let _ = writeln!(repl.out, "{line}");
+        let _ = writeln!(repl.out, "{}", json_line(&line));
     } else {
         let _ = writeln!(repl.out);
-        let _ = write!(repl.out, "{}", render_text(&report.run, &request));
+        let _ = write!(
+            repl.out,
+            "{}",
+            display_text(&render_text(&report.run, &request))
+        );
         if let Some(c) = &report.coverage {
             let _ = writeln!(repl.out, "\ncoverage (line: executions):");
             for line in 1..=session.line_count() {
@@ -827,7 +809,7 @@ pub fn debug_command(
                 let _ = writeln!(
                     repl.out,
                     "{mark}{line:>4} {n:>8}  {}",
-                    session.source_line(line).unwrap_or("")
+                    display_safe(session.source_line(line).unwrap_or(""))
                 );
             }
         }

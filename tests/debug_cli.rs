@@ -15,7 +15,10 @@ return info.left
 fn run(script: &str, args: &[&str]) -> (i32, String, String) {
     let dir = std::env::temp_dir().join(format!("evalbench-debug-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("s{}.lua", args.len()));
+    // One file per call: tests run in parallel.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("s{n}.lua"));
     std::fs::write(&path, script).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_evalbench"));
     cmd.arg("debug");
@@ -180,4 +183,59 @@ fn json_mode_is_one_event_per_line() {
         serde_json::json!({"1": 1, "2": 1, "3": 1, "4": 1, "7": 1, "8": 1})
     );
     assert_eq!(code, 0);
+}
+
+#[test]
+fn devices_and_oversized_seeds_are_refused_as_run_refuses_them() {
+    let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["debug", "/dev/zero"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "evalbench: cannot read /dev/zero: it is a character device, not a regular file (evalbench reads a script from a regular file only; give the path of one)\n"
+    );
+    let dir = std::env::temp_dir().join(format!("evalbench-debug-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("one.lua");
+    std::fs::write(&script, "return 1").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["debug", "--keyspace", "/dev/zero", script.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "evalbench: --keyspace: cannot read /dev/zero: it is a character device, not a regular file (evalbench reads keyspace JSON from a regular file only; give the path of one)\n"
+    );
+}
+
+#[test]
+fn what_the_script_prints_cannot_steer_the_terminal() {
+    let script =
+        "local evil = '\\27]0;pwned\\7' .. '\\226\\128\\174'\nredis.debug(evil)\nreturn evil\n";
+    let (code, out, _) = run(script, &["--commands", "n; p evil; c", "SCRIPT"]);
+    assert_eq!(code, 0, "{out}");
+    for c in out.chars() {
+        assert!(
+            c == '\n' || !evalbench::engine::display::is_unsafe(c),
+            "{c:?} in:\n{out}"
+        );
+    }
+    assert!(
+        out.contains("<debug> line 2: \"\\x1b]0;pwned\\a\\xe2\\x80\\xae\""),
+        "{out}"
+    );
+    let (_, out, _) = run(script, &["--json", "--commands", "n; p evil; c", "SCRIPT"]);
+    for line in out.lines() {
+        assert!(
+            !line.chars().any(evalbench::engine::display::is_unsafe),
+            "{line}"
+        );
+        serde_json::from_str::<serde_json::Value>(line).unwrap();
+    }
+    assert!(out.contains("\\u001b]0;pwned\\u0007\\u202e"), "{out}");
 }

@@ -344,24 +344,49 @@ impl serde_json::ser::Formatter for CappedPretty {
         self.has_value = true;
         Ok(())
     }
-    /// serde_json escapes C0 itself; C1 and bidi controls are written as `\uXXXX` too, so the
-    /// JSON a terminal shows cannot steer it (the decoded value is the same).
     fn write_string_fragment<W: ?Sized + std::io::Write>(
         &mut self,
         w: &mut W,
         fragment: &str,
     ) -> std::io::Result<()> {
-        let mut rest = fragment;
-        while let Some((at, c)) = rest
-            .char_indices()
-            .find(|&(_, c)| super::display::is_unsafe(c))
-        {
-            w.write_all(&rest.as_bytes()[..at])?;
-            write!(w, "\\u{:04x}", c as u32)?;
-            rest = &rest[at + c.len_utf8()..];
-        }
-        w.write_all(rest.as_bytes())
+        write_terminal_safe_fragment(w, fragment)
     }
+}
+
+/// serde_json escapes C0 itself; C1 and bidi controls are written as `\uXXXX` too, so the JSON a
+/// terminal shows cannot steer it (the decoded value is the same).
+fn write_terminal_safe_fragment<W: ?Sized + std::io::Write>(
+    w: &mut W,
+    fragment: &str,
+) -> std::io::Result<()> {
+    let mut rest = fragment;
+    while let Some((at, c)) = rest
+        .char_indices()
+        .find(|&(_, c)| super::display::is_unsafe(c))
+    {
+        w.write_all(&rest.as_bytes()[..at])?;
+        write!(w, "\\u{:04x}", c as u32)?;
+        rest = &rest[at + c.len_utf8()..];
+    }
+    w.write_all(rest.as_bytes())
+}
+
+/// Compact JSON on one line, terminal-safe as the report's (`--json` event streams).
+pub fn json_line(value: &Json) -> String {
+    struct SafeCompact;
+    impl serde_json::ser::Formatter for SafeCompact {
+        fn write_string_fragment<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+            fragment: &str,
+        ) -> std::io::Result<()> {
+            write_terminal_safe_fragment(w, fragment)
+        }
+    }
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, SafeCompact);
+    serde::Serialize::serialize(value, &mut ser).expect("JSON serializes");
+    String::from_utf8(out).expect("JSON is UTF-8")
 }
 
 /// Nanoseconds as microseconds with three decimals.
