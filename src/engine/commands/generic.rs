@@ -337,9 +337,6 @@ fn scan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     let cursor = parse_cursor(&args[1]).ok_or_else(|| Reply::err(INVALID_CURSOR))?;
-    // Redis deletes the expired keys SCAN meets (which ones depends on its hash order: all here).
-    let now = ctx.now_ms;
-    ctx.db().purge_expired(now);
     let mut count: i64 = 10;
     let mut pattern: Option<&[u8]> = None;
     let mut type_name: Option<String> = None;
@@ -365,6 +362,20 @@ fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     }
     let now = ctx.now_ms;
     let db = ctx.db();
+    // Redis deletes the expired keys SCAN meets that pass MATCH (its TYPE check looks the key up,
+    // which deletes it too); which ones it meets depends on its hash order: every one here.
+    let expired: Vec<Vec<u8>> = db
+        .raw_entries()
+        .iter()
+        .filter(|(k, e)| {
+            e.expire_at_ms.is_some_and(|t| t <= now)
+                && pattern.is_none_or(|p| glob_match(p, k, false))
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in expired {
+        db.expire_if_needed(&key, now);
+    }
     let mut all: Vec<&Vec<u8>> = db.keys(now).collect();
     let total = all.len();
     let start = usize::try_from(cursor).unwrap_or(usize::MAX);
