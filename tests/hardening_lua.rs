@@ -297,3 +297,30 @@ fn string_rep_of_nothing_is_made_at_once() {
         Reply::Array(vec![Reply::Int(0), bulk("ababab"), bulk(""), bulk("")])
     );
 }
+
+/// C calls that allocate nothing (here `table.sort` of an already sorted table, about 30 ms each
+/// in a debug build) give the count hook a chance only every ~2,000 calls: minutes. The watchdog
+/// thread sets the stop hook at the deadline, so the run ends after the call in progress.
+#[test]
+fn a_c_call_that_allocates_nothing_is_stopped_at_the_deadline() {
+    let script = "local t = {} for i = 1, 2^18 do t[i] = i end while true do table.sort(t) end";
+    let report = run_with_limit(script, 500, std::time::Duration::from_secs(60), |_| {})
+        .expect("table.sort loop still running 60 s after a 500 ms threshold");
+    assert_eq!(report.outcome, Outcome::Killed, "{:?}", report.reply);
+    // Esc (cancel) reaches it the same way.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sandbox = Sandbox::new();
+        sandbox.config.busy_threshold_ms = 0;
+        let cancel = sandbox.cancel_handle();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        let _ = tx.send(run(&mut sandbox, script));
+    });
+    let report = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("table.sort loop still running 60 s after a cancel");
+    assert_eq!(report.outcome, Outcome::Cancelled, "{:?}", report.reply);
+}

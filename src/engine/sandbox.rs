@@ -71,6 +71,8 @@ pub struct Sandbox {
     last_sha: Option<(Vec<u8>, String)>,
     core: Box<Core>,
     pub config: SandboxConfig,
+    /// Stops a run past its deadline that the hooks cannot reach (engine/lua/watchdog.rs).
+    watch: std::sync::Arc<super::lua::watchdog::Watch>,
 }
 
 impl Default for Sandbox {
@@ -102,6 +104,7 @@ impl Sandbox {
             last_sha: None,
             core,
             config,
+            watch: super::lua::watchdog::Watch::new(),
         }
     }
 
@@ -197,7 +200,14 @@ impl Sandbox {
         let result = if super::debug::hook::armed() {
             super::debug::hook::call_script(&mut self.vm, &mut self.core, &sha, request)
         } else {
-            self.vm.call_script(&sha)
+            self.watch.arm(
+                self.vm.state(),
+                self.core.run.deadline,
+                self.core.run.cancel.clone(),
+            );
+            let result = self.vm.call_script(&sha);
+            self.watch.disarm();
+            result
         };
         let mut warnings = Vec::new();
         let mut lua_value = None;

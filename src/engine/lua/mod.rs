@@ -15,3 +15,4 @@ pub mod structlib;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod vm;
+pub mod watchdog;
