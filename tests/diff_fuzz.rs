@@ -14,9 +14,8 @@ mod common;
 #[path = "fuzz/gen.rs"]
 mod gen;
 
-use common::{normalize_keyspace, plain_eval, Case, Conn, RedisServer};
-use evalbench::engine::keyspace::{keyspace_from_json, keyspace_to_json};
-use evalbench::engine::{Protocol, RunRequest, Sandbox};
+use common::{normalize_keyspace, plain_eval, sandbox_eval, Case, Conn, RedisServer};
+use evalbench::engine::Sandbox;
 use gen::{Known, Options, Program};
 use rand::SeedableRng;
 use serde_json::{json, Value as Json};
@@ -63,28 +62,6 @@ fn case_of(p: &Program) -> Case {
     }
 }
 
-fn on_sandbox(sandbox: &mut Sandbox, case: &Case) -> (Json, Json) {
-    for db in &mut sandbox.keyspace_mut().dbs {
-        db.clear();
-    }
-    let now = sandbox.now_ms();
-    let db = keyspace_from_json(&case.seed.to_string(), now).expect("generated seeds are valid");
-    sandbox.set_db0(db);
-    let protocol = if case.resp == 3 {
-        Protocol::Resp3
-    } else {
-        Protocol::Resp2
-    };
-    let request = RunRequest {
-        script: case.script.as_bytes().to_vec(),
-        protocol,
-        ..RunRequest::default()
-    };
-    let report = sandbox.run(&request);
-    let keyspace = keyspace_to_json(sandbox.keyspace().db(0), sandbox.now_ms());
-    (report.reply_for(protocol).to_json(), keyspace)
-}
-
 struct Sides<'a> {
     conn: &'a mut Conn,
     sandbox: &'a mut Sandbox,
@@ -97,7 +74,7 @@ impl Sides<'_> {
     fn differ(&mut self, p: &Program) -> Option<Outcomes> {
         let case = case_of(p);
         let (redis_reply, redis_ks) = plain_eval(self.conn, &case);
-        let (sb_reply, sb_ks) = on_sandbox(self.sandbox, &case);
+        let (sb_reply, sb_ks) = sandbox_eval(self.sandbox, &case);
         let redis = (redis_reply, coarse_keyspace(&redis_ks));
         let sandbox = (sb_reply, coarse_keyspace(&sb_ks));
         (redis != sandbox).then_some((redis, sandbox))

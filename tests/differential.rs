@@ -4,11 +4,9 @@
 
 mod common;
 
-use common::{all_cases, normalize_keyspace, plain_eval, Case, RedisServer};
-use evalbench::engine::keyspace::{keyspace_from_json, keyspace_to_json};
+use common::{all_cases, plain_eval, sandbox_eval, RedisServer};
 use evalbench::engine::reply::Reply;
-use evalbench::engine::{Protocol, RunRequest, Sandbox};
-use serde_json::Value as Json;
+use evalbench::engine::Sandbox;
 use std::collections::BTreeMap;
 
 fn known_differences() -> BTreeMap<String, String> {
@@ -22,35 +20,6 @@ fn known_differences() -> BTreeMap<String, String> {
                 .map(|(id, why)| (id.trim().to_string(), why.trim().to_string()))
         })
         .collect()
-}
-
-fn run_on_sandbox(sandbox: &mut Sandbox, case: &Case) -> (Json, Json) {
-    sandbox.script_flush();
-    for db in &mut sandbox.keyspace_mut().dbs {
-        db.clear();
-    }
-    let now = sandbox.now_ms();
-    let db = keyspace_from_json(&case.seed.to_string(), now)
-        .unwrap_or_else(|e| panic!("{}: {}: bad seed: {e}", case.file, case.name));
-    sandbox.set_db0(db);
-    let protocol = if case.resp == 3 {
-        Protocol::Resp3
-    } else {
-        Protocol::Resp2
-    };
-    let request = RunRequest {
-        script: case.script.as_bytes().to_vec(),
-        keys: case.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
-        argv: case.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
-        protocol,
-        read_only: false,
-    };
-    let report = sandbox.run(&request);
-    let keyspace = keyspace_to_json(sandbox.keyspace().db(0), sandbox.now_ms());
-    (
-        report.reply_for(protocol).to_json(),
-        normalize_keyspace(&keyspace),
-    )
 }
 
 #[test]
@@ -84,7 +53,7 @@ fn sandbox_matches_redis_server() {
         }
         ran += 1;
         let expected = plain_eval(&mut conn, case);
-        let actual = run_on_sandbox(&mut sandbox, case);
+        let actual = sandbox_eval(&mut sandbox, case);
         if expected != actual {
             let id = format!("{}: {}", case.file, case.name);
             let detail = format!(

@@ -536,6 +536,39 @@ pub fn plain_eval(conn: &mut Conn, case: &Case) -> (Json, Json) {
     (reply.to_json(), normalize_keyspace(&dump(conn)))
 }
 
+/// The same case in the sandbox (scripts flushed, every database cleared, seeded): its typed
+/// reply and resulting keyspace, as `plain_eval` gives them for a real server.
+pub fn sandbox_eval(sandbox: &mut evalbench::engine::Sandbox, case: &Case) -> (Json, Json) {
+    use evalbench::engine::keyspace::{keyspace_from_json, keyspace_to_json};
+    use evalbench::engine::{Protocol, RunRequest};
+    sandbox.script_flush();
+    for db in &mut sandbox.keyspace_mut().dbs {
+        db.clear();
+    }
+    let now = sandbox.now_ms();
+    let db = keyspace_from_json(&case.seed.to_string(), now)
+        .unwrap_or_else(|e| panic!("{}: {}: bad seed: {e}", case.file, case.name));
+    sandbox.set_db0(db);
+    let protocol = if case.resp == 3 {
+        Protocol::Resp3
+    } else {
+        Protocol::Resp2
+    };
+    let request = RunRequest {
+        script: case.script.as_bytes().to_vec(),
+        keys: case.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+        argv: case.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+        protocol,
+        read_only: false,
+    };
+    let report = sandbox.run(&request);
+    let keyspace = keyspace_to_json(sandbox.keyspace().db(0), sandbox.now_ms());
+    (
+        report.reply_for(protocol).to_json(),
+        normalize_keyspace(&keyspace),
+    )
+}
+
 /// Keep the workbench's files (autosave, recent files, config) of TUI tests away from the user's
 /// directories: a data and a config directory of this test process, set once.
 pub fn isolate_app_dirs() {
