@@ -20,6 +20,9 @@ const PROXY_DIFFERENCES: &[&str] = &[
     "scripting_sandbox.cases: rawset on redis",
 ];
 
+/// A case whose seed-to-dump took longer than this may see its second-rounded TTLs shift.
+const SLOW_PAIR_MS: u128 = 250;
+
 fn backend(server: &RedisServer, resp3: bool) -> LiveBackend {
     let target = TargetSpec {
         url: Some(format!("redis://127.0.0.1:{}", server.port)),
@@ -72,13 +75,29 @@ fn traced_runs_match_plain_eval_over_the_corpus() {
             continue;
         }
         ran += 1;
-        let expected = plain_eval(&mut plain_conn, case);
         let live = if case.resp == 3 {
             &mut live3
         } else {
             &mut live2
         };
-        let actual = traced(&mut traced_conn, live, case);
+        // Seeded TTLs are read back rounded to seconds (TTL, the dump's normalization): a run that
+        // starts over half a second after its seed (a loaded machine) may round otherwise on one
+        // server. Such a slow pair is compared again; a difference in a prompt pair is a finding.
+        let mut attempt = 0;
+        let (expected, actual) = loop {
+            attempt += 1;
+            let started = std::time::Instant::now();
+            let expected = plain_eval(&mut plain_conn, case);
+            let plain_ms = started.elapsed().as_millis();
+            let started = std::time::Instant::now();
+            let actual = traced(&mut traced_conn, live, case);
+            let traced_ms = started.elapsed().as_millis();
+            let slow = plain_ms.max(traced_ms) > SLOW_PAIR_MS;
+            if expected == actual || !slow || attempt == 3 {
+                break (expected, actual);
+            }
+            eprintln!("{id}: differs after a slow pair ({plain_ms} ms plain, {traced_ms} ms traced): compared again");
+        };
         if expected != actual && !PROXY_DIFFERENCES.contains(&id.as_str()) {
             failures.push(format!(
                 "--- {id}\nscript:\n{}\nplain  reply: {}\ntraced reply: {}\nplain  keyspace: {}\ntraced keyspace: {}\n",
