@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod cli_debug;
 pub mod cli_live;
+pub mod cli_test;
 pub mod engine;
 #[cfg(feature = "tui")]
 pub mod tui;

@@ -15,6 +15,7 @@ pub mod reply;
 pub mod report;
 pub mod sandbox;
 pub mod script;
+pub mod testing;
 
 pub use reply::{Protocol, Reply};
 pub use report::RunReport;
