@@ -33,6 +33,8 @@ fn main() {
             }
             Some(Command::Copy(args)) => evalbench::cli_live::copy_command(args),
             Some(Command::Debug(args)) => evalbench::cli_debug::debug_main(args),
+            Some(Command::Test(args)) => evalbench::cli_test::test_main(args),
+            Some(Command::Lint(args)) => evalbench::cli_lint::lint_main(args),
             None => cli::run_demo(parsed.file.as_deref()),
         });
     let result = worker

@@ -9,7 +9,7 @@ pub mod zset;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
-pub use json::{keyspace_from_json, keyspace_to_json, KeyspaceJsonError};
+pub use json::{keyspace_from_json, keyspace_from_json_value, keyspace_to_json, KeyspaceJsonError};
 pub use set::SetValue;
 pub use stream::{StreamId, StreamValue};
 pub use zset::ZSetValue;
