@@ -9,6 +9,7 @@ pub mod number;
 mod redis_commands;
 pub mod table;
 
+mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
 mod generic;
 mod hashes;
 mod lists;
@@ -154,6 +155,7 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
     generic::COMMANDS
         .iter()
         .chain(strings::COMMANDS)
+        .chain(bitmaps::COMMANDS) // issue 13
         .chain(hashes::COMMANDS)
         .chain(lists::COMMANDS)
         .chain(sets::COMMANDS)
@@ -313,9 +315,10 @@ pub fn lookup(name: &str) -> Option<&'static Resolved> {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 8] = [
+    let families: [(&str, &[Command]); 9] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
+        ("bitmaps", bitmaps::COMMANDS), // issue 13
         ("hashes", hashes::COMMANDS),
         ("lists", lists::COMMANDS),
         ("sets", sets::COMMANDS),
