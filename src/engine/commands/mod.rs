@@ -13,6 +13,7 @@ mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
 mod generic;
 mod hashes;
 mod lists;
+mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)
 mod server;
 mod sets;
 mod streams;
@@ -156,6 +157,7 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .iter()
         .chain(strings::COMMANDS)
         .chain(bitmaps::COMMANDS) // issue 13
+        .chain(memory::COMMANDS) // issue 13
         .chain(hashes::COMMANDS)
         .chain(lists::COMMANDS)
         .chain(sets::COMMANDS)
@@ -315,7 +317,7 @@ pub fn lookup(name: &str) -> Option<&'static Resolved> {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 9] = [
+    let families: [(&str, &[Command]); 10] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS), // issue 13
@@ -325,6 +327,7 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
         ("sorted sets", zsets::COMMANDS),
         ("streams", streams::COMMANDS),
         ("server", server::COMMANDS),
+        ("memory", memory::COMMANDS), // issue 13
     ];
     families
         .into_iter()
