@@ -12,6 +12,7 @@ pub mod table;
 mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
 mod generic;
 mod hashes;
+mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
 mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)
 mod server;
@@ -158,6 +159,7 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(strings::COMMANDS)
         .chain(bitmaps::COMMANDS) // issue 13
         .chain(memory::COMMANDS) // issue 13
+        .chain(hyperloglog::COMMANDS) // issue 13
         .chain(hashes::COMMANDS)
         .chain(lists::COMMANDS)
         .chain(sets::COMMANDS)
@@ -317,10 +319,11 @@ pub fn lookup(name: &str) -> Option<&'static Resolved> {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 10] = [
+    let families: [(&str, &[Command]); 11] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
-        ("bitmaps", bitmaps::COMMANDS), // issue 13
+        ("bitmaps", bitmaps::COMMANDS),         // issue 13
+        ("hyperloglog", hyperloglog::COMMANDS), // issue 13
         ("hashes", hashes::COMMANDS),
         ("lists", lists::COMMANDS),
         ("sets", sets::COMMANDS),
