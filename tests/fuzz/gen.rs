@@ -364,6 +364,11 @@ const TEMPLATES: &[(&str, Fam, Norm)] = &[
         Norm::None,
     ),
     ("BITFIELD_RO k (GET bft bfo)+", Fam::Str, Norm::None),
+    // hyperloglog (issue 13)
+    ("PFADD k (v)+", Fam::Str, Norm::None),
+    ("PFADD k", Fam::Str, Norm::None),
+    ("PFCOUNT (k)+", Fam::Str, Norm::None),
+    ("PFMERGE k (k)+", Fam::Str, Norm::None),
     // hashes
     ("HDEL k (f)+", Fam::Hash, Norm::None),
     ("HEXISTS k f", Fam::Hash, Norm::None),
