@@ -369,6 +369,10 @@ const TEMPLATES: &[(&str, Fam, Norm)] = &[
     ("PFADD k", Fam::Str, Norm::None),
     ("PFCOUNT (k)+", Fam::Str, Norm::None),
     ("PFMERGE k (k)+", Fam::Str, Norm::None),
+    // sort (issue 13); no BY/GET patterns: ties between equal BY values follow each side's
+    // set order
+    ("SORT k [LIMIT i n] [ASC | DESC] [ALPHA] [STORE k]", Fam::List, Norm::None),
+    ("SORT_RO k [LIMIT i n] [ASC | DESC] [ALPHA]", Fam::List, Norm::None),
     // hashes
     ("HDEL k (f)+", Fam::Hash, Norm::None),
     ("HEXISTS k f", Fam::Hash, Norm::None),

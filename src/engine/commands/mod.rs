@@ -17,6 +17,7 @@ mod lists;
 mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)
 mod server;
 mod sets;
+mod sort; // SORT SORT_RO (issue 13)
 mod streams;
 mod strings;
 mod zsets;
@@ -160,6 +161,7 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(bitmaps::COMMANDS) // issue 13
         .chain(memory::COMMANDS) // issue 13
         .chain(hyperloglog::COMMANDS) // issue 13
+        .chain(sort::COMMANDS) // issue 13
         .chain(hashes::COMMANDS)
         .chain(lists::COMMANDS)
         .chain(sets::COMMANDS)
@@ -319,11 +321,12 @@ pub fn lookup(name: &str) -> Option<&'static Resolved> {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 11] = [
+    let families: [(&str, &[Command]); 12] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS),         // issue 13
         ("hyperloglog", hyperloglog::COMMANDS), // issue 13
+        ("sort", sort::COMMANDS),               // issue 13
         ("hashes", hashes::COMMANDS),
         ("lists", lists::COMMANDS),
         ("sets", sets::COMMANDS),
