@@ -208,6 +208,11 @@ impl Db {
         }
     }
 
+    /// The entry of `key` even past its expiry (MEMORY USAGE reads the table as it is).
+    pub fn entry_mut_any(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.entries.get_mut(key)
+    }
+
     pub fn raw_entries(&self) -> &FxHashMap<Vec<u8>, Entry> {
         &self.entries
     }
