@@ -241,7 +241,7 @@ mod workbench {
             request: RunRequest::new(script),
             seed: Db::new(),
             busy_threshold_ms: 0,
-            writes_confirmed: false,
+            consent: Default::default(),
             live: false,
         });
         // Let the engine thread enter the script.

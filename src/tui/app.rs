@@ -93,14 +93,15 @@ pub struct Prompt {
     pub input: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Confirm {
     QuitUnsaved,
     Recover,
     /// Open another file over unsaved changes.
     OpenUnsaved(PathBuf),
-    /// Send a script that the dry run showed writing, with writes allowed, to the live server.
-    LiveWrite(Box<RunRequest>),
+    /// Send a script to the live server after the guard asked (the dry run writes, was slow or did
+    /// not complete, or none was possible): y gives `question.consent`.
+    LiveSend(Box<RunRequest>, Box<crate::engine::live::guarded::Question>),
 }
 
 pub enum Overlay {
@@ -118,8 +119,8 @@ pub enum Effect {
         request: RunRequest,
         seed: Db,
         busy_threshold_ms: u64,
-        /// The user confirmed that this run may write to the live server.
-        writes_confirmed: bool,
+        /// What the user agreed to after the live guard asked (nothing: dry-run first).
+        consent: crate::engine::live::guarded::Consent,
         /// Run on the live server (false: in the sandbox).
         live: bool,
     },
@@ -137,6 +138,10 @@ pub enum Effect {
 pub struct Running {
     pub id: u64,
     pub started: Instant,
+    /// A live run: its phase, since when, and how long its dry run took (the running counter
+    /// separates the dry run's time from the server's).
+    pub phase: Option<(crate::engine::live::guarded::Phase, Instant)>,
+    pub dry_run: Option<std::time::Duration>,
 }
 
 /// List position of a pane.
@@ -368,12 +373,14 @@ impl App {
                             }
                             Confirm::Recover => self.recover(),
                             Confirm::OpenUnsaved(path) => self.open_file(path),
-                            Confirm::LiveWrite(request) => return self.rerun(*request, true),
+                            Confirm::LiveSend(request, question) => {
+                                return self.rerun(*request, question.consent)
+                            }
                         }
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
                         self.overlay = None;
-                        if confirm == Confirm::Recover {
+                        if matches!(confirm, Confirm::Recover) {
                             files::discard_autosave();
                         }
                     }
@@ -445,8 +452,18 @@ impl App {
         match action {
             Action::Run => return self.start_run(),
             Action::Cancel => {
-                if self.running.is_some() {
-                    self.status = "cancelling…".into();
+                if let Some(running) = self.running {
+                    use crate::engine::live::guarded::Phase;
+                    self.status = match running.phase.map(|(p, _)| p) {
+                        Some(Phase::Copying | Phase::DryRun) => {
+                            "cancelling before the script reaches the server: nothing will be sent"
+                                .into()
+                        }
+                        Some(Phase::OnServer) => {
+                            "the script runs on the server: sending SCRIPT KILL…".into()
+                        }
+                        _ => "cancelling…".into(),
+                    };
                     return vec![Effect::Cancel];
                 }
             }
@@ -719,16 +736,22 @@ impl App {
             argv,
             ..RunRequest::default()
         };
-        self.rerun(request, false)
+        self.rerun(request, Default::default())
     }
 
-    /// Send `request` to the engine (`writes_confirmed`: after the live-write confirmation).
-    fn rerun(&mut self, request: RunRequest, writes_confirmed: bool) -> Vec<Effect> {
+    /// Send `request` to the engine (`consent`: after the live guard asked).
+    fn rerun(
+        &mut self,
+        request: RunRequest,
+        consent: crate::engine::live::guarded::Consent,
+    ) -> Vec<Effect> {
         let id = self.next_run_id;
         self.next_run_id += 1;
         self.running = Some(Running {
             id,
             started: Instant::now(),
+            phase: None,
+            dry_run: None,
         });
         self.step = None;
         self.status = "running…".into();
@@ -737,7 +760,7 @@ impl App {
             request,
             seed: self.seed.clone(),
             busy_threshold_ms: self.config.busy_threshold_ms,
-            writes_confirmed,
+            consent,
             live: self.use_live,
         }]
     }
@@ -766,20 +789,46 @@ impl App {
                     report.elapsed_ns as f64 / 1e6,
                     report.trace.len()
                 );
+                if report.outcome == crate::engine::report::Outcome::Cancelled && self.use_live {
+                    // evalbench's own words: cancelled before the send, nothing reached the server.
+                    self.status = report
+                        .reply
+                        .to_cli()
+                        .trim_start_matches("(error) ")
+                        .to_string();
+                }
+                if let Some(kill) = &result.kill {
+                    self.status = format!("{}; {kill}", self.status);
+                }
                 self.editor
                     .set_error(report.error_line.map(|line| (line, report.reply.to_cli())));
                 self.trace_list = ListState::default();
-                if result.awaiting_confirmation {
-                    self.status =
-                        "the dry run writes: see Trace and Keyspace; y sends it to the live server"
-                            .into();
-                    self.overlay = Some(Overlay::Confirm(Confirm::LiveWrite(Box::new(
-                        result.request.clone(),
-                    ))));
+                if let Some(question) = &result.question {
+                    self.status = "nothing was sent: the live guard asks first (y/n)".into();
+                    self.overlay = Some(Overlay::Confirm(Confirm::LiveSend(
+                        Box::new(result.request.clone()),
+                        Box::new(question.clone()),
+                    )));
                 }
                 self.last_run = Some(*result);
             }
             EngineEvent::ClockMoved { now_ms } => self.now_ms = now_ms,
+            EngineEvent::Phase(phase) => self.enter_phase(phase),
+        }
+    }
+
+    /// A live run moved on: the counter restarts for the phase; the dry run's time is kept.
+    fn enter_phase(&mut self, phase: crate::engine::live::guarded::Phase) {
+        use crate::engine::live::guarded::Phase;
+        let Some(running) = self.running.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        if let Some((Phase::DryRun, since)) = running.phase {
+            running.dry_run = Some(now - since);
+        }
+        if phase != Phase::Idle {
+            running.phase = Some((phase, now));
         }
     }
 

@@ -32,6 +32,8 @@ pub struct Harness {
     /// by an inspector driven in place of its thread.
     pub live: Option<crate::engine::live::LiveBackend>,
     pub inspector: Option<InspectorCore>,
+    /// The live runs' phase and cancel (no other thread here: nothing cancels them).
+    pub control: crate::engine::live::guarded::RunControl,
 }
 
 impl Harness {
@@ -59,6 +61,7 @@ impl Harness {
             effects: Vec::new(),
             live: None,
             inspector: None,
+            control: Default::default(),
         }
     }
 
@@ -145,13 +148,13 @@ impl Harness {
                     request,
                     seed,
                     busy_threshold_ms,
-                    writes_confirmed,
+                    consent,
                     live,
                 } => {
                     self.effects.push("run");
                     let mut result = match self.live.as_mut().filter(|_| live) {
                         Some(backend) => {
-                            super::worker::run_live(backend, id, request, writes_confirmed)
+                            super::worker::run_live(backend, id, request, &consent, &self.control)
                         }
                         None => {
                             RunResult::run(&mut self.sandbox, id, request, seed, busy_threshold_ms)

@@ -41,7 +41,7 @@ const ANSWER_WINDOW: Duration = Duration::from_secs(2);
 
 /// Carry out effects against the worker and the live inspector; true when a request went to the
 /// inspector.
-fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -> bool {
+pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -> bool {
     let mut inspected = false;
     for effect in effects {
         match effect {
@@ -50,14 +50,14 @@ fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -
                 request,
                 seed,
                 busy_threshold_ms,
-                writes_confirmed,
+                consent,
                 live,
             } => worker.send(EngineCommand::Run {
                 id,
                 request,
                 seed,
                 busy_threshold_ms,
-                writes_confirmed,
+                consent,
                 live,
             }),
             Effect::Inspect(request) => {

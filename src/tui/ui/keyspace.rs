@@ -274,8 +274,10 @@ mod tests {
             before: seed,
             after: sandbox.keyspace().db(0).clone(),
             now_ms: app.now_ms,
-            awaiting_confirmation: false,
+            question: None,
             live: false,
+            dry_run_ns: None,
+            kill: None,
         });
         app.update(Action::TabKeyspace);
         app
