@@ -381,3 +381,117 @@ fn a_key_above_the_copy_limit_is_sent_as_eval_ro_with_consent() {
     );
     assert_eq!(conn.cmd(&["HLEN", "big"]), Reply::Int(10_001));
 }
+
+/// The workbench on a server that needs a password, given none: the CLI's one line and exit 3,
+/// and the terminal never taken over (no escape sequence reaches it). `script` gives the
+/// workbench the terminal it needs.
+#[test]
+fn noauth_at_connect_is_refused_with_the_clis_line() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    server
+        .connect()
+        .cmd(&["CONFIG", "SET", "requirepass", "secret"]);
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let cli = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args([
+            "run",
+            "--server",
+            &url,
+            "samples/unlock.lua",
+            "lock:order",
+            ",",
+            "t",
+        ])
+        .output()
+        .expect("run evalbench run");
+    assert_eq!(cli.status.code(), Some(3));
+    let line = String::from_utf8_lossy(&cli.stderr).into_owned();
+    assert_eq!(
+        line,
+        format!("evalbench: 127.0.0.1:{}: the server requires a password (give it with -a, --askpass or REDISCLI_AUTH, with --user for an ACL user, or in the URL: redis://user:password@host:port)\n", server.port)
+    );
+    let command = format!("{} --server {url}", env!("CARGO_BIN_EXE_evalbench"));
+    let tui = match std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("TERM", "xterm-256color")
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!(
+                "NOTICE: skipping the terminal half: `script` (util-linux) not available ({e})"
+            );
+            return;
+        }
+    };
+    assert_eq!(tui.status.code(), Some(3), "{tui:?}");
+    let shown = String::from_utf8_lossy(&tui.stdout).replace("\r\n", "\n");
+    assert_eq!(shown, line, "exactly the CLI's line, no screen drawn");
+}
+
+/// A server that goes away shows as disconnected in the status bar until it answers again.
+#[test]
+fn a_server_gone_away_shows_as_disconnected_until_it_is_back() {
+    let Some(mut server) = RedisServer::start() else {
+        return;
+    };
+    common::isolate_app_dirs();
+    let target = TargetSpec {
+        url: Some(format!("redis://127.0.0.1:{}", server.port)),
+        ..TargetSpec::default()
+    }
+    .resolve()
+    .expect("target");
+    let mut h = evalbench::tui::harness::Harness::new("return 1", &[], &[], "")
+        .with_live(target, "redis test-server")
+        .expect("connect");
+    let bar = |h: &evalbench::tui::harness::Harness| {
+        h.render(120, 40)
+            .lines()
+            .rev()
+            .nth(1)
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        bar(&h).starts_with(" live redis test-server guarded "),
+        "{}",
+        bar(&h)
+    );
+
+    server.stop();
+    h.app.connection.check_now();
+    h.settle();
+    assert!(
+        bar(&h).starts_with(" live redis test-server DISCONNECTED "),
+        "{}",
+        bar(&h)
+    );
+    assert!(
+        h.app.status.starts_with(&format!(
+            "the live server does not answer: 127.0.0.1:{}: ",
+            server.port
+        )),
+        "{}",
+        h.app.status
+    );
+    // Still away at the next check.
+    h.app.connection.check_now();
+    h.settle();
+    assert!(bar(&h).contains("DISCONNECTED"));
+
+    server.restart();
+    h.app.connection.check_now();
+    h.settle();
+    assert!(
+        bar(&h).starts_with(" live redis test-server guarded "),
+        "{}",
+        bar(&h)
+    );
+    assert_eq!(h.app.status, "the live server answers again");
+    // And runs reach it again.
+    h.press("<F5>");
+    assert_eq!(h.app.last_run.as_ref().unwrap().report.reply, Reply::Int(1));
+}

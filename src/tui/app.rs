@@ -194,6 +194,8 @@ pub struct App {
     pub script_cache: Option<(String, Option<Cached>)>,
     /// The SHA1 whose SCRIPT EXISTS is on its way.
     pub script_cache_pending: Option<String>,
+    /// The live server's connection (checked with PING; shown in the status bar).
+    pub connection: super::connection::ConnectionState,
     next_run_id: u64,
 }
 
@@ -228,6 +230,7 @@ impl App {
             server: None,
             script_cache: None,
             script_cache_pending: None,
+            connection: Default::default(),
             next_run_id: 1,
         }
     }
@@ -242,6 +245,9 @@ impl App {
     /// What runs the scripts, for the status bar.
     pub fn backend_label(&self) -> String {
         match (&self.live_server, self.use_live) {
+            (Some(server), _) if self.connection.lost.is_some() => {
+                format!("live {server} DISCONNECTED")
+            }
             (Some(server), true) => format!("live {server} guarded"),
             (Some(_), false) => "sandbox (F7: live)".into(),
             (None, _) => "sandbox".into(),
@@ -268,7 +274,10 @@ impl App {
 
     /// The requests the Server tab and the script-cache mark need now (after any event).
     pub fn housekeeping(&mut self) -> Vec<Effect> {
-        super::server::housekeeping(self)
+        let mut effects = super::server::housekeeping(self);
+        // The connection check (a PING every few seconds).
+        effects.extend(super::connection::housekeeping(self));
+        effects
     }
 
     /// The binding context of the focused pane.
@@ -776,6 +785,10 @@ impl App {
                 if self.use_live {
                     // The run loaded the traced copy: ask the cache again.
                     self.script_cache = None;
+                }
+                if self.use_live {
+                    // A live run may be the first to meet a server gone away: check at once.
+                    self.connection.check_now();
                 }
                 if result.live {
                     if let Some(server) = self.server.as_mut() {

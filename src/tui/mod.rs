@@ -5,6 +5,8 @@
 pub mod action;
 pub mod app;
 pub mod config;
+/// The live connection's state in the status bar (issue 11).
+pub mod connection;
 pub mod editor;
 pub mod files;
 pub mod harness;

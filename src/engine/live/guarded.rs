@@ -510,6 +510,12 @@ fn guarded_run_inner(
     } else {
         WriteMode::ReadOnly
     };
+    // A script is never sent twice (it may have run before a connection dropped), so a connection
+    // that died since the last command (the server restarted) is found and healed by a PING first.
+    if let Err(e) = live.command(&[b"PING"]) {
+        let report = refused(format!("evalbench: not sent: {e}"));
+        return plain(report, before.clone(), before, dry_run_ns);
+    }
     if control.enter(Phase::OnServer).is_err() {
         return not_sent("before sending", dry_run_ns);
     }
@@ -569,4 +575,93 @@ pub fn kill_running(
         )),
         cluster,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::reply::Protocol;
+
+    fn report(ms: u64, outcome: Outcome) -> RunReport {
+        let mut r = RunReport::refused(String::new(), String::new(), Protocol::Resp2, 1000);
+        r.reply = Reply::Int(1);
+        r.outcome = outcome;
+        r.elapsed_ns = ms * 1_000_000;
+        r
+    }
+
+    #[test]
+    fn a_cancel_before_the_send_stops_it_and_after_it_asks_for_a_kill_once() {
+        let control = RunControl::default();
+        assert_eq!(control.cancel(), CancelAction::Nothing);
+        control.begin(&[b"k".to_vec()]);
+        let stop = Arc::new(AtomicBool::new(false));
+        control.enter(Phase::DryRun).unwrap();
+        control.watch_dry_run(stop.clone());
+        assert_eq!(control.cancel(), CancelAction::NotSent);
+        assert!(stop.load(Ordering::Relaxed), "the dry run is told to stop");
+        assert_eq!(control.enter(Phase::OnServer), Err(Cancelled));
+        assert_eq!(control.phase(), Phase::DryRun);
+        // A new run starts uncancelled; on the server a cancel asks for one SCRIPT KILL.
+        control.begin(&[b"k".to_vec()]);
+        control.enter(Phase::OnServer).unwrap();
+        assert_eq!(
+            control.cancel(),
+            CancelAction::Kill {
+                keys: vec![b"k".to_vec()],
+                generation: 2
+            }
+        );
+        assert_eq!(control.cancel(), CancelAction::Nothing);
+        control.set_kill_answer(2, "sent SCRIPT KILL: OK".into());
+        assert_eq!(
+            control.kill_answer(Duration::ZERO).as_deref(),
+            Some("sent SCRIPT KILL: OK")
+        );
+        control.end();
+        assert_eq!(control.phase(), Phase::Idle);
+    }
+
+    #[test]
+    fn a_slow_or_stopped_dry_run_is_a_concern() {
+        let limit = 64 << 20;
+        assert_eq!(
+            concerns(&report(499, Outcome::Returned), &[], 1000, limit),
+            vec![]
+        );
+        assert_eq!(
+            concerns(&report(500, Outcome::Returned), &[], 1000, limit),
+            vec![Concern::Slow {
+                ms: 500.0,
+                threshold_ms: 1000
+            }]
+        );
+        assert_eq!(
+            concerns(&report(1000, Outcome::Killed), &[], 1000, limit),
+            vec![Concern::Incomplete {
+                why: "stopped at the busy threshold (1000 ms)".into(),
+                ms: 1000.0
+            }]
+        );
+        let mut over = report(20, Outcome::Raised);
+        over.reply = Reply::Error(crate::engine::budget::over_budget_text(limit));
+        assert_eq!(
+            concerns(&over, &["line 1: SET k v".into()], 1000, limit),
+            vec![
+                Concern::Writes(vec!["line 1: SET k v".into()]),
+                Concern::Incomplete {
+                    why: "stopped at the sandbox's memory budget (64 MiB)".into(),
+                    ms: 20.0
+                }
+            ]
+        );
+        let question = Question {
+            concerns: concerns(&report(600, Outcome::Returned), &[], 1000, limit),
+            consent: Consent {
+                slow: true,
+                ..Consent::default()
+            },
+        };
+        assert_eq!(question.text(), "The dry run took 600.0 ms, 60% of the server's busy threshold of 1000 ms (the server may be slower). Nothing was sent. y sends it as EVAL_RO (the server refuses any write); Esc on the server sends SCRIPT KILL. Send it to the live server? (y/n)");
+    }
 }

@@ -56,7 +56,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let first = Line::from(vec![
         Span::styled(
             format!(" {} ", display_safe(&app.backend_label())),
-            theme.header,
+            // A server gone away stands out until it is back.
+            if app.connection.lost.is_some() {
+                theme.error
+            } else {
+                theme.header
+            },
         ),
         Span::styled(
             bar,
