@@ -243,6 +243,7 @@ mod workbench {
             busy_threshold_ms: 0,
             consent: Default::default(),
             live: false,
+            clock_ms: 0,
         });
         // Let the engine thread enter the script.
         std::thread::sleep(Duration::from_millis(200));

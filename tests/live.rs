@@ -717,6 +717,7 @@ fn the_workbench_worker_guards_live_writes() {
                 ..Default::default()
             },
             live: true,
+            clock_ms: 0,
         });
         worker
             .next_result(std::time::Duration::from_secs(20))
@@ -769,6 +770,7 @@ fn cancelling_a_live_run_sends_script_kill() {
             busy_threshold_ms: 100,
             consent,
             live: true,
+            clock_ms: 0,
         })
     };
     // The dry run stops at the 100 ms threshold: nothing is sent without consent.

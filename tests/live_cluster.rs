@@ -581,6 +581,7 @@ fn script_kill_reaches_the_node_running_the_script() {
             busy_threshold_ms: 100,
             consent,
             live: true,
+            clock_ms: 0,
         })
     };
     // The dry run stops at the 100 ms threshold: the guard asks; with consent the live run spins

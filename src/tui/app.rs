@@ -123,13 +123,13 @@ pub enum Effect {
         consent: crate::engine::live::guarded::Consent,
         /// Run on the live server (false: in the sandbox).
         live: bool,
+        /// The sandbox's run clock (Unix ms): the seed's time plus the clock offset, the same at
+        /// every run whatever the wall clock says, so seed TTLs count from the run's start.
+        clock_ms: i64,
     },
     /// A request to the live inspector thread.
     Inspect(InspectRequest),
     Cancel,
-    AdvanceClock {
-        ms: i64,
-    },
     Quit,
 }
 
@@ -181,6 +181,14 @@ pub struct App {
     pub seed: Db,
     /// Unix ms of the sandbox clock (for TTLs in the inspector).
     pub now_ms: i64,
+    /// The seed's time (Unix ms): seed TTLs are relative to it; a sandbox run's clock starts here
+    /// plus `clock_offset_ms`, so the same seed gives the same result at minute 0 and minute 60.
+    pub seed_now_ms: i64,
+    /// How far the run clock is ahead of the seed's time (advance clock; reset to 0).
+    pub clock_offset_ms: i64,
+    /// Keep state: each sandbox run's keyspace becomes the seed of the next run; the seed from
+    /// before is kept to return to when it is switched off.
+    pub keep_state: Option<(Db, i64)>,
     pub status: String,
     pub quit: bool,
     /// The live server ("redis 7.0.15 host:port"), when there is one.
@@ -222,7 +230,10 @@ impl App {
             reply_scroll: 0,
             warnings_scroll: 0,
             seed: Db::new(),
-            now_ms: 0,
+            now_ms: super::keyspace::wall_clock_ms(),
+            seed_now_ms: super::keyspace::wall_clock_ms(),
+            clock_offset_ms: 0,
+            keep_state: None,
             status,
             quit: false,
             live_server: None,
@@ -249,8 +260,24 @@ impl App {
                 format!("live {server} DISCONNECTED")
             }
             (Some(server), true) => format!("live {server} guarded"),
-            (Some(_), false) => "sandbox (F7: live)".into(),
-            (None, _) => "sandbox".into(),
+            (Some(_), false) => format!("sandbox{} (F7: live)", self.sandbox_state_label()),
+            (None, _) => format!("sandbox{}", self.sandbox_state_label()),
+        }
+    }
+
+    /// The sandbox's run clock and keep-state mode, when not the defaults (" clock +30 s, keep state").
+    fn sandbox_state_label(&self) -> String {
+        let mut parts = Vec::new();
+        if self.clock_offset_ms != 0 {
+            parts.push(format!("clock +{} s", self.clock_offset_ms / 1000));
+        }
+        if self.keep_state.is_some() {
+            parts.push("keep state".to_string());
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" · {}", parts.join(", "))
         }
     }
 
@@ -553,7 +580,7 @@ impl App {
             Action::DeleteKey => {
                 if let Some(key) = self.keyspace.selected_key(self) {
                     let name = String::from_utf8_lossy(&key).into_owned();
-                    if self.seed.remove(&key, self.now_ms).is_some() {
+                    if self.seed.remove(&key, self.seed_now_ms).is_some() {
                         self.status = format!("deleted '{name}' from the seed");
                         super::keyspace::show_seed(self, Some(&key));
                     } else {
@@ -564,7 +591,7 @@ impl App {
             Action::SetString => {
                 if let Some(key) = self.keyspace.selected_key(self) {
                     // Prefill the seed's current string, when it is short text.
-                    let current = match self.seed.get(&key, self.now_ms).map(|e| &e.value) {
+                    let current = match self.seed.get(&key, self.seed_now_ms).map(|e| &e.value) {
                         Some(crate::engine::keyspace::Value::Str(s)) if s.len() <= 200 => {
                             String::from_utf8(s.clone()).unwrap_or_default()
                         }
@@ -579,7 +606,7 @@ impl App {
             }
             Action::SetTtl => {
                 if let Some(key) = self.keyspace.selected_key(self) {
-                    if self.seed.contains(&key, self.now_ms) {
+                    if self.seed.contains(&key, self.seed_now_ms) {
                         self.prompt(
                             PromptPurpose::SetTtl { key: key.clone() },
                             format!(
@@ -614,9 +641,27 @@ impl App {
             }
             Action::AdvanceClock => self.prompt(
                 PromptPurpose::AdvanceClock,
-                "Advance the sandbox clock by N seconds",
+                "Advance the run clock by N seconds",
                 "60",
             ),
+            Action::ResetClock => {
+                self.set_clock_offset(0);
+                self.status = "run clock reset to the seed's time".into();
+            }
+            Action::KeepState => match self.keep_state.take() {
+                None => {
+                    self.keep_state = Some((self.seed.clone(), self.seed_now_ms));
+                    self.status =
+                        "keep state on: each run starts from the last run's keyspace (K again returns to the seed)"
+                            .into();
+                }
+                Some((seed, seed_now_ms)) => {
+                    self.seed = seed;
+                    self.seed_now_ms = seed_now_ms;
+                    self.set_clock_offset(0);
+                    self.status = "keep state off: runs start from the seed again".into();
+                }
+            },
             Action::ToggleSeedView => super::keyspace::toggle_seed_view(self),
             Action::KeyspaceFocus
             | Action::KeyspaceUp
@@ -641,13 +686,10 @@ impl App {
         match prompt.purpose {
             PromptPurpose::FilterKeys => self.keyspace.set_filter(input),
             PromptPurpose::AddKey => {
-                if self.now_ms == 0 {
-                    self.now_ms = super::keyspace::wall_clock_ms();
-                }
-                match super::keyspace::parse_add_key(&input, self.now_ms) {
+                match super::keyspace::parse_add_key(&input, self.seed_now_ms) {
                     Ok((name, value)) => {
                         let kind = value.type_name();
-                        let verb = if self.seed.contains(&name, self.now_ms) {
+                        let verb = if self.seed.contains(&name, self.seed_now_ms) {
                             "replaced"
                         } else {
                             "added"
@@ -666,23 +708,22 @@ impl App {
                 self.seed.set_keep_ttl(
                     key.clone(),
                     crate::engine::keyspace::Value::Str(prompt.input.into_bytes()),
-                    self.now_ms,
+                    self.seed_now_ms,
                 );
                 self.status = "string value set in the seed".into();
                 super::keyspace::show_seed(self, Some(&key));
             }
             PromptPurpose::SetTtl { key } => {
-                if self.now_ms == 0 {
-                    self.now_ms = super::keyspace::wall_clock_ms();
-                }
+                // Relative to the seed's time: the TTL each run starts with.
                 match input.parse::<i64>() {
                     Ok(0) => {
                         self.seed.set_expire(&key, None);
                         self.status = "TTL removed in the seed".into();
                         super::keyspace::show_seed(self, Some(&key));
                     }
-                    Ok(secs) if secs > 0 && secs < i64::MAX / 1000 - self.now_ms / 1000 => {
-                        self.seed.set_expire(&key, Some(self.now_ms + secs * 1000));
+                    Ok(secs) if secs > 0 && secs < i64::MAX / 1000 - self.seed_now_ms / 1000 => {
+                        self.seed
+                            .set_expire(&key, Some(self.seed_now_ms + secs * 1000));
                         self.status = format!("TTL {secs} s set in the seed");
                         super::keyspace::show_seed(self, Some(&key));
                     }
@@ -690,10 +731,7 @@ impl App {
                 }
             }
             PromptPurpose::LoadSeed => {
-                if self.now_ms == 0 {
-                    self.now_ms = super::keyspace::wall_clock_ms();
-                }
-                match files::load_seed(std::path::Path::new(&input), self.now_ms) {
+                match files::load_seed(std::path::Path::new(&input), self.seed_now_ms) {
                     Ok(db) => {
                         self.seed = db;
                         self.status = format!("seed loaded from {input}");
@@ -703,15 +741,21 @@ impl App {
                 }
             }
             PromptPurpose::SaveSeed => {
-                match files::save_seed(std::path::Path::new(&input), &self.seed, self.now_ms) {
+                match files::save_seed(std::path::Path::new(&input), &self.seed, self.seed_now_ms) {
                     Ok(()) => self.status = format!("seed saved to {input}"),
                     Err(e) => self.status = e,
                 }
             }
             PromptPurpose::AdvanceClock => match input.parse::<i64>() {
-                Ok(secs) if secs > 0 && secs < i64::MAX / 1_000_000 => {
-                    self.status = format!("clock advanced by {secs} s");
-                    return vec![Effect::AdvanceClock { ms: secs * 1000 }];
+                Ok(secs)
+                    if secs > 0 && secs < i64::MAX / 4_000_000 - self.clock_offset_ms / 1000 =>
+                {
+                    // The seed keeps its keys: a run sees those whose TTL has passed as expired.
+                    self.set_clock_offset(self.clock_offset_ms + secs * 1000);
+                    self.status = format!(
+                        "run clock advanced by {secs} s: {} s after the seed's time (= resets it)",
+                        self.clock_offset_ms / 1000
+                    );
                 }
                 _ => self.status = format!("'{input}' is not a positive number of seconds"),
             },
@@ -771,7 +815,14 @@ impl App {
             busy_threshold_ms: self.config.busy_threshold_ms,
             consent,
             live: self.use_live,
+            clock_ms: self.seed_now_ms + self.clock_offset_ms,
         }]
+    }
+
+    /// Move the run clock to `offset_ms` after the seed's time (the inspector shows TTLs there).
+    fn set_clock_offset(&mut self, offset_ms: i64) {
+        self.clock_offset_ms = offset_ms;
+        self.now_ms = self.seed_now_ms + offset_ms;
     }
 
     pub fn on_engine_event(&mut self, event: EngineEvent) {
@@ -782,6 +833,12 @@ impl App {
                 }
                 self.running = None;
                 self.now_ms = result.now_ms;
+                if self.keep_state.is_some() && !result.live && result.question.is_none() {
+                    // Keep state: the next run starts where this one ended, at this run's time.
+                    self.seed = result.after.clone();
+                    self.seed_now_ms = result.now_ms;
+                    self.clock_offset_ms = 0;
+                }
                 if self.use_live {
                     // The run loaded the traced copy: ask the cache again.
                     self.script_cache = None;
@@ -825,7 +882,6 @@ impl App {
                 }
                 self.last_run = Some(*result);
             }
-            EngineEvent::ClockMoved { now_ms } => self.now_ms = now_ms,
             EngineEvent::Phase(phase) => self.enter_phase(phase),
         }
     }
@@ -937,13 +993,7 @@ impl App {
         let path = files::expand_home(&path);
         self.editor.path = Some(path.clone());
         let text = self.editor.text();
-        let result = files::save_script(
-            &path,
-            &text,
-            &self.inputs,
-            &self.seed,
-            files::now_ms(self.now_ms),
-        );
+        let result = files::save_script(&path, &text, &self.inputs, &self.seed, self.seed_now_ms);
         match result {
             Ok(sidecar_problem) => {
                 self.editor.modified = false;
@@ -963,7 +1013,7 @@ impl App {
     }
 
     pub fn open_file(&mut self, path: PathBuf) {
-        let now = files::now_ms(self.now_ms);
+        let now = self.seed_now_ms;
         match files::open_script(&path, now) {
             Ok(opened) => {
                 self.editor = EditorState::new(&opened.text, opened.path.clone());
@@ -979,6 +1029,10 @@ impl App {
                 }
                 self.last_run = None;
                 self.step = None;
+                if self.keep_state.is_some() {
+                    // Keep state goes on from this file's seed (K returns to it).
+                    self.keep_state = Some((self.seed.clone(), self.seed_now_ms));
+                }
                 self.status = match (&opened.path, opened.sidecar_error) {
                     (_, Some(e)) => format!("opened {}; sidecar ignored: {e}", path.display()),
                     (Some(p), None) => format!("opened {}", p.display()),
@@ -1040,7 +1094,7 @@ impl App {
         match files::load_autosave() {
             Some(saved) => {
                 // The seed is not autosaved: take the one of the script's sidecar.
-                let now = files::now_ms(self.now_ms);
+                let now = self.seed_now_ms;
                 self.seed = saved
                     .path
                     .as_deref()

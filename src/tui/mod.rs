@@ -54,6 +54,7 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                 busy_threshold_ms,
                 consent,
                 live,
+                clock_ms,
             } => worker.send(EngineCommand::Run {
                 id,
                 request,
@@ -61,6 +62,7 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                 busy_threshold_ms,
                 consent,
                 live,
+                clock_ms,
             }),
             Effect::Inspect(request) => {
                 if let Some(inspector) = inspector {
@@ -69,7 +71,6 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                 }
             }
             Effect::Cancel => worker.cancel(),
-            Effect::AdvanceClock { ms } => worker.send(EngineCommand::AdvanceClock { ms }),
             Effect::Quit => {}
         }
     }
@@ -102,6 +103,9 @@ pub fn build_app(options: &TuiOptions) -> App {
             match files::open_script(&source, now) {
                 Ok(opened) => {
                     let mut app = App::new(&opened.text, opened.path.clone(), config);
+                    // The sidecar's TTLs were read relative to `now`: the seed's time.
+                    app.seed_now_ms = now;
+                    app.now_ms = now;
                     if let Some(car) = opened.sidecar {
                         app.inputs = inputs::InputsState::from_lists(&car.keys, &car.argv);
                         app.seed = car.seed;

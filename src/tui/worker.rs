@@ -24,10 +24,9 @@ pub enum EngineCommand {
         consent: Consent,
         /// Run on the live server (when there is one) rather than in the sandbox.
         live: bool,
-    },
-    /// Move the sandbox clock forward.
-    AdvanceClock {
-        ms: i64,
+        /// The sandbox clock for this run (Unix ms): the seed's time plus the clock offset (seed
+        /// TTLs count from the run's start, whatever the wall clock says).
+        clock_ms: i64,
     },
     /// SCRIPT FLUSH.
     Flush,
@@ -88,9 +87,6 @@ pub enum EngineEvent {
     Finished(Box<RunResult>),
     /// A live run entered a phase (the running counter separates the dry run from the server).
     Phase(Phase),
-    ClockMoved {
-        now_ms: i64,
-    },
 }
 
 pub struct Worker {
@@ -178,20 +174,12 @@ impl Worker {
                     .duration_since(UNIX_EPOCH)
                     .map(|d| d.as_micros() as i64)
                     .unwrap_or(0);
-                // A manual clock that follows real time between runs, so TTLs tick and "advance" works.
+                // A manual clock each run sets to its start (the App's seed time plus its offset).
                 let clock = ManualClock::new(start_us);
                 let mut sandbox = Sandbox::with_clock(Box::new(clock.clone()));
                 sandbox.config.snapshots = true;
                 sandbox.config.memory_limit = memory_limit;
                 let _ = cancel_tx.send(sandbox.cancel_handle());
-                let mut offset_us = 0i64;
-                let sync = |offset: i64| {
-                    let now = SystemTime::now()
-                        .duration_since(UNIX_EPOCH)
-                        .map(|d| d.as_micros() as i64)
-                        .unwrap_or(0);
-                    clock.set_us(now + offset);
-                };
                 while let Ok(command) = command_rx.recv() {
                     match command {
                         EngineCommand::Run {
@@ -201,8 +189,9 @@ impl Worker {
                             busy_threshold_ms,
                             consent,
                             live: on_live,
+                            clock_ms,
                         } => {
-                            sync(offset_us);
+                            clock.set_us(clock_ms.saturating_mul(1000));
                             let result = match live.as_mut().filter(|_| on_live) {
                                 Some(live) => run_live(live, id, request, &consent, &run_control),
                                 None => RunResult::run(
@@ -219,13 +208,6 @@ impl Worker {
                             {
                                 break;
                             }
-                        }
-                        EngineCommand::AdvanceClock { ms } => {
-                            offset_us += ms * 1000;
-                            sync(offset_us);
-                            let _ = event_tx.send(EngineEvent::ClockMoved {
-                                now_ms: sandbox.now_ms(),
-                            });
                         }
                         EngineCommand::Flush => sandbox.script_flush(),
                         EngineCommand::Stop => break,
