@@ -165,3 +165,57 @@ fn keep_state_lets_a_rate_limiter_deny_the_eleventh_call() {
         limiter_reply(1, 9, 60)
     );
 }
+
+/// A compile error is marked at its line like a runtime error and listed in Warnings; once the
+/// buffer changes after the run, the marker is dimmed and labelled stale.
+#[test]
+fn compile_errors_are_marked_and_markers_turn_stale_after_an_edit() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("local a = 1\nreturn a +\n", &[], &[], "");
+    h.press("<F5>");
+    let run = h.app.last_run.as_ref().unwrap();
+    assert_eq!(
+        run.report.reply,
+        Reply::Error(
+            "ERR Error compiling script (new function): user_script:3: unexpected symbol near '<eof>'"
+                .into()
+        )
+    );
+    assert_eq!(run.report.error_line, Some(3));
+    assert_eq!(h.app.editor.error.as_ref().map(|(l, _)| *l), Some(3));
+    let screen = h.render(200, 60);
+    assert!(
+        screen.contains(" ✗ line 3: (error) ERR Error compiling script"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("3   ◀ (error) ERR Error compiling"),
+        "{screen}"
+    );
+    assert!(screen.contains("4 Warnings (1)"), "{screen}");
+    h.press("<A-4>");
+    let screen = h.render(120, 40);
+    assert!(
+        screen.contains("[compile-error] line 3: (error) ERR Error compiling "),
+        "{screen}"
+    );
+    assert!(!screen.contains("stale"), "{screen}");
+
+    // An edit after the run: the marker and the trace are labelled stale.
+    h.press("<F6>");
+    assert_eq!(h.app.focus, evalbench::tui::app::Focus::Editor);
+    h.type_text("x");
+    let screen = h.render(200, 60);
+    assert!(
+        screen.contains("3   ◀ (stale) (error) ERR Error compiling"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(" ✗ line 3 (stale: edited since the run): (error) ERR Error compiling"),
+        "{screen}"
+    );
+    h.press("<A-1>");
+    assert!(h
+        .render(120, 40)
+        .contains("Trace (stale: edited since the run)"));
+}

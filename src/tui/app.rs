@@ -281,6 +281,13 @@ impl App {
         }
     }
 
+    /// The buffer changed after the last run: its markers (error line, trace) are stale.
+    pub fn run_is_stale(&self) -> bool {
+        self.last_run
+            .as_ref()
+            .is_some_and(|r| r.report.sha1 != self.editor.sha1())
+    }
+
     /// The tabs shown: Server only with a live server.
     pub fn tabs(&self) -> Vec<Tab> {
         Tab::ALL

@@ -881,6 +881,15 @@ impl LiveBackend {
                 });
             }
         }
+        // The server's compile error, marked at its line as the sandbox's is.
+        let error_line = error_line.or_else(|| {
+            let probe = RunReport::refused(String::new(), String::new(), self.protocol, 0);
+            RunReport {
+                reply: reply.clone(),
+                ..probe
+            }
+            .compile_error_line()
+        });
         warnings.extend(lint::warnings(
             &request.keys,
             &trace,

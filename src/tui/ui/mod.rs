@@ -117,7 +117,10 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .map(|(i, t)| {
             let mut label = format!("{} {}", i + 1, t.title());
             if *t == Tab::Warnings {
-                let n = app.last_run.as_ref().map_or(0, |r| r.report.warnings.len());
+                let n = app
+                    .last_run
+                    .as_ref()
+                    .map_or(0, |r| panes::listed_warnings(&r.report).len());
                 if n > 0 {
                     label.push_str(&format!(" ({n})"));
                 }
