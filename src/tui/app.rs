@@ -906,6 +906,19 @@ impl App {
         if phase != Phase::Idle {
             running.phase = Some((phase, now));
         }
+        // Say what Esc does now.
+        match phase {
+            Phase::Copying | Phase::DryRun => {
+                self.status = format!(
+                    "{} in the sandbox first (Esc: nothing is sent)",
+                    phase.label()
+                )
+            }
+            Phase::OnServer => {
+                self.status = "running on the live server (Esc sends SCRIPT KILL)".into()
+            }
+            Phase::Idle => {}
+        }
     }
 
     fn step_by(&mut self, delta: isize) {
