@@ -495,3 +495,33 @@ fn a_server_gone_away_shows_as_disconnected_until_it_is_back() {
     h.press("<F5>");
     assert_eq!(h.app.last_run.as_ref().unwrap().report.reply, Reply::Int(1));
 }
+
+/// After a live run (its keyspace at the server's time), the seed view still shows the seed's
+/// TTLs as the next sandbox run sees them.
+#[test]
+fn the_seed_view_keeps_relative_ttls_after_a_live_run() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    common::isolate_app_dirs();
+    let target = TargetSpec {
+        url: Some(format!("redis://127.0.0.1:{}", server.port)),
+        ..TargetSpec::default()
+    }
+    .resolve()
+    .expect("target");
+    let mut h = evalbench::tui::harness::Harness::new(
+        "return 1",
+        &[],
+        &[],
+        r#"{"seeded": {"type": "string", "value": "3", "ttl_ms": 60000}}"#,
+    )
+    .with_live(target, "redis test-server")
+    .expect("connect");
+    h.press("<F5>");
+    assert!(h.app.last_run.as_ref().unwrap().live);
+    h.keys("<A-3> v");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("seeded"), "{screen}");
+    assert!(screen.contains("60.0s"), "{screen}");
+}

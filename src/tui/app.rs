@@ -956,6 +956,16 @@ impl App {
         }
     }
 
+    /// The time the shown keyspace's TTLs count from: the run clock for the seed (what the next run
+    /// sees), the run's own time for a run's keyspace (a live run's is the server's).
+    pub fn shown_now_ms(&self) -> i64 {
+        use super::keyspace::Shown;
+        match (&self.last_run, self.keyspace.shown(self)) {
+            (Some(_), Shown::Step(_) | Shown::AfterRun) => self.now_ms,
+            _ => self.seed_now_ms + self.clock_offset_ms,
+        }
+    }
+
     fn scroll(&mut self, action: Action) {
         let delta: isize = match action {
             Action::Up => -1,
