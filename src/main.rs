@@ -79,6 +79,11 @@ fn open_workbench(parsed: &Cli) -> Option<i32> {
             },
         };
         if let Err(e) = evalbench::tui::run(options) {
+            // Refused on connect (before the terminal is taken over): the CLI's line and status.
+            if let Some(live) = e.downcast_ref::<evalbench::engine::live::LiveError>() {
+                eprintln!("evalbench: {}", display_text(&live.to_string()));
+                return Some(cli::EXIT_BACKEND);
+            }
             eprintln!("evalbench: terminal UI: {}", display_text(&e.to_string()));
             return Some(cli::EXIT_BACKEND);
         }

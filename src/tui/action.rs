@@ -42,6 +42,10 @@ pub enum Action {
     SaveSeed,
     ResetSeed,
     AdvanceClock,
+    /// The run clock back to the seed's time (issue 11).
+    ResetClock,
+    /// Each run continues from the last run's keyspace (issue 11).
+    KeepState,
     ToggleSeedView,
     KeyspaceFocus,
     KeyspaceUp,
@@ -100,6 +104,8 @@ impl Action {
         Action::SaveSeed,
         Action::ResetSeed,
         Action::AdvanceClock,
+        Action::ResetClock,
+        Action::KeepState,
         Action::ToggleSeedView,
         Action::KeyspaceFocus,
         Action::KeyspaceUp,
@@ -157,6 +163,8 @@ impl Action {
             Action::SaveSeed => "save_seed",
             Action::ResetSeed => "reset_seed",
             Action::AdvanceClock => "advance_clock",
+            Action::ResetClock => "reset_clock",
+            Action::KeepState => "keep_state",
             Action::ToggleSeedView => "toggle_seed_view",
             Action::KeyspaceFocus => "keyspace_focus",
             Action::KeyspaceUp => "keyspace_up",
@@ -233,7 +241,11 @@ impl Action {
             Action::LoadSeed => "load the seed keyspace from a JSON file",
             Action::SaveSeed => "save the seed keyspace to a JSON file",
             Action::ResetSeed => "reset the sandbox keyspace to the seed",
-            Action::AdvanceClock => "advance the sandbox clock by N seconds",
+            Action::AdvanceClock => "advance the run clock by N seconds (seed TTLs count down)",
+            Action::ResetClock => "reset the run clock to the seed's time",
+            Action::KeepState => {
+                "keep state: the next run starts from this run's keyspace (on/off)"
+            }
             Action::ToggleSeedView => "switch between the seed and the run's keyspace",
             Action::KeyspaceFocus => "focus the key list or the value/diff view",
             Action::KeyspaceUp => "up in the focused key list or value view",

@@ -93,14 +93,15 @@ pub struct Prompt {
     pub input: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Confirm {
     QuitUnsaved,
     Recover,
     /// Open another file over unsaved changes.
     OpenUnsaved(PathBuf),
-    /// Send a script that the dry run showed writing, with writes allowed, to the live server.
-    LiveWrite(Box<RunRequest>),
+    /// Send a script to the live server after the guard asked (the dry run writes, was slow or did
+    /// not complete, or none was possible): y gives `question.consent`.
+    LiveSend(Box<RunRequest>, Box<crate::engine::live::guarded::Question>),
 }
 
 pub enum Overlay {
@@ -118,17 +119,17 @@ pub enum Effect {
         request: RunRequest,
         seed: Db,
         busy_threshold_ms: u64,
-        /// The user confirmed that this run may write to the live server.
-        writes_confirmed: bool,
+        /// What the user agreed to after the live guard asked (nothing: dry-run first).
+        consent: crate::engine::live::guarded::Consent,
         /// Run on the live server (false: in the sandbox).
         live: bool,
+        /// The sandbox's run clock (Unix ms): the seed's time plus the clock offset, the same at
+        /// every run whatever the wall clock says, so seed TTLs count from the run's start.
+        clock_ms: i64,
     },
     /// A request to the live inspector thread.
     Inspect(InspectRequest),
     Cancel,
-    AdvanceClock {
-        ms: i64,
-    },
     Quit,
 }
 
@@ -137,6 +138,10 @@ pub enum Effect {
 pub struct Running {
     pub id: u64,
     pub started: Instant,
+    /// A live run: its phase, since when, and how long its dry run took (the running counter
+    /// separates the dry run's time from the server's).
+    pub phase: Option<(crate::engine::live::guarded::Phase, Instant)>,
+    pub dry_run: Option<std::time::Duration>,
 }
 
 /// List position of a pane.
@@ -176,6 +181,14 @@ pub struct App {
     pub seed: Db,
     /// Unix ms of the sandbox clock (for TTLs in the inspector).
     pub now_ms: i64,
+    /// The seed's time (Unix ms): seed TTLs are relative to it; a sandbox run's clock starts here
+    /// plus `clock_offset_ms`, so the same seed gives the same result at minute 0 and minute 60.
+    pub seed_now_ms: i64,
+    /// How far the run clock is ahead of the seed's time (advance clock; reset to 0).
+    pub clock_offset_ms: i64,
+    /// Keep state: each sandbox run's keyspace becomes the seed of the next run; the seed from
+    /// before is kept to return to when it is switched off.
+    pub keep_state: Option<(Db, i64)>,
     pub status: String,
     pub quit: bool,
     /// The live server ("redis 7.0.15 host:port"), when there is one.
@@ -189,6 +202,8 @@ pub struct App {
     pub script_cache: Option<(String, Option<Cached>)>,
     /// The SHA1 whose SCRIPT EXISTS is on its way.
     pub script_cache_pending: Option<String>,
+    /// The live server's connection (checked with PING; shown in the status bar).
+    pub connection: super::connection::ConnectionState,
     next_run_id: u64,
 }
 
@@ -215,7 +230,10 @@ impl App {
             reply_scroll: 0,
             warnings_scroll: 0,
             seed: Db::new(),
-            now_ms: 0,
+            now_ms: super::keyspace::wall_clock_ms(),
+            seed_now_ms: super::keyspace::wall_clock_ms(),
+            clock_offset_ms: 0,
+            keep_state: None,
             status,
             quit: false,
             live_server: None,
@@ -223,6 +241,7 @@ impl App {
             server: None,
             script_cache: None,
             script_cache_pending: None,
+            connection: Default::default(),
             next_run_id: 1,
         }
     }
@@ -237,10 +256,36 @@ impl App {
     /// What runs the scripts, for the status bar.
     pub fn backend_label(&self) -> String {
         match (&self.live_server, self.use_live) {
+            (Some(server), _) if self.connection.lost.is_some() => {
+                format!("live {server} DISCONNECTED")
+            }
             (Some(server), true) => format!("live {server} guarded"),
-            (Some(_), false) => "sandbox (F7: live)".into(),
-            (None, _) => "sandbox".into(),
+            (Some(_), false) => format!("sandbox{} (F7: live)", self.sandbox_state_label()),
+            (None, _) => format!("sandbox{}", self.sandbox_state_label()),
         }
+    }
+
+    /// The sandbox's run clock and keep-state mode, when not the defaults (" clock +30 s, keep state").
+    fn sandbox_state_label(&self) -> String {
+        let mut parts = Vec::new();
+        if self.clock_offset_ms != 0 {
+            parts.push(format!("clock +{} s", self.clock_offset_ms / 1000));
+        }
+        if self.keep_state.is_some() {
+            parts.push("keep state".to_string());
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" · {}", parts.join(", "))
+        }
+    }
+
+    /// The buffer changed after the last run: its markers (error line, trace) are stale.
+    pub fn run_is_stale(&self) -> bool {
+        self.last_run
+            .as_ref()
+            .is_some_and(|r| r.report.sha1 != self.editor.sha1())
     }
 
     /// The tabs shown: Server only with a live server.
@@ -263,7 +308,10 @@ impl App {
 
     /// The requests the Server tab and the script-cache mark need now (after any event).
     pub fn housekeeping(&mut self) -> Vec<Effect> {
-        super::server::housekeeping(self)
+        let mut effects = super::server::housekeeping(self);
+        // The connection check (a PING every few seconds).
+        effects.extend(super::connection::housekeeping(self));
+        effects
     }
 
     /// The binding context of the focused pane.
@@ -368,12 +416,14 @@ impl App {
                             }
                             Confirm::Recover => self.recover(),
                             Confirm::OpenUnsaved(path) => self.open_file(path),
-                            Confirm::LiveWrite(request) => return self.rerun(*request, true),
+                            Confirm::LiveSend(request, question) => {
+                                return self.rerun(*request, question.consent)
+                            }
                         }
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
                         self.overlay = None;
-                        if confirm == Confirm::Recover {
+                        if matches!(confirm, Confirm::Recover) {
                             files::discard_autosave();
                         }
                     }
@@ -445,8 +495,18 @@ impl App {
         match action {
             Action::Run => return self.start_run(),
             Action::Cancel => {
-                if self.running.is_some() {
-                    self.status = "cancelling…".into();
+                if let Some(running) = self.running {
+                    use crate::engine::live::guarded::Phase;
+                    self.status = match running.phase.map(|(p, _)| p) {
+                        Some(Phase::Copying | Phase::DryRun) => {
+                            "cancelling before the script reaches the server: nothing will be sent"
+                                .into()
+                        }
+                        Some(Phase::OnServer) => {
+                            "the script runs on the server: sending SCRIPT KILL…".into()
+                        }
+                        _ => "cancelling…".into(),
+                    };
                     return vec![Effect::Cancel];
                 }
             }
@@ -527,7 +587,7 @@ impl App {
             Action::DeleteKey => {
                 if let Some(key) = self.keyspace.selected_key(self) {
                     let name = String::from_utf8_lossy(&key).into_owned();
-                    if self.seed.remove(&key, self.now_ms).is_some() {
+                    if self.seed.remove(&key, self.seed_now_ms).is_some() {
                         self.status = format!("deleted '{name}' from the seed");
                         super::keyspace::show_seed(self, Some(&key));
                     } else {
@@ -538,7 +598,7 @@ impl App {
             Action::SetString => {
                 if let Some(key) = self.keyspace.selected_key(self) {
                     // Prefill the seed's current string, when it is short text.
-                    let current = match self.seed.get(&key, self.now_ms).map(|e| &e.value) {
+                    let current = match self.seed.get(&key, self.seed_now_ms).map(|e| &e.value) {
                         Some(crate::engine::keyspace::Value::Str(s)) if s.len() <= 200 => {
                             String::from_utf8(s.clone()).unwrap_or_default()
                         }
@@ -553,7 +613,7 @@ impl App {
             }
             Action::SetTtl => {
                 if let Some(key) = self.keyspace.selected_key(self) {
-                    if self.seed.contains(&key, self.now_ms) {
+                    if self.seed.contains(&key, self.seed_now_ms) {
                         self.prompt(
                             PromptPurpose::SetTtl { key: key.clone() },
                             format!(
@@ -588,9 +648,27 @@ impl App {
             }
             Action::AdvanceClock => self.prompt(
                 PromptPurpose::AdvanceClock,
-                "Advance the sandbox clock by N seconds",
+                "Advance the run clock by N seconds",
                 "60",
             ),
+            Action::ResetClock => {
+                self.set_clock_offset(0);
+                self.status = "run clock reset to the seed's time".into();
+            }
+            Action::KeepState => match self.keep_state.take() {
+                None => {
+                    self.keep_state = Some((self.seed.clone(), self.seed_now_ms));
+                    self.status =
+                        "keep state on: each run starts from the last run's keyspace (K again returns to the seed)"
+                            .into();
+                }
+                Some((seed, seed_now_ms)) => {
+                    self.seed = seed;
+                    self.seed_now_ms = seed_now_ms;
+                    self.set_clock_offset(0);
+                    self.status = "keep state off: runs start from the seed again".into();
+                }
+            },
             Action::ToggleSeedView => super::keyspace::toggle_seed_view(self),
             Action::KeyspaceFocus
             | Action::KeyspaceUp
@@ -615,13 +693,10 @@ impl App {
         match prompt.purpose {
             PromptPurpose::FilterKeys => self.keyspace.set_filter(input),
             PromptPurpose::AddKey => {
-                if self.now_ms == 0 {
-                    self.now_ms = super::keyspace::wall_clock_ms();
-                }
-                match super::keyspace::parse_add_key(&input, self.now_ms) {
+                match super::keyspace::parse_add_key(&input, self.seed_now_ms) {
                     Ok((name, value)) => {
                         let kind = value.type_name();
-                        let verb = if self.seed.contains(&name, self.now_ms) {
+                        let verb = if self.seed.contains(&name, self.seed_now_ms) {
                             "replaced"
                         } else {
                             "added"
@@ -640,23 +715,22 @@ impl App {
                 self.seed.set_keep_ttl(
                     key.clone(),
                     crate::engine::keyspace::Value::Str(prompt.input.into_bytes()),
-                    self.now_ms,
+                    self.seed_now_ms,
                 );
                 self.status = "string value set in the seed".into();
                 super::keyspace::show_seed(self, Some(&key));
             }
             PromptPurpose::SetTtl { key } => {
-                if self.now_ms == 0 {
-                    self.now_ms = super::keyspace::wall_clock_ms();
-                }
+                // Relative to the seed's time: the TTL each run starts with.
                 match input.parse::<i64>() {
                     Ok(0) => {
                         self.seed.set_expire(&key, None);
                         self.status = "TTL removed in the seed".into();
                         super::keyspace::show_seed(self, Some(&key));
                     }
-                    Ok(secs) if secs > 0 && secs < i64::MAX / 1000 - self.now_ms / 1000 => {
-                        self.seed.set_expire(&key, Some(self.now_ms + secs * 1000));
+                    Ok(secs) if secs > 0 && secs < i64::MAX / 1000 - self.seed_now_ms / 1000 => {
+                        self.seed
+                            .set_expire(&key, Some(self.seed_now_ms + secs * 1000));
                         self.status = format!("TTL {secs} s set in the seed");
                         super::keyspace::show_seed(self, Some(&key));
                     }
@@ -664,10 +738,7 @@ impl App {
                 }
             }
             PromptPurpose::LoadSeed => {
-                if self.now_ms == 0 {
-                    self.now_ms = super::keyspace::wall_clock_ms();
-                }
-                match files::load_seed(std::path::Path::new(&input), self.now_ms) {
+                match files::load_seed(std::path::Path::new(&input), self.seed_now_ms) {
                     Ok(db) => {
                         self.seed = db;
                         self.status = format!("seed loaded from {input}");
@@ -677,15 +748,21 @@ impl App {
                 }
             }
             PromptPurpose::SaveSeed => {
-                match files::save_seed(std::path::Path::new(&input), &self.seed, self.now_ms) {
+                match files::save_seed(std::path::Path::new(&input), &self.seed, self.seed_now_ms) {
                     Ok(()) => self.status = format!("seed saved to {input}"),
                     Err(e) => self.status = e,
                 }
             }
             PromptPurpose::AdvanceClock => match input.parse::<i64>() {
-                Ok(secs) if secs > 0 && secs < i64::MAX / 1_000_000 => {
-                    self.status = format!("clock advanced by {secs} s");
-                    return vec![Effect::AdvanceClock { ms: secs * 1000 }];
+                Ok(secs)
+                    if secs > 0 && secs < i64::MAX / 4_000_000 - self.clock_offset_ms / 1000 =>
+                {
+                    // The seed keeps its keys: a run sees those whose TTL has passed as expired.
+                    self.set_clock_offset(self.clock_offset_ms + secs * 1000);
+                    self.status = format!(
+                        "run clock advanced by {secs} s: {} s after the seed's time (= resets it)",
+                        self.clock_offset_ms / 1000
+                    );
                 }
                 _ => self.status = format!("'{input}' is not a positive number of seconds"),
             },
@@ -719,16 +796,22 @@ impl App {
             argv,
             ..RunRequest::default()
         };
-        self.rerun(request, false)
+        self.rerun(request, Default::default())
     }
 
-    /// Send `request` to the engine (`writes_confirmed`: after the live-write confirmation).
-    fn rerun(&mut self, request: RunRequest, writes_confirmed: bool) -> Vec<Effect> {
+    /// Send `request` to the engine (`consent`: after the live guard asked).
+    fn rerun(
+        &mut self,
+        request: RunRequest,
+        consent: crate::engine::live::guarded::Consent,
+    ) -> Vec<Effect> {
         let id = self.next_run_id;
         self.next_run_id += 1;
         self.running = Some(Running {
             id,
             started: Instant::now(),
+            phase: None,
+            dry_run: None,
         });
         self.step = None;
         self.status = "running…".into();
@@ -737,9 +820,16 @@ impl App {
             request,
             seed: self.seed.clone(),
             busy_threshold_ms: self.config.busy_threshold_ms,
-            writes_confirmed,
+            consent,
             live: self.use_live,
+            clock_ms: self.seed_now_ms + self.clock_offset_ms,
         }]
+    }
+
+    /// Move the run clock to `offset_ms` after the seed's time (the inspector shows TTLs there).
+    fn set_clock_offset(&mut self, offset_ms: i64) {
+        self.clock_offset_ms = offset_ms;
+        self.now_ms = self.seed_now_ms + offset_ms;
     }
 
     pub fn on_engine_event(&mut self, event: EngineEvent) {
@@ -750,9 +840,19 @@ impl App {
                 }
                 self.running = None;
                 self.now_ms = result.now_ms;
+                if self.keep_state.is_some() && !result.live && result.question.is_none() {
+                    // Keep state: the next run starts where this one ended, at this run's time.
+                    self.seed = result.after.clone();
+                    self.seed_now_ms = result.now_ms;
+                    self.clock_offset_ms = 0;
+                }
                 if self.use_live {
                     // The run loaded the traced copy: ask the cache again.
                     self.script_cache = None;
+                }
+                if self.use_live {
+                    // A live run may be the first to meet a server gone away: check at once.
+                    self.connection.check_now();
                 }
                 if result.live {
                     if let Some(server) = self.server.as_mut() {
@@ -766,20 +866,58 @@ impl App {
                     report.elapsed_ns as f64 / 1e6,
                     report.trace.len()
                 );
+                if report.outcome == crate::engine::report::Outcome::Cancelled && self.use_live {
+                    // evalbench's own words: cancelled before the send, nothing reached the server.
+                    self.status = report
+                        .reply
+                        .to_cli()
+                        .trim_start_matches("(error) ")
+                        .to_string();
+                }
+                if let Some(kill) = &result.kill {
+                    self.status = format!("{}; {kill}", self.status);
+                }
                 self.editor
                     .set_error(report.error_line.map(|line| (line, report.reply.to_cli())));
                 self.trace_list = ListState::default();
-                if result.awaiting_confirmation {
-                    self.status =
-                        "the dry run writes: see Trace and Keyspace; y sends it to the live server"
-                            .into();
-                    self.overlay = Some(Overlay::Confirm(Confirm::LiveWrite(Box::new(
-                        result.request.clone(),
-                    ))));
+                if let Some(question) = &result.question {
+                    self.status = "nothing was sent: the live guard asks first (y/n)".into();
+                    self.overlay = Some(Overlay::Confirm(Confirm::LiveSend(
+                        Box::new(result.request.clone()),
+                        Box::new(question.clone()),
+                    )));
                 }
                 self.last_run = Some(*result);
             }
-            EngineEvent::ClockMoved { now_ms } => self.now_ms = now_ms,
+            EngineEvent::Phase(phase) => self.enter_phase(phase),
+        }
+    }
+
+    /// A live run moved on: the counter restarts for the phase; the dry run's time is kept.
+    fn enter_phase(&mut self, phase: crate::engine::live::guarded::Phase) {
+        use crate::engine::live::guarded::Phase;
+        let Some(running) = self.running.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        if let Some((Phase::DryRun, since)) = running.phase {
+            running.dry_run = Some(now - since);
+        }
+        if phase != Phase::Idle {
+            running.phase = Some((phase, now));
+        }
+        // Say what Esc does now.
+        match phase {
+            Phase::Copying | Phase::DryRun => {
+                self.status = format!(
+                    "{} in the sandbox first (Esc: nothing is sent)",
+                    phase.label()
+                )
+            }
+            Phase::OnServer => {
+                self.status = "running on the live server (Esc sends SCRIPT KILL)".into()
+            }
+            Phase::Idle => {}
         }
     }
 
@@ -815,6 +953,16 @@ impl App {
             }
             (Some(run), Shown::AfterRun) => &run.after,
             _ => &self.seed,
+        }
+    }
+
+    /// The time the shown keyspace's TTLs count from: the run clock for the seed (what the next run
+    /// sees), the run's own time for a run's keyspace (a live run's is the server's).
+    pub fn shown_now_ms(&self) -> i64 {
+        use super::keyspace::Shown;
+        match (&self.last_run, self.keyspace.shown(self)) {
+            (Some(_), Shown::Step(_) | Shown::AfterRun) => self.now_ms,
+            _ => self.seed_now_ms + self.clock_offset_ms,
         }
     }
 
@@ -875,13 +1023,7 @@ impl App {
         let path = files::expand_home(&path);
         self.editor.path = Some(path.clone());
         let text = self.editor.text();
-        let result = files::save_script(
-            &path,
-            &text,
-            &self.inputs,
-            &self.seed,
-            files::now_ms(self.now_ms),
-        );
+        let result = files::save_script(&path, &text, &self.inputs, &self.seed, self.seed_now_ms);
         match result {
             Ok(sidecar_problem) => {
                 self.editor.modified = false;
@@ -901,7 +1043,7 @@ impl App {
     }
 
     pub fn open_file(&mut self, path: PathBuf) {
-        let now = files::now_ms(self.now_ms);
+        let now = self.seed_now_ms;
         match files::open_script(&path, now) {
             Ok(opened) => {
                 self.editor = EditorState::new(&opened.text, opened.path.clone());
@@ -917,6 +1059,10 @@ impl App {
                 }
                 self.last_run = None;
                 self.step = None;
+                if self.keep_state.is_some() {
+                    // Keep state goes on from this file's seed (K returns to it).
+                    self.keep_state = Some((self.seed.clone(), self.seed_now_ms));
+                }
                 self.status = match (&opened.path, opened.sidecar_error) {
                     (_, Some(e)) => format!("opened {}; sidecar ignored: {e}", path.display()),
                     (Some(p), None) => format!("opened {}", p.display()),
@@ -978,7 +1124,7 @@ impl App {
         match files::load_autosave() {
             Some(saved) => {
                 // The seed is not autosaved: take the one of the script's sidecar.
-                let now = files::now_ms(self.now_ms);
+                let now = self.seed_now_ms;
                 self.seed = saved
                     .path
                     .as_deref()

@@ -25,13 +25,15 @@ pub struct Harness {
     pub sandbox: Sandbox,
     pub clock: ManualClock,
     pub theme: Theme,
-    /// Every effect carried out so far, by kind ("run", "cancel", "advance_clock", "quit",
+    /// Every effect carried out so far, by kind ("run", "cancel", "quit",
     /// "inspect").
     pub effects: Vec<&'static str>,
     /// With a live server: runs go there (guarded) and the Server tab's requests are answered
     /// by an inspector driven in place of its thread.
     pub live: Option<crate::engine::live::LiveBackend>,
     pub inspector: Option<InspectorCore>,
+    /// The live runs' phase and cancel (no other thread here: nothing cancels them).
+    pub control: crate::engine::live::guarded::RunControl,
 }
 
 impl Harness {
@@ -45,6 +47,7 @@ impl Harness {
         let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         app.inputs = InputsState::from_lists(&strings(keys), &strings(argv));
         app.now_ms = sandbox.now_ms();
+        app.seed_now_ms = app.now_ms;
         if !seed_json.trim().is_empty() {
             match keyspace_from_json(seed_json, app.now_ms) {
                 Ok(db) => app.seed = db,
@@ -59,6 +62,7 @@ impl Harness {
             effects: Vec::new(),
             live: None,
             inspector: None,
+            control: Default::default(),
         }
     }
 
@@ -145,13 +149,15 @@ impl Harness {
                     request,
                     seed,
                     busy_threshold_ms,
-                    writes_confirmed,
+                    consent,
                     live,
+                    clock_ms,
                 } => {
                     self.effects.push("run");
+                    self.clock.set_us(clock_ms * 1000);
                     let mut result = match self.live.as_mut().filter(|_| live) {
                         Some(backend) => {
-                            super::worker::run_live(backend, id, request, writes_confirmed)
+                            super::worker::run_live(backend, id, request, &consent, &self.control)
                         }
                         None => {
                             RunResult::run(&mut self.sandbox, id, request, seed, busy_threshold_ms)
@@ -175,13 +181,6 @@ impl Harness {
                     }
                 }
                 Effect::Cancel => self.effects.push("cancel"),
-                Effect::AdvanceClock { ms } => {
-                    self.effects.push("advance_clock");
-                    self.clock.advance_ms(ms);
-                    self.app.on_engine_event(EngineEvent::ClockMoved {
-                        now_ms: self.sandbox.now_ms(),
-                    });
-                }
                 Effect::Quit => self.effects.push("quit"),
             }
         }

@@ -105,6 +105,8 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Keyspace, "w", Action::SaveSeed),
     (Context::Keyspace, "r", Action::ResetSeed),
     (Context::Keyspace, "+", Action::AdvanceClock),
+    (Context::Keyspace, "=", Action::ResetClock),
+    (Context::Keyspace, "K", Action::KeepState),
     (Context::Keyspace, "v", Action::ToggleSeedView),
     (Context::Keyspace, "<Enter>", Action::KeyspaceFocus),
     (Context::Keyspace, "<Up>", Action::KeyspaceUp),

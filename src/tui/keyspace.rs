@@ -134,7 +134,7 @@ impl KeyspaceView {
     /// The rows of the key list: the shown keys plus the keys the change removed, filtered, in
     /// byte order.
     pub fn rows<'a>(&self, app: &'a App) -> Vec<KeyRow<'a>> {
-        let now = app.now_ms;
+        let now = app.shown_now_ms();
         let db = app.shown_keyspace();
         let compared = self.compared(app);
         let changes = compared

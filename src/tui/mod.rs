@@ -5,6 +5,8 @@
 pub mod action;
 pub mod app;
 pub mod config;
+/// The live connection's state in the status bar (issue 11).
+pub mod connection;
 pub mod editor;
 pub mod files;
 pub mod harness;
@@ -41,7 +43,7 @@ const ANSWER_WINDOW: Duration = Duration::from_secs(2);
 
 /// Carry out effects against the worker and the live inspector; true when a request went to the
 /// inspector.
-fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -> bool {
+pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -> bool {
     let mut inspected = false;
     for effect in effects {
         match effect {
@@ -50,15 +52,17 @@ fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -
                 request,
                 seed,
                 busy_threshold_ms,
-                writes_confirmed,
+                consent,
                 live,
+                clock_ms,
             } => worker.send(EngineCommand::Run {
                 id,
                 request,
                 seed,
                 busy_threshold_ms,
-                writes_confirmed,
+                consent,
                 live,
+                clock_ms,
             }),
             Effect::Inspect(request) => {
                 if let Some(inspector) = inspector {
@@ -67,7 +71,6 @@ fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -
                 }
             }
             Effect::Cancel => worker.cancel(),
-            Effect::AdvanceClock { ms } => worker.send(EngineCommand::AdvanceClock { ms }),
             Effect::Quit => {}
         }
     }
@@ -100,6 +103,9 @@ pub fn build_app(options: &TuiOptions) -> App {
             match files::open_script(&source, now) {
                 Ok(opened) => {
                     let mut app = App::new(&opened.text, opened.path.clone(), config);
+                    // The sidecar's TTLs were read relative to `now`: the seed's time.
+                    app.seed_now_ms = now;
+                    app.now_ms = now;
                     if let Some(car) = opened.sidecar {
                         app.inputs = inputs::InputsState::from_lists(&car.keys, &car.argv);
                         app.seed = car.seed;

@@ -3,6 +3,8 @@
 
 pub mod copy;
 pub mod guard;
+/// The whole guarded run with its phases and cancel (issue 11).
+pub mod guarded;
 pub mod inspect;
 pub mod instrument;
 pub mod profile;
@@ -879,6 +881,15 @@ impl LiveBackend {
                 });
             }
         }
+        // The server's compile error, marked at its line as the sandbox's is.
+        let error_line = error_line.or_else(|| {
+            let probe = RunReport::refused(String::new(), String::new(), self.protocol, 0);
+            RunReport {
+                reply: reply.clone(),
+                ..probe
+            }
+            .compile_error_line()
+        });
         warnings.extend(lint::warnings(
             &request.keys,
             &trace,
@@ -974,7 +985,7 @@ fn kill(con: &mut redis::Connection, target: &Target) -> Result<Reply, LiveError
 
 /// What SCRIPT KILL answered, for a message: "sent SCRIPT KILL: OK (...)". On a cluster, the node that
 /// ran the script (the one not answering NOTBUSY) is named.
-fn describe_kill(answers: Result<KillAnswers, LiveError>, cluster: bool) -> String {
+pub fn describe_kill(answers: Result<KillAnswers, LiveError>, cluster: bool) -> String {
     let answers = match answers {
         Ok(answers) if !answers.is_empty() => answers,
         Ok(_) => return "SCRIPT KILL was not sent (no node to ask)".into(),
@@ -999,7 +1010,7 @@ fn describe_kill(answers: Result<KillAnswers, LiveError>, cluster: bool) -> Stri
             "sent SCRIPT KILL{to}: NOTBUSY (the script had ended by then; its reply was not read)"
         ),
         Ok(Reply::Error(e)) if e.starts_with("UNKILLABLE") => format!(
-            "sent SCRIPT KILL{to}: UNKILLABLE: the script has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE)"
+            "sent SCRIPT KILL{to}: UNKILLABLE: the script has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE); wait for it, or have an administrator run SHUTDOWN NOSAVE, which loses the writes since the last save"
         ),
         Ok(other) => format!(
             "sent SCRIPT KILL{to}: {}",

@@ -32,9 +32,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     );
     let mut outer = block(&title, focused, theme);
     // The error also goes on the bottom border: the line may be off screen or too long.
+    // Once the buffer changed after the run, its marker is dimmed and labelled stale.
+    let stale = app.run_is_stale();
     if let Some((line, message)) = &editor.error {
-        let text = format!(" ✗ line {line}: {} ", display_safe(message));
-        outer = outer.title_bottom(Line::styled(text, theme.error));
+        let (label, style) = if stale {
+            (" (stale: edited since the run)", theme.line_number)
+        } else {
+            ("", theme.error)
+        };
+        let text = format!(" ✗ line {line}{label}: {} ", display_safe(message));
+        outer = outer.title_bottom(Line::styled(text, style));
     }
     let inner = outer.inner(area);
     frame.render_widget(outer, area);
@@ -79,14 +86,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         if row == cur_row {
             line_style = line_style.patch(theme.current_line);
         }
-        if is_error {
+        if is_error && !stale {
             line_style = line_style.patch(theme.error_line);
         }
         let row_rect = Rect::new(inner.x, y, inner.width, 1);
         buf.set_style(row_rect, line_style);
 
         // Gutter: the number, in the error colour on the error line.
-        let number_style = if is_error {
+        let number_style = if is_error && stale {
+            theme.line_number.add_modifier(Modifier::DIM)
+        } else if is_error {
             theme.error.add_modifier(Modifier::BOLD)
         } else if row == cur_row {
             theme
@@ -129,15 +138,21 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         if let Some((_, message)) = error.filter(|_| is_error) {
             let room = text_width.saturating_sub(used + 2);
             if room > 0 {
-                let message = format!("◀ {}", display_safe(message));
+                let (message, style) = if stale {
+                    (
+                        format!("◀ (stale) {}", display_safe(message)),
+                        line_style
+                            .patch(theme.line_number)
+                            .add_modifier(Modifier::DIM),
+                    )
+                } else {
+                    (
+                        format!("◀ {}", display_safe(message)),
+                        line_style.patch(theme.error),
+                    )
+                };
                 used += 2;
-                buf.set_stringn(
-                    x + used as u16,
-                    y,
-                    message,
-                    room,
-                    line_style.patch(theme.error),
-                );
+                buf.set_stringn(x + used as u16, y, message, room, style);
             }
         }
     }

@@ -99,7 +99,7 @@ fn draw_list(
                 Cell::from(mark),
                 Cell::from(keyspace::text(r.key)),
                 Cell::from(r.entry.value.type_name()),
-                Cell::from(ttl_text(r.entry.expire_at_ms, app.now_ms)),
+                Cell::from(ttl_text(r.entry.expire_at_ms, app.shown_now_ms())),
                 Cell::from(r.entry.value.size().to_string()),
             ])
             .style(change_style(r.change, theme))
@@ -220,7 +220,7 @@ fn draw_value(
     let title = format!(
         "Value · {} · {}{}",
         fit(&keyspace::text(row.key), 30),
-        describe(row.entry, app.now_ms),
+        describe(row.entry, app.shown_now_ms()),
         range(start, shown, total)
     );
     let hint = if focused {
@@ -274,8 +274,10 @@ mod tests {
             before: seed,
             after: sandbox.keyspace().db(0).clone(),
             now_ms: app.now_ms,
-            awaiting_confirmation: false,
+            question: None,
             live: false,
+            dry_run_ns: None,
+            kill: None,
         });
         app.update(Action::TabKeyspace);
         app

@@ -44,21 +44,21 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
             draw_prompt(frame, area, &prompt.title, &prompt.input, theme)
         }
         Some(Overlay::Confirm(confirm)) => {
-            let text = match confirm {
+            let text: String = match confirm {
                 super::app::Confirm::QuitUnsaved => {
-                    "The script has unsaved changes. Quit anyway? (y/n)"
+                    "The script has unsaved changes. Quit anyway? (y/n)".into()
                 }
                 super::app::Confirm::Recover => {
                     "An autosaved script from an earlier session was found. Recover it? (y/n)"
+                        .into()
                 }
                 super::app::Confirm::OpenUnsaved(_) => {
-                    "The script has unsaved changes. Open the other file anyway? (y/n)"
+                    "The script has unsaved changes. Open the other file anyway? (y/n)".into()
                 }
-                super::app::Confirm::LiveWrite(_) => {
-                    "A dry run in the sandbox shows this script WRITES (see Trace and Keyspace). Send it to the live server with writes allowed? (y/n)"
-                }
+                // The live guard's question: as tall as its text needs.
+                super::app::Confirm::LiveSend(_, question) => question.text(),
             };
-            draw_prompt(frame, area, "Confirm", text, theme)
+            draw_prompt(frame, area, "Confirm", &text, theme)
         }
         None => {}
     }
@@ -117,7 +117,10 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .map(|(i, t)| {
             let mut label = format!("{} {}", i + 1, t.title());
             if *t == Tab::Warnings {
-                let n = app.last_run.as_ref().map_or(0, |r| r.report.warnings.len());
+                let n = app
+                    .last_run
+                    .as_ref()
+                    .map_or(0, |r| panes::listed_warnings(&r.report).len());
                 if n > 0 {
                     label.push_str(&format!(" ({n})"));
                 }
@@ -177,7 +180,10 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 fn draw_prompt(frame: &mut Frame, area: Rect, title: &str, input: &str, theme: &Theme) {
-    let rect = centered(area, 70, 5);
+    // Taller for a long message (the live guard's question), at least 5 rows as before.
+    let width = 70.min(area.width).max(3);
+    let rows = input.chars().count() as u16 / (width - 2).max(1) + 1;
+    let rect = centered(area, 70, (rows + 2).max(5));
     frame.render_widget(Clear, rect);
     // A typed or pasted path, or a message quoting one.
     let text = vec![Line::from(vec![

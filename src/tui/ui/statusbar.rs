@@ -15,8 +15,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let threshold = app.config.busy_threshold_ms;
     // Elapsed time against the busy threshold as a bar: a full bar means the script was stopped.
     let fraction = match (&app.running, &app.last_run) {
+        // A live run: the time of the phase it is in (the dry run, then the server's).
         (Some(r), _) if threshold > 0 => {
-            r.started.elapsed().as_secs_f64() * 1000.0 / threshold as f64
+            let since = r.phase.map_or(r.started, |(_, since)| since);
+            since.elapsed().as_secs_f64() * 1000.0 / threshold as f64
         }
         (None, Some(run)) => run.report.threshold_ratio(),
         _ => 0.0,
@@ -24,11 +26,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let filled = ((fraction.clamp(0.0, 1.0) * 10.0).round() as usize).min(10);
     let bar = format!("[{}{}]", "█".repeat(filled), "░".repeat(10 - filled));
     let gauge = match (&app.running, &app.last_run) {
-        (Some(r), _) => format!(
-            "running {:.1} s / {} ms",
-            r.started.elapsed().as_secs_f64(),
-            threshold
-        ),
+        (Some(r), _) => running_gauge(r, threshold),
         (None, Some(run)) => {
             let gauge = format!(
                 "{:.3} ms / {} ms ({:.2}%)",
@@ -37,8 +35,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 run.report.threshold_ratio() * 100.0
             );
             // A live run: server time against the threshold, then the client's round trip.
-            match run.report.round_trip_ns {
+            let gauge = match run.report.round_trip_ns {
                 Some(rt) => format!("{gauge} rtt {:.3} ms", rt as f64 / 1e6),
+                None => gauge,
+            };
+            match run.dry_run_ns {
+                Some(dry) => format!("{gauge} · dry run {:.3} ms", dry as f64 / 1e6),
                 None => gauge,
             }
         }
@@ -54,7 +56,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let first = Line::from(vec![
         Span::styled(
             format!(" {} ", display_safe(&app.backend_label())),
-            theme.header,
+            // A server gone away stands out until it is back.
+            if app.connection.lost.is_some() {
+                theme.error
+            } else {
+                theme.header
+            },
         ),
         Span::styled(
             bar,
@@ -110,5 +117,28 @@ fn cache_mark(app: &App, sha: &str) -> &'static str {
         Some((s, Some(cached))) if s == sha && cached.script => " cached",
         Some((s, Some(_))) if s == sha => " not cached (F8 loads)",
         _ => " cache ?",
+    }
+}
+
+/// The counter of a run in progress; a live run's names its phase, and once on the server also how
+/// long the dry run took ("on the server 0.3 s / 5000 ms · dry run 1.2 s").
+fn running_gauge(r: &crate::tui::app::Running, threshold: u64) -> String {
+    use crate::engine::live::guarded::Phase;
+    let Some((phase, since)) = r.phase else {
+        return format!(
+            "running {:.1} s / {} ms",
+            r.started.elapsed().as_secs_f64(),
+            threshold
+        );
+    };
+    let gauge = format!(
+        "{} {:.1} s / {} ms",
+        phase.label(),
+        since.elapsed().as_secs_f64(),
+        threshold
+    );
+    match (phase, r.dry_run) {
+        (Phase::OnServer, Some(dry)) => format!("{gauge} · dry run {:.1} s", dry.as_secs_f64()),
+        _ => gauge,
     }
 }
