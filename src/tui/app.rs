@@ -43,15 +43,18 @@ pub enum Tab {
     Warnings,
     /// The live server's keyspace (only with a live server).
     Server,
+    /// The debugger: stack, variables, watches, console (tui/debugger.rs).
+    Debug,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Trace,
         Tab::Reply,
         Tab::Keyspace,
         Tab::Warnings,
         Tab::Server,
+        Tab::Debug,
     ];
     pub fn title(self) -> &'static str {
         match self {
@@ -60,6 +63,7 @@ impl Tab {
             Tab::Keyspace => "Keyspace",
             Tab::Warnings => "Warnings",
             Tab::Server => "Server",
+            Tab::Debug => "Debug",
         }
     }
 }
@@ -84,6 +88,14 @@ pub enum PromptPurpose {
     ScanMatch,
     /// A key on the live server, by name.
     OpenServerKey,
+    // The debugger's prompts (tui/debugger.rs).
+    Breakpoint {
+        line: u32,
+    },
+    DebugEval,
+    AddWatch,
+    RemoveWatch,
+    BreakOn,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,6 +142,8 @@ pub enum Effect {
         ms: i64,
     },
     Quit,
+    /// A command to the debugger on the engine thread (tui/debug_engine.rs).
+    Debug(super::debug_engine::DebugCommand),
 }
 
 /// A run in progress.
@@ -189,6 +203,8 @@ pub struct App {
     pub script_cache: Option<(String, Option<Cached>)>,
     /// The SHA1 whose SCRIPT EXISTS is on its way.
     pub script_cache_pending: Option<String>,
+    /// Breakpoints, the debug session, watches, console, coverage (tui/debugger.rs).
+    pub debugger: super::debugger::Debugger,
     next_run_id: u64,
 }
 
@@ -223,6 +239,7 @@ impl App {
             server: None,
             script_cache: None,
             script_cache_pending: None,
+            debugger: Default::default(),
             next_run_id: 1,
         }
     }
@@ -263,7 +280,16 @@ impl App {
 
     /// The requests the Server tab and the script-cache mark need now (after any event).
     pub fn housekeeping(&mut self) -> Vec<Effect> {
-        super::server::housekeeping(self)
+        let mut effects = super::server::housekeeping(self);
+        effects.extend(super::debugger::housekeeping(self)); // a pending run-to-cursor
+        effects
+    }
+
+    /// A new run's id (runs and debug sessions share the numbering).
+    pub(crate) fn allocate_run_id(&mut self) -> u64 {
+        let id = self.next_run_id;
+        self.next_run_id += 1;
+        id
     }
 
     /// The binding context of the focused pane.
@@ -273,6 +299,7 @@ impl App {
             (Focus::Editor, _) => Context::Editor,
             (Focus::Panes, Tab::Keyspace) => Context::Keyspace,
             (Focus::Panes, Tab::Server) => Context::Server,
+            (Focus::Panes, Tab::Debug) => Context::Debug,
             (Focus::Panes, _) => Context::Panes,
             _ => Context::Global,
         }
@@ -286,6 +313,10 @@ impl App {
             }
             Event::Paste(text) => {
                 match self.focus {
+                    // Never into a script the debugger is running (tui/debugger.rs).
+                    Focus::Editor if self.debugger.session.is_some() => {
+                        self.status = super::debugger::EDIT_REFUSED.into()
+                    }
                     Focus::Editor => self.editor.paste(text),
                     Focus::Keys | Focus::Argv => self.inputs.paste(self.focus == Focus::Keys, text),
                     Focus::Panes => {}
@@ -301,20 +332,24 @@ impl App {
             return self.on_overlay_key(key);
         }
         if let Some(action) = self.keymap.lookup(Context::Global, &key) {
-            // Esc only cancels a run; otherwise it reaches the focused widget.
-            if action != Action::Cancel || self.running.is_some() {
+            // Esc only cancels a run (or a debug session); otherwise it reaches the focused widget.
+            if action != Action::Cancel || self.running.is_some() || self.debugger.session.is_some()
+            {
                 return self.update(action);
             }
         }
         let context = self.context();
-        if matches!(context, Context::Keyspace | Context::Server) {
+        if matches!(
+            context,
+            Context::Keyspace | Context::Server | Context::Debug
+        ) {
             if let Some(action) = self.keymap.lookup(context, &key) {
                 return self.update(action);
             }
         }
         if matches!(
             context,
-            Context::Keyspace | Context::Server | Context::Panes
+            Context::Keyspace | Context::Server | Context::Panes | Context::Debug
         ) {
             if let Some(action) = self.keymap.lookup(Context::Panes, &key) {
                 return self.update(action);
@@ -327,6 +362,9 @@ impl App {
             }
         }
         match self.focus {
+            Focus::Editor if super::debugger::refuses_key(self, &key) => {
+                self.status = super::debugger::EDIT_REFUSED.into()
+            }
             Focus::Editor => self.editor.on_key(key),
             Focus::Keys => self.inputs.on_key(true, key),
             Focus::Argv => self.inputs.on_key(false, key),
@@ -442,9 +480,16 @@ impl App {
         if self.tab == Tab::Server && self.focus == Focus::Panes && action.in_server_tab() {
             return super::server::update(self, action);
         }
+        if super::debugger::handles(action) {
+            return super::debugger::update(self, action);
+        }
         match action {
-            Action::Run => return self.start_run(),
+            // F5 continues a paused debug session, or starts one when breakpoints are set.
+            Action::Run => return super::debugger::run_or_continue(self),
             Action::Cancel => {
+                if let Some(effects) = super::debugger::cancel(self) {
+                    return effects;
+                }
                 if self.running.is_some() {
                     self.status = "cancelling…".into();
                     return vec![Effect::Cancel];
@@ -466,6 +511,9 @@ impl App {
                 }
             }
             Action::Save => self.save(),
+            Action::Open if self.debugger.session.is_some() => {
+                self.status = "stop debugging first (Shift-F5)".into()
+            }
             Action::Open => self.overlay = Some(Overlay::Picker(PickerState::load(&self.config))),
             Action::FocusNext => self.focus = self.focus.step(1),
             Action::FocusPrev => self.focus = self.focus.step(-1),
@@ -507,7 +555,7 @@ impl App {
             | Action::PageDown
             | Action::Top
             | Action::Bottom => self.scroll(action),
-            Action::Select => self.select(),
+            Action::Select => return self.select(),
             Action::Close => self.overlay = None,
             Action::FilterKeys => {
                 let current = self.keyspace.filter.clone();
@@ -600,6 +648,23 @@ impl App {
             | Action::KeyspaceTop
             | Action::KeyspaceBottom => super::keyspace::navigate(self, action),
             Action::Find => self.prompt(PromptPurpose::Find, "Search (regex)", ""),
+            // Handled by tui/debugger.rs above.
+            Action::ToggleBreakpoint
+            | Action::EditBreakpoint
+            | Action::StepOver
+            | Action::StepInto
+            | Action::StepOut
+            | Action::StepBackLine
+            | Action::ReverseContinue
+            | Action::RunToCursor
+            | Action::StopDebugging
+            | Action::TabDebug
+            | Action::DebugEval
+            | Action::AddWatch
+            | Action::RemoveWatch
+            | Action::BreakOn
+            | Action::NextFrame
+            | Action::PrevFrame => {}
             Action::FindNext => self.editor.find_next(),
         }
         Vec::new()
@@ -697,11 +762,18 @@ impl App {
             PromptPurpose::ScanMatch | PromptPurpose::OpenServerKey => {
                 return super::server::answer_prompt(self, &prompt.purpose, input)
             }
+            PromptPurpose::Breakpoint { .. }
+            | PromptPurpose::DebugEval
+            | PromptPurpose::AddWatch
+            | PromptPurpose::RemoveWatch
+            | PromptPurpose::BreakOn => {
+                return super::debugger::answer_prompt(self, &prompt.purpose, &input)
+            }
         }
         Vec::new()
     }
 
-    fn start_run(&mut self) -> Vec<Effect> {
+    pub(crate) fn start_run(&mut self) -> Vec<Effect> {
         if self.running.is_some() {
             self.status = "a run is already in progress (Esc cancels it)".into();
             return Vec::new();
@@ -780,6 +852,7 @@ impl App {
                 self.last_run = Some(*result);
             }
             EngineEvent::ClockMoved { now_ms } => self.now_ms = now_ms,
+            EngineEvent::Debug(event) => super::debugger::on_event(self, event),
         }
     }
 
@@ -808,6 +881,10 @@ impl App {
     /// The keyspace as the inspector should show it: the step's snapshot, the run's result, or the seed.
     pub fn shown_keyspace(&self) -> &Db {
         use super::keyspace::Shown;
+        // A debug session: the keyspace at its last stop.
+        if let Some(db) = self.debugger.stopped_keyspace() {
+            return db;
+        }
         match (&self.last_run, self.keyspace.shown(self)) {
             (Some(run), Shown::Step(i)) => {
                 let seq = run.report.trace.get(i).map_or(0, |e| e.seq);
@@ -845,10 +922,14 @@ impl App {
                 self.keyspace.list.move_by(delta, len);
             }
             Tab::Server => {}
+            Tab::Debug => super::debugger::scroll(self, delta),
         }
     }
 
-    fn select(&mut self) {
+    fn select(&mut self) -> Vec<Effect> {
+        if self.tab == Tab::Debug {
+            return super::debugger::select(self);
+        }
         if self.tab == Tab::Trace {
             if let Some(entry) = self
                 .last_run
@@ -860,6 +941,7 @@ impl App {
                 self.status = format!("call {} at line {}", entry.seq, line);
             }
         }
+        Vec::new()
     }
 
     fn save(&mut self) {

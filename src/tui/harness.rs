@@ -32,6 +32,8 @@ pub struct Harness {
     /// by an inspector driven in place of its thread.
     pub live: Option<crate::engine::live::LiveBackend>,
     pub inspector: Option<InspectorCore>,
+    /// The debugger's engine, on a thread of its own (started by the first debug command).
+    pub debug: Option<super::debug_engine::DebugThread>,
 }
 
 impl Harness {
@@ -59,6 +61,7 @@ impl Harness {
             effects: Vec::new(),
             live: None,
             inspector: None,
+            debug: None,
         }
     }
 
@@ -183,6 +186,29 @@ impl Harness {
                     });
                 }
                 Effect::Quit => self.effects.push("quit"),
+                Effect::Debug(command) => {
+                    self.effects.push("debug");
+                    let clock = self.clock.clone();
+                    let thread = self
+                        .debug
+                        .get_or_insert_with(|| super::debug_engine::DebugThread::start(clock));
+                    thread.send(command);
+                    // Wait for the engine's answer: the next stop or the end of the run.
+                    let events = match thread.answer() {
+                        Ok(events) => events,
+                        Err(e) => panic!("{e}"),
+                    };
+                    for event in events {
+                        let event = match event {
+                            EngineEvent::Finished(mut result) => {
+                                pin_timings(&mut result.report);
+                                EngineEvent::Finished(result)
+                            }
+                            other => other,
+                        };
+                        self.app.on_engine_event(event);
+                    }
+                }
             }
         }
     }

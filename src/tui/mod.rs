@@ -5,6 +5,8 @@
 pub mod action;
 pub mod app;
 pub mod config;
+pub mod debug_engine;
+pub mod debugger;
 pub mod editor;
 pub mod files;
 pub mod harness;
@@ -69,6 +71,7 @@ fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -
             Effect::Cancel => worker.cancel(),
             Effect::AdvanceClock { ms } => worker.send(EngineCommand::AdvanceClock { ms }),
             Effect::Quit => {}
+            Effect::Debug(command) => worker.debug(command),
         }
     }
     inspected
