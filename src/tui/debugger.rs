@@ -534,12 +534,10 @@ pub fn answer_prompt(app: &mut App, purpose: &PromptPurpose, input: &str) -> Vec
                 })],
             };
         }
-        PromptPurpose::AddWatch => {
-            if !input.is_empty() {
-                app.debugger.watches.push(input.to_string());
-                app.status = format!("watching {input}");
-                return refresh(app);
-            }
+        PromptPurpose::AddWatch if !input.is_empty() => {
+            app.debugger.watches.push(input.to_string());
+            app.status = format!("watching {input}");
+            return refresh(app);
         }
         PromptPurpose::RemoveWatch => match input.parse::<usize>() {
             Ok(n) if n >= 1 && n <= app.debugger.watches.len() => {
@@ -555,8 +553,8 @@ pub fn answer_prompt(app: &mut App, purpose: &PromptPurpose, input: &str) -> Vec
                 None => (false, input),
             };
             let d = &mut app.debugger;
-            if let Some(key) = what.strip_prefix("key ") {
-                let key = key.as_bytes().to_vec();
+            if let Some(name) = what.strip_prefix("key ") {
+                let key = name.as_bytes().to_vec();
                 d.key_write_breaks.retain(|k| *k != key);
                 if !remove {
                     d.key_write_breaks.push(key);
@@ -568,7 +566,7 @@ pub fn answer_prompt(app: &mut App, purpose: &PromptPurpose, input: &str) -> Vec
                     } else {
                         "stopping"
                     },
-                    crate::engine::reply::quote_bytes(what[4..].as_bytes())
+                    crate::engine::reply::quote_bytes(name.as_bytes())
                 );
             } else if !what.is_empty() && what.chars().all(|c| c.is_ascii_alphabetic()) {
                 if crate::engine::commands::lookup(&what.to_ascii_lowercase()).is_none() {

@@ -2,7 +2,7 @@
 //! editor's gutter (breakpoints, the stopped line, line counts of the last debug run).
 
 use super::block;
-use crate::engine::debug::VarKind;
+use crate::engine::debug::{StopReason, VarKind};
 use crate::engine::display::display_safe;
 use crate::tui::app::App;
 use crate::tui::debug_engine::{reason_text, ConsoleKind, StopView};
@@ -22,7 +22,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         (Some(s), Some(stop)) if s.paused => format!(
             "Debug · stopped at line {} ({}) · event {}",
             stop.line,
-            display_safe(&reason_text(&stop.reason)),
+            match &stop.reason {
+                // The message has a line of its own below.
+                StopReason::Error { .. } => "error".into(),
+                reason => display_safe(&reason_text(reason)).into_owned(),
+            },
             stop.event
         ),
         (Some(_), _) => "Debug · running…".to_string(),
@@ -120,6 +124,14 @@ fn stopped_lines(
     let height = inner.height as usize;
     let compact = inner.height < COMPACT;
     let mut out = Vec::new();
+    // An error's message, wrapped on up to three lines: it is why the script stopped.
+    if let StopReason::Error { message } = &stop.reason {
+        let text: Vec<char> = format!("✗ {}", display_safe(message)).chars().collect();
+        let width = (inner.width as usize).max(10);
+        for chunk in text.chunks(width).take(3) {
+            out.push(Line::styled(chunk.iter().collect::<String>(), theme.error));
+        }
+    }
     // The stack, innermost first, the selected frame marked.
     if compact {
         let frames: Vec<String> = stop
@@ -245,7 +257,6 @@ fn stopped_lines(
             match (row.var.type_name.as_str(), row.var.len) {
                 ("table", Some(1)) => notes.push("table, 1 entry".to_string()),
                 ("table", Some(n)) => notes.push(format!("table, {n} entries")),
-                ("string", Some(n)) if n > 40 => notes.push(format!("string, {n} bytes")),
                 _ => {}
             }
             if !notes.is_empty() {

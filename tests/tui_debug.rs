@@ -1,0 +1,577 @@
+//! The debugger in the workbench, driven by keys through the synchronous harness (its debug engine
+//! runs on a thread of its own and answers every key before the next): the stopped views as
+//! TestBackend snapshots (`INSTA_UPDATE=always cargo test --test tui_debug` rewrites them), a whole
+//! session by keys, and a debugged run that ends exactly as a plain run does.
+#![cfg(feature = "tui")]
+
+mod common;
+
+use evalbench::engine::debug::StopReason;
+use evalbench::engine::keyspace::Value;
+use evalbench::tui::app::Tab;
+use evalbench::tui::debugger::EDIT_REFUSED;
+use evalbench::tui::harness::Harness;
+
+/// A function called twice, a table local, redis.debug, a branch never taken; the line numbers
+/// matter to the tests below.
+const SCRIPT: &str = "local function bump(key, by)
+  local n = redis.call('INCRBY', key, by)
+  return n
+end
+-- a table local, then two calls
+local items = {'a', 'b', limit = tonumber(ARGV[1])}
+local total = bump(KEYS[1], 5)
+redis.debug('total', total)
+if total > items.limit * 1000 then
+  return 'too big'
+end
+local again = bump(KEYS[1], 1)
+return {total, again}
+";
+
+/// An error raised by redis.call on line 4, with locals to read at the stop.
+const FAILING: &str = "local count = tonumber(ARGV[1])
+local seen = {count, 'x'}
+redis.call('SET', KEYS[1], count)
+return redis.call('NOSUCHCOMMAND', KEYS[1])
+";
+
+fn harness(script: &str) -> Harness {
+    common::isolate_app_dirs();
+    Harness::new(
+        script,
+        &["counter"],
+        &["10"],
+        r#"{"counter": {"type": "string", "value": "100"}}"#,
+    )
+}
+
+/// Put the editor's cursor on `line` (1-based).
+fn cursor_to(h: &mut Harness, line: usize) {
+    h.app.editor.goto_line(line);
+}
+
+/// Type into the open prompt and answer it.
+fn answer(h: &mut Harness, text: &str) {
+    h.type_text(text);
+    h.press("<Enter>");
+}
+
+/// The screen with Lua's object addresses (`function@0x55d0...`) pinned: they change per run.
+fn screen(h: &Harness, w: u16, hgt: u16) -> String {
+    let raw = h.render(w, hgt);
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw.as_str();
+    while let Some(at) = rest.find("@0x") {
+        out.push_str(&rest[..at + 3]);
+        rest = &rest[at + 3..];
+        let hex = rest
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(rest.len());
+        out.push_str(&"#".repeat(hex));
+        rest = &rest[hex..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn stop_line(h: &Harness) -> Option<u32> {
+    h.app.debugger.paused_line()
+}
+
+fn stack(h: &Harness) -> Vec<(String, u32)> {
+    h.app
+        .debugger
+        .stop()
+        .map(|s| {
+            s.frames
+                .iter()
+                .map(|f| (f.function.clone(), f.line))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn var(h: &Harness, name: &str) -> Option<String> {
+    h.app.debugger.stop().and_then(|s| {
+        s.rows
+            .iter()
+            .find(|r| r.depth == 0 && r.var.name == name)
+            .map(|r| r.var.value.clone())
+    })
+}
+
+/// The string value of `key` in the keyspace the Keyspace tab shows.
+fn shown_value(h: &Harness, key: &str) -> Option<String> {
+    let db = h.app.shown_keyspace();
+    match db.get(key.as_bytes(), h.app.now_ms).map(|e| &e.value) {
+        Some(Value::Str(s)) => Some(String::from_utf8_lossy(s).into_owned()),
+        Some(_) => Some("(not a string)".into()),
+        None => None,
+    }
+}
+
+fn console(h: &Harness) -> Vec<String> {
+    h.app
+        .debugger
+        .console
+        .iter()
+        .map(|l| l.text.clone())
+        .collect()
+}
+
+#[test]
+fn a_whole_session_by_keys() {
+    let mut h = harness(SCRIPT);
+    // F9 on line 7, F5 runs to it.
+    cursor_to(&mut h, 7);
+    h.press("<F9>");
+    assert_eq!(h.app.status, "breakpoint at line 7");
+    h.press("<F5>");
+    assert_eq!(stop_line(&h), Some(7));
+    assert_eq!(h.app.tab, Tab::Debug);
+    assert!(matches!(
+        h.app.debugger.stop().map(|s| &s.reason),
+        Some(StopReason::Breakpoint { .. })
+    ));
+    assert_eq!(shown_value(&h, "counter").as_deref(), Some("100"));
+    // F11 into bump.
+    h.press("<F11>");
+    assert_eq!(stop_line(&h), Some(2));
+    assert_eq!(
+        stack(&h),
+        vec![("bump".to_string(), 2), ("top level".to_string(), 7)]
+    );
+    assert_eq!(var(&h, "by").as_deref(), Some("5"));
+    // F10 over the INCRBY: the keyspace view follows.
+    h.press("<F10>");
+    assert_eq!(stop_line(&h), Some(3));
+    assert_eq!(var(&h, "n").as_deref(), Some("105"));
+    assert_eq!(shown_value(&h, "counter").as_deref(), Some("105"));
+    let log = console(&h);
+    assert!(
+        log.ends_with(&[
+            "<redis> INCRBY counter 5".to_string(),
+            "<reply> 105".to_string(),
+            "* Stopped at 3, stop reason = step".to_string(),
+        ]),
+        "{log:?}"
+    );
+    // Shift-F10 steps back across the redis.call: the keyspace view goes back with it.
+    h.press("<S-F10>");
+    assert_eq!(stop_line(&h), Some(2));
+    assert_eq!(shown_value(&h, "counter").as_deref(), Some("100"));
+    assert_eq!(var(&h, "n"), None, "n is not declared yet");
+    // Shift-F11 out to the caller, which moves on to line 8.
+    h.press("<S-F11>");
+    assert_eq!(stop_line(&h), Some(8));
+    assert_eq!(stack(&h), vec![("top level".to_string(), 8)]);
+    assert_eq!(var(&h, "total").as_deref(), Some("105"));
+    // The cursor follows the stop.
+    assert_eq!(h.app.editor.textarea.cursor().0 + 1, 8);
+    // F5 runs to the end: redis.debug's output is in the console, the run's report is the plain one.
+    h.press("<F5>");
+    assert!(h.app.debugger.session.is_none());
+    assert!(h.app.running.is_none());
+    assert!(
+        console(&h).contains(&"<debug> line 8: \"total\", 105".to_string()),
+        "{:?}",
+        console(&h)
+    );
+    let run = h.app.last_run.as_ref().expect("the run's report");
+    assert_eq!(
+        run.report.reply.to_cli(),
+        "1) (integer) 105\n2) (integer) 106"
+    );
+    assert_eq!(shown_value(&h, "counter").as_deref(), Some("106"));
+}
+
+#[test]
+fn reverse_continue_and_run_to_cursor() {
+    let mut h = harness(SCRIPT);
+    cursor_to(&mut h, 2);
+    h.press("<F9>");
+    h.press("<F5>");
+    assert_eq!(var(&h, "by").as_deref(), Some("5"));
+    h.press("<F5>");
+    assert_eq!(stop_line(&h), Some(2));
+    assert_eq!(var(&h, "by").as_deref(), Some("1"), "the second hit");
+    assert_eq!(shown_value(&h, "counter").as_deref(), Some("105"));
+    // Alt-F5: back to the previous hit, the keyspace as it was there.
+    h.press("<A-F5>");
+    assert_eq!(stop_line(&h), Some(2));
+    assert_eq!(var(&h, "by").as_deref(), Some("5"));
+    assert_eq!(shown_value(&h, "counter").as_deref(), Some("100"));
+    // Ctrl-F10 runs to the cursor's line.
+    cursor_to(&mut h, 12);
+    h.press("<C-F10>");
+    assert_eq!(stop_line(&h), Some(12));
+    // Before any session, Ctrl-F10 starts one and runs to the cursor.
+    h.press("<S-F5>");
+    assert!(h.app.debugger.session.is_none());
+    cursor_to(&mut h, 2);
+    h.press("<F9>");
+    assert!(h.app.debugger.breakpoints.is_empty());
+    cursor_to(&mut h, 9);
+    h.press("<C-F10>");
+    assert_eq!(stop_line(&h), Some(9));
+}
+
+#[test]
+fn stopped_views() {
+    let mut h = harness(SCRIPT);
+    // A first debug run to the end gives the gutter its line counts.
+    h.keys("<F11> <F5>");
+    assert!(h.app.debugger.session.is_none());
+    cursor_to(&mut h, 2);
+    h.press("<F9>");
+    h.press("<F5>");
+    h.press("<F10>");
+    assert_eq!(stop_line(&h), Some(3));
+    // The Debug tab focused: a watch, the caller's frame, its table expanded, an eval.
+    h.press("<A-6>");
+    h.press("w");
+    answer(&mut h, "n * 2");
+    h.press("w");
+    answer(&mut h, "nosuch.field");
+    h.press("]");
+    assert_eq!(h.app.debugger.frame, 1);
+    h.keys("<Down>");
+    h.press("<Enter>");
+    h.press("e");
+    answer(&mut h, "#items + items.limit");
+    let stop = h.app.debugger.stop().expect("stopped");
+    assert_eq!(stop.frame, 1);
+    assert_eq!(stop.watches[0].0, "n * 2");
+    // Watches evaluate in the selected frame: n is not a local of the caller.
+    assert!(stop.watches[0].1.is_err(), "{:?}", stop.watches);
+    assert_eq!(console(&h).last().map(String::as_str), Some("<retval> 12"));
+    insta::assert_snapshot!("stopped_120x40", screen(&h, 120, 40));
+    insta::assert_snapshot!("stopped_80x24", screen(&h, 80, 24));
+    // Back to the innermost frame: the watch has its value.
+    h.press("[");
+    let stop = h.app.debugger.stop().expect("stopped");
+    assert_eq!(stop.watches[0].1.as_deref(), Ok("210"));
+    insta::assert_snapshot!("stopped_inner_frame_120x40", screen(&h, 120, 40));
+}
+
+#[test]
+fn an_expanded_table_is_paged_and_cycles_are_marked() {
+    let script = "local big = {}\nfor i = 1, 120 do big[i] = i * i end\nlocal self_ref = {name = 'loop'}\nself_ref.me = self_ref\nlocal s = string.rep('x', 300)\nreturn #big\n";
+    let mut h = harness(script);
+    cursor_to(&mut h, 6);
+    h.keys("<F9> <F5> <A-6>");
+    // big: expand, then the "more" row shows the next page.
+    h.press("<Enter>");
+    let rows = &h.app.debugger.stop().expect("stopped").rows;
+    assert_eq!(
+        rows.len(),
+        1 + 50 + 1 + 4,
+        "big, 50 entries, more, self_ref, s, KEYS, ARGV"
+    );
+    assert_eq!(rows[51].more, Some(70));
+    h.keys("<End>");
+    h.keys("<Up> <Up> <Up> <Up>");
+    h.press("<Enter>");
+    let rows = &h.app.debugger.stop().expect("stopped").rows;
+    assert_eq!(rows[101].more, Some(20));
+    // Collapse big, expand self_ref: its own entry is a cycle.
+    h.keys("<Home> <Enter> <Down> <Enter>");
+    let rows = &h.app.debugger.stop().expect("stopped").rows;
+    let me = rows.iter().find(|r| r.var.name == "[\"me\"]");
+    assert!(
+        me.is_some_and(|r| r.var.value.contains("<cycle>")),
+        "{rows:#?}"
+    );
+    insta::assert_snapshot!("table_cycle_long_string_120x40", screen(&h, 120, 40));
+}
+
+#[test]
+fn break_on_error_shows_the_locals() {
+    let mut h = harness(FAILING);
+    h.keys("<F11> <F5>");
+    let stop = h.app.debugger.stop().expect("stopped at the error");
+    assert_eq!(stop.line, 4);
+    match &stop.reason {
+        StopReason::Error { message } => {
+            assert_eq!(message, "ERR Unknown Redis command called from script")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(var(&h, "count").as_deref(), Some("10"));
+    assert_eq!(var(&h, "seen").as_deref(), Some("{10; \"x\"}"));
+    // The SET before the error is in the keyspace view.
+    assert_eq!(shown_value(&h, "counter").as_deref(), Some("10"));
+    insta::assert_snapshot!("error_stop_120x40", screen(&h, 120, 40));
+    // F5: the run ends with the script's own error, marked at its line.
+    h.press("<F5>");
+    let run = h.app.last_run.as_ref().expect("a report");
+    assert!(run.report.is_error());
+    assert_eq!(run.report.error_line, Some(4));
+    assert_eq!(h.app.editor.error.as_ref().map(|e| e.0), Some(4));
+}
+
+#[test]
+fn esc_at_a_stop_ends_the_run_as_ldb_abort() {
+    let mut h = harness(SCRIPT);
+    cursor_to(&mut h, 8);
+    h.keys("<F9> <F5>");
+    assert_eq!(stop_line(&h), Some(8));
+    h.press("<Esc>");
+    assert!(h.app.debugger.session.is_none());
+    assert!(h.app.running.is_none());
+    let run = h.app.last_run.as_ref().expect("a report");
+    let sha = h.app.editor.sha1();
+    assert_eq!(
+        run.report.reply.to_cli(),
+        format!("(error) ERR script aborted for user request script: {sha}, on @user_script:8.")
+    );
+    // What ran before the abort stays (LDB's session is a forked copy; the sandbox keeps it).
+    assert_eq!(run.report.trace.len(), 1);
+}
+
+#[test]
+fn a_debug_session_run_to_the_end_is_a_plain_run() {
+    let scripts: &[(&str, &[&str], &[&str], &str)] = &[
+        (
+            SCRIPT,
+            &["counter"],
+            &["10"],
+            r#"{"counter": {"type": "string", "value": "100"}}"#,
+        ),
+        (
+            include_str!("../samples/rate_limiter.lua"),
+            &["ratelimit:alice:42"],
+            &["10", "60"],
+            r#"{"ratelimit:alice:42": {"type": "string", "value": "3", "ttl_ms": 60000}}"#,
+        ),
+        (FAILING, &["k"], &["7"], ""),
+        (
+            "redis.call('HSET', KEYS[1], 'a', 1, 'b', 2)\nlocal t = redis.call('HGETALL', KEYS[1])\nredis.call('RPUSH', KEYS[2], unpack(t))\nreturn {redis.call('LRANGE', KEYS[2], 0, -1), cjson.encode({x = 1.5}), math.random(100)}\n",
+            &["h", "l"],
+            &[],
+            "",
+        ),
+        (
+            "local ok, err = pcall(redis.call, 'INCR', KEYS[1])\nreturn {ok and 1 or 0, tostring(err)}\n",
+            &["s"],
+            &[],
+            r#"{"s": {"type": "string", "value": "abc"}}"#,
+        ),
+    ];
+    for (script, keys, argv, seed) in scripts {
+        common::isolate_app_dirs();
+        let mut plain = Harness::new(script, keys, argv, seed);
+        plain.press("<F5>");
+        let mut debugged = Harness::new(script, keys, argv, seed);
+        debugged.keys("<F11> <F5>");
+        // A script that fails stops at its error first.
+        if debugged.app.debugger.session.is_some() {
+            debugged.press("<F5>");
+        }
+        let (p, d) = (
+            plain.app.last_run.as_ref().expect("plain report"),
+            debugged.app.last_run.as_ref().expect("debug report"),
+        );
+        assert_eq!(d.report.reply, p.report.reply, "{script}");
+        assert_eq!(d.report.lua_value, p.report.lua_value, "{script}");
+        assert_eq!(d.report.error_line, p.report.error_line, "{script}");
+        assert_eq!(d.after, p.after, "{script}");
+        assert_eq!(d.report.trace.len(), p.report.trace.len(), "{script}");
+        assert_eq!(d.report.warnings, p.report.warnings, "{script}");
+    }
+}
+
+#[test]
+fn breakpoints_move_off_lines_without_code_and_take_conditions() {
+    let mut h = harness(SCRIPT);
+    // Line 5 is a comment: the breakpoint goes to line 6, and the console says so.
+    cursor_to(&mut h, 5);
+    h.press("<F9>");
+    assert_eq!(
+        h.app.status,
+        "Line 5 has no code: breakpoint moved to line 6."
+    );
+    assert!(h.app.debugger.breakpoint_at(6).is_some());
+    cursor_to(&mut h, 6);
+    h.press("<F9>");
+    assert!(h.app.debugger.breakpoints.is_empty(), "F9 again removes it");
+    // A condition that does not compile is refused with Lua's message.
+    cursor_to(&mut h, 2);
+    h.press("<S-F9>");
+    answer(&mut h, "by ==");
+    assert_eq!(
+        h.app.status,
+        "breakpoint refused: condition:1: unexpected symbol near ')'"
+    );
+    assert!(h.app.debugger.breakpoints.is_empty());
+    // A condition that does: the run stops only where it holds.
+    h.press("<S-F9>");
+    answer(&mut h, "by == 1");
+    assert_eq!(h.app.status, "breakpoint at line 2 if by == 1");
+    h.press("<F5>");
+    assert_eq!(stop_line(&h), Some(2));
+    assert_eq!(var(&h, "by").as_deref(), Some("1"));
+    h.press("<S-F5>");
+    // A hit count: from the second hit on.
+    h.press("<S-F9>");
+    h.press("<C-u>");
+    for _ in 0.."by == 1".len() {
+        h.press("<Backspace>");
+    }
+    answer(&mut h, "hits 2");
+    assert_eq!(h.app.status, "breakpoint at line 2 from hit 2");
+    h.press("<F5>");
+    assert_eq!(var(&h, "by").as_deref(), Some("1"));
+}
+
+#[test]
+fn an_eval_error_shows_and_the_run_stays_paused() {
+    let mut h = harness(SCRIPT);
+    cursor_to(&mut h, 8);
+    h.keys("<F9> <F5> <A-6> e");
+    answer(&mut h, "items.nosuch.x");
+    assert_eq!(stop_line(&h), Some(8));
+    let log = console(&h);
+    assert_eq!(
+        log[log.len() - 2..],
+        [
+            "> items.nosuch.x".to_string(),
+            "<error> eval:1: attempt to index field 'nosuch' (a nil value)".to_string()
+        ],
+        "{log:?}"
+    );
+    // A write is refused; a read sees the keyspace at the stop.
+    h.press("e");
+    answer(&mut h, "redis.call('SET', 'x', 1)");
+    assert!(
+        console(&h).last().is_some_and(|l| l.starts_with("<error>")),
+        "{:?}",
+        console(&h)
+    );
+    h.press("e");
+    answer(&mut h, "redis GET counter");
+    assert_eq!(
+        console(&h)[console(&h).len() - 2..],
+        [
+            "<redis> GET counter".to_string(),
+            "<reply> \"105\"".to_string()
+        ]
+    );
+    h.press("<F5>");
+    assert_eq!(
+        h.app.last_run.as_ref().map(|r| r.report.reply.to_cli()),
+        Some("1) (integer) 105\n2) (integer) 106".to_string())
+    );
+}
+
+#[test]
+fn editing_is_refused_while_debugging_and_nothing_is_lost() {
+    let mut h = harness(SCRIPT);
+    h.press("<F11>");
+    // The first line event: the function's definition ends on line 4.
+    assert_eq!(stop_line(&h), Some(4));
+    h.app.focus = evalbench::tui::app::Focus::Editor;
+    let before = h.app.editor.text();
+    h.type_text("x");
+    h.press("<Backspace>");
+    assert_eq!(h.app.editor.text(), before);
+    assert_eq!(h.app.status, EDIT_REFUSED);
+    h.app
+        .on_event(&ratatui::crossterm::event::Event::Paste("pasted".into()));
+    assert_eq!(h.app.editor.text(), before);
+    // The cursor still moves (to pick a line for Ctrl-F10).
+    h.press("<Down>");
+    assert_eq!(h.app.editor.textarea.cursor().0, 4);
+    // Once the session ends, typing works again.
+    h.press("<S-F5>");
+    h.type_text("-- ");
+    assert!(
+        h.app.editor.text().contains("-- "),
+        "{}",
+        h.app.editor.text()
+    );
+    assert!(h.app.editor.modified);
+}
+
+#[test]
+fn a_script_that_does_not_compile_shows_its_error_at_its_line() {
+    let mut h = harness("local a = 1\nlocal b = (a +\nreturn b\n");
+    h.press("<F11>");
+    assert!(h.app.debugger.session.is_none());
+    assert!(h.app.running.is_none());
+    assert_eq!(
+        h.app.editor.error,
+        Some((3, "unexpected symbol near 'return'".to_string()))
+    );
+    assert_eq!(
+        h.app.status,
+        "the script does not compile: unexpected symbol near 'return'"
+    );
+}
+
+#[test]
+fn time_stopped_does_not_count_against_the_busy_threshold() {
+    let mut h = harness(SCRIPT);
+    h.app.config.busy_threshold_ms = 100;
+    h.press("<F11>");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    h.press("<F10>");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    h.press("<F5>");
+    let run = h.app.last_run.as_ref().expect("a report");
+    assert_eq!(
+        run.report.reply.to_cli(),
+        "1) (integer) 105\n2) (integer) 106"
+    );
+}
+
+#[test]
+fn the_last_runs_calls_step_on_other_keys() {
+    let mut h = harness(SCRIPT);
+    h.keys("<F5> <A-Right> <A-Right>");
+    assert_eq!(h.app.step, Some(1));
+    h.press("<A-Left>");
+    assert_eq!(h.app.step, Some(0));
+    h.keys("<A-1> ]");
+    assert_eq!(h.app.step, Some(1));
+    h.press("[");
+    assert_eq!(h.app.step, Some(0));
+}
+
+#[test]
+fn quitting_while_stopped_never_waits_on_the_engine() {
+    use evalbench::engine::RunRequest;
+    use evalbench::tui::debug_engine::{DebugCommand, DebugEvent, StartDebug};
+    use evalbench::tui::worker::{EngineEvent, Worker};
+    let worker = Worker::start();
+    worker.debug(DebugCommand::Start(Box::new(StartDebug {
+        id: 1,
+        request: RunRequest {
+            script: b"local a = 1\nwhile true do a = a + 1 end\n".to_vec(),
+            ..RunRequest::default()
+        },
+        seed: Default::default(),
+        busy_threshold_ms: 0,
+        breaks: Default::default(),
+        stop_at_start: true,
+        view: Default::default(),
+    })));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match worker.events.recv_timeout(left) {
+            Ok(EngineEvent::Debug(DebugEvent::Stopped(_))) => break,
+            Ok(_) => {}
+            Err(e) => panic!("no stop: {e}"),
+        }
+    }
+    // Paused inside the run: dropping the worker (quit) aborts it and the thread ends.
+    let started = std::time::Instant::now();
+    drop(worker);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "quit waited {:?}",
+        started.elapsed()
+    );
+}
