@@ -566,12 +566,116 @@ fn quitting_while_stopped_never_waits_on_the_engine() {
             Err(e) => panic!("no stop: {e}"),
         }
     }
-    // Paused inside the run: dropping the worker (quit) aborts it and the thread ends.
+    // Paused inside the run: dropping the worker (quit) closes the debug channel, the run aborts
+    // and the engine thread ends, well before the wait after which a busy thread is left behind.
     let started = std::time::Instant::now();
     drop(worker);
     assert!(
-        started.elapsed() < std::time::Duration::from_secs(5),
-        "quit waited {:?}",
+        started.elapsed() < evalbench::tui::worker::QUIT_WAIT,
+        "quit waited {:?}: the paused engine thread was left behind",
         started.elapsed()
     );
+}
+
+#[test]
+fn a_closed_command_channel_aborts_the_paused_run() {
+    use evalbench::engine::RunRequest;
+    use evalbench::tui::debug_engine::{run, DebugCommand, DebugEvent, StartDebug};
+    use evalbench::tui::worker::EngineEvent;
+    let (commands, command_rx) = std::sync::mpsc::channel::<DebugCommand>();
+    let (event_tx, events) = std::sync::mpsc::channel::<EngineEvent>();
+    let engine = std::thread::spawn(move || {
+        let mut sandbox = evalbench::engine::Sandbox::new();
+        let start = StartDebug {
+            id: 7,
+            request: RunRequest {
+                script: b"redis.call('SET', 'k', 'v')\nreturn 1\n".to_vec(),
+                ..RunRequest::default()
+            },
+            seed: Default::default(),
+            busy_threshold_ms: 0,
+            breaks: Default::default(),
+            stop_at_start: true,
+            view: Default::default(),
+        };
+        let result = run(&mut sandbox, start, &command_rx, &event_tx);
+        result.report.reply.to_cli()
+    });
+    loop {
+        match events.recv_timeout(std::time::Duration::from_secs(30)) {
+            Ok(EngineEvent::Debug(DebugEvent::Stopped(view))) => {
+                assert_eq!(view.line, 1);
+                break;
+            }
+            Ok(_) => {}
+            Err(e) => panic!("no stop: {e}"),
+        }
+    }
+    drop(commands);
+    let reply = engine.join().expect("the engine thread");
+    assert!(
+        reply.starts_with("(error) ERR script aborted for user request"),
+        "{reply}"
+    );
+}
+
+#[test]
+fn the_keyspace_tab_follows_the_stop_with_the_runs_clock() {
+    common::isolate_app_dirs();
+    let mut h = Harness::sample();
+    // The UI's clock reading is stale until an engine answer brings the sandbox's.
+    h.app.now_ms = 0;
+    cursor_to(&mut h, 15);
+    h.keys("<F9> <F5> <A-3>");
+    assert_eq!(stop_line(&h), Some(15));
+    let screen = screen(&h, 120, 40);
+    assert!(
+        screen.contains("Keys · at the debugger's stop, line 15 (1)"),
+        "{screen}"
+    );
+    // INCR made it 4, the TTL is the seed's 60 s on the run's clock.
+    assert!(
+        screen.contains("~ ratelimit:alice:42") && screen.contains("string 60.0s"),
+        "{screen}"
+    );
+    assert_eq!(shown_value(&h, "ratelimit:alice:42").as_deref(), Some("4"));
+}
+
+#[test]
+fn step_keys_pressed_while_the_script_runs_step_on_at_the_next_stops() {
+    use evalbench::tui::keymap::parse_key;
+    use ratatui::crossterm::event::Event;
+    let mut h = harness(SCRIPT);
+    h.press("<F11>");
+    assert_eq!(stop_line(&h), Some(4));
+    let f10 = Event::Key(parse_key("<F10>").expect("a key"));
+    // Three F10 in one burst: the first resumes, the others wait for the stops.
+    let first = h.app.on_event(&f10);
+    assert_eq!(first.len(), 1);
+    assert!(h.app.on_event(&f10).is_empty());
+    assert!(h.app.on_event(&f10).is_empty());
+    h.apply(first);
+    h.settle();
+    assert_eq!(stop_line(&h), Some(8), "4 → 6 → 7 → 8");
+}
+
+#[test]
+fn console_lines_stay_bounded_for_huge_commands_and_replies() {
+    let script = "local s = string.rep('x', 1000000)\nredis.call('SET', KEYS[1], s)\nlocal r = redis.call('GET', KEYS[1])\nreturn 1\n";
+    let mut h = harness(script);
+    h.keys("<F11> <F10> <F10> <F10>");
+    assert_eq!(stop_line(&h), Some(4));
+    let log = console(&h);
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("<redis> SET counter xxxx")),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().any(|l| l.starts_with("<reply> \"xxxx")),
+        "{log:?}"
+    );
+    for line in &log {
+        assert!(line.len() < 600, "{} bytes: {}", line.len(), &line[..80]);
+    }
 }

@@ -17,6 +17,28 @@ use std::collections::BTreeMap;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 
+/// Console lines stop here (a reply or a command argument of megabytes is cut, with ` ...`).
+const CONSOLE_MAX: usize = 512;
+
+/// A command and its reply as console text, bounded whatever their size.
+fn call_text(command: &[Vec<u8>], reply: &crate::engine::Reply) -> (String, String) {
+    let mut words = String::new();
+    for a in command {
+        if words.len() > CONSOLE_MAX {
+            break;
+        }
+        if !words.is_empty() {
+            words.push(' ');
+        }
+        words.push_str(&String::from_utf8_lossy(&a[..a.len().min(CONSOLE_MAX + 1)]));
+    }
+    let cut = crate::engine::debug::inspect::cut;
+    (
+        cut(words, CONSOLE_MAX),
+        cut(reply_text(&reply.preview()), CONSOLE_MAX),
+    )
+}
+
 /// Entries of a table shown when it is expanded; its "more" row shows this many more.
 pub const PAGE: usize = 50;
 
@@ -145,6 +167,8 @@ pub struct StopView {
     pub calls: usize,
     /// The script's running time so far (stops and replays excluded).
     pub active_ns: u64,
+    /// Unix ms of the sandbox clock at the run's start (the keyspace's TTLs count from it).
+    pub now_ms: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,6 +236,7 @@ struct ChannelFrontend<'a> {
     commands: &'a Receiver<DebugCommand>,
     events: &'a Sender<EngineEvent>,
     view: ViewRequest,
+    now_ms: i64,
 }
 
 impl ChannelFrontend<'_> {
@@ -223,7 +248,8 @@ impl ChannelFrontend<'_> {
     }
 
     fn send_view(&self, stop: &mut Stop<'_>) {
-        let view = build_view(self.id, stop, &self.view);
+        let mut view = build_view(self.id, stop, &self.view);
+        view.now_ms = self.now_ms;
         let _ = self
             .events
             .send(EngineEvent::Debug(DebugEvent::Stopped(Box::new(view))));
@@ -319,6 +345,7 @@ fn build_view(id: u64, stop: &mut Stop<'_>, view: &ViewRequest) -> StopView {
         keyspace: stop.keyspace().db(0).clone(),
         calls: stop.trace().len(),
         active_ns: stop.active_time().as_nanos() as u64,
+        now_ms: 0,
     }
 }
 
@@ -328,14 +355,7 @@ impl DebugFrontend for ChannelFrontend<'_> {
         let calls: Vec<(String, String)> = stop
             .new_calls()
             .iter()
-            .map(|e| {
-                let words: Vec<String> = e
-                    .command
-                    .iter()
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect();
-                (words.join(" "), reply_text(&e.reply))
-            })
+            .map(|e| call_text(&e.command, &e.reply))
             .collect();
         for (command, reply) in calls {
             self.console(ConsoleKind::Redis, format!("<redis> {command}"));
@@ -381,18 +401,15 @@ impl DebugFrontend for ChannelFrontend<'_> {
                     self.send_view(stop);
                 }
                 DebugCommand::Redis { args, .. } => {
-                    let words: Vec<String> = args
-                        .iter()
-                        .map(|a| String::from_utf8_lossy(a).into_owned())
-                        .collect();
-                    self.console(ConsoleKind::Input, format!("<redis> {}", words.join(" ")));
                     let reply = stop.redis(&args);
+                    let (words, text) = call_text(&args, &reply);
+                    self.console(ConsoleKind::Input, format!("<redis> {words}"));
                     let kind = if reply.is_error() {
                         ConsoleKind::Error
                     } else {
                         ConsoleKind::Reply
                     };
-                    self.console(kind, format!("<reply> {}", reply_text(&reply)));
+                    self.console(kind, format!("<reply> {text}"));
                     self.send_view(stop);
                 }
                 DebugCommand::Resume { resume, breaks, .. } => {
@@ -447,6 +464,7 @@ pub fn run(
         commands,
         events,
         view,
+        now_ms: sandbox.now_ms(),
     };
     let report = sandbox.debug(&request, &mut session, &mut frontend);
     let _ = events.send(EngineEvent::Debug(DebugEvent::Ended {

@@ -20,6 +20,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
+/// Step keys kept while the script runs to its next stop.
+const PENDING_STEPS: usize = 32;
+
 /// Console lines kept (the oldest go first).
 const CONSOLE_LINES: usize = 1000;
 
@@ -36,8 +39,9 @@ pub struct Session {
     pub script: DebugSession,
     /// The SHA1 of the script run (the gutter's counts hold while the editor has it).
     pub sha: String,
-    /// A resume to send at the first stop (run to the cursor before any session).
-    pending: Option<Resume>,
+    /// Resumes to send at the next stops: step keys pressed while the script ran to its stop (a
+    /// held F10 steps on), and run-to-cursor before any session.
+    pending: VecDeque<Resume>,
 }
 
 /// Line counts of the last debug run, for the gutter while the script is unchanged.
@@ -302,7 +306,11 @@ fn step(app: &mut App, resume_with: Resume) -> Vec<Effect> {
     match &app.debugger.session {
         Some(s) if s.paused => resume(app, resume_with),
         Some(_) => {
-            app.status = "the script is running to its next stop (Esc stops it)".into();
+            if let Some(s) = app.debugger.session.as_mut() {
+                if s.pending.len() < PENDING_STEPS {
+                    s.pending.push_back(resume_with);
+                }
+            }
             Vec::new()
         }
         None => match resume_with {
@@ -402,7 +410,7 @@ fn start(app: &mut App, stop_at_start: bool, pending: Option<Resume>) -> Vec<Eff
         seed: app.seed.clone(),
         script: session,
         sha: app.editor.sha1(),
-        pending,
+        pending: pending.into_iter().collect(),
     });
     app.tab = Tab::Debug;
     app.status = "debugging…".into();
@@ -632,10 +640,10 @@ pub fn select(app: &mut App) -> Vec<Effect> {
     refresh(app)
 }
 
-/// Resend the first stop's pending resume (run to the cursor before a session).
+/// At a stop, send the next step key pressed while the script ran.
 pub fn housekeeping(app: &mut App) -> Vec<Effect> {
     let pending = match app.debugger.session.as_mut() {
-        Some(s) if s.paused => s.pending.take(),
+        Some(s) if s.paused => s.pending.pop_front(),
         _ => None,
     };
     match pending {
@@ -651,8 +659,7 @@ pub fn on_event(app: &mut App, event: DebugEvent) {
             app.debugger.console_push(line);
         }
         DebugEvent::Stopped(view) if Some(view.id) == current => {
-            let line = view.line;
-            let rows = view.rows.len();
+            let (line, rows, now_ms) = (view.line, view.rows.len(), view.now_ms);
             let status = match &view.reason {
                 StopReason::Error { message } => format!(
                     "stopped at the error on line {line} (locals intact): {message} — F5 ends the run"
@@ -667,9 +674,14 @@ pub fn on_event(app: &mut App, event: DebugEvent) {
             d.selected = d.selected.min(rows.saturating_sub(1));
             let frame_line = view.frames.get(view.frame).map_or(line, |f| f.line);
             if let Some(s) = d.session.as_mut() {
+                // Keys pressed ahead never step past an error: the user reads it first.
+                if matches!(view.reason, StopReason::Error { .. }) {
+                    s.pending.clear();
+                }
                 s.stop = Some(view);
                 s.paused = true;
             }
+            app.now_ms = now_ms;
             app.editor.goto_line(frame_line as usize);
             app.status = status;
         }

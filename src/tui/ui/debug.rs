@@ -87,6 +87,19 @@ fn idle_lines(app: &App, theme: &Theme, height: usize) -> Vec<Line<'static>> {
             code.len()
         )));
     }
+    if let Some(run) = &app.last_run {
+        let reply = run.report.reply.to_cli();
+        let first = reply.lines().next().unwrap_or("");
+        let more = if reply.lines().nth(1).is_some() {
+            " …"
+        } else {
+            ""
+        };
+        out.push(Line::raw(format!(
+            "Last run's reply: {}{more} (Alt-2 shows it, Alt-1 its calls)",
+            display_safe(first)
+        )));
+    }
     if !d.console.is_empty() && height > out.len() + 1 {
         out.push(header("Console (last session)".into(), theme));
         let room = height - out.len();
