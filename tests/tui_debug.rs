@@ -679,3 +679,58 @@ fn console_lines_stay_bounded_for_huge_commands_and_replies() {
         assert!(line.len() < 600, "{} bytes: {}", line.len(), &line[..80]);
     }
 }
+
+#[test]
+fn esc_while_the_debugged_script_runs_cancels_it() {
+    use evalbench::engine::report::Outcome;
+    use evalbench::engine::RunRequest;
+    use evalbench::tui::debug_engine::{DebugCommand, StartDebug};
+    use evalbench::tui::worker::{EngineEvent, Worker};
+    let worker = Worker::start();
+    // Continue from the start into a loop that never stops by itself (no busy threshold).
+    worker.debug(DebugCommand::Start(Box::new(StartDebug {
+        id: 3,
+        request: RunRequest {
+            script: b"local a = 1\nwhile true do a = a + 1 end\n".to_vec(),
+            ..RunRequest::default()
+        },
+        seed: Default::default(),
+        busy_threshold_ms: 0,
+        breaks: Default::default(),
+        stop_at_start: false,
+        view: Default::default(),
+    })));
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    worker.cancel();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match worker.events.recv_timeout(left) {
+            Ok(EngineEvent::Finished(result)) => {
+                assert_eq!(result.id, 3);
+                assert_eq!(result.report.outcome, Outcome::Cancelled);
+                break;
+            }
+            Ok(_) => {}
+            Err(e) => panic!("the run did not end: {e}"),
+        }
+    }
+}
+
+#[test]
+fn opening_another_script_drops_the_breakpoints_and_line_counts() {
+    let mut h = harness(SCRIPT);
+    h.keys("<F11> <F5>");
+    cursor_to(&mut h, 7);
+    h.press("<F9>");
+    assert!(h.app.debugger.coverage.is_some());
+    assert_eq!(h.app.debugger.breakpoints.len(), 1);
+    let dir = std::env::temp_dir().join(format!("evalbench-tui-debug-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let other = dir.join("other.lua");
+    std::fs::write(&other, "return 1\n").expect("write");
+    h.app.open_file(other);
+    assert!(h.app.debugger.breakpoints.is_empty());
+    assert!(h.app.debugger.coverage.is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -987,6 +987,7 @@ impl App {
         match files::open_script(&path, now) {
             Ok(opened) => {
                 self.editor = EditorState::new(&opened.text, opened.path.clone());
+                self.debugger.forget_script(); // breakpoints and line counts were the old file's
                 match opened.sidecar {
                     Some(car) => {
                         self.inputs = InputsState::from_lists(&car.keys, &car.argv);
@@ -1015,6 +1016,7 @@ impl App {
             Err(_) if !path.exists() && path.extension().is_some_and(|e| e == "lua") => {
                 // A new file: an empty buffer that Ctrl-S creates.
                 self.editor = EditorState::new("", Some(path.clone()));
+                self.debugger.forget_script();
                 self.inputs = InputsState::default();
                 self.seed = Db::new();
                 self.last_run = None;
@@ -1068,6 +1070,7 @@ impl App {
                     .and_then(|o| o.sidecar)
                     .map_or_else(Db::new, |car| car.seed);
                 self.editor = EditorState::new(&saved.text, saved.path);
+                self.debugger.forget_script();
                 self.editor.modified = true;
                 let mut inputs = InputsState::default();
                 inputs.keys.insert_str(&saved.keys);

@@ -71,6 +71,12 @@ pub struct Debugger {
 }
 
 impl Debugger {
+    /// Another script is opened: its lines are not the breakpoints' nor the counts'.
+    pub fn forget_script(&mut self) {
+        self.breakpoints.clear();
+        self.coverage = None;
+    }
+
     pub fn breaks(&self) -> Breaks {
         Breaks {
             breakpoints: self.breakpoints.clone(),
@@ -149,7 +155,7 @@ pub fn refuses_key(app: &App, key: &KeyEvent) -> bool {
 }
 
 pub const EDIT_REFUSED: &str =
-    "editing is off while debugging (the run executes the text it started with): Shift-F5 stops debugging";
+    "no edits while debugging (the run executes the text it started with): Shift-F5 stops; Alt-6 then e evals, w watches";
 
 /// Is `action` one of the debugger's?
 pub fn handles(action: Action) -> bool {
