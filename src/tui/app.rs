@@ -281,7 +281,7 @@ impl App {
     /// The requests the Server tab and the script-cache mark need now (after any event).
     pub fn housekeeping(&mut self) -> Vec<Effect> {
         let mut effects = super::server::housekeeping(self);
-        effects.extend(super::debugger::housekeeping(self)); // a pending run-to-cursor
+        effects.extend(super::debugger::housekeeping(self)); // step keys queued while the script ran
         effects
     }
 
