@@ -734,3 +734,79 @@ fn opening_another_script_drops_the_breakpoints_and_line_counts() {
     assert!(h.app.debugger.coverage.is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every differential case through the workbench's debug path (continued at every stop, errors
+/// included) gives what its plain run gives: the reply, the Lua value, the keyspace, the trace.
+#[test]
+fn every_differential_case_debugged_to_the_end_is_its_plain_run() {
+    use evalbench::engine::clock::ManualClock;
+    use evalbench::engine::keyspace::keyspace_from_json;
+    use evalbench::engine::{Protocol, RunRequest, Sandbox};
+    use evalbench::tui::debug_engine::{Breaks, DebugCommand, DebugEvent, DebugThread, StartDebug};
+    use evalbench::tui::harness::START_US;
+    use evalbench::tui::worker::{EngineEvent, RunResult};
+    let clock = ManualClock::new(START_US);
+    let mut plain = Sandbox::with_clock(Box::new(clock.clone()));
+    plain.config.snapshots = true;
+    let debugger = DebugThread::start(clock.clone());
+    let cases = common::all_cases();
+    assert!(cases.len() > 50, "{} cases", cases.len());
+    for (id, case) in cases.iter().enumerate() {
+        // redis.breakpoint() is true under a debugger (as with LDB): such a script may differ.
+        if case.script.contains("redis.breakpoint") {
+            continue;
+        }
+        let seed = keyspace_from_json(&case.seed.to_string(), plain.now_ms())
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let request = RunRequest {
+            script: case.script.as_bytes().to_vec(),
+            keys: case.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+            argv: case.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+            protocol: if case.resp == 3 {
+                Protocol::Resp3
+            } else {
+                Protocol::Resp2
+            },
+            read_only: false,
+        };
+        let expected = RunResult::run(&mut plain, id as u64, request.clone(), seed.clone(), 5000);
+        let id = id as u64 + 1;
+        debugger.send(DebugCommand::Start(Box::new(StartDebug {
+            id,
+            request,
+            seed,
+            busy_threshold_ms: 5000,
+            breaks: Breaks::default(),
+            stop_at_start: true,
+            view: Default::default(),
+        })));
+        let got = loop {
+            let events = debugger.answer().expect("an answer");
+            match events.into_iter().last() {
+                Some(EngineEvent::Finished(result)) => break result,
+                Some(EngineEvent::Debug(DebugEvent::Stopped(_))) => {
+                    debugger.send(DebugCommand::Resume {
+                        id,
+                        resume: evalbench::engine::debug::Resume::Continue,
+                        breaks: Breaks::default(),
+                    })
+                }
+                _ => panic!("{}: an answer that closes nothing", case.name),
+            }
+        };
+        let what = format!("{}: {}", case.file, case.name);
+        // As text: a NaN reply is not equal to itself.
+        assert_eq!(
+            format!("{:?}", got.report.reply),
+            format!("{:?}", expected.report.reply),
+            "{what}"
+        );
+        assert_eq!(got.report.lua_value, expected.report.lua_value, "{what}");
+        assert_eq!(got.after, expected.after, "{what}");
+        assert_eq!(
+            got.report.trace.len(),
+            expected.report.trace.len(),
+            "{what}"
+        );
+    }
+}
