@@ -789,6 +789,7 @@ fn every_differential_case_debugged_to_the_end_is_its_plain_run() {
                         id,
                         resume: evalbench::engine::debug::Resume::Continue,
                         breaks: Breaks::default(),
+                        view: Default::default(),
                     })
                 }
                 _ => panic!("{}: an answer that closes nothing", case.name),
@@ -809,4 +810,43 @@ fn every_differential_case_debugged_to_the_end_is_its_plain_run() {
             "{what}"
         );
     }
+}
+
+#[test]
+fn an_expanded_table_stays_expanded_across_steps_and_each_stop_opens_on_the_innermost_frame() {
+    let mut h = harness(SCRIPT);
+    cursor_to(&mut h, 7);
+    h.keys("<F9> <F5> <A-6>");
+    // bump, items, KEYS, ARGV: expand KEYS.
+    h.keys("<Down> <Down> <Enter>");
+    let rows = &h.app.debugger.stop().expect("stopped").rows;
+    assert!(rows[2].expanded && rows[2].var.name == "KEYS", "{rows:#?}");
+    // F10 declares total before KEYS: KEYS stays expanded (by name, not position).
+    h.press("<F10>");
+    let stop = h.app.debugger.stop().expect("stopped");
+    let names: Vec<(&str, bool)> = stop
+        .rows
+        .iter()
+        .filter(|r| r.depth == 0)
+        .map(|r| (r.var.name.as_str(), r.expanded))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("bump", false),
+            ("items", false),
+            ("total", false),
+            ("KEYS", true),
+            ("ARGV", false)
+        ]
+    );
+    // A step from the caller's frame: the next stop shows the innermost frame.
+    h.keys("<F11> <F11> <F11>");
+    assert_eq!(stop_line(&h), Some(2));
+    h.press("]");
+    assert_eq!(h.app.debugger.stop().map(|s| s.frame), Some(1));
+    h.press("<F10>");
+    let stop = h.app.debugger.stop().expect("stopped");
+    assert_eq!((stop.line, stop.frame), (3, 0));
+    assert_eq!(var(&h, "n").as_deref(), Some("106"));
 }

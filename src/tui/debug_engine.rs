@@ -73,12 +73,16 @@ impl Breaks {
     }
 }
 
+/// An expanded table: the variable's name and the entry indices below it. By name, so a table
+/// stays expanded across steps while new locals shift the variables' positions.
+pub type ExpandKey = (String, Vec<usize>);
+
 /// What the UI looks at in a stop: the selected frame, the tables it expanded, its watches.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ViewRequest {
     pub frame: usize,
     /// Expanded tables by path (see `Stop::expand`), with how many entries are shown.
-    pub expanded: BTreeMap<Vec<usize>, usize>,
+    pub expanded: BTreeMap<ExpandKey, usize>,
     pub watches: Vec<String>,
 }
 
@@ -116,10 +120,12 @@ pub enum DebugCommand {
         id: u64,
         args: Vec<Vec<u8>>,
     },
+    /// Resume; the next stops show `view`.
     Resume {
         id: u64,
         resume: Resume,
         breaks: Breaks,
+        view: ViewRequest,
     },
 }
 
@@ -141,6 +147,8 @@ pub struct VarRow {
     pub depth: usize,
     /// The variable's path (`Stop::expand`); a "more" row has its table's path.
     pub path: Vec<usize>,
+    /// Its key in `ViewRequest::expanded` (a "more" row: its table's).
+    pub key: ExpandKey,
     pub var: Variable,
     pub expanded: bool,
     /// A row standing for the entries of a table not shown yet: how many.
@@ -257,31 +265,35 @@ impl ChannelFrontend<'_> {
 }
 
 /// The variables tree of `frame`, the expanded tables' entries a page at a time.
-fn rows(stop: &Stop<'_>, frame: usize, expanded: &BTreeMap<Vec<usize>, usize>) -> Vec<VarRow> {
+fn rows(stop: &Stop<'_>, frame: usize, expanded: &BTreeMap<ExpandKey, usize>) -> Vec<VarRow> {
     let mut out = Vec::new();
     let vars = stop.variables(frame).unwrap_or_default();
     for (i, var) in vars.into_iter().enumerate() {
-        push_tree(stop, frame, vec![i], var, 0, expanded, &mut out);
+        let key = (var.name.clone(), Vec::new());
+        push_tree(stop, frame, vec![i], key, var, 0, expanded, &mut out);
     }
     out
 }
 
+#[allow(clippy::too_many_arguments)]
 fn push_tree(
     stop: &Stop<'_>,
     frame: usize,
     path: Vec<usize>,
+    key: ExpandKey,
     var: Variable,
     depth: usize,
-    expanded: &BTreeMap<Vec<usize>, usize>,
+    expanded: &BTreeMap<ExpandKey, usize>,
     out: &mut Vec<VarRow>,
 ) {
     let limit = expanded
-        .get(&path)
+        .get(&key)
         .copied()
         .filter(|_| var.expandable && depth < 32);
     out.push(VarRow {
         depth,
         path: path.clone(),
+        key: key.clone(),
         var,
         expanded: limit.is_some(),
         more: None,
@@ -294,12 +306,24 @@ fn push_tree(
     for (j, item) in page.items.into_iter().enumerate() {
         let mut child = path.clone();
         child.push(j);
-        push_tree(stop, frame, child, item, depth + 1, expanded, out);
+        let mut child_key = key.clone();
+        child_key.1.push(j);
+        push_tree(
+            stop,
+            frame,
+            child,
+            child_key,
+            item,
+            depth + 1,
+            expanded,
+            out,
+        );
     }
     if page.total > shown {
         out.push(VarRow {
             depth: depth + 1,
             path,
+            key,
             var: Variable {
                 name: String::new(),
                 kind: crate::engine::debug::VarKind::Field,
@@ -412,7 +436,13 @@ impl DebugFrontend for ChannelFrontend<'_> {
                     self.console(kind, format!("<reply> {text}"));
                     self.send_view(stop);
                 }
-                DebugCommand::Resume { resume, breaks, .. } => {
+                DebugCommand::Resume {
+                    resume,
+                    breaks,
+                    view,
+                    ..
+                } => {
+                    self.view = view;
                     breaks.apply(stop.session());
                     return resume;
                 }

@@ -10,8 +10,8 @@
 use super::action::Action;
 use super::app::{App, Effect, Focus, PromptPurpose, Running, Tab};
 use super::debug_engine::{
-    Breaks, ConsoleKind, ConsoleLine, DebugCommand, DebugEvent, StartDebug, StopView, ViewRequest,
-    PAGE,
+    Breaks, ConsoleKind, ConsoleLine, DebugCommand, DebugEvent, ExpandKey, StartDebug, StopView,
+    ViewRequest, PAGE,
 };
 use crate::engine::debug::{Breakpoint, DebugSession, Resume, StopReason};
 use crate::engine::keyspace::Db;
@@ -65,7 +65,7 @@ pub struct Debugger {
     /// The selected frame (0 = innermost).
     pub frame: usize,
     /// Expanded tables by path, with how many entries are shown.
-    pub expanded: BTreeMap<Vec<usize>, usize>,
+    pub expanded: BTreeMap<ExpandKey, usize>,
     /// The selected row of the variables tree.
     pub selected: usize,
 }
@@ -251,7 +251,6 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             } else {
                 d.frame.saturating_sub(1)
             };
-            d.expanded.clear();
             d.selected = 0;
             if let Some(line) = app.debugger.stop().and_then(|s| s.frames.get(app.debugger.frame)).map(|f| f.line) {
                 app.editor.goto_line(line as usize);
@@ -338,12 +337,20 @@ fn resume(app: &mut App, resume: Resume) -> Vec<Effect> {
     };
     session.paused = false;
     let id = session.id;
+    // Each stop opens on its innermost frame (expanded tables stay, by name).
+    app.debugger.frame = 0;
+    let view = app.debugger.view();
     app.status = match resume {
         Resume::Abort => "aborting the run…".into(),
         Resume::StepBack | Resume::ReverseContinue => "replaying the run…".into(),
         _ => "running…".into(),
     };
-    vec![Effect::Debug(DebugCommand::Resume { id, resume, breaks })]
+    vec![Effect::Debug(DebugCommand::Resume {
+        id,
+        resume,
+        breaks,
+        view,
+    })]
 }
 
 /// Ask the paused run for the view again (another frame, a table expanded, watches changed).
@@ -632,13 +639,14 @@ pub fn select(app: &mut App) -> Vec<Effect> {
     };
     let d = &mut app.debugger;
     if row.more.is_some() {
-        if let Some(limit) = d.expanded.get_mut(&row.path) {
+        if let Some(limit) = d.expanded.get_mut(&row.key) {
             *limit += PAGE;
         }
     } else if row.expanded {
-        d.expanded.retain(|p, _| !p.starts_with(&row.path));
+        d.expanded
+            .retain(|(name, p), _| *name != row.key.0 || !p.starts_with(&row.key.1));
     } else if row.var.expandable {
-        d.expanded.insert(row.path.clone(), PAGE);
+        d.expanded.insert(row.key.clone(), PAGE);
     } else {
         app.status = format!("{} = {}", row.var.name, row.var.value);
         return Vec::new();
