@@ -178,7 +178,9 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
             terminal.draw(|frame| ui::draw(frame, &app, &theme))?;
             // Tick faster while a script runs (spinner, elapsed counter) or the server answers.
             let awaiting = answer_due.is_some_and(|due| Instant::now() < due);
-            let timeout = if app.running.is_some() || app.inspecting() || awaiting {
+            // (A script paused in the debugger waits for the user: no fast tick.)
+            let running = app.running.is_some() && app.debugger.paused_line().is_none();
+            let timeout = if running || app.inspecting() || awaiting {
                 Duration::from_millis(50)
             } else {
                 Duration::from_millis(500)
