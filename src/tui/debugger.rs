@@ -194,7 +194,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             });
             app.open_prompt(
                 PromptPurpose::Breakpoint { line },
-                format!("Breakpoint at line {line}: a Lua condition, or hits N (stop from the Nth hit)"),
+                format!("Breakpoint at line {line}: a Lua condition, or hits N"),
                 current,
             );
         }
@@ -216,16 +216,14 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             if paused(app) {
                 app.open_prompt(
                     PromptPurpose::DebugEval,
-                    "Eval Lua in the selected frame (locals readable), or redis CMD ARGS… (reads only)",
+                    "Eval Lua in the selected frame, or redis CMD ARGS… (reads only)",
                     "",
                 );
             } else {
                 app.status = "eval works when the script is stopped (F9 a line, F5; or F11)".into();
             }
         }
-        Action::AddWatch => {
-            app.open_prompt(PromptPurpose::AddWatch, "Watch a Lua expression", "")
-        }
+        Action::AddWatch => app.open_prompt(PromptPurpose::AddWatch, "Watch a Lua expression", ""),
         Action::RemoveWatch => {
             if app.debugger.watches.is_empty() {
                 app.status = "no watches (w adds one)".into();
@@ -236,7 +234,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::BreakOn => app.open_prompt(
             PromptPurpose::BreakOn,
-            "Stop before a Redis command (INCR) or a write to a key (key NAME); -INCR / -key NAME removes",
+            "Stop before a command (INCR) or a write to key NAME; -INCR, -key NAME",
             "",
         ),
         Action::NextFrame | Action::PrevFrame => {
@@ -252,7 +250,12 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 d.frame.saturating_sub(1)
             };
             d.selected = 0;
-            if let Some(line) = app.debugger.stop().and_then(|s| s.frames.get(app.debugger.frame)).map(|f| f.line) {
+            if let Some(line) = app
+                .debugger
+                .stop()
+                .and_then(|s| s.frames.get(app.debugger.frame))
+                .map(|f| f.line)
+            {
                 app.editor.goto_line(line as usize);
             }
             return refresh(app);
