@@ -850,3 +850,56 @@ fn an_expanded_table_stays_expanded_across_steps_and_each_stop_opens_on_the_inne
     assert_eq!((stop.line, stop.frame), (3, 0));
     assert_eq!(var(&h, "n").as_deref(), Some("106"));
 }
+
+#[test]
+fn breaks_on_a_command_and_on_a_write_to_a_key_and_watches_come_and_go() {
+    let mut h = harness(SCRIPT);
+    h.keys("<A-6> b");
+    answer(&mut h, "nosuch");
+    assert_eq!(h.app.status, "NOSUCH is not a Redis command");
+    h.press("b");
+    answer(&mut h, "incrby");
+    assert_eq!(h.app.status, "stopping before every INCRBY");
+    h.press("<F11>");
+    h.press("<F5>");
+    assert_eq!(stop_line(&h), Some(2));
+    assert_eq!(
+        h.app.debugger.stop().map(|s| s.reason.clone()),
+        Some(StopReason::Command {
+            name: "INCRBY".into()
+        })
+    );
+    assert_eq!(
+        shown_value(&h, "counter").as_deref(),
+        Some("100"),
+        "before it"
+    );
+    h.press("b");
+    answer(&mut h, "-INCRBY");
+    assert_eq!(h.app.status, "no longer stopping before every INCRBY");
+    h.press("b");
+    answer(&mut h, "key counter");
+    h.press("w");
+    answer(&mut h, "by");
+    h.press("w");
+    answer(&mut h, "key");
+    assert_eq!(h.app.debugger.watches, ["by", "key"]);
+    h.press("<F5>");
+    assert_eq!(
+        h.app.debugger.stop().map(|s| s.reason.clone()),
+        Some(StopReason::KeyWrite {
+            key: b"counter".to_vec()
+        })
+    );
+    let watches = &h.app.debugger.stop().expect("stopped").watches;
+    assert_eq!(watches[0], ("by".to_string(), Ok("1".to_string())));
+    h.press("W");
+    h.press("<Backspace>");
+    answer(&mut h, "1");
+    assert_eq!(h.app.debugger.watches, ["key"]);
+    let watches = &h.app.debugger.stop().expect("stopped").watches;
+    assert_eq!(
+        watches,
+        &[("key".to_string(), Ok("\"counter\"".to_string()))]
+    );
+}
