@@ -657,8 +657,8 @@ pub fn reply_text(reply: &Reply) -> String {
     }
 }
 
-/// Split a `redis` command line into words (shell-style quotes).
-fn split_words(text: &str) -> Result<Vec<Vec<u8>>, String> {
+/// Split a `redis` command line into words (shell-style quotes; the workbench's eval prompt too).
+pub fn split_words(text: &str) -> Result<Vec<Vec<u8>>, String> {
     let mut out = Vec::new();
     let mut cur: Option<Vec<u8>> = None;
     let mut quote: Option<char> = None;

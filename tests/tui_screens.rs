@@ -68,9 +68,10 @@ fn error_run_marks_line() {
 #[test]
 fn stepping_forward_and_back() {
     let mut h = sample();
-    h.keys("<F5> <F10> <F10>");
+    // The last run's calls step on Alt-Right / Alt-Left (F10 is the debugger's step over).
+    h.keys("<F5> <A-Right> <A-Right>");
     assert_eq!(h.app.step, Some(1));
-    h.press("<S-F10>");
+    h.press("<A-Left>");
     assert_eq!(h.app.step, Some(0));
     // The editor's cursor is on the line of the first call (INCR).
     let first_line = h.app.last_run.as_ref().map(|r| r.report.trace[0].line);

@@ -62,6 +62,23 @@ pub enum Action {
     // Editor
     Find,
     FindNext,
+    // The debugger (tui/debugger.rs)
+    ToggleBreakpoint,
+    EditBreakpoint,
+    StepOver,
+    StepInto,
+    StepOut,
+    StepBackLine,
+    ReverseContinue,
+    RunToCursor,
+    StopDebugging,
+    TabDebug,
+    DebugEval,
+    AddWatch,
+    RemoveWatch,
+    BreakOn,
+    NextFrame,
+    PrevFrame,
 }
 
 impl Action {
@@ -120,6 +137,22 @@ impl Action {
         Action::CopyDeclaredKeys,
         Action::Find,
         Action::FindNext,
+        Action::ToggleBreakpoint,
+        Action::EditBreakpoint,
+        Action::StepOver,
+        Action::StepInto,
+        Action::StepOut,
+        Action::StepBackLine,
+        Action::ReverseContinue,
+        Action::RunToCursor,
+        Action::StopDebugging,
+        Action::TabDebug,
+        Action::DebugEval,
+        Action::AddWatch,
+        Action::RemoveWatch,
+        Action::BreakOn,
+        Action::NextFrame,
+        Action::PrevFrame,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -179,6 +212,22 @@ impl Action {
             Action::CopyDeclaredKeys => "copy_declared_keys",
             Action::Find => "find",
             Action::FindNext => "find_next",
+            Action::ToggleBreakpoint => "toggle_breakpoint",
+            Action::EditBreakpoint => "edit_breakpoint",
+            Action::StepOver => "step_over",
+            Action::StepInto => "step_into",
+            Action::StepOut => "step_out",
+            Action::StepBackLine => "step_back_line",
+            Action::ReverseContinue => "reverse_continue",
+            Action::RunToCursor => "run_to_cursor",
+            Action::StopDebugging => "stop_debugging",
+            Action::TabDebug => "tab_debug",
+            Action::DebugEval => "debug_eval",
+            Action::AddWatch => "add_watch",
+            Action::RemoveWatch => "remove_watch",
+            Action::BreakOn => "break_on",
+            Action::NextFrame => "next_frame",
+            Action::PrevFrame => "prev_frame",
         }
     }
 
@@ -204,10 +253,12 @@ impl Action {
 
     pub fn description(self) -> &'static str {
         match self {
-            Action::Run => "run the script (sandbox, or the live server guarded)",
-            Action::Cancel => "stop the running script",
-            Action::StepForward => "step forward one redis.call",
-            Action::StepBack => "step back one redis.call",
+            Action::Run => {
+                "run the script (sandbox, or the live server guarded); with breakpoints, debug; continue when stopped"
+            },
+            Action::Cancel => "stop the running script (or the debug session)",
+            Action::StepForward => "step forward one redis.call of the last run",
+            Action::StepBack => "step back one redis.call of the last run",
             Action::StepStop => "leave step mode",
             Action::Help => "show this help",
             Action::Quit => "quit (asks when there are unsaved changes)",
@@ -262,6 +313,22 @@ impl Action {
             }
             Action::Find => "search in the script",
             Action::FindNext => "next search match",
+            Action::ToggleBreakpoint => "toggle a breakpoint on the cursor's line",
+            Action::EditBreakpoint => "breakpoint on the cursor's line with a condition or a hit count",
+            Action::StepOver => "debugger: step over (starts a session at the first line)",
+            Action::StepInto => "debugger: step into (starts a session at the first line)",
+            Action::StepOut => "debugger: step out to the caller",
+            Action::StepBackLine => "debugger: step back one line (replays the run)",
+            Action::ReverseContinue => "debugger: back to the previous breakpoint hit",
+            Action::RunToCursor => "debugger: run to the cursor's line",
+            Action::StopDebugging => "debugger: stop debugging (LDB's abort)",
+            Action::TabDebug => "show the debugger (stack, variables, watches, console)",
+            Action::DebugEval => "eval Lua in the selected frame, or redis CMD … (reads only)",
+            Action::AddWatch => "add a watch expression",
+            Action::RemoveWatch => "remove a watch",
+            Action::BreakOn => "stop before a Redis command or a write to a key",
+            Action::NextFrame => "select the caller's frame",
+            Action::PrevFrame => "select the callee's frame",
         }
     }
 }

@@ -43,15 +43,18 @@ pub enum Tab {
     Warnings,
     /// The live server's keyspace (only with a live server).
     Server,
+    /// The debugger: stack, variables, watches, console (tui/debugger.rs).
+    Debug,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Trace,
         Tab::Reply,
         Tab::Keyspace,
         Tab::Warnings,
         Tab::Server,
+        Tab::Debug,
     ];
     pub fn title(self) -> &'static str {
         match self {
@@ -60,6 +63,7 @@ impl Tab {
             Tab::Keyspace => "Keyspace",
             Tab::Warnings => "Warnings",
             Tab::Server => "Server",
+            Tab::Debug => "Debug",
         }
     }
 }
@@ -84,6 +88,14 @@ pub enum PromptPurpose {
     ScanMatch,
     /// A key on the live server, by name.
     OpenServerKey,
+    // The debugger's prompts (tui/debugger.rs).
+    Breakpoint {
+        line: u32,
+    },
+    DebugEval,
+    AddWatch,
+    RemoveWatch,
+    BreakOn,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,6 +143,8 @@ pub enum Effect {
     Inspect(InspectRequest),
     Cancel,
     Quit,
+    /// A command to the debugger on the engine thread (tui/debug_engine.rs).
+    Debug(super::debug_engine::DebugCommand),
 }
 
 /// A run in progress.
@@ -204,6 +218,8 @@ pub struct App {
     pub script_cache_pending: Option<String>,
     /// The live server's connection (checked with PING; shown in the status bar).
     pub connection: super::connection::ConnectionState,
+    /// Breakpoints, the debug session, watches, console, coverage (tui/debugger.rs).
+    pub debugger: super::debugger::Debugger,
     next_run_id: u64,
 }
 
@@ -242,6 +258,7 @@ impl App {
             script_cache: None,
             script_cache_pending: None,
             connection: Default::default(),
+            debugger: Default::default(),
             next_run_id: 1,
         }
     }
@@ -311,7 +328,15 @@ impl App {
         let mut effects = super::server::housekeeping(self);
         // The connection check (a PING every few seconds).
         effects.extend(super::connection::housekeeping(self));
+        effects.extend(super::debugger::housekeeping(self)); // step keys queued while the script ran
         effects
+    }
+
+    /// A new run's id (runs and debug sessions share the numbering).
+    pub(crate) fn allocate_run_id(&mut self) -> u64 {
+        let id = self.next_run_id;
+        self.next_run_id += 1;
+        id
     }
 
     /// The binding context of the focused pane.
@@ -321,6 +346,7 @@ impl App {
             (Focus::Editor, _) => Context::Editor,
             (Focus::Panes, Tab::Keyspace) => Context::Keyspace,
             (Focus::Panes, Tab::Server) => Context::Server,
+            (Focus::Panes, Tab::Debug) => Context::Debug,
             (Focus::Panes, _) => Context::Panes,
             _ => Context::Global,
         }
@@ -334,6 +360,10 @@ impl App {
             }
             Event::Paste(text) => {
                 match self.focus {
+                    // Never into a script the debugger is running (tui/debugger.rs).
+                    Focus::Editor if self.debugger.session.is_some() => {
+                        self.status = super::debugger::EDIT_REFUSED.into()
+                    }
                     Focus::Editor => self.editor.paste(text),
                     Focus::Keys | Focus::Argv => self.inputs.paste(self.focus == Focus::Keys, text),
                     Focus::Panes => {}
@@ -349,20 +379,24 @@ impl App {
             return self.on_overlay_key(key);
         }
         if let Some(action) = self.keymap.lookup(Context::Global, &key) {
-            // Esc only cancels a run; otherwise it reaches the focused widget.
-            if action != Action::Cancel || self.running.is_some() {
+            // Esc only cancels a run (or a debug session); otherwise it reaches the focused widget.
+            if action != Action::Cancel || self.running.is_some() || self.debugger.session.is_some()
+            {
                 return self.update(action);
             }
         }
         let context = self.context();
-        if matches!(context, Context::Keyspace | Context::Server) {
+        if matches!(
+            context,
+            Context::Keyspace | Context::Server | Context::Debug
+        ) {
             if let Some(action) = self.keymap.lookup(context, &key) {
                 return self.update(action);
             }
         }
         if matches!(
             context,
-            Context::Keyspace | Context::Server | Context::Panes
+            Context::Keyspace | Context::Server | Context::Panes | Context::Debug
         ) {
             if let Some(action) = self.keymap.lookup(Context::Panes, &key) {
                 return self.update(action);
@@ -375,6 +409,9 @@ impl App {
             }
         }
         match self.focus {
+            Focus::Editor if super::debugger::refuses_key(self, &key) => {
+                self.status = super::debugger::EDIT_REFUSED.into()
+            }
             Focus::Editor => self.editor.on_key(key),
             Focus::Keys => self.inputs.on_key(true, key),
             Focus::Argv => self.inputs.on_key(false, key),
@@ -492,9 +529,16 @@ impl App {
         if self.tab == Tab::Server && self.focus == Focus::Panes && action.in_server_tab() {
             return super::server::update(self, action);
         }
+        if super::debugger::handles(action) {
+            return super::debugger::update(self, action);
+        }
         match action {
-            Action::Run => return self.start_run(),
+            // F5 continues a paused debug session, or starts one when breakpoints are set.
+            Action::Run => return super::debugger::run_or_continue(self),
             Action::Cancel => {
+                if let Some(effects) = super::debugger::cancel(self) {
+                    return effects;
+                }
                 if let Some(running) = self.running {
                     use crate::engine::live::guarded::Phase;
                     self.status = match running.phase.map(|(p, _)| p) {
@@ -526,6 +570,9 @@ impl App {
                 }
             }
             Action::Save => self.save(),
+            Action::Open if self.debugger.session.is_some() => {
+                self.status = "stop debugging first (Shift-F5)".into()
+            }
             Action::Open => self.overlay = Some(Overlay::Picker(PickerState::load(&self.config))),
             Action::FocusNext => self.focus = self.focus.step(1),
             Action::FocusPrev => self.focus = self.focus.step(-1),
@@ -567,7 +614,7 @@ impl App {
             | Action::PageDown
             | Action::Top
             | Action::Bottom => self.scroll(action),
-            Action::Select => self.select(),
+            Action::Select => return self.select(),
             Action::Close => self.overlay = None,
             Action::FilterKeys => {
                 let current = self.keyspace.filter.clone();
@@ -678,6 +725,23 @@ impl App {
             | Action::KeyspaceTop
             | Action::KeyspaceBottom => super::keyspace::navigate(self, action),
             Action::Find => self.prompt(PromptPurpose::Find, "Search (regex)", ""),
+            // Handled by tui/debugger.rs above.
+            Action::ToggleBreakpoint
+            | Action::EditBreakpoint
+            | Action::StepOver
+            | Action::StepInto
+            | Action::StepOut
+            | Action::StepBackLine
+            | Action::ReverseContinue
+            | Action::RunToCursor
+            | Action::StopDebugging
+            | Action::TabDebug
+            | Action::DebugEval
+            | Action::AddWatch
+            | Action::RemoveWatch
+            | Action::BreakOn
+            | Action::NextFrame
+            | Action::PrevFrame => {}
             Action::FindNext => self.editor.find_next(),
         }
         Vec::new()
@@ -774,11 +838,18 @@ impl App {
             PromptPurpose::ScanMatch | PromptPurpose::OpenServerKey => {
                 return super::server::answer_prompt(self, &prompt.purpose, input)
             }
+            PromptPurpose::Breakpoint { .. }
+            | PromptPurpose::DebugEval
+            | PromptPurpose::AddWatch
+            | PromptPurpose::RemoveWatch
+            | PromptPurpose::BreakOn => {
+                return super::debugger::answer_prompt(self, &prompt.purpose, &input)
+            }
         }
         Vec::new()
     }
 
-    fn start_run(&mut self) -> Vec<Effect> {
+    pub(crate) fn start_run(&mut self) -> Vec<Effect> {
         if self.running.is_some() {
             self.status = "a run is already in progress (Esc cancels it)".into();
             return Vec::new();
@@ -890,6 +961,7 @@ impl App {
                 self.last_run = Some(*result);
             }
             EngineEvent::Phase(phase) => self.enter_phase(phase),
+            EngineEvent::Debug(event) => super::debugger::on_event(self, event),
         }
     }
 
@@ -946,6 +1018,10 @@ impl App {
     /// The keyspace as the inspector should show it: the step's snapshot, the run's result, or the seed.
     pub fn shown_keyspace(&self) -> &Db {
         use super::keyspace::Shown;
+        // A debug session: the keyspace at its last stop.
+        if let Some(db) = self.debugger.stopped_keyspace() {
+            return db;
+        }
         match (&self.last_run, self.keyspace.shown(self)) {
             (Some(run), Shown::Step(i)) => {
                 let seq = run.report.trace.get(i).map_or(0, |e| e.seq);
@@ -993,10 +1069,14 @@ impl App {
                 self.keyspace.list.move_by(delta, len);
             }
             Tab::Server => {}
+            Tab::Debug => super::debugger::scroll(self, delta),
         }
     }
 
-    fn select(&mut self) {
+    fn select(&mut self) -> Vec<Effect> {
+        if self.tab == Tab::Debug {
+            return super::debugger::select(self);
+        }
         if self.tab == Tab::Trace {
             if let Some(entry) = self
                 .last_run
@@ -1008,6 +1088,7 @@ impl App {
                 self.status = format!("call {} at line {}", entry.seq, line);
             }
         }
+        Vec::new()
     }
 
     fn save(&mut self) {
@@ -1047,6 +1128,7 @@ impl App {
         match files::open_script(&path, now) {
             Ok(opened) => {
                 self.editor = EditorState::new(&opened.text, opened.path.clone());
+                self.debugger.forget_script(); // breakpoints and line counts were the old file's
                 match opened.sidecar {
                     Some(car) => {
                         self.inputs = InputsState::from_lists(&car.keys, &car.argv);
@@ -1079,6 +1161,7 @@ impl App {
             Err(_) if !path.exists() && path.extension().is_some_and(|e| e == "lua") => {
                 // A new file: an empty buffer that Ctrl-S creates.
                 self.editor = EditorState::new("", Some(path.clone()));
+                self.debugger.forget_script();
                 self.inputs = InputsState::default();
                 self.seed = Db::new();
                 self.last_run = None;
@@ -1132,6 +1215,7 @@ impl App {
                     .and_then(|o| o.sidecar)
                     .map_or_else(Db::new, |car| car.seed);
                 self.editor = EditorState::new(&saved.text, saved.path);
+                self.debugger.forget_script();
                 self.editor.modified = true;
                 let mut inputs = InputsState::default();
                 inputs.keys.insert_str(&saved.keys);

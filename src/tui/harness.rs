@@ -34,6 +34,8 @@ pub struct Harness {
     pub inspector: Option<InspectorCore>,
     /// The live runs' phase and cancel (no other thread here: nothing cancels them).
     pub control: crate::engine::live::guarded::RunControl,
+    /// The debugger's engine, on a thread of its own (started by the first debug command).
+    pub debug: Option<super::debug_engine::DebugThread>,
 }
 
 impl Harness {
@@ -63,6 +65,7 @@ impl Harness {
             live: None,
             inspector: None,
             control: Default::default(),
+            debug: None,
         }
     }
 
@@ -182,6 +185,29 @@ impl Harness {
                 }
                 Effect::Cancel => self.effects.push("cancel"),
                 Effect::Quit => self.effects.push("quit"),
+                Effect::Debug(command) => {
+                    self.effects.push("debug");
+                    let clock = self.clock.clone();
+                    let thread = self
+                        .debug
+                        .get_or_insert_with(|| super::debug_engine::DebugThread::start(clock));
+                    thread.send(command);
+                    // Wait for the engine's answer: the next stop or the end of the run.
+                    let events = match thread.answer() {
+                        Ok(events) => events,
+                        Err(e) => panic!("{e}"),
+                    };
+                    for event in events {
+                        let event = match event {
+                            EngineEvent::Finished(mut result) => {
+                                pin_timings(&mut result.report);
+                                EngineEvent::Finished(result)
+                            }
+                            other => other,
+                        };
+                        self.app.on_engine_event(event);
+                    }
+                }
             }
         }
     }

@@ -7,6 +7,8 @@ pub mod app;
 pub mod config;
 /// The live connection's state in the status bar (issue 11).
 pub mod connection;
+pub mod debug_engine;
+pub mod debugger;
 pub mod editor;
 pub mod files;
 pub mod harness;
@@ -72,6 +74,7 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
             }
             Effect::Cancel => worker.cancel(),
             Effect::Quit => {}
+            Effect::Debug(command) => worker.debug(command),
         }
     }
     inspected
@@ -181,7 +184,9 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
             terminal.draw(|frame| ui::draw(frame, &app, &theme))?;
             // Tick faster while a script runs (spinner, elapsed counter) or the server answers.
             let awaiting = answer_due.is_some_and(|due| Instant::now() < due);
-            let timeout = if app.running.is_some() || app.inspecting() || awaiting {
+            // (A script paused in the debugger waits for the user: no fast tick.)
+            let running = app.running.is_some() && app.debugger.paused_line().is_none();
+            let timeout = if running || app.inspecting() || awaiting {
                 Duration::from_millis(50)
             } else {
                 Duration::from_millis(500)

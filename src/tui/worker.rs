@@ -31,6 +31,8 @@ pub enum EngineCommand {
     /// SCRIPT FLUSH.
     Flush,
     Stop,
+    /// A debug session (tui/debug_engine.rs): runs to its end, answering the debug channel.
+    Debug(Box<super::debug_engine::StartDebug>),
 }
 
 /// A finished run with the keyspace before and after it.
@@ -87,6 +89,8 @@ pub enum EngineEvent {
     Finished(Box<RunResult>),
     /// A live run entered a phase (the running counter separates the dry run from the server).
     Phase(Phase),
+    /// A stop, a console line or the end of a debug session.
+    Debug(super::debug_engine::DebugEvent),
 }
 
 pub struct Worker {
@@ -103,6 +107,8 @@ pub struct Worker {
     thread: Option<std::thread::JoinHandle<()>>,
     /// Disconnects when the engine thread ends.
     ended: Receiver<()>,
+    /// Commands to a paused debug session; dropped first on quit, which aborts it.
+    debug: Option<Sender<super::debug_engine::DebugCommand>>,
 }
 
 /// How long quitting waits for a cancelled run to stop before leaving the engine thread behind.
@@ -164,6 +170,7 @@ impl Worker {
         let run_control = control.clone();
         let (cancel_tx, cancel_rx) = channel();
         let (ended_tx, ended) = channel::<()>();
+        let (debug, debug_rx) = channel::<super::debug_engine::DebugCommand>();
         let thread = std::thread::Builder::new()
             .name("evalbench-engine".into())
             .stack_size(256 << 20)
@@ -210,6 +217,21 @@ impl Worker {
                             }
                         }
                         EngineCommand::Flush => sandbox.script_flush(),
+                        EngineCommand::Debug(start) => {
+                            clock.set_us(start.clock_ms.saturating_mul(1000));
+                            let result = super::debug_engine::run(
+                                &mut sandbox,
+                                *start,
+                                &debug_rx,
+                                &event_tx,
+                            );
+                            if event_tx
+                                .send(EngineEvent::Finished(Box::new(result)))
+                                .is_err()
+                            {
+                                break;
+                            }
+                        }
                         EngineCommand::Stop => break,
                     }
                 }
@@ -224,6 +246,21 @@ impl Worker {
             control,
             thread: Some(thread),
             ended,
+            debug: Some(debug),
+        }
+    }
+
+    /// A debugger command: a session starts on the engine thread, the others go to it.
+    pub fn debug(&self, command: super::debug_engine::DebugCommand) {
+        match command {
+            super::debug_engine::DebugCommand::Start(start) => {
+                self.send(EngineCommand::Debug(start))
+            }
+            other => {
+                if let Some(debug) = &self.debug {
+                    let _ = debug.send(other);
+                }
+            }
         }
     }
 
@@ -273,6 +310,8 @@ impl Drop for Worker {
     /// (it ends with the process). A script can keep the thread busy where no stop check runs (one
     /// long C call that does not allocate, or a live server that does not answer).
     fn drop(&mut self) {
+        // A paused debug session sees its channel close and aborts.
+        self.debug.take();
         self.cancel();
         let _ = self.commands.send(EngineCommand::Stop);
         let wait = if self.live_target.is_some() {

@@ -59,7 +59,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let bottom = (top + height).min(lines.len());
 
     let number_width = lines.len().to_string().len().max(3);
-    let gutter = (number_width + 1) as u16;
+    // The debugger's marks and line counts (ui/debug.rs): no columns until it is used.
+    let sha = editor.sha1();
+    let debug_width = super::debug::gutter_width(app, &sha);
+    let gutter = (number_width + 1 + debug_width) as u16;
     let text_width = inner.width.saturating_sub(gutter) as usize;
     // Horizontal scroll: keep the cursor's column on screen (escapes take several cells).
     let left = first_visible(&lines[cur_row], cur_col, text_width.max(1));
@@ -89,6 +92,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         if is_error && !stale {
             line_style = line_style.patch(theme.error_line);
         }
+        if let Some(stopped) = super::debug::stopped_line_style(app, row as u32 + 1, theme) {
+            line_style = line_style.patch(stopped);
+        }
         let row_rect = Rect::new(inner.x, y, inner.width, 1);
         buf.set_style(row_rect, line_style);
 
@@ -106,7 +112,28 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             theme.line_number
         };
         let number = format!("{:>number_width$} ", row + 1);
-        buf.set_stringn(inner.x, y, &number, gutter as usize, number_style);
+        let mut number_x = inner.x;
+        if debug_width > 0 {
+            // [mark][number] [count ]
+            let marks = super::debug::gutter_spans(app, &sha, row as u32 + 1, theme);
+            let mut x = inner.x;
+            for (i, span) in marks.iter().enumerate() {
+                if i == 1 {
+                    x = inner.x + 1 + number_width as u16 + 1;
+                }
+                buf.set_span(x, y, span, gutter.saturating_sub(x - inner.x));
+                if i == 0 {
+                    number_x = inner.x + 1;
+                }
+            }
+        }
+        buf.set_stringn(
+            number_x,
+            y,
+            &number,
+            (number_width + 1).min(inner.width as usize),
+            number_style,
+        );
 
         let matches: Vec<Range<usize>> = search
             .map(|re| re.find_iter(text).map(|m| m.range()).collect())

@@ -64,6 +64,10 @@ fn draw_list(
             let n = app.last_run.as_ref().map_or(0, |r| r.report.trace.len());
             format!("at step {}/{n}", i + 1)
         }
+        Shown::Debug => {
+            let line = app.debugger.stop().map_or(0, |s| s.line);
+            format!("at the debugger's stop, line {line}")
+        }
     };
     let mut title = format!("Keys · {mode} ({})", rows.len());
     if !view.filter.is_empty() {
@@ -77,6 +81,7 @@ fn draw_list(
     }
     let hint = match shown {
         Shown::Seed => " edits apply to this seed · Enter: value ",
+        Shown::Debug => " +added ~changed -removed since the start of the debugged run ",
         _ if app.step.is_some() => " ~ changed by this step · edits go to the seed (v) ",
         _ => " +added ~changed -removed · edits go to the seed (v) ",
     };

@@ -1,5 +1,6 @@
 //! Drawing: `draw(frame, &app)` only reads the state.
 
+mod debug;
 mod editor;
 mod help;
 mod inputs;
@@ -113,8 +114,9 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let tabs = app.tabs();
     let titles: Vec<Line> = tabs
         .iter()
-        .enumerate()
-        .map(|(i, t)| {
+        .map(|t| {
+            // The number of the tab's Alt key (the Server tab shows only with a live server).
+            let i = Tab::ALL.iter().position(|x| x == t).unwrap_or(0);
             let mut label = format!("{} {}", i + 1, t.title());
             if *t == Tab::Warnings {
                 let n = app
@@ -147,6 +149,7 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Tab::Keyspace => keyspace::draw(frame, content, app, theme, focused),
         Tab::Warnings => panes::draw_warnings(frame, content, app, theme, focused),
         Tab::Server => server::draw(frame, content, app, theme, focused),
+        Tab::Debug => debug::draw(frame, content, app, theme, focused),
     }
 }
 

@@ -15,6 +15,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let threshold = app.config.busy_threshold_ms;
     // Elapsed time against the busy threshold as a bar: a full bar means the script was stopped.
     let fraction = match (&app.running, &app.last_run) {
+        (Some(_), _) if threshold > 0 && app.debugger.stop().is_some() => {
+            app.debugger.stop().map_or(0, |s| s.active_ns) as f64 / 1e6 / threshold as f64
+        }
         // A live run: the time of the phase it is in (the dry run, then the server's).
         (Some(r), _) if threshold > 0 => {
             let since = r.phase.map_or(r.started, |(_, since)| since);
@@ -25,7 +28,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     let filled = ((fraction.clamp(0.0, 1.0) * 10.0).round() as usize).min(10);
     let bar = format!("[{}{}]", "█".repeat(filled), "░".repeat(10 - filled));
+    let debug_stop = app.debugger.stop().filter(|_| app.running.is_some());
     let gauge = match (&app.running, &app.last_run) {
+        // Debugging: the script's own time (stops excluded), as the busy threshold counts it.
+        (Some(_), _) if debug_stop.is_some() => format!(
+            "debug {:.3} ms / {} ms",
+            debug_stop.map_or(0, |s| s.active_ns) as f64 / 1e6,
+            threshold
+        ),
         (Some(r), _) => running_gauge(r, threshold),
         (None, Some(run)) => {
             let gauge = format!(
