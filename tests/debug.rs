@@ -727,3 +727,32 @@ fn continuing_to_the_end_gives_the_plain_runs_result_on_every_case() {
     }
     assert!(checked + 3 > cases.len(), "{checked} of {}", cases.len());
 }
+
+/// LDB's `abort` ends the script with LDB's error wherever it is stopped, also at an error stop
+/// (the script's own error is not the reply then).
+#[test]
+fn abort_at_an_error_stop_ends_with_ldbs_abort_error() {
+    let script = "local x = 5\nlocal y = x .. nil\nreturn y\n";
+    let mut sandbox = Sandbox::new();
+    let mut reasons = Vec::new();
+    let (report, _) = debug(
+        &mut sandbox,
+        script,
+        |s| s.stop_at_start = false,
+        |stop| {
+            reasons.push(stop.reason().clone());
+            Resume::Abort
+        },
+    );
+    assert!(
+        matches!(reasons.as_slice(), [StopReason::Error { .. }]),
+        "{reasons:?}"
+    );
+    assert_eq!(
+        report.run.reply,
+        Reply::Error(format!(
+            "ERR script aborted for user request script: {}, on @user_script:2.",
+            report.run.sha1
+        ))
+    );
+}
