@@ -756,3 +756,75 @@ fn abort_at_an_error_stop_ends_with_ldbs_abort_error() {
         ))
     );
 }
+
+/// eval works on copies of the tables it reaches (a local's, an upvalue's, KEYS): the run never sees
+/// its writes; within one eval, shared tables stay shared and cycles stay cycles.
+#[test]
+fn eval_cannot_change_a_table_of_the_run() {
+    let script = "local t = {x = 1, list = {1, 2}}\nlocal u = t\nlocal c = {}\nc.self = c\nreturn {t.x, u.x, #t.list, KEYS[1], c.self == c and 1 or 0}\n";
+    let mut sandbox = Sandbox::new();
+    let mut answers = Vec::new();
+    let mut session = DebugSession::new(script.as_bytes()).unwrap();
+    session.stop_at_start = false;
+    session.add_breakpoint(5, None, None).unwrap();
+    let mut driver = Driver {
+        f: |stop: &mut Stop<'_>| {
+            for code in [
+                "t.x = 99; table.insert(t.list, 3); KEYS[1] = 'zz'; return u.x, #u.list, KEYS[1]",
+                "return t.x, #t.list, KEYS[1]",
+                "return c.self == c, c ~= nil",
+            ] {
+                answers.push(stop.eval(0, code));
+            }
+            Resume::Continue
+        },
+        outputs: Vec::new(),
+    };
+    let mut req = request(script);
+    req.keys = vec![b"k".to_vec()];
+    let report = sandbox.debug(&req, &mut session, &mut driver);
+    let ok = |v: &[&str]| Ok(v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        answers,
+        [
+            ok(&["99", "3", "\"zz\""]),
+            ok(&["1", "2", "\"k\""]),
+            ok(&["true", "true"])
+        ]
+    );
+    assert_eq!(
+        report.run.reply,
+        Reply::Array(vec![
+            Reply::Int(1),
+            Reply::Int(1),
+            Reply::Int(2),
+            Reply::Bulk(b"k".to_vec()),
+            Reply::Int(1)
+        ])
+    );
+}
+
+/// The copy an eval works on is bounded: a larger table is refused with a message, the run goes on.
+#[test]
+fn eval_of_a_table_too_large_to_copy_is_refused() {
+    let script = "local big = {}\nfor i = 1, 100001 do big[i] = i end\nreturn #big\n";
+    let mut sandbox = Sandbox::new();
+    let mut answers = Vec::new();
+    let (report, _) = debug(
+        &mut sandbox,
+        script,
+        |s| {
+            s.stop_at_start = false;
+            s.add_breakpoint(3, None, None).unwrap();
+        },
+        |stop| {
+            answers.push(stop.eval(0, "#big"));
+            Resume::Continue
+        },
+    );
+    assert_eq!(
+        answers,
+        [Err("evalbench: eval works on copies of the tables it reads, and 'big' holds over 100000 entries (see it with p)".to_string())]
+    );
+    assert_eq!(report.run.reply, Reply::Int(100001));
+}
