@@ -784,10 +784,9 @@ pub fn debug_command(
     if json_mode {
         let mut obj = report.run.to_json();
         if let Some(c) = &report.coverage {
-            obj["coverage"] = json!(c
-                .iter()
-                .map(|(l, n)| (l.to_string(), json!(n)))
-                .collect::<serde_json::Map<_, _>>());
+            let (ran, not_run) = coverage_json(&session, c);
+            obj["coverage"] = ran;
+            obj["coverage_not_run"] = not_run;
         }
         let line = json!({"event": "end", "report": obj});
         let _ = writeln!(repl.out, "{}", json_line(&line));
@@ -799,23 +798,43 @@ pub fn debug_command(
             display_text(&render_text(&report.run, &request))
         );
         if let Some(c) = &report.coverage {
-            let _ = writeln!(repl.out, "\ncoverage (line: executions):");
-            for line in 1..=session.line_count() {
-                if !session.has_code(line) {
-                    continue;
-                }
-                let n = c.get(&line).copied().unwrap_or(0);
-                let mark = if n == 0 { "!" } else { " " };
-                let _ = writeln!(
-                    repl.out,
-                    "{mark}{line:>4} {n:>8}  {}",
-                    display_safe(session.source_line(line).unwrap_or(""))
-                );
-            }
+            let _ = write!(repl.out, "{}", coverage_text(&session, c));
         }
     }
     let _ = repl.out.flush();
     Ok(code)
+}
+
+/// Executions per line with code, `!` on lines never run (the text report of `debug` and `run`).
+pub(crate) fn coverage_text(
+    session: &DebugSession,
+    counts: &std::collections::BTreeMap<u32, u64>,
+) -> String {
+    let mut text = String::from("\ncoverage (line: executions, ! never run):\n");
+    for line in (1..=session.line_count()).filter(|&l| session.has_code(l)) {
+        let n = counts.get(&line).copied().unwrap_or(0);
+        let mark = if n == 0 { "!" } else { " " };
+        text.push_str(&format!(
+            "{mark}{line:>4} {n:>8}  {}\n",
+            display_safe(session.source_line(line).unwrap_or(""))
+        ));
+    }
+    text
+}
+
+/// Coverage as JSON: {"line": executions} for the lines that ran, and the lines with code never run.
+pub(crate) fn coverage_json(
+    session: &DebugSession,
+    counts: &std::collections::BTreeMap<u32, u64>,
+) -> (serde_json::Value, serde_json::Value) {
+    let ran: serde_json::Map<_, _> = counts
+        .iter()
+        .map(|(l, n)| (l.to_string(), json!(n)))
+        .collect();
+    let not_run: Vec<u32> = (1..=session.line_count())
+        .filter(|&l| session.has_code(l) && !counts.contains_key(&l))
+        .collect();
+    (json!(ran), json!(not_run))
 }
 
 /// `evalbench debug` on the process's stdin and stdout.
