@@ -394,6 +394,9 @@ impl Repl<'_> {
                 for (name, value) in stop.print(None) {
                     self.value(stop, "<value>", format!("{name} = {value}"));
                 }
+                if stop.hidden_varargs(0) {
+                    self.say("info", "<info> ... (varargs): not visible in Lua 5.1");
+                }
                 None
             }
             ("p" | "print", [name]) => {

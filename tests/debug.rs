@@ -828,3 +828,26 @@ fn eval_of_a_table_too_large_to_copy_is_refused() {
     );
     assert_eq!(report.run.reply, Reply::Int(100001));
 }
+
+/// A frame of a function taking `...` says its varargs are hidden (Lua 5.1 cannot read them);
+/// other frames, and the main chunk (whose varargs are always empty), do not.
+#[test]
+fn frames_of_vararg_functions_say_their_varargs_are_hidden() {
+    let script = "local function f(a, ...)\n  local n = select('#', ...)\n  return n\nend\nlocal function g(b)\n  return b\nend\nreturn f(1, 2, 3) + g(4)\n";
+    let mut seen = Vec::new();
+    let mut sandbox = Sandbox::new();
+    debug(
+        &mut sandbox,
+        script,
+        |s| {
+            s.stop_at_start = false;
+            s.add_breakpoint(3, None, None).unwrap();
+            s.add_breakpoint(6, None, None).unwrap();
+        },
+        |stop| {
+            seen.push((stop.line(), stop.hidden_varargs(0), stop.hidden_varargs(1)));
+            Resume::Continue
+        },
+    );
+    assert_eq!(seen, [(3, true, false), (6, false, false)]);
+}
