@@ -5,10 +5,13 @@ use crate::engine::lua::raw;
 use mlua::ffi;
 use std::ffi::{c_int, c_void};
 
+/// Lua's compile message and its line.
+pub type CompileError = (String, Option<u32>);
+
 /// Per line (index = line number): can a line event happen there; and the first lines of the
 /// functions that take varargs (`...`; the main chunk's, always empty in a script, left out).
 /// Err: Lua's compile message and its line.
-pub fn code_lines(body: &[u8]) -> Result<(Vec<bool>, Vec<u32>), (String, Option<u32>)> {
+pub fn code_lines(body: &[u8]) -> Result<(Vec<bool>, Vec<u32>), CompileError> {
     let dump = unsafe { compile_and_dump(body)? };
     let mut lines = Vec::new();
     let mut reader = Reader {
