@@ -851,3 +851,21 @@ fn frames_of_vararg_functions_say_their_varargs_are_hidden() {
     );
     assert_eq!(seen, [(3, true, false), (6, false, false)]);
 }
+
+/// Time stopped is not the script's: the first write and the trace's times leave it out too.
+#[test]
+fn time_stopped_is_not_in_the_first_write_time() {
+    let script = "local a = 1\nredis.call('SET', 'k', a)\nreturn a\n";
+    let mut sandbox = Sandbox::new();
+    let (report, _) = debug(
+        &mut sandbox,
+        script,
+        |_| {},
+        |_| {
+            std::thread::sleep(Duration::from_millis(300));
+            Resume::Continue
+        },
+    );
+    let first = report.run.first_write_ns.expect("a write");
+    assert!(first < 100_000_000, "first write at {first} ns");
+}

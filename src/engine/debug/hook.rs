@@ -263,6 +263,10 @@ impl DebugRun {
         self.live_since = Some(now);
         let core = self.core();
         core.run.deadline = self.threshold.map(|t| now + t.saturating_sub(self.active));
+        // The trace's times and the first write's count the script's time only, not time stopped.
+        if let Some(started) = now.checked_sub(self.active) {
+            core.run.started = started;
+        }
     }
 
     fn pause_clock(&mut self) {
