@@ -225,6 +225,9 @@ pub fn debug_live(
         };
         let answer = session.send(&argv).map_err(backend_error)?;
         console.lines(&answer);
+        if let Some(hint) = ldb::eval_hint(&answer.lines) {
+            console.say("hint", hint, None);
+        }
         if matches!(word, "h" | "help") {
             console.say("help", &sandbox_only(), None);
         }

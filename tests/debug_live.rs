@@ -57,7 +57,7 @@ fn a_forked_session_reads_like_redis_cli_ldb_and_is_rolled_back() {
             &url,
             "--yes",
             "--commands",
-            "b 3; c; p; r get k; back; c",
+            "b 3; c; p; e t.x; r get k; back; c",
             "SCRIPT",
             "k",
         ],
@@ -81,6 +81,9 @@ lua debugger> c
 lua debugger> p
 <value> a = 1
 <value> t = {[\"x\"]=1}
+lua debugger> e t.x
+<error> ldb_eval:1: Script attempted to access nonexistent global variable 't'
+<hint> LDB's eval runs in a frame of its own and cannot read the script's locals: p NAME shows one (the sandbox's eval reads them: drop --server).
 lua debugger> r get k
 <redis> get k
 <reply> NULL

@@ -258,6 +258,15 @@ pub fn to_ldb(input: &str) -> Result<Vec<Vec<u8>>, String> {
     Ok(words)
 }
 
+/// LDB's `eval` runs in a frame of its own: a name it cannot find is most likely a local of the
+/// script. The hint to show after such an answer.
+pub fn eval_hint(lines: &[String]) -> Option<&'static str> {
+    lines
+        .iter()
+        .any(|l| l.starts_with("<error> ldb_eval:") && l.contains("nonexistent global variable"))
+        .then_some("<hint> LDB's eval runs in a frame of its own and cannot read the script's locals: p NAME shows one (the sandbox's eval reads them: drop --server).")
+}
+
 /// A log line of LDB as one of the REPL's event kinds, with the line it names (for `--json`).
 pub fn classify(line: &str) -> (&'static str, Option<u32>) {
     if let Some(rest) = line.strip_prefix("* Stopped at ") {
