@@ -162,6 +162,9 @@ pub struct RunArgs {
     /// Run as EVAL_RO: write commands are refused.
     #[arg(long)]
     pub read_only: bool,
+    /// Count how many times each script line ran (the debugger's line hook; sandbox only, once).
+    #[arg(long)]
+    pub coverage: bool,
     /// Take KEYS, ARGV and the seed keyspace from the script's sidecar (SCRIPT.json, as the samples have).
     #[arg(long)]
     pub sidecar: bool,
@@ -454,11 +457,36 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
                 "--keyspace seeds the sandbox; with a live server the data is the server's (drop --keyspace, or drop --server to run in the sandbox)",
             ));
         }
+        if args.coverage {
+            return Err(CliError::input(
+                "--coverage counts lines in the sandbox; a live server cannot (drop --coverage or --server)",
+            ));
+        }
         let (code, text) = crate::cli_live::run_live(args, spec, &request)?;
         write_out(out, text.as_bytes())?;
         return Ok(code);
     }
 
+    if args.coverage && args.repeat > 1 {
+        return Err(CliError::input(
+            "--coverage counts one run (its line hook would slow the timings of --repeat); drop one of them",
+        ));
+    }
+    // --coverage: the run goes through the debugger, which never stops, counting lines.
+    let mut coverage = None;
+    let mut coverage_session = if args.coverage {
+        // A script that does not compile has no lines to count: its report says why.
+        crate::engine::debug::DebugSession::new(&request.script)
+            .ok()
+            .map(|mut s| {
+                s.coverage = true;
+                s.stop_at_start = false;
+                s.break_on_error = false;
+                s
+            })
+    } else {
+        None
+    };
     let mut timings = Vec::with_capacity(args.repeat as usize);
     let mut report = None;
     // The seed is copied only when a later run needs it again (a copy counts against the budget).
@@ -470,7 +498,14 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
             seed.clone().unwrap_or_default()
         };
         sandbox.set_db0(db);
-        let r = sandbox.run(&request);
+        let r = match coverage_session.as_mut() {
+            Some(session) => {
+                let debugged = sandbox.debug(&request, session, &mut crate::engine::debug::NoStops);
+                coverage = debugged.coverage;
+                debugged.run
+            }
+            None => sandbox.run(&request),
+        };
         timings.push(r.elapsed_ns);
         report = Some(r);
     }
@@ -500,6 +535,11 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
         if args.repeat > 1 {
             extra.insert("repeat".into(), repeat_json(&mut timings));
         }
+        if let (Some(session), Some(counts)) = (&coverage_session, &coverage) {
+            let (ran, not_run) = crate::cli_debug::coverage_json(session, counts);
+            extra.insert("coverage".into(), ran);
+            extra.insert("coverage_not_run".into(), not_run);
+        }
         report
             .write_json(extra, out)
             .and_then(|()| out.flush())
@@ -519,6 +559,9 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
                 "\nrepeat: {} runs, min {} µs, median {} µs, p99 {} µs\n",
                 r["runs"], r["min_us"], r["median_us"], r["p99_us"]
             ));
+        }
+        if let (Some(session), Some(counts)) = (&coverage_session, &coverage) {
+            text.push_str(&crate::cli_debug::coverage_text(session, counts));
         }
         if args.dump_keyspace {
             text.push_str("\nkeyspace:\n");

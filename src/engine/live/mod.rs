@@ -7,6 +7,8 @@ pub mod guard;
 pub mod guarded;
 pub mod inspect;
 pub mod instrument;
+/// Redis's own Lua debugger (SCRIPT DEBUG) driven on its own connection.
+pub mod ldb;
 pub mod profile;
 
 use crate::engine::reply::{Protocol, Reply};
@@ -1225,6 +1227,14 @@ fn time_left(deadline: Instant, target: &Target) -> Result<Duration, LiveError> 
 /// A connection set up (TCP, TLS, AUTH or HELLO, SELECT) by `deadline`, its read timeout the time
 /// left. The crate waits its timeout once per command of its setup pipeline, so it gets one command
 /// at most: no CLIENT SETINFO (Redis 7.0 does not know it), and SELECT is sent here.
+/// A plain connection to the target (the LDB session needs one of its own: it reads replies as they come).
+pub(crate) fn open_single(target: &Target) -> Result<redis::Connection, LiveError> {
+    let con = open_until(target, Instant::now() + target.connect_timeout)?;
+    con.set_read_timeout(target.read_timeout)
+        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    Ok(con)
+}
+
 fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, LiveError> {
     // rustls needs a process-wide crypto provider; installing it twice is harmless.
     let _ = rustls::crypto::ring::default_provider().install_default();
