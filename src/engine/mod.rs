@@ -6,6 +6,8 @@ pub mod clock;
 pub mod commands;
 pub mod debug;
 pub mod display;
+// Redis Functions: libraries and FCALL (issue 13).
+pub mod function;
 pub mod input;
 pub mod keyspace;
 pub mod lint;
@@ -18,4 +20,4 @@ pub mod script;
 
 pub use reply::{Protocol, Reply};
 pub use report::RunReport;
-pub use sandbox::{RunRequest, Sandbox, SandboxConfig};
+pub use sandbox::{FunctionCall, RunRequest, Sandbox, SandboxConfig};
