@@ -61,7 +61,7 @@ pub enum Command {
     Lint(crate::cli_lint::LintArgs),
 }
 
-const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
+const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nFunctions: --function NAME runs SCRIPT as a function library (#!lua name=...): it is loaded as\nFUNCTION LOAD would, then FCALL NAME (FCALL_RO with --read-only); --library FILE loads more libraries first.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --function counter_incr samples/counter_library.lua counter:page , 5\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
 
 /// Where the live server is, as redis-cli takes it.
 #[derive(Args, Debug, Default, Clone, PartialEq)]
@@ -159,12 +159,18 @@ pub struct RunArgs {
     /// server: send the script as is, untraced).
     #[arg(long)]
     pub no_trace: bool,
-    /// Run as EVAL_RO: write commands are refused.
+    /// Run as EVAL_RO: write commands are refused (with --function: FCALL_RO).
     #[arg(long)]
     pub read_only: bool,
     /// Count how many times each script line ran (the debugger's line hook; sandbox only, once).
     #[arg(long)]
     pub coverage: bool,
+    /// SCRIPT is a function library (`#!lua name=...`): load it and FCALL this function of it.
+    #[arg(long, value_name = "NAME")]
+    pub function: Option<String>,
+    /// With --function: load this library too, before SCRIPT (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub library: Vec<PathBuf>,
     /// Take KEYS, ARGV and the seed keyspace from the script's sidecar (SCRIPT.json, as the samples have).
     #[arg(long)]
     pub sidecar: bool,
@@ -451,7 +457,17 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
         args.read_only,
         sandbox.now_ms(),
     )?;
+    if args.function.is_none() && !args.library.is_empty() {
+        return Err(CliError::input(
+            "--library loads a function library for --function NAME; add --function",
+        ));
+    }
     if let Some(spec) = crate::cli_live::target_spec(args)? {
+        if args.function.is_some() {
+            return Err(CliError::input(
+                "--function runs in the sandbox only for now (FCALL on a live server is not supported yet); drop --server",
+            ));
+        }
         if args.keyspace.is_some() {
             return Err(CliError::input(
                 "--keyspace seeds the sandbox; with a live server the data is the server's (drop --keyspace, or drop --server to run in the sandbox)",
@@ -467,6 +483,11 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
         return Ok(code);
     }
 
+    if args.coverage && args.function.is_some() {
+        return Err(CliError::input(
+            "--coverage counts the lines of a script; it does not follow a --function call yet",
+        ));
+    }
     if args.coverage && args.repeat > 1 {
         return Err(CliError::input(
             "--coverage counts one run (its line hook would slow the timings of --repeat); drop one of them",
@@ -487,6 +508,11 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
     } else {
         None
     };
+    // Functions (issue 13): the libraries are loaded once; each run is an FCALL.
+    let call = match &args.function {
+        Some(name) => Some(load_libraries(&mut sandbox, args, &request, name)?),
+        None => None,
+    };
     let mut timings = Vec::with_capacity(args.repeat as usize);
     let mut report = None;
     // The seed is copied only when a later run needs it again (a copy counts against the budget).
@@ -498,13 +524,14 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
             seed.clone().unwrap_or_default()
         };
         sandbox.set_db0(db);
-        let r = match coverage_session.as_mut() {
-            Some(session) => {
+        let r = match (&call, coverage_session.as_mut()) {
+            (Some(call), _) => sandbox.fcall(call),
+            (None, Some(session)) => {
                 let debugged = sandbox.debug(&request, session, &mut crate::engine::debug::NoStops);
                 coverage = debugged.coverage;
                 debugged.run
             }
-            None => sandbox.run(&request),
+            (None, None) => sandbox.run(&request),
         };
         timings.push(r.elapsed_ns);
         report = Some(r);
@@ -526,6 +553,9 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
         }
         let mut extra = serde_json::Map::new();
         extra.insert("backend".into(), json!("sandbox"));
+        if let Some(call) = &call {
+            extra.insert("function".into(), json!(call.name));
+        }
         if args.dump_keyspace {
             extra.insert(
                 "keyspace".into(),
@@ -548,6 +578,10 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
     }
     let text = {
         let mut text = String::from("backend: sandbox\n");
+        if let Some(call) = &call {
+            let mode = if call.read_only { "FCALL_RO" } else { "FCALL" };
+            text.push_str(&format!("function: {} ({mode})\n", call.name));
+        }
         if let Some(note) = unused_url {
             text.push_str(note);
             text.push('\n');
@@ -579,6 +613,36 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
     };
     write_out(out, text.as_bytes())?;
     Ok(code)
+}
+
+/// Load `--library` files then SCRIPT as function libraries (FUNCTION LOAD); the FCALL to make.
+fn load_libraries(
+    sandbox: &mut Sandbox,
+    args: &RunArgs,
+    request: &RunRequest,
+    name: &str,
+) -> Result<crate::engine::FunctionCall, CliError> {
+    let script_path = PathBuf::from(&args.script_and_args[0]);
+    let mut libraries = Vec::new();
+    for path in &args.library {
+        libraries.push((path.clone(), read_script(path)?));
+    }
+    libraries.push((script_path, request.script.clone()));
+    for (path, code) in &libraries {
+        sandbox.function_load(code, false).map_err(|e| {
+            CliError::input(format!(
+                "{}: FUNCTION LOAD failed: {e}",
+                display_text(&path.display().to_string())
+            ))
+        })?;
+    }
+    Ok(crate::engine::FunctionCall {
+        name: name.to_string(),
+        keys: request.keys.clone(),
+        argv: request.argv.clone(),
+        protocol: request.protocol,
+        read_only: request.read_only,
+    })
 }
 
 fn write_out(out: &mut dyn std::io::Write, bytes: &[u8]) -> Result<(), CliError> {

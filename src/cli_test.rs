@@ -167,7 +167,12 @@ fn run_file(path: &Path, args: &TestArgs) -> FileOutcome {
         {
             continue;
         }
-        outcome.cases.push(testing::run_case(&script, case, None));
+        outcome.cases.push(testing::run_case(
+            &script,
+            file.function.as_deref(),
+            case,
+            None,
+        ));
     }
     if args.update && outcome.cases.iter().any(|c| !c.passed()) {
         match update_text(&text, &outcome.cases) {

@@ -681,3 +681,56 @@ fn run_coverage_counts_each_line() {
         "evalbench: --coverage counts one run (its line hook would slow the timings of --repeat); drop one of them\n"
     );
 }
+
+/// `--function` loads SCRIPT as a library and FCALLs the function; `--read-only` is FCALL_RO;
+/// `--library` loads more libraries first; a load error names the file (issue 13).
+#[test]
+fn run_function_of_a_library() {
+    let lib = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/counter_library.lua");
+    let out = evalbench(&[
+        "run",
+        "--json",
+        "--function",
+        "counter_incr",
+        lib,
+        "c",
+        ",",
+        "5",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["function"], "counter_incr");
+    assert_eq!(report["reply"], serde_json::json!({"int": 5}));
+    let out = evalbench(&["run", "--read-only", "--function", "counter_incr", lib, "c"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("function: counter_incr (FCALL_RO)"), "{text}");
+    assert!(
+        text.contains("Can not execute a script with write flag using *_ro command."),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let out = evalbench(&["run", "--read-only", "--function", "counter_get", lib, "c"]);
+    assert_eq!(out.status.code(), Some(0));
+    let dir = std::env::temp_dir().join(format!("evalbench-fn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let other = dir.join("other.lua");
+    std::fs::write(
+        &other,
+        "#!lua name=other\nredis.register_function('counter_get', function() return 1 end)\n",
+    )
+    .unwrap();
+    let out = evalbench(&[
+        "run",
+        "--library",
+        other.to_str().unwrap(),
+        "--function",
+        "counter_get",
+        lib,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("FUNCTION LOAD failed: ERR Function counter_get already exists"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -59,6 +59,8 @@ fn case_of(p: &Program) -> Case {
         seed: p.seed.clone(),
         resp: p.client_resp,
         script: p.script(),
+        // No functions (issue 13).
+        ..Default::default()
     }
 }
 

@@ -88,7 +88,21 @@ fn run_sample(sample: &Sample) -> (RunRequest, RunReport) {
         argv: strings(sample, "argv"),
         ..RunRequest::default()
     };
-    let report = sandbox.run(&request);
+    // A function library's sidecar names the function to FCALL (issue 13).
+    let report = match sample.sidecar.get("function").and_then(Json::as_str) {
+        Some(name) => {
+            sandbox
+                .function_load(&request.script, false)
+                .unwrap_or_else(|e| panic!("{}: FUNCTION LOAD: {e}", sample.name));
+            sandbox.fcall(&evalbench::engine::FunctionCall {
+                name: name.into(),
+                keys: request.keys.clone(),
+                argv: request.argv.clone(),
+                ..Default::default()
+            })
+        }
+        None => sandbox.run(&request),
+    };
     (request, report)
 }
 

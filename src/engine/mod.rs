@@ -7,6 +7,8 @@ pub mod clock;
 pub mod commands;
 pub mod debug;
 pub mod display;
+// Redis Functions: libraries and FCALL (issue 13).
+pub mod function;
 pub mod input;
 pub mod keyspace;
 pub mod lint;
@@ -20,4 +22,4 @@ pub mod testing;
 
 pub use reply::{Protocol, Reply};
 pub use report::RunReport;
-pub use sandbox::{RunRequest, Sandbox, SandboxConfig};
+pub use sandbox::{FunctionCall, RunRequest, Sandbox, SandboxConfig};

@@ -65,6 +65,17 @@ impl RunRequest {
     }
 }
 
+/// One FCALL: the function's name (case-insensitive, as Redis looks it up), KEYS and ARGV.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FunctionCall {
+    pub name: String,
+    pub keys: Vec<Vec<u8>>,
+    pub argv: Vec<Vec<u8>>,
+    pub protocol: Protocol,
+    /// FCALL_RO.
+    pub read_only: bool,
+}
+
 pub struct Sandbox {
     vm: Vm,
     /// The last script and its SHA1: rerunning a script does not hash it again.
@@ -73,6 +84,8 @@ pub struct Sandbox {
     pub config: SandboxConfig,
     /// Stops a run past its deadline that the hooks cannot reach (engine/lua/watchdog.rs).
     watch: std::sync::Arc<super::lua::watchdog::Watch>,
+    /// Loaded function libraries and their Lua state (engine/function).
+    functions: super::function::Functions,
 }
 
 impl Default for Sandbox {
@@ -105,6 +118,7 @@ impl Sandbox {
             core,
             config,
             watch: super::lua::watchdog::Watch::new(),
+            functions: Default::default(),
         }
     }
 
@@ -177,7 +191,21 @@ impl Sandbox {
             return report;
         }
         self.vm.set_keys_and_argv(&request.keys, &request.argv);
-        self.vm.set_memory_limit(self.config.memory_limit);
+        let refuse_writes = flags.no_writes || request.read_only;
+        self.execute(Target::Script(request), sha, refuse_writes)
+    }
+
+    /// Run a script or a function on its VM and report everything about the run.
+    fn execute(&mut self, target: Target<'_>, sha: String, refuse_writes: bool) -> RunReport {
+        let (keys, protocol, label) = match target {
+            Target::Script(request) => (&request.keys, request.protocol, sha.as_str()),
+            Target::Function { call, .. } => (&call.keys, call.protocol, call.name.as_str()),
+        };
+        let vm = match target {
+            Target::Script(_) => &mut self.vm,
+            Target::Function { .. } => self.functions.vm(self.config.memory_limit).vm(),
+        };
+        vm.set_memory_limit(self.config.memory_limit);
         // Lua's allocator adds the last counted Rust figure: make it current.
         super::budget::refresh();
 
@@ -190,7 +218,7 @@ impl Sandbox {
         self.core.run = RunScratch {
             active: true,
             now_ms,
-            refuse_writes: flags.no_writes || request.read_only,
+            refuse_writes,
             started,
             deadline: (self.config.busy_threshold_ms > 0)
                 .then(|| started + Duration::from_millis(self.config.busy_threshold_ms)),
@@ -200,17 +228,25 @@ impl Sandbox {
         };
         api::set_current_core(&mut *self.core);
         // Under the debugger the call stops and may be replayed (engine/debug/hook.rs).
-        let result = if super::debug::hook::armed() {
-            super::debug::hook::call_script(&mut self.vm, &mut self.core, &sha, request)
-        } else {
-            self.watch.arm(
-                self.vm.state(),
-                self.core.run.deadline,
-                self.core.run.cancel.clone(),
-            );
-            let result = self.vm.call_script(&sha);
-            self.watch.disarm();
-            result
+        let result = match target {
+            Target::Script(request) if super::debug::hook::armed() => {
+                super::debug::hook::call_script(vm, &mut self.core, &sha, request)
+            }
+            _ => {
+                self.watch.arm(
+                    vm.state(),
+                    self.core.run.deadline,
+                    self.core.run.cancel.clone(),
+                );
+                let result = match target {
+                    Target::Script(_) => vm.call_script(&sha),
+                    Target::Function { function_ref, call } => {
+                        vm.call_function(function_ref, &call.keys, &call.argv)
+                    }
+                };
+                self.watch.disarm();
+                result
+            }
         };
         let mut warnings = Vec::new();
         let mut lua_value = None;
@@ -218,13 +254,13 @@ impl Sandbox {
             Ok(()) => {
                 if self.config.tracing {
                     lua_value =
-                        Some(unsafe { super::lua::convert::describe_value(self.vm.state(), -1) });
+                        Some(unsafe { super::lua::convert::describe_value(vm.state(), -1) });
                 }
-                let names = self.vm.swap_handler_for_probe_names();
+                let names = vm.swap_handler_for_probe_names();
                 let mut converter =
                     ReturnConverter::new(self.core.run.script_resp3).with_probe_names(names);
                 let reply =
-                    unsafe { converter.convert(self.vm.state(), &super::lua::convert::Path::Root) };
+                    unsafe { converter.convert(vm.state(), &super::lua::convert::Path::Root) };
                 if converter.over_budget {
                     drop(reply);
                     let text = super::budget::over_budget_text(self.config.memory_limit);
@@ -234,7 +270,7 @@ impl Sandbox {
                 }
             }
             Err(err) => {
-                let (text, line) = self.error_text(&sha, err, &mut warnings);
+                let (text, line) = error_text(label, vm.memory_limit(), err, &mut warnings);
                 let outcome = match self.core.run.stopped {
                     Some(StopReason::BusyThreshold) => Outcome::Killed,
                     Some(StopReason::Cancelled) => Outcome::Cancelled,
@@ -245,12 +281,12 @@ impl Sandbox {
         };
         let elapsed_ns = started.elapsed().as_nanos() as u64;
         api::set_current_core(std::ptr::null_mut());
-        self.vm.after_run();
+        vm.after_run();
         let cancel = self.core.run.cancel.clone();
         let run = std::mem::replace(&mut self.core.run, RunScratch::with_cancel(cancel));
         unsafe {
             mlua::ffi::lua_sethook(
-                self.vm.state(),
+                vm.state(),
                 Some(api::stop_hook),
                 mlua::ffi::LUA_MASKCOUNT,
                 super::lua::vm::HOOK_EVERY,
@@ -279,7 +315,7 @@ impl Sandbox {
             });
         }
         warnings.extend(lint::warnings(
-            &request.keys,
+            keys,
             &run.trace,
             outcome,
             error_line,
@@ -288,7 +324,7 @@ impl Sandbox {
         RunReport {
             sha1: sha,
             reply,
-            protocol: request.protocol,
+            protocol,
             notes,
             trace: run.trace,
             elapsed_ns,
@@ -304,6 +340,56 @@ impl Sandbox {
         }
     }
 
+    /// `FUNCTION LOAD [REPLACE] code`: the library's name, or the error reply's text.
+    pub fn function_load(&mut self, code: &[u8], replace: bool) -> Result<String, String> {
+        self.functions.load(code, replace, self.config.memory_limit)
+    }
+
+    /// FUNCTION DELETE: `Err` is the error reply's text.
+    pub fn function_delete(&mut self, library: &str) -> Result<(), String> {
+        self.functions.delete(library)
+    }
+
+    /// FUNCTION FLUSH.
+    pub fn function_flush(&mut self) {
+        self.functions.flush();
+    }
+
+    /// The loaded libraries (FUNCTION LIST), by name.
+    pub fn function_libraries(&self) -> Vec<&super::function::LibraryInfo> {
+        self.functions.libraries().collect()
+    }
+
+    /// Call a loaded function as `FCALL` (or `FCALL_RO`) would, and report everything about the
+    /// run. The report's `sha1` is the SHA1 of the function's library code.
+    pub fn fcall(&mut self, call: &FunctionCall) -> RunReport {
+        let found = self.functions.find(&call.name).map(|f| {
+            let code = self
+                .functions
+                .libraries()
+                .find(|lib| lib.name == f.library)
+                .map(|lib| lib.code.as_slice())
+                .unwrap_or_default();
+            (f.function_ref, f.flags, sha1_hex(code))
+        });
+        let Some((function_ref, flags, sha)) = found else {
+            return self.refused(
+                String::new(),
+                call.protocol,
+                "ERR Function not found".into(),
+            );
+        };
+        if call.read_only && !flags.no_writes {
+            return self.refused(
+                sha,
+                call.protocol,
+                "ERR Can not execute a script with write flag using *_ro command.".into(),
+            );
+        }
+        let refuse_writes = flags.no_writes || call.read_only;
+        self.execute(Target::Function { function_ref, call }, sha, refuse_writes)
+    }
+
     /// Run a script under the debugger (engine/debug): like `run`, stopping where `session` says
     /// and asking `frontend` what to do at each stop.
     pub fn debug(
@@ -314,14 +400,28 @@ impl Sandbox {
     ) -> super::debug::DebugReport {
         super::debug::run(self, request, session, frontend)
     }
+}
 
-    /// The error reply Redis builds from a raised error (`luaCallFunction`).
-    fn error_text(
-        &self,
-        sha: &str,
-        err: ScriptError,
-        warnings: &mut Vec<Warning>,
-    ) -> (String, Option<u32>) {
+/// What `execute` runs: an EVAL's compiled script, or a registered function (FCALL).
+#[derive(Clone, Copy)]
+enum Target<'a> {
+    Script(&'a RunRequest),
+    Function {
+        function_ref: std::ffi::c_int,
+        call: &'a FunctionCall,
+    },
+}
+
+/// The error reply Redis builds from a raised error (`luaCallFunction`); `label` is the script's
+/// SHA1 or the function's name.
+fn error_text(
+    label: &str,
+    memory_limit: usize,
+    err: ScriptError,
+    warnings: &mut Vec<Warning>,
+) -> (String, Option<u32>) {
+    let sha = label;
+    {
         match err {
             ScriptError::Table { err, source, line } => {
                 let line_number = line
@@ -350,10 +450,7 @@ impl Sandbox {
                 format!("ERR Error running script {sha}, {msg}").replace(['\r', '\n'], " "),
                 None,
             ),
-            ScriptError::OutOfMemory => (
-                super::budget::over_budget_text(self.vm.memory_limit()),
-                None,
-            ),
+            ScriptError::OutOfMemory => (super::budget::over_budget_text(memory_limit), None),
         }
     }
 }

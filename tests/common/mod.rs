@@ -458,7 +458,7 @@ pub fn normalize_keyspace(ks: &Json) -> Json {
 }
 
 /// One case of a `.cases` file.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Case {
     pub file: String,
     pub name: String,
@@ -467,6 +467,13 @@ pub struct Case {
     pub seed: Json,
     pub resp: u8,
     pub script: String,
+    /// Functions (`@library`, `@function_load`, `@fcall`, `@fcall_ro`): libraries loaded before
+    /// the script, in order (a load error is the reply).
+    pub libraries: Vec<String>,
+    /// The script is a library: FUNCTION LOAD it (its reply is the case's reply without `fcall`).
+    pub function_load: bool,
+    /// FCALL (false) or FCALL_RO (true) this function of the loaded libraries with @keys/@argv.
+    pub fcall: Option<(String, bool)>,
 }
 
 /// Parse a `.cases` file: `### name`, optional `@keys/@argv/@seed/@resp` JSON lines, the script.
@@ -485,6 +492,9 @@ pub fn parse_cases(file: &str, text: &str) -> Vec<Case> {
                 seed: json!({}),
                 resp: 2,
                 script: String::new(),
+                libraries: Vec::new(),
+                function_load: false,
+                fcall: None,
             });
             in_directives = true;
             continue;
@@ -508,6 +518,16 @@ pub fn parse_cases(file: &str, text: &str) -> Vec<Case> {
                     }
                     "seed" => case.seed = parsed,
                     "resp" => case.resp = parsed.as_u64().expect("@resp is 2 or 3") as u8,
+                    // Functions (issue 13): see `Case`.
+                    "library" => case
+                        .libraries
+                        .push(parsed.as_str().expect("@library is a JSON string").into()),
+                    "function_load" => case.function_load = parsed.as_bool().unwrap_or(false),
+                    "fcall" | "fcall_ro" => {
+                        let name = parsed.as_str().expect("@fcall is a JSON string");
+                        case.function_load = true;
+                        case.fcall = Some((name.to_string(), directive == "fcall_ro"));
+                    }
                     other => panic!("{file}:{}: unknown directive @{other}", n + 1),
                 }
                 continue;
@@ -551,7 +571,13 @@ pub fn plain_eval(conn: &mut Conn, case: &Case) -> (Json, Json) {
     conn.cmd(&["HELLO", &case.resp.to_string()]);
     conn.cmd(&["FLUSHALL"]);
     conn.cmd(&["SCRIPT", "FLUSH"]);
+    conn.cmd(&["FUNCTION", "FLUSH"]);
     seed(conn, &case.seed);
+    if case.function_load || !case.libraries.is_empty() {
+        let reply = server_functions(conn, case);
+        conn.cmd(&["HELLO", "2"]);
+        return (reply.to_json(), normalize_keyspace(&dump(conn)));
+    }
     let numkeys = case.keys.len().to_string();
     let mut args: Vec<&[u8]> = vec![b"EVAL", case.script.as_bytes(), numkeys.as_bytes()];
     args.extend(case.keys.iter().map(|k| k.as_bytes()));
@@ -559,6 +585,54 @@ pub fn plain_eval(conn: &mut Conn, case: &Case) -> (Json, Json) {
     let reply = conn.cmd_bytes(&args);
     conn.cmd(&["HELLO", "2"]);
     (reply.to_json(), normalize_keyspace(&dump(conn)))
+}
+
+/// A functions case on a real server: the libraries, the script as a library, the FCALL.
+fn server_functions(conn: &mut Conn, case: &Case) -> Reply {
+    let mut last = Reply::Nil;
+    let script = case.function_load.then_some(&case.script);
+    for code in case.libraries.iter().chain(script) {
+        last = conn.cmd_bytes(&[b"FUNCTION", b"LOAD", code.as_bytes()]);
+        if matches!(last, Reply::Error(_)) {
+            return last;
+        }
+    }
+    let Some((name, read_only)) = &case.fcall else {
+        return last;
+    };
+    let numkeys = case.keys.len().to_string();
+    let command: &[u8] = if *read_only { b"FCALL_RO" } else { b"FCALL" };
+    let mut args: Vec<&[u8]> = vec![command, name.as_bytes(), numkeys.as_bytes()];
+    args.extend(case.keys.iter().map(|k| k.as_bytes()));
+    args.extend(case.argv.iter().map(|a| a.as_bytes()));
+    conn.cmd_bytes(&args)
+}
+
+/// The sandbox twin of `server_functions`.
+fn sandbox_functions(
+    sandbox: &mut evalbench::engine::Sandbox,
+    case: &Case,
+    protocol: evalbench::engine::Protocol,
+) -> Reply {
+    let mut last = Reply::Nil;
+    let script = case.function_load.then_some(&case.script);
+    for code in case.libraries.iter().chain(script) {
+        last = match sandbox.function_load(code.as_bytes(), false) {
+            Ok(name) => Reply::Bulk(name.into_bytes()),
+            Err(e) => return Reply::Error(e),
+        };
+    }
+    let Some((name, read_only)) = &case.fcall else {
+        return last;
+    };
+    let call = evalbench::engine::FunctionCall {
+        name: name.clone(),
+        keys: case.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+        argv: case.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+        protocol,
+        read_only: *read_only,
+    };
+    sandbox.fcall(&call).reply_for(protocol)
 }
 
 /// The same case in the sandbox (scripts flushed, every database cleared, seeded): its typed
@@ -579,6 +653,12 @@ pub fn sandbox_eval(sandbox: &mut evalbench::engine::Sandbox, case: &Case) -> (J
     } else {
         Protocol::Resp2
     };
+    sandbox.function_flush();
+    if case.function_load || !case.libraries.is_empty() {
+        let reply = sandbox_functions(sandbox, case, protocol);
+        let keyspace = keyspace_to_json(sandbox.keyspace().db(0), sandbox.now_ms());
+        return (reply.to_json(), normalize_keyspace(&keyspace));
+    }
     let request = RunRequest {
         script: case.script.as_bytes().to_vec(),
         keys: case.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),

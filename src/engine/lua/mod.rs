@@ -10,6 +10,8 @@ pub mod bit;
 pub mod cjson;
 pub mod cmsgpack;
 pub mod convert;
+// The Redis Functions engine's Lua state (issue 13).
+pub mod function;
 pub mod raw;
 pub mod structlib;
 #[cfg(test)]

@@ -625,6 +625,44 @@ return handler, fields
         }
     }
 
+    /// Call a registered function (FCALL): the function in registry slot `function_ref` gets the
+    /// KEYS and ARGV tables as its two arguments, under the error handler, as `luaCallFunction`
+    /// does in function mode. Leaves the stack as `call_script` does.
+    pub fn call_function(
+        &mut self,
+        function_ref: c_int,
+        keys: &[Vec<u8>],
+        argv: &[Vec<u8>],
+    ) -> Result<(), ScriptError> {
+        let l = self.l;
+        unsafe {
+            ffi::lua_settop(l, 0);
+            ffi::lua_rawgeti(
+                l,
+                ffi::LUA_REGISTRYINDEX,
+                self.refs.handler as ffi::lua_Integer,
+            );
+            ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, function_ref as ffi::lua_Integer);
+            for items in [keys, argv] {
+                ffi::lua_createtable(l, items.len() as c_int, 0);
+                for (i, item) in items.iter().enumerate() {
+                    raw::push_bytes(l, item);
+                    ffi::lua_rawseti(l, -2, i as ffi::lua_Integer + 1);
+                }
+            }
+            self.alloc.guarded = true;
+            self.alloc.stop_site = None;
+            let status = ffi::lua_pcall(l, 2, 1, 1);
+            self.alloc.guarded = false;
+            self.alloc.until_check = STOP_CHECK_BYTES;
+            if status == 0 {
+                return Ok(());
+            }
+            ffi::lua_remove(l, 1);
+            Err(self.read_error(status))
+        }
+    }
+
     unsafe fn read_error(&mut self, status: c_int) -> ScriptError {
         let l = self.l;
         if status == ffi::LUA_ERRMEM {
@@ -713,8 +751,8 @@ unsafe fn push_readonly_registry(l: L) {
     ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
 }
 
-/// Push a read-only proxy of the table at `real`.
-unsafe fn make_proxy(l: L, real: c_int) {
+/// Push a read-only proxy of the table at `real` (also used by engine/lua/function.rs).
+pub(crate) unsafe fn make_proxy(l: L, real: c_int) {
     let real = if real < 0 && real > ffi::LUA_REGISTRYINDEX {
         ffi::lua_gettop(l) + real + 1
     } else {
@@ -757,11 +795,13 @@ unsafe fn push_real_of(l: L, idx: c_int) -> bool {
     ffi::lua_type(l, -1) != ffi::LUA_TNIL
 }
 
-unsafe extern "C-unwind" fn readonly_newindex(l: L) -> c_int {
+/// Also the function VM's globals guard (engine/lua/function.rs).
+pub(crate) unsafe extern "C-unwind" fn readonly_newindex(l: L) -> c_int {
     raw::protect(l, |_| Err(Raise::error(READONLY_TEXT)))
 }
 
-unsafe extern "C-unwind" fn missing_global(l: L) -> c_int {
+/// Also the function VM's load-time API guard (engine/lua/function.rs).
+pub(crate) unsafe extern "C-unwind" fn missing_global(l: L) -> c_int {
     raw::protect(l, |l| {
         if ffi::lua_gettop(l) != 2 {
             return Err(Raise::error(

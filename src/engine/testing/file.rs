@@ -51,6 +51,8 @@ struct RawRun {
 #[serde(deny_unknown_fields)]
 struct RawFile {
     script: Option<Spanned<String>>,
+    /// The script is a function library: each run FCALLs this function of it.
+    function: Option<String>,
     resp: Option<Spanned<i64>>,
     clock_ms: Option<Spanned<i64>>,
     #[serde(default, rename = "case")]
@@ -193,6 +195,7 @@ pub fn parse_test_file(path: &Path, text: &str) -> Result<TestFile, TestFileErro
     Ok(TestFile {
         path: path.to_path_buf(),
         script_path,
+        function: raw.function.clone(),
         cases,
     })
 }

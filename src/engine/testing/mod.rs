@@ -21,6 +21,9 @@ pub struct TestFile {
     pub path: PathBuf,
     /// The script under test (`script = ...`, or the file's name with `.lua`).
     pub script_path: PathBuf,
+    /// The script is a function library (`#!lua name=`): runs FCALL this function (FCALL_RO
+    /// for a step with `read_only`).
+    pub function: Option<String>,
     pub cases: Vec<TestCase>,
 }
 
@@ -156,7 +159,12 @@ impl CaseResult {
 
 /// Run one case in a fresh sandbox whose clock starts at the case's time and moves only by
 /// `advance_ms`, so the result is the same whenever and wherever it runs.
-pub fn run_case(script: &[u8], case: &TestCase, memory_limit: Option<usize>) -> CaseResult {
+pub fn run_case(
+    script: &[u8],
+    function: Option<&str>,
+    case: &TestCase,
+    memory_limit: Option<usize>,
+) -> CaseResult {
     let clock = ManualClock::new(case.clock_ms.saturating_mul(1000));
     let mut sandbox = Sandbox::with_clock(Box::new(clock.clone()));
     if let Some(limit) = memory_limit {
@@ -184,6 +192,17 @@ pub fn run_case(script: &[u8], case: &TestCase, memory_limit: Option<usize>) -> 
     }
     // A case of one run written without [[case.step]] has no step numbers to speak of.
     let numbered = !(case.steps.len() == 1 && case.steps[0].line == case.line);
+    if function.is_some() {
+        if let Err(e) = sandbox.function_load(script, false) {
+            result.failures.push(Failure {
+                step: 0,
+                line: case.line,
+                what: "seed",
+                message: format!("the library does not load: {e}"),
+            });
+            return result;
+        }
+    }
     for (index, step) in case.steps.iter().enumerate() {
         clock.advance_ms(step.advance_ms);
         let request = RunRequest {
@@ -194,8 +213,18 @@ pub fn run_case(script: &[u8], case: &TestCase, memory_limit: Option<usize>) -> 
             read_only: step.read_only,
         };
         let mut report = None;
+        let call = function.map(|name| crate::engine::sandbox::FunctionCall {
+            name: name.to_string(),
+            keys: request.keys.clone(),
+            argv: request.argv.clone(),
+            protocol: request.protocol,
+            read_only: request.read_only,
+        });
         for _ in 0..step.repeat {
-            let r = sandbox.run(&request);
+            let r = match &call {
+                Some(call) => sandbox.fcall(call),
+                None => sandbox.run(&request),
+            };
             result.runs += 1;
             result.elapsed_ns += r.elapsed_ns;
             report = Some(r);
