@@ -59,6 +59,7 @@ fn case_of(p: &Program) -> Case {
         seed: p.seed.clone(),
         resp: p.client_resp,
         script: p.script(),
+        profiles: None,
     }
 }
 

@@ -171,6 +171,7 @@ fn proxy_edge_cases_match_plain_eval() {
             seed: serde_json::json!({}),
             resp: *resp,
             script: script.to_string(),
+            profiles: None,
         };
         let expected = plain_eval(&mut plain_conn, &case);
         let live = if *resp == 3 { &mut live3 } else { &mut live2 };

@@ -14,6 +14,7 @@ pub mod lua;
 pub mod reply;
 pub mod report;
 pub mod sandbox;
+pub mod profile; // server profiles (issue 12)
 pub mod script;
 
 pub use reply::{Protocol, Reply};

@@ -154,6 +154,8 @@ pub struct RunReport {
     pub outcome: Outcome,
     /// Line of the error, when the run raised one.
     pub error_line: Option<u32>,
+    /// The server profile that produced the run (`redis-7.0`; engine/profile.rs).
+    pub profile: &'static str,
 }
 
 impl RunReport {
@@ -165,6 +167,7 @@ impl RunReport {
         busy_threshold_ms: u64,
     ) -> RunReport {
         RunReport {
+            profile: crate::engine::profile::DEFAULT.id,
             sha1,
             reply: Reply::Error(text),
             protocol,

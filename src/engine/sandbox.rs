@@ -8,7 +8,8 @@ use super::lua::convert::ReturnConverter;
 use super::lua::vm::{ScriptError, Vm};
 use super::reply::{Protocol, Reply};
 use super::report::{Outcome, RunReport, Warning, WarningKind};
-use super::script::{parse_shebang, raised_error_text, sha1_hex};
+use super::profile::Profile;
+use super::script::{parse_shebang, raised_error_text_in, sha1_hex};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -87,7 +88,7 @@ impl Sandbox {
     }
 
     pub fn with_clock(clock: Box<dyn Clock>) -> Sandbox {
-        super::commands::warm_up();
+        super::commands::warm_up(super::profile::DEFAULT);
         let config = SandboxConfig::default();
         let core = Box::new(Core {
             keyspace: Keyspace::new(),
@@ -98,6 +99,7 @@ impl Sandbox {
             arg_pool: Vec::new(),
             spare_args: Vec::new(),
             resolve_cache: Default::default(),
+            profile: super::profile::DEFAULT,
         });
         Sandbox {
             vm: Vm::new(config.memory_limit),
@@ -106,6 +108,23 @@ impl Sandbox {
             config,
             watch: super::lua::watchdog::Watch::new(),
         }
+    }
+
+    /// The server profile runs imitate.
+    pub fn profile(&self) -> &'static Profile {
+        self.core.profile
+    }
+
+    /// Imitate another server: its command table, globals, number formatting and error texts.
+    /// The VM starts over (as SCRIPT FLUSH); the keyspace stays.
+    pub fn set_profile(&mut self, profile: &'static Profile) {
+        if std::ptr::eq(self.core.profile, profile) {
+            return;
+        }
+        super::commands::warm_up(profile);
+        self.core.profile = profile;
+        self.vm = Vm::with_profile(self.vm.memory_limit(), profile);
+        self.last_sha = None;
     }
 
     pub fn keyspace(&self) -> &Keyspace {
@@ -144,7 +163,10 @@ impl Sandbox {
     }
 
     fn refused(&self, sha: String, protocol: Protocol, text: String) -> RunReport {
-        RunReport::refused(sha, text, protocol, self.config.busy_threshold_ms)
+        RunReport {
+            profile: self.core.profile.id,
+            ..RunReport::refused(sha, text, protocol, self.config.busy_threshold_ms)
+        }
     }
 
     /// Run a script as `EVAL` (or `EVAL_RO`) would, and report everything about the run.
@@ -283,6 +305,7 @@ impl Sandbox {
             run.first_write_ns.is_some(),
         ));
         RunReport {
+            profile: self.core.profile.id,
             sha1: sha,
             reply,
             protocol: request.protocol,
@@ -326,14 +349,21 @@ impl Sandbox {
                     .and_then(|l| std::str::from_utf8(l).ok())
                     .and_then(|l| l.parse().ok());
                 let text = match err {
-                    Some(e) => raised_error_text(sha, &e, source.as_deref(), line.as_deref()),
+                    Some(e) => raised_error_text_in(
+                        self.core.profile,
+                        sha,
+                        &e,
+                        source.as_deref(),
+                        line.as_deref(),
+                    ),
                     None => {
                         warnings.push(Warning {
                             kind: WarningKind::WouldCrash,
                             line: line_number.unwrap_or(0),
                             message: "the script raised a table without an 'err' field: Redis 7.0 crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'".into(),
                         });
-                        raised_error_text(
+                        raised_error_text_in(
+                            self.core.profile,
                             sha,
                             b"ERR unknown error",
                             source.as_deref(),

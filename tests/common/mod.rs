@@ -26,10 +26,31 @@ impl RedisServer {
 
     /// `start` with extra redis-server arguments (`PORT` in them is replaced by the chosen port).
     pub fn start_with(extra: &[&str]) -> Option<RedisServer> {
+        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        RedisServer::start_binary(&binary, extra)
+    }
+
+    /// The real server of a profile (`redis-7.0` is `redis-server`, or $REDIS_SERVER; the others
+    /// are the launchers .ci/install-servers writes to $EVALBENCH_SERVERS, by default
+    /// ~/.cache/redis-servers/bin). `None` with a notice when it is not installed, outside CI.
+    pub fn start_profile(profile: &str) -> Option<RedisServer> {
+        if profile == "redis-7.0" {
+            return RedisServer::start();
+        }
+        let dir = std::env::var("EVALBENCH_SERVERS").unwrap_or_else(|_| {
+            let cache = std::env::var("XDG_CACHE_HOME")
+                .unwrap_or_else(|_| format!("{}/.cache", std::env::var("HOME").unwrap_or_default()));
+            format!("{cache}/redis-servers/bin")
+        });
+        let binary = format!("{dir}/{profile}");
+        RedisServer::start_binary(&binary, &[])
+    }
+
+    fn start_binary(binary: &str, extra: &[&str]) -> Option<RedisServer> {
         // Tests start servers in parallel: a port found free may be taken by another test's server
         // before ours binds it. Ours then exits; try another port.
         for _ in 0..5 {
-            match RedisServer::try_start(extra) {
+            match RedisServer::try_start(binary, extra) {
                 Ok(server) => return server,
                 Err(()) => continue,
             }
@@ -37,13 +58,12 @@ impl RedisServer {
         panic!("could not start redis-server on a free port after 5 attempts");
     }
 
-    fn try_start(extra: &[&str]) -> Result<Option<RedisServer>, ()> {
-        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+    fn try_start(binary: &str, extra: &[&str]) -> Result<Option<RedisServer>, ()> {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|_| ())?
             .port();
-        let spawned = Command::new(&binary)
+        let spawned = Command::new(binary)
             .args([
                 "--port",
                 &port.to_string(),
@@ -64,7 +84,7 @@ impl RedisServer {
                 if std::env::var("CI").is_ok_and(|v| v == "true") {
                     panic!("CI=true but {binary} could not be started: {e}");
                 }
-                eprintln!("NOTICE: skipping differential tests: {binary} not available ({e}); install redis-server");
+                eprintln!("NOTICE: skipping differential tests: {binary} not available ({e}); install redis-server (other servers: .ci/install-servers)");
                 return Ok(None);
             }
         };
@@ -442,6 +462,8 @@ pub struct Case {
     pub seed: Json,
     pub resp: u8,
     pub script: String,
+    /// `@profiles ["redis-7.4", ...]`: the profiles the case applies to (None: all).
+    pub profiles: Option<Vec<String>>,
 }
 
 /// Parse a `.cases` file: `### name`, optional `@keys/@argv/@seed/@resp` JSON lines, the script.
@@ -460,6 +482,7 @@ pub fn parse_cases(file: &str, text: &str) -> Vec<Case> {
                 seed: json!({}),
                 resp: 2,
                 script: String::new(),
+                profiles: None,
             });
             in_directives = true;
             continue;
@@ -483,6 +506,12 @@ pub fn parse_cases(file: &str, text: &str) -> Vec<Case> {
                     }
                     "seed" => case.seed = parsed,
                     "resp" => case.resp = parsed.as_u64().expect("@resp is 2 or 3") as u8,
+                    "profiles" => {
+                        case.profiles = Some(
+                            serde_json::from_value(parsed)
+                                .expect("@profiles is a list of profile ids"),
+                        )
+                    }
                     other => panic!("{file}:{}: unknown directive @{other}", n + 1),
                 }
                 continue;

@@ -239,6 +239,8 @@ pub struct ServerInfo {
     pub maxmemory_policy: Option<String>,
     /// Notes about what could not be read (CONFIG denied, ...).
     pub notes: Vec<String>,
+    /// The sandbox profile that follows this server (product and version from INFO).
+    pub profile: &'static crate::engine::profile::Profile,
 }
 
 impl ServerInfo {
@@ -361,6 +363,7 @@ impl LiveBackend {
                 busy_threshold_ms: crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS,
                 maxmemory_policy: None,
                 notes: Vec::new(),
+                profile: crate::engine::profile::DEFAULT,
             },
             target,
             con,
@@ -628,8 +631,10 @@ impl LiveBackend {
             .config_get("maxmemory-policy", deadline)?
             .ok()
             .flatten();
-        notes.extend(profile::note(&product, &version));
+        let (server_profile, note) = crate::engine::profile::Profile::for_server(&product, &version);
+        notes.extend(note);
         Ok(ServerInfo {
+            profile: server_profile,
             product,
             version,
             role,
@@ -826,7 +831,7 @@ impl LiveBackend {
                     });
                 }
                 let mut trace = d.trace;
-                annotate(&mut self.resolve_cache, &mut trace);
+                annotate(&mut self.resolve_cache, self.server.profile, &mut trace);
                 match d.result {
                     instrument::Decision::Returned(r) => {
                         (r, trace, Outcome::Returned, None, d.server_us)
@@ -887,6 +892,7 @@ impl LiveBackend {
             trace.iter().any(|t| t.write),
         ));
         Ok(RunReport {
+            profile: self.server.profile.id,
             sha1: user_sha,
             reply,
             protocol: self.protocol,
@@ -927,10 +933,11 @@ pub fn cross_slot(keys: &[Vec<u8>]) -> Option<String> {
 /// Fill keys and the write flag from Redis 7.0.15's command table.
 fn annotate(
     cache: &mut crate::engine::commands::ResolveCache,
+    profile: &'static crate::engine::profile::Profile,
     trace: &mut [crate::engine::report::TraceEntry],
 ) {
     for entry in trace {
-        if let Some((keys, write)) = crate::engine::commands::describe_call(cache, &entry.command) {
+        if let Some((keys, write)) = crate::engine::commands::describe_call(cache, profile, &entry.command) {
             entry.keys = keys;
             entry.write = write;
         }
