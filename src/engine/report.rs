@@ -188,7 +188,10 @@ impl RunReport {
 
     /// What a client speaking `protocol` receives.
     pub fn reply_for(&self, protocol: Protocol) -> Reply {
-        self.reply.for_protocol(protocol)
+        match (protocol, crate::engine::profile::Profile::by_id(self.profile)) {
+            (Protocol::Resp2, Ok(profile)) => self.reply.to_resp2_with(&|d| profile.double_text(d)),
+            _ => self.reply.for_protocol(protocol),
+        }
     }
 
     pub fn is_error(&self) -> bool {

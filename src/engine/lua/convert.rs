@@ -79,7 +79,10 @@ pub unsafe fn push_reply(l: L, reply: &Reply, resp3: bool) {
             }
         }
         Reply::Array(items) => push_array(l, items, resp3),
-        _ if !resp3 => push_reply(l, &reply.to_resp2(), false),
+        _ if !resp3 => {
+            let profile = super::api::current_profile();
+            push_reply(l, &reply.to_resp2_with(&|d| profile.double_text(d)), false)
+        }
         Reply::Double(d) => {
             ffi::lua_newtable(l);
             ffi::lua_pushstring(l, c"double".as_ptr());
