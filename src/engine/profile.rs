@@ -14,6 +14,9 @@ pub enum NumberFormat {
     /// Redis 7.4 and later: an integral value within ±2^62 as an integer (`-0` is `0`, 1e15 is
     /// `1000000000000000`), anything else the shortest text.
     IntegerThenShortest,
+    /// Double replies of Redis 7.2 and later (`d2string`): as `IntegerThenShortest`, but zero
+    /// keeps its sign (`-0`) and NaN has none (`nan`).
+    ReplyDouble,
 }
 
 /// The server family: error wording and the `server` alias follow it.
@@ -72,6 +75,11 @@ pub struct Profile {
     pub bad_argument: &'static str,
     /// `redis.acl_check_cmd` checks the command's arity (Redis 8.0).
     pub acl_check_cmd_arity: bool,
+    /// A command with the `noscript` flag: `This Redis command ...` or (Valkey 9) `This Valkey command ...`.
+    pub noscript_text: &'static str,
+    /// An unknown subcommand of a known container says `unknown subcommand 'X'. Try CONFIG HELP.`
+    /// (Valkey 9) rather than `Unknown command called from script`.
+    pub unknown_subcommand_error: bool,
     /// This profile's command table as a delta to Redis 7.0.15's (commands/profiles/*.table),
     /// generated from the server's own `COMMAND` by tests/command_tables.rs.
     pub command_delta: &'static str,
@@ -102,6 +110,8 @@ pub static PROFILES: [Profile; 6] = [
         no_arguments: "Please specify at least one argument for this redis lib call",
         bad_argument: "Lua redis lib command arguments must be strings or integers",
         acl_check_cmd_arity: false,
+        noscript_text: "ERR This Redis command is not allowed from script",
+        unknown_subcommand_error: false,
         command_delta: "",
     },
     Profile {
@@ -113,7 +123,7 @@ pub static PROFILES: [Profile; 6] = [
         redis_version_num: 0x070204,
         valkey_version: None,
         argument_numbers: NumberFormat::Shortest,
-        double_replies: NumberFormat::IntegerThenShortest,
+        double_replies: NumberFormat::ReplyDouble,
         os_clock: false,
         fenv_and_newproxy: false,
         server_alias: false,
@@ -125,6 +135,8 @@ pub static PROFILES: [Profile; 6] = [
         no_arguments: "Please specify at least one argument for this redis lib call",
         bad_argument: "Lua redis lib command arguments must be strings or integers",
         acl_check_cmd_arity: false,
+        noscript_text: "ERR This Redis command is not allowed from script",
+        unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/redis-7.2.table"),
     },
     Profile {
@@ -136,7 +148,7 @@ pub static PROFILES: [Profile; 6] = [
         redis_version_num: 0x070401,
         valkey_version: None,
         argument_numbers: NumberFormat::IntegerThenShortest,
-        double_replies: NumberFormat::IntegerThenShortest,
+        double_replies: NumberFormat::ReplyDouble,
         os_clock: true,
         fenv_and_newproxy: false,
         server_alias: false,
@@ -148,6 +160,8 @@ pub static PROFILES: [Profile; 6] = [
         no_arguments: "Please specify at least one argument for this redis lib call",
         bad_argument: "Lua redis lib command arguments must be strings or integers",
         acl_check_cmd_arity: false,
+        noscript_text: "ERR This Redis command is not allowed from script",
+        unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/redis-7.4.table"),
     },
     Profile {
@@ -159,7 +173,7 @@ pub static PROFILES: [Profile; 6] = [
         redis_version_num: 0x080002,
         valkey_version: None,
         argument_numbers: NumberFormat::IntegerThenShortest,
-        double_replies: NumberFormat::IntegerThenShortest,
+        double_replies: NumberFormat::ReplyDouble,
         os_clock: true,
         fenv_and_newproxy: false,
         server_alias: false,
@@ -171,6 +185,8 @@ pub static PROFILES: [Profile; 6] = [
         no_arguments: "Please specify at least one argument for this redis lib call",
         bad_argument: "Lua redis lib command arguments must be strings or integers",
         acl_check_cmd_arity: true,
+        noscript_text: "ERR This Redis command is not allowed from script",
+        unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/redis-8.0.table"),
     },
     Profile {
@@ -182,7 +198,7 @@ pub static PROFILES: [Profile; 6] = [
         redis_version_num: 0x070204,
         valkey_version: Some(("8.1.1", 0x080101)),
         argument_numbers: NumberFormat::IntegerThenShortest,
-        double_replies: NumberFormat::IntegerThenShortest,
+        double_replies: NumberFormat::ReplyDouble,
         os_clock: true,
         fenv_and_newproxy: false,
         server_alias: true,
@@ -194,6 +210,8 @@ pub static PROFILES: [Profile; 6] = [
         no_arguments: "Please specify at least one argument for this call",
         bad_argument: "Command arguments must be strings or integers",
         acl_check_cmd_arity: false,
+        noscript_text: "ERR This Redis command is not allowed from script",
+        unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/valkey-8.1.table"),
     },
     Profile {
@@ -205,7 +223,7 @@ pub static PROFILES: [Profile; 6] = [
         redis_version_num: 0x070204,
         valkey_version: Some(("9.1.2", 0x090102)),
         argument_numbers: NumberFormat::IntegerThenShortest,
-        double_replies: NumberFormat::IntegerThenShortest,
+        double_replies: NumberFormat::ReplyDouble,
         os_clock: true,
         fenv_and_newproxy: false,
         server_alias: true,
@@ -217,6 +235,8 @@ pub static PROFILES: [Profile; 6] = [
         no_arguments: "Please specify at least one argument for this call",
         bad_argument: "Command arguments must be strings or integers",
         acl_check_cmd_arity: false,
+        noscript_text: "ERR This Valkey command is not allowed from script",
+        unknown_subcommand_error: true,
         command_delta: include_str!("commands/profiles/valkey-9.1.table"),
     },
 ];
@@ -305,6 +325,14 @@ pub fn format_number(format: NumberFormat, d: f64, out: &mut Vec<u8>) {
             }
         }
         NumberFormat::Shortest => shortest(d, out),
+        NumberFormat::ReplyDouble if d == 0.0 || d.is_nan() => {
+            if d.is_nan() {
+                out.extend_from_slice(b"nan");
+            } else {
+                shortest(d, out);
+            }
+        }
+        NumberFormat::ReplyDouble => format_number(NumberFormat::IntegerThenShortest, d, out),
         NumberFormat::IntegerThenShortest => {
             // Redis's `double2ll`: integral and within ±LLONG_MAX/2 (which is 2^62 as a double).
             const LIMIT: f64 = 4_611_686_018_427_387_904.0;
@@ -408,6 +436,11 @@ mod tests {
             assert_eq!(text(IntegerThenShortest, d), v74, "7.4 {d}");
         }
         assert_eq!(text(Shortest, f64::NAN.copysign(-1.0)), "-nan");
+        // Double replies (ZINCRBY, `{double=...}`) of 7.2 and later.
+        assert_eq!(text(ReplyDouble, -0.0), "-0");
+        assert_eq!(text(ReplyDouble, f64::NAN.copysign(-1.0)), "nan");
+        assert_eq!(text(ReplyDouble, 1e17), "100000000000000000");
+        assert_eq!(text(ReplyDouble, 0.1), "0.1");
         assert_eq!(text(Shortest, f64::NEG_INFINITY), "-inf");
     }
 

@@ -205,6 +205,8 @@ fn registry(profile: &'static Profile) -> &'static Registry {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
     Unknown,
+    /// A container's unknown subcommand, on a profile that names it (`CONFIG`, `NOSUB`).
+    UnknownSubcommand(String, String),
     WrongArity,
     NoScript,
 }
@@ -216,12 +218,16 @@ impl Refusal {
         match self {
             Refusal::Unknown => format!("ERR Unknown {noun} called from script"),
             Refusal::WrongArity => format!("ERR Wrong number of args calling {noun} from script"),
-            Refusal::NoScript => format!("ERR This {noun} is not allowed from script"),
+            Refusal::NoScript => profile.noscript_text.to_string(),
+            Refusal::UnknownSubcommand(container, sub) => format!(
+                "ERR unknown subcommand '{sub}'. Try {} HELP.",
+                container.to_ascii_uppercase()
+            ),
         }
     }
     pub fn text(&self) -> &'static str {
         match self {
-            Refusal::Unknown => errors::UNKNOWN_COMMAND,
+            Refusal::Unknown | Refusal::UnknownSubcommand(..) => errors::UNKNOWN_COMMAND,
             Refusal::WrongArity => errors::WRONG_ARGS,
             Refusal::NoScript => errors::NOSCRIPT,
         }
@@ -315,7 +321,16 @@ pub fn resolve_in(profile: &'static Profile, args: &[Vec<u8>]) -> Result<&'stati
             name,
             String::from_utf8_lossy(&args[1]).to_ascii_lowercase()
         );
-        reg.by_name.get(sub.as_str()).ok_or(Refusal::Unknown)?
+        match reg.by_name.get(sub.as_str()) {
+            Some(r) => r,
+            None if profile.unknown_subcommand_error => {
+                return Err(Refusal::UnknownSubcommand(
+                    name.to_string(),
+                    String::from_utf8_lossy(until_nul(&args[1])).into_owned(),
+                ))
+            }
+            None => return Err(Refusal::Unknown),
+        }
     } else {
         top.1
     };

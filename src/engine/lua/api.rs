@@ -798,7 +798,7 @@ unsafe extern "C-unwind" fn redis_acl_check_cmd(l: L) -> c_int {
         // The sandbox runs as the default user, who may run every command Redis knows.
         let known = match commands::resolve_in(profile, &args) {
             Ok(_) => true,
-            Err(commands::Refusal::Unknown) => false,
+            Err(commands::Refusal::Unknown | commands::Refusal::UnknownSubcommand(..)) => false,
             // Redis 8.0 checks the arity too.
             Err(commands::Refusal::WrongArity) if profile.acl_check_cmd_arity => {
                 drop(args);
