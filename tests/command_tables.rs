@@ -98,7 +98,11 @@ fn command_tables_match_each_server() {
         let delta = delta_text(profile.id, profile.version_tested, &rows);
         if profile.command_delta.is_empty() {
             // The built-in table is 7.0.15's own.
-            assert_eq!(delta.lines().filter(|l| !l.starts_with('#')).count(), 0, "{delta}");
+            assert_eq!(
+                delta.lines().filter(|l| !l.starts_with('#')).count(),
+                0,
+                "{delta}"
+            );
         } else {
             let path = format!(
                 "{}/src/engine/commands/profiles/{}.table",
@@ -108,7 +112,10 @@ fn command_tables_match_each_server() {
             if write {
                 std::fs::write(&path, &delta).unwrap();
             } else {
-                assert_eq!(profile.command_delta, delta, "{path} is out of date: rerun with EVALBENCH_WRITE_TABLES=1");
+                assert_eq!(
+                    profile.command_delta, delta,
+                    "{path} is out of date: rerun with EVALBENCH_WRITE_TABLES=1"
+                );
             }
             // And the sandbox's table of the profile is exactly the server's.
             if !write {

@@ -85,7 +85,10 @@ fn differential(profile_id: &str) {
             Err(_) => {
                 server = RedisServer::start_profile(profile_id).expect("restart the server");
                 conn = server.connect();
-                (json!({"crash": "the server closed the connection"}), json!({}))
+                (
+                    json!({"crash": "the server closed the connection"}),
+                    json!({}),
+                )
             }
         };
         let actual = sandbox_eval(&mut sandbox, case);

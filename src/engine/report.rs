@@ -188,7 +188,10 @@ impl RunReport {
 
     /// What a client speaking `protocol` receives.
     pub fn reply_for(&self, protocol: Protocol) -> Reply {
-        match (protocol, crate::engine::profile::Profile::by_id(self.profile)) {
+        match (
+            protocol,
+            crate::engine::profile::Profile::by_id(self.profile),
+        ) {
             (Protocol::Resp2, Ok(profile)) => self.reply.to_resp2_with(&|d| profile.double_text(d)),
             _ => self.reply.for_protocol(protocol),
         }
@@ -262,6 +265,7 @@ impl RunReport {
             "logs": self.logs.iter().map(|l| json!({"level": l.level, "line": l.line, "message": String::from_utf8_lossy(&l.message)})).collect::<Vec<_>>(),
             "lua_value": self.lua_value,
             "sha1": self.sha1,
+            "profile": self.profile,
             "outcome": format!("{:?}", self.outcome).to_lowercase(),
         })
     }

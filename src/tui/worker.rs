@@ -174,7 +174,16 @@ impl Worker {
     }
 
     /// As `start_with`, the sandbox's memory budget in bytes given.
-    pub fn start_with_budget(mut live: Option<LiveBackend>, memory_limit: usize) -> Worker {
+    pub fn start_with_budget(live: Option<LiveBackend>, memory_limit: usize) -> Worker {
+        Worker::start_with_profile(live, memory_limit, crate::engine::profile::DEFAULT)
+    }
+
+    /// A worker whose sandbox imitates `profile` (engine/profile.rs).
+    pub fn start_with_profile(
+        mut live: Option<LiveBackend>,
+        memory_limit: usize,
+        profile: &'static crate::engine::profile::Profile,
+    ) -> Worker {
         let live_target = live.as_ref().map(|l| l.target.clone());
         let running_keys = Arc::new(Mutex::new(None));
         let keys_of_run = running_keys.clone();
@@ -197,6 +206,7 @@ impl Worker {
                 let mut sandbox = Sandbox::with_clock(Box::new(clock.clone()));
                 sandbox.config.snapshots = true;
                 sandbox.config.memory_limit = memory_limit;
+                sandbox.set_profile(profile);
                 let _ = cancel_tx.send(sandbox.cancel_handle());
                 let mut offset_us = 0i64;
                 let sync = |offset: i64| {

@@ -38,8 +38,9 @@ impl RedisServer {
             return RedisServer::start();
         }
         let dir = std::env::var("EVALBENCH_SERVERS").unwrap_or_else(|_| {
-            let cache = std::env::var("XDG_CACHE_HOME")
-                .unwrap_or_else(|_| format!("{}/.cache", std::env::var("HOME").unwrap_or_default()));
+            let cache = std::env::var("XDG_CACHE_HOME").unwrap_or_else(|_| {
+                format!("{}/.cache", std::env::var("HOME").unwrap_or_default())
+            });
             format!("{cache}/redis-servers/bin")
         });
         let binary = format!("{dir}/{profile}");

@@ -19,10 +19,10 @@ mod strings;
 mod zsets;
 
 use crate::engine::keyspace::{Db, Entry, Keyspace, Value};
+use crate::engine::profile::{self, Profile};
 use crate::engine::reply::Reply;
 use std::collections::HashMap;
 use std::sync::OnceLock;
-use crate::engine::profile::{self, Profile};
 pub use table::RedisCommandInfo;
 
 /// Everything a command handler may touch.
@@ -294,7 +294,10 @@ pub fn resolve(args: &[Vec<u8>]) -> Result<&'static Resolved, Refusal> {
 
 /// Find the command (or subcommand) `args` names in a profile's table and check arity and the
 /// `noscript` flag.
-pub fn resolve_in(profile: &'static Profile, args: &[Vec<u8>]) -> Result<&'static Resolved, Refusal> {
+pub fn resolve_in(
+    profile: &'static Profile,
+    args: &[Vec<u8>],
+) -> Result<&'static Resolved, Refusal> {
     let reg = registry(profile);
     // Command names are short: lower-case them on the stack (this runs for every redis.call).
     let raw = &args[0];

@@ -159,7 +159,12 @@ pub fn apply_delta(
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let bad = || format!("line {}: '{line}': expected '+ name arity first last step flags' or '- name'", n + 1);
+        let bad = || {
+            format!(
+                "line {}: '{line}': expected '+ name arity first last step flags' or '- name'",
+                n + 1
+            )
+        };
         let (op, rest) = line.split_once(' ').ok_or_else(bad)?;
         let fields: Vec<&'static str> = rest.split_whitespace().collect();
         match (op, fields.as_slice()) {

@@ -5,7 +5,6 @@ pub mod copy;
 pub mod guard;
 pub mod inspect;
 pub mod instrument;
-pub mod profile;
 
 use crate::engine::reply::{Protocol, Reply};
 use crate::engine::report::{Outcome, RunReport, Warning, WarningKind};
@@ -631,7 +630,8 @@ impl LiveBackend {
             .config_get("maxmemory-policy", deadline)?
             .ok()
             .flatten();
-        let (server_profile, note) = crate::engine::profile::Profile::for_server(&product, &version);
+        let (server_profile, note) =
+            crate::engine::profile::Profile::for_server(&product, &version);
         notes.extend(note);
         Ok(ServerInfo {
             profile: server_profile,
@@ -937,7 +937,9 @@ fn annotate(
     trace: &mut [crate::engine::report::TraceEntry],
 ) {
     for entry in trace {
-        if let Some((keys, write)) = crate::engine::commands::describe_call(cache, profile, &entry.command) {
+        if let Some((keys, write)) =
+            crate::engine::commands::describe_call(cache, profile, &entry.command)
+        {
             entry.keys = keys;
             entry.write = write;
         }

@@ -309,21 +309,16 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
     }
     let argc = ffi::lua_gettop(l);
     if argc == 0 {
-        return api_failure(
-            l,
-            via,
-            current_profile().no_arguments.as_bytes(),
-            false,
-        );
+        return api_failure(l, via, current_profile().no_arguments.as_bytes(), false);
     }
-    let Some(args) = luaargs(l, core.profile, argc, &mut core.arg_pool, &mut core.spare_args)
-    else {
-        return api_failure(
-            l,
-            via,
-            current_profile().bad_argument.as_bytes(),
-            false,
-        );
+    let Some(args) = luaargs(
+        l,
+        core.profile,
+        argc,
+        &mut core.arg_pool,
+        &mut core.spare_args,
+    ) else {
+        return api_failure(l, via, current_profile().bad_argument.as_bytes(), false);
     };
     // The debugger may stop before the command (break CMD, bw KEY), or end the run there.
     if core.run.debug_calls {
@@ -824,8 +819,11 @@ unsafe extern "C-unwind" fn redis_acl_check_cmd(l: L) -> c_int {
             return api_failure(
                 l,
                 Via::Call,
-                format!("Invalid command passed to {}.acl_check_cmd()", profile.api_table)
-                    .as_bytes(),
+                format!(
+                    "Invalid command passed to {}.acl_check_cmd()",
+                    profile.api_table
+                )
+                .as_bytes(),
                 false,
             );
         }

@@ -370,7 +370,11 @@ impl ReturnConverter {
             // Redis 7.2 and later write NaN without its sign.
             let unsigned_nan = super::api::current_profile().double_replies
                 == crate::engine::profile::NumberFormat::ReplyDouble;
-            return Reply::Double(if d.is_nan() && unsigned_nan { f64::NAN } else { d });
+            return Reply::Double(if d.is_nan() && unsigned_nan {
+                f64::NAN
+            } else {
+                d
+            });
         }
         ffi::lua_pop(l, 1);
         if self.raw_field(l, c"big_number") == ffi::LUA_TSTRING {
