@@ -641,14 +641,6 @@ fn render_text_fields(report: &RunReport, request: &RunRequest) -> String {
         ));
     }
     out.push('\n');
-    if let Ok(profile) = crate::engine::profile::Profile::by_id(report.profile) {
-        out.push_str(&format!(
-            "profile: {} (as {} {})\n",
-            profile.id,
-            profile.product.name(),
-            profile.version_tested
-        ));
-    }
     if !report.warnings.is_empty() {
         out.push_str("\nwarnings:\n");
         for w in &report.warnings {
@@ -659,6 +651,15 @@ fn render_text_fields(report: &RunReport, request: &RunRequest) -> String {
             };
             out.push_str(&format!("  - {at}{}\n", display_safe(&w.message)));
         }
+    }
+    // Which server the run imitates (last, so the report's other lines keep their places).
+    if let Ok(profile) = crate::engine::profile::Profile::by_id(report.profile) {
+        out.push_str(&format!(
+            "\nprofile: {} (as {} {})\n",
+            profile.id,
+            profile.product.name(),
+            profile.version_tested
+        ));
     }
     out
 }
