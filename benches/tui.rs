@@ -85,6 +85,7 @@ fn after_run() -> (App, Theme, Terminal<TestBackend>) {
         file: None,
         theme: None,
         server: None,
+        profile: None,
     });
     let theme = Theme::dark();
     for effect in app.update(Action::Run) {
@@ -122,6 +123,7 @@ fn first_frame_child() {
         file: None,
         theme: None,
         server: None,
+        profile: None,
     };
     let mut app = build_app(&options);
     let (theme, _) = Theme::load(&app.config.theme.clone(), None);

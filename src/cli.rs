@@ -33,6 +33,10 @@ pub struct Cli {
     /// The theme of the workbench (dark, light).
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
+    /// The server the workbench's sandbox imitates (as `run --profile`; default: config.toml's
+    /// `profile`, else redis-7.0; a live server picks its own).
+    #[arg(long, value_name = "ID", value_parser = parse_profile)]
+    pub profile: Option<&'static crate::engine::profile::Profile>,
     /// Open the workbench on a live server: runs go there, guarded (a sandbox dry run first, writes
     /// only after a y/n confirmation), and the Server tab browses its keyspace.
     #[command(flatten)]
@@ -61,7 +65,7 @@ pub enum Command {
     Lint(crate::cli_lint::LintArgs),
 }
 
-const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nFunctions: --function NAME runs SCRIPT as a function library (#!lua name=...): it is loaded as\nFUNCTION LOAD would, then FCALL NAME (FCALL_RO with --read-only); --library FILE loads more libraries first.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --function counter_incr samples/counter_library.lua counter:page , 5\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
+const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nFunctions: --function NAME runs SCRIPT as a function library (#!lua name=...): it is loaded as\nFUNCTION LOAD would, then FCALL NAME (FCALL_RO with --read-only); --library FILE loads more libraries first.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --function counter_incr samples/counter_library.lua counter:page , 5\n  evalbench run --profile valkey-9.1 samples/unlock.lua lock:order , token-1   (as Valkey 9.1 answers)\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
 
 /// Where the live server is, as redis-cli takes it.
 #[derive(Args, Debug, Default, Clone, PartialEq)]
@@ -174,6 +178,10 @@ pub struct RunArgs {
     /// Take KEYS, ARGV and the seed keyspace from the script's sidecar (SCRIPT.json, as the samples have).
     #[arg(long)]
     pub sidecar: bool,
+    /// The server the sandbox imitates: redis-7.0, redis-7.2, redis-7.4, redis-8.0, valkey-8.1,
+    /// valkey-9.1 (number formatting, globals, error texts, command table).
+    #[arg(long, value_name = "ID", default_value = "redis-7.0", value_parser = parse_profile)]
+    pub profile: &'static crate::engine::profile::Profile,
     #[command(flatten)]
     pub server: ServerArgs,
     /// Allow a live run to write (without it, a script that would write is refused).
@@ -185,6 +193,11 @@ pub struct RunArgs {
     /// The Lua script file, then KEY ... [, ARG ...].
     #[arg(value_name = "SCRIPT [KEY ...] [, ARG ...]", required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
     pub script_and_args: Vec<OsString>,
+}
+
+/// `--profile ID` (engine/profile.rs).
+pub fn parse_profile(id: &str) -> Result<&'static crate::engine::profile::Profile, String> {
+    crate::engine::profile::Profile::by_id(id)
 }
 
 /// A user-facing failure with its exit status.
@@ -446,6 +459,7 @@ pub fn run_command(args: &RunArgs) -> Result<(i32, String), CliError> {
 /// streamed, never held whole); returns the exit status.
 pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i32, CliError> {
     let mut sandbox = Sandbox::new();
+    sandbox.set_profile(args.profile);
     sandbox.config.busy_threshold_ms = args.busy_threshold;
     sandbox.config.tracing = !args.no_trace;
     sandbox.config.memory_limit = (args.max_memory as usize).saturating_mul(1 << 20);
@@ -750,6 +764,15 @@ fn render_text_fields(report: &RunReport, request: &RunRequest) -> String {
             };
             out.push_str(&format!("  - {at}{}\n", display_safe(&w.message)));
         }
+    }
+    // Which server the run imitates (last, so the report's other lines keep their places).
+    if let Ok(profile) = crate::engine::profile::Profile::by_id(report.profile) {
+        out.push_str(&format!(
+            "\nprofile: {} (as {} {})\n",
+            profile.id,
+            profile.product.name(),
+            profile.version_tested
+        ));
     }
     out
 }

@@ -20,6 +20,9 @@ pub const DEBUG_HELP: &str = "Starts stopped at the first line, as redis-cli --l
 
 #[derive(Args, Debug)]
 pub struct DebugArgs {
+    /// The server the sandbox imitates (as `run --profile`).
+    #[arg(long, value_name = "ID", default_value = "redis-7.0", value_parser = crate::cli::parse_profile)]
+    pub profile: &'static crate::engine::profile::Profile,
     /// Seed keyspace (JSON, as `run`).
     #[arg(long, value_name = "FILE")]
     pub keyspace: Option<PathBuf>,
@@ -718,6 +721,7 @@ pub fn debug_command(
         ));
     }
     let mut sandbox = Sandbox::new();
+    sandbox.set_profile(args.profile);
     sandbox.config.busy_threshold_ms = args.busy_threshold;
     sandbox.config.memory_limit = (args.max_memory as usize).saturating_mul(1 << 20);
     let SandboxInput {

@@ -70,6 +70,7 @@ fn open_workbench(parsed: &Cli) -> Option<i32> {
         let options = evalbench::tui::TuiOptions {
             file: parsed.file.clone(),
             theme: parsed.theme.clone(),
+            profile: parsed.profile,
             server: match evalbench::cli_live::server_spec(&parsed.server, false) {
                 Ok(spec) => spec,
                 Err(e) => {

@@ -734,3 +734,39 @@ fn run_function_of_a_library() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn profile_option_picks_the_server_the_sandbox_imitates() {
+    let script = temp_file(
+        "profile.lua",
+        "redis.call('SET', 'k', 0.1)\nreturn {redis.call('GET', 'k'), redis.pcall('NOSUCH')}",
+    );
+    let path = script.to_str().unwrap();
+    let out = evalbench(&["run", "--json", path]);
+    let v = json_of(&out);
+    assert_eq!(v["profile"], "redis-7.0");
+    assert_eq!(
+        v["reply"],
+        json!({"array": [{"bulk": "0.10000000000000001"}, {"error": "ERR Unknown Redis command called from script"}]})
+    );
+    let out = evalbench(&["run", "--json", "--profile", "valkey-9.1", path]);
+    let v = json_of(&out);
+    assert_eq!(v["profile"], "valkey-9.1");
+    assert_eq!(
+        v["reply"],
+        json!({"array": [{"bulk": "0.1"}, {"error": "ERR Unknown command called from script"}]})
+    );
+    let out = evalbench(&["run", "--profile", "redis-8.0", path]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.ends_with("\nprofile: redis-8.0 (as redis 8.0.2)\n"),
+        "{text}"
+    );
+    let out = evalbench(&["run", "--profile", "redis-6.2", path]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown profile 'redis-6.2': use one of redis-7.0, redis-7.2, redis-7.4, redis-8.0, valkey-8.1, valkey-9.1"),
+        "{err}"
+    );
+}

@@ -219,7 +219,10 @@ fn slug(group: &str) -> String {
 
 #[test]
 fn sandbox_matches_redis_on_random_scripts() {
-    let Some(server) = RedisServer::start() else {
+    // EVALBENCH_PROFILE=valkey-9.1: the sandbox in that profile against that profile's server.
+    let profile_id = std::env::var("EVALBENCH_PROFILE").unwrap_or_else(|_| "redis-7.0".into());
+    let profile = evalbench::engine::profile::Profile::by_id(&profile_id).unwrap();
+    let Some(server) = RedisServer::start_profile(profile.id) else {
         return;
     };
     let mut conn = server.connect();
@@ -253,6 +256,7 @@ fn sandbox_matches_redis_on_random_scripts() {
     let out_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-mismatches");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut sandbox = Sandbox::new();
+    sandbox.set_profile(profile);
     let mut sides = Sides {
         conn: &mut conn,
         sandbox: &mut sandbox,

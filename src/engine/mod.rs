@@ -14,6 +14,7 @@ pub mod keyspace;
 pub mod lint;
 pub mod live;
 pub mod lua;
+pub mod profile; // server profiles (issue 12)
 pub mod reply;
 pub mod report;
 pub mod sandbox;

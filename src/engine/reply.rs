@@ -91,21 +91,26 @@ impl Reply {
 
     /// Downgrade RESP3 kinds the way Redis writes them to a RESP2 connection.
     pub fn to_resp2(&self) -> Reply {
-        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.to_resp2_inner())
+        self.to_resp2_with(&format_double_resp2)
     }
 
-    fn to_resp2_inner(&self) -> Reply {
+    /// `to_resp2` with a server's own text for doubles (engine/profile.rs: `double_text`).
+    pub fn to_resp2_with(&self, double: &dyn Fn(f64) -> String) -> Reply {
+        stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.to_resp2_inner(double))
+    }
+
+    fn to_resp2_inner(&self, double: &dyn Fn(f64) -> String) -> Reply {
         match self {
-            Reply::Double(d) => Reply::Bulk(format_double_resp2(*d).into_bytes()),
+            Reply::Double(d) => Reply::Bulk(double(*d).into_bytes()),
             Reply::Bool(b) => Reply::Int(*b as i64),
             Reply::Map(pairs) => Reply::Array(
                 pairs
                     .iter()
-                    .flat_map(|(k, v)| [k.to_resp2(), v.to_resp2()])
+                    .flat_map(|(k, v)| [k.to_resp2_with(double), v.to_resp2_with(double)])
                     .collect(),
             ),
             Reply::Set(items) | Reply::Array(items) => {
-                Reply::Array(items.iter().map(Reply::to_resp2).collect())
+                Reply::Array(items.iter().map(|i| i.to_resp2_with(double)).collect())
             }
             Reply::BigNumber(n) => Reply::Bulk(n.clone().into_bytes()),
             Reply::Verbatim { text, .. } => Reply::Bulk(text.clone()),

@@ -154,6 +154,8 @@ pub struct RunReport {
     pub outcome: Outcome,
     /// Line of the error, when the run raised one.
     pub error_line: Option<u32>,
+    /// The server profile that produced the run (`redis-7.0`; engine/profile.rs).
+    pub profile: &'static str,
 }
 
 impl RunReport {
@@ -165,6 +167,7 @@ impl RunReport {
         busy_threshold_ms: u64,
     ) -> RunReport {
         RunReport {
+            profile: crate::engine::profile::DEFAULT.id,
             sha1,
             reply: Reply::Error(text),
             protocol,
@@ -185,7 +188,13 @@ impl RunReport {
 
     /// What a client speaking `protocol` receives.
     pub fn reply_for(&self, protocol: Protocol) -> Reply {
-        self.reply.for_protocol(protocol)
+        match (
+            protocol,
+            crate::engine::profile::Profile::by_id(self.profile),
+        ) {
+            (Protocol::Resp2, Ok(profile)) => self.reply.to_resp2_with(&|d| profile.double_text(d)),
+            _ => self.reply.for_protocol(protocol),
+        }
     }
 
     pub fn is_error(&self) -> bool {
@@ -271,6 +280,7 @@ impl RunReport {
             "logs": self.logs.iter().map(|l| json!({"level": l.level, "line": l.line, "message": String::from_utf8_lossy(&l.message)})).collect::<Vec<_>>(),
             "lua_value": self.lua_value,
             "sha1": self.sha1,
+            "profile": self.profile,
             "outcome": format!("{:?}", self.outcome).to_lowercase(),
         })
     }

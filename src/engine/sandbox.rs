@@ -6,9 +6,10 @@ use super::lint;
 use super::lua::api::{self, Core, RunScratch, StopReason};
 use super::lua::convert::ReturnConverter;
 use super::lua::vm::{ScriptError, Vm};
+use super::profile::Profile;
 use super::reply::{Protocol, Reply};
 use super::report::{Outcome, RunReport, Warning, WarningKind};
-use super::script::{parse_shebang, raised_error_text, sha1_hex};
+use super::script::{parse_shebang, raised_error_text_in, sha1_hex};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -100,7 +101,7 @@ impl Sandbox {
     }
 
     pub fn with_clock(clock: Box<dyn Clock>) -> Sandbox {
-        super::commands::warm_up();
+        super::commands::warm_up(super::profile::DEFAULT);
         let config = SandboxConfig::default();
         let core = Box::new(Core {
             keyspace: Keyspace::new(),
@@ -111,6 +112,7 @@ impl Sandbox {
             arg_pool: Vec::new(),
             spare_args: Vec::new(),
             resolve_cache: Default::default(),
+            profile: super::profile::DEFAULT,
         });
         Sandbox {
             vm: Vm::new(config.memory_limit),
@@ -120,6 +122,23 @@ impl Sandbox {
             watch: super::lua::watchdog::Watch::new(),
             functions: Default::default(),
         }
+    }
+
+    /// The server profile runs imitate.
+    pub fn profile(&self) -> &'static Profile {
+        self.core.profile
+    }
+
+    /// Imitate another server: its command table, globals, number formatting and error texts.
+    /// The VM starts over (as SCRIPT FLUSH); the keyspace stays.
+    pub fn set_profile(&mut self, profile: &'static Profile) {
+        if std::ptr::eq(self.core.profile, profile) {
+            return;
+        }
+        super::commands::warm_up(profile);
+        self.core.profile = profile;
+        self.vm = Vm::with_profile(self.vm.memory_limit(), profile);
+        self.last_sha = None;
     }
 
     pub fn keyspace(&self) -> &Keyspace {
@@ -158,7 +177,10 @@ impl Sandbox {
     }
 
     fn refused(&self, sha: String, protocol: Protocol, text: String) -> RunReport {
-        RunReport::refused(sha, text, protocol, self.config.busy_threshold_ms)
+        RunReport {
+            profile: self.core.profile.id,
+            ..RunReport::refused(sha, text, protocol, self.config.busy_threshold_ms)
+        }
     }
 
     /// Run a script as `EVAL` (or `EVAL_RO`) would, and report everything about the run.
@@ -270,7 +292,13 @@ impl Sandbox {
                 }
             }
             Err(err) => {
-                let (text, line) = error_text(label, vm.memory_limit(), err, &mut warnings);
+                let (text, line) = error_text(
+                    self.core.profile,
+                    label,
+                    vm.memory_limit(),
+                    err,
+                    &mut warnings,
+                );
                 let outcome = match self.core.run.stopped {
                     Some(StopReason::BusyThreshold) => Outcome::Killed,
                     Some(StopReason::Cancelled) => Outcome::Cancelled,
@@ -322,6 +350,7 @@ impl Sandbox {
             run.first_write_ns.is_some(),
         ));
         RunReport {
+            profile: self.core.profile.id,
             sha1: sha,
             reply,
             protocol,
@@ -415,6 +444,7 @@ enum Target<'a> {
 /// The error reply Redis builds from a raised error (`luaCallFunction`); `label` is the script's
 /// SHA1 or the function's name.
 fn error_text(
+    profile: &Profile,
     label: &str,
     memory_limit: usize,
     err: ScriptError,
@@ -429,14 +459,17 @@ fn error_text(
                     .and_then(|l| std::str::from_utf8(l).ok())
                     .and_then(|l| l.parse().ok());
                 let text = match err {
-                    Some(e) => raised_error_text(sha, &e, source.as_deref(), line.as_deref()),
+                    Some(e) => {
+                        raised_error_text_in(profile, sha, &e, source.as_deref(), line.as_deref())
+                    }
                     None => {
                         warnings.push(Warning {
                             kind: WarningKind::WouldCrash,
                             line: line_number.unwrap_or(0),
                             message: "the script raised a table without an 'err' field: Redis 7.0 crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'".into(),
                         });
-                        raised_error_text(
+                        raised_error_text_in(
+                            profile,
                             sha,
                             b"ERR unknown error",
                             source.as_deref(),

@@ -120,11 +120,28 @@ pub fn raised_error_text(
     source: Option<&[u8]>,
     line: Option<&[u8]>,
 ) -> String {
+    raised_error_text_in(super::profile::DEFAULT, sha, err, source, line)
+}
+
+/// `raised_error_text` as a profile's server writes it (Valkey 9 leaves the SHA out:
+/// ` script: on @user_script:1.`).
+pub fn raised_error_text_in(
+    profile: &super::profile::Profile,
+    sha: &str,
+    err: &[u8],
+    source: Option<&[u8]>,
+    line: Option<&[u8]>,
+) -> String {
+    let sha = if profile.sha_in_error_suffix {
+        format!("{sha}, ")
+    } else {
+        String::new()
+    };
     let mut text =
         String::from_utf8_lossy(err.split(|&b| b == 0).next().unwrap_or_default()).into_owned();
     if let (Some(source), Some(line)) = (source, line) {
         text.push_str(&format!(
-            " script: {sha}, on {}:{}.",
+            " script: {sha}on {}:{}.",
             String::from_utf8_lossy(source),
             String::from_utf8_lossy(line)
         ));

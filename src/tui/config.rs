@@ -5,6 +5,7 @@
 //! theme = "dark"
 //! busy_threshold_ms = 5000
 //! memory_limit_mb = 1024  # the run's memory budget: Lua, keyspace, trace, reply, snapshots
+//! profile = "redis-7.0"   # the server the sandbox imitates (a live server picks its own)
 //! [keys]              # an action's keys in every context it has default keys in
 //! run = ["<F5>", "<C-r>"]
 //! [keys.keyspace]     # or in one context: global, editor, panes, keyspace, overlay
@@ -25,6 +26,8 @@ pub struct Config {
     pub busy_threshold_ms: u64,
     /// The sandbox's memory budget in MiB (engine/budget.rs).
     pub memory_limit_mb: u64,
+    /// The server profile the sandbox imitates (engine/profile.rs).
+    pub profile: &'static crate::engine::profile::Profile,
     /// (context, action name, keys) overrides; an empty context means the action's default contexts.
     pub key_overrides: Vec<(String, String, Vec<String>)>,
     /// Warnings found while loading.
@@ -39,6 +42,7 @@ impl Default for Config {
             memory_limit_mb: (crate::engine::sandbox::DEFAULT_MEMORY_LIMIT >> 20) as u64,
             key_overrides: Vec::new(),
             warnings: Vec::new(),
+            profile: crate::engine::profile::DEFAULT,
         }
     }
 }
@@ -118,6 +122,16 @@ impl Config {
                     "memory_limit_mb must be a positive number of MiB (the run's memory budget)"
                         .into(),
                 ),
+                ("profile", toml::Value::String(id)) => {
+                    match crate::engine::profile::Profile::by_id(id) {
+                        Ok(p) => config.profile = p,
+                        Err(e) => warn(e),
+                    }
+                }
+                ("profile", _) => warn(format!(
+                    "profile must be a profile name: {}",
+                    crate::engine::profile::ids()
+                )),
                 ("keys", toml::Value::Table(keys)) => {
                     for (name, value) in keys {
                         match value {
@@ -245,12 +259,13 @@ mod tests {
     #[test]
     fn settings_are_read() {
         let config = Config::parse(
-            "theme = \"light\"\nbusy_threshold_ms = 250\nmemory_limit_mb = 256\n",
+            "theme = \"light\"\nbusy_threshold_ms = 250\nmemory_limit_mb = 256\nprofile = \"valkey-9.1\"\n",
             "c",
         );
         assert_eq!(config.theme, "light");
         assert_eq!(config.busy_threshold_ms, 250);
         assert_eq!(config.memory_limit_mb, 256);
+        assert_eq!(config.profile.id, "valkey-9.1");
         assert!(config.warnings.is_empty());
     }
 

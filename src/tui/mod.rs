@@ -38,6 +38,8 @@ pub struct TuiOptions {
     pub theme: Option<String>,
     /// Run scripts on this live server (guarded) and browse its keyspace in the Server tab.
     pub server: Option<crate::engine::live::TargetSpec>,
+    /// `--profile`: overrides config.toml's `profile` (a live server picks its own).
+    pub profile: Option<&'static crate::engine::profile::Profile>,
 }
 
 /// After a request to the server, the loop ticks fast this long so the answer shows at once.
@@ -166,6 +168,7 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
                 live.server.product, live.server.version, live.target.display
             ));
             app.config.busy_threshold_ms = live.server.busy_threshold_ms;
+            app.config.profile = live.server.profile;
             if !live.server.notes.is_empty() {
                 app.status = live.server.notes.join("; ");
             }
@@ -174,7 +177,10 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
         None => (None, None),
     };
     let budget = (app.config.memory_limit_mb as usize).saturating_mul(1 << 20);
-    let worker = Worker::start_with_budget(live, budget);
+    if let (Some(p), None) = (options.profile, &live) {
+        app.config.profile = p;
+    }
+    let worker = Worker::start_with_profile(live, budget, app.config.profile);
     let mut terminal = ratatui::init();
     execute!(std::io::stdout(), EnableBracketedPaste)?;
     let mut last_autosave = Instant::now();

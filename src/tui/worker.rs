@@ -157,7 +157,16 @@ impl Worker {
     }
 
     /// As `start_with`, the sandbox's memory budget in bytes given.
-    pub fn start_with_budget(mut live: Option<LiveBackend>, memory_limit: usize) -> Worker {
+    pub fn start_with_budget(live: Option<LiveBackend>, memory_limit: usize) -> Worker {
+        Worker::start_with_profile(live, memory_limit, crate::engine::profile::DEFAULT)
+    }
+
+    /// A worker whose sandbox imitates `profile` (engine/profile.rs).
+    pub fn start_with_profile(
+        mut live: Option<LiveBackend>,
+        memory_limit: usize,
+        profile: &'static crate::engine::profile::Profile,
+    ) -> Worker {
         let live_target = live.as_ref().map(|l| (l.target.clone(), l.server.cluster));
         let (commands, command_rx) = channel::<EngineCommand>();
         let (event_tx, events) = channel::<EngineEvent>();
@@ -186,6 +195,7 @@ impl Worker {
                 let mut sandbox = Sandbox::with_clock(Box::new(clock.clone()));
                 sandbox.config.snapshots = true;
                 sandbox.config.memory_limit = memory_limit;
+                sandbox.set_profile(profile);
                 let _ = cancel_tx.send(sandbox.cancel_handle());
                 while let Ok(command) = command_rx.recv() {
                     match command {

@@ -26,10 +26,32 @@ impl RedisServer {
 
     /// `start` with extra redis-server arguments (`PORT` in them is replaced by the chosen port).
     pub fn start_with(extra: &[&str]) -> Option<RedisServer> {
+        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        RedisServer::start_binary(&binary, extra)
+    }
+
+    /// The real server of a profile (`redis-7.0` is `redis-server`, or $REDIS_SERVER; the others
+    /// are the launchers .ci/install-servers writes to $EVALBENCH_SERVERS, by default
+    /// ~/.cache/redis-servers/bin). `None` with a notice when it is not installed, outside CI.
+    pub fn start_profile(profile: &str) -> Option<RedisServer> {
+        if profile == "redis-7.0" {
+            return RedisServer::start();
+        }
+        let dir = std::env::var("EVALBENCH_SERVERS").unwrap_or_else(|_| {
+            let cache = std::env::var("XDG_CACHE_HOME").unwrap_or_else(|_| {
+                format!("{}/.cache", std::env::var("HOME").unwrap_or_default())
+            });
+            format!("{cache}/redis-servers/bin")
+        });
+        let binary = format!("{dir}/{profile}");
+        RedisServer::start_binary(&binary, &[])
+    }
+
+    fn start_binary(binary: &str, extra: &[&str]) -> Option<RedisServer> {
         // Tests start servers in parallel: a port found free may be taken by another test's server
         // before ours binds it. Ours then exits; try another port.
         for _ in 0..5 {
-            match RedisServer::try_start(extra) {
+            match RedisServer::try_start(binary, extra) {
                 Ok(server) => return server,
                 Err(()) => continue,
             }
@@ -37,13 +59,12 @@ impl RedisServer {
         panic!("could not start redis-server on a free port after 5 attempts");
     }
 
-    fn try_start(extra: &[&str]) -> Result<Option<RedisServer>, ()> {
-        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+    fn try_start(binary: &str, extra: &[&str]) -> Result<Option<RedisServer>, ()> {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|_| ())?
             .port();
-        let spawned = Command::new(&binary)
+        let spawned = Command::new(binary)
             .args([
                 "--port",
                 &port.to_string(),
@@ -64,7 +85,7 @@ impl RedisServer {
                 if std::env::var("CI").is_ok_and(|v| v == "true") {
                     panic!("CI=true but {binary} could not be started: {e}");
                 }
-                eprintln!("NOTICE: skipping differential tests: {binary} not available ({e}); install redis-server");
+                eprintln!("NOTICE: skipping differential tests: {binary} not available ({e}); install redis-server (other servers: .ci/install-servers)");
                 return Ok(None);
             }
         };
@@ -474,6 +495,8 @@ pub struct Case {
     pub function_load: bool,
     /// FCALL (false) or FCALL_RO (true) this function of the loaded libraries with @keys/@argv.
     pub fcall: Option<(String, bool)>,
+    /// `@profiles ["redis-7.4", ...]`: the profiles the case applies to (None: all).
+    pub profiles: Option<Vec<String>>,
 }
 
 /// Parse a `.cases` file: `### name`, optional `@keys/@argv/@seed/@resp` JSON lines, the script.
@@ -495,6 +518,7 @@ pub fn parse_cases(file: &str, text: &str) -> Vec<Case> {
                 libraries: Vec::new(),
                 function_load: false,
                 fcall: None,
+                profiles: None,
             });
             in_directives = true;
             continue;
@@ -527,6 +551,12 @@ pub fn parse_cases(file: &str, text: &str) -> Vec<Case> {
                         let name = parsed.as_str().expect("@fcall is a JSON string");
                         case.function_load = true;
                         case.fcall = Some((name.to_string(), directive == "fcall_ro"));
+                    }
+                    "profiles" => {
+                        case.profiles = Some(
+                            serde_json::from_value(parsed)
+                                .expect("@profiles is a list of profile ids"),
+                        )
                     }
                     other => panic!("{file}:{}: unknown directive @{other}", n + 1),
                 }

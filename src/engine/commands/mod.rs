@@ -23,6 +23,7 @@ mod strings;
 mod zsets;
 
 use crate::engine::keyspace::{Db, Entry, Keyspace, Value};
+use crate::engine::profile::{self, Profile};
 use crate::engine::reply::Reply;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -170,19 +171,27 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(server::COMMANDS)
 }
 
-fn registry() -> &'static Registry {
-    static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(|| {
+/// The registry of a profile: its command table (Redis 7.0.15's, or that with the profile's
+/// delta applied) joined with the handlers. A handler of a command the profile's server does not
+/// have is left out: the command is unknown there, as on the server.
+fn registry(profile: &'static Profile) -> &'static Registry {
+    static REGISTRIES: [OnceLock<Registry>; crate::engine::profile::PROFILES.len()] =
+        [const { OnceLock::new() }; crate::engine::profile::PROFILES.len()];
+    REGISTRIES[profile.index()].get_or_init(|| {
+        let table: &'static [RedisCommandInfo] = if profile.command_delta.is_empty() {
+            redis_commands::REDIS_COMMANDS
+        } else {
+            let rows = table::apply_delta(redis_commands::REDIS_COMMANDS, profile.command_delta)
+                .unwrap_or_else(|e| panic!("commands/profiles/{}.table: {e}", profile.id));
+            Box::leak(rows.into_boxed_slice())
+        };
         let implemented: HashMap<&str, &'static Command> =
             all_commands().map(|c| (c.name, c)).collect();
         let mut by_name = rustc_hash::FxHashMap::default();
         let mut containers = rustc_hash::FxHashSet::default();
-        for info in redis_commands::REDIS_COMMANDS {
+        for info in table {
             if let Some((parent, _)) = info.name.split_once('|') {
-                let parent = redis_commands::REDIS_COMMANDS
-                    .iter()
-                    .find(|c| c.name == parent)
-                    .map(|c| c.name);
+                let parent = table.iter().find(|c| c.name == parent).map(|c| c.name);
                 containers.extend(parent);
             }
             by_name.insert(
@@ -191,12 +200,6 @@ fn registry() -> &'static Registry {
                     info,
                     implementation: implemented.get(info.name).copied(),
                 },
-            );
-        }
-        for name in implemented.keys() {
-            assert!(
-                by_name.contains_key(name),
-                "handler for {name} which Redis 7.0 does not have"
             );
         }
         Registry {
@@ -210,14 +213,29 @@ fn registry() -> &'static Registry {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Refusal {
     Unknown,
+    /// A container's unknown subcommand, on a profile that names it (`CONFIG`, `NOSUB`).
+    UnknownSubcommand(String, String),
     WrongArity,
     NoScript,
 }
 
 impl Refusal {
+    /// The text under a profile (Valkey says `command` where Redis says `Redis command`).
+    pub fn text_in(&self, profile: &Profile) -> String {
+        let noun = profile.command_noun;
+        match self {
+            Refusal::Unknown => format!("ERR Unknown {noun} called from script"),
+            Refusal::WrongArity => format!("ERR Wrong number of args calling {noun} from script"),
+            Refusal::NoScript => profile.noscript_text.to_string(),
+            Refusal::UnknownSubcommand(container, sub) => format!(
+                "ERR unknown subcommand '{sub}'. Try {} HELP.",
+                container.to_ascii_uppercase()
+            ),
+        }
+    }
     pub fn text(&self) -> &'static str {
         match self {
-            Refusal::Unknown => errors::UNKNOWN_COMMAND,
+            Refusal::Unknown | Refusal::UnknownSubcommand(..) => errors::UNKNOWN_COMMAND,
             Refusal::WrongArity => errors::WRONG_ARGS,
             Refusal::NoScript => errors::NOSCRIPT,
         }
@@ -230,6 +248,8 @@ impl Refusal {
 pub struct ResolveCache {
     entries: Vec<(Vec<u8>, &'static Resolved)>,
     next: usize,
+    /// The profile the entries were resolved in (`PROFILES` index).
+    profile: usize,
 }
 
 const RESOLVE_CACHE_SIZE: usize = 8;
@@ -237,8 +257,15 @@ const RESOLVE_CACHE_SIZE: usize = 8;
 /// `resolve` with a cache for plain commands (subcommands are looked up each time).
 pub fn resolve_cached(
     cache: &mut ResolveCache,
+    profile: &'static Profile,
     args: &[Vec<u8>],
 ) -> Result<&'static Resolved, Refusal> {
+    if cache.profile != profile.index() {
+        *cache = ResolveCache {
+            profile: profile.index(),
+            ..ResolveCache::default()
+        };
+    }
     let hit = cache
         .entries
         .iter()
@@ -247,8 +274,8 @@ pub fn resolve_cached(
     let resolved = match hit {
         Some(r) => r,
         None => {
-            let r = resolve(args)?;
-            if !registry().containers.contains(r.info.name) && !r.info.name.contains('|') {
+            let r = resolve_in(profile, args)?;
+            if !registry(profile).containers.contains(r.info.name) && !r.info.name.contains('|') {
                 if cache.entries.len() < RESOLVE_CACHE_SIZE {
                     cache.entries.push((args[0].clone(), r));
                 } else {
@@ -268,9 +295,18 @@ pub fn resolve_cached(
     Ok(resolved)
 }
 
-/// Find the command (or subcommand) `args` names and check arity and the `noscript` flag.
+/// `resolve_in` under the default profile (Redis 7.0).
 pub fn resolve(args: &[Vec<u8>]) -> Result<&'static Resolved, Refusal> {
-    let reg = registry();
+    resolve_in(profile::DEFAULT, args)
+}
+
+/// Find the command (or subcommand) `args` names in a profile's table and check arity and the
+/// `noscript` flag.
+pub fn resolve_in(
+    profile: &'static Profile,
+    args: &[Vec<u8>],
+) -> Result<&'static Resolved, Refusal> {
+    let reg = registry(profile);
     // Command names are short: lower-case them on the stack (this runs for every redis.call).
     let raw = &args[0];
     let mut buf = [0u8; 32];
@@ -296,7 +332,16 @@ pub fn resolve(args: &[Vec<u8>]) -> Result<&'static Resolved, Refusal> {
             name,
             String::from_utf8_lossy(&args[1]).to_ascii_lowercase()
         );
-        reg.by_name.get(sub.as_str()).ok_or(Refusal::Unknown)?
+        match reg.by_name.get(sub.as_str()) {
+            Some(r) => r,
+            None if profile.unknown_subcommand_error => {
+                return Err(Refusal::UnknownSubcommand(
+                    name.to_string(),
+                    String::from_utf8_lossy(until_nul(&args[1])).into_owned(),
+                ))
+            }
+            None => return Err(Refusal::Unknown),
+        }
     } else {
         top.1
     };
@@ -310,13 +355,30 @@ pub fn resolve(args: &[Vec<u8>]) -> Result<&'static Resolved, Refusal> {
 }
 
 /// Build the command table now rather than on the first call of the first run.
-pub fn warm_up() {
-    registry();
+pub fn warm_up(profile: &'static Profile) {
+    registry(profile);
 }
 
-/// Look a command up by its table name (`get`, `object|encoding`).
+/// Look a command up by its table name (`get`, `object|encoding`) in Redis 7.0's table.
 pub fn lookup(name: &str) -> Option<&'static Resolved> {
-    registry().by_name.get(name)
+    lookup_in(profile::DEFAULT, name)
+}
+
+/// Look a command up by its table name in a profile's table.
+pub fn lookup_in(profile: &'static Profile, name: &str) -> Option<&'static Resolved> {
+    registry(profile).by_name.get(name)
+}
+
+/// A profile's whole command table (for the generator test, tests/command_tables.rs).
+pub fn table_of(profile: &'static Profile) -> Vec<&'static RedisCommandInfo> {
+    let mut rows: Vec<_> = registry(profile).by_name.values().map(|r| r.info).collect();
+    rows.sort_by_key(|r| r.name);
+    rows
+}
+
+/// Redis 7.0.15's table, the base every profile delta applies to.
+pub fn base_table() -> &'static [RedisCommandInfo] {
+    redis_commands::REDIS_COMMANDS
 }
 
 /// Implemented commands per data type, in the order of the README table.
@@ -536,11 +598,15 @@ impl TestServer {
 /// The keys a call names and whether the command is a write, from Redis 7.0.15's table (for traces
 /// recorded elsewhere, as on a live server), through a cache kept across runs. `None` for a command
 /// the table does not know.
-pub fn describe_call(cache: &mut ResolveCache, args: &[Vec<u8>]) -> Option<(Vec<Vec<u8>>, bool)> {
+pub fn describe_call(
+    cache: &mut ResolveCache,
+    profile: &'static Profile,
+    args: &[Vec<u8>],
+) -> Option<(Vec<Vec<u8>>, bool)> {
     if args.is_empty() {
         return None;
     }
-    let resolved = resolve_cached(cache, args).ok()?;
+    let resolved = resolve_cached(cache, profile, args).ok()?;
     let keys = resolved
         .key_positions(args)
         .into_iter()

@@ -84,3 +84,108 @@ impl RedisCommandInfo {
         out
     }
 }
+
+/// `COMMAND`'s flag names and their bits (names a server reports beyond these, such as `module`,
+/// change nothing the sandbox checks).
+pub const FLAG_NAMES: [(&str, u32); 20] = [
+    ("write", F_WRITE),
+    ("readonly", F_READONLY),
+    ("denyoom", F_DENYOOM),
+    ("admin", F_ADMIN),
+    ("pubsub", F_PUBSUB),
+    ("noscript", F_NOSCRIPT),
+    ("blocking", F_BLOCKING),
+    ("loading", F_LOADING),
+    ("stale", F_STALE),
+    ("skip_monitor", F_SKIP_MONITOR),
+    ("skip_slowlog", F_SKIP_SLOWLOG),
+    ("asking", F_ASKING),
+    ("fast", F_FAST),
+    ("no_auth", F_NO_AUTH),
+    ("may_replicate", F_MAY_REPLICATE),
+    ("no_mandatory_keys", F_NO_MANDATORY_KEYS),
+    ("no_async_loading", F_NO_ASYNC_LOADING),
+    ("no_multi", F_NO_MULTI),
+    ("movablekeys", F_MOVABLEKEYS),
+    ("allow_busy", F_ALLOW_BUSY),
+];
+
+/// Bits of `COMMAND` flag names.
+pub fn flag_bits<'a>(names: impl IntoIterator<Item = &'a str>) -> u32 {
+    names
+        .into_iter()
+        .filter_map(|n| FLAG_NAMES.iter().find(|(name, _)| *name == n))
+        .fold(0, |acc, (_, bit)| acc | bit)
+}
+
+/// `write|fast` for bits (`-` for none), in `FLAG_NAMES` order.
+pub fn flag_text(bits: u32) -> String {
+    let names: Vec<&str> = FLAG_NAMES
+        .iter()
+        .filter(|(_, bit)| bits & bit != 0)
+        .map(|(name, _)| *name)
+        .collect();
+    if names.is_empty() {
+        "-".into()
+    } else {
+        names.join("|")
+    }
+}
+
+impl RedisCommandInfo {
+    /// One row of a profile delta file: `name arity first last step flags`.
+    pub fn delta_row(&self) -> String {
+        format!(
+            "{} {} {} {} {} {}",
+            self.name,
+            self.arity,
+            self.first_key,
+            self.last_key,
+            self.step,
+            flag_text(self.flags)
+        )
+    }
+}
+
+/// A profile's command table: Redis 7.0.15's with the delta applied. A delta line is `+ row`
+/// (a command the server has, new or changed) or `- name` (one it does not have); `#` comments.
+pub fn apply_delta(
+    base: &'static [RedisCommandInfo],
+    delta: &'static str,
+) -> Result<Vec<RedisCommandInfo>, String> {
+    let mut table: Vec<RedisCommandInfo> = base.to_vec();
+    for (n, line) in delta.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = || {
+            format!(
+                "line {}: '{line}': expected '+ name arity first last step flags' or '- name'",
+                n + 1
+            )
+        };
+        let (op, rest) = line.split_once(' ').ok_or_else(bad)?;
+        let fields: Vec<&'static str> = rest.split_whitespace().collect();
+        match (op, fields.as_slice()) {
+            ("-", [name]) => table.retain(|c| c.name != *name),
+            ("+", [name, arity, first, last, step, flags]) => {
+                let num = |s: &str| s.parse::<i32>().map_err(|_| bad());
+                let row = RedisCommandInfo {
+                    name,
+                    arity: num(arity)?,
+                    first_key: num(first)?,
+                    last_key: num(last)?,
+                    step: num(step)?,
+                    flags: flag_bits(flags.split('|')),
+                };
+                match table.iter_mut().find(|c| c.name == *name) {
+                    Some(existing) => *existing = row,
+                    None => table.push(row),
+                }
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(table)
+}

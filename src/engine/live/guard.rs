@@ -54,6 +54,8 @@ pub fn dry_run_with(
     }
     let mut sandbox = Sandbox::new();
     watch(sandbox.cancel_handle());
+    // The dry run imitates the server it guards (engine/profile.rs).
+    sandbox.set_profile(live.server.profile);
     // A runaway stops in the dry run where the server would call it busy.
     sandbox.config.busy_threshold_ms = live.server.busy_threshold_ms;
     sandbox.set_db0(before.clone());

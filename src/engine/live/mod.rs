@@ -9,7 +9,6 @@ pub mod inspect;
 pub mod instrument;
 /// Redis's own Lua debugger (SCRIPT DEBUG) driven on its own connection.
 pub mod ldb;
-pub mod profile;
 
 use crate::engine::reply::{Protocol, Reply};
 use crate::engine::report::{Outcome, RunReport, Warning, WarningKind};
@@ -243,6 +242,8 @@ pub struct ServerInfo {
     pub maxmemory_policy: Option<String>,
     /// Notes about what could not be read (CONFIG denied, ...).
     pub notes: Vec<String>,
+    /// The sandbox profile that follows this server (product and version from INFO).
+    pub profile: &'static crate::engine::profile::Profile,
 }
 
 impl ServerInfo {
@@ -365,6 +366,7 @@ impl LiveBackend {
                 busy_threshold_ms: crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS,
                 maxmemory_policy: None,
                 notes: Vec::new(),
+                profile: crate::engine::profile::DEFAULT,
             },
             target,
             con,
@@ -632,8 +634,11 @@ impl LiveBackend {
             .config_get("maxmemory-policy", deadline)?
             .ok()
             .flatten();
-        notes.extend(profile::note(&product, &version));
+        let (server_profile, note) =
+            crate::engine::profile::Profile::for_server(&product, &version);
+        notes.extend(note);
         Ok(ServerInfo {
+            profile: server_profile,
             product,
             version,
             role,
@@ -830,7 +835,7 @@ impl LiveBackend {
                     });
                 }
                 let mut trace = d.trace;
-                annotate(&mut self.resolve_cache, &mut trace);
+                annotate(&mut self.resolve_cache, self.server.profile, &mut trace);
                 match d.result {
                     instrument::Decision::Returned(r) => {
                         (r, trace, Outcome::Returned, None, d.server_us)
@@ -900,6 +905,7 @@ impl LiveBackend {
             trace.iter().any(|t| t.write),
         ));
         Ok(RunReport {
+            profile: self.server.profile.id,
             sha1: user_sha,
             reply,
             protocol: self.protocol,
@@ -940,10 +946,13 @@ pub fn cross_slot(keys: &[Vec<u8>]) -> Option<String> {
 /// Fill keys and the write flag from Redis 7.0.15's command table.
 fn annotate(
     cache: &mut crate::engine::commands::ResolveCache,
+    profile: &'static crate::engine::profile::Profile,
     trace: &mut [crate::engine::report::TraceEntry],
 ) {
     for entry in trace {
-        if let Some((keys, write)) = crate::engine::commands::describe_call(cache, &entry.command) {
+        if let Some((keys, write)) =
+            crate::engine::commands::describe_call(cache, profile, &entry.command)
+        {
             entry.keys = keys;
             entry.write = write;
         }

@@ -10,7 +10,8 @@ use crate::engine::budget;
 use crate::engine::clock::Clock;
 use crate::engine::commands::{self, errors, CommandRng, Ctx};
 use crate::engine::keyspace::Keyspace;
-use crate::engine::reply::{format_g, Allowance, Reply, TRACE_ALLOWANCE};
+use crate::engine::profile::Profile;
+use crate::engine::reply::{Allowance, Reply, TRACE_ALLOWANCE};
 use crate::engine::report::{LogLine, TraceEntry, Via};
 use mlua::ffi;
 use std::cell::Cell;
@@ -56,6 +57,8 @@ pub struct Core {
     /// The argument vector itself, reused the same way.
     pub spare_args: Vec<Vec<u8>>,
     pub resolve_cache: commands::ResolveCache,
+    /// The server profile the run imitates (engine/profile.rs).
+    pub profile: &'static Profile,
 }
 
 /// Per-run state.
@@ -169,12 +172,22 @@ unsafe fn core<'a>() -> Option<&'a mut Core> {
     p.as_mut()
 }
 
+/// The profile of the running script (the default between runs).
+pub fn current_profile() -> &'static Profile {
+    unsafe { core() }.map_or(crate::engine::profile::DEFAULT, |c| c.profile)
+}
+
+/// An API error naming its table: `redis.log() ...`, or `server.log() ...` on Valkey.
+fn api_text(function_and_text: &str) -> Vec<u8> {
+    format!("{}.{function_and_text}", current_profile().api_table).into_bytes()
+}
+
 fn no_run() -> Raise {
     Raise::plain("evalbench: the redis API is only available while a script runs")
 }
 
 /// Push the `redis` table into the globals.
-pub unsafe fn install_redis_table(l: L) {
+pub unsafe fn install_redis_table(l: L, profile: &'static Profile) {
     ffi::lua_newtable(l);
     let functions: [(&std::ffi::CStr, ffi::lua_CFunction); 12] = [
         (c"call", redis_call),
@@ -203,16 +216,25 @@ pub unsafe fn install_redis_table(l: L) {
         (c"REPL_SLAVE", 2.0),
         (c"REPL_REPLICA", 2.0),
         (c"REPL_ALL", 3.0),
-        (c"REDIS_VERSION_NUM", REDIS_VERSION_NUM),
+        (c"REDIS_VERSION_NUM", profile.redis_version_num as f64),
         (c"REDIS_VERSION", 0.0),
     ];
     for (name, value) in numbers {
         if name == c"REDIS_VERSION" {
-            raw::push_bytes(l, REDIS_VERSION.as_bytes());
+            raw::push_bytes(l, profile.redis_version.as_bytes());
         } else {
             ffi::lua_pushnumber(l, value);
         }
         ffi::lua_setfield(l, -2, name.as_ptr());
+    }
+    // Valkey's own names next to Redis's.
+    if let Some((version, num)) = profile.valkey_version {
+        raw::push_bytes(l, profile.product.name().as_bytes());
+        ffi::lua_setfield(l, -2, c"SERVER_NAME".as_ptr());
+        raw::push_bytes(l, version.as_bytes());
+        ffi::lua_setfield(l, -2, c"VALKEY_VERSION".as_ptr());
+        ffi::lua_pushnumber(l, num as f64);
+        ffi::lua_setfield(l, -2, c"VALKEY_VERSION_NUM".as_ptr());
     }
     ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"redis".as_ptr());
 }
@@ -235,14 +257,15 @@ unsafe extern "C-unwind" fn redis_pcall_command(l: L) -> c_int {
     raw::protect(l, |l| generic_call(l, Via::Pcall))
 }
 
-/// Lua arguments -> argv as Redis 7.0 does (`%.17g` for numbers); None if one is not a string/number.
+/// Lua arguments -> argv as the profile's server does (numbers: `Profile::argument_text`); None
+/// if one is not a string/number.
 unsafe fn luaargs(
     l: L,
+    profile: &Profile,
     argc: c_int,
     pool: &mut Vec<Vec<u8>>,
     spare: &mut Vec<Vec<u8>>,
 ) -> Option<Vec<Vec<u8>>> {
-    use std::io::Write as _;
     let mut args = std::mem::take(spare);
     args.clear();
     args.reserve(argc as usize);
@@ -250,14 +273,7 @@ unsafe fn luaargs(
         let mut buf = pool.pop().unwrap_or_default();
         buf.clear();
         match ffi::lua_type(l, i) {
-            ffi::LUA_TNUMBER => {
-                let d = ffi::lua_tonumber(l, i);
-                if d.fract() == 0.0 && d != 0.0 && d.abs() < 1e15 {
-                    let _ = write!(buf, "{}", d as i64);
-                } else {
-                    buf.extend_from_slice(format_g(d, 17).as_bytes());
-                }
-            }
+            ffi::LUA_TNUMBER => profile.argument_text(ffi::lua_tonumber(l, i), &mut buf),
             ffi::LUA_TSTRING => buf.extend_from_slice(raw::to_bytes(l, i).unwrap_or_default()),
             _ => {
                 pool.push(buf);
@@ -293,20 +309,16 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
     }
     let argc = ffi::lua_gettop(l);
     if argc == 0 {
-        return api_failure(
-            l,
-            via,
-            b"Please specify at least one argument for this redis lib call",
-            false,
-        );
+        return api_failure(l, via, current_profile().no_arguments.as_bytes(), false);
     }
-    let Some(args) = luaargs(l, argc, &mut core.arg_pool, &mut core.spare_args) else {
-        return api_failure(
-            l,
-            via,
-            b"Lua redis lib command arguments must be strings or integers",
-            false,
-        );
+    let Some(args) = luaargs(
+        l,
+        core.profile,
+        argc,
+        &mut core.arg_pool,
+        &mut core.spare_args,
+    ) else {
+        return api_failure(l, via, current_profile().bad_argument.as_bytes(), false);
     };
     // The debugger may stop before the command (break CMD, bw KEY), or end the run there.
     if core.run.debug_calls {
@@ -494,9 +506,9 @@ pub(crate) unsafe fn dispatch(
     l: L,
     args: &[Vec<u8>],
 ) -> (Reply, Vec<Vec<u8>>, bool) {
-    let resolved = match commands::resolve_cached(&mut core.resolve_cache, args) {
+    let resolved = match commands::resolve_cached(&mut core.resolve_cache, core.profile, args) {
         Ok(r) => r,
-        Err(refusal) => return (Reply::err(refusal.text()), Vec::new(), false),
+        Err(refusal) => return (Reply::err(refusal.text_in(core.profile)), Vec::new(), false),
     };
     // The keys are only kept for the trace.
     let keys: Vec<Vec<u8>> = if core.run.tracing {
@@ -627,7 +639,7 @@ unsafe extern "C-unwind" fn redis_log(l: L) -> c_int {
             return api_failure(
                 l,
                 Via::Call,
-                b"redis.log() requires two arguments or more.",
+                &api_text("log() requires two arguments or more."),
                 false,
             );
         }
@@ -641,7 +653,12 @@ unsafe extern "C-unwind" fn redis_log(l: L) -> c_int {
         }
         let level = ffi::lua_tonumber(l, 1);
         if !(0.0..=3.0).contains(&level) {
-            return api_failure(l, Via::Call, b"Invalid debug level.", false);
+            return api_failure(
+                l,
+                Via::Call,
+                current_profile().bad_log_level.as_bytes(),
+                false,
+            );
         }
         let mut message = Vec::new();
         for i in 2..=argc {
@@ -673,7 +690,7 @@ unsafe extern "C-unwind" fn redis_setresp(l: L) -> c_int {
             return api_failure(
                 l,
                 Via::Call,
-                b"redis.setresp() requires one argument.",
+                &api_text("setresp() requires one argument."),
                 false,
             );
         }
@@ -736,7 +753,7 @@ unsafe extern "C-unwind" fn redis_set_repl(l: L) -> c_int {
             return api_failure(
                 l,
                 Via::Call,
-                b"redis.set_repl() requires two arguments.",
+                &api_text(&format!("set_repl() {}", current_profile().set_repl_arity)),
                 false,
             );
         }
@@ -760,32 +777,53 @@ unsafe extern "C-unwind" fn redis_acl_check_cmd(l: L) -> c_int {
             return api_failure(
                 l,
                 Via::Call,
-                b"Please specify at least one argument for this redis lib call",
+                current_profile().no_arguments.as_bytes(),
                 false,
             );
         }
-        let Some(args) = luaargs(l, argc, &mut Vec::new(), &mut Vec::new()) else {
+        let profile = current_profile();
+        let Some(args) = luaargs(l, profile, argc, &mut Vec::new(), &mut Vec::new()) else {
             return api_failure(
                 l,
                 Via::Call,
-                b"Lua redis lib command arguments must be strings or integers",
+                current_profile().bad_argument.as_bytes(),
                 false,
             );
         };
         // The sandbox runs as the default user, who may run every command Redis knows.
-        let known = match commands::resolve(&args) {
+        let known = match commands::resolve_in(profile, &args) {
             Ok(_) => true,
-            Err(commands::Refusal::Unknown) => false,
-            Err(_) => {
-                commands::lookup(&String::from_utf8_lossy(&args[0]).to_ascii_lowercase()).is_some()
+            Err(commands::Refusal::Unknown | commands::Refusal::UnknownSubcommand(..)) => false,
+            // Redis 8.0 checks the arity too.
+            Err(commands::Refusal::WrongArity) if profile.acl_check_cmd_arity => {
+                drop(args);
+                return api_failure(
+                    l,
+                    Via::Call,
+                    format!(
+                        "Wrong number of args for {}.acl_check_cmd()",
+                        profile.api_table
+                    )
+                    .as_bytes(),
+                    false,
+                );
             }
+            Err(_) => commands::lookup_in(
+                profile,
+                &String::from_utf8_lossy(&args[0]).to_ascii_lowercase(),
+            )
+            .is_some(),
         };
         drop(args);
         if !known {
             return api_failure(
                 l,
                 Via::Call,
-                b"Invalid command passed to redis.acl_check_cmd()",
+                format!(
+                    "Invalid command passed to {}.acl_check_cmd()",
+                    profile.api_table
+                )
+                .as_bytes(),
                 false,
             );
         }

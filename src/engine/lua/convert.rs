@@ -79,7 +79,10 @@ pub unsafe fn push_reply(l: L, reply: &Reply, resp3: bool) {
             }
         }
         Reply::Array(items) => push_array(l, items, resp3),
-        _ if !resp3 => push_reply(l, &reply.to_resp2(), false),
+        _ if !resp3 => {
+            let profile = super::api::current_profile();
+            push_reply(l, &reply.to_resp2_with(&|d| profile.double_text(d)), false)
+        }
         Reply::Double(d) => {
             ffi::lua_newtable(l);
             ffi::lua_pushstring(l, c"double".as_ptr());
@@ -364,7 +367,14 @@ impl ReturnConverter {
                     format_double_resp2(d)
                 ),
             );
-            return Reply::Double(d);
+            // Redis 7.2 and later write NaN without its sign.
+            let unsigned_nan = super::api::current_profile().double_replies
+                == crate::engine::profile::NumberFormat::ReplyDouble;
+            return Reply::Double(if d.is_nan() && unsigned_nan {
+                f64::NAN
+            } else {
+                d
+            });
         }
         ffi::lua_pop(l, 1);
         if self.raw_field(l, c"big_number") == ffi::LUA_TSTRING {

@@ -11,6 +11,7 @@
 
 use super::raw::{self, Raise, L};
 use super::{api, bit, cjson, cmsgpack, structlib};
+use crate::engine::profile::Profile;
 use mlua::ffi;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
@@ -235,6 +236,8 @@ pub struct Vm {
     /// Registry integer slots of the tables every run needs (cheaper than light-userdata keys).
     refs: HotRefs,
     runs_since_gc: u32,
+    /// The server profile whose globals this VM has (engine/profile.rs).
+    profile: &'static Profile,
 }
 
 /// Why a script could not be compiled: Lua's message (`user_script:1: unexpected symbol near '+'`).
@@ -244,6 +247,11 @@ pub struct CompileError(pub String);
 impl Vm {
     /// A fresh VM with Redis 7.0's environment and a Lua memory limit in bytes.
     pub fn new(memory_limit: usize) -> Vm {
+        Vm::with_profile(memory_limit, crate::engine::profile::DEFAULT)
+    }
+
+    /// A fresh VM with the environment of a server profile (its globals and `redis` table).
+    pub fn with_profile(memory_limit: usize, profile: &'static Profile) -> Vm {
         let mut alloc = Box::new(AllocState {
             used: 0,
             limit: memory_limit,
@@ -264,6 +272,7 @@ impl Vm {
             last: None,
             refs: HotRefs::default(),
             runs_since_gc: 0,
+            profile,
         };
         unsafe {
             vm.setup();
@@ -283,6 +292,10 @@ impl Vm {
 
     pub fn state(&self) -> L {
         self.l
+    }
+
+    pub fn profile(&self) -> &'static Profile {
+        self.profile
     }
 
     pub fn memory_used(&self) -> usize {
@@ -319,21 +332,32 @@ impl Vm {
             open(l);
             ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, name.as_ptr());
         }
-        // Not in Redis's sandbox (and getfenv/setfenv/newproxy gated off in patched 7.0.15).
-        for name in [
-            c"print",
-            c"dofile",
-            c"loadfile",
-            c"getfenv",
-            c"setfenv",
-            c"newproxy",
-            c"module",
-            c"require",
-        ] {
+        // `os` with `clock` only, where the profile's server has it.
+        if self.profile.os_clock {
+            ffi::lua_pushcfunction(l, ffi::luaopen_os);
+            ffi::lua_call(l, 0, 0);
+            ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, c"os".as_ptr());
+            ffi::lua_getfield(l, -1, c"clock".as_ptr());
+            ffi::lua_newtable(l);
+            ffi::lua_insert(l, -2);
+            ffi::lua_setfield(l, -2, c"clock".as_ptr());
+            ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"os".as_ptr());
+            ffi::lua_pop(l, 1);
+        }
+        // Not in Redis's sandbox (and getfenv/setfenv/newproxy gone with the October 2025 fixes).
+        let fenv: &[&CStr] = if self.profile.fenv_and_newproxy {
+            &[]
+        } else {
+            &[c"getfenv", c"setfenv", c"newproxy"]
+        };
+        for name in [c"print", c"dofile", c"loadfile", c"module", c"require"]
+            .iter()
+            .chain(fenv)
+        {
             ffi::lua_pushnil(l);
             ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, name.as_ptr());
         }
-        api::install_redis_table(l);
+        api::install_redis_table(l, self.profile);
         self.install_error_handler();
         ffi::lua_pushnil(l);
         ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"debug".as_ptr());
@@ -400,6 +424,10 @@ return handler, fields
         ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
         ffi::lua_pushvalue(l, -1);
         ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"__redis__err__handler".as_ptr());
+        if self.profile.server_alias {
+            ffi::lua_pushvalue(l, -1);
+            ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, c"__server__err__handler".as_ptr());
+        }
         ffi::lua_pushlightuserdata(l, key(&REG_HANDLER));
         ffi::lua_insert(l, -2);
         ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
@@ -484,12 +512,22 @@ return handler, fields
             c"cmsgpack",
             c"bit",
             c"redis",
+            c"os",
         ] {
             ffi::lua_getfield(l, real_globals, lib.as_ptr());
+            if ffi::lua_isnil(l, -1) != 0 {
+                ffi::lua_pop(l, 1); // `os` in a profile without it
+                continue;
+            }
             let real = ffi::lua_gettop(l);
             make_proxy(l, real);
             ffi::lua_setfield(l, real_globals, lib.as_ptr());
             ffi::lua_pop(l, 1);
+        }
+        // Valkey: `server` is the very `redis` table.
+        if self.profile.server_alias {
+            ffi::lua_getfield(l, real_globals, c"redis".as_ptr());
+            ffi::lua_setfield(l, real_globals, c"server".as_ptr());
         }
         // The string metatable reads through the (protected) string proxy; scripts see a read-only view of it.
         ffi::lua_pushstring(l, c"".as_ptr());
@@ -710,7 +748,7 @@ return handler, fields
     /// Forget every cached script and start over with a fresh VM (SCRIPT FLUSH).
     pub fn flush(&mut self) {
         let limit = self.alloc.limit;
-        *self = Vm::new(limit);
+        *self = Vm::with_profile(limit, self.profile);
     }
 
     /// Redis runs a GC step every 50 scripts.

@@ -81,7 +81,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 theme.text
             },
         ),
-        Span::raw(format!(" {} ", crate::engine::live::profile::PROFILE)),
+        Span::raw(format!(" {} ", app.config.profile.display_name())),
         Span::raw(format!(
             " {file}{} ",
             if app.editor.modified { " *" } else { "" }

@@ -1,0 +1,489 @@
+//! Server profiles: which real server the sandbox imitates. Everything that differs between the
+//! servers evalbench follows is data in the `PROFILES` table below (and, for the command table,
+//! one delta file per profile in `commands/profiles/`), so the engine reads a field instead of
+//! testing a version. Each profile was checked against the real server named in
+//! `version_tested` (tests/differential.rs runs the whole corpus per profile).
+
+/// How a Lua number becomes text: `redis.call` arguments and double replies seen under RESP2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumberFormat {
+    /// Redis 7.0: `%.17g` (`0.1` is `0.10000000000000001`, `-0` stays `-0`).
+    Printf17g,
+    /// Redis 7.2: the shortest text that reads back the same (`fpconv_dtoa`): `0.1`, `1e+15`.
+    Shortest,
+    /// Redis 7.4 and later: an integral value within ±2^62 as an integer (`-0` is `0`, 1e15 is
+    /// `1000000000000000`), anything else the shortest text.
+    IntegerThenShortest,
+    /// Double replies of Redis 7.2 and later (`d2string`): as `IntegerThenShortest`, but zero
+    /// keeps its sign (`-0`) and NaN has none (`nan`).
+    ReplyDouble,
+}
+
+/// The server family: error wording and the `server` alias follow it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Product {
+    Redis,
+    Valkey,
+}
+
+impl Product {
+    pub fn name(self) -> &'static str {
+        match self {
+            Product::Redis => "redis",
+            Product::Valkey => "valkey",
+        }
+    }
+}
+
+#[derive(Debug, PartialEq)]
+pub struct Profile {
+    /// What `--profile` and `profile = ...` take: `redis-7.0`.
+    pub id: &'static str,
+    pub product: Product,
+    /// (major, minor) of the release line the profile follows.
+    pub line: (u32, u32),
+    /// The real server every case was checked against.
+    pub version_tested: &'static str,
+    /// `redis.REDIS_VERSION` and `redis.REDIS_VERSION_NUM` (Valkey keeps reporting 7.2.4).
+    pub redis_version: &'static str,
+    pub redis_version_num: u32,
+    /// Valkey's `server.SERVER_NAME`, `VALKEY_VERSION`, `VALKEY_VERSION_NUM`.
+    pub valkey_version: Option<(&'static str, u32)>,
+    /// Numbers passed to `redis.call`.
+    pub argument_numbers: NumberFormat,
+    /// Double replies of commands (ZSCORE, ZINCRBY, `{double=...}` under RESP2).
+    pub double_replies: NumberFormat,
+    /// `os` with only `os.clock` (Redis 7.4, 8.0; Valkey).
+    pub os_clock: bool,
+    /// `getfenv`, `setfenv`, `newproxy`: removed by the October 2025 Lua security fixes that every
+    /// current patch release carries.
+    pub fenv_and_newproxy: bool,
+    /// Valkey: `server` is the same table as `redis`, with `__server__err__handler`.
+    pub server_alias: bool,
+    /// ` script: <sha>, on @user_script:N.` (true) or ` script: on @user_script:N.` (Valkey 9).
+    pub sha_in_error_suffix: bool,
+    /// `Unknown Redis command called from script` (Redis) or `Unknown command ...` (Valkey).
+    pub command_noun: &'static str,
+    /// `redis.log` with a bad level: `Invalid debug level.` (7.0, 7.2) or `Invalid log level.`.
+    pub bad_log_level: &'static str,
+    /// `redis.set_repl()` with a wrong argument count: `requires two arguments` (7.0) or `one`.
+    pub set_repl_arity: &'static str,
+    /// The table named in the API's own errors: `redis.log() ...` or (Valkey) `server.log() ...`.
+    pub api_table: &'static str,
+    /// `redis.call()` without arguments, and with one that is not a string or number.
+    pub no_arguments: &'static str,
+    pub bad_argument: &'static str,
+    /// `redis.acl_check_cmd` checks the command's arity (Redis 8.0).
+    pub acl_check_cmd_arity: bool,
+    /// A command with the `noscript` flag: `This Redis command ...` or (Valkey 9) `This Valkey command ...`.
+    pub noscript_text: &'static str,
+    /// An unknown subcommand of a known container says `unknown subcommand 'X'. Try CONFIG HELP.`
+    /// (Valkey 9) rather than `Unknown command called from script`.
+    pub unknown_subcommand_error: bool,
+    /// This profile's command table as a delta to Redis 7.0.15's (commands/profiles/*.table),
+    /// generated from the server's own `COMMAND` by tests/command_tables.rs.
+    pub command_delta: &'static str,
+}
+
+/// The default profile, and the one the built-in command table describes.
+pub const DEFAULT: &Profile = &PROFILES[0];
+
+pub static PROFILES: [Profile; 6] = [
+    Profile {
+        id: "redis-7.0",
+        product: Product::Redis,
+        line: (7, 0),
+        version_tested: "7.0.15",
+        redis_version: "7.0.15",
+        redis_version_num: 0x07000f,
+        valkey_version: None,
+        argument_numbers: NumberFormat::Printf17g,
+        double_replies: NumberFormat::Printf17g,
+        os_clock: false,
+        fenv_and_newproxy: false,
+        server_alias: false,
+        sha_in_error_suffix: true,
+        command_noun: "Redis command",
+        bad_log_level: "Invalid debug level.",
+        set_repl_arity: "requires two arguments.",
+        api_table: "redis",
+        no_arguments: "Please specify at least one argument for this redis lib call",
+        bad_argument: "Lua redis lib command arguments must be strings or integers",
+        acl_check_cmd_arity: false,
+        noscript_text: "ERR This Redis command is not allowed from script",
+        unknown_subcommand_error: false,
+        command_delta: "",
+    },
+    Profile {
+        id: "redis-7.2",
+        product: Product::Redis,
+        line: (7, 2),
+        version_tested: "7.2.4",
+        redis_version: "7.2.4",
+        redis_version_num: 0x070204,
+        valkey_version: None,
+        argument_numbers: NumberFormat::Shortest,
+        double_replies: NumberFormat::ReplyDouble,
+        os_clock: false,
+        fenv_and_newproxy: false,
+        server_alias: false,
+        sha_in_error_suffix: true,
+        command_noun: "Redis command",
+        bad_log_level: "Invalid debug level.",
+        set_repl_arity: "requires one argument.",
+        api_table: "redis",
+        no_arguments: "Please specify at least one argument for this redis lib call",
+        bad_argument: "Lua redis lib command arguments must be strings or integers",
+        acl_check_cmd_arity: false,
+        noscript_text: "ERR This Redis command is not allowed from script",
+        unknown_subcommand_error: false,
+        command_delta: include_str!("commands/profiles/redis-7.2.table"),
+    },
+    Profile {
+        id: "redis-7.4",
+        product: Product::Redis,
+        line: (7, 4),
+        version_tested: "7.4.1",
+        redis_version: "7.4.1",
+        redis_version_num: 0x070401,
+        valkey_version: None,
+        argument_numbers: NumberFormat::IntegerThenShortest,
+        double_replies: NumberFormat::ReplyDouble,
+        os_clock: true,
+        fenv_and_newproxy: false,
+        server_alias: false,
+        sha_in_error_suffix: true,
+        command_noun: "Redis command",
+        bad_log_level: "Invalid log level.",
+        set_repl_arity: "requires one argument.",
+        api_table: "redis",
+        no_arguments: "Please specify at least one argument for this redis lib call",
+        bad_argument: "Lua redis lib command arguments must be strings or integers",
+        acl_check_cmd_arity: false,
+        noscript_text: "ERR This Redis command is not allowed from script",
+        unknown_subcommand_error: false,
+        command_delta: include_str!("commands/profiles/redis-7.4.table"),
+    },
+    Profile {
+        id: "redis-8.0",
+        product: Product::Redis,
+        line: (8, 0),
+        version_tested: "8.0.2",
+        redis_version: "8.0.2",
+        redis_version_num: 0x080002,
+        valkey_version: None,
+        argument_numbers: NumberFormat::IntegerThenShortest,
+        double_replies: NumberFormat::ReplyDouble,
+        os_clock: true,
+        fenv_and_newproxy: false,
+        server_alias: false,
+        sha_in_error_suffix: true,
+        command_noun: "Redis command",
+        bad_log_level: "Invalid log level.",
+        set_repl_arity: "requires one argument.",
+        api_table: "redis",
+        no_arguments: "Please specify at least one argument for this redis lib call",
+        bad_argument: "Lua redis lib command arguments must be strings or integers",
+        acl_check_cmd_arity: true,
+        noscript_text: "ERR This Redis command is not allowed from script",
+        unknown_subcommand_error: false,
+        command_delta: include_str!("commands/profiles/redis-8.0.table"),
+    },
+    Profile {
+        id: "valkey-8.1",
+        product: Product::Valkey,
+        line: (8, 1),
+        version_tested: "8.1.1",
+        redis_version: "7.2.4",
+        redis_version_num: 0x070204,
+        valkey_version: Some(("8.1.1", 0x080101)),
+        argument_numbers: NumberFormat::IntegerThenShortest,
+        double_replies: NumberFormat::ReplyDouble,
+        os_clock: true,
+        fenv_and_newproxy: false,
+        server_alias: true,
+        sha_in_error_suffix: true,
+        command_noun: "command",
+        bad_log_level: "Invalid log level.",
+        set_repl_arity: "requires one argument.",
+        api_table: "server",
+        no_arguments: "Please specify at least one argument for this call",
+        bad_argument: "Command arguments must be strings or integers",
+        acl_check_cmd_arity: false,
+        noscript_text: "ERR This Redis command is not allowed from script",
+        unknown_subcommand_error: false,
+        command_delta: include_str!("commands/profiles/valkey-8.1.table"),
+    },
+    Profile {
+        id: "valkey-9.1",
+        product: Product::Valkey,
+        line: (9, 1),
+        version_tested: "9.1.2",
+        redis_version: "7.2.4",
+        redis_version_num: 0x070204,
+        valkey_version: Some(("9.1.2", 0x090102)),
+        argument_numbers: NumberFormat::IntegerThenShortest,
+        double_replies: NumberFormat::ReplyDouble,
+        os_clock: true,
+        fenv_and_newproxy: false,
+        server_alias: true,
+        sha_in_error_suffix: false,
+        command_noun: "command",
+        bad_log_level: "Invalid log level.",
+        set_repl_arity: "requires one argument.",
+        api_table: "server",
+        no_arguments: "Please specify at least one argument for this call",
+        bad_argument: "Command arguments must be strings or integers",
+        acl_check_cmd_arity: false,
+        noscript_text: "ERR This Valkey command is not allowed from script",
+        unknown_subcommand_error: true,
+        command_delta: include_str!("commands/profiles/valkey-9.1.table"),
+    },
+];
+
+impl Profile {
+    /// The profile `--profile` names, or an error listing the known ones.
+    pub fn by_id(id: &str) -> Result<&'static Profile, String> {
+        PROFILES
+            .iter()
+            .find(|p| p.id.eq_ignore_ascii_case(id.trim()))
+            .ok_or_else(|| format!("unknown profile '{}': use one of {}", id.trim(), ids()))
+    }
+
+    /// Index in `PROFILES` (per-profile caches are arrays).
+    pub fn index(&'static self) -> usize {
+        PROFILES
+            .iter()
+            .position(|p| std::ptr::eq(p, self))
+            .expect("profiles are the entries of PROFILES")
+    }
+
+    /// "Redis 7.0" / "Valkey 9.1".
+    pub fn display_name(&self) -> String {
+        let product = match self.product {
+            Product::Redis => "Redis",
+            Product::Valkey => "Valkey",
+        };
+        format!("{product} {}.{}", self.line.0, self.line.1)
+    }
+
+    /// The profile for a server that reports `product` (`redis`/`valkey`) and `version` (INFO):
+    /// its own line, or the nearest line of the same product with a note saying so.
+    pub fn for_server(product: &str, version: &str) -> (&'static Profile, Option<String>) {
+        let wanted = match product {
+            "valkey" => Product::Valkey,
+            _ => Product::Redis,
+        };
+        let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        let line = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        if let Some(p) = PROFILES
+            .iter()
+            .find(|p| p.product == wanted && p.line == line)
+        {
+            return (p, None);
+        }
+        let key = |l: (u32, u32)| l.0 as i64 * 1000 + l.1 as i64;
+        let nearest = PROFILES
+            .iter()
+            .filter(|p| p.product == wanted)
+            .min_by_key(|p| (key(p.line) - key(line)).abs())
+            .unwrap_or(DEFAULT);
+        let note = format!(
+            "no profile for {product} {version}: the sandbox follows the nearest, {} (dry runs may differ; a dry-run-differs warning says when a reply does)",
+            nearest.id
+        );
+        (nearest, Some(note))
+    }
+
+    /// `number` as this profile sends it in a `redis.call` argument.
+    pub fn argument_text(&self, number: f64, out: &mut Vec<u8>) {
+        format_number(self.argument_numbers, number, out)
+    }
+
+    /// A double reply as this profile writes it under RESP2.
+    pub fn double_text(&self, number: f64) -> String {
+        let mut out = Vec::new();
+        format_number(self.double_replies, number, &mut out);
+        String::from_utf8(out).expect("ASCII")
+    }
+}
+
+/// Every profile id, comma separated (for help and errors).
+pub fn ids() -> String {
+    PROFILES.iter().map(|p| p.id).collect::<Vec<_>>().join(", ")
+}
+
+/// Write `d` as `format` says.
+pub fn format_number(format: NumberFormat, d: f64, out: &mut Vec<u8>) {
+    use std::io::Write as _;
+    match format {
+        NumberFormat::Printf17g => {
+            if d.fract() == 0.0 && d != 0.0 && d.abs() < 1e15 {
+                let _ = write!(out, "{}", d as i64);
+            } else {
+                out.extend_from_slice(crate::engine::reply::format_g(d, 17).as_bytes());
+            }
+        }
+        NumberFormat::Shortest => shortest(d, out),
+        NumberFormat::ReplyDouble if d == 0.0 || d.is_nan() => {
+            if d.is_nan() {
+                out.extend_from_slice(b"nan");
+            } else {
+                shortest(d, out);
+            }
+        }
+        NumberFormat::ReplyDouble => format_number(NumberFormat::IntegerThenShortest, d, out),
+        NumberFormat::IntegerThenShortest => {
+            // Redis's `double2ll`: integral and within ±LLONG_MAX/2 (which is 2^62 as a double).
+            const LIMIT: f64 = 4_611_686_018_427_387_904.0;
+            if d.fract() == 0.0 && (-LIMIT..=LIMIT).contains(&d) {
+                let _ = write!(out, "{}", d as i64);
+            } else {
+                shortest(d, out)
+            }
+        }
+    }
+}
+
+/// The shortest digits that read back as `d`, laid out as `fpconv_dtoa` does: plain digits for
+/// an integer unless it needs more than 7 trailing zeros, a plain decimal down to 1e-6 (or with
+/// an exponent under 4), otherwise `d.ddde±x` without exponent padding.
+fn shortest(d: f64, out: &mut Vec<u8>) {
+    if d.is_sign_negative() {
+        out.push(b'-');
+    }
+    let a = d.abs();
+    if a.is_nan() {
+        out.extend_from_slice(b"nan");
+        return;
+    }
+    if a.is_infinite() {
+        out.extend_from_slice(b"inf");
+        return;
+    }
+    if a == 0.0 {
+        out.push(b'0');
+        return;
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits: `1.2345e-7`.
+    let sci = format!("{a:e}");
+    let (mantissa, exp) = sci.split_once('e').expect("exponent");
+    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    let exp10: i32 = exp.parse().expect("exponent digits");
+    let n = digits.len() as i32;
+    // value = digits × 10^k
+    let k = exp10 - (n - 1);
+    let abs_exp = exp10.abs();
+    if k >= 0 && abs_exp < n + 7 {
+        out.extend_from_slice(&digits);
+        out.extend(std::iter::repeat_n(b'0', k as usize));
+    } else if k < 0 && (k > -7 || abs_exp < 4) {
+        let point = n + k;
+        if point <= 0 {
+            out.extend_from_slice(b"0.");
+            out.extend(std::iter::repeat_n(b'0', (-point) as usize));
+            out.extend_from_slice(&digits);
+        } else {
+            out.extend_from_slice(&digits[..point as usize]);
+            out.push(b'.');
+            out.extend_from_slice(&digits[point as usize..]);
+        }
+    } else {
+        out.push(digits[0]);
+        if n > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        out.push(b'e');
+        out.push(if exp10 < 0 { b'-' } else { b'+' });
+        out.extend_from_slice(abs_exp.to_string().as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(format: NumberFormat, d: f64) -> String {
+        let mut out = Vec::new();
+        format_number(format, d, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Each expectation is what the real server stored for `redis.call('set', 'k', d)`.
+    #[test]
+    fn argument_numbers_match_each_server() {
+        use NumberFormat::*;
+        let cases: [(f64, &str, &str, &str); 14] = [
+            (0.1, "0.10000000000000001", "0.1", "0.1"),
+            (-0.0, "-0", "-0", "0"),
+            (1e300, "1.0000000000000001e+300", "1e+300", "1e+300"),
+            (1e15, "1000000000000000", "1e+15", "1000000000000000"),
+            (1e17, "1e+17", "1e+17", "100000000000000000"),
+            (
+                123456789012345678.0,
+                "1.2345678901234568e+17",
+                "123456789012345680",
+                "123456789012345680",
+            ),
+            (1e-5, "1.0000000000000001e-05", "0.00001", "0.00001"),
+            (1.5e-7, "1.4999999999999999e-07", "1.5e-7", "1.5e-7"),
+            (
+                2f64.powi(62),
+                "4.6116860184273879e+18",
+                "4611686018427388000",
+                "4611686018427387904",
+            ),
+            (
+                2f64.powi(62) + 2048.0,
+                "4.61168601842739e+18",
+                "4611686018427390000",
+                "4611686018427390000",
+            ),
+            (
+                2f64.powi(63),
+                "9.2233720368547758e+18",
+                "9223372036854776000",
+                "9223372036854776000",
+            ),
+            (5e-324, "4.9406564584124654e-324", "5e-324", "5e-324"),
+            (1e21, "1e+21", "1e+21", "1e+21"),
+            (
+                1e15 + 0.5,
+                "1000000000000000.5",
+                "1000000000000000.5",
+                "1000000000000000.5",
+            ),
+        ];
+        for (d, v70, v72, v74) in cases {
+            assert_eq!(text(Printf17g, d), v70, "7.0 {d}");
+            assert_eq!(text(Shortest, d), v72, "7.2 {d}");
+            assert_eq!(text(IntegerThenShortest, d), v74, "7.4 {d}");
+        }
+        assert_eq!(text(Shortest, f64::NAN.copysign(-1.0)), "-nan");
+        // Double replies (ZINCRBY, `{double=...}`) of 7.2 and later.
+        assert_eq!(text(ReplyDouble, -0.0), "-0");
+        assert_eq!(text(ReplyDouble, f64::NAN.copysign(-1.0)), "nan");
+        assert_eq!(text(ReplyDouble, 1e17), "100000000000000000");
+        assert_eq!(text(ReplyDouble, 0.1), "0.1");
+        assert_eq!(text(Shortest, f64::NEG_INFINITY), "-inf");
+    }
+
+    #[test]
+    fn server_versions_pick_profiles() {
+        assert_eq!(Profile::for_server("redis", "7.0.15").0.id, "redis-7.0");
+        assert_eq!(Profile::for_server("valkey", "9.1.2"), (&PROFILES[5], None));
+        let (p, note) = Profile::for_server("redis", "7.6.0");
+        assert_eq!(p.id, "redis-7.4");
+        assert_eq!(
+            note.as_deref(),
+            Some("no profile for redis 7.6.0: the sandbox follows the nearest, redis-7.4 (dry runs may differ; a dry-run-differs warning says when a reply does)")
+        );
+        assert_eq!(Profile::for_server("valkey", "8.0.1").0.id, "valkey-8.1");
+        assert_eq!(
+            Profile::by_id("redis-9.9").unwrap_err(),
+            "unknown profile 'redis-9.9': use one of redis-7.0, redis-7.2, redis-7.4, redis-8.0, valkey-8.1, valkey-9.1"
+        );
+        assert_eq!(Profile::by_id("Valkey-8.1").unwrap().index(), 4);
+    }
+}
