@@ -58,6 +58,19 @@ pub enum Action {
     // Editor
     Find,
     FindNext,
+    // Editing (src/tui/editing.rs)
+    Undo,
+    Redo,
+    Copy,
+    Cut,
+    Paste,
+    SelectAll,
+    DocumentStart,
+    DocumentEnd,
+    GotoLine,
+    ToggleComment,
+    Indent,
+    Outdent,
 }
 
 impl Action {
@@ -114,6 +127,18 @@ impl Action {
         Action::CopyDeclaredKeys,
         Action::Find,
         Action::FindNext,
+        Action::Undo,
+        Action::Redo,
+        Action::Copy,
+        Action::Cut,
+        Action::Paste,
+        Action::SelectAll,
+        Action::DocumentStart,
+        Action::DocumentEnd,
+        Action::GotoLine,
+        Action::ToggleComment,
+        Action::Indent,
+        Action::Outdent,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -171,6 +196,71 @@ impl Action {
             Action::CopyDeclaredKeys => "copy_declared_keys",
             Action::Find => "find",
             Action::FindNext => "find_next",
+            Action::Undo => "undo",
+            Action::Redo => "redo",
+            Action::Copy => "copy",
+            Action::Cut => "cut",
+            Action::Paste => "paste",
+            Action::SelectAll => "select_all",
+            Action::DocumentStart => "document_start",
+            Action::DocumentEnd => "document_end",
+            Action::GotoLine => "goto_line",
+            Action::ToggleComment => "toggle_comment",
+            Action::Indent => "indent",
+            Action::Outdent => "outdent",
+        }
+    }
+
+    /// A few plain words for the status bar's key hints (the description says it in full).
+    pub fn hint(self) -> &'static str {
+        match self {
+            Action::Run => "run",
+            Action::Cancel => "stop",
+            Action::StepForward => "step",
+            Action::StepBack => "step back",
+            Action::StepStop => "leave steps",
+            Action::Help => "help",
+            Action::Quit => "quit",
+            Action::Save => "save",
+            Action::Open => "open",
+            Action::FocusNext => "next pane",
+            Action::FocusPrev => "previous pane",
+            Action::NextTab => "next tab",
+            Action::ToggleBackend => "live/sandbox",
+            Action::ScriptLoad => "load script",
+            Action::Select => "open",
+            Action::Close => "close",
+            Action::FilterKeys => "filter",
+            Action::CycleTypeFilter => "type",
+            Action::ToggleDiff => "diff",
+            Action::AddKey => "add key",
+            Action::DeleteKey => "delete key",
+            Action::SetString => "set value",
+            Action::SetTtl => "set TTL",
+            Action::LoadSeed => "load seed",
+            Action::SaveSeed => "save seed",
+            Action::ResetSeed => "reset",
+            Action::AdvanceClock => "advance clock",
+            Action::ToggleSeedView => "seed/run",
+            Action::KeyspaceFocus => "keys/value",
+            Action::Rescan => "rescan",
+            Action::OpenKey => "open key",
+            Action::CopyToSandbox => "copy to seed",
+            Action::CopyDeclaredKeys => "copy KEYS",
+            Action::Find => "find",
+            Action::FindNext => "next match",
+            Action::Undo => "undo",
+            Action::Redo => "redo",
+            Action::Copy => "copy",
+            Action::Cut => "cut",
+            Action::Paste => "paste",
+            Action::SelectAll => "select all",
+            Action::GotoLine => "go to line",
+            Action::ToggleComment => "comment",
+            Action::Indent => "indent",
+            Action::Outdent => "outdent",
+            // Moves and tabs: their description is short already.
+            _ => self.description(),
         }
     }
 
@@ -250,6 +340,18 @@ impl Action {
             }
             Action::Find => "search in the script",
             Action::FindNext => "next search match",
+            Action::Undo => "undo the last edit (a word, a paste, a run of deletions)",
+            Action::Redo => "redo what was undone",
+            Action::Copy => "copy the selection (to the system clipboard too)",
+            Action::Cut => "cut the selection (to the system clipboard too)",
+            Action::Paste => "paste what was copied or cut",
+            Action::SelectAll => "select the whole script",
+            Action::DocumentStart => "go to the start of the script",
+            Action::DocumentEnd => "go to the end of the script",
+            Action::GotoLine => "go to a line by its number",
+            Action::ToggleComment => "comment or uncomment the line or the selected lines",
+            Action::Indent => "indent the selected lines (or insert an indent)",
+            Action::Outdent => "outdent the line or the selected lines",
         }
     }
 }

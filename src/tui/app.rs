@@ -84,6 +84,8 @@ pub enum PromptPurpose {
     ScanMatch,
     /// A key on the live server, by name.
     OpenServerKey,
+    /// A line of the script to go to (editing.rs).
+    GotoLine,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,6 +132,8 @@ pub enum Effect {
         ms: i64,
     },
     Quit,
+    /// Put these bytes on the system clipboard (OSC 52; editing.rs).
+    Clipboard(Vec<u8>),
 }
 
 /// A run in progress.
@@ -285,6 +289,14 @@ impl App {
                 self.on_key(*key)
             }
             Event::Paste(text) => {
+                // A paste into an open prompt goes there, as one line.
+                if let Some(Overlay::Prompt(prompt)) = self.overlay.as_mut() {
+                    prompt.input.push_str(&text.replace(['\r', '\n'], " "));
+                    return Vec::new();
+                }
+                if self.overlay.is_some() {
+                    return Vec::new();
+                }
                 match self.focus {
                     Focus::Editor => self.editor.paste(text),
                     Focus::Keys | Focus::Argv => self.inputs.paste(self.focus == Focus::Keys, text),
@@ -600,7 +612,24 @@ impl App {
             | Action::KeyspaceTop
             | Action::KeyspaceBottom => super::keyspace::navigate(self, action),
             Action::Find => self.prompt(PromptPurpose::Find, "Search (regex)", ""),
-            Action::FindNext => self.editor.find_next(),
+            // Editor commands: editing.rs.
+            Action::Undo
+            | Action::Redo
+            | Action::Copy
+            | Action::Cut
+            | Action::Paste
+            | Action::SelectAll
+            | Action::DocumentStart
+            | Action::DocumentEnd
+            | Action::GotoLine
+            | Action::ToggleComment
+            | Action::Indent
+            | Action::Outdent => return super::editing::update(self, action),
+            Action::FindNext => {
+                if !self.editor.find_next() {
+                    self.status = "no match (Ctrl-F searches)".into();
+                }
+            }
         }
         Vec::new()
     }
@@ -693,7 +722,14 @@ impl App {
                 self.editor.path = Some(PathBuf::from(input));
                 self.save();
             }
-            PromptPurpose::Find => self.editor.find(&prompt.input),
+            PromptPurpose::Find => {
+                self.status = match self.editor.find(&prompt.input) {
+                    Ok(true) => format!("found '{}'", prompt.input),
+                    Ok(false) => format!("no match for '{}'", prompt.input),
+                    Err(e) => e,
+                }
+            }
+            PromptPurpose::GotoLine => super::editing::goto_line(self, &input),
             PromptPurpose::ScanMatch | PromptPurpose::OpenServerKey => {
                 return super::server::answer_prompt(self, &prompt.purpose, input)
             }

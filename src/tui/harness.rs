@@ -32,6 +32,8 @@ pub struct Harness {
     /// by an inspector driven in place of its thread.
     pub live: Option<crate::engine::live::LiveBackend>,
     pub inspector: Option<InspectorCore>,
+    /// What copy and cut sent to the system clipboard, in order.
+    pub clipboard: Vec<Vec<u8>>,
 }
 
 impl Harness {
@@ -59,6 +61,7 @@ impl Harness {
             effects: Vec::new(),
             live: None,
             inspector: None,
+            clipboard: Vec::new(),
         }
     }
 
@@ -113,6 +116,14 @@ impl Harness {
             };
             self.key(key);
         }
+        self
+    }
+
+    /// A bracketed paste of `text` (as the terminal delivers it) through `App::on_event`.
+    pub fn paste(&mut self, text: &str) -> &mut Self {
+        let effects = self.app.on_event(&Event::Paste(text.to_string()));
+        self.apply(effects);
+        self.settle();
         self
     }
 
@@ -183,6 +194,10 @@ impl Harness {
                     });
                 }
                 Effect::Quit => self.effects.push("quit"),
+                Effect::Clipboard(bytes) => {
+                    self.effects.push("clipboard");
+                    self.clipboard.push(bytes);
+                }
             }
         }
     }

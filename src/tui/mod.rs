@@ -5,6 +5,7 @@
 pub mod action;
 pub mod app;
 pub mod config;
+pub mod editing;
 pub mod editor;
 pub mod files;
 pub mod harness;
@@ -16,6 +17,7 @@ pub mod keyspace;
 pub mod server;
 pub mod theme;
 pub mod ui;
+pub mod undo;
 pub mod worker;
 
 use app::{App, Effect};
@@ -69,6 +71,13 @@ fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -
             Effect::Cancel => worker.cancel(),
             Effect::AdvanceClock { ms } => worker.send(EngineCommand::AdvanceClock { ms }),
             Effect::Quit => {}
+            // Copy/cut to the system clipboard: one OSC 52 write.
+            Effect::Clipboard(bytes) => {
+                use std::io::Write;
+                let mut out = std::io::stdout();
+                let _ = out.write_all(editing::osc52(&bytes).as_bytes());
+                let _ = out.flush();
+            }
         }
     }
     inspected

@@ -116,7 +116,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             matches: &matches,
             match_style,
             selected,
-            selected_style: theme.selected,
+            selected_style: theme.selection,
             escape_style: theme.line_number,
             cursor,
         }

@@ -18,6 +18,10 @@ use ratatui::Frame;
 
 /// Below this width the right-hand panes go under the editor.
 const WIDE: u16 = 100;
+/// Text lines the editor keeps on a small terminal (80x24 shows this many).
+const EDITOR_MIN_LINES: u16 = 12;
+/// Below this height (of the body, stacked) the KEYS / ARGV form takes one row per field.
+const COMPACT_BELOW: u16 = 30;
 
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     let area = frame.area();
@@ -27,12 +31,27 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     } else {
         Direction::Vertical
     };
+    // Stacked on a narrow terminal, the editor keeps EDITOR_MIN_LINES lines when the height
+    // allows it (the form then takes one row per field) and the panes get the rest.
+    let compact = direction == Direction::Vertical && body.height < COMPACT_BELOW;
+    let inputs_height = if compact {
+        inputs::COMPACT_HEIGHT
+    } else {
+        inputs::FULL_HEIGHT
+    };
+    let top = match direction {
+        Direction::Horizontal => Constraint::Percentage(55),
+        Direction::Vertical => {
+            let wanted = (EDITOR_MIN_LINES + 2 + inputs_height).min(body.height.saturating_sub(4));
+            Constraint::Length((body.height * 55 / 100).max(wanted))
+        }
+    };
     let halves = Layout::default()
         .direction(direction)
-        .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+        .constraints([top, Constraint::Min(0)])
         .split(body);
     let [editor_area, inputs_area] =
-        Layout::vertical([Constraint::Min(3), Constraint::Length(4)]).areas(halves[0]);
+        Layout::vertical([Constraint::Min(3), Constraint::Length(inputs_height)]).areas(halves[0]);
     editor::draw(frame, editor_area, app, theme);
     inputs::draw(frame, inputs_area, app, theme);
     draw_panes(frame, halves[1], app, theme);
