@@ -193,6 +193,8 @@ pub struct App {
     pub script_cache: Option<(String, Option<Cached>)>,
     /// The SHA1 whose SCRIPT EXISTS is on its way.
     pub script_cache_pending: Option<String>,
+    /// Where the last frame drew things, for the mouse (mouse.rs).
+    pub regions: std::cell::RefCell<super::mouse::Regions>,
     next_run_id: u64,
 }
 
@@ -227,6 +229,7 @@ impl App {
             server: None,
             script_cache: None,
             script_cache_pending: None,
+            regions: Default::default(),
             next_run_id: 1,
         }
     }
@@ -288,6 +291,7 @@ impl App {
             Event::Key(key) if key.kind != ratatui::crossterm::event::KeyEventKind::Release => {
                 self.on_key(*key)
             }
+            Event::Mouse(mouse) => super::mouse::on_mouse(self, *mouse),
             Event::Paste(text) => {
                 // A paste into an open prompt goes there, as one line.
                 if let Some(Overlay::Prompt(prompt)) = self.overlay.as_mut() {

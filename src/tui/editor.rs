@@ -253,6 +253,34 @@ impl EditorState {
         self.follow_cursor();
     }
 
+    /// A click (or a drag, `extend`) at (row, column).
+    pub fn click(&mut self, row: usize, col: usize, extend: bool) {
+        if extend {
+            if !self.textarea.is_selecting() {
+                self.textarea.start_selection();
+            }
+        } else {
+            self.textarea.cancel_selection();
+        }
+        self.jump((row, col));
+        self.history.seal();
+        self.follow_cursor();
+    }
+
+    /// Scroll the view by `lines` (the wheel); the cursor stays on a line in view.
+    pub fn scroll_view(&mut self, lines: isize) {
+        let height = self.viewport.get().max(1) as usize;
+        let len = self.textarea.lines().len();
+        let max = len.saturating_sub(height);
+        self.scroll = (self.scroll as isize + lines).clamp(0, max as isize) as usize;
+        let (row, col) = self.textarea.cursor();
+        let inside = row.clamp(self.scroll, self.scroll + height - 1);
+        if inside != row {
+            self.jump((inside, col));
+            self.history.seal();
+        }
+    }
+
     /// A key that no binding took: typing, deleting and moving the cursor.
     pub fn on_key(&mut self, key: KeyEvent) {
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);

@@ -14,7 +14,9 @@ use crate::engine::clock::ManualClock;
 use crate::engine::keyspace::keyspace_from_json;
 use crate::engine::Sandbox;
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind,
+};
 use ratatui::Terminal;
 
 /// The sandbox clock's start: 2023-11-14 22:13:20 UTC, fixed so TTLs render the same every time.
@@ -122,6 +124,30 @@ impl Harness {
     /// A bracketed paste of `text` (as the terminal delivers it) through `App::on_event`.
     pub fn paste(&mut self, text: &str) -> &mut Self {
         let effects = self.app.on_event(&Event::Paste(text.to_string()));
+        self.apply(effects);
+        self.settle();
+        self
+    }
+
+    /// A mouse event at column `x`, row `y` of the last frame drawn (`render` first).
+    pub fn mouse(&mut self, kind: MouseEventKind, x: u16, y: u16) -> &mut Self {
+        self.mouse_with(kind, x, y, KeyModifiers::NONE)
+    }
+
+    pub fn mouse_with(
+        &mut self,
+        kind: MouseEventKind,
+        x: u16,
+        y: u16,
+        modifiers: KeyModifiers,
+    ) -> &mut Self {
+        let event = Event::Mouse(MouseEvent {
+            kind,
+            column: x,
+            row: y,
+            modifiers,
+        });
+        let effects = self.app.on_event(&event);
         self.apply(effects);
         self.settle();
         self

@@ -66,6 +66,17 @@ impl InputsState {
         field.input(key);
     }
 
+    /// A click in a field: the cursor to character `col`.
+    pub fn place_cursor(&mut self, keys_field: bool, col: usize) {
+        let field = if keys_field {
+            &mut self.keys
+        } else {
+            &mut self.argv
+        };
+        let col = col.min(u16::MAX as usize) as u16;
+        field.move_cursor(tui_textarea::CursorMove::Jump(0, col));
+    }
+
     pub fn paste(&mut self, keys_field: bool, text: &str) {
         let field = if keys_field {
             &mut self.keys

@@ -14,6 +14,7 @@ pub mod inputs;
 pub mod inspector;
 pub mod keymap;
 pub mod keyspace;
+pub mod mouse;
 pub mod server;
 pub mod theme;
 pub mod ui;
@@ -22,7 +23,9 @@ pub mod worker;
 
 use app::{App, Effect};
 use inspector::Inspector;
-use ratatui::crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste};
+use ratatui::crossterm::event::{
+    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+};
 use ratatui::crossterm::execute;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -176,7 +179,18 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
     let budget = (app.config.memory_limit_mb as usize).saturating_mul(1 << 20);
     let worker = Worker::start_with_budget(live, budget);
     let mut terminal = ratatui::init();
-    execute!(std::io::stdout(), EnableBracketedPaste)?;
+    // Pastes arrive whole, the mouse reports to us; both are switched off again on exit and on
+    // a panic (before ratatui's own hook restores the rest).
+    let restore_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = execute!(
+            std::io::stdout(),
+            DisableMouseCapture,
+            DisableBracketedPaste
+        );
+        restore_hook(info);
+    }));
+    execute!(std::io::stdout(), EnableBracketedPaste, EnableMouseCapture)?;
     let mut last_autosave = Instant::now();
     let mut answer_due = None::<Instant>;
     let result = (|| -> anyhow::Result<()> {
@@ -224,7 +238,11 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
         Ok(())
     })();
     app.autosave();
-    let _ = execute!(std::io::stdout(), DisableBracketedPaste);
+    let _ = execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        DisableBracketedPaste
+    );
     ratatui::restore();
     if app.quit && !app.editor.modified {
         files::discard_autosave();

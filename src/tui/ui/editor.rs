@@ -57,6 +57,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // Horizontal scroll: keep the cursor's column on screen (escapes take several cells).
     let left = first_visible(&lines[cur_row], cur_col, text_width.max(1));
 
+    {
+        let mut regions = app.regions.borrow_mut();
+        regions.editor = inner;
+        regions.gutter = gutter;
+        regions.editor_top = top;
+        regions.editor_left = left;
+    }
+
     let highlighted = editor
         .highlight
         .borrow_mut()
@@ -163,6 +171,23 @@ fn shown(ch: char, tmp: &mut String) -> &str {
         tmp.push(ch);
     }
     tmp
+}
+
+/// The character column shown `cells` cells right of the text's left edge, when the line is drawn
+/// from character column `left` (a click's column; past the end: the end).
+pub fn column_at(line: &str, left: usize, cells: usize) -> usize {
+    let mut tmp = String::new();
+    let mut used = 0;
+    let mut col = left;
+    for ch in line.chars().skip(left) {
+        let width = shown(ch, &mut tmp).chars().count();
+        if used + width > cells {
+            return col;
+        }
+        used += width;
+        col += 1;
+    }
+    col
 }
 
 /// The first character column to draw so that the cursor's column `col` of `line` fits in `width`

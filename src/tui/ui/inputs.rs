@@ -90,6 +90,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     );
     frame.render_widget(&keys, keys_area);
     frame.render_widget(&argv, argv_area);
+    // The fields' text rows, for clicks.
+    let mut regions = app.regions.borrow_mut();
+    regions.keys = Rect::new(keys_area.x, keys_area.y + 1, keys_area.width, 1);
+    regions.argv = Rect::new(argv_area.x, argv_area.y + 1, argv_area.width, 1);
 }
 
 /// The cursor's style in a field: shown only when the field has focus and no overlay is open.
@@ -134,6 +138,12 @@ fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         value.set_cursor_line_style(Style::default());
         value.set_cursor_style(cursor_style(app, focused));
         frame.render_widget(&value, value_area);
+        let mut regions = app.regions.borrow_mut();
+        if name == "KEYS" {
+            regions.keys = value_area;
+        } else {
+            regions.argv = value_area;
+        }
     }
 }
 

@@ -23,8 +23,11 @@ const EDITOR_MIN_LINES: u16 = 12;
 /// Below this height (of the body, stacked) the KEYS / ARGV form takes one row per field.
 const COMPACT_BELOW: u16 = 30;
 
+pub use editor::column_at as editor_column_at;
+
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     let area = frame.area();
+    app.regions.borrow_mut().clear();
     let [body, status] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(area);
     let direction = if body.width >= WIDE {
         Direction::Horizontal
@@ -147,6 +150,19 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let selected = tabs.iter().position(|t| *t == app.tab).unwrap_or(0);
     let [tabs_area, content] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
+    {
+        // Where each title lands (no padding, a 3-cell divider), for clicks.
+        let mut regions = app.regions.borrow_mut();
+        regions.panes = content;
+        let mut x = tabs_area.x;
+        for (title, tab) in titles.iter().zip(&tabs) {
+            let width = (title.width() as u16).min(tabs_area.right().saturating_sub(x));
+            regions
+                .tabs
+                .push((Rect::new(x, tabs_area.y, width, 1), *tab));
+            x = x.saturating_add(width + 3);
+        }
+    }
     frame.render_widget(
         // Spaces only around the dividers: five tabs fit the 54 columns of a 120-column
         // terminal's pane.

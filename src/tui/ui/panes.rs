@@ -88,6 +88,16 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
         app.trace_list.selected.min(trace.len().saturating_sub(1)),
     ));
     frame.render_stateful_widget(table, list_area, &mut state);
+    // The rows under the border and the header, for clicks.
+    app.regions.borrow_mut().rows = Some(crate::tui::mouse::ListRows {
+        area: Rect::new(
+            list_area.x + 1,
+            list_area.y + 2,
+            list_area.width.saturating_sub(2),
+            list_area.height.saturating_sub(3),
+        ),
+        first: state.offset(),
+    });
     let detail: Vec<Line> = match trace.get(app.trace_list.selected) {
         Some(e) => vec![
             Line::from(vec![
