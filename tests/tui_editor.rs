@@ -272,3 +272,31 @@ fn a_failed_search_says_no_match() {
     h.press("<F3>");
     assert_eq!(h.app.status, "no match (Ctrl-F searches)");
 }
+
+fn prompt_input(h: &Harness) -> String {
+    match &h.app.overlay {
+        Some(evalbench::tui::app::Overlay::Prompt(p)) => p.input.clone(),
+        _ => panic!("no prompt open"),
+    }
+}
+
+#[test]
+fn typing_replaces_a_prefilled_prompt_and_ctrl_u_ctrl_w_edit_it() {
+    let mut h = editor("return 1");
+    h.keys("<A-3> w"); // save the seed: prefilled "seed.json"
+    assert_eq!(prompt_input(&h), "seed.json");
+    h.type_text("out.json");
+    assert_eq!(prompt_input(&h), "out.json");
+    h.type_text(" more words");
+    h.press("<C-w>");
+    assert_eq!(prompt_input(&h), "out.json more ");
+    h.press("<C-u>");
+    assert_eq!(prompt_input(&h), "");
+    h.press("<Esc>");
+    // Backspace on a prefilled value clears it; End keeps it to edit.
+    h.keys("w <Backspace>");
+    assert_eq!(prompt_input(&h), "");
+    h.keys("<Esc> w <End>");
+    h.type_text("x");
+    assert_eq!(prompt_input(&h), "seed.jsonx");
+}

@@ -71,6 +71,7 @@ pub enum Action {
     ToggleComment,
     Indent,
     Outdent,
+    Zoom,
 }
 
 impl Action {
@@ -139,6 +140,7 @@ impl Action {
         Action::ToggleComment,
         Action::Indent,
         Action::Outdent,
+        Action::Zoom,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -208,6 +210,7 @@ impl Action {
             Action::ToggleComment => "toggle_comment",
             Action::Indent => "indent",
             Action::Outdent => "outdent",
+            Action::Zoom => "zoom",
         }
     }
 
@@ -259,6 +262,7 @@ impl Action {
             Action::ToggleComment => "comment",
             Action::Indent => "indent",
             Action::Outdent => "outdent",
+            Action::Zoom => "zoom",
             // Moves and tabs: their description is short already.
             _ => self.description(),
         }
@@ -352,6 +356,7 @@ impl Action {
             Action::ToggleComment => "comment or uncomment the line or the selected lines",
             Action::Indent => "indent the selected lines (or insert an indent)",
             Action::Outdent => "outdent the line or the selected lines",
+            Action::Zoom => "zoom the focused pane to the whole screen, and back",
         }
     }
 }

@@ -15,7 +15,7 @@ use super::server::ServerView;
 use super::worker::{EngineEvent, RunResult};
 use crate::engine::keyspace::Db;
 use crate::engine::RunRequest;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -93,6 +93,8 @@ pub struct Prompt {
     pub purpose: PromptPurpose,
     pub title: String,
     pub input: String,
+    /// The input is the prefilled value, untouched: typing replaces it (inputs.rs).
+    pub prefilled: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,6 +195,8 @@ pub struct App {
     pub script_cache: Option<(String, Option<Cached>)>,
     /// The SHA1 whose SCRIPT EXISTS is on its way.
     pub script_cache_pending: Option<String>,
+    /// The focused pane fills the screen (Zoom).
+    pub zoomed: bool,
     /// Where the last frame drew things, for the mouse (mouse.rs).
     pub regions: std::cell::RefCell<super::mouse::Regions>,
     next_run_id: u64,
@@ -229,6 +233,7 @@ impl App {
             server: None,
             script_cache: None,
             script_cache_pending: None,
+            zoomed: false,
             regions: Default::default(),
             next_run_id: 1,
         }
@@ -362,13 +367,7 @@ impl App {
                         self.overlay = None;
                         return self.answer_prompt(prompt);
                     }
-                    KeyCode::Backspace => {
-                        prompt.input.pop();
-                    }
-                    KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                        prompt.input.push(c)
-                    }
-                    _ => {}
+                    _ => super::inputs::edit_prompt(prompt, key),
                 }
                 Vec::new()
             }
@@ -446,10 +445,12 @@ impl App {
         title: impl Into<String>,
         input: impl Into<String>,
     ) {
+        let input: String = input.into();
         self.overlay = Some(Overlay::Prompt(Prompt {
             purpose,
             title: title.into(),
-            input: input.into(),
+            prefilled: !input.is_empty(),
+            input,
         }));
     }
 
@@ -628,7 +629,8 @@ impl App {
             | Action::GotoLine
             | Action::ToggleComment
             | Action::Indent
-            | Action::Outdent => return super::editing::update(self, action),
+            | Action::Outdent
+            | Action::Zoom => return super::editing::update(self, action),
             Action::FindNext => {
                 if !self.editor.find_next() {
                     self.status = "no match (Ctrl-F searches)".into();

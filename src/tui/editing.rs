@@ -61,6 +61,14 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::ToggleComment => editor.toggle_comment(),
         Action::Indent => editor.indent(),
         Action::Outdent => editor.outdent(),
+        Action::Zoom => {
+            app.zoomed = !app.zoomed;
+            app.status = if app.zoomed {
+                "zoomed: the focused pane fills the screen (again to go back)".into()
+            } else {
+                "all panes shown".into()
+            };
+        }
         _ => {}
     }
     Vec::new()

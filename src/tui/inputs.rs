@@ -86,3 +86,33 @@ impl InputsState {
         field.insert_str(text.replace(['\r', '\n'], " "));
     }
 }
+
+/// A key in a prompt's one-line input: typing replaces a prefilled value (Backspace clears it),
+/// Ctrl-U clears the line, Ctrl-W deletes the word before the end, Backspace one character.
+pub fn edit_prompt(prompt: &mut crate::tui::app::Prompt, key: KeyEvent) {
+    use ratatui::crossterm::event::KeyModifiers;
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let prefilled = std::mem::take(&mut prompt.prefilled);
+    match key.code {
+        KeyCode::Char('u') if ctrl => prompt.input.clear(),
+        KeyCode::Char('w') if ctrl => {
+            let kept = prompt.input.trim_end().len();
+            let start = prompt.input[..kept]
+                .rfind(|c: char| c.is_whitespace() || c == '/')
+                .map_or(0, |i| i + 1);
+            prompt.input.truncate(start);
+        }
+        KeyCode::Backspace if prefilled => prompt.input.clear(),
+        KeyCode::Backspace => {
+            prompt.input.pop();
+        }
+        KeyCode::Char(c) if !ctrl => {
+            if prefilled {
+                prompt.input.clear();
+            }
+            prompt.input.push(c);
+        }
+        // Moving to the end keeps the value to edit it.
+        _ => {}
+    }
+}

@@ -83,6 +83,8 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<F7>", Action::ToggleBackend),
     (Context::Global, "<F8>", Action::ScriptLoad),
     (Context::Global, "<Esc>", Action::Cancel),
+    (Context::Global, "<F12>", Action::Zoom),
+    (Context::Global, "<A-z>", Action::Zoom),
     (Context::Panes, "<Tab>", Action::NextTab),
     (Context::Panes, "<Up>", Action::Up),
     (Context::Panes, "k", Action::Up),

@@ -55,15 +55,38 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
         .split(body);
     let [editor_area, inputs_area] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(inputs_height)]).areas(halves[0]);
-    editor::draw(frame, editor_area, app, theme);
-    inputs::draw(frame, inputs_area, app, theme);
-    draw_panes(frame, halves[1], app, theme);
+    // The light theme paints its own background (a terminal's may be dark).
+    frame.buffer_mut().set_style(area, theme.text);
+    if app.zoomed {
+        // The focused pane alone (the fields with the editor above them).
+        match app.focus {
+            Focus::Editor => editor::draw(frame, body, app, theme),
+            Focus::Keys | Focus::Argv => {
+                let [editor_area, inputs_area] =
+                    Layout::vertical([Constraint::Min(3), Constraint::Length(inputs::FULL_HEIGHT)])
+                        .areas(body);
+                editor::draw(frame, editor_area, app, theme);
+                inputs::draw(frame, inputs_area, app, theme);
+            }
+            Focus::Panes => draw_panes(frame, body, app, theme),
+        }
+    } else {
+        editor::draw(frame, editor_area, app, theme);
+        inputs::draw(frame, inputs_area, app, theme);
+        draw_panes(frame, halves[1], app, theme);
+    }
     statusbar::draw(frame, status, app, theme);
     match &app.overlay {
         Some(Overlay::Help { scroll }) => help::draw(frame, area, app, theme, *scroll),
         Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
         Some(Overlay::Prompt(prompt)) => {
-            draw_prompt(frame, area, &prompt.title, &prompt.input, theme)
+            // A prefilled value shows selected: typing replaces it.
+            let style = if prompt.prefilled {
+                theme.selection
+            } else {
+                Style::default()
+            };
+            draw_prompt(frame, area, &prompt.title, &prompt.input, style, theme)
         }
         Some(Overlay::Confirm(confirm)) => {
             let text = match confirm {
@@ -80,7 +103,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
                     "A dry run in the sandbox shows this script WRITES (see Trace and Keyspace). Send it to the live server with writes allowed? (y/n)"
                 }
             };
-            draw_prompt(frame, area, "Confirm", text, theme)
+            draw_prompt(frame, area, "Confirm", text, Style::default(), theme)
         }
         None => {}
     }
@@ -211,12 +234,22 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     }
 }
 
-fn draw_prompt(frame: &mut Frame, area: Rect, title: &str, input: &str, theme: &Theme) {
+fn draw_prompt(
+    frame: &mut Frame,
+    area: Rect,
+    title: &str,
+    input: &str,
+    input_style: Style,
+    theme: &Theme,
+) {
     let rect = centered(area, 70, 5);
     frame.render_widget(Clear, rect);
     // A typed or pasted path, or a message quoting one.
     let text = vec![Line::from(vec![
-        Span::raw(crate::engine::display::display_safe(input).into_owned()),
+        Span::styled(
+            crate::engine::display::display_safe(input).into_owned(),
+            input_style,
+        ),
         Span::styled(" ", Style::default().add_modifier(Modifier::REVERSED)),
     ])];
     frame.render_widget(

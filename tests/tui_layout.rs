@@ -1,0 +1,100 @@
+//! Layout and words on small and large terminals: the editor's share at 80x24, zoom, hints in
+//! plain words fitted to the width, the light theme's own background.
+#![cfg(feature = "tui")]
+
+mod common;
+
+use evalbench::tui::app::Focus;
+use evalbench::tui::harness::Harness;
+use evalbench::tui::theme::Theme;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use ratatui::Terminal;
+
+fn long_script() -> Harness {
+    common::isolate_app_dirs();
+    let script: Vec<String> = (1..=60).map(|i| format!("local v{i} = {i}")).collect();
+    Harness::new(&script.join("\n"), &["k"], &["1"], "")
+}
+
+/// The highest line number shown in the editor's gutter.
+fn editor_lines(screen: &str) -> usize {
+    screen
+        .lines()
+        .filter_map(|l| {
+            let rest = l.trim_start_matches('│').trim_start();
+            let (n, text) = rest.split_once(' ')?;
+            (text.starts_with("local v")).then(|| n.parse::<usize>().ok())?
+        })
+        .count()
+}
+
+#[test]
+fn the_editor_shows_twelve_lines_at_80x24() {
+    let h = long_script();
+    let screen = h.render(80, 24);
+    assert_eq!(editor_lines(&screen), 12, "{screen}");
+    // The form and the panes are still there.
+    assert!(
+        screen.contains("KEYS (1)") && screen.contains("ARGV (1)"),
+        "{screen}"
+    );
+    assert!(screen.contains("1 Trace"), "{screen}");
+}
+
+#[test]
+fn zoom_gives_the_focused_pane_the_screen_and_back() {
+    let mut h = long_script();
+    h.press("<F12>");
+    let screen = h.render(80, 24);
+    assert_eq!(editor_lines(&screen), 20, "{screen}");
+    assert!(!screen.contains("1 Trace"), "{screen}");
+    h.press("<F6>"); // KEYS
+    h.press("<F6>"); // ARGV
+    h.press("<F6>"); // the panes
+    assert_eq!(h.app.focus, Focus::Panes);
+    let screen = h.render(80, 24);
+    assert!(
+        screen.contains("1 Trace") && screen.contains("No run yet"),
+        "{screen}"
+    );
+    assert_eq!(editor_lines(&screen), 0, "{screen}");
+    h.press("<A-z>");
+    assert_eq!(editor_lines(&h.render(80, 24)), 12);
+}
+
+#[test]
+fn hints_are_plain_words_that_fit_the_width() {
+    let h = long_script();
+    for (w, hgt) in [(60, 20), (80, 24), (200, 60)] {
+        let screen = h.render(w, hgt);
+        let last = screen.lines().last().unwrap();
+        assert!(last.chars().count() <= w as usize, "{last}");
+        assert!(!last.contains('_') && !last.contains("<F"), "{last}");
+    }
+    let wide = h.render(200, 60);
+    let last = wide.lines().last().unwrap();
+    assert!(
+        last.ends_with("F5 run F1 help Ctrl-S save Ctrl-F find Ctrl-Z undo Ctrl-G go to line Ctrl-/ comment Ctrl-O open F6 next pane F10 step Ctrl-Q quit"),
+        "{last}"
+    );
+    let narrow = h.render(60, 20);
+    assert!(
+        narrow.lines().last().unwrap().ends_with("│ F5 run F1 help"),
+        "{narrow}"
+    );
+}
+
+#[test]
+fn the_light_theme_paints_its_own_background() {
+    let mut h = long_script();
+    h.theme = Theme::light();
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal
+        .draw(|f| evalbench::tui::ui::draw(f, &h.app, &h.theme))
+        .unwrap();
+    let buf = terminal.backend().buffer();
+    // A blank cell of the status bar and one of the panes: white, not the terminal's default.
+    assert_eq!(buf[(79, 22)].bg, Color::Rgb(0xff, 0xff, 0xff));
+    assert_eq!(buf[(40, 20)].bg, Color::Rgb(0xff, 0xff, 0xff));
+}
