@@ -45,7 +45,7 @@ fn the_editor_shows_twelve_lines_at_80x24() {
 #[test]
 fn zoom_gives_the_focused_pane_the_screen_and_back() {
     let mut h = long_script();
-    h.press("<F12>");
+    h.press("<A-z>");
     let screen = h.render(80, 24);
     assert_eq!(editor_lines(&screen), 20, "{screen}");
     assert!(!screen.contains("1 Trace"), "{screen}");

@@ -72,6 +72,7 @@ pub enum Action {
     Indent,
     Outdent,
     Zoom,
+    NewFile,
 }
 
 impl Action {
@@ -141,6 +142,7 @@ impl Action {
         Action::Indent,
         Action::Outdent,
         Action::Zoom,
+        Action::NewFile,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -211,6 +213,7 @@ impl Action {
             Action::Indent => "indent",
             Action::Outdent => "outdent",
             Action::Zoom => "zoom",
+            Action::NewFile => "new_file",
         }
     }
 
@@ -263,6 +266,7 @@ impl Action {
             Action::Indent => "indent",
             Action::Outdent => "outdent",
             Action::Zoom => "zoom",
+            Action::NewFile => "new",
             // Moves and tabs: their description is short already.
             _ => self.description(),
         }
@@ -298,7 +302,9 @@ impl Action {
             Action::Help => "show this help",
             Action::Quit => "quit (asks when there are unsaved changes)",
             Action::Save => "save the script and its sidecar (KEYS, ARGV, seed keyspace)",
-            Action::Open => "open a sample or a recent file",
+            Action::Open => {
+                "open a sample, a recent file or a path (type to filter, Tab completes)"
+            }
             Action::FocusNext => "focus the next pane",
             Action::FocusPrev => "focus the previous pane",
             Action::TabTrace => "show the trace",
@@ -357,6 +363,7 @@ impl Action {
             Action::Indent => "indent the selected lines (or insert an indent)",
             Action::Outdent => "outdent the line or the selected lines",
             Action::Zoom => "zoom the focused pane to the whole screen, and back",
+            Action::NewFile => "start a new, empty script",
         }
     }
 }

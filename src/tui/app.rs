@@ -103,6 +103,10 @@ pub enum Confirm {
     Recover,
     /// Open another file over unsaved changes.
     OpenUnsaved(PathBuf),
+    /// Save over another existing file (save-as).
+    Overwrite(PathBuf),
+    /// Start a new script over unsaved changes.
+    NewUnsaved,
     /// Send a script that the dry run showed writing, with writes allowed, to the live server.
     LiveWrite(Box<RunRequest>),
 }
@@ -383,6 +387,11 @@ impl App {
                             }
                             Confirm::Recover => self.recover(),
                             Confirm::OpenUnsaved(path) => self.open_file(path),
+                            Confirm::Overwrite(path) => {
+                                self.editor.path = Some(path);
+                                self.save();
+                            }
+                            Confirm::NewUnsaved => super::file_actions::start_new(self),
                             Confirm::LiveWrite(request) => return self.rerun(*request, true),
                         }
                     }
@@ -411,7 +420,7 @@ impl App {
                     Some(Action::Up) => picker.move_by(-1),
                     Some(Action::Down) => picker.move_by(1),
                     Some(Action::Select) => {
-                        if let Some(path) = picker.selected_path() {
+                        if let Some(path) = super::file_actions::picker_choice(picker) {
                             // Never drop unsaved edits without asking.
                             if self.editor.modified {
                                 self.overlay = Some(Overlay::Confirm(Confirm::OpenUnsaved(path)));
@@ -422,7 +431,7 @@ impl App {
                         }
                     }
                     Some(Action::Close) => self.overlay = None,
-                    _ => {}
+                    _ => super::file_actions::picker_key(picker, key),
                 }
                 Vec::new()
             }
@@ -631,6 +640,7 @@ impl App {
             | Action::Indent
             | Action::Outdent
             | Action::Zoom => return super::editing::update(self, action),
+            Action::NewFile => super::file_actions::new_file(self),
             Action::FindNext => {
                 if !self.editor.find_next() {
                     self.status = "no match (Ctrl-F searches)".into();
@@ -725,8 +735,9 @@ impl App {
                 _ => self.status = format!("'{input}' is not a positive number of seconds"),
             },
             PromptPurpose::SaveAs => {
-                self.editor.path = Some(PathBuf::from(input));
-                self.save();
+                if super::file_actions::save_as(self, &input) {
+                    self.save();
+                }
             }
             PromptPurpose::Find => {
                 self.status = match self.editor.find(&prompt.input) {
@@ -909,6 +920,9 @@ impl App {
             self.prompt(PromptPurpose::SaveAs, "Save the script as", "script.lua");
             return;
         };
+        if super::file_actions::is_sample(&path) {
+            return super::file_actions::save_sample_as(self, &path);
+        }
         if path.as_os_str().is_empty() {
             self.editor.path = None;
             self.status = "not saved: no file name given".into();

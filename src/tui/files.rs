@@ -310,7 +310,12 @@ pub struct PickerState {
     pub entries: Vec<(PathBuf, String)>,
     /// How many of the entries are samples (they come first).
     pub samples: usize,
+    /// Position in `shown` (the entries the filter lets through).
     pub selected: usize,
+    /// What was typed: a filter on names and descriptions, or a path to open.
+    pub query: String,
+    /// Indices into `entries` of those shown.
+    pub shown: Vec<usize>,
 }
 
 fn description_of(script: &Path) -> String {
@@ -376,21 +381,38 @@ impl PickerState {
             }
         }
         PickerState {
+            shown: (0..entries.len()).collect(),
             entries,
             samples: samples_len,
             selected: 0,
+            query: String::new(),
         }
     }
 
+    /// Filter the entries: every word of `query` in the path or the description (any case).
+    pub fn set_query(&mut self, query: String) {
+        let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+        self.shown = (0..self.entries.len())
+            .filter(|&i| {
+                let (path, description) = &self.entries[i];
+                let text = format!("{} {}", path.display(), description).to_lowercase();
+                words.iter().all(|w| text.contains(w.as_str()))
+            })
+            .collect();
+        self.query = query;
+        self.selected = 0;
+    }
+
     pub fn move_by(&mut self, delta: isize) {
-        if !self.entries.is_empty() {
+        if !self.shown.is_empty() {
             self.selected =
-                (self.selected as isize + delta).clamp(0, self.entries.len() as isize - 1) as usize;
+                (self.selected as isize + delta).clamp(0, self.shown.len() as isize - 1) as usize;
         }
     }
 
     pub fn selected_path(&self) -> Option<PathBuf> {
-        self.entries.get(self.selected).map(|(p, _)| p.clone())
+        let i = *self.shown.get(self.selected)?;
+        self.entries.get(i).map(|(p, _)| p.clone())
     }
 }
 

@@ -7,6 +7,7 @@ pub mod app;
 pub mod config;
 pub mod editing;
 pub mod editor;
+pub mod file_actions;
 pub mod files;
 pub mod harness;
 pub mod highlight;

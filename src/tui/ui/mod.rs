@@ -99,6 +99,12 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
                 super::app::Confirm::OpenUnsaved(_) => {
                     "The script has unsaved changes. Open the other file anyway? (y/n)"
                 }
+                super::app::Confirm::NewUnsaved => {
+                    "The script has unsaved changes. Start a new one anyway? (y/n)"
+                }
+                super::app::Confirm::Overwrite(_) => {
+                    "That file exists. Replace it with this script? (y/n)"
+                }
                 super::app::Confirm::LiveWrite(_) => {
                     "A dry run in the sandbox shows this script WRITES (see Trace and Keyspace). Send it to the live server with writes allowed? (y/n)"
                 }
