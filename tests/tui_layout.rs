@@ -98,3 +98,22 @@ fn the_light_theme_paints_its_own_background() {
     assert_eq!(buf[(79, 22)].bg, Color::Rgb(0xff, 0xff, 0xff));
     assert_eq!(buf[(40, 20)].bg, Color::Rgb(0xff, 0xff, 0xff));
 }
+
+#[test]
+fn panes_never_scroll_past_their_content() {
+    common::isolate_app_dirs();
+    let mut h = Harness::sample();
+    h.keys("<F5> <A-2>");
+    h.render(120, 14);
+    h.keys("<PageDown> <PageDown> <PageDown> <PageDown> <PageDown> <PageDown>");
+    let max = h.app.regions.borrow().scroll_max;
+    assert!(max > 0, "the reply is longer than the pane at 120x14");
+    assert_eq!(h.app.reply_scroll, max);
+    // The last line of the reply (its conversion notes) is in view.
+    assert!(h
+        .render(120, 14)
+        .contains("none: the value converted without loss"));
+    // One step up is one row up (no hidden run-off to climb back from).
+    h.press("<Up>");
+    assert_eq!(h.app.reply_scroll, max - 1);
+}

@@ -408,9 +408,14 @@ impl App {
             Some(Overlay::Help { scroll }) => {
                 match action {
                     Some(Action::Up) => *scroll = scroll.saturating_sub(1),
-                    Some(Action::Down) => *scroll += 1,
+                    // Never past the end (the last frame knows where it is).
+                    Some(Action::Down) => {
+                        *scroll = (*scroll + 1).min(self.regions.borrow().scroll_max)
+                    }
                     Some(Action::PageUp) => *scroll = scroll.saturating_sub(10),
-                    Some(Action::PageDown) => *scroll += 10,
+                    Some(Action::PageDown) => {
+                        *scroll = (*scroll + 10).min(self.regions.borrow().scroll_max)
+                    }
                     _ => self.overlay = None,
                 }
                 Vec::new()
@@ -885,13 +890,14 @@ impl App {
                 let len = self.last_run.as_ref().map_or(0, |r| r.report.trace.len());
                 self.trace_list.move_by(delta, len);
             }
+            // Not past the content (its length is known from the last frame).
             Tab::Reply => {
-                self.reply_scroll =
-                    (self.reply_scroll as isize + delta).clamp(0, u16::MAX as isize) as u16
+                let max = self.regions.borrow().scroll_max as isize;
+                self.reply_scroll = (self.reply_scroll as isize + delta).clamp(0, max) as u16
             }
             Tab::Warnings => {
-                self.warnings_scroll =
-                    (self.warnings_scroll as isize + delta).clamp(0, u16::MAX as isize) as u16
+                let max = self.regions.borrow().scroll_max as isize;
+                self.warnings_scroll = (self.warnings_scroll as isize + delta).clamp(0, max) as u16
             }
             Tab::Keyspace => {
                 let len = self.keyspace.visible_keys(self).len();

@@ -43,6 +43,8 @@ pub struct Regions {
     pub panes: Rect,
     /// The rows of the list in the pane (trace, keys), when one is drawn.
     pub rows: Option<ListRows>,
+    /// How far the scrolled text shown (Reply, Warnings, the help) can scroll.
+    pub scroll_max: u16,
     /// A selection drag in the editor is under way.
     pub dragging: bool,
 }
@@ -65,7 +67,11 @@ pub fn on_mouse(app: &mut App, event: MouseEvent) -> Vec<Effect> {
         // The help scrolls with the wheel; everything else waits for its keys.
         if let Overlay::Help { scroll } = overlay {
             match event.kind {
-                MouseEventKind::ScrollDown => *scroll = scroll.saturating_add(WHEEL_STEP as u16),
+                MouseEventKind::ScrollDown => {
+                    *scroll = scroll
+                        .saturating_add(WHEEL_STEP as u16)
+                        .min(regions.scroll_max)
+                }
                 MouseEventKind::ScrollUp => *scroll = scroll.saturating_sub(WHEEL_STEP as u16),
                 _ => {}
             }

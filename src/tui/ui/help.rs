@@ -48,12 +48,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: u16
             ])
         })
         .collect();
-    frame.render_widget(
-        Paragraph::new(lines)
-            .scroll((scroll, 0))
-            .block(block("Help — Esc closes", true, theme)),
-        rect,
-    );
+    let paragraph = Paragraph::new(lines).block(block("Help — Esc closes", true, theme));
+    let max = super::max_scroll(&paragraph, rect);
+    app.regions.borrow_mut().scroll_max = max;
+    frame.render_widget(paragraph.scroll((scroll.min(max), 0)), rect);
 }
 
 /// How a picker path is shown: built-in samples by name, paths under the working directory

@@ -228,6 +228,14 @@ pub fn list_and_value(area: Rect, value_focus: bool) -> (Option<Rect>, Option<Re
     }
 }
 
+/// The furthest a bordered paragraph in `area` can scroll and still show its last row (panes
+/// never scroll past their content).
+pub fn max_scroll(paragraph: &Paragraph, area: Rect) -> u16 {
+    let rows = paragraph.line_count(area.width.saturating_sub(2));
+    rows.saturating_sub(area.height as usize)
+        .min(u16::MAX as usize) as u16
+}
+
 /// A centred rectangle of at most `width` x `height`.
 pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);

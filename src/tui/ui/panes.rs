@@ -198,13 +198,12 @@ pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
             .iter()
             .map(|n| Line::from(format!("- {}", display_safe(&n.to_string())))),
     );
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .scroll((app.reply_scroll, 0))
-            .block(block("Reply", focused, theme)),
-        area,
-    );
+    let paragraph = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(block("Reply", focused, theme));
+    let max = super::max_scroll(&paragraph, area);
+    app.regions.borrow_mut().scroll_max = max;
+    frame.render_widget(paragraph.scroll((app.reply_scroll.min(max), 0)), area);
 }
 
 pub fn draw_warnings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
@@ -228,11 +227,10 @@ pub fn draw_warnings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, fo
             })
             .collect(),
     };
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .scroll((app.warnings_scroll, 0))
-            .block(block("Warnings", focused, theme)),
-        area,
-    );
+    let paragraph = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(block("Warnings", focused, theme));
+    let max = super::max_scroll(&paragraph, area);
+    app.regions.borrow_mut().scroll_max = max;
+    frame.render_widget(paragraph.scroll((app.warnings_scroll.min(max), 0)), area);
 }
