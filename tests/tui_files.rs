@@ -126,3 +126,22 @@ fn the_picker_filters_as_you_type_and_opens_a_typed_path() {
     assert_eq!(h.app.editor.path, Some(dir.join("mine_script.lua")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn quit_anyway_discards_the_autosave_of_that_script() {
+    use evalbench::tui::files;
+    common::isolate_app_dirs();
+    let dir = temp_dir("quit");
+    let path = dir.join("quit.lua");
+    std::fs::write(&path, "return 1").unwrap();
+    let mut h = Harness::new("", &[], &[], "");
+    h.app.open_file(path.clone());
+    h.type_text("x");
+    h.app.autosave();
+    assert!(files::autosave_exists(Some(&path)));
+    h.keys("<C-q> y");
+    assert!(h.app.quit);
+    assert!(!files::autosave_exists(Some(&path)));
+    files::release_autosave(Some(&path));
+    let _ = std::fs::remove_dir_all(&dir);
+}

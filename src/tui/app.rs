@@ -375,6 +375,22 @@ impl App {
                 }
                 Vec::new()
             }
+            // Recovery takes an explicit key: r recovers, d discards (a stray y or n does not).
+            Some(Overlay::Confirm(Confirm::Recover)) => {
+                match key.code {
+                    KeyCode::Char('r') => {
+                        self.overlay = None;
+                        self.recover();
+                    }
+                    KeyCode::Char('d') => {
+                        self.overlay = None;
+                        files::discard_autosave(self.editor.path.as_deref());
+                        self.status = "the autosaved changes were discarded".into();
+                    }
+                    _ => {}
+                }
+                Vec::new()
+            }
             Some(Overlay::Confirm(confirm)) => {
                 let confirm = confirm.clone();
                 match key.code {
@@ -382,6 +398,9 @@ impl App {
                         self.overlay = None;
                         match confirm {
                             Confirm::QuitUnsaved => {
+                                // Quit anyway: the changes go, their autosave with them.
+                                self.editor.modified = false;
+                                files::discard_autosave(self.editor.path.as_deref());
                                 self.quit = true;
                                 return vec![Effect::Quit];
                             }
@@ -397,9 +416,6 @@ impl App {
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
                         self.overlay = None;
-                        if confirm == Confirm::Recover {
-                            files::discard_autosave();
-                        }
                     }
                     _ => {}
                 }
@@ -953,7 +969,7 @@ impl App {
                     keys: self.inputs.keys_text(),
                     argv: self.inputs.argv_text(),
                 });
-                files::discard_autosave();
+                files::discard_autosave(Some(&path));
                 files::remember_recent(&path);
                 self.status = sidecar_problem
                     .unwrap_or_else(|| format!("saved {} and its sidecar", path.display()));
@@ -963,6 +979,11 @@ impl App {
     }
 
     pub fn open_file(&mut self, path: PathBuf) {
+        // Leaving this script: its unsaved changes were given up (the question was asked).
+        if self.editor.modified {
+            files::discard_autosave(self.editor.path.as_deref());
+        }
+        files::release_autosave(self.editor.path.as_deref());
         let now = files::now_ms(self.now_ms);
         match files::open_script(&path, now) {
             Ok(opened) => {
@@ -991,6 +1012,7 @@ impl App {
                     argv: self.inputs.argv_text(),
                 });
                 files::remember_recent(&path);
+                self.offer_recovery(); // an autosave of this same script
             }
             Err(_) if !path.exists() && path.extension().is_some_and(|e| e == "lua") => {
                 // A new file: an empty buffer that Ctrl-S creates.
@@ -1005,13 +1027,20 @@ impl App {
         }
     }
 
-    /// Offer to recover an autosave left by a crash.
+    /// Offer to recover the autosave of this same script left by a crash.
     pub fn offer_recovery(&mut self) {
-        if !files::autosave_exists() {
+        let path = self.editor.path.clone();
+        let path = path.as_deref();
+        if !files::autosave_exists(path) {
             return;
         }
-        let Some(saved) = files::load_autosave() else {
-            files::discard_autosave();
+        if !files::may_autosave(path) {
+            self.status =
+                "another evalbench is editing this script: this one does not autosave it".into();
+            return;
+        }
+        let Some(saved) = files::load_autosave(path) else {
+            files::discard_autosave(path);
             self.status = "an unreadable autosave was found and removed".into();
             return;
         };
@@ -1022,7 +1051,7 @@ impl App {
             argv: self.inputs.argv_text(),
         };
         if saved == current {
-            files::discard_autosave(); // nothing to recover
+            files::discard_autosave(path); // nothing to recover
             return;
         }
         let name = saved
@@ -1032,12 +1061,12 @@ impl App {
                 p.display().to_string()
             });
         self.status =
-            format!("unsaved changes to {name} were autosaved: y recovers them, n discards them");
+            format!("unsaved changes to {name} were autosaved: r recovers them, d discards them");
         self.overlay = Some(Overlay::Confirm(Confirm::Recover));
     }
 
     fn recover(&mut self) {
-        match files::load_autosave() {
+        match files::load_autosave(self.editor.path.as_deref()) {
             Some(saved) => {
                 // The seed is not autosaved: take the one of the script's sidecar.
                 let now = files::now_ms(self.now_ms);

@@ -20,6 +20,11 @@ pub fn new_file(app: &mut App) {
 
 /// The new, empty script (after the question, if there was one).
 pub fn start_new(app: &mut App) {
+    // The old script's unsaved changes were given up (asked first), their autosave too.
+    if app.editor.modified {
+        super::files::discard_autosave(app.editor.path.as_deref());
+    }
+    super::files::release_autosave(app.editor.path.as_deref());
     app.editor = super::editor::EditorState::new("", None);
     app.inputs = InputsState::default();
     app.seed = Db::new();

@@ -246,7 +246,7 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
     );
     ratatui::restore();
     if app.quit && !app.editor.modified {
-        files::discard_autosave();
+        files::discard_autosave(app.editor.path.as_deref());
     }
     result
 }

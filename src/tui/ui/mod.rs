@@ -94,7 +94,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
                     "The script has unsaved changes. Quit anyway? (y/n)"
                 }
                 super::app::Confirm::Recover => {
-                    "An autosaved script from an earlier session was found. Recover it? (y/n)"
+                    "Unsaved changes to this script from an earlier session were autosaved. r recovers them, d discards them."
                 }
                 super::app::Confirm::OpenUnsaved(_) => {
                     "The script has unsaved changes. Open the other file anyway? (y/n)"
