@@ -117,3 +117,25 @@ fn panes_never_scroll_past_their_content() {
     h.press("<Up>");
     assert_eq!(h.app.reply_scroll, max - 1);
 }
+
+#[test]
+fn at_60x20_the_trace_still_shows_calls() {
+    common::isolate_app_dirs();
+    let mut h = Harness::sample();
+    h.press("<F5>");
+    let screen = h.render(60, 20);
+    assert!(screen.contains(" 1    14    INCR ratelimit"), "{screen}");
+    assert!(editor_lines_any(&screen) >= 8, "{screen}");
+}
+
+/// Rows of the editor showing a numbered line.
+fn editor_lines_any(screen: &str) -> usize {
+    screen
+        .lines()
+        .filter(|l| {
+            let rest = l.trim_start_matches('│').trim_start();
+            rest.split_once(' ')
+                .is_some_and(|(n, _)| n.parse::<usize>().is_ok() && l.starts_with('│'))
+        })
+        .count()
+}

@@ -45,7 +45,8 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     let top = match direction {
         Direction::Horizontal => Constraint::Percentage(55),
         Direction::Vertical => {
-            let wanted = (EDITOR_MIN_LINES + 2 + inputs_height).min(body.height.saturating_sub(4));
+            // The panes keep a header and two rows (a tab bar and a 5-row box).
+            let wanted = (EDITOR_MIN_LINES + 2 + inputs_height).min(body.height.saturating_sub(6));
             Constraint::Length((body.height * 55 / 100).max(wanted))
         }
     };
