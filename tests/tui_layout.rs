@@ -139,3 +139,35 @@ fn editor_lines_any(screen: &str) -> usize {
         })
         .count()
 }
+
+#[test]
+fn long_lines_wrap_on_demand() {
+    use ratatui::crossterm::event::{MouseButton, MouseEventKind};
+    common::isolate_app_dirs();
+    let long = format!("return '{}'", "abcdefghij".repeat(15));
+    let mut h = Harness::new(&format!("local a = 1\n{long}\nreturn a"), &[], &[], "");
+    let before = h.render(80, 24);
+    assert!(!before.contains("↪"), "{before}");
+    h.press("<A-w>");
+    assert_eq!(h.app.status, "long lines wrap onto the next rows");
+    let screen = h.render(80, 24);
+    // 160 characters in rows of 74 cells: the line and two continuation rows, then line 3.
+    let rows: Vec<&str> = screen.lines().collect();
+    let at = rows.iter().position(|l| l.contains("  2 return 'abc")).expect(&screen);
+    assert!(rows[at + 1].starts_with("│  ↪ "), "{screen}");
+    assert!(rows[at + 2].starts_with("│  ↪ "), "{screen}");
+    assert!(rows[at + 3].contains("  3 return a"), "{screen}");
+    let joined: String = rows[at..at + 3]
+        .iter()
+        .map(|l| {
+            let text: String = l.trim_start_matches('│').chars().skip(4).collect();
+            text.trim_end_matches('│').trim_end().to_string()
+        })
+        .collect();
+    assert_eq!(joined, long);
+    // A click on the first continuation row lands on the character shown there.
+    h.mouse(MouseEventKind::Down(MouseButton::Left), 5, at as u16 + 1);
+    assert_eq!(h.app.editor.textarea.cursor(), (1, 74));
+    h.press("<A-w>");
+    assert!(!h.render(80, 24).contains("↪"));
+}

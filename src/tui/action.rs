@@ -73,6 +73,7 @@ pub enum Action {
     Outdent,
     Zoom,
     NewFile,
+    ToggleWrap,
 }
 
 impl Action {
@@ -143,6 +144,7 @@ impl Action {
         Action::Outdent,
         Action::Zoom,
         Action::NewFile,
+        Action::ToggleWrap,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -214,6 +216,7 @@ impl Action {
             Action::Outdent => "outdent",
             Action::Zoom => "zoom",
             Action::NewFile => "new_file",
+            Action::ToggleWrap => "toggle_wrap",
         }
     }
 
@@ -267,6 +270,7 @@ impl Action {
             Action::Outdent => "outdent",
             Action::Zoom => "zoom",
             Action::NewFile => "new",
+            Action::ToggleWrap => "wrap",
             // Moves and tabs: their description is short already.
             _ => self.description(),
         }
@@ -364,6 +368,7 @@ impl Action {
             Action::Outdent => "outdent the line or the selected lines",
             Action::Zoom => "zoom the focused pane to the whole screen, and back",
             Action::NewFile => "start a new, empty script",
+            Action::ToggleWrap => "wrap long lines onto the next rows, or scroll sideways",
         }
     }
 }

@@ -660,7 +660,8 @@ impl App {
             | Action::ToggleComment
             | Action::Indent
             | Action::Outdent
-            | Action::Zoom => return super::editing::update(self, action),
+            | Action::Zoom
+            | Action::ToggleWrap => return super::editing::update(self, action),
             Action::NewFile => super::file_actions::new_file(self),
             Action::FindNext => {
                 if !self.editor.find_next() {

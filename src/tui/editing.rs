@@ -61,6 +61,14 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::ToggleComment => editor.toggle_comment(),
         Action::Indent => editor.indent(),
         Action::Outdent => editor.outdent(),
+        Action::ToggleWrap => {
+            editor.wrap = !editor.wrap;
+            app.status = if editor.wrap {
+                "long lines wrap onto the next rows".into()
+            } else {
+                "long lines scroll sideways".into()
+            };
+        }
         Action::Zoom => {
             app.zoomed = !app.zoomed;
             app.status = if app.zoomed {

@@ -63,6 +63,8 @@ pub struct EditorState {
     pub error: Option<(u32, String)>,
     /// First visible line (0-based); follows the cursor.
     pub scroll: usize,
+    /// Long lines continue on the next rows (Alt-W) instead of scrolling sideways.
+    pub wrap: bool,
     /// Text rows of the editor pane at the last draw (drawing records it; key handling reads it to
     /// keep the cursor in view).
     pub viewport: Cell<u16>,
@@ -139,6 +141,7 @@ impl EditorState {
             modified: false,
             error: None,
             scroll: 0,
+            wrap: false,
             viewport: Cell::new(20),
             highlight: RefCell::new(LineHighlighter::new()),
             crlf,

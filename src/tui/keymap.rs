@@ -149,6 +149,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Editor, "<C-7>", Action::ToggleComment),
     (Context::Editor, "<Tab>", Action::Indent),
     (Context::Editor, "<BackTab>", Action::Outdent),
+    (Context::Editor, "<A-w>", Action::ToggleWrap),
     (Context::Overlay, "<Esc>", Action::Close),
     (Context::Overlay, "<Up>", Action::Up),
     (Context::Overlay, "<Down>", Action::Down),

@@ -33,6 +33,8 @@ pub struct Regions {
     /// The editor's text rows, gutter included.
     pub editor: Rect,
     pub gutter: u16,
+    /// What each editor row shows: (line, first character column) (wrapped lines take several).
+    pub editor_rows: Vec<(usize, usize)>,
     /// The first line and the first character column shown.
     pub editor_top: usize,
     pub editor_left: usize,
@@ -132,19 +134,25 @@ pub fn on_mouse(app: &mut App, event: MouseEvent) -> Vec<Effect> {
 fn place_cursor(app: &mut App, regions: &Regions, x: u16, y: u16, extend: bool) {
     let area = regions.editor;
     // A drag past the top or bottom edge reaches the line beyond it.
-    let row = if y < area.y {
-        regions.editor_top.saturating_sub(1)
+    let (row, start) = if y < area.y {
+        (regions.editor_top.saturating_sub(1), regions.editor_left)
     } else {
-        regions.editor_top + (y - area.y).min(area.height) as usize
+        let index = (y - area.y) as usize;
+        match regions.editor_rows.get(index) {
+            Some(&shown) => shown,
+            None => {
+                let below = regions
+                    .editor_rows
+                    .last()
+                    .map_or(regions.editor_top, |r| r.0 + 1);
+                (below, regions.editor_left)
+            }
+        }
     };
     let cells = x.saturating_sub(area.x + regions.gutter) as usize;
     let last = app.editor.textarea.lines().len().saturating_sub(1);
     let row = row.min(last);
-    let col = super::ui::editor_column_at(
-        &app.editor.textarea.lines()[row],
-        regions.editor_left,
-        cells,
-    );
+    let col = super::ui::editor_column_at(&app.editor.textarea.lines()[row], start, cells);
     app.editor.click(row, col, extend);
 }
 
