@@ -153,7 +153,10 @@ fn long_lines_wrap_on_demand() {
     let screen = h.render(80, 24);
     // 160 characters in rows of 74 cells: the line and two continuation rows, then line 3.
     let rows: Vec<&str> = screen.lines().collect();
-    let at = rows.iter().position(|l| l.contains("  2 return 'abc")).expect(&screen);
+    let at = rows
+        .iter()
+        .position(|l| l.contains("  2 return 'abc"))
+        .expect(&screen);
     assert!(rows[at + 1].starts_with("│  ↪ "), "{screen}");
     assert!(rows[at + 2].starts_with("│  ↪ "), "{screen}");
     assert!(rows[at + 3].contains("  3 return a"), "{screen}");
