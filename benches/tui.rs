@@ -103,7 +103,9 @@ fn after_run() -> (App, Theme, Terminal<TestBackend>) {
                 before: seed,
                 after: sandbox.keyspace().db(0).clone(),
                 now_ms: sandbox.now_ms(),
-                awaiting_confirmation: false,
+                question: None,
+                dry_run_ns: None,
+                kill: None,
                 live: false,
             };
             app.on_engine_event(EngineEvent::Finished(Box::new(result)));

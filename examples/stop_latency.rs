@@ -1,10 +1,16 @@
 //! How late the busy threshold stops scripts whose time is spent inside C functions: each loop
-//! runs 5 times with a 100 ms threshold; prints the median and worst time past the threshold.
+//! runs N times (default 20) with a 100 ms threshold; prints the median, p99 and worst time past
+//! the threshold.
 //!
-//! `cargo run --release --example stop_latency`
+//! `cargo run --release --example stop_latency [RUNS] [NAME-FILTER]`
 
 use evalbench::engine::report::Outcome;
 use evalbench::engine::{RunRequest, Sandbox};
+
+/// The `evalbench` binary's allocator (src/main.rs): mimalloc, counted for the memory budget.
+#[global_allocator]
+static GLOBAL: evalbench::engine::budget::CountingAlloc<mimalloc::MiMalloc> =
+    evalbench::engine::budget::CountingAlloc(mimalloc::MiMalloc);
 
 const LOOPS: &[(&str, &str)] = &[
     ("while true do end", "while true do end"),
@@ -22,8 +28,15 @@ const LOOPS: &[(&str, &str)] = &[
 
 fn main() {
     const THRESHOLD_MS: u64 = 100;
-    for (name, script) in LOOPS {
-        let mut late: Vec<f64> = (0..5)
+    let mut args = std::env::args().skip(1);
+    let runs: usize = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(20)
+        .max(1);
+    let filter = args.next().unwrap_or_default();
+    for (name, script) in LOOPS.iter().filter(|(n, _)| n.contains(filter.as_str())) {
+        let mut late: Vec<f64> = (0..runs)
             .map(|_| {
                 let mut sandbox = Sandbox::new();
                 sandbox.config.busy_threshold_ms = THRESHOLD_MS;
@@ -38,8 +51,9 @@ fn main() {
             })
             .collect();
         late.sort_by(f64::total_cmp);
+        let p99 = late[((late.len() * 99).div_ceil(100)).saturating_sub(1)];
         println!(
-            "{name:<24} past the threshold: median {:.2} ms, worst {:.2} ms",
+            "{name:<24} past the threshold over {runs} runs: median {:.2} ms, p99 {p99:.2} ms, worst {:.2} ms",
             late[late.len() / 2],
             late[late.len() - 1]
         );

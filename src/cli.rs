@@ -21,7 +21,7 @@ pub const EXIT_BACKEND: i32 = 3;
     name = "evalbench",
     version,
     about = "A workbench for writing and debugging Redis Lua scripts (EVAL), with a Redis-faithful embedded sandbox",
-    after_help = "Examples:\n  evalbench run samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench run --json --dump-keyspace samples/unlock.lua lock:order , token-1\n  evalbench run --keyspace seed.json --resp 3 script.lua k1 k2 , a1\n  evalbench --server redis://127.0.0.1:6379 script.lua      (the workbench on a live server)\n  evalbench -h 10.0.0.5 -p 6380 --user ops --askpass         (the same, redis-cli style)\n\nWithout a command, evalbench opens the workbench (terminal UI) on FILE or on a bundled sample;\nwhen stdout is not a terminal it runs the sample headless and prints the report.\n-h is the live server's host, as in redis-cli; --help prints this help."
+    after_help = "Examples:\n  evalbench run samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench run --json --dump-keyspace samples/unlock.lua lock:order , token-1\n  evalbench run --keyspace seed.json --resp 3 script.lua k1 k2 , a1\n  evalbench test samples/                                    (the cases of samples/*.test.toml)\n  evalbench lint samples/*.lua                               (check scripts without running them)\n  evalbench --server redis://127.0.0.1:6379 script.lua      (the workbench on a live server)\n  evalbench -h 10.0.0.5 -p 6380 --user ops --askpass         (the same, redis-cli style)\n\nWithout a command, evalbench opens the workbench (terminal UI) on FILE or on a bundled sample;\nwhen stdout is not a terminal it runs the sample headless and prints the report.\n-h is the live server's host, as in redis-cli; --help prints this help."
 )]
 #[command(args_conflicts_with_subcommands = true, disable_help_flag = true)]
 pub struct Cli {
@@ -53,6 +53,12 @@ pub enum Command {
     /// Debug a script in the sandbox with LDB's words (step, breakpoints, print, eval) and more.
     #[command(after_help = crate::cli_debug::DEBUG_HELP, disable_help_flag = true)]
     Debug(crate::cli_debug::DebugArgs),
+    /// Run the cases of test files (NAME.test.toml beside NAME.lua): expected replies, errors, keyspaces.
+    #[command(after_help = crate::cli_test::TEST_HELP, disable_help_flag = true)]
+    Test(crate::cli_test::TestArgs),
+    /// Check scripts without running them: keys not in KEYS, writes before checks, unbounded reads, Lua 5.2+ syntax.
+    #[command(after_help = crate::cli_lint::LINT_HELP, disable_help_flag = true)]
+    Lint(crate::cli_lint::LintArgs),
 }
 
 const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
@@ -156,6 +162,9 @@ pub struct RunArgs {
     /// Run as EVAL_RO: write commands are refused.
     #[arg(long)]
     pub read_only: bool,
+    /// Count how many times each script line ran (the debugger's line hook; sandbox only, once).
+    #[arg(long)]
+    pub coverage: bool,
     /// Take KEYS, ARGV and the seed keyspace from the script's sidecar (SCRIPT.json, as the samples have).
     #[arg(long)]
     pub sidecar: bool,
@@ -448,11 +457,36 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
                 "--keyspace seeds the sandbox; with a live server the data is the server's (drop --keyspace, or drop --server to run in the sandbox)",
             ));
         }
+        if args.coverage {
+            return Err(CliError::input(
+                "--coverage counts lines in the sandbox; a live server cannot (drop --coverage or --server)",
+            ));
+        }
         let (code, text) = crate::cli_live::run_live(args, spec, &request)?;
         write_out(out, text.as_bytes())?;
         return Ok(code);
     }
 
+    if args.coverage && args.repeat > 1 {
+        return Err(CliError::input(
+            "--coverage counts one run (its line hook would slow the timings of --repeat); drop one of them",
+        ));
+    }
+    // --coverage: the run goes through the debugger, which never stops, counting lines.
+    let mut coverage = None;
+    let mut coverage_session = if args.coverage {
+        // A script that does not compile has no lines to count: its report says why.
+        crate::engine::debug::DebugSession::new(&request.script)
+            .ok()
+            .map(|mut s| {
+                s.coverage = true;
+                s.stop_at_start = false;
+                s.break_on_error = false;
+                s
+            })
+    } else {
+        None
+    };
     let mut timings = Vec::with_capacity(args.repeat as usize);
     let mut report = None;
     // The seed is copied only when a later run needs it again (a copy counts against the budget).
@@ -464,7 +498,14 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
             seed.clone().unwrap_or_default()
         };
         sandbox.set_db0(db);
-        let r = sandbox.run(&request);
+        let r = match coverage_session.as_mut() {
+            Some(session) => {
+                let debugged = sandbox.debug(&request, session, &mut crate::engine::debug::NoStops);
+                coverage = debugged.coverage;
+                debugged.run
+            }
+            None => sandbox.run(&request),
+        };
         timings.push(r.elapsed_ns);
         report = Some(r);
     }
@@ -494,6 +535,11 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
         if args.repeat > 1 {
             extra.insert("repeat".into(), repeat_json(&mut timings));
         }
+        if let (Some(session), Some(counts)) = (&coverage_session, &coverage) {
+            let (ran, not_run) = crate::cli_debug::coverage_json(session, counts);
+            extra.insert("coverage".into(), ran);
+            extra.insert("coverage_not_run".into(), not_run);
+        }
         report
             .write_json(extra, out)
             .and_then(|()| out.flush())
@@ -513,6 +559,9 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
                 "\nrepeat: {} runs, min {} µs, median {} µs, p99 {} µs\n",
                 r["runs"], r["min_us"], r["median_us"], r["p99_us"]
             ));
+        }
+        if let (Some(session), Some(counts)) = (&coverage_session, &coverage) {
+            text.push_str(&crate::cli_debug::coverage_text(session, counts));
         }
         if args.dump_keyspace {
             text.push_str("\nkeyspace:\n");

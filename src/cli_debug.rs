@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
-pub const DEBUG_HELP: &str = "Starts stopped at the first line, as redis-cli --ldb does; type h for the words.\nCommands come from --commands (separated by ';'), then from stdin (echoed when stdin is not a\nterminal). When they run out the script runs to the end. Ends with the run's report, as `run`.\n\nExamples:\n  evalbench debug samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench debug --sidecar --commands \"b 14; c; p; c\" samples/rate_limiter.lua\n  echo 'n\nn\np' | evalbench debug --json script.lua k1 , a1";
+pub const DEBUG_HELP: &str = "Starts stopped at the first line, as redis-cli --ldb does; type h for the words.\nCommands come from --commands (separated by ';'), then from stdin (echoed when stdin is not a\nterminal). When they run out the script runs to the end. Ends with the run's report, as `run`.\n\nExamples:\n  evalbench debug samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench debug --sidecar --commands \"b 14; c; p; c\" samples/rate_limiter.lua\n  echo 'n\nn\np' | evalbench debug --json script.lua k1 , a1\n  evalbench debug --server redis://127.0.0.1:6379 --yes --commands \"b 3; c; p\" script.lua k1\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli): the session runs in Redis's own LDB\n(SCRIPT DEBUG YES: the server forks, the fork runs the script and its changes are rolled back).\nThe server's used_memory is shown first and the fork needs consent (an interactive y, or --yes).\n--sync runs SCRIPT DEBUG SYNC instead (blocks the server while stopped, keeps the changes): a\nreplica refuses it, and writes need --yes as for `run --server`. LDB offers LDB's words only:\nback, rc, goto, watch, cond, bw, over, finish, until, b LINE if/hits, b COMMAND and --coverage\nare sandbox-only and are answered with that message.";
 
 #[derive(Args, Debug)]
 pub struct DebugArgs {
@@ -52,6 +52,15 @@ pub struct DebugArgs {
     /// Do not stop at an error that ends the script.
     #[arg(long)]
     pub no_break_on_error: bool,
+    /// Live server: drive Redis's own LDB there (SCRIPT DEBUG YES: a forked session, rolled back).
+    #[command(flatten)]
+    pub server: crate::cli::ServerArgs,
+    /// With --server: allow the fork without asking (and, with --sync, the script's writes).
+    #[arg(long)]
+    pub yes: bool,
+    /// With --server: SCRIPT DEBUG SYNC (blocks the server while stopped; keeps the changes).
+    #[arg(long)]
+    pub sync: bool,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
@@ -141,7 +150,53 @@ pub const WORDS: &[(&str, &str, &str)] = &[
     ("a abort", "", "stop the script with LDB's abort error"),
 ];
 
-const PROMPT: &str = "lua debugger> ";
+pub(crate) const PROMPT: &str = "lua debugger> ";
+
+/// The next debugger command: from `queued` (--commands) first, then stdin (echoed after the
+/// prompt when stdin is not a terminal, so a transcript reads as a session). None: no more.
+pub(crate) fn next_command(
+    out: &mut dyn Write,
+    json: bool,
+    queued: &mut std::collections::VecDeque<String>,
+    stdin: &mut Option<Box<dyn BufRead + '_>>,
+    interactive: bool,
+) -> Option<String> {
+    if let Some(c) = queued.pop_front() {
+        if !json {
+            let _ = writeln!(out, "{PROMPT}{}", display_safe(&c));
+        }
+        return Some(c);
+    }
+    let input = stdin.as_mut()?;
+    if interactive {
+        let _ = write!(out, "{PROMPT}");
+        let _ = out.flush();
+    }
+    let mut line = String::new();
+    match input.read_line(&mut line) {
+        Ok(0) | Err(_) => {
+            *stdin = None;
+            None
+        }
+        Ok(_) => {
+            let c = line.trim_end_matches(['\n', '\r']).to_string();
+            if !interactive && !json {
+                let _ = writeln!(out, "{PROMPT}{}", display_safe(&c));
+            }
+            Some(c)
+        }
+    }
+}
+
+/// `--commands` split into commands (';' separates them).
+pub(crate) fn queued_commands(commands: Option<&str>) -> std::collections::VecDeque<String> {
+    commands
+        .unwrap_or("")
+        .split(';')
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .collect()
+}
 
 /// The REPL as a debugger front end.
 struct Repl<'a> {
@@ -176,31 +231,13 @@ impl Repl<'_> {
     }
 
     fn next_command(&mut self) -> Option<String> {
-        if let Some(c) = self.queued.pop_front() {
-            if !self.json {
-                let _ = writeln!(self.out, "{PROMPT}{}", display_safe(&c));
-            }
-            return Some(c);
-        }
-        let stdin = self.stdin.as_mut()?;
-        if self.interactive {
-            let _ = write!(self.out, "{PROMPT}");
-            let _ = self.out.flush();
-        }
-        let mut line = String::new();
-        match stdin.read_line(&mut line) {
-            Ok(0) | Err(_) => {
-                self.stdin = None;
-                None
-            }
-            Ok(_) => {
-                let c = line.trim_end_matches(['\n', '\r']).to_string();
-                if !self.interactive && !self.json {
-                    let _ = writeln!(self.out, "{PROMPT}{}", display_safe(&c));
-                }
-                Some(c)
-            }
-        }
+        next_command(
+            &mut *self.out,
+            self.json,
+            &mut self.queued,
+            &mut self.stdin,
+            self.interactive,
+        )
     }
 
     fn source_line(&mut self, stop: &mut Stop<'_>, line: u32, current: bool) {
@@ -356,6 +393,9 @@ impl Repl<'_> {
             ("p" | "print", []) => {
                 for (name, value) in stop.print(None) {
                     self.value(stop, "<value>", format!("{name} = {value}"));
+                }
+                if stop.hidden_varargs(0) {
+                    self.say("info", "<info> ... (varargs): not visible in Lua 5.1");
                 }
                 None
             }
@@ -533,7 +573,7 @@ impl Repl<'_> {
                 None
             }
             ("r" | "redis", [_, ..]) => {
-                let argv: Vec<Vec<u8>> = match split_words(rest) {
+                let argv: Vec<Vec<u8>> = match crate::engine::live::ldb::split_args(rest) {
                     Ok(a) => a,
                     Err(e) => {
                         self.say("error", &format!("<error> {e}"));
@@ -657,45 +697,10 @@ pub fn reply_text(reply: &Reply) -> String {
     }
 }
 
-/// Split a `redis` command line into words (shell-style quotes).
-fn split_words(text: &str) -> Result<Vec<Vec<u8>>, String> {
-    let mut out = Vec::new();
-    let mut cur: Option<Vec<u8>> = None;
-    let mut quote: Option<char> = None;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('"'), '\\') => {
-                let n = chars.next().ok_or("a '\\' at the end")?;
-                let mut b = [0u8; 4];
-                cur.get_or_insert_with(Vec::new)
-                    .extend_from_slice(n.encode_utf8(&mut b).as_bytes());
-            }
-            (Some(_), c) => {
-                let mut b = [0u8; 4];
-                cur.get_or_insert_with(Vec::new)
-                    .extend_from_slice(c.encode_utf8(&mut b).as_bytes());
-            }
-            (None, '"' | '\'') => {
-                quote = Some(c);
-                cur.get_or_insert_with(Vec::new);
-            }
-            (None, c) if c.is_whitespace() => out.extend(cur.take()),
-            (None, c) => {
-                let mut b = [0u8; 4];
-                cur.get_or_insert_with(Vec::new)
-                    .extend_from_slice(c.encode_utf8(&mut b).as_bytes());
-            }
-        }
-    }
-    if quote.is_some() {
-        return Err("an unclosed quote".into());
-    }
-    out.extend(cur);
-    Ok(out)
+/// Split a `redis` command line into words (shell-style quotes; the workbench's eval prompt too).
+pub fn split_words(text: &str) -> Result<Vec<Vec<u8>>, String> {
+    crate::engine::live::ldb::split_args(text)
 }
-
 /// Run `evalbench debug`, writing the session to `out`; returns the exit status.
 pub fn debug_command(
     args: &DebugArgs,
@@ -703,6 +708,15 @@ pub fn debug_command(
     stdin: Option<Box<dyn BufRead + '_>>,
     interactive: bool,
 ) -> Result<i32, CliError> {
+    // --server: the session runs in Redis's own LDB (cli_debug_live.rs).
+    if let Some(spec) = crate::cli_live::server_spec(&args.server, args.resp == 3)? {
+        return crate::cli_debug_live::debug_live(args, spec, out, stdin, interactive);
+    }
+    if args.yes || args.sync {
+        return Err(CliError::input(
+            "--yes and --sync are for a live server's LDB; give --server URL (or -h/-p) too",
+        ));
+    }
     let mut sandbox = Sandbox::new();
     sandbox.config.busy_threshold_ms = args.busy_threshold;
     sandbox.config.memory_limit = (args.max_memory as usize).saturating_mul(1 << 20);
@@ -749,14 +763,7 @@ pub fn debug_command(
     session.coverage = args.coverage;
     session.break_on_error = !args.no_break_on_error;
     sandbox.set_db0(seed);
-    let queued = args
-        .commands
-        .as_deref()
-        .unwrap_or("")
-        .split(';')
-        .map(|c| c.trim().to_string())
-        .filter(|c| !c.is_empty())
-        .collect();
+    let queued = queued_commands(args.commands.as_deref());
     let json_mode = args.json;
     let mut repl = Repl {
         out,
@@ -784,10 +791,9 @@ pub fn debug_command(
     if json_mode {
         let mut obj = report.run.to_json();
         if let Some(c) = &report.coverage {
-            obj["coverage"] = json!(c
-                .iter()
-                .map(|(l, n)| (l.to_string(), json!(n)))
-                .collect::<serde_json::Map<_, _>>());
+            let (ran, not_run) = coverage_json(&session, c);
+            obj["coverage"] = ran;
+            obj["coverage_not_run"] = not_run;
         }
         let line = json!({"event": "end", "report": obj});
         let _ = writeln!(repl.out, "{}", json_line(&line));
@@ -799,23 +805,43 @@ pub fn debug_command(
             display_text(&render_text(&report.run, &request))
         );
         if let Some(c) = &report.coverage {
-            let _ = writeln!(repl.out, "\ncoverage (line: executions):");
-            for line in 1..=session.line_count() {
-                if !session.has_code(line) {
-                    continue;
-                }
-                let n = c.get(&line).copied().unwrap_or(0);
-                let mark = if n == 0 { "!" } else { " " };
-                let _ = writeln!(
-                    repl.out,
-                    "{mark}{line:>4} {n:>8}  {}",
-                    display_safe(session.source_line(line).unwrap_or(""))
-                );
-            }
+            let _ = write!(repl.out, "{}", coverage_text(&session, c));
         }
     }
     let _ = repl.out.flush();
     Ok(code)
+}
+
+/// Executions per line with code, `!` on lines never run (the text report of `debug` and `run`).
+pub(crate) fn coverage_text(
+    session: &DebugSession,
+    counts: &std::collections::BTreeMap<u32, u64>,
+) -> String {
+    let mut text = String::from("\ncoverage (line: executions, ! never run):\n");
+    for line in (1..=session.line_count()).filter(|&l| session.has_code(l)) {
+        let n = counts.get(&line).copied().unwrap_or(0);
+        let mark = if n == 0 { "!" } else { " " };
+        text.push_str(&format!(
+            "{mark}{line:>4} {n:>8}  {}\n",
+            display_safe(session.source_line(line).unwrap_or(""))
+        ));
+    }
+    text
+}
+
+/// Coverage as JSON: {"line": executions} for the lines that ran, and the lines with code never run.
+pub(crate) fn coverage_json(
+    session: &DebugSession,
+    counts: &std::collections::BTreeMap<u32, u64>,
+) -> (serde_json::Value, serde_json::Value) {
+    let ran: serde_json::Map<_, _> = counts
+        .iter()
+        .map(|(l, n)| (l.to_string(), json!(n)))
+        .collect();
+    let not_run: Vec<u32> = (1..=session.line_count())
+        .filter(|&l| session.has_code(l) && !counts.contains_key(&l))
+        .collect();
+    (json!(ran), json!(not_run))
 }
 
 /// `evalbench debug` on the process's stdin and stdout.

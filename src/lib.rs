@@ -2,7 +2,11 @@
 
 pub mod cli;
 pub mod cli_debug;
+/// `evalbench debug --server`: the REPL over Redis's own LDB.
+pub mod cli_debug_live;
+pub mod cli_lint;
 pub mod cli_live;
+pub mod cli_test;
 pub mod engine;
 #[cfg(feature = "tui")]
 pub mod tui;

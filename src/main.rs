@@ -33,6 +33,8 @@ fn main() {
             }
             Some(Command::Copy(args)) => evalbench::cli_live::copy_command(args),
             Some(Command::Debug(args)) => evalbench::cli_debug::debug_main(args),
+            Some(Command::Test(args)) => evalbench::cli_test::test_main(args),
+            Some(Command::Lint(args)) => evalbench::cli_lint::lint_main(args),
             None => cli::run_demo(parsed.file.as_deref()),
         });
     let result = worker
@@ -77,6 +79,11 @@ fn open_workbench(parsed: &Cli) -> Option<i32> {
             },
         };
         if let Err(e) = evalbench::tui::run(options) {
+            // Refused on connect (before the terminal is taken over): the CLI's line and status.
+            if let Some(live) = e.downcast_ref::<evalbench::engine::live::LiveError>() {
+                eprintln!("evalbench: {}", display_text(&live.to_string()));
+                return Some(cli::EXIT_BACKEND);
+            }
             eprintln!("evalbench: terminal UI: {}", display_text(&e.to_string()));
             return Some(cli::EXIT_BACKEND);
         }

@@ -646,3 +646,38 @@ fn a_password_on_the_command_line_is_warned_about() {
         .unwrap();
     assert!(!stderr_of(&out).contains("warning"), "{}", stderr_of(&out));
 }
+
+/// `run --coverage`: executions per line with code in the text and JSON reports, lines never run
+/// marked; the reply is the plain run's.
+#[test]
+fn run_coverage_counts_each_line() {
+    let script = temp_file(
+        "coverage.lua",
+        "local n = 0\nfor i = 1, 3 do\n  n = n + i\nend\nif n > 100 then\n  return 'big'\nend\nreturn n\n",
+    );
+    let path = script.to_str().unwrap();
+    let out = evalbench(&["run", "--coverage", path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("backend: sandbox\n(integer) 6\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("\ncoverage (line: executions, ! never run):\n    1        1  local n = 0\n    2        4  for i = 1, 3 do\n    3        3    n = n + i\n    5        1  if n > 100 then\n!   6        0    return 'big'\n    8        1  return n\n"),
+        "{text}"
+    );
+    let json = json_of(&evalbench(&["run", "--json", "--coverage", path]));
+    assert_eq!(json["reply"], serde_json::json!({"int": 6}));
+    assert_eq!(
+        json["coverage"],
+        serde_json::json!({"1": 1, "2": 4, "3": 3, "5": 1, "8": 1})
+    );
+    assert_eq!(json["coverage_not_run"], serde_json::json!([6]));
+    let out = evalbench(&["run", "--coverage", "--repeat", "3", path]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        "evalbench: --coverage counts one run (its line hook would slow the timings of --repeat); drop one of them\n"
+    );
+}

@@ -319,7 +319,7 @@ fn giving_up_on_a_script_kills_it_and_says_how() {
     assert_eq!(code, 3, "{stdout}{stderr}");
     assert_eq!(
         stderr,
-        format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 1s (--read-timeout); sent SCRIPT KILL: UNKILLABLE: the script has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE)\n")
+        format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 1s (--read-timeout); sent SCRIPT KILL: UNKILLABLE: the script has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE); wait for it, or have an administrator run SHUTDOWN NOSAVE, which loses the writes since the last save\n")
     );
     // The server is dropped (killed) with the test.
 }

@@ -727,3 +727,145 @@ fn continuing_to_the_end_gives_the_plain_runs_result_on_every_case() {
     }
     assert!(checked + 3 > cases.len(), "{checked} of {}", cases.len());
 }
+
+/// LDB's `abort` ends the script with LDB's error wherever it is stopped, also at an error stop
+/// (the script's own error is not the reply then).
+#[test]
+fn abort_at_an_error_stop_ends_with_ldbs_abort_error() {
+    let script = "local x = 5\nlocal y = x .. nil\nreturn y\n";
+    let mut sandbox = Sandbox::new();
+    let mut reasons = Vec::new();
+    let (report, _) = debug(
+        &mut sandbox,
+        script,
+        |s| s.stop_at_start = false,
+        |stop| {
+            reasons.push(stop.reason().clone());
+            Resume::Abort
+        },
+    );
+    assert!(
+        matches!(reasons.as_slice(), [StopReason::Error { .. }]),
+        "{reasons:?}"
+    );
+    assert_eq!(
+        report.run.reply,
+        Reply::Error(format!(
+            "ERR script aborted for user request script: {}, on @user_script:2.",
+            report.run.sha1
+        ))
+    );
+}
+
+/// eval works on copies of the tables it reaches (a local's, an upvalue's, KEYS): the run never sees
+/// its writes; within one eval, shared tables stay shared and cycles stay cycles.
+#[test]
+fn eval_cannot_change_a_table_of_the_run() {
+    let script = "local t = {x = 1, list = {1, 2}}\nlocal u = t\nlocal c = {}\nc.self = c\nreturn {t.x, u.x, #t.list, KEYS[1], c.self == c and 1 or 0}\n";
+    let mut sandbox = Sandbox::new();
+    let mut answers = Vec::new();
+    let mut session = DebugSession::new(script.as_bytes()).unwrap();
+    session.stop_at_start = false;
+    session.add_breakpoint(5, None, None).unwrap();
+    let mut driver = Driver {
+        f: |stop: &mut Stop<'_>| {
+            for code in [
+                "t.x = 99; table.insert(t.list, 3); KEYS[1] = 'zz'; return u.x, #u.list, KEYS[1]",
+                "return t.x, #t.list, KEYS[1]",
+                "return c.self == c, c ~= nil",
+            ] {
+                answers.push(stop.eval(0, code));
+            }
+            Resume::Continue
+        },
+        outputs: Vec::new(),
+    };
+    let mut req = request(script);
+    req.keys = vec![b"k".to_vec()];
+    let report = sandbox.debug(&req, &mut session, &mut driver);
+    let ok = |v: &[&str]| Ok(v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        answers,
+        [
+            ok(&["99", "3", "\"zz\""]),
+            ok(&["1", "2", "\"k\""]),
+            ok(&["true", "true"])
+        ]
+    );
+    assert_eq!(
+        report.run.reply,
+        Reply::Array(vec![
+            Reply::Int(1),
+            Reply::Int(1),
+            Reply::Int(2),
+            Reply::Bulk(b"k".to_vec()),
+            Reply::Int(1)
+        ])
+    );
+}
+
+/// The copy an eval works on is bounded: a larger table is refused with a message, the run goes on.
+#[test]
+fn eval_of_a_table_too_large_to_copy_is_refused() {
+    let script = "local big = {}\nfor i = 1, 100001 do big[i] = i end\nreturn #big\n";
+    let mut sandbox = Sandbox::new();
+    let mut answers = Vec::new();
+    let (report, _) = debug(
+        &mut sandbox,
+        script,
+        |s| {
+            s.stop_at_start = false;
+            s.add_breakpoint(3, None, None).unwrap();
+        },
+        |stop| {
+            answers.push(stop.eval(0, "#big"));
+            Resume::Continue
+        },
+    );
+    assert_eq!(
+        answers,
+        [Err("evalbench: eval works on copies of the tables it reads, and 'big' holds over 100000 entries (see it with p)".to_string())]
+    );
+    assert_eq!(report.run.reply, Reply::Int(100001));
+}
+
+/// A frame of a function taking `...` says its varargs are hidden (Lua 5.1 cannot read them);
+/// other frames, and the main chunk (whose varargs are always empty), do not.
+#[test]
+fn frames_of_vararg_functions_say_their_varargs_are_hidden() {
+    let script = "local function f(a, ...)\n  local n = select('#', ...)\n  return n\nend\nlocal function g(b)\n  return b\nend\nreturn f(1, 2, 3) + g(4)\n";
+    let mut seen = Vec::new();
+    let mut sandbox = Sandbox::new();
+    debug(
+        &mut sandbox,
+        script,
+        |s| {
+            s.stop_at_start = false;
+            s.add_breakpoint(3, None, None).unwrap();
+            s.add_breakpoint(6, None, None).unwrap();
+        },
+        |stop| {
+            seen.push((stop.line(), stop.hidden_varargs(0), stop.hidden_varargs(1)));
+            Resume::Continue
+        },
+    );
+    assert_eq!(seen, [(3, true, false), (6, false, false)]);
+}
+
+/// Time stopped is not the script's: the first write and the trace's times leave it out too.
+#[test]
+fn time_stopped_is_not_in_the_first_write_time() {
+    let script = "local a = 1\nredis.call('SET', 'k', a)\nreturn a\n";
+    let mut sandbox = Sandbox::new();
+    let (report, _) = debug(
+        &mut sandbox,
+        script,
+        |_| {},
+        |_| {
+            std::thread::sleep(Duration::from_millis(300));
+            Resume::Continue
+        },
+    );
+    let first = report.run.first_write_ns.expect("a write");
+    assert!(first < 100_000_000, "first write at {first} ns");
+}

@@ -182,6 +182,7 @@ fn json_mode_is_one_event_per_line() {
         end["report"]["coverage"],
         serde_json::json!({"1": 1, "2": 1, "3": 1, "4": 1, "7": 1, "8": 1})
     );
+    assert_eq!(end["report"]["coverage_not_run"], serde_json::json!([5]));
     assert_eq!(code, 0);
 }
 

@@ -241,8 +241,9 @@ mod workbench {
             request: RunRequest::new(script),
             seed: Db::new(),
             busy_threshold_ms: 0,
-            writes_confirmed: false,
+            consent: Default::default(),
             live: false,
+            clock_ms: 0,
         });
         // Let the engine thread enter the script.
         std::thread::sleep(Duration::from_millis(200));

@@ -20,6 +20,9 @@ const PROXY_DIFFERENCES: &[&str] = &[
     "scripting_sandbox.cases: rawset on redis",
 ];
 
+/// A case whose seed-to-dump took longer than this may see its second-rounded TTLs shift.
+const SLOW_PAIR_MS: u128 = 250;
+
 fn backend(server: &RedisServer, resp3: bool) -> LiveBackend {
     let target = TargetSpec {
         url: Some(format!("redis://127.0.0.1:{}", server.port)),
@@ -72,13 +75,29 @@ fn traced_runs_match_plain_eval_over_the_corpus() {
             continue;
         }
         ran += 1;
-        let expected = plain_eval(&mut plain_conn, case);
         let live = if case.resp == 3 {
             &mut live3
         } else {
             &mut live2
         };
-        let actual = traced(&mut traced_conn, live, case);
+        // Seeded TTLs are read back rounded to seconds (TTL, the dump's normalization): a run that
+        // starts over half a second after its seed (a loaded machine) may round otherwise on one
+        // server. Such a slow pair is compared again; a difference in a prompt pair is a finding.
+        let mut attempt = 0;
+        let (expected, actual) = loop {
+            attempt += 1;
+            let started = std::time::Instant::now();
+            let expected = plain_eval(&mut plain_conn, case);
+            let plain_ms = started.elapsed().as_millis();
+            let started = std::time::Instant::now();
+            let actual = traced(&mut traced_conn, live, case);
+            let traced_ms = started.elapsed().as_millis();
+            let slow = plain_ms.max(traced_ms) > SLOW_PAIR_MS;
+            if expected == actual || !slow || attempt == 3 {
+                break (expected, actual);
+            }
+            eprintln!("{id}: differs after a slow pair ({plain_ms} ms plain, {traced_ms} ms traced): compared again");
+        };
         if expected != actual && !PROXY_DIFFERENCES.contains(&id.as_str()) {
             failures.push(format!(
                 "--- {id}\nscript:\n{}\nplain  reply: {}\ntraced reply: {}\nplain  keyspace: {}\ntraced keyspace: {}\n",
@@ -699,7 +718,7 @@ fn tls_with_a_ca_file_works_and_an_unknown_ca_is_one_clear_line() {
 #[test]
 fn the_workbench_worker_guards_live_writes() {
     use evalbench::engine::keyspace::Db;
-    use evalbench::tui::worker::{EngineCommand, EngineEvent, Worker};
+    use evalbench::tui::worker::{EngineCommand, Worker};
     let Some(server) = RedisServer::start() else {
         return;
     };
@@ -712,17 +731,16 @@ fn the_workbench_worker_guards_live_writes() {
             request: request(script, &["counter"], &[]),
             seed: Db::new(),
             busy_threshold_ms: 5000,
-            writes_confirmed: id == 3,
+            consent: evalbench::engine::live::guarded::Consent {
+                writes: id == 3,
+                ..Default::default()
+            },
             live: true,
+            clock_ms: 0,
         });
-        match worker
-            .events
-            .recv_timeout(std::time::Duration::from_secs(20))
+        worker
+            .next_result(std::time::Duration::from_secs(20))
             .expect("a report")
-        {
-            EngineEvent::Finished(result) => result,
-            _ => panic!("expected a finished run"),
-        }
     };
     let read = run(1, "return redis.call('GET', KEYS[1])");
     assert_eq!(read.report.reply, Reply::bulk("7"));
@@ -732,7 +750,7 @@ fn the_workbench_worker_guards_live_writes() {
     let write = run(2, "return redis.call('INCR', KEYS[1])");
     assert_eq!(write.report.outcome, Outcome::Refused);
     assert!(
-        matches!(&write.report.reply, Reply::Error(e) if e.starts_with("evalbench: not sent to the live server: a dry run in the sandbox on a copy of KEYS writes (line 1: INCR counter)")),
+        matches!(&write.report.reply, Reply::Error(e) if e.starts_with("evalbench: not sent to the live server yet: The dry run WRITES (line 1: INCR counter)")),
         "{:?}",
         write.report.reply
     );
@@ -741,14 +759,14 @@ fn the_workbench_worker_guards_live_writes() {
         write.before, write.after,
         "the dry run's keyspace diff is shown"
     );
-    assert!(write.awaiting_confirmation);
+    assert!(write.question.is_some_and(|q| q.consent.writes));
     assert_eq!(conn.cmd(&["GET", "counter"]), Reply::bulk("7"));
 
     // Confirmed (run 3): sent with writes allowed, traced.
     let confirmed = run(3, "return redis.call('INCR', KEYS[1])");
     assert_eq!(confirmed.report.reply, Reply::Int(8));
     assert_eq!(confirmed.report.trace.len(), 1);
-    assert!(!confirmed.awaiting_confirmation);
+    assert!(confirmed.question.is_none());
     assert_eq!(conn.cmd(&["GET", "counter"]), Reply::bulk("8"));
 }
 
@@ -756,32 +774,49 @@ fn the_workbench_worker_guards_live_writes() {
 #[test]
 fn cancelling_a_live_run_sends_script_kill() {
     use evalbench::engine::keyspace::Db;
-    use evalbench::tui::worker::{EngineCommand, EngineEvent, Worker};
+    use evalbench::tui::worker::{EngineCommand, Worker};
     let Some(server) = RedisServer::start() else {
         return;
     };
     let mut conn = server.connect();
     conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
     let worker = Worker::start_with(Some(backend(&server, false)));
-    worker.send(EngineCommand::Run {
-        id: 1,
-        request: request("local i = 0 while true do i = i + 1 end", &[], &[]),
-        seed: Db::new(),
-        busy_threshold_ms: 100,
-        writes_confirmed: false,
-        live: true,
-    });
-    // The dry run stops at the 100 ms threshold; then the live run spins on the server.
-    std::thread::sleep(std::time::Duration::from_millis(600));
-    worker.cancel();
-    let result = match worker
-        .events
-        .recv_timeout(std::time::Duration::from_secs(20))
-        .expect("a report")
-    {
-        EngineEvent::Finished(result) => result,
-        _ => panic!("expected a finished run"),
+    let run = |consent| {
+        worker.send(EngineCommand::Run {
+            id: 1,
+            request: request("local i = 0 while true do i = i + 1 end", &[], &[]),
+            seed: Db::new(),
+            busy_threshold_ms: 100,
+            consent,
+            live: true,
+            clock_ms: 0,
+        })
     };
+    // The dry run stops at the 100 ms threshold: nothing is sent without consent.
+    run(Default::default());
+    let held = worker
+        .next_result(std::time::Duration::from_secs(20))
+        .expect("a report");
+    let question = held.question.expect("the guard asks");
+    assert!(!held.live);
+    // Consent given: the live run spins on the server until Esc.
+    run(question.consent);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while worker.live_phase() != evalbench::engine::live::guarded::Phase::OnServer {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run reaches the server"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    worker.cancel();
+    let result = worker
+        .next_result(std::time::Duration::from_secs(20))
+        .expect("a report");
+    assert_eq!(
+        result.kill.as_deref(),
+        Some("sent SCRIPT KILL: OK (the script was stopped)")
+    );
     assert!(
         matches!(&result.report.reply, Reply::Error(e) if e.contains("Script killed by user with SCRIPT KILL")),
         "{:?}",

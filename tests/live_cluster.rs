@@ -521,7 +521,7 @@ fn killed(report: &evalbench::engine::report::RunReport) -> bool {
 #[test]
 fn script_kill_reaches_the_node_running_the_script() {
     use evalbench::engine::keyspace::Db;
-    use evalbench::tui::worker::{EngineCommand, EngineEvent, Worker};
+    use evalbench::tui::worker::{EngineCommand, Worker};
     let Some(cluster) = start_cluster() else {
         return;
     };
@@ -573,25 +573,38 @@ fn script_kill_reaches_the_node_running_the_script() {
     // Esc in the workbench: the worker sends the kill to the node of the run's key.
     let worker = Worker::start_with(Some(connect(&cluster)));
     let key = key_on(1, "spin");
-    worker.send(EngineCommand::Run {
-        id: 1,
-        request: request("local i = 0 while true do i = i + 1 end", &[&key]),
-        seed: Db::new(),
-        busy_threshold_ms: 100,
-        writes_confirmed: false,
-        live: true,
-    });
-    // The dry run stops at the 100 ms threshold; then the live run spins on node 1.
-    std::thread::sleep(Duration::from_millis(600));
-    worker.cancel();
-    let result = match worker
-        .events
-        .recv_timeout(Duration::from_secs(20))
-        .expect("a report")
-    {
-        EngineEvent::Finished(result) => result,
-        _ => panic!("expected a finished run"),
+    let run = |consent| {
+        worker.send(EngineCommand::Run {
+            id: 1,
+            request: request("local i = 0 while true do i = i + 1 end", &[&key]),
+            seed: Db::new(),
+            busy_threshold_ms: 100,
+            consent,
+            live: true,
+            clock_ms: 0,
+        })
     };
+    // The dry run stops at the 100 ms threshold: the guard asks; with consent the live run spins
+    // on node 1.
+    run(Default::default());
+    let question = worker
+        .next_result(Duration::from_secs(20))
+        .expect("a report")
+        .question
+        .expect("the guard asks");
+    run(question.consent);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while worker.live_phase() != evalbench::engine::live::guarded::Phase::OnServer {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run reaches the server"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    worker.cancel();
+    let result = worker
+        .next_result(Duration::from_secs(20))
+        .expect("a report");
     assert!(killed(&result.report), "{:?}", result.report.reply);
     assert_eq!(conns[1].cmd(&["PING"]), Reply::Status("PONG".into()));
 }

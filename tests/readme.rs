@@ -107,3 +107,23 @@ fn supported_command_table_is_current() {
         }
     }
 }
+
+/// The lint rules, from the engine's own list.
+fn lint_rules_table() -> String {
+    let mut out = String::from("| rule | severity | why | fix |\n|---|---|---|---|\n");
+    for r in evalbench::engine::analysis::rules::RULES {
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            r.id,
+            r.severity.name(),
+            r.explanation,
+            r.fix
+        ));
+    }
+    out
+}
+
+#[test]
+fn lint_rules_table_is_current() {
+    check_section("lint-rules", &lint_rules_table());
+}

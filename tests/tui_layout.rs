@@ -75,7 +75,7 @@ fn hints_are_plain_words_that_fit_the_width() {
     let wide = h.render(200, 60);
     let last = wide.lines().last().unwrap();
     assert!(
-        last.ends_with("F5 run F1 help Ctrl-S save Ctrl-F find Ctrl-Z undo Ctrl-G go to line Ctrl-/ comment Ctrl-O open F6 next pane F10 step Ctrl-Q quit"),
+        last.ends_with("F5 run F1 help Ctrl-S save Ctrl-F find Ctrl-Z undo Ctrl-G go to line Ctrl-/ comment Ctrl-O open F6 next pane F10 step over F9 breakpoint Ctrl-Q quit"),
         "{last}"
     );
     let narrow = h.render(60, 20);

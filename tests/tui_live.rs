@@ -260,7 +260,7 @@ fn a_guarded_write_then_the_sandbox_on_copied_keys() {
     h.press("<F5>");
     assert!(matches!(
         &h.app.overlay,
-        Some(Overlay::Confirm(Confirm::LiveWrite(_)))
+        Some(Overlay::Confirm(Confirm::LiveSend(..)))
     ));
     assert_eq!(conn.cmd(&["GET", "counter"]), Reply::Bulk(b"41".to_vec()));
     // n: still nothing sent.

@@ -68,9 +68,10 @@ fn error_run_marks_line() {
 #[test]
 fn stepping_forward_and_back() {
     let mut h = sample();
-    h.keys("<F5> <F10> <F10>");
+    // The last run's calls step on Alt-Right / Alt-Left (F10 is the debugger's step over).
+    h.keys("<F5> <A-Right> <A-Right>");
     assert_eq!(h.app.step, Some(1));
-    h.press("<S-F10>");
+    h.press("<A-Left>");
     assert_eq!(h.app.step, Some(0));
     // The editor's cursor is on the line of the first call (INCR).
     let first_line = h.app.last_run.as_ref().map(|r| r.report.trace[0].line);
@@ -266,7 +267,7 @@ fn advance_clock_moves_the_sandbox_clock() {
     h.keys("+ <Backspace> <Backspace>")
         .type_text("30")
         .press("<Enter>");
-    assert_eq!(h.effects, ["run", "advance_clock"]);
+    assert_eq!(h.effects, ["run"]);
     assert_eq!(h.app.now_ms, before + 30_000);
     // The seed's key (TTL 60 s when loaded) now has 30 s left in a new run.
     h.press("<F5>");
@@ -325,19 +326,31 @@ fn a_live_write_is_confirmed_before_it_is_sent() {
             before: Default::default(),
             after: sandbox.keyspace().db(0).clone(),
             now_ms: 0,
-            awaiting_confirmation: true,
+            question: Some(evalbench::engine::live::guarded::Question {
+                concerns: vec![evalbench::engine::live::guarded::Concern::Writes(vec![
+                    "line 1: INCR c".into(),
+                ])],
+                consent: evalbench::engine::live::guarded::Consent {
+                    writes: true,
+                    ..Default::default()
+                },
+            }),
             live: false,
+            dry_run_ns: None,
+            kill: None,
         })));
     assert!(matches!(
         &h.app.overlay,
-        Some(Overlay::Confirm(Confirm::LiveWrite(r))) if **r == request
+        Some(Overlay::Confirm(Confirm::LiveSend(r, _))) if **r == request
     ));
-    assert!(h.render(120, 40).contains("shows this script WRITES"));
+    assert!(h
+        .render(120, 40)
+        .contains("The dry run WRITES (line 1: INCR c)"));
     let effects = h
         .app
         .on_event(&Event::Key(KeyEvent::from(KeyCode::Char('y'))));
     assert!(
-        matches!(effects.as_slice(), [Effect::Run { request: r, writes_confirmed: true, .. }] if *r == request),
+        matches!(effects.as_slice(), [Effect::Run { request: r, consent, .. }] if *r == request && consent.writes),
         "{effects:?}"
     );
     assert!(h.app.overlay.is_none());

@@ -149,11 +149,16 @@ fn real_binary_in_tmux() {
         !s.contains("run the script (sandbox, or the live server guarded)")
     });
 
-    // F10 steps onto the first call.
-    session.send("F10");
+    // Alt-Right steps onto the first call of the run.
+    session.send("M-Right");
     session.wait_for("a step", |s| s.contains("step 1/"));
 
-    // Ctrl-Q quits (nothing was edited) and the terminal is back to normal.
+    // F10 starts the debugger, stopped at the first line.
+    session.send("F10");
+    session.wait_for("a stop", |s| s.contains("stopped at line 5"));
+
+    // Ctrl-Q quits (nothing was edited), even with the script paused in the debugger, and the
+    // terminal is back to normal.
     session.send("C-q");
     let screen = session.wait_for("the exit and stty's report", |s| {
         s.contains("evalbench exited") && s.contains("stty-done")

@@ -1,6 +1,7 @@
 //! The UI-free engine: the Redis-faithful Lua sandbox, the mocked keyspace, the typed reply,
 //! the trace and the run report. It never names a terminal crate.
 
+pub mod analysis;
 pub mod budget;
 pub mod clock;
 pub mod commands;
@@ -15,6 +16,7 @@ pub mod reply;
 pub mod report;
 pub mod sandbox;
 pub mod script;
+pub mod testing;
 
 pub use reply::{Protocol, Reply};
 pub use report::RunReport;

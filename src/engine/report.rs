@@ -196,6 +196,21 @@ impl RunReport {
         self.reply.is_error()
     }
 
+    /// The line of a compile error ("ERR Error compiling script (new function): user_script:3:
+    /// ..."), as Redis names the script's chunk; None for any other reply.
+    pub fn compile_error_line(&self) -> Option<u32> {
+        let Reply::Error(text) = &self.reply else {
+            return None;
+        };
+        let rest = text.strip_prefix("ERR Error compiling script")?;
+        let at = rest.find("user_script:")? + "user_script:".len();
+        let digits: String = rest[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    }
+
     /// Elapsed time as a fraction of the busy threshold.
     pub fn threshold_ratio(&self) -> f64 {
         if self.busy_threshold_ms == 0 {

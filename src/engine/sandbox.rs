@@ -171,7 +171,10 @@ impl Sandbox {
         if let Err(e) = self.vm.load_script(&sha, &request.script[shebang_len..]) {
             let text = format!("ERR Error compiling script (new function): {}", e.0)
                 .replace(['\r', '\n'], " ");
-            return self.refused(sha, request.protocol, text);
+            let mut report = self.refused(sha, request.protocol, text);
+            // Marked at its line, as a runtime error is.
+            report.error_line = report.compile_error_line();
+            return report;
         }
         self.vm.set_keys_and_argv(&request.keys, &request.argv);
         self.vm.set_memory_limit(self.config.memory_limit);

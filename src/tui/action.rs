@@ -42,6 +42,10 @@ pub enum Action {
     SaveSeed,
     ResetSeed,
     AdvanceClock,
+    /// The run clock back to the seed's time (issue 11).
+    ResetClock,
+    /// Each run continues from the last run's keyspace (issue 11).
+    KeepState,
     ToggleSeedView,
     KeyspaceFocus,
     KeyspaceUp,
@@ -74,6 +78,23 @@ pub enum Action {
     Zoom,
     NewFile,
     ToggleWrap,
+    // The debugger (tui/debugger.rs)
+    ToggleBreakpoint,
+    EditBreakpoint,
+    StepOver,
+    StepInto,
+    StepOut,
+    StepBackLine,
+    ReverseContinue,
+    RunToCursor,
+    StopDebugging,
+    TabDebug,
+    DebugEval,
+    AddWatch,
+    RemoveWatch,
+    BreakOn,
+    NextFrame,
+    PrevFrame,
 }
 
 impl Action {
@@ -116,6 +137,8 @@ impl Action {
         Action::SaveSeed,
         Action::ResetSeed,
         Action::AdvanceClock,
+        Action::ResetClock,
+        Action::KeepState,
         Action::ToggleSeedView,
         Action::KeyspaceFocus,
         Action::KeyspaceUp,
@@ -145,6 +168,22 @@ impl Action {
         Action::Zoom,
         Action::NewFile,
         Action::ToggleWrap,
+        Action::ToggleBreakpoint,
+        Action::EditBreakpoint,
+        Action::StepOver,
+        Action::StepInto,
+        Action::StepOut,
+        Action::StepBackLine,
+        Action::ReverseContinue,
+        Action::RunToCursor,
+        Action::StopDebugging,
+        Action::TabDebug,
+        Action::DebugEval,
+        Action::AddWatch,
+        Action::RemoveWatch,
+        Action::BreakOn,
+        Action::NextFrame,
+        Action::PrevFrame,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -188,6 +227,8 @@ impl Action {
             Action::SaveSeed => "save_seed",
             Action::ResetSeed => "reset_seed",
             Action::AdvanceClock => "advance_clock",
+            Action::ResetClock => "reset_clock",
+            Action::KeepState => "keep_state",
             Action::ToggleSeedView => "toggle_seed_view",
             Action::KeyspaceFocus => "keyspace_focus",
             Action::KeyspaceUp => "keyspace_up",
@@ -217,6 +258,22 @@ impl Action {
             Action::Zoom => "zoom",
             Action::NewFile => "new_file",
             Action::ToggleWrap => "toggle_wrap",
+            Action::ToggleBreakpoint => "toggle_breakpoint",
+            Action::EditBreakpoint => "edit_breakpoint",
+            Action::StepOver => "step_over",
+            Action::StepInto => "step_into",
+            Action::StepOut => "step_out",
+            Action::StepBackLine => "step_back_line",
+            Action::ReverseContinue => "reverse_continue",
+            Action::RunToCursor => "run_to_cursor",
+            Action::StopDebugging => "stop_debugging",
+            Action::TabDebug => "tab_debug",
+            Action::DebugEval => "debug_eval",
+            Action::AddWatch => "add_watch",
+            Action::RemoveWatch => "remove_watch",
+            Action::BreakOn => "break_on",
+            Action::NextFrame => "next_frame",
+            Action::PrevFrame => "prev_frame",
         }
     }
 
@@ -271,6 +328,22 @@ impl Action {
             Action::Zoom => "zoom",
             Action::NewFile => "new",
             Action::ToggleWrap => "wrap",
+            // The debugger's (main's descriptions are sentences).
+            Action::ToggleBreakpoint => "breakpoint",
+            Action::EditBreakpoint => "breakpoint if",
+            Action::StepOver => "step over",
+            Action::StepInto => "step into",
+            Action::StepOut => "step out",
+            Action::StepBackLine => "line back",
+            Action::ReverseContinue => "back to hit",
+            Action::RunToCursor => "run to cursor",
+            Action::StopDebugging => "stop debug",
+            Action::DebugEval => "eval",
+            Action::AddWatch => "watch",
+            Action::RemoveWatch => "unwatch",
+            Action::BreakOn => "break on",
+            Action::NextFrame => "caller",
+            Action::PrevFrame => "callee",
             // Moves and tabs: their description is short already.
             _ => self.description(),
         }
@@ -298,10 +371,12 @@ impl Action {
 
     pub fn description(self) -> &'static str {
         match self {
-            Action::Run => "run the script (sandbox, or the live server guarded)",
-            Action::Cancel => "stop the running script",
-            Action::StepForward => "step forward one redis.call",
-            Action::StepBack => "step back one redis.call",
+            Action::Run => {
+                "run the script (sandbox, or the live server guarded); with breakpoints, debug; continue when stopped"
+            },
+            Action::Cancel => "stop the running script (or the debug session)",
+            Action::StepForward => "step forward one redis.call of the last run",
+            Action::StepBack => "step back one redis.call of the last run",
             Action::StepStop => "leave step mode",
             Action::Help => "show this help",
             Action::Quit => "quit (asks when there are unsaved changes)",
@@ -337,7 +412,11 @@ impl Action {
             Action::LoadSeed => "load the seed keyspace from a JSON file",
             Action::SaveSeed => "save the seed keyspace to a JSON file",
             Action::ResetSeed => "reset the sandbox keyspace to the seed",
-            Action::AdvanceClock => "advance the sandbox clock by N seconds",
+            Action::AdvanceClock => "advance the run clock by N seconds (seed TTLs count down)",
+            Action::ResetClock => "reset the run clock to the seed's time",
+            Action::KeepState => {
+                "keep state: the next run starts from this run's keyspace (on/off)"
+            }
             Action::ToggleSeedView => "switch between the seed and the run's keyspace",
             Action::KeyspaceFocus => "focus the key list or the value/diff view",
             Action::KeyspaceUp => "up in the focused key list or value view",
@@ -369,6 +448,22 @@ impl Action {
             Action::Zoom => "zoom the focused pane to the whole screen, and back",
             Action::NewFile => "start a new, empty script",
             Action::ToggleWrap => "wrap long lines onto the next rows, or scroll sideways",
+            Action::ToggleBreakpoint => "toggle a breakpoint on the cursor's line",
+            Action::EditBreakpoint => "breakpoint on the cursor's line with a condition or a hit count",
+            Action::StepOver => "debugger: step over (starts a session at the first line)",
+            Action::StepInto => "debugger: step into (starts a session at the first line)",
+            Action::StepOut => "debugger: step out to the caller",
+            Action::StepBackLine => "debugger: step back one line (replays the run)",
+            Action::ReverseContinue => "debugger: back to the previous breakpoint hit",
+            Action::RunToCursor => "debugger: run to the cursor's line",
+            Action::StopDebugging => "debugger: stop debugging (LDB's abort)",
+            Action::TabDebug => "show the debugger (stack, variables, watches, console)",
+            Action::DebugEval => "eval Lua in the selected frame, or redis CMD … (reads only)",
+            Action::AddWatch => "add a watch expression",
+            Action::RemoveWatch => "remove a watch",
+            Action::BreakOn => "stop before a Redis command or a write to a key",
+            Action::NextFrame => "select the caller's frame",
+            Action::PrevFrame => "select the callee's frame",
         }
     }
 }

@@ -43,15 +43,18 @@ pub enum Tab {
     Warnings,
     /// The live server's keyspace (only with a live server).
     Server,
+    /// The debugger: stack, variables, watches, console (tui/debugger.rs).
+    Debug,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Trace,
         Tab::Reply,
         Tab::Keyspace,
         Tab::Warnings,
         Tab::Server,
+        Tab::Debug,
     ];
     pub fn title(self) -> &'static str {
         match self {
@@ -60,6 +63,7 @@ impl Tab {
             Tab::Keyspace => "Keyspace",
             Tab::Warnings => "Warnings",
             Tab::Server => "Server",
+            Tab::Debug => "Debug",
         }
     }
 }
@@ -86,6 +90,14 @@ pub enum PromptPurpose {
     OpenServerKey,
     /// A line of the script to go to (editing.rs).
     GotoLine,
+    // The debugger's prompts (tui/debugger.rs).
+    Breakpoint {
+        line: u32,
+    },
+    DebugEval,
+    AddWatch,
+    RemoveWatch,
+    BreakOn,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +109,7 @@ pub struct Prompt {
     pub prefilled: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Confirm {
     QuitUnsaved,
     Recover,
@@ -107,8 +119,9 @@ pub enum Confirm {
     Overwrite(PathBuf),
     /// Start a new script over unsaved changes.
     NewUnsaved,
-    /// Send a script that the dry run showed writing, with writes allowed, to the live server.
-    LiveWrite(Box<RunRequest>),
+    /// Send a script to the live server after the guard asked (the dry run writes, was slow or did
+    /// not complete, or none was possible): y gives `question.consent`.
+    LiveSend(Box<RunRequest>, Box<crate::engine::live::guarded::Question>),
 }
 
 pub enum Overlay {
@@ -126,20 +139,22 @@ pub enum Effect {
         request: RunRequest,
         seed: Db,
         busy_threshold_ms: u64,
-        /// The user confirmed that this run may write to the live server.
-        writes_confirmed: bool,
+        /// What the user agreed to after the live guard asked (nothing: dry-run first).
+        consent: crate::engine::live::guarded::Consent,
         /// Run on the live server (false: in the sandbox).
         live: bool,
+        /// The sandbox's run clock (Unix ms): the seed's time plus the clock offset, the same at
+        /// every run whatever the wall clock says, so seed TTLs count from the run's start.
+        clock_ms: i64,
     },
     /// A request to the live inspector thread.
     Inspect(InspectRequest),
     Cancel,
-    AdvanceClock {
-        ms: i64,
-    },
     Quit,
     /// Put these bytes on the system clipboard (OSC 52; editing.rs).
     Clipboard(Vec<u8>),
+    /// A command to the debugger on the engine thread (tui/debug_engine.rs).
+    Debug(super::debug_engine::DebugCommand),
 }
 
 /// A run in progress.
@@ -147,6 +162,10 @@ pub enum Effect {
 pub struct Running {
     pub id: u64,
     pub started: Instant,
+    /// A live run: its phase, since when, and how long its dry run took (the running counter
+    /// separates the dry run's time from the server's).
+    pub phase: Option<(crate::engine::live::guarded::Phase, Instant)>,
+    pub dry_run: Option<std::time::Duration>,
 }
 
 /// List position of a pane.
@@ -186,6 +205,14 @@ pub struct App {
     pub seed: Db,
     /// Unix ms of the sandbox clock (for TTLs in the inspector).
     pub now_ms: i64,
+    /// The seed's time (Unix ms): seed TTLs are relative to it; a sandbox run's clock starts here
+    /// plus `clock_offset_ms`, so the same seed gives the same result at minute 0 and minute 60.
+    pub seed_now_ms: i64,
+    /// How far the run clock is ahead of the seed's time (advance clock; reset to 0).
+    pub clock_offset_ms: i64,
+    /// Keep state: each sandbox run's keyspace becomes the seed of the next run; the seed from
+    /// before is kept to return to when it is switched off.
+    pub keep_state: Option<(Db, i64)>,
     pub status: String,
     pub quit: bool,
     /// The live server ("redis 7.0.15 host:port"), when there is one.
@@ -203,6 +230,10 @@ pub struct App {
     pub zoomed: bool,
     /// Where the last frame drew things, for the mouse (mouse.rs).
     pub regions: std::cell::RefCell<super::mouse::Regions>,
+    /// The live server's connection (checked with PING; shown in the status bar).
+    pub connection: super::connection::ConnectionState,
+    /// Breakpoints, the debug session, watches, console, coverage (tui/debugger.rs).
+    pub debugger: super::debugger::Debugger,
     next_run_id: u64,
 }
 
@@ -229,7 +260,10 @@ impl App {
             reply_scroll: 0,
             warnings_scroll: 0,
             seed: Db::new(),
-            now_ms: 0,
+            now_ms: super::keyspace::wall_clock_ms(),
+            seed_now_ms: super::keyspace::wall_clock_ms(),
+            clock_offset_ms: 0,
+            keep_state: None,
             status,
             quit: false,
             live_server: None,
@@ -239,6 +273,8 @@ impl App {
             script_cache_pending: None,
             zoomed: false,
             regions: Default::default(),
+            connection: Default::default(),
+            debugger: Default::default(),
             next_run_id: 1,
         }
     }
@@ -253,10 +289,36 @@ impl App {
     /// What runs the scripts, for the status bar.
     pub fn backend_label(&self) -> String {
         match (&self.live_server, self.use_live) {
+            (Some(server), _) if self.connection.lost.is_some() => {
+                format!("live {server} DISCONNECTED")
+            }
             (Some(server), true) => format!("live {server} guarded"),
-            (Some(_), false) => "sandbox (F7: live)".into(),
-            (None, _) => "sandbox".into(),
+            (Some(_), false) => format!("sandbox{} (F7: live)", self.sandbox_state_label()),
+            (None, _) => format!("sandbox{}", self.sandbox_state_label()),
         }
+    }
+
+    /// The sandbox's run clock and keep-state mode, when not the defaults (" clock +30 s, keep state").
+    fn sandbox_state_label(&self) -> String {
+        let mut parts = Vec::new();
+        if self.clock_offset_ms != 0 {
+            parts.push(format!("clock +{} s", self.clock_offset_ms / 1000));
+        }
+        if self.keep_state.is_some() {
+            parts.push("keep state".to_string());
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" · {}", parts.join(", "))
+        }
+    }
+
+    /// The buffer changed after the last run: its markers (error line, trace) are stale.
+    pub fn run_is_stale(&self) -> bool {
+        self.last_run
+            .as_ref()
+            .is_some_and(|r| r.report.sha1 != self.editor.sha1())
     }
 
     /// The tabs shown: Server only with a live server.
@@ -279,7 +341,18 @@ impl App {
 
     /// The requests the Server tab and the script-cache mark need now (after any event).
     pub fn housekeeping(&mut self) -> Vec<Effect> {
-        super::server::housekeeping(self)
+        let mut effects = super::server::housekeeping(self);
+        // The connection check (a PING every few seconds).
+        effects.extend(super::connection::housekeeping(self));
+        effects.extend(super::debugger::housekeeping(self)); // step keys queued while the script ran
+        effects
+    }
+
+    /// A new run's id (runs and debug sessions share the numbering).
+    pub(crate) fn allocate_run_id(&mut self) -> u64 {
+        let id = self.next_run_id;
+        self.next_run_id += 1;
+        id
     }
 
     /// The binding context of the focused pane.
@@ -289,6 +362,7 @@ impl App {
             (Focus::Editor, _) => Context::Editor,
             (Focus::Panes, Tab::Keyspace) => Context::Keyspace,
             (Focus::Panes, Tab::Server) => Context::Server,
+            (Focus::Panes, Tab::Debug) => Context::Debug,
             (Focus::Panes, _) => Context::Panes,
             _ => Context::Global,
         }
@@ -311,6 +385,10 @@ impl App {
                     return Vec::new();
                 }
                 match self.focus {
+                    // Never into a script the debugger is running (tui/debugger.rs).
+                    Focus::Editor if self.debugger.session.is_some() => {
+                        self.status = super::debugger::EDIT_REFUSED.into()
+                    }
                     Focus::Editor => self.editor.paste(text),
                     Focus::Keys | Focus::Argv => self.inputs.paste(self.focus == Focus::Keys, text),
                     Focus::Panes => {}
@@ -326,20 +404,24 @@ impl App {
             return self.on_overlay_key(key);
         }
         if let Some(action) = self.keymap.lookup(Context::Global, &key) {
-            // Esc only cancels a run; otherwise it reaches the focused widget.
-            if action != Action::Cancel || self.running.is_some() {
+            // Esc only cancels a run (or a debug session); otherwise it reaches the focused widget.
+            if action != Action::Cancel || self.running.is_some() || self.debugger.session.is_some()
+            {
                 return self.update(action);
             }
         }
         let context = self.context();
-        if matches!(context, Context::Keyspace | Context::Server) {
+        if matches!(
+            context,
+            Context::Keyspace | Context::Server | Context::Debug
+        ) {
             if let Some(action) = self.keymap.lookup(context, &key) {
                 return self.update(action);
             }
         }
         if matches!(
             context,
-            Context::Keyspace | Context::Server | Context::Panes
+            Context::Keyspace | Context::Server | Context::Panes | Context::Debug
         ) {
             if let Some(action) = self.keymap.lookup(Context::Panes, &key) {
                 return self.update(action);
@@ -352,6 +434,9 @@ impl App {
             }
         }
         match self.focus {
+            Focus::Editor if super::debugger::refuses_key(self, &key) => {
+                self.status = super::debugger::EDIT_REFUSED.into()
+            }
             Focus::Editor => self.editor.on_key(key),
             Focus::Keys => self.inputs.on_key(true, key),
             Focus::Argv => self.inputs.on_key(false, key),
@@ -411,7 +496,9 @@ impl App {
                                 self.save();
                             }
                             Confirm::NewUnsaved => super::file_actions::start_new(self),
-                            Confirm::LiveWrite(request) => return self.rerun(*request, true),
+                            Confirm::LiveSend(request, question) => {
+                                return self.rerun(*request, question.consent)
+                            }
                         }
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
@@ -489,11 +576,28 @@ impl App {
         if self.tab == Tab::Server && self.focus == Focus::Panes && action.in_server_tab() {
             return super::server::update(self, action);
         }
+        if super::debugger::handles(action) {
+            return super::debugger::update(self, action);
+        }
         match action {
-            Action::Run => return self.start_run(),
+            // F5 continues a paused debug session, or starts one when breakpoints are set.
+            Action::Run => return super::debugger::run_or_continue(self),
             Action::Cancel => {
-                if self.running.is_some() {
-                    self.status = "cancelling…".into();
+                if let Some(effects) = super::debugger::cancel(self) {
+                    return effects;
+                }
+                if let Some(running) = self.running {
+                    use crate::engine::live::guarded::Phase;
+                    self.status = match running.phase.map(|(p, _)| p) {
+                        Some(Phase::Copying | Phase::DryRun) => {
+                            "cancelling before the script reaches the server: nothing will be sent"
+                                .into()
+                        }
+                        Some(Phase::OnServer) => {
+                            "the script runs on the server: sending SCRIPT KILL…".into()
+                        }
+                        _ => "cancelling…".into(),
+                    };
                     return vec![Effect::Cancel];
                 }
             }
@@ -513,6 +617,9 @@ impl App {
                 }
             }
             Action::Save => self.save(),
+            Action::Open if self.debugger.session.is_some() => {
+                self.status = "stop debugging first (Shift-F5)".into()
+            }
             Action::Open => self.overlay = Some(Overlay::Picker(PickerState::load(&self.config))),
             Action::FocusNext => self.focus = self.focus.step(1),
             Action::FocusPrev => self.focus = self.focus.step(-1),
@@ -554,7 +661,7 @@ impl App {
             | Action::PageDown
             | Action::Top
             | Action::Bottom => self.scroll(action),
-            Action::Select => self.select(),
+            Action::Select => return self.select(),
             Action::Close => self.overlay = None,
             Action::FilterKeys => {
                 let current = self.keyspace.filter.clone();
@@ -574,7 +681,7 @@ impl App {
             Action::DeleteKey => {
                 if let Some(key) = self.keyspace.selected_key(self) {
                     let name = String::from_utf8_lossy(&key).into_owned();
-                    if self.seed.remove(&key, self.now_ms).is_some() {
+                    if self.seed.remove(&key, self.seed_now_ms).is_some() {
                         self.status = format!("deleted '{name}' from the seed");
                         super::keyspace::show_seed(self, Some(&key));
                     } else {
@@ -585,7 +692,7 @@ impl App {
             Action::SetString => {
                 if let Some(key) = self.keyspace.selected_key(self) {
                     // Prefill the seed's current string, when it is short text.
-                    let current = match self.seed.get(&key, self.now_ms).map(|e| &e.value) {
+                    let current = match self.seed.get(&key, self.seed_now_ms).map(|e| &e.value) {
                         Some(crate::engine::keyspace::Value::Str(s)) if s.len() <= 200 => {
                             String::from_utf8(s.clone()).unwrap_or_default()
                         }
@@ -600,7 +707,7 @@ impl App {
             }
             Action::SetTtl => {
                 if let Some(key) = self.keyspace.selected_key(self) {
-                    if self.seed.contains(&key, self.now_ms) {
+                    if self.seed.contains(&key, self.seed_now_ms) {
                         self.prompt(
                             PromptPurpose::SetTtl { key: key.clone() },
                             format!(
@@ -635,9 +742,27 @@ impl App {
             }
             Action::AdvanceClock => self.prompt(
                 PromptPurpose::AdvanceClock,
-                "Advance the sandbox clock by N seconds",
+                "Advance the run clock by N seconds",
                 "60",
             ),
+            Action::ResetClock => {
+                self.set_clock_offset(0);
+                self.status = "run clock reset to the seed's time".into();
+            }
+            Action::KeepState => match self.keep_state.take() {
+                None => {
+                    self.keep_state = Some((self.seed.clone(), self.seed_now_ms));
+                    self.status =
+                        "keep state on: each run starts from the last run's keyspace (K again returns to the seed)"
+                            .into();
+                }
+                Some((seed, seed_now_ms)) => {
+                    self.seed = seed;
+                    self.seed_now_ms = seed_now_ms;
+                    self.set_clock_offset(0);
+                    self.status = "keep state off: runs start from the seed again".into();
+                }
+            },
             Action::ToggleSeedView => super::keyspace::toggle_seed_view(self),
             Action::KeyspaceFocus
             | Action::KeyspaceUp
@@ -662,12 +787,33 @@ impl App {
             | Action::Outdent
             | Action::Zoom
             | Action::ToggleWrap => return super::editing::update(self, action),
+            // Like Open: the debugger's session belongs to this script.
+            Action::NewFile if self.debugger.session.is_some() => {
+                self.status = "stop debugging first (Shift-F5)".into()
+            }
             Action::NewFile => super::file_actions::new_file(self),
             Action::FindNext => {
                 if !self.editor.find_next() {
                     self.status = "no match (Ctrl-F searches)".into();
                 }
             }
+            // Handled by tui/debugger.rs above.
+            Action::ToggleBreakpoint
+            | Action::EditBreakpoint
+            | Action::StepOver
+            | Action::StepInto
+            | Action::StepOut
+            | Action::StepBackLine
+            | Action::ReverseContinue
+            | Action::RunToCursor
+            | Action::StopDebugging
+            | Action::TabDebug
+            | Action::DebugEval
+            | Action::AddWatch
+            | Action::RemoveWatch
+            | Action::BreakOn
+            | Action::NextFrame
+            | Action::PrevFrame => {}
         }
         Vec::new()
     }
@@ -682,13 +828,10 @@ impl App {
         match prompt.purpose {
             PromptPurpose::FilterKeys => self.keyspace.set_filter(input),
             PromptPurpose::AddKey => {
-                if self.now_ms == 0 {
-                    self.now_ms = super::keyspace::wall_clock_ms();
-                }
-                match super::keyspace::parse_add_key(&input, self.now_ms) {
+                match super::keyspace::parse_add_key(&input, self.seed_now_ms) {
                     Ok((name, value)) => {
                         let kind = value.type_name();
-                        let verb = if self.seed.contains(&name, self.now_ms) {
+                        let verb = if self.seed.contains(&name, self.seed_now_ms) {
                             "replaced"
                         } else {
                             "added"
@@ -707,23 +850,22 @@ impl App {
                 self.seed.set_keep_ttl(
                     key.clone(),
                     crate::engine::keyspace::Value::Str(prompt.input.into_bytes()),
-                    self.now_ms,
+                    self.seed_now_ms,
                 );
                 self.status = "string value set in the seed".into();
                 super::keyspace::show_seed(self, Some(&key));
             }
             PromptPurpose::SetTtl { key } => {
-                if self.now_ms == 0 {
-                    self.now_ms = super::keyspace::wall_clock_ms();
-                }
+                // Relative to the seed's time: the TTL each run starts with.
                 match input.parse::<i64>() {
                     Ok(0) => {
                         self.seed.set_expire(&key, None);
                         self.status = "TTL removed in the seed".into();
                         super::keyspace::show_seed(self, Some(&key));
                     }
-                    Ok(secs) if secs > 0 && secs < i64::MAX / 1000 - self.now_ms / 1000 => {
-                        self.seed.set_expire(&key, Some(self.now_ms + secs * 1000));
+                    Ok(secs) if secs > 0 && secs < i64::MAX / 1000 - self.seed_now_ms / 1000 => {
+                        self.seed
+                            .set_expire(&key, Some(self.seed_now_ms + secs * 1000));
                         self.status = format!("TTL {secs} s set in the seed");
                         super::keyspace::show_seed(self, Some(&key));
                     }
@@ -731,10 +873,7 @@ impl App {
                 }
             }
             PromptPurpose::LoadSeed => {
-                if self.now_ms == 0 {
-                    self.now_ms = super::keyspace::wall_clock_ms();
-                }
-                match files::load_seed(std::path::Path::new(&input), self.now_ms) {
+                match files::load_seed(std::path::Path::new(&input), self.seed_now_ms) {
                     Ok(db) => {
                         self.seed = db;
                         self.status = format!("seed loaded from {input}");
@@ -744,15 +883,21 @@ impl App {
                 }
             }
             PromptPurpose::SaveSeed => {
-                match files::save_seed(std::path::Path::new(&input), &self.seed, self.now_ms) {
+                match files::save_seed(std::path::Path::new(&input), &self.seed, self.seed_now_ms) {
                     Ok(()) => self.status = format!("seed saved to {input}"),
                     Err(e) => self.status = e,
                 }
             }
             PromptPurpose::AdvanceClock => match input.parse::<i64>() {
-                Ok(secs) if secs > 0 && secs < i64::MAX / 1_000_000 => {
-                    self.status = format!("clock advanced by {secs} s");
-                    return vec![Effect::AdvanceClock { ms: secs * 1000 }];
+                Ok(secs)
+                    if secs > 0 && secs < i64::MAX / 4_000_000 - self.clock_offset_ms / 1000 =>
+                {
+                    // The seed keeps its keys: a run sees those whose TTL has passed as expired.
+                    self.set_clock_offset(self.clock_offset_ms + secs * 1000);
+                    self.status = format!(
+                        "run clock advanced by {secs} s: {} s after the seed's time (= resets it)",
+                        self.clock_offset_ms / 1000
+                    );
                 }
                 _ => self.status = format!("'{input}' is not a positive number of seconds"),
             },
@@ -772,11 +917,18 @@ impl App {
             PromptPurpose::ScanMatch | PromptPurpose::OpenServerKey => {
                 return super::server::answer_prompt(self, &prompt.purpose, input)
             }
+            PromptPurpose::Breakpoint { .. }
+            | PromptPurpose::DebugEval
+            | PromptPurpose::AddWatch
+            | PromptPurpose::RemoveWatch
+            | PromptPurpose::BreakOn => {
+                return super::debugger::answer_prompt(self, &prompt.purpose, &input)
+            }
         }
         Vec::new()
     }
 
-    fn start_run(&mut self) -> Vec<Effect> {
+    pub(crate) fn start_run(&mut self) -> Vec<Effect> {
         if self.running.is_some() {
             self.status = "a run is already in progress (Esc cancels it)".into();
             return Vec::new();
@@ -794,16 +946,22 @@ impl App {
             argv,
             ..RunRequest::default()
         };
-        self.rerun(request, false)
+        self.rerun(request, Default::default())
     }
 
-    /// Send `request` to the engine (`writes_confirmed`: after the live-write confirmation).
-    fn rerun(&mut self, request: RunRequest, writes_confirmed: bool) -> Vec<Effect> {
+    /// Send `request` to the engine (`consent`: after the live guard asked).
+    fn rerun(
+        &mut self,
+        request: RunRequest,
+        consent: crate::engine::live::guarded::Consent,
+    ) -> Vec<Effect> {
         let id = self.next_run_id;
         self.next_run_id += 1;
         self.running = Some(Running {
             id,
             started: Instant::now(),
+            phase: None,
+            dry_run: None,
         });
         self.step = None;
         self.status = "running…".into();
@@ -812,9 +970,16 @@ impl App {
             request,
             seed: self.seed.clone(),
             busy_threshold_ms: self.config.busy_threshold_ms,
-            writes_confirmed,
+            consent,
             live: self.use_live,
+            clock_ms: self.seed_now_ms + self.clock_offset_ms,
         }]
+    }
+
+    /// Move the run clock to `offset_ms` after the seed's time (the inspector shows TTLs there).
+    fn set_clock_offset(&mut self, offset_ms: i64) {
+        self.clock_offset_ms = offset_ms;
+        self.now_ms = self.seed_now_ms + offset_ms;
     }
 
     pub fn on_engine_event(&mut self, event: EngineEvent) {
@@ -825,9 +990,19 @@ impl App {
                 }
                 self.running = None;
                 self.now_ms = result.now_ms;
+                if self.keep_state.is_some() && !result.live && result.question.is_none() {
+                    // Keep state: the next run starts where this one ended, at this run's time.
+                    self.seed = result.after.clone();
+                    self.seed_now_ms = result.now_ms;
+                    self.clock_offset_ms = 0;
+                }
                 if self.use_live {
                     // The run loaded the traced copy: ask the cache again.
                     self.script_cache = None;
+                }
+                if self.use_live {
+                    // A live run may be the first to meet a server gone away: check at once.
+                    self.connection.check_now();
                 }
                 if result.live {
                     if let Some(server) = self.server.as_mut() {
@@ -841,20 +1016,59 @@ impl App {
                     report.elapsed_ns as f64 / 1e6,
                     report.trace.len()
                 );
+                if report.outcome == crate::engine::report::Outcome::Cancelled && self.use_live {
+                    // evalbench's own words: cancelled before the send, nothing reached the server.
+                    self.status = report
+                        .reply
+                        .to_cli()
+                        .trim_start_matches("(error) ")
+                        .to_string();
+                }
+                if let Some(kill) = &result.kill {
+                    self.status = format!("{}; {kill}", self.status);
+                }
                 self.editor
                     .set_error(report.error_line.map(|line| (line, report.reply.to_cli())));
                 self.trace_list = ListState::default();
-                if result.awaiting_confirmation {
-                    self.status =
-                        "the dry run writes: see Trace and Keyspace; y sends it to the live server"
-                            .into();
-                    self.overlay = Some(Overlay::Confirm(Confirm::LiveWrite(Box::new(
-                        result.request.clone(),
-                    ))));
+                if let Some(question) = &result.question {
+                    self.status = "nothing was sent: the live guard asks first (y/n)".into();
+                    self.overlay = Some(Overlay::Confirm(Confirm::LiveSend(
+                        Box::new(result.request.clone()),
+                        Box::new(question.clone()),
+                    )));
                 }
                 self.last_run = Some(*result);
             }
-            EngineEvent::ClockMoved { now_ms } => self.now_ms = now_ms,
+            EngineEvent::Phase(phase) => self.enter_phase(phase),
+            EngineEvent::Debug(event) => super::debugger::on_event(self, event),
+        }
+    }
+
+    /// A live run moved on: the counter restarts for the phase; the dry run's time is kept.
+    fn enter_phase(&mut self, phase: crate::engine::live::guarded::Phase) {
+        use crate::engine::live::guarded::Phase;
+        let Some(running) = self.running.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        if let Some((Phase::DryRun, since)) = running.phase {
+            running.dry_run = Some(now - since);
+        }
+        if phase != Phase::Idle {
+            running.phase = Some((phase, now));
+        }
+        // Say what Esc does now.
+        match phase {
+            Phase::Copying | Phase::DryRun => {
+                self.status = format!(
+                    "{} in the sandbox first (Esc: nothing is sent)",
+                    phase.label()
+                )
+            }
+            Phase::OnServer => {
+                self.status = "running on the live server (Esc sends SCRIPT KILL)".into()
+            }
+            Phase::Idle => {}
         }
     }
 
@@ -883,6 +1097,10 @@ impl App {
     /// The keyspace as the inspector should show it: the step's snapshot, the run's result, or the seed.
     pub fn shown_keyspace(&self) -> &Db {
         use super::keyspace::Shown;
+        // A debug session: the keyspace at its last stop.
+        if let Some(db) = self.debugger.stopped_keyspace() {
+            return db;
+        }
         match (&self.last_run, self.keyspace.shown(self)) {
             (Some(run), Shown::Step(i)) => {
                 let seq = run.report.trace.get(i).map_or(0, |e| e.seq);
@@ -890,6 +1108,16 @@ impl App {
             }
             (Some(run), Shown::AfterRun) => &run.after,
             _ => &self.seed,
+        }
+    }
+
+    /// The time the shown keyspace's TTLs count from: the run clock for the seed (what the next run
+    /// sees), the run's own time for a run's keyspace (a live run's is the server's).
+    pub fn shown_now_ms(&self) -> i64 {
+        use super::keyspace::Shown;
+        match (&self.last_run, self.keyspace.shown(self)) {
+            (Some(_), Shown::Step(_) | Shown::AfterRun) => self.now_ms,
+            _ => self.seed_now_ms + self.clock_offset_ms,
         }
     }
 
@@ -921,10 +1149,14 @@ impl App {
                 self.keyspace.list.move_by(delta, len);
             }
             Tab::Server => {}
+            Tab::Debug => super::debugger::scroll(self, delta),
         }
     }
 
-    fn select(&mut self) {
+    fn select(&mut self) -> Vec<Effect> {
+        if self.tab == Tab::Debug {
+            return super::debugger::select(self);
+        }
         if self.tab == Tab::Trace {
             if let Some(entry) = self
                 .last_run
@@ -936,6 +1168,7 @@ impl App {
                 self.status = format!("call {} at line {}", entry.seq, line);
             }
         }
+        Vec::new()
     }
 
     fn save(&mut self) {
@@ -954,13 +1187,7 @@ impl App {
         let path = files::expand_home(&path);
         self.editor.path = Some(path.clone());
         let text = self.editor.text();
-        let result = files::save_script(
-            &path,
-            &text,
-            &self.inputs,
-            &self.seed,
-            files::now_ms(self.now_ms),
-        );
+        let result = files::save_script(&path, &text, &self.inputs, &self.seed, self.seed_now_ms);
         match result {
             Ok(sidecar_problem) => {
                 self.editor.modified = false;
@@ -985,10 +1212,11 @@ impl App {
             files::discard_autosave(self.editor.path.as_deref());
         }
         files::release_autosave(self.editor.path.as_deref());
-        let now = files::now_ms(self.now_ms);
+        let now = self.seed_now_ms;
         match files::open_script(&path, now) {
             Ok(opened) => {
                 self.editor = EditorState::new(&opened.text, opened.path.clone());
+                self.debugger.forget_script(); // breakpoints and line counts were the old file's
                 match opened.sidecar {
                     Some(car) => {
                         self.inputs = InputsState::from_lists(&car.keys, &car.argv);
@@ -1001,6 +1229,10 @@ impl App {
                 }
                 self.last_run = None;
                 self.step = None;
+                if self.keep_state.is_some() {
+                    // Keep state goes on from this file's seed (K returns to it).
+                    self.keep_state = Some((self.seed.clone(), self.seed_now_ms));
+                }
                 self.status = match (&opened.path, opened.sidecar_error) {
                     (_, Some(e)) => format!("opened {}; sidecar ignored: {e}", path.display()),
                     (Some(p), None) => format!("opened {}", p.display()),
@@ -1018,6 +1250,7 @@ impl App {
             Err(_) if !path.exists() && path.extension().is_some_and(|e| e == "lua") => {
                 // A new file: an empty buffer that Ctrl-S creates.
                 self.editor = EditorState::new("", Some(path.clone()));
+                self.debugger.forget_script();
                 self.inputs = InputsState::default();
                 self.seed = Db::new();
                 self.last_run = None;
@@ -1070,7 +1303,7 @@ impl App {
         match files::load_autosave(self.editor.path.as_deref()) {
             Some(saved) => {
                 // The seed is not autosaved: take the one of the script's sidecar.
-                let now = files::now_ms(self.now_ms);
+                let now = self.seed_now_ms;
                 self.seed = saved
                     .path
                     .as_deref()
@@ -1078,6 +1311,7 @@ impl App {
                     .and_then(|o| o.sidecar)
                     .map_or_else(Db::new, |car| car.seed);
                 self.editor = EditorState::new(&saved.text, saved.path);
+                self.debugger.forget_script();
                 self.editor.modified = true;
                 let mut inputs = InputsState::default();
                 inputs.keys.insert_str(&saved.keys);

@@ -8,7 +8,26 @@ use super::app::{App, Effect, PromptPurpose};
 /// Above this many bytes a copy stays inside evalbench: terminals drop longer OSC 52 sequences.
 pub const CLIPBOARD_MAX: usize = 100_000;
 
+/// Does `action` change the script's text (refused while debugging)?
+pub fn changes_script(action: Action) -> bool {
+    matches!(
+        action,
+        Action::Undo
+            | Action::Redo
+            | Action::Cut
+            | Action::Paste
+            | Action::ToggleComment
+            | Action::Indent
+            | Action::Outdent
+    )
+}
+
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    // A debug session runs the text it started with: no edits until it ends (tui/debugger.rs).
+    if app.debugger.session.is_some() && changes_script(action) {
+        app.status = super::debugger::EDIT_REFUSED.into();
+        return Vec::new();
+    }
     let editor = &mut app.editor;
     match action {
         Action::Undo if !editor.undo() => app.status = "nothing to undo".into(),

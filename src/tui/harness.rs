@@ -27,7 +27,7 @@ pub struct Harness {
     pub sandbox: Sandbox,
     pub clock: ManualClock,
     pub theme: Theme,
-    /// Every effect carried out so far, by kind ("run", "cancel", "advance_clock", "quit",
+    /// Every effect carried out so far, by kind ("run", "cancel", "quit",
     /// "inspect").
     pub effects: Vec<&'static str>,
     /// With a live server: runs go there (guarded) and the Server tab's requests are answered
@@ -36,6 +36,10 @@ pub struct Harness {
     pub inspector: Option<InspectorCore>,
     /// What copy and cut sent to the system clipboard, in order.
     pub clipboard: Vec<Vec<u8>>,
+    /// The live runs' phase and cancel (no other thread here: nothing cancels them).
+    pub control: crate::engine::live::guarded::RunControl,
+    /// The debugger's engine, on a thread of its own (started by the first debug command).
+    pub debug: Option<super::debug_engine::DebugThread>,
 }
 
 impl Harness {
@@ -49,6 +53,7 @@ impl Harness {
         let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         app.inputs = InputsState::from_lists(&strings(keys), &strings(argv));
         app.now_ms = sandbox.now_ms();
+        app.seed_now_ms = app.now_ms;
         if !seed_json.trim().is_empty() {
             match keyspace_from_json(seed_json, app.now_ms) {
                 Ok(db) => app.seed = db,
@@ -64,6 +69,8 @@ impl Harness {
             live: None,
             inspector: None,
             clipboard: Vec::new(),
+            control: Default::default(),
+            debug: None,
         }
     }
 
@@ -182,13 +189,15 @@ impl Harness {
                     request,
                     seed,
                     busy_threshold_ms,
-                    writes_confirmed,
+                    consent,
                     live,
+                    clock_ms,
                 } => {
                     self.effects.push("run");
+                    self.clock.set_us(clock_ms * 1000);
                     let mut result = match self.live.as_mut().filter(|_| live) {
                         Some(backend) => {
-                            super::worker::run_live(backend, id, request, writes_confirmed)
+                            super::worker::run_live(backend, id, request, &consent, &self.control)
                         }
                         None => {
                             RunResult::run(&mut self.sandbox, id, request, seed, busy_threshold_ms)
@@ -212,17 +221,33 @@ impl Harness {
                     }
                 }
                 Effect::Cancel => self.effects.push("cancel"),
-                Effect::AdvanceClock { ms } => {
-                    self.effects.push("advance_clock");
-                    self.clock.advance_ms(ms);
-                    self.app.on_engine_event(EngineEvent::ClockMoved {
-                        now_ms: self.sandbox.now_ms(),
-                    });
-                }
                 Effect::Quit => self.effects.push("quit"),
                 Effect::Clipboard(bytes) => {
                     self.effects.push("clipboard");
                     self.clipboard.push(bytes);
+                }
+                Effect::Debug(command) => {
+                    self.effects.push("debug");
+                    let clock = self.clock.clone();
+                    let thread = self
+                        .debug
+                        .get_or_insert_with(|| super::debug_engine::DebugThread::start(clock));
+                    thread.send(command);
+                    // Wait for the engine's answer: the next stop or the end of the run.
+                    let events = match thread.answer() {
+                        Ok(events) => events,
+                        Err(e) => panic!("{e}"),
+                    };
+                    for event in events {
+                        let event = match event {
+                            EngineEvent::Finished(mut result) => {
+                                pin_timings(&mut result.report);
+                                EngineEvent::Finished(result)
+                            }
+                            other => other,
+                        };
+                        self.app.on_engine_event(event);
+                    }
                 }
             }
         }

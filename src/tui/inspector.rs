@@ -43,6 +43,8 @@ pub enum InspectRequest {
     ScriptExists { script: Vec<u8> },
     /// SCRIPT LOAD the script and its traced copy.
     ScriptLoad { script: Vec<u8> },
+    /// Is the server there? (the status bar's connection state)
+    Ping,
 }
 
 /// Whether the server's script cache holds the user's script (what an application's EVALSHA
@@ -88,6 +90,10 @@ pub enum InspectEvent {
     },
     ScriptLoaded {
         sha: String,
+    },
+    /// The answer to a Ping: None when the server answered, else what went wrong.
+    Health {
+        error: Option<String>,
     },
     /// A request failed; `what` names it ("scan", "page of 'k'", ...).
     Failed {
@@ -211,6 +217,13 @@ impl InspectorCore {
                     Err(e) => failed("SCRIPT EXISTS", e),
                 }]
             }
+            InspectRequest::Ping => vec![InspectEvent::Health {
+                error: match self.live.command(&[b"PING"]) {
+                    // BUSY or LOADING is a server that answers.
+                    Ok(_) => None,
+                    Err(e) => Some(e.to_string()),
+                },
+            }],
             InspectRequest::ScriptLoad { script } => {
                 let (sha, _) = shas(&script);
                 let mut texts = vec![script.clone()];

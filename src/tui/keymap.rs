@@ -19,16 +19,19 @@ pub enum Context {
     Editor,
     /// An overlay (help, picker, prompt).
     Overlay,
+    /// The Debug tab when focused (tui/debugger.rs).
+    Debug,
 }
 
 impl Context {
     /// In the order of the help overlay and the README key table.
-    pub const ALL: [Context; 6] = [
+    pub const ALL: [Context; 7] = [
         Context::Global,
         Context::Editor,
         Context::Panes,
         Context::Keyspace,
         Context::Server,
+        Context::Debug,
         Context::Overlay,
     ];
 
@@ -41,6 +44,7 @@ impl Context {
             Context::Server => "server",
             Context::Editor => "editor",
             Context::Overlay => "overlay",
+            Context::Debug => "debug",
         }
     }
 
@@ -52,6 +56,7 @@ impl Context {
             Context::Server => "Server (live keyspace)",
             Context::Editor => "Editor",
             Context::Overlay => "Overlays",
+            Context::Debug => "Debug",
         }
     }
 }
@@ -66,9 +71,22 @@ pub struct Binding {
 const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<F5>", Action::Run),
     (Context::Global, "<C-r>", Action::Run),
-    (Context::Global, "<F10>", Action::StepForward),
-    (Context::Global, "<S-F10>", Action::StepBack),
-    (Context::Global, "<F9>", Action::StepBack),
+    // The debugger's F-keys, as in VS Code and Visual Studio (tui/debugger.rs).
+    (Context::Global, "<F9>", Action::ToggleBreakpoint),
+    (Context::Global, "<S-F9>", Action::EditBreakpoint),
+    (Context::Global, "<F10>", Action::StepOver),
+    (Context::Global, "<F11>", Action::StepInto),
+    (Context::Global, "<S-F11>", Action::StepOut),
+    (Context::Global, "<S-F10>", Action::StepBackLine),
+    (Context::Global, "<A-F5>", Action::ReverseContinue),
+    (Context::Global, "<C-F10>", Action::RunToCursor),
+    (Context::Global, "<S-F5>", Action::StopDebugging),
+    (Context::Global, "<A-6>", Action::TabDebug),
+    // Stepping through the last run's redis.call (F10 / S-F10 before the debugger).
+    (Context::Global, "<A-Right>", Action::StepForward),
+    (Context::Global, "<A-Left>", Action::StepBack),
+    (Context::Panes, "]", Action::StepForward),
+    (Context::Panes, "[", Action::StepBack),
     (Context::Global, "<F1>", Action::Help),
     (Context::Global, "<C-q>", Action::Quit),
     (Context::Global, "<C-s>", Action::Save),
@@ -107,6 +125,8 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Keyspace, "w", Action::SaveSeed),
     (Context::Keyspace, "r", Action::ResetSeed),
     (Context::Keyspace, "+", Action::AdvanceClock),
+    (Context::Keyspace, "=", Action::ResetClock),
+    (Context::Keyspace, "K", Action::KeepState),
     (Context::Keyspace, "v", Action::ToggleSeedView),
     (Context::Keyspace, "<Enter>", Action::KeyspaceFocus),
     (Context::Keyspace, "<Up>", Action::KeyspaceUp),
@@ -132,6 +152,12 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Server, "<PageDown>", Action::KeyspacePageDown),
     (Context::Server, "<Home>", Action::KeyspaceTop),
     (Context::Server, "<End>", Action::KeyspaceBottom),
+    (Context::Debug, "e", Action::DebugEval),
+    (Context::Debug, "w", Action::AddWatch),
+    (Context::Debug, "W", Action::RemoveWatch),
+    (Context::Debug, "b", Action::BreakOn),
+    (Context::Debug, "]", Action::NextFrame),
+    (Context::Debug, "[", Action::PrevFrame),
     (Context::Editor, "<C-f>", Action::Find),
     (Context::Editor, "<F3>", Action::FindNext),
     (Context::Editor, "<C-z>", Action::Undo),

@@ -41,6 +41,8 @@ pub enum Shown {
     AfterRun,
     /// Index into the trace.
     Step(usize),
+    /// At the debugger's stop (tui/debugger.rs).
+    Debug,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +113,9 @@ impl KeyspaceView {
 
     /// Which keyspace is shown: the seed when chosen (or before any run), else the step or the run.
     pub fn shown(&self, app: &App) -> Shown {
+        if app.debugger.stopped_keyspace().is_some() {
+            return Shown::Debug;
+        }
         match &app.last_run {
             None => Shown::Seed,
             Some(run) if self.seed_view_at == Some((run.id, app.step)) => Shown::Seed,
@@ -120,6 +125,11 @@ impl KeyspaceView {
 
     /// The (before, after) keyspaces whose differences are highlighted in the list.
     pub fn compared<'a>(&self, app: &'a App) -> Option<(&'a Db, &'a Db)> {
+        if let (Some(seed), Some(at)) =
+            (app.debugger.session_seed(), app.debugger.stopped_keyspace())
+        {
+            return Some((seed, at)); // what the debugged run changed up to its stop
+        }
         let run = app.last_run.as_ref()?;
         match self.shown(app) {
             Shown::Seed => None,
@@ -128,13 +138,14 @@ impl KeyspaceView {
                 let seq = run.report.trace.get(i).map_or(0, |e| e.seq);
                 Some((db_at(run, seq.saturating_sub(1)), db_at(run, seq)))
             }
+            Shown::Debug => None,
         }
     }
 
     /// The rows of the key list: the shown keys plus the keys the change removed, filtered, in
     /// byte order.
     pub fn rows<'a>(&self, app: &'a App) -> Vec<KeyRow<'a>> {
-        let now = app.now_ms;
+        let now = app.shown_now_ms();
         let db = app.shown_keyspace();
         let compared = self.compared(app);
         let changes = compared

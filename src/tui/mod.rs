@@ -5,6 +5,10 @@
 pub mod action;
 pub mod app;
 pub mod config;
+/// The live connection's state in the status bar (issue 11).
+pub mod connection;
+pub mod debug_engine;
+pub mod debugger;
 pub mod editing;
 pub mod editor;
 pub mod file_actions;
@@ -47,7 +51,7 @@ const ANSWER_WINDOW: Duration = Duration::from_secs(2);
 
 /// Carry out effects against the worker and the live inspector; true when a request went to the
 /// inspector.
-fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -> bool {
+pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -> bool {
     let mut inspected = false;
     for effect in effects {
         match effect {
@@ -56,15 +60,17 @@ fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -
                 request,
                 seed,
                 busy_threshold_ms,
-                writes_confirmed,
+                consent,
                 live,
+                clock_ms,
             } => worker.send(EngineCommand::Run {
                 id,
                 request,
                 seed,
                 busy_threshold_ms,
-                writes_confirmed,
+                consent,
                 live,
+                clock_ms,
             }),
             Effect::Inspect(request) => {
                 if let Some(inspector) = inspector {
@@ -73,7 +79,6 @@ fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -
                 }
             }
             Effect::Cancel => worker.cancel(),
-            Effect::AdvanceClock { ms } => worker.send(EngineCommand::AdvanceClock { ms }),
             Effect::Quit => {}
             // Copy/cut to the system clipboard: one OSC 52 write.
             Effect::Clipboard(bytes) => {
@@ -82,6 +87,7 @@ fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector>) -
                 let _ = out.write_all(editing::osc52(&bytes).as_bytes());
                 let _ = out.flush();
             }
+            Effect::Debug(command) => worker.debug(command),
         }
     }
     inspected
@@ -113,6 +119,9 @@ pub fn build_app(options: &TuiOptions) -> App {
             match files::open_script(&source, now) {
                 Ok(opened) => {
                     let mut app = App::new(&opened.text, opened.path.clone(), config);
+                    // The sidecar's TTLs were read relative to `now`: the seed's time.
+                    app.seed_now_ms = now;
+                    app.now_ms = now;
                     if let Some(car) = opened.sidecar {
                         app.inputs = inputs::InputsState::from_lists(&car.keys, &car.argv);
                         app.seed = car.seed;
@@ -199,7 +208,9 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
             terminal.draw(|frame| ui::draw(frame, &app, &theme))?;
             // Tick faster while a script runs (spinner, elapsed counter) or the server answers.
             let awaiting = answer_due.is_some_and(|due| Instant::now() < due);
-            let timeout = if app.running.is_some() || app.inspecting() || awaiting {
+            // (A script paused in the debugger waits for the user: no fast tick.)
+            let running = app.running.is_some() && app.debugger.paused_line().is_none();
+            let timeout = if running || app.inspecting() || awaiting {
                 Duration::from_millis(50)
             } else {
                 Duration::from_millis(500)

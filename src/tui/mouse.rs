@@ -89,6 +89,7 @@ pub fn on_mouse(app: &mut App, event: MouseEvent) -> Vec<Effect> {
                     Tab::Keyspace => Action::TabKeyspace,
                     Tab::Warnings => Action::TabWarnings,
                     Tab::Server => Action::TabServer,
+                    Tab::Debug => Action::TabDebug,
                 };
                 return app.update(action);
             }

@@ -3,9 +3,10 @@
 
 use crate::engine::clock::ManualClock;
 use crate::engine::keyspace::Db;
-use crate::engine::live::copy::{copy_keys, CopyLimits};
-use crate::engine::live::guard::{dry_run, explain_with_dry_run};
-use crate::engine::live::{LiveBackend, WriteMode};
+use crate::engine::live::guarded::{
+    guarded_run, kill_running, CancelAction, Consent, Phase, Question, RunControl,
+};
+use crate::engine::live::LiveBackend;
 use crate::engine::{RunReport, RunRequest, Sandbox};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -19,18 +20,19 @@ pub enum EngineCommand {
         request: RunRequest,
         seed: Db,
         busy_threshold_ms: u64,
-        /// On a live server: the user confirmed writes (no dry run).
-        writes_confirmed: bool,
+        /// On a live server: what the user agreed to after the guard asked (nothing: dry-run first).
+        consent: Consent,
         /// Run on the live server (when there is one) rather than in the sandbox.
         live: bool,
-    },
-    /// Move the sandbox clock forward.
-    AdvanceClock {
-        ms: i64,
+        /// The sandbox clock for this run (Unix ms): the seed's time plus the clock offset (seed
+        /// TTLs count from the run's start, whatever the wall clock says).
+        clock_ms: i64,
     },
     /// SCRIPT FLUSH.
     Flush,
     Stop,
+    /// A debug session (tui/debug_engine.rs): runs to its end, answering the debug channel.
+    Debug(Box<super::debug_engine::StartDebug>),
 }
 
 /// A finished run with the keyspace before and after it.
@@ -42,11 +44,16 @@ pub struct RunResult {
     pub after: Db,
     /// Unix ms of the sandbox clock after the run (for TTLs).
     pub now_ms: i64,
-    /// Live: the dry run writes; the user may confirm to send it with writes allowed.
-    pub awaiting_confirmation: bool,
+    /// Live: nothing was sent; the guard asks for consent (the dry run writes, was slow or did not
+    /// complete, or none was possible).
+    pub question: Option<Question>,
     /// The report is the live server's (its trace has no per-call times: a script has no clock
     /// fine enough); false for the sandbox and for a dry run held back.
     pub live: bool,
+    /// Live: how long the dry run took (None: none ran).
+    pub dry_run_ns: Option<u64>,
+    /// Live: what SCRIPT KILL answered when the user cancelled the script on the server.
+    pub kill: Option<String>,
 }
 
 impl RunResult {
@@ -70,98 +77,74 @@ impl RunResult {
             before: seed,
             after,
             now_ms: sandbox.now_ms(),
-            awaiting_confirmation: false,
+            question: None,
             live: false,
+            dry_run_ns: None,
+            kill: None,
         }
     }
 }
 
 pub enum EngineEvent {
     Finished(Box<RunResult>),
-    ClockMoved { now_ms: i64 },
+    /// A live run entered a phase (the running counter separates the dry run from the server).
+    Phase(Phase),
+    /// A stop, a console line or the end of a debug session.
+    Debug(super::debug_engine::DebugEvent),
 }
 
 pub struct Worker {
     commands: Sender<EngineCommand>,
     pub events: Receiver<EngineEvent>,
     cancel: Arc<AtomicBool>,
-    /// The live server, to send SCRIPT KILL from another connection when the user cancels.
-    live_target: Option<crate::engine::live::Target>,
-    /// The KEYS of the live run in progress (None between runs): on a cluster SCRIPT KILL goes to the
-    /// node serving them, and with no run in progress none is sent (a cluster run without keys would
-    /// ask every master, stopping other clients' scripts).
-    running_keys: Arc<Mutex<Option<Vec<Vec<u8>>>>>,
+    /// The live server, to send SCRIPT KILL from another connection when the user cancels, and
+    /// whether it is a cluster.
+    live_target: Option<(crate::engine::live::Target, bool)>,
+    /// The phase of the live run in progress: a cancel before the send stops it (nothing is sent),
+    /// after it sends SCRIPT KILL (on a cluster to the node serving its KEYS; with no run in
+    /// progress none is sent: a cluster run without keys would ask every master).
+    control: Arc<RunControl>,
     thread: Option<std::thread::JoinHandle<()>>,
     /// Disconnects when the engine thread ends.
     ended: Receiver<()>,
+    /// Commands to a paused debug session; dropped first on quit, which aborts it.
+    debug: Option<Sender<super::debug_engine::DebugCommand>>,
 }
 
 /// How long quitting waits for a cancelled run to stop before leaving the engine thread behind.
 pub const QUIT_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// A live run from the workbench: read-only for now. The script is first dry-run in the sandbox on a
-/// copy of its declared keys; if it would write, nothing is sent and the dry run is shown (its trace and
-/// keyspace diff) with the refusal; otherwise it runs as EVAL_RO, traced.
+/// A live run from the workbench, behind the guard (`engine::live::guarded`): dry-run in the sandbox
+/// on a copy of the declared keys first, sent to the server only when the dry run raises no concern
+/// or the user consented. `control` tells the phase and cancels (it is `begin`-ed here).
 pub fn run_live(
     live: &mut LiveBackend,
     id: u64,
     request: RunRequest,
-    writes_confirmed: bool,
+    consent: &Consent,
+    control: &RunControl,
 ) -> RunResult {
     let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
-    let result = |request, report, before: Db, after, awaiting_confirmation| RunResult {
+    control.begin(&request.keys);
+    let run = guarded_run(live, &request, consent, control, now);
+    // The answer of a SCRIPT KILL sent while the script ran, in words (it comes from another thread).
+    let kill = control.kill_answer(KILL_ANSWER_WAIT);
+    RunResult {
         id,
         request,
-        report,
-        before,
-        after,
+        report: run.report,
+        before: run.before,
+        after: run.after,
         now_ms: now,
-        awaiting_confirmation,
-        live: false,
-    };
-    let (protocol, threshold) = (live.protocol(), live.server.busy_threshold_ms);
-    let sha = crate::engine::script::sha1_hex(&request.script);
-    let refused = |message: String| RunReport::refused(sha.clone(), message, protocol, threshold);
-    let dry = match dry_run(live, &request, now) {
-        Ok(dry) => dry,
-        Err(e) => {
-            let report = refused(format!("evalbench: not sent: {e}"));
-            return result(request, report, Db::new(), Db::new(), false);
-        }
-    };
-    let replica = live.server.is_replica();
-    let send_writes = writes_confirmed && !replica;
-    if !dry.writes.is_empty() && !send_writes {
-        let mut report = dry.report;
-        report.reply = crate::engine::Reply::Error(format!(
-            "evalbench: not sent to the live server: a dry run in the sandbox on a copy of KEYS writes ({}){} (the trace and keyspace diff are the dry run's)",
-            dry.writes.join("; "),
-            if replica { "; the server is a replica, writes are refused" } else { "; confirm to send it with writes allowed" }
-        ));
-        report.outcome = crate::engine::report::Outcome::Refused;
-        return result(request, report, dry.before, dry.after, !replica);
-    }
-    let mode = if send_writes {
-        WriteMode::Allowed
-    } else {
-        WriteMode::ReadOnly
-    };
-    match live.run(&request, mode) {
-        Ok(mut report) => {
-            explain_with_dry_run(&mut report, &dry.report);
-            let mut after = Db::new();
-            let _ = copy_keys(live, &request.keys, &mut after, &CopyLimits::default(), now);
-            RunResult {
-                live: true,
-                ..result(request, report, dry.before, after, false)
-            }
-        }
-        Err(e) => {
-            let report = refused(format!("evalbench: {e}"));
-            result(request, report, dry.before.clone(), dry.before, false)
-        }
+        question: run.question,
+        live: run.sent,
+        dry_run_ns: run.dry_run_ns,
+        kill,
     }
 }
+
+/// How long a finished live run waits for the answer of the SCRIPT KILL sent while it ran.
+const KILL_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl Worker {
     pub fn start() -> Worker {
@@ -175,13 +158,19 @@ impl Worker {
 
     /// As `start_with`, the sandbox's memory budget in bytes given.
     pub fn start_with_budget(mut live: Option<LiveBackend>, memory_limit: usize) -> Worker {
-        let live_target = live.as_ref().map(|l| l.target.clone());
-        let running_keys = Arc::new(Mutex::new(None));
-        let keys_of_run = running_keys.clone();
+        let live_target = live.as_ref().map(|l| (l.target.clone(), l.server.cluster));
         let (commands, command_rx) = channel::<EngineCommand>();
         let (event_tx, events) = channel::<EngineEvent>();
+        let phases = Mutex::new(event_tx.clone());
+        let control = Arc::new(RunControl::with_observer(move |phase| {
+            if let Ok(tx) = phases.lock() {
+                let _ = tx.send(EngineEvent::Phase(phase));
+            }
+        }));
+        let run_control = control.clone();
         let (cancel_tx, cancel_rx) = channel();
         let (ended_tx, ended) = channel::<()>();
+        let (debug, debug_rx) = channel::<super::debug_engine::DebugCommand>();
         let thread = std::thread::Builder::new()
             .name("evalbench-engine".into())
             .stack_size(256 << 20)
@@ -192,20 +181,12 @@ impl Worker {
                     .duration_since(UNIX_EPOCH)
                     .map(|d| d.as_micros() as i64)
                     .unwrap_or(0);
-                // A manual clock that follows real time between runs, so TTLs tick and "advance" works.
+                // A manual clock each run sets to its start (the App's seed time plus its offset).
                 let clock = ManualClock::new(start_us);
                 let mut sandbox = Sandbox::with_clock(Box::new(clock.clone()));
                 sandbox.config.snapshots = true;
                 sandbox.config.memory_limit = memory_limit;
                 let _ = cancel_tx.send(sandbox.cancel_handle());
-                let mut offset_us = 0i64;
-                let sync = |offset: i64| {
-                    let now = SystemTime::now()
-                        .duration_since(UNIX_EPOCH)
-                        .map(|d| d.as_micros() as i64)
-                        .unwrap_or(0);
-                    clock.set_us(now + offset);
-                };
                 while let Ok(command) = command_rx.recv() {
                     match command {
                         EngineCommand::Run {
@@ -213,22 +194,13 @@ impl Worker {
                             request,
                             seed,
                             busy_threshold_ms,
-                            writes_confirmed,
+                            consent,
                             live: on_live,
+                            clock_ms,
                         } => {
-                            sync(offset_us);
+                            clock.set_us(clock_ms.saturating_mul(1000));
                             let result = match live.as_mut().filter(|_| on_live) {
-                                Some(live) => {
-                                    let set = |keys: Option<Vec<Vec<u8>>>| {
-                                        if let Ok(mut running) = keys_of_run.lock() {
-                                            *running = keys;
-                                        }
-                                    };
-                                    set(Some(request.keys.clone()));
-                                    let result = run_live(live, id, request, writes_confirmed);
-                                    set(None);
-                                    result
-                                }
+                                Some(live) => run_live(live, id, request, &consent, &run_control),
                                 None => RunResult::run(
                                     &mut sandbox,
                                     id,
@@ -244,14 +216,22 @@ impl Worker {
                                 break;
                             }
                         }
-                        EngineCommand::AdvanceClock { ms } => {
-                            offset_us += ms * 1000;
-                            sync(offset_us);
-                            let _ = event_tx.send(EngineEvent::ClockMoved {
-                                now_ms: sandbox.now_ms(),
-                            });
-                        }
                         EngineCommand::Flush => sandbox.script_flush(),
+                        EngineCommand::Debug(start) => {
+                            clock.set_us(start.clock_ms.saturating_mul(1000));
+                            let result = super::debug_engine::run(
+                                &mut sandbox,
+                                *start,
+                                &debug_rx,
+                                &event_tx,
+                            );
+                            if event_tx
+                                .send(EngineEvent::Finished(Box::new(result)))
+                                .is_err()
+                            {
+                                break;
+                            }
+                        }
                         EngineCommand::Stop => break,
                     }
                 }
@@ -263,9 +243,24 @@ impl Worker {
             events,
             cancel,
             live_target,
-            running_keys,
+            control,
             thread: Some(thread),
             ended,
+            debug: Some(debug),
+        }
+    }
+
+    /// A debugger command: a session starts on the engine thread, the others go to it.
+    pub fn debug(&self, command: super::debug_engine::DebugCommand) {
+        match command {
+            super::debug_engine::DebugCommand::Start(start) => {
+                self.send(EngineCommand::Debug(start))
+            }
+            other => {
+                if let Some(debug) = &self.debug {
+                    let _ = debug.send(other);
+                }
+            }
         }
     }
 
@@ -273,17 +268,40 @@ impl Worker {
         let _ = self.commands.send(command);
     }
 
-    /// Stop the running script (Esc).
+    /// Stop the running script (Esc). In the sandbox: its stop flag. On a live server, before the
+    /// script reached it (copying keys, the dry run): nothing is sent. Once there: SCRIPT KILL from a
+    /// second connection, again while the server answers NOTBUSY and the script is still on its
+    /// way; its answer comes with the run's result. SCRIPT KILL only stops a script that has not
+    /// written (UNKILLABLE otherwise); evalbench never escalates to SHUTDOWN NOSAVE.
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
-        // A live script runs on the server: while one is in progress, ask it to stop from a second
-        // connection (on a cluster, to the node serving its keys). SCRIPT KILL only stops a script
-        // that has not written yet (the server answers UNKILLABLE otherwise); evalbench never
-        // escalates to SHUTDOWN NOSAVE.
-        let keys = self.running_keys.lock().ok().and_then(|k| k.clone());
-        if let (Some(target), Some(keys)) = (self.live_target.clone(), keys) {
-            std::thread::spawn(move || crate::engine::live::script_kill_for(&target, &keys));
+        if let (CancelAction::Kill { keys, generation }, Some((target, cluster))) =
+            (self.control.cancel(), self.live_target.clone())
+        {
+            let control = self.control.clone();
+            std::thread::spawn(move || {
+                let answer = kill_running(&target, &control, &keys, generation, cluster);
+                control.set_kill_answer(generation, answer);
+            });
         }
+    }
+
+    /// The next finished run within `timeout`, other events skipped (tests and scripts driving the
+    /// worker without an App).
+    pub fn next_result(&self, timeout: std::time::Duration) -> Option<Box<RunResult>> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.events.recv_timeout(left).ok()? {
+                EngineEvent::Finished(result) => return Some(result),
+                _ => continue,
+            }
+        }
+    }
+
+    /// The phase of the live run in progress (Idle between runs and in the sandbox).
+    pub fn live_phase(&self) -> Phase {
+        self.control.phase()
     }
 }
 
@@ -292,6 +310,8 @@ impl Drop for Worker {
     /// (it ends with the process). A script can keep the thread busy where no stop check runs (one
     /// long C call that does not allocate, or a live server that does not answer).
     fn drop(&mut self) {
+        // A paused debug session sees its channel close and aborts.
+        self.debug.take();
         self.cancel();
         let _ = self.commands.send(EngineCommand::Stop);
         let wait = if self.live_target.is_some() {

@@ -105,6 +105,31 @@ impl RedisServer {
         })
     }
 
+    /// Stop the server, as a crash or a restart would (tests of a server that goes away).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Start a server again on the same port (without `start_with`'s extra arguments) and wait for
+    /// it to answer.
+    pub fn restart(&mut self) {
+        self.stop();
+        let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        self.child = Command::new(&binary)
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("restart redis-server");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.try_connect().is_err() {
+            assert!(Instant::now() < deadline, "the restarted server answers");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn connect(&self) -> Conn {
         self.try_connect()
             .expect("connect to the test redis-server")

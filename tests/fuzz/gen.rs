@@ -210,6 +210,20 @@ const BIG_INTS: &[&str] = &[
     "-9223372036854775808",
     "99999999999999999999",
 ];
+const BIT_OFFSETS: &[&str] = &[
+    "0",
+    "1",
+    "7",
+    "8",
+    "15",
+    "63",
+    "100",
+    "-1",
+    "x",
+    "4294967296",
+];
+const BITFIELD_TYPES: &[&str] = &["u1", "u8", "i8", "i5", "u63", "i64", "u64", "i0", "x"];
+const BITFIELD_OFFSETS: &[&str] = &["0", "3", "#1", "#2", "100", "-1", "#x", "#"];
 const COUNTS: &[&str] = &["0", "1", "2", "3", "5", "100", "-1"];
 const FLOATS: &[&str] = &[
     "0",
@@ -337,6 +351,28 @@ const TEMPLATES: &[(&str, Fam, Norm)] = &[
     ("SETRANGE k off v", Fam::Str, Norm::None),
     ("STRLEN k", Fam::Str, Norm::None),
     ("SUBSTR k i i", Fam::Str, Norm::None),
+    // bitmaps (issue 13)
+    ("SETBIT k bo bit", Fam::Str, Norm::None),
+    ("GETBIT k bo", Fam::Str, Norm::None),
+    ("BITCOUNT k [i i [BYTE | BIT]]", Fam::Str, Norm::None),
+    ("BITPOS k bit [i [i [BYTE | BIT]]]", Fam::Str, Norm::None),
+    ("BITOP {AND | OR | XOR} k (k)+", Fam::Str, Norm::None),
+    ("BITOP NOT k k", Fam::Str, Norm::None),
+    (
+        "BITFIELD k (GET bft bfo | SET bft bfo i | INCRBY bft bfo i | OVERFLOW {WRAP | SAT | FAIL})+",
+        Fam::Str,
+        Norm::None,
+    ),
+    ("BITFIELD_RO k (GET bft bfo)+", Fam::Str, Norm::None),
+    // hyperloglog (issue 13)
+    ("PFADD k (v)+", Fam::Str, Norm::None),
+    ("PFADD k", Fam::Str, Norm::None),
+    ("PFCOUNT (k)+", Fam::Str, Norm::None),
+    ("PFMERGE k (k)+", Fam::Str, Norm::None),
+    // sort (issue 13); no BY/GET patterns: ties between equal BY values follow each side's
+    // set order
+    ("SORT k [LIMIT i n] [ASC | DESC] [ALPHA] [STORE k]", Fam::List, Norm::None),
+    ("SORT_RO k [LIMIT i n] [ASC | DESC] [ALPHA]", Fam::List, Norm::None),
     // hashes
     ("HDEL k (f)+", Fam::Hash, Norm::None),
     ("HEXISTS k f", Fam::Hash, Norm::None),
@@ -695,6 +731,19 @@ impl<S: Src> Gen<'_, S> {
                     .to_vec(),
             ),
             "n" => Arg::Bytes(self.src.pick(COUNTS).as_bytes().to_vec()),
+            // Bitmap arguments (issue 13): offsets stay small so no run builds a huge string.
+            "bo" => Arg::Bytes(self.src.pick(BIT_OFFSETS).as_bytes().to_vec()),
+            "bit" => Arg::Bytes(
+                self.src
+                    .pick(&["0", "1", "2", "-1", "x"])
+                    .as_bytes()
+                    .to_vec(),
+            ),
+            "bft" => {
+                let t = *self.src.pick(BITFIELD_TYPES);
+                self.c_string(t)
+            }
+            "bfo" => Arg::Bytes(self.src.pick(BITFIELD_OFFSETS).as_bytes().to_vec()),
             "x" => Arg::Bytes(self.src.pick(FLOATS).as_bytes().to_vec()),
             "sc" => {
                 let b = *self.src.pick(SCORE_BOUNDS);

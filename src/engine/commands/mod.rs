@@ -9,11 +9,15 @@ pub mod number;
 mod redis_commands;
 pub mod table;
 
+mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
 mod generic;
 mod hashes;
+mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
+mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)
 mod server;
 mod sets;
+mod sort; // SORT SORT_RO (issue 13)
 mod streams;
 mod strings;
 mod zsets;
@@ -154,6 +158,10 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
     generic::COMMANDS
         .iter()
         .chain(strings::COMMANDS)
+        .chain(bitmaps::COMMANDS) // issue 13
+        .chain(memory::COMMANDS) // issue 13
+        .chain(hyperloglog::COMMANDS) // issue 13
+        .chain(sort::COMMANDS) // issue 13
         .chain(hashes::COMMANDS)
         .chain(lists::COMMANDS)
         .chain(sets::COMMANDS)
@@ -313,15 +321,19 @@ pub fn lookup(name: &str) -> Option<&'static Resolved> {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 8] = [
+    let families: [(&str, &[Command]); 12] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
+        ("bitmaps", bitmaps::COMMANDS),         // issue 13
+        ("hyperloglog", hyperloglog::COMMANDS), // issue 13
+        ("sort", sort::COMMANDS),               // issue 13
         ("hashes", hashes::COMMANDS),
         ("lists", lists::COMMANDS),
         ("sets", sets::COMMANDS),
         ("sorted sets", zsets::COMMANDS),
         ("streams", streams::COMMANDS),
         ("server", server::COMMANDS),
+        ("memory", memory::COMMANDS), // issue 13
     ];
     families
         .into_iter()

@@ -1298,7 +1298,7 @@ fn zrandmember(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 }
 
 /// How a listpack stores a score (`d2string`): integral values print as integers.
-fn d2string(v: f64) -> String {
+pub(super) fn d2string(v: f64) -> String {
     if v.is_finite() && v.fract() == 0.0 && v.abs() <= (i64::MAX / 2) as f64 {
         return (v as i64).to_string();
     }

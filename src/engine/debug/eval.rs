@@ -2,7 +2,7 @@
 //!
 //! The code runs in a fresh coroutine (so the count hook can stop a runaway even when the stop
 //! is inside a hook), with an environment whose reads see a snapshot of the frame's locals and
-//! upvalues, then the globals. It must not change the run: Redis writes are refused, reads are
+//! upvalues, then the globals, tables as deep copies. It must not change the run: Redis writes are refused, reads are
 //! not traced, and everything a run carries (RNG states, cjson settings, RESP version, database,
 //! trace and log lengths) is put back afterwards.
 
@@ -64,25 +64,124 @@ unsafe fn compile(l: L, code: &str) -> Result<(), String> {
     unreachable!()
 }
 
+/// The most table entries one variable's copy may hold (an eval of a larger table is refused).
+pub(crate) const COPY_LIMIT: usize = 100_000;
+
+/// Is the table at `idx` a read-only proxy of the sandbox (a library table: nothing to copy)?
+unsafe fn is_readonly_proxy(l: L, idx: c_int) -> bool {
+    ffi::lua_pushlightuserdata(
+        l,
+        &raw::READONLY_REGISTRY_KEY as *const u8 as *mut std::ffi::c_void,
+    );
+    ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+    let proxy = ffi::lua_type(l, -1) == ffi::LUA_TTABLE && {
+        ffi::lua_pushvalue(l, idx);
+        ffi::lua_rawget(l, -2);
+        let found = ffi::lua_type(l, -1) != ffi::LUA_TNIL;
+        ffi::lua_pop(l, 1);
+        found
+    };
+    ffi::lua_pop(l, 1);
+    proxy
+}
+
+/// Push the copy of the value at `idx` (absolute): a table not seen yet gets a new table (with the
+/// same metatable), recorded in `seen` and queued to be filled; anything else is pushed as is.
+unsafe fn push_copy_of(l: L, idx: c_int, seen: c_int, queue: c_int, queued: &mut i64) {
+    if ffi::lua_type(l, idx) != ffi::LUA_TTABLE || is_readonly_proxy(l, idx) {
+        ffi::lua_pushvalue(l, idx);
+        return;
+    }
+    ffi::lua_pushvalue(l, idx);
+    ffi::lua_rawget(l, seen);
+    if ffi::lua_type(l, -1) != ffi::LUA_TNIL {
+        return;
+    }
+    ffi::lua_pop(l, 1);
+    ffi::lua_newtable(l);
+    if ffi::lua_getmetatable(l, idx) != 0 {
+        ffi::lua_setmetatable(l, -2);
+    }
+    ffi::lua_pushvalue(l, idx);
+    ffi::lua_pushvalue(l, -2);
+    ffi::lua_rawset(l, seen);
+    *queued += 1;
+    ffi::lua_pushvalue(l, idx);
+    ffi::lua_rawseti(l, queue, *queued as _);
+}
+
+/// Replace the table on top of the stack by its deep copy (cycles and sharing kept through `seen`,
+/// shared by every copy of one eval); iterative, so a deep structure cannot overflow the C stack.
+/// Err when the copy would exceed COPY_LIMIT entries (the top is then left as it was).
+unsafe fn deep_copy_top(l: L, seen: c_int) -> Result<(), ()> {
+    if ffi::lua_checkstack(l, 12) == 0 {
+        return Err(());
+    }
+    let orig = ffi::lua_gettop(l);
+    ffi::lua_newtable(l);
+    let queue = ffi::lua_gettop(l);
+    let mut queued = 0i64;
+    push_copy_of(l, orig, seen, queue, &mut queued);
+    let mut done = 0i64;
+    let mut entries = 0usize;
+    while done < queued {
+        done += 1;
+        ffi::lua_rawgeti(l, queue, done as _);
+        let o = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, o);
+        ffi::lua_rawget(l, seen);
+        let c = ffi::lua_gettop(l);
+        ffi::lua_pushnil(l);
+        while ffi::lua_next(l, o) != 0 {
+            entries += 1;
+            if entries > COPY_LIMIT {
+                ffi::lua_settop(l, orig);
+                return Err(());
+            }
+            let (k, v) = (ffi::lua_gettop(l) - 1, ffi::lua_gettop(l));
+            push_copy_of(l, k, seen, queue, &mut queued);
+            push_copy_of(l, v, seen, queue, &mut queued);
+            ffi::lua_rawset(l, c);
+            ffi::lua_pop(l, 1);
+        }
+        ffi::lua_settop(l, o - 1);
+    }
+    // Stack: orig, queue, copy.
+    ffi::lua_replace(l, orig);
+    ffi::lua_settop(l, orig);
+    Ok(())
+}
+
 /// __index of an eval's environment: the frame's snapshot (upvalue 1), names bound to nil
-/// (upvalue 2), then the script's globals.
+/// (upvalue 2), then the script's globals. Tables come as copies (upvalue 3: original -> copy, for
+/// this eval), so an eval never changes the run; library tables are read-only proxies, kept.
 unsafe extern "C-unwind" fn env_index(l: L) -> c_int {
     ffi::lua_settop(l, 2);
     ffi::lua_pushvalue(l, 2);
     ffi::lua_rawget(l, ffi::lua_upvalueindex(1));
-    if ffi::lua_type(l, -1) != ffi::LUA_TNIL {
-        return 1;
+    if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
+        ffi::lua_pop(l, 1);
+        ffi::lua_pushvalue(l, 2);
+        ffi::lua_rawget(l, ffi::lua_upvalueindex(2));
+        if ffi::lua_toboolean(l, -1) != 0 {
+            ffi::lua_pushnil(l);
+            return 1;
+        }
+        ffi::lua_pop(l, 1);
+        ffi::lua_pushvalue(l, 2);
+        ffi::lua_gettable(l, ffi::LUA_GLOBALSINDEX);
     }
-    ffi::lua_pop(l, 1);
-    ffi::lua_pushvalue(l, 2);
-    ffi::lua_rawget(l, ffi::lua_upvalueindex(2));
-    if ffi::lua_toboolean(l, -1) != 0 {
-        ffi::lua_pushnil(l);
-        return 1;
+    if ffi::lua_type(l, -1) == ffi::LUA_TTABLE
+        && deep_copy_top(l, ffi::lua_upvalueindex(3)).is_err()
+    {
+        {
+            // Owned strings end here: lua_error does not return.
+            let name = String::from_utf8_lossy(raw::to_bytes(l, 2).unwrap_or(b"?")).into_owned();
+            let msg = format!("evalbench: eval works on copies of the tables it reads, and '{name}' holds over {COPY_LIMIT} entries (see it with p)");
+            raw::push_bytes(l, msg.as_bytes());
+        }
+        ffi::lua_error(l);
     }
-    ffi::lua_pop(l, 1);
-    ffi::lua_pushvalue(l, 2);
-    ffi::lua_gettable(l, ffi::LUA_GLOBALSINDEX);
     1
 }
 
@@ -123,7 +222,8 @@ unsafe fn push_env(l: L, level: c_int) {
     ffi::lua_newtable(l); // metatable
     ffi::lua_pushvalue(l, values);
     ffi::lua_pushvalue(l, nils);
-    ffi::lua_pushcclosure(l, env_index, 2);
+    ffi::lua_newtable(l); // original table -> its copy, for this eval
+    ffi::lua_pushcclosure(l, env_index, 3);
     ffi::lua_setfield(l, -2, c"__index".as_ptr());
     ffi::lua_setmetatable(l, -4);
     ffi::lua_pop(l, 2);

@@ -153,6 +153,8 @@ pub struct DebugRun {
     snapshot: Option<Snapshot>,
     /// Compiled conditions (registry refs) by breakpoint id and text.
     pub(crate) conditions: Vec<(u32, String, c_int)>,
+    /// `abort` answered at an error stop: the run ends with LDB's abort error, not the script's.
+    aborted_at_error: bool,
 }
 
 impl DebugRun {
@@ -171,6 +173,7 @@ impl DebugRun {
             event: 0,
             mode: Mode::Live,
             step: Step::None,
+            aborted_at_error: false,
             start_pending: false,
             break_next_line: false,
             temp_line: None,
@@ -260,6 +263,10 @@ impl DebugRun {
         self.live_since = Some(now);
         let core = self.core();
         core.run.deadline = self.threshold.map(|t| now + t.saturating_sub(self.active));
+        // The trace's times and the first write's count the script's time only, not time stopped.
+        if let Some(started) = now.checked_sub(self.active) {
+            core.run.started = started;
+        }
     }
 
     fn pause_clock(&mut self) {
@@ -360,6 +367,17 @@ pub(crate) fn call_script(
                     line: None,
                 });
             }
+            // Aborted at an error stop: LDB's abort error, at the line that raised.
+            _ if run.aborted_at_error => match result {
+                Err(ScriptError::Table { source, line, .. }) => {
+                    break Err(ScriptError::Table {
+                        err: Some(ABORT_TEXT.as_bytes().to_vec()),
+                        source,
+                        line,
+                    })
+                }
+                other => break other,
+            },
             _ => break result,
         }
     };
@@ -707,11 +725,12 @@ pub(crate) unsafe extern "C-unwind" fn on_script_error(l: L) -> c_int {
     if ffi::lua_getstack(l, level, &mut ar) == 0 {
         return 0;
     }
-    // The error ends the script whatever the answer: a rewind is applied after it, an abort
-    // keeps the script's own error.
+    // The error ends the script whatever the answer: a rewind is applied after it; an abort
+    // replaces the script's error with LDB's when the run ends (the handler goes on as usual).
     stop(run, l, level, StopReason::Error { message });
     if run.pending == Some(Pending::Abort) {
         run.pending = None;
+        run.aborted_at_error = true;
     }
     0
 }

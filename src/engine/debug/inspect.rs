@@ -377,6 +377,20 @@ impl Stop<'_> {
         })
     }
 
+    /// Does the frame's function take varargs? Lua 5.1 has no API to read them (they sit below the
+    /// frame's base, out of lua_getlocal's reach), so front ends say they are not visible.
+    pub fn hidden_varargs(&self, frame: usize) -> bool {
+        let Ok(level) = self.level_of(frame) else {
+            return false;
+        };
+        unsafe {
+            let mut ar: ffi::lua_Debug = std::mem::zeroed();
+            ffi::lua_getstack(self.l, level, &mut ar);
+            ffi::lua_getinfo(self.l, c"S".as_ptr(), &mut ar);
+            ar.linedefined > 0 && self.run.session().is_vararg_function(ar.linedefined as u32)
+        }
+    }
+
     /// The script's call stack, innermost first.
     pub fn stack(&self) -> Vec<Frame> {
         let session = self.run.session();

@@ -5,14 +5,19 @@ use crate::engine::lua::raw;
 use mlua::ffi;
 use std::ffi::{c_int, c_void};
 
-/// Per line (index = line number): can a line event happen there. Err: Lua's compile message
-/// and its line.
-pub fn code_lines(body: &[u8]) -> Result<Vec<bool>, (String, Option<u32>)> {
+/// Lua's compile message and its line.
+pub type CompileError = (String, Option<u32>);
+
+/// Per line (index = line number): can a line event happen there; and the first lines of the
+/// functions that take varargs (`...`; the main chunk's, always empty in a script, left out).
+/// Err: Lua's compile message and its line.
+pub fn code_lines(body: &[u8]) -> Result<(Vec<bool>, Vec<u32>), CompileError> {
     let dump = unsafe { compile_and_dump(body)? };
     let mut lines = Vec::new();
     let mut reader = Reader {
         bytes: &dump,
         pos: 12,
+        vararg_functions: Vec::new(),
     };
     reader.function(&mut lines).ok_or_else(|| {
         (
@@ -20,7 +25,7 @@ pub fn code_lines(body: &[u8]) -> Result<Vec<bool>, (String, Option<u32>)> {
             None,
         )
     })?;
-    Ok(lines)
+    Ok((lines, reader.vararg_functions))
 }
 
 unsafe extern "C-unwind" fn writer(
@@ -65,6 +70,7 @@ unsafe fn compile_and_dump(body: &[u8]) -> Result<Vec<u8>, (String, Option<u32>)
 struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
+    vararg_functions: Vec<u32>,
 }
 
 impl Reader<'_> {
@@ -87,7 +93,12 @@ impl Reader<'_> {
     }
     fn function(&mut self, lines: &mut Vec<bool>) -> Option<()> {
         self.string()?;
-        self.take(4 + 4 + 4)?; // linedefined, lastlinedefined, nups/params/vararg/maxstack
+        let defined = self.int()?;
+        self.take(4)?; // lastlinedefined
+        let header = self.take(4)?; // nups, numparams, is_vararg, maxstacksize
+        if header[2] != 0 && defined > 0 {
+            self.vararg_functions.push(defined as u32);
+        }
         let code = self.int()?;
         self.take(code.checked_mul(4)?)?;
         let constants = self.int()?;

@@ -127,6 +127,8 @@ pub struct DebugSession {
     pub maxlen: usize,
     /// Per line: does it hold code (index = line number).
     code_lines: Vec<bool>,
+    /// First lines of the functions taking `...` (their varargs cannot be read in Lua 5.1).
+    vararg_functions: Vec<u32>,
     source: Vec<String>,
     next_id: u32,
 }
@@ -158,7 +160,7 @@ impl DebugSession {
             }
             Err(text) => return Err((text, None)),
         };
-        let code_lines = lines::code_lines(&body)?;
+        let (code_lines, vararg_functions) = lines::code_lines(&body)?;
         let text = String::from_utf8_lossy(script);
         let text = text.strip_suffix('\n').unwrap_or(&text);
         let source = text
@@ -174,6 +176,7 @@ impl DebugSession {
             coverage: false,
             maxlen: 256,
             code_lines,
+            vararg_functions,
             source,
             next_id: 1,
         })
@@ -188,6 +191,11 @@ impl DebugSession {
 
     pub fn line_count(&self) -> u32 {
         self.source.len() as u32
+    }
+
+    /// Does the function defined at `line` take varargs (`...`)?
+    pub fn is_vararg_function(&self, line: u32) -> bool {
+        self.vararg_functions.contains(&line)
     }
 
     /// Does `line` hold code (can the script stop there)?

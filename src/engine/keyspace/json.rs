@@ -37,6 +37,11 @@ pub fn keyspace_from_json(text: &str, now_ms: i64) -> Result<Db, KeyspaceJsonErr
             .unwrap_or_default()
             .to_string(),
     })?;
+    keyspace_from_json_value(&root, now_ms)
+}
+
+/// Parse a seed keyspace already read as a JSON value (a test file's TOML table, converted).
+pub fn keyspace_from_json_value(root: &Json, now_ms: i64) -> Result<Db, KeyspaceJsonError> {
     let Json::Object(map) = root else {
         return Err(KeyspaceJsonError::Syntax {
             line: 1,
@@ -46,8 +51,8 @@ pub fn keyspace_from_json(text: &str, now_ms: i64) -> Result<Db, KeyspaceJsonErr
     };
     let mut db = Db::new();
     for (key_text, spec) in map {
-        let key = decode_key(&key_text);
-        let entry = entry_from_json(&key_text, &spec, now_ms)?;
+        let key = decode_key(key_text);
+        let entry = entry_from_json(key_text, spec, now_ms)?;
         db.insert_entry(key, entry);
     }
     Ok(db)

@@ -9,7 +9,7 @@ pub mod zset;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
-pub use json::{keyspace_from_json, keyspace_to_json, KeyspaceJsonError};
+pub use json::{keyspace_from_json, keyspace_from_json_value, keyspace_to_json, KeyspaceJsonError};
 pub use set::SetValue;
 pub use stream::{StreamId, StreamValue};
 pub use zset::ZSetValue;
@@ -206,6 +206,11 @@ impl Db {
         }) {
             self.entries.remove(key);
         }
+    }
+
+    /// The entry of `key` even past its expiry (MEMORY USAGE reads the table as it is).
+    pub fn entry_mut_any(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.entries.get_mut(key)
     }
 
     pub fn raw_entries(&self) -> &FxHashMap<Vec<u8>, Entry> {

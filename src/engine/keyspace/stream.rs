@@ -115,6 +115,24 @@ impl StreamValue {
         self.entries.is_empty()
     }
 
+    /// `lpBytes` of each listpack node in ID order, and the node count of the radix tree that
+    /// indexes them by master ID (for MEMORY USAGE).
+    pub fn node_layout(&mut self) -> (Vec<u64>, usize) {
+        self.sync_nodes();
+        let bytes = self.nodes.values().map(|n| n.bytes).collect();
+        let keys: Vec<[u8; 16]> = self
+            .nodes
+            .keys()
+            .map(|id| {
+                let mut k = [0u8; 16];
+                k[..8].copy_from_slice(&id.ms.to_be_bytes());
+                k[8..].copy_from_slice(&id.seq.to_be_bytes());
+                k
+            })
+            .collect();
+        (bytes, rax_node_count(&keys))
+    }
+
     fn sync_nodes(&mut self) {
         if self.nodes_live == self.entries.len() {
             return;
@@ -284,6 +302,39 @@ fn lp_entry(len: u64) -> u64 {
     len + backlen
 }
 
+/// Nodes of a radix tree (`rax.c`) holding these sorted, distinct, equal-length keys: the root,
+/// each child of a branching point, and each key or branching point ending a compressed chain.
+fn rax_node_count(keys: &[[u8; 16]]) -> usize {
+    if keys.is_empty() {
+        return 1;
+    }
+    // Children of the trie node shared by keys[lo..hi] at `depth`: runs of equal bytes.
+    fn walk(keys: &[[u8; 16]], depth: usize, parent_branches: bool) -> usize {
+        if depth == 16 {
+            // A key: its own node unless it is the child of a branch (counted there already).
+            return usize::from(!parent_branches);
+        }
+        let mut runs = Vec::new();
+        let mut start = 0;
+        for i in 1..=keys.len() {
+            if i == keys.len() || keys[i][depth] != keys[start][depth] {
+                runs.push(&keys[start..i]);
+                start = i;
+            }
+        }
+        let branches = runs.len() > 1;
+        // A branching node ending a chain is a node of its own; the children of a branch are too.
+        let own = usize::from(branches && !parent_branches);
+        let children: usize = runs
+            .iter()
+            .map(|run| usize::from(branches) + walk(run, depth + 1, branches))
+            .sum();
+        own + children
+    }
+    // The root is always a node (compressed or branching).
+    1 + walk(keys, 0, true)
+}
+
 fn lp_int(v: i64) -> u64 {
     let enc = match v {
         0..=127 => 1,
@@ -297,7 +348,7 @@ fn lp_int(v: i64) -> u64 {
 }
 
 /// A string element: stored as an integer when it is one by `string2ll` rules.
-fn lp_str(s: &[u8]) -> u64 {
+pub fn lp_str(s: &[u8]) -> u64 {
     if s.len() < 21 {
         if let Some(v) = string2ll(s) {
             return lp_int(v);

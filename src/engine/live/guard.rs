@@ -2,10 +2,13 @@
 //! keys, and list the writes it would make.
 
 use super::copy::{copy_keys, CopyError, CopyLimits};
+use super::guarded::{Cancelled, Phase};
 use super::LiveBackend;
 use crate::engine::keyspace::Db;
 use crate::engine::report::{Warning, WarningKind};
 use crate::engine::{RunReport, RunRequest, Sandbox};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 pub struct DryRun {
     pub report: RunReport,
@@ -21,6 +24,23 @@ pub fn dry_run(
     request: &RunRequest,
     now_ms: i64,
 ) -> Result<DryRun, CopyError> {
+    let dry = dry_run_with(live, request, now_ms, &|_| Ok(()), &mut |_| {})?;
+    Ok(dry.expect("a dry run without a control is never cancelled"))
+}
+
+/// `dry_run` that a `RunControl` can cancel: `enter` is told each phase (Copying, DryRun) and
+/// refuses when the run was cancelled (then Ok(None): nothing more is done); `watch` receives the
+/// sandbox's stop flag before the script starts.
+pub fn dry_run_with(
+    live: &mut LiveBackend,
+    request: &RunRequest,
+    now_ms: i64,
+    enter: &dyn Fn(Phase) -> Result<(), Cancelled>,
+    watch: &mut dyn FnMut(Arc<AtomicBool>),
+) -> Result<Option<DryRun>, CopyError> {
+    if enter(Phase::Copying).is_err() {
+        return Ok(None);
+    }
     let mut before = Db::new();
     copy_keys(
         live,
@@ -29,7 +49,11 @@ pub fn dry_run(
         &CopyLimits::default(),
         now_ms,
     )?;
+    if enter(Phase::DryRun).is_err() {
+        return Ok(None);
+    }
     let mut sandbox = Sandbox::new();
+    watch(sandbox.cancel_handle());
     // A runaway stops in the dry run where the server would call it busy.
     sandbox.config.busy_threshold_ms = live.server.busy_threshold_ms;
     sandbox.set_db0(before.clone());
@@ -50,12 +74,12 @@ pub fn dry_run(
             format!("line {}: {}", t.line, command.join(" "))
         })
         .collect();
-    Ok(DryRun {
+    Ok(Some(DryRun {
         report,
         before,
         after: sandbox.keyspace().db(0).clone(),
         writes,
-    })
+    }))
 }
 
 /// The server sends only the converted reply. When the live run replied as its dry run did, the dry

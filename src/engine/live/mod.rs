@@ -3,8 +3,12 @@
 
 pub mod copy;
 pub mod guard;
+/// The whole guarded run with its phases and cancel (issue 11).
+pub mod guarded;
 pub mod inspect;
 pub mod instrument;
+/// Redis's own Lua debugger (SCRIPT DEBUG) driven on its own connection.
+pub mod ldb;
 pub mod profile;
 
 use crate::engine::reply::{Protocol, Reply};
@@ -879,6 +883,15 @@ impl LiveBackend {
                 });
             }
         }
+        // The server's compile error, marked at its line as the sandbox's is.
+        let error_line = error_line.or_else(|| {
+            let probe = RunReport::refused(String::new(), String::new(), self.protocol, 0);
+            RunReport {
+                reply: reply.clone(),
+                ..probe
+            }
+            .compile_error_line()
+        });
         warnings.extend(lint::warnings(
             &request.keys,
             &trace,
@@ -974,7 +987,7 @@ fn kill(con: &mut redis::Connection, target: &Target) -> Result<Reply, LiveError
 
 /// What SCRIPT KILL answered, for a message: "sent SCRIPT KILL: OK (...)". On a cluster, the node that
 /// ran the script (the one not answering NOTBUSY) is named.
-fn describe_kill(answers: Result<KillAnswers, LiveError>, cluster: bool) -> String {
+pub fn describe_kill(answers: Result<KillAnswers, LiveError>, cluster: bool) -> String {
     let answers = match answers {
         Ok(answers) if !answers.is_empty() => answers,
         Ok(_) => return "SCRIPT KILL was not sent (no node to ask)".into(),
@@ -999,7 +1012,7 @@ fn describe_kill(answers: Result<KillAnswers, LiveError>, cluster: bool) -> Stri
             "sent SCRIPT KILL{to}: NOTBUSY (the script had ended by then; its reply was not read)"
         ),
         Ok(Reply::Error(e)) if e.starts_with("UNKILLABLE") => format!(
-            "sent SCRIPT KILL{to}: UNKILLABLE: the script has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE)"
+            "sent SCRIPT KILL{to}: UNKILLABLE: the script has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE); wait for it, or have an administrator run SHUTDOWN NOSAVE, which loses the writes since the last save"
         ),
         Ok(other) => format!(
             "sent SCRIPT KILL{to}: {}",
@@ -1214,6 +1227,14 @@ fn time_left(deadline: Instant, target: &Target) -> Result<Duration, LiveError> 
 /// A connection set up (TCP, TLS, AUTH or HELLO, SELECT) by `deadline`, its read timeout the time
 /// left. The crate waits its timeout once per command of its setup pipeline, so it gets one command
 /// at most: no CLIENT SETINFO (Redis 7.0 does not know it), and SELECT is sent here.
+/// A plain connection to the target (the LDB session needs one of its own: it reads replies as they come).
+pub(crate) fn open_single(target: &Target) -> Result<redis::Connection, LiveError> {
+    let con = open_until(target, Instant::now() + target.connect_timeout)?;
+    con.set_read_timeout(target.read_timeout)
+        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    Ok(con)
+}
+
 fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, LiveError> {
     // rustls needs a process-wide crypto provider; installing it twice is harmless.
     let _ = rustls::crypto::ring::default_provider().install_default();

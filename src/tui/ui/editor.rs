@@ -32,9 +32,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     );
     let mut outer = block(&title, focused, theme);
     // The error also goes on the bottom border: the line may be off screen or too long.
+    // Once the buffer changed after the run, its marker is dimmed and labelled stale.
+    let stale = app.run_is_stale();
     if let Some((line, message)) = &editor.error {
-        let text = format!(" ✗ line {line}: {} ", display_safe(message));
-        outer = outer.title_bottom(Line::styled(text, theme.error));
+        let (label, style) = if stale {
+            (" (stale: edited since the run)", theme.line_number)
+        } else {
+            ("", theme.error)
+        };
+        let text = format!(" ✗ line {line}{label}: {} ", display_safe(message));
+        outer = outer.title_bottom(Line::styled(text, style));
     }
     let inner = outer.inner(area);
     frame.render_widget(outer, area);
@@ -50,7 +57,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // The stored offset follows the cursor on each key; recompute in case the pane was resized.
     let mut top = follow(editor.scroll, cur_row, height).min(lines.len().saturating_sub(1));
     let number_width = lines.len().to_string().len().max(3);
-    let gutter = (number_width + 1) as u16;
+    // The debugger's marks and line counts (ui/debug.rs): no columns until it is used.
+    let sha = editor.sha1();
+    let debug_width = super::debug::gutter_width(app, &sha);
+    let gutter = (number_width + 1 + debug_width) as u16;
     let text_width = inner.width.saturating_sub(gutter) as usize;
     // Horizontal scroll: keep the cursor's column on screen (escapes take several cells); with
     // wrapping, long lines continue on the next rows instead.
@@ -125,14 +135,20 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             if row == cur_row {
                 line_style = line_style.patch(theme.current_line);
             }
-            if is_error {
+            if is_error && !stale {
                 line_style = line_style.patch(theme.error_line);
+            }
+            // The line the debugger stopped at (ui/debug.rs).
+            if let Some(stopped) = super::debug::stopped_line_style(app, row as u32 + 1, theme) {
+                line_style = line_style.patch(stopped);
             }
             let row_rect = Rect::new(inner.x, y, inner.width, 1);
             buf.set_style(row_rect, line_style);
 
-            // Gutter: the number, in the error colour on the error line.
-            let number_style = if is_error {
+            // Gutter: the number, in the error colour on the error line (dimmed once stale).
+            let number_style = if is_error && stale {
+                theme.line_number.add_modifier(Modifier::DIM)
+            } else if is_error {
                 theme.error.add_modifier(Modifier::BOLD)
             } else if row == cur_row {
                 theme
@@ -142,13 +158,34 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             } else {
                 theme.line_number
             };
-            // A continuation row of a wrapped line has no number.
+            // A continuation row of a wrapped line has no number (nor debugger marks).
             let number = if segment == 0 {
                 format!("{:>number_width$} ", row + 1)
             } else {
                 format!("{:>number_width$} ", "↪")
             };
-            buf.set_stringn(inner.x, y, &number, gutter as usize, number_style);
+            let mut number_x = inner.x;
+            if debug_width > 0 {
+                // [mark][number] [count ]
+                number_x = inner.x + 1;
+                if segment == 0 {
+                    let marks = super::debug::gutter_spans(app, &sha, row as u32 + 1, theme);
+                    let mut x = inner.x;
+                    for (i, span) in marks.iter().enumerate() {
+                        if i == 1 {
+                            x = inner.x + 1 + number_width as u16 + 1;
+                        }
+                        buf.set_span(x, y, span, gutter.saturating_sub(x - inner.x));
+                    }
+                }
+            }
+            buf.set_stringn(
+                number_x,
+                y,
+                &number,
+                (number_width + 1).min(inner.width as usize),
+                number_style,
+            );
 
             let matches: Vec<Range<usize>> = search
                 .map(|re| re.find_iter(text).map(|m| m.range()).collect())
@@ -178,19 +215,26 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             let x = inner.x + gutter;
             buf.set_line(x, y, &styled, text_width as u16);
 
-            // The error message after the error line's text.
+            // The error message after the error line's text (dimmed, labelled stale, once the
+            // buffer changed since the run).
             if let Some((_, message)) = error.filter(|_| is_error && last_segment) {
                 let room = text_width.saturating_sub(used + 2);
                 if room > 0 {
-                    let message = format!("◀ {}", display_safe(message));
+                    let (message, style) = if stale {
+                        (
+                            format!("◀ (stale) {}", display_safe(message)),
+                            line_style
+                                .patch(theme.line_number)
+                                .add_modifier(Modifier::DIM),
+                        )
+                    } else {
+                        (
+                            format!("◀ {}", display_safe(message)),
+                            line_style.patch(theme.error),
+                        )
+                    };
                     used += 2;
-                    buf.set_stringn(
-                        x + used as u16,
-                        y,
-                        message,
-                        room,
-                        line_style.patch(theme.error),
-                    );
+                    buf.set_stringn(x + used as u16, y, message, room, style);
                 }
             }
         }

@@ -64,6 +64,10 @@ fn draw_list(
             let n = app.last_run.as_ref().map_or(0, |r| r.report.trace.len());
             format!("at step {}/{n}", i + 1)
         }
+        Shown::Debug => {
+            let line = app.debugger.stop().map_or(0, |s| s.line);
+            format!("at the debugger's stop, line {line}")
+        }
     };
     let mut title = format!("Keys · {mode} ({})", rows.len());
     if !view.filter.is_empty() {
@@ -77,6 +81,7 @@ fn draw_list(
     }
     let hint = match shown {
         Shown::Seed => " edits apply to this seed · Enter: value ",
+        Shown::Debug => " +added ~changed -removed since the start of the debugged run ",
         _ if app.step.is_some() => " ~ changed by this step · edits go to the seed (v) ",
         _ => " +added ~changed -removed · edits go to the seed (v) ",
     };
@@ -99,7 +104,7 @@ fn draw_list(
                 Cell::from(mark),
                 Cell::from(keyspace::text(r.key)),
                 Cell::from(r.entry.value.type_name()),
-                Cell::from(ttl_text(r.entry.expire_at_ms, app.now_ms)),
+                Cell::from(ttl_text(r.entry.expire_at_ms, app.shown_now_ms())),
                 Cell::from(r.entry.value.size().to_string()),
             ])
             .style(change_style(r.change, theme))
@@ -230,7 +235,7 @@ fn draw_value(
     let title = format!(
         "Value · {} · {}{}",
         fit(&keyspace::text(row.key), 30),
-        describe(row.entry, app.now_ms),
+        describe(row.entry, app.shown_now_ms()),
         range(start, shown, total)
     );
     let hint = if focused {
@@ -284,8 +289,10 @@ mod tests {
             before: seed,
             after: sandbox.keyspace().db(0).clone(),
             now_ms: app.now_ms,
-            awaiting_confirmation: false,
+            question: None,
             live: false,
+            dry_run_ns: None,
+            kill: None,
         });
         app.update(Action::TabKeyspace);
         app

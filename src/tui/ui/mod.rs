@@ -1,5 +1,6 @@
 //! Drawing: `draw(frame, &app)` only reads the state.
 
+mod debug;
 mod editor;
 mod help;
 mod inputs;
@@ -90,27 +91,27 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
             draw_prompt(frame, area, &prompt.title, &prompt.input, style, theme)
         }
         Some(Overlay::Confirm(confirm)) => {
-            let text = match confirm {
+            let text: String = match confirm {
                 super::app::Confirm::QuitUnsaved => {
-                    "The script has unsaved changes. Quit anyway? (y/n)"
+                    "The script has unsaved changes. Quit anyway? (y/n)".into()
                 }
                 super::app::Confirm::Recover => {
                     "Unsaved changes to this script from an earlier session were autosaved. r recovers them, d discards them."
+                        .into()
                 }
                 super::app::Confirm::OpenUnsaved(_) => {
-                    "The script has unsaved changes. Open the other file anyway? (y/n)"
+                    "The script has unsaved changes. Open the other file anyway? (y/n)".into()
                 }
                 super::app::Confirm::NewUnsaved => {
-                    "The script has unsaved changes. Start a new one anyway? (y/n)"
+                    "The script has unsaved changes. Start a new one anyway? (y/n)".into()
                 }
                 super::app::Confirm::Overwrite(_) => {
-                    "That file exists. Replace it with this script? (y/n)"
+                    "That file exists. Replace it with this script? (y/n)".into()
                 }
-                super::app::Confirm::LiveWrite(_) => {
-                    "A dry run in the sandbox shows this script WRITES (see Trace and Keyspace). Send it to the live server with writes allowed? (y/n)"
-                }
+                // The live guard's question: as tall as its text needs.
+                super::app::Confirm::LiveSend(_, question) => question.text(),
             };
-            draw_prompt(frame, area, "Confirm", text, Style::default(), theme)
+            draw_prompt(frame, area, "Confirm", &text, Style::default(), theme)
         }
         None => {}
     }
@@ -165,11 +166,15 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let tabs = app.tabs();
     let titles: Vec<Line> = tabs
         .iter()
-        .enumerate()
-        .map(|(i, t)| {
+        .map(|t| {
+            // The number of the tab's Alt key (the Server tab shows only with a live server).
+            let i = Tab::ALL.iter().position(|x| x == t).unwrap_or(0);
             let mut label = format!("{} {}", i + 1, t.title());
             if *t == Tab::Warnings {
-                let n = app.last_run.as_ref().map_or(0, |r| r.report.warnings.len());
+                let n = app
+                    .last_run
+                    .as_ref()
+                    .map_or(0, |r| panes::listed_warnings(&r.report).len());
                 if n > 0 {
                     label.push_str(&format!(" ({n})"));
                 }
@@ -209,6 +214,7 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Tab::Keyspace => keyspace::draw(frame, content, app, theme, focused),
         Tab::Warnings => panes::draw_warnings(frame, content, app, theme, focused),
         Tab::Server => server::draw(frame, content, app, theme, focused),
+        Tab::Debug => debug::draw(frame, content, app, theme, focused),
     }
 }
 
@@ -257,7 +263,10 @@ fn draw_prompt(
     input_style: Style,
     theme: &Theme,
 ) {
-    let rect = centered(area, 70, 5);
+    // Taller for a long message (the live guard's question), at least 5 rows as before.
+    let width = 70.min(area.width).max(3);
+    let rows = input.chars().count() as u16 / (width - 2).max(1) + 1;
+    let rect = centered(area, 70, (rows + 2).max(5));
     frame.render_widget(Clear, rect);
     // A typed or pasted path, or a message quoting one.
     let text = vec![Line::from(vec![

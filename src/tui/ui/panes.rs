@@ -83,7 +83,16 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
     let table = Table::new(rows, widths)
         .header(header)
         .row_highlight_style(theme.selected)
-        .block(block("Trace", focused, theme));
+        .block(block(
+            // Its lines may no longer match the buffer's.
+            if app.run_is_stale() {
+                "Trace (stale: edited since the run)"
+            } else {
+                "Trace"
+            },
+            focused,
+            theme,
+        ));
     let mut state = TableState::default().with_selected(Some(
         app.trace_list.selected.min(trace.len().saturating_sub(1)),
     ));
@@ -206,23 +215,41 @@ pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
     frame.render_widget(paragraph.scroll((app.reply_scroll.min(max), 0)), area);
 }
 
-pub fn draw_warnings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
-    let lines: Vec<Line> = match &app.last_run {
-        None => vec![Line::from("No run yet.")],
-        Some(run) if run.report.warnings.is_empty() => vec![Line::from("No warnings.")],
-        Some(run) => run
-            .report
+/// What the Warnings tab lists: a compile error first (it is marked at its line in the editor
+/// too), then the run's warnings, each as (kind, line, message).
+pub fn listed_warnings(report: &crate::engine::RunReport) -> Vec<(&'static str, u32, String)> {
+    let mut out = Vec::new();
+    if let Some(line) = report.compile_error_line() {
+        out.push(("compile-error", line, report.reply.to_cli()));
+    }
+    out.extend(
+        report
             .warnings
             .iter()
-            .map(|w| {
-                let at = if w.line > 0 {
-                    format!("line {}: ", w.line)
+            .map(|w| (w.kind.name(), w.line, w.message.clone())),
+    );
+    out
+}
+
+pub fn draw_warnings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
+    let listed = app
+        .last_run
+        .as_ref()
+        .map(|run| listed_warnings(&run.report));
+    let lines: Vec<Line> = match &listed {
+        None => vec![Line::from("No run yet.")],
+        Some(listed) if listed.is_empty() => vec![Line::from("No warnings.")],
+        Some(listed) => listed
+            .iter()
+            .map(|(kind, line, message)| {
+                let at = if *line > 0 {
+                    format!("line {line}: ")
                 } else {
                     String::new()
                 };
                 Line::from(vec![
-                    Span::styled(format!("[{}] ", w.kind.name()), theme.warning),
-                    Span::raw(format!("{at}{}", display_safe(&w.message))),
+                    Span::styled(format!("[{kind}] "), theme.warning),
+                    Span::raw(format!("{at}{}", display_safe(message))),
                 ])
             })
             .collect(),

@@ -17,20 +17,28 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let threshold = app.config.busy_threshold_ms;
     // Elapsed time against the busy threshold as a bar: a full bar means the script was stopped.
     let fraction = match (&app.running, &app.last_run) {
+        (Some(_), _) if threshold > 0 && app.debugger.stop().is_some() => {
+            app.debugger.stop().map_or(0, |s| s.active_ns) as f64 / 1e6 / threshold as f64
+        }
+        // A live run: the time of the phase it is in (the dry run, then the server's).
         (Some(r), _) if threshold > 0 => {
-            r.started.elapsed().as_secs_f64() * 1000.0 / threshold as f64
+            let since = r.phase.map_or(r.started, |(_, since)| since);
+            since.elapsed().as_secs_f64() * 1000.0 / threshold as f64
         }
         (None, Some(run)) => run.report.threshold_ratio(),
         _ => 0.0,
     };
     let filled = ((fraction.clamp(0.0, 1.0) * 10.0).round() as usize).min(10);
     let bar = format!("[{}{}]", "█".repeat(filled), "░".repeat(10 - filled));
+    let debug_stop = app.debugger.stop().filter(|_| app.running.is_some());
     let gauge = match (&app.running, &app.last_run) {
-        (Some(r), _) => format!(
-            "running {:.1} s / {} ms",
-            r.started.elapsed().as_secs_f64(),
+        // Debugging: the script's own time (stops excluded), as the busy threshold counts it.
+        (Some(_), _) if debug_stop.is_some() => format!(
+            "debug {:.3} ms / {} ms",
+            debug_stop.map_or(0, |s| s.active_ns) as f64 / 1e6,
             threshold
         ),
+        (Some(r), _) => running_gauge(r, threshold),
         (None, Some(run)) => {
             let gauge = format!(
                 "{:.3} ms / {} ms ({:.2}%)",
@@ -39,8 +47,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 run.report.threshold_ratio() * 100.0
             );
             // A live run: server time against the threshold, then the client's round trip.
-            match run.report.round_trip_ns {
+            let gauge = match run.report.round_trip_ns {
                 Some(rt) => format!("{gauge} rtt {:.3} ms", rt as f64 / 1e6),
+                None => gauge,
+            };
+            match run.dry_run_ns {
+                Some(dry) => format!("{gauge} · dry run {:.3} ms", dry as f64 / 1e6),
                 None => gauge,
             }
         }
@@ -56,7 +68,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let first = Line::from(vec![
         Span::styled(
             format!(" {} ", display_safe(&app.backend_label())),
-            theme.header,
+            // A server gone away stands out until it is back.
+            if app.connection.lost.is_some() {
+                theme.error
+            } else {
+                theme.header
+            },
         ),
         Span::styled(
             bar,
@@ -108,9 +125,44 @@ fn cache_mark(app: &App, sha: &str) -> &'static str {
     }
 }
 
+/// The counter of a run in progress; a live run's names its phase, and once on the server also how
+/// long the dry run took ("on the server 0.3 s / 5000 ms · dry run 1.2 s").
+fn running_gauge(r: &crate::tui::app::Running, threshold: u64) -> String {
+    use crate::engine::live::guarded::Phase;
+    let Some((phase, since)) = r.phase else {
+        return format!(
+            "running {:.1} s / {} ms",
+            r.started.elapsed().as_secs_f64(),
+            threshold
+        );
+    };
+    let gauge = format!(
+        "{} {:.1} s / {} ms",
+        phase.label(),
+        since.elapsed().as_secs_f64(),
+        threshold
+    );
+    match (phase, r.dry_run) {
+        (Phase::OnServer, Some(dry)) => format!("{gauge} · dry run {:.1} s", dry.as_secs_f64()),
+        _ => gauge,
+    }
+}
+
 /// The actions worth a hint where the focus is, most useful first.
 fn priorities(app: &App) -> &'static [Action] {
     use Action::*;
+    // Stopped in the debugger: its keys (Run continues).
+    if app.debugger.session.is_some() {
+        return &[
+            StepOver,
+            StepInto,
+            StepOut,
+            Run,
+            StopDebugging,
+            ToggleBreakpoint,
+            Help,
+        ];
+    }
     if app.running.is_some() {
         return &[Cancel, Help];
     }
@@ -125,7 +177,9 @@ fn priorities(app: &App) -> &'static [Action] {
             ToggleComment,
             Open,
             FocusNext,
-            StepForward,
+            // The debugger's entry points (Alt-Right steps the last run's calls from the panes).
+            StepOver,
+            ToggleBreakpoint,
             Quit,
         ],
         Context::Panes => &[
@@ -159,6 +213,9 @@ fn priorities(app: &App) -> &'static [Action] {
             Run,
             Help,
             FocusNext,
+        ],
+        Context::Debug => &[
+            DebugEval, AddWatch, BreakOn, NextFrame, StepOver, Run, Help, FocusNext,
         ],
         Context::Overlay => &[Select, Close],
         Context::Global => &[Run, Help, FocusNext, Save, Quit],

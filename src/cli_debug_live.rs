@@ -1,0 +1,256 @@
+//! `evalbench debug --server`: the REPL over Redis's own LDB (engine/live/ldb.rs). The fork's cost is
+//! shown and consented to first; `--sync` passes the write guard of `run --server`.
+
+use crate::cli::{
+    read_sandbox_input, CliError, EXIT_BACKEND, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
+};
+use crate::cli_debug::{next_command, queued_commands, DebugArgs};
+use crate::engine::display::display_text;
+use crate::engine::live::copy::CopyError;
+use crate::engine::live::guard::dry_run;
+use crate::engine::live::ldb::{self, LdbAnswer, LdbMode, LdbSession, NOT_REMOTE};
+use crate::engine::live::{LiveBackend, LiveError, TargetSpec};
+use crate::engine::reply::Reply;
+use crate::engine::report::json_line;
+use serde_json::json;
+use std::io::{BufRead, Write};
+
+fn backend_error(e: LiveError) -> CliError {
+    match e {
+        // The server's own refusal (SCRIPT DEBUG answered with an error): a refused run, as `run`'s.
+        LiveError::Server(text) => CliError {
+            code: EXIT_BAD_INPUT,
+            message: text,
+        },
+        other => CliError {
+            code: EXIT_BACKEND,
+            message: other.to_string(),
+        },
+    }
+}
+
+/// The words LDB cannot offer, for the banner and `help`.
+fn sandbox_only() -> String {
+    let mut words: Vec<&str> = NOT_REMOTE.iter().map(|(w, _)| *w).collect();
+    words.dedup();
+    format!(
+        "Not on a live server (sandbox only): {}, b LINE if/hits, b COMMAND, coverage.",
+        words.join(", ")
+    )
+}
+
+struct Console<'a> {
+    out: &'a mut dyn Write,
+    json: bool,
+}
+
+impl Console<'_> {
+    fn say(&mut self, kind: &str, text: &str, line: Option<u32>) {
+        if self.json {
+            let mut obj = json!({"event": kind, "text": text});
+            if let Some(n) = line {
+                obj["line"] = json!(n);
+            }
+            let _ = writeln!(self.out, "{}", json_line(&obj));
+        } else {
+            let _ = writeln!(self.out, "{}", display_text(text));
+        }
+        let _ = self.out.flush();
+    }
+
+    fn lines(&mut self, answer: &LdbAnswer) {
+        for l in &answer.lines {
+            let (kind, line) = ldb::classify(l);
+            self.say(kind, l, line);
+        }
+    }
+}
+
+/// Ask "y" on an interactive stdin; anything else (or no terminal) is a no.
+fn consent(out: &mut dyn Write, stdin: &mut Option<Box<dyn BufRead + '_>>, question: &str) -> bool {
+    let Some(input) = stdin.as_mut() else {
+        return false;
+    };
+    let _ = write!(out, "{question} [y/N] ");
+    let _ = out.flush();
+    let mut line = String::new();
+    input.read_line(&mut line).is_ok() && matches!(line.trim(), "y" | "Y" | "yes")
+}
+
+pub fn debug_live(
+    args: &DebugArgs,
+    spec: TargetSpec,
+    out: &mut dyn Write,
+    mut stdin: Option<Box<dyn BufRead + '_>>,
+    interactive: bool,
+) -> Result<i32, CliError> {
+    for (given, flag, why) in [
+        (
+            args.keyspace.is_some(),
+            "--keyspace",
+            "the server's own data is used",
+        ),
+        (
+            args.coverage,
+            "--coverage",
+            "LDB cannot count line executions",
+        ),
+    ] {
+        if given {
+            return Err(CliError::input(format!(
+                "{flag} is for the sandbox debugger: on a live server {why}; drop {flag} or --server"
+            )));
+        }
+    }
+    let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
+    let input = read_sandbox_input(
+        &args.script_and_args,
+        args.sidecar,
+        None,
+        args.resp,
+        args.read_only,
+        now,
+    )?;
+    let request = input.request;
+    let target = spec.resolve().map_err(|e| CliError::input(e.to_string()))?;
+    let mut live = LiveBackend::connect(target.clone()).map_err(backend_error)?;
+    let mode = if args.sync {
+        LdbMode::Sync
+    } else {
+        LdbMode::Fork
+    };
+    let pre = ldb::preflight(&mut live, mode).map_err(backend_error)?;
+    if let Some(refusal) = pre.refusal {
+        return Err(CliError {
+            code: EXIT_BAD_INPUT,
+            message: refusal,
+        });
+    }
+    let display = live.target.display.clone();
+    let mut console = Console {
+        out,
+        json: args.json,
+    };
+    console.say(
+        "info",
+        &format!("server: {display} ({})", live.server.summary()),
+        None,
+    );
+    match mode {
+        LdbMode::Fork => {
+            let memory = match (&pre.used_memory_human, pre.used_memory) {
+                (Some(h), Some(b)) => format!("used_memory {h} ({b} bytes)"),
+                _ => "used_memory unknown (INFO memory was not answered)".into(),
+            };
+            console.say(
+                "info",
+                &format!("SCRIPT DEBUG YES forks the server ({memory}): the fork grows by every page the server changes while the session lasts; the script's changes are rolled back."),
+                None,
+            );
+            let allowed = args.yes || (interactive && consent(console.out, &mut stdin, "Fork it?"));
+            if !allowed {
+                return Err(CliError::input(format!(
+                    "refused: SCRIPT DEBUG YES would fork {display} ({memory}); rerun with --yes to allow the fork{}",
+                    if interactive { "" } else { " (stdin is not a terminal to ask on)" }
+                )));
+            }
+        }
+        LdbMode::Sync => {
+            // The guard of `run --server`: a dry run in the sandbox on a copy of KEYS.
+            match dry_run(&mut live, &request, now) {
+                Ok(run) if !run.writes.is_empty() && !args.yes => {
+                    return Err(CliError::input(format!(
+                        "refused: a dry run in the sandbox on a copy of KEYS shows the script writes (SCRIPT DEBUG SYNC keeps the writes):\n  {}\nNothing was sent to {display}. Rerun with --yes to allow writes, or drop --sync for a forked session (rolled back).",
+                        run.writes.join("\n  ")
+                    )));
+                }
+                Ok(_) => {}
+                Err(CopyError::Live(e)) => return Err(backend_error(e)),
+                Err(e) if !args.yes => {
+                    return Err(CliError::input(format!(
+                        "{e} (the write guard copies the declared keys to dry-run the script; rerun with --yes to skip the dry run and allow writes, or drop --sync)"
+                    )))
+                }
+                Err(_) => {}
+            }
+            console.say(
+                "info",
+                "SCRIPT DEBUG SYNC: the server is blocked while the script is stopped, and the script's changes are kept.",
+                None,
+            );
+        }
+    }
+    let (mut session, first) = LdbSession::start(&target, mode, &request).map_err(backend_error)?;
+    if !args.json {
+        console.say(
+            "info",
+            &format!("Lua debugging session started on {display} (Redis's LDB). Type h for help."),
+            None,
+        );
+        console.say("info", &sandbox_only(), None);
+        console.say("info", "", None);
+    }
+    console.lines(&first);
+    let mut ended = first.ended;
+    let mut queued = queued_commands(args.commands.as_deref());
+    while ended.is_none() {
+        let Some(line) = next_command(console.out, args.json, &mut queued, &mut stdin, interactive)
+        else {
+            // As the sandbox REPL: out of commands, the script runs to the end (quietly).
+            console.say(
+                "info",
+                "(no more commands: the script runs to the end)",
+                None,
+            );
+            let mut words: &[&str] = &["b", "0"];
+            loop {
+                let argv: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+                let answer = session.send(&argv).map_err(backend_error)?;
+                if answer.ended.is_some() {
+                    ended = answer.ended;
+                    break;
+                }
+                words = &["c"];
+            }
+            break;
+        };
+        let word = line.split_whitespace().next().unwrap_or("");
+        let argv = match ldb::to_ldb(&line) {
+            Ok(argv) if argv.is_empty() => continue,
+            Ok(argv) => argv,
+            Err(text) => {
+                console.say("error", &text, None);
+                continue;
+            }
+        };
+        let answer = session.send(&argv).map_err(backend_error)?;
+        console.lines(&answer);
+        if let Some(hint) = ldb::eval_hint(&answer.lines) {
+            console.say("hint", hint, None);
+        }
+        if matches!(word, "h" | "help") {
+            console.say("help", &sandbox_only(), None);
+        }
+        ended = answer.ended;
+    }
+    let reply = ended.unwrap_or(Reply::Nil);
+    let code = if matches!(reply, Reply::Error(_)) {
+        EXIT_ERROR_REPLY
+    } else {
+        EXIT_OK
+    };
+    let how = match session.mode {
+        LdbMode::Fork => "(Lua debugging session ended -- dataset changes rolled back)",
+        LdbMode::Sync => "(Lua debugging session ended -- dataset changes kept)",
+    };
+    if args.json {
+        let obj = json!({"event": "end", "text": how, "reply": reply.to_cli(), "error": code == EXIT_ERROR_REPLY});
+        let _ = writeln!(console.out, "{}", json_line(&obj));
+    } else {
+        console.say("info", "", None);
+        console.say("info", how, None);
+        console.say("info", "", None);
+        console.say("reply", &reply.to_cli(), None);
+    }
+    Ok(code)
+}

@@ -1,0 +1,386 @@
+//! `evalbench test`: run the cases of test files (`NAME.test.toml` beside `NAME.lua`) and report
+//! as text, JSON or JUnit XML, with exit statuses for CI. The engine does the work
+//! (engine/testing); this is the front end.
+
+use crate::cli::{read_script, CliError, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK};
+use crate::engine::display::display_text;
+use crate::engine::input::{self, read_bounded_text};
+use crate::engine::testing::{self, parse_test_file, update::update_text, CaseResult, TestFile};
+use clap::Args;
+use serde_json::{json, Value as Json};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+pub const TEST_HELP: &str = "A test file NAME.test.toml sits beside NAME.lua and holds cases:\n\n  [[case]]\n  name = \"allows the first call\"\n  keys = [\"ratelimit:alice\"]\n  argv = [\"10\", \"60\"]\n  seed = { \"ratelimit:alice\" = { type = \"string\", value = \"3\", ttl_ms = 60000 } }\n  reply = { array = [{ int = 1 }, { int = 6 }, { int = 60 }] }\n  keyspace = { \"ratelimit:alice\" = { type = \"string\", value = \"4\", ttl_ms = 60000 } }\n\nA case with [[case.step]] tables runs the script once per step (or `repeat` times) on the\nsame keyspace, the clock moved by `advance_ms` before each; every case starts at clock_ms\n(default 2026-01-01T00:00:00Z). Expectations:\n  reply           the --json form of the reply; { nil = true } for nil\n  reply_match     a glob on the reply as redis-cli prints it ('\"tok-*' for a bulk string)\n  error           the exact error text; error_match: a glob on it\n  keyspace        the keys after the run (exactly these; keyspace_match = \"partial\": at least);\n                  ttl_ms exact, [low, high] or \"any\"; no ttl_ms: the key must not expire\n  absent          keys that must not exist\n  warnings        the warning kinds the run gives (undeclared-key, partial-write, ...)\nThe README's `evalbench test` section lists every field.\n\nExit status: 0 every case passed, 1 a case failed, 2 a test file or script could not be read.\n\nExamples:\n  evalbench test                                  (every *.test.toml under the current folder)\n  evalbench test samples/rate_limiter.test.toml\n  evalbench test --junit report.xml samples/\n  evalbench test --update samples/unlock.test.toml (write what failing cases gave, for review)";
+
+#[derive(Args, Debug)]
+pub struct TestArgs {
+    /// Test files (*.test.toml) or folders to search for them (default: the current folder).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// One JSON document with every file's cases and differences.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a JUnit XML report to FILE (for CI test tabs).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write what each failing case gave as its expectation, in place (comments kept), for review.
+    #[arg(long)]
+    pub update: bool,
+    /// Only cases whose name contains TEXT.
+    #[arg(long, value_name = "TEXT")]
+    pub filter: Option<String>,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+/// A test file's outcome: its cases, or why it could not run.
+struct FileOutcome {
+    path: PathBuf,
+    script: Option<PathBuf>,
+    error: Option<String>,
+    cases: Vec<CaseResult>,
+    /// Cases whose expectations `--update` rewrote.
+    updated: Vec<String>,
+}
+
+/// Folders are searched this deep, and no further than this many files, so a mistaken `/` ends.
+const MAX_DEPTH: usize = 16;
+const MAX_FILES: usize = 10_000;
+
+pub fn test_main(args: &TestArgs) -> Result<(i32, String), CliError> {
+    let roots = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let mut files = Vec::new();
+    for root in &roots {
+        if root.is_dir() {
+            let before = files.len();
+            find_test_files(root, 0, &mut files);
+            if files.len() == before {
+                return Err(CliError::input(format!(
+                    "no *.test.toml under {}: write NAME.test.toml beside NAME.lua (see evalbench test --help)",
+                    root.display()
+                )));
+            }
+        } else {
+            files.push(root.clone());
+        }
+    }
+    files.truncate(MAX_FILES);
+    let outcomes: Vec<FileOutcome> = files.iter().map(|p| run_file(p, args)).collect();
+    let (passed, failed, errors) = totals(&outcomes);
+    let code = if errors > 0 {
+        EXIT_BAD_INPUT
+    } else if failed > 0 {
+        EXIT_ERROR_REPLY
+    } else {
+        EXIT_OK
+    };
+    if let Some(junit) = &args.junit {
+        std::fs::write(junit, junit_xml(&outcomes)).map_err(|e| {
+            CliError::input(format!("--junit: cannot write {}: {e}", junit.display()))
+        })?;
+    }
+    let out = if args.json {
+        let mut text = json_report(&outcomes, passed, failed, errors).to_string();
+        text.push('\n');
+        text
+    } else {
+        text_report(&outcomes, passed, failed, errors)
+    };
+    Ok((code, out))
+}
+
+fn find_test_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > MAX_DEPTH || out.len() >= MAX_FILES {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // Symbolic links are not followed: a link loop must not hang the search.
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            if !name.starts_with('.') && name != "target" && name != "node_modules" {
+                find_test_files(&entry.path(), depth + 1, out);
+            }
+        } else if kind.is_file() && name.ends_with(".test.toml") {
+            let path = entry.path();
+            out.push(
+                path.strip_prefix("./")
+                    .map(Path::to_path_buf)
+                    .unwrap_or(path),
+            );
+        }
+    }
+}
+
+fn run_file(path: &Path, args: &TestArgs) -> FileOutcome {
+    let mut outcome = FileOutcome {
+        path: path.to_path_buf(),
+        script: None,
+        error: None,
+        cases: Vec::new(),
+        updated: Vec::new(),
+    };
+    let text = match read_bounded_text(path, &input::SETTINGS) {
+        Ok(t) => t,
+        Err(e) => {
+            outcome.error = Some(e.to_string());
+            return outcome;
+        }
+    };
+    let file: TestFile = match parse_test_file(path, &text) {
+        Ok(f) => f,
+        Err(e) => {
+            outcome.error = Some(e.to_string());
+            return outcome;
+        }
+    };
+    outcome.script = Some(file.script_path.clone());
+    let script = match read_script(&file.script_path) {
+        Ok(s) => s,
+        Err(e) => {
+            outcome.error = Some(format!(
+                "{}: the script under test: {} (name it with script = \"...\" at the top of the file)",
+                path.display(),
+                e.message
+            ));
+            return outcome;
+        }
+    };
+    for case in &file.cases {
+        if args
+            .filter
+            .as_ref()
+            .is_some_and(|f| !case.name.contains(f.as_str()))
+        {
+            continue;
+        }
+        outcome.cases.push(testing::run_case(&script, case, None));
+    }
+    if args.update && outcome.cases.iter().any(|c| !c.passed()) {
+        match update_text(&text, &outcome.cases) {
+            Some(new_text) if new_text != text => {
+                if let Err(e) = write_replacing(path, &new_text) {
+                    outcome.error = Some(format!("--update: cannot write {}: {e}", path.display()));
+                    return outcome;
+                }
+                outcome.updated = outcome
+                    .cases
+                    .iter()
+                    .filter(|c| !c.passed() && !c.observed.is_empty())
+                    .map(|c| c.name.clone())
+                    .collect();
+            }
+            _ => {}
+        }
+    }
+    outcome
+}
+
+/// Write through a temporary file and a rename: an interrupted update never leaves half a file.
+fn write_replacing(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension("toml.evalbench-tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn status(outcome: &FileOutcome, case: &CaseResult) -> &'static str {
+    if case.passed() {
+        "ok"
+    } else if outcome.updated.contains(&case.name) {
+        "updated"
+    } else {
+        "FAIL"
+    }
+}
+
+fn totals(outcomes: &[FileOutcome]) -> (usize, usize, usize) {
+    let mut counts = (0, 0, 0);
+    for o in outcomes {
+        if o.error.is_some() {
+            counts.2 += 1;
+        }
+        for c in &o.cases {
+            match status(o, c) {
+                "FAIL" => counts.1 += 1,
+                _ => counts.0 += 1,
+            }
+        }
+    }
+    counts
+}
+
+fn text_report(outcomes: &[FileOutcome], passed: usize, failed: usize, errors: usize) -> String {
+    let mut out = String::new();
+    for o in outcomes {
+        let _ = writeln!(out, "{}", display_text(&o.path.display().to_string()));
+        if let Some(e) = &o.error {
+            let _ = writeln!(out, "  error   {}", display_text(e));
+            continue;
+        }
+        let width = o
+            .cases
+            .iter()
+            .map(|c| c.name.chars().count())
+            .max()
+            .unwrap_or(0);
+        for c in &o.cases {
+            let runs = if c.runs == 1 {
+                "1 run".to_string()
+            } else {
+                format!("{} runs", c.runs)
+            };
+            let _ = writeln!(
+                out,
+                "  {:<8}{:<width$}  {runs}, {:.1} ms",
+                status(o, c),
+                display_text(&c.name),
+                c.elapsed_ns as f64 / 1e6,
+            );
+            if status(o, c) == "FAIL" {
+                for f in &c.failures {
+                    let _ = writeln!(
+                        out,
+                        "          {}:{}: {}{}",
+                        display_text(&o.path.display().to_string()),
+                        f.line,
+                        step_label(f.step),
+                        display_text(&f.message)
+                    );
+                }
+            }
+        }
+    }
+    let cases = passed + failed;
+    let _ = write!(
+        out,
+        "{cases} case{}: {passed} passed, {failed} failed",
+        if cases == 1 { "" } else { "s" }
+    );
+    if errors > 0 {
+        let _ = write!(
+            out,
+            ", {errors} file{} could not run",
+            if errors == 1 { "" } else { "s" }
+        );
+    }
+    let updated: usize = outcomes.iter().map(|o| o.updated.len()).sum();
+    if updated > 0 {
+        let _ = write!(out, ", {updated} updated (review the diff)");
+    }
+    out.push('\n');
+    out
+}
+
+fn step_label(step: usize) -> String {
+    if step == 0 {
+        String::new()
+    } else {
+        format!("step {step}: ")
+    }
+}
+
+fn json_report(outcomes: &[FileOutcome], passed: usize, failed: usize, errors: usize) -> Json {
+    json!({
+        "passed": passed,
+        "failed": failed,
+        "file_errors": errors,
+        "files": outcomes.iter().map(|o| json!({
+            "path": o.path.display().to_string(),
+            "script": o.script.as_ref().map(|s| s.display().to_string()),
+            "error": o.error,
+            "updated": o.updated,
+            "cases": o.cases.iter().map(CaseResult::to_json).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// JUnit XML as CI servers read it: a suite per file, a case per case, `<failure>` with the
+/// differences, `<error>` for a file that could not run.
+fn junit_xml(outcomes: &[FileOutcome]) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let (passed, failed, errors) = totals(outcomes);
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"evalbench test\" tests=\"{}\" failures=\"{failed}\" errors=\"{errors}\">",
+        passed + failed + errors
+    );
+    for o in outcomes {
+        let suite = xml_escape(&o.path.display().to_string());
+        let failures = o.cases.iter().filter(|c| !c.passed()).count();
+        let time: u64 = o.cases.iter().map(|c| c.elapsed_ns).sum();
+        let _ = writeln!(
+            out,
+            "  <testsuite name=\"{suite}\" tests=\"{}\" failures=\"{failures}\" errors=\"{}\" time=\"{:.6}\">",
+            o.cases.len().max(usize::from(o.error.is_some())),
+            usize::from(o.error.is_some()),
+            time as f64 / 1e9
+        );
+        if let Some(e) = &o.error {
+            let _ = writeln!(
+                out,
+                "    <testcase classname=\"{suite}\" name=\"(test file)\"><error message=\"{}\"/></testcase>",
+                xml_escape(e)
+            );
+        }
+        for c in &o.cases {
+            let _ = write!(
+                out,
+                "    <testcase classname=\"{suite}\" name=\"{}\" time=\"{:.6}\"",
+                xml_escape(&c.name),
+                c.elapsed_ns as f64 / 1e9
+            );
+            if c.passed() {
+                out.push_str("/>\n");
+                continue;
+            }
+            let first = c.failures.first().map(|f| f.message.as_str()).unwrap_or("");
+            let all: Vec<String> = c
+                .failures
+                .iter()
+                .map(|f| format!("line {}: {}{}", f.line, step_label(f.step), f.message))
+                .collect();
+            let _ = writeln!(
+                out,
+                ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>",
+                xml_escape(first),
+                xml_escape(&all.join("\n"))
+            );
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+/// Escape for XML text and attributes; characters XML 1.0 cannot hold become `\u{..}` text.
+fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' | '\t' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,262 @@
+//! SORT and SORT_RO (`src/sort.c` of Redis 7.0.15): lists, sets and sorted sets sorted
+//! numerically or with ALPHA, by the element or by `BY` pattern keys (`*` replaced by the element,
+//! `->field` reading a hash field), with LIMIT, GET patterns (`#` is the element) and STORE.
+//! In a script, `BY` without `*` (no sorting) on a set sorts it with ALPHA anyway, as Redis does
+//! so that a script's result does not depend on a hash table's order.
+
+use super::{errors, flatten, int_arg, lower, number, until_nul, Command, Ctx};
+use crate::engine::keyspace::{ListValue, Value};
+use crate::engine::reply::Reply;
+use std::cmp::Ordering;
+
+pub static COMMANDS: &[Command] = &[
+    Command::with_keys("sort", sort, sort_keys),
+    Command::new("sort_ro", sort_ro),
+];
+
+const NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
+
+/// The sorted key and, with STORE, the destination (what `sortGetKeys` reports).
+fn sort_keys(args: &[Vec<u8>]) -> Vec<usize> {
+    let mut keys = vec![1];
+    let mut j = 2;
+    while j < args.len() {
+        let skip = match lower(&args[j]).as_str() {
+            "limit" => 2,
+            "get" | "by" => 1,
+            "store" if j + 1 < args.len() => {
+                keys.push(j + 1);
+                1
+            }
+            _ => 0,
+        };
+        j += 1 + skip;
+    }
+    keys
+}
+
+/// `lookupKeyByPattern`: `#` is the element; otherwise the first `*` is replaced by it and the
+/// key read as a string, or as a hash field after `->`. `None` when any of that is missing.
+fn by_pattern(ctx: &mut Ctx, pattern: &[u8], element: &[u8]) -> Option<Vec<u8>> {
+    let c_pattern = until_nul(pattern);
+    if c_pattern == b"#" {
+        return Some(element.to_vec());
+    }
+    let star = c_pattern.iter().position(|&b| b == b'*')?;
+    let arrow = c_pattern[star + 1..]
+        .windows(2)
+        .position(|w| w == b"->")
+        .map(|i| star + 1 + i)
+        .filter(|&f| f + 2 < c_pattern.len());
+    let (key_end, field) = match arrow {
+        Some(f) => (f, Some(&pattern[f + 2..])),
+        None => (pattern.len(), None),
+    };
+    let mut key = pattern[..star].to_vec();
+    key.extend_from_slice(element);
+    key.extend_from_slice(&pattern[star + 1..key_end]);
+    match (ctx.value(&key)?, field) {
+        (Value::Hash(h), Some(field)) => h.get(field).cloned(),
+        (Value::Str(s), None) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// The score of a sort key as `strtod` reads the C string: `None` when something is left over,
+/// it overflows or it is NaN.
+fn sort_score(text: &[u8]) -> Option<f64> {
+    let c = until_nul(text);
+    let start = c
+        .iter()
+        .position(|b| !b" \t\n\x0b\x0c\r".contains(b))
+        .unwrap_or(c.len());
+    let body = std::str::from_utf8(&c[start..]).ok()?;
+    if body.is_empty() {
+        return Some(0.0);
+    }
+    let v = number::strtod(body)?;
+    let literal_inf = body.trim_start_matches(['+', '-']).to_ascii_lowercase();
+    if v.is_nan() || (v.is_infinite() && !literal_inf.starts_with("inf")) {
+        return None;
+    }
+    Some(v)
+}
+
+struct Item {
+    element: Vec<u8>,
+    score: f64,
+    /// The BY value for ALPHA with a pattern (`None` sorts first).
+    by: Option<Vec<u8>>,
+}
+
+fn sort(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    sort_generic(ctx, args, false)
+}
+
+fn sort_ro(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    sort_generic(ctx, args, true)
+}
+
+fn sort_generic(ctx: &mut Ctx, args: &[Vec<u8>], read_only: bool) -> Reply {
+    flatten((|| {
+        let (mut desc, mut alpha) = (false, false);
+        let (mut limit_start, mut limit_count) = (0i64, -1i64);
+        let mut by: Option<&[u8]> = None;
+        let mut dont_sort = false;
+        let mut store: Option<&Vec<u8>> = None;
+        let mut gets: Vec<&[u8]> = Vec::new();
+        let mut j = 2;
+        while j < args.len() {
+            let left = args.len() - j - 1;
+            match lower(&args[j]).as_str() {
+                "asc" => desc = false,
+                "desc" => desc = true,
+                "alpha" => alpha = true,
+                "limit" if left >= 2 => {
+                    limit_start = int_arg(&args[j + 1])?;
+                    limit_count = int_arg(&args[j + 2])?;
+                    j += 2;
+                }
+                "store" if !read_only && left >= 1 => {
+                    store = Some(&args[j + 1]);
+                    j += 1;
+                }
+                "by" if left >= 1 => {
+                    by = Some(&args[j + 1]);
+                    dont_sort = !until_nul(&args[j + 1]).contains(&b'*');
+                    j += 1;
+                }
+                "get" if left >= 1 => {
+                    gets.push(&args[j + 1]);
+                    j += 1;
+                }
+                _ => return Err(Reply::err(errors::SYNTAX)),
+            }
+            j += 1;
+        }
+        // The elements in the order Redis iterates them.
+        let (mut elements, is_set): (Vec<Vec<u8>>, bool) = match ctx.value(&args[1]) {
+            None => (Vec::new(), false),
+            Some(Value::List(l)) => (l.iter().cloned().collect(), false),
+            Some(Value::Set(s)) => (s.iter().cloned().collect(), true),
+            Some(Value::ZSet(z)) => (z.iter().map(|(m, _)| m.clone()).collect(), false),
+            Some(_) => return Err(Reply::err(errors::WRONGTYPE)),
+        };
+        if dont_sort && is_set {
+            // Scripts must be deterministic: a set is sorted even when BY asks for no sorting.
+            dont_sort = false;
+            alpha = true;
+            by = None;
+        }
+        let len = elements.len() as i64;
+        let start = limit_start.max(0).min(len);
+        let count = limit_count.max(-1).min(len);
+        let (mut start, mut end) = (
+            start,
+            if count < 0 {
+                len - 1
+            } else {
+                start + count - 1
+            },
+        );
+        if start >= len {
+            start = len - 1;
+            end = len - 2;
+        }
+        end = end.min(len - 1);
+        if dont_sort {
+            // Lists and sorted sets keep their order (reversed with DESC).
+            if desc {
+                elements.reverse();
+            }
+        } else {
+            let mut items = Vec::with_capacity(elements.len());
+            let mut bad_score = false;
+            for element in elements {
+                let by_value = match by {
+                    Some(pattern) => by_pattern(ctx, pattern, &element),
+                    None => Some(element.clone()),
+                };
+                let mut item = Item {
+                    element,
+                    score: 0.0,
+                    by: None,
+                };
+                if let Some(value) = by_value {
+                    if alpha {
+                        item.by = by.map(|_| value);
+                    } else {
+                        match sort_score(&value) {
+                            Some(score) => item.score = score,
+                            None => bad_score = true,
+                        }
+                    }
+                }
+                items.push(item);
+            }
+            let binary = store.is_some();
+            // strcoll in the C locale: bytes up to the first NUL; STORE compares binary.
+            let text_cmp = |a: &[u8], b: &[u8]| {
+                if binary {
+                    a.cmp(b)
+                } else {
+                    until_nul(a).cmp(until_nul(b))
+                }
+            };
+            items.sort_by(|a, b| {
+                let cmp = if !alpha {
+                    a.score
+                        .partial_cmp(&b.score)
+                        .unwrap_or(Ordering::Equal)
+                        .then_with(|| a.element.cmp(&b.element))
+                } else if by.is_some() {
+                    match (&a.by, &b.by) {
+                        (Some(x), Some(y)) => text_cmp(x, y),
+                        (x, y) => x.is_some().cmp(&y.is_some()),
+                    }
+                } else {
+                    text_cmp(&a.element, &b.element)
+                };
+                if desc {
+                    cmp.reverse()
+                } else {
+                    cmp
+                }
+            });
+            if bad_score {
+                return Err(Reply::err(NOT_DOUBLE));
+            }
+            elements = items.into_iter().map(|i| i.element).collect();
+        }
+        let range: &[Vec<u8>] = if end >= start {
+            &elements[start as usize..=end as usize]
+        } else {
+            &[]
+        };
+        let mut out: Vec<Option<Vec<u8>>> = Vec::new();
+        for element in range {
+            if gets.is_empty() {
+                out.push(Some(element.clone()));
+            }
+            for pattern in &gets {
+                out.push(by_pattern(ctx, pattern, element));
+            }
+        }
+        let Some(dest) = store else {
+            return Ok(Reply::Array(
+                out.into_iter()
+                    .map(|v| v.map_or(Reply::Nil, Reply::Bulk))
+                    .collect(),
+            ));
+        };
+        let stored = out.len() as i64;
+        if out.is_empty() {
+            let now = ctx.now_ms;
+            ctx.db().remove(dest, now);
+        } else {
+            let list: ListValue = out.into_iter().map(Option::unwrap_or_default).collect();
+            ctx.db().set(dest.clone(), Value::List(list));
+        }
+        Ok(Reply::Int(stored))
+    })())
+}

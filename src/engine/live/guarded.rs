@@ -1,0 +1,667 @@
+//! A guarded live run, start to end: copy the declared keys, dry-run the script in the sandbox on
+//! the copy, and send it to the server only when nothing in the dry run needs the user's consent
+//! (writes, a dry run that did not complete or took a large share of the busy threshold, no dry run
+//! possible). A `RunControl` shared with the front end tells which phase the run is in and cancels
+//! it: before the script reaches the server nothing is sent; once it is there, SCRIPT KILL is sent.
+
+use super::copy::{copy_keys, CopyError, CopyLimits};
+use super::guard::{dry_run_with, explain_with_dry_run};
+use super::{LiveBackend, LiveError, Target, WriteMode};
+use crate::engine::keyspace::Db;
+use crate::engine::reply::Reply;
+use crate::engine::report::Outcome;
+use crate::engine::{RunReport, RunRequest};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A dry run that took this share of the server's busy threshold or more is not sent without
+/// consent. The sandbox and the server run the same Lua on the same copy of KEYS, but the server may
+/// be slower by a small factor (other hardware, load, replication of the writes, undeclared keys
+/// the copy does not hold); at half the threshold a factor of two already blocks the server for
+/// every other client, while the scripts people run (under a few ms) stay far below it.
+pub const SLOW_DRY_RUN_SHARE: f64 = 0.5;
+
+/// Where a guarded run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No live run in progress.
+    Idle,
+    /// Reading the declared keys from the server.
+    Copying,
+    /// Running the script in the sandbox on the copy.
+    DryRun,
+    /// The script was sent: it runs on the server.
+    OnServer,
+}
+
+impl Phase {
+    /// For the running counter ("dry run 1.2 s").
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Idle => "idle",
+            Phase::Copying => "copying keys",
+            Phase::DryRun => "dry run",
+            Phase::OnServer => "on the server",
+        }
+    }
+}
+
+/// What cancelling does in the phase the run is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CancelAction {
+    /// No live run in progress.
+    Nothing,
+    /// The script had not reached the server: it will not be sent.
+    NotSent,
+    /// The script runs on the server: SCRIPT KILL must go there (a script with these KEYS, run
+    /// `generation`).
+    Kill { keys: Vec<Vec<u8>>, generation: u64 },
+}
+
+struct ControlState {
+    phase: Phase,
+    /// SCRIPT KILL's answer in words, for the run `generation` it was sent for.
+    kill_answer: Option<(u64, String)>,
+    kill_sent: bool,
+    cancelled: bool,
+    keys: Vec<Vec<u8>>,
+    generation: u64,
+    /// The dry run's sandbox stop flag, while it runs.
+    dry_stop: Option<Arc<AtomicBool>>,
+}
+
+/// Shared between the thread running a guarded run and the front end that may cancel it. The phase
+/// changes and the cancel decision are made under one lock, so a cancel either lands before the
+/// send (nothing is sent) or after it (SCRIPT KILL), never in between.
+pub struct RunControl {
+    state: Mutex<ControlState>,
+    answered: std::sync::Condvar,
+    /// Told every phase change (the front end's running counter).
+    observer: Option<Box<dyn Fn(Phase) + Send + Sync>>,
+}
+
+impl Default for RunControl {
+    fn default() -> Self {
+        RunControl {
+            answered: std::sync::Condvar::new(),
+            observer: None,
+            state: Mutex::new(ControlState {
+                kill_answer: None,
+                kill_sent: false,
+                phase: Phase::Idle,
+                cancelled: false,
+                keys: Vec::new(),
+                generation: 0,
+                dry_stop: None,
+            }),
+        }
+    }
+}
+
+/// The run was cancelled before the script reached the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cancelled;
+
+impl RunControl {
+    /// A control that tells `observer` each phase it enters.
+    pub fn with_observer(observer: impl Fn(Phase) + Send + Sync + 'static) -> RunControl {
+        RunControl {
+            observer: Some(Box::new(observer)),
+            ..RunControl::default()
+        }
+    }
+
+    fn tell(&self, phase: Phase) {
+        if let Some(observer) = &self.observer {
+            observer(phase);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ControlState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.lock().phase
+    }
+
+    /// The number of runs begun (a SCRIPT KILL retry stops when another run began).
+    pub fn generation(&self) -> u64 {
+        self.lock().generation
+    }
+
+    /// A run with these KEYS begins (phase Copying).
+    pub fn begin(&self, keys: &[Vec<u8>]) {
+        let mut s = self.lock();
+        s.phase = Phase::Copying;
+        s.cancelled = false;
+        s.keys = keys.to_vec();
+        s.generation += 1;
+        s.dry_stop = None;
+        s.kill_sent = false;
+        s.kill_answer = None;
+        drop(s);
+        self.tell(Phase::Copying);
+    }
+
+    /// Move to `phase`, unless the run was cancelled.
+    pub fn enter(&self, phase: Phase) -> Result<(), Cancelled> {
+        let mut s = self.lock();
+        if s.cancelled {
+            return Err(Cancelled);
+        }
+        s.phase = phase;
+        drop(s);
+        self.tell(phase);
+        Ok(())
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.lock().cancelled
+    }
+
+    /// The dry run's stop flag: a cancel sets it (at once when the run was already cancelled).
+    fn watch_dry_run(&self, stop: Arc<AtomicBool>) {
+        let mut s = self.lock();
+        if s.cancelled {
+            stop.store(true, Ordering::Relaxed);
+        }
+        s.dry_stop = Some(stop);
+    }
+
+    pub fn end(&self) {
+        let mut s = self.lock();
+        s.phase = Phase::Idle;
+        s.dry_stop = None;
+        drop(s);
+        self.tell(Phase::Idle);
+    }
+
+    /// What SCRIPT KILL answered for run `generation` (from the thread that sent it).
+    pub fn set_kill_answer(&self, generation: u64, answer: String) {
+        self.lock().kill_answer = Some((generation, answer));
+        self.answered.notify_all();
+    }
+
+    /// SCRIPT KILL's answer for the current run, when one was sent: waits up to `wait` for it (the
+    /// script may end before the answer is read).
+    pub fn kill_answer(&self, wait: Duration) -> Option<String> {
+        let mut s = self.lock();
+        if !s.kill_sent {
+            return None;
+        }
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            if let Some((g, answer)) = &s.kill_answer {
+                if *g == s.generation {
+                    return Some(answer.clone());
+                }
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Some("SCRIPT KILL was sent; its answer did not come in time".into());
+            }
+            s = match self.answered.wait_timeout(s, left) {
+                Ok((guard, _)) => guard,
+                Err(e) => e.into_inner().0,
+            };
+        }
+    }
+
+    /// Cancel the run in progress: what to do depends on whether the script reached the server.
+    pub fn cancel(&self) -> CancelAction {
+        let mut s = self.lock();
+        match s.phase {
+            Phase::Idle => CancelAction::Nothing,
+            Phase::Copying | Phase::DryRun => {
+                s.cancelled = true;
+                if let Some(stop) = &s.dry_stop {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                CancelAction::NotSent
+            }
+            Phase::OnServer if s.kill_sent => CancelAction::Nothing,
+            Phase::OnServer => {
+                s.kill_sent = true;
+                CancelAction::Kill {
+                    keys: s.keys.clone(),
+                    generation: s.generation,
+                }
+            }
+        }
+    }
+}
+
+/// What the user agreed to after the guard asked (all false: nothing agreed yet, dry-run first).
+#[derive(Debug, Clone, Default)]
+pub struct Consent {
+    /// Send with writes allowed (EVAL, not EVAL_RO).
+    pub writes: bool,
+    /// Send although the dry run did not complete or took a large share of the threshold.
+    pub slow: bool,
+    /// Send as EVAL_RO without a dry run (the keys could not be copied).
+    pub unchecked: bool,
+    /// The dry run the user saw, to explain the server's reply (its Lua value and notes).
+    pub dry_run: Option<Box<RunReport>>,
+}
+
+impl Consent {
+    pub fn given(&self) -> bool {
+        self.writes || self.slow || self.unchecked
+    }
+}
+
+/// Why a run waits for consent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Concern {
+    /// The dry run writes (each write call as `line N: COMMAND args`).
+    Writes(Vec<String>),
+    /// The dry run was stopped (busy threshold or memory budget) after `ms`.
+    Incomplete { why: String, ms: f64 },
+    /// The dry run took `ms`, a large share of the threshold.
+    Slow { ms: f64, threshold_ms: u64 },
+    /// No dry run: the declared keys could not be copied (the copy limit).
+    NoDryRun { why: String },
+}
+
+/// The guard's question: the concerns, and the consent a yes gives.
+#[derive(Debug, Clone)]
+pub struct Question {
+    pub concerns: Vec<Concern>,
+    pub consent: Consent,
+}
+
+impl Question {
+    /// One paragraph for the prompt: what the dry run showed, and what y and n do.
+    pub fn text(&self) -> String {
+        let parts: Vec<String> = self.concerns.iter().map(describe_concern).collect();
+        let send = if self.consent.writes {
+            "y sends it with writes allowed"
+        } else {
+            "y sends it as EVAL_RO (the server refuses any write)"
+        };
+        format!(
+            "{}. Nothing was sent. {send}; Esc on the server sends SCRIPT KILL. Send it to the live server? (y/n)",
+            parts.join("; ")
+        )
+    }
+}
+
+fn describe_concern(concern: &Concern) -> String {
+    match concern {
+        Concern::Writes(writes) => format!(
+            "The dry run WRITES ({}{})",
+            writes
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; "),
+            if writes.len() > 3 {
+                format!("; {} more", writes.len() - 3)
+            } else {
+                String::new()
+            }
+        ),
+        Concern::Incomplete { why, ms } => format!(
+            "The dry run did not complete: {why} after {ms:.1} ms (on the server it would keep every other client waiting until it ends or is killed)"
+        ),
+        Concern::Slow { ms, threshold_ms } => format!(
+            "The dry run took {ms:.1} ms, {:.0}% of the server's busy threshold of {threshold_ms} ms (the server may be slower)",
+            ms * 100.0 / *threshold_ms as f64
+        ),
+        Concern::NoDryRun { why } => format!("No dry run is possible: {why}"),
+    }
+}
+
+/// The concerns a finished dry run raises (empty: send it).
+pub fn concerns(
+    report: &RunReport,
+    writes: &[String],
+    threshold_ms: u64,
+    memory_limit: usize,
+) -> Vec<Concern> {
+    let mut out = Vec::new();
+    if !writes.is_empty() {
+        out.push(Concern::Writes(writes.to_vec()));
+    }
+    let ms = report.elapsed_ns as f64 / 1e6;
+    let over_budget = matches!(&report.reply, Reply::Error(e)
+        if *e == crate::engine::budget::over_budget_text(memory_limit));
+    if report.outcome == Outcome::Killed {
+        out.push(Concern::Incomplete {
+            why: format!("stopped at the busy threshold ({threshold_ms} ms)"),
+            ms,
+        });
+    } else if over_budget {
+        out.push(Concern::Incomplete {
+            why: format!(
+                "stopped at the sandbox's memory budget ({} MiB)",
+                memory_limit >> 20
+            ),
+            ms,
+        });
+    } else if threshold_ms > 0 && ms >= threshold_ms as f64 * SLOW_DRY_RUN_SHARE {
+        out.push(Concern::Slow { ms, threshold_ms });
+    }
+    out
+}
+
+/// A guarded run's result. `before`/`after`: the dry run's keyspace (or the copy of KEYS before
+/// and after the server ran the script).
+pub struct GuardedRun {
+    pub report: RunReport,
+    pub before: Db,
+    pub after: Db,
+    /// Consent needed: nothing was sent.
+    pub question: Option<Question>,
+    /// The script reached the server (the report is the server's).
+    pub sent: bool,
+    /// How long the dry run took (None: none ran).
+    pub dry_run_ns: Option<u64>,
+}
+
+/// Run `request` on the live server behind the guard. `control` must have been `begin`-ed; the
+/// run leaves it Idle.
+pub fn guarded_run(
+    live: &mut LiveBackend,
+    request: &RunRequest,
+    consent: &Consent,
+    control: &RunControl,
+    now_ms: i64,
+) -> GuardedRun {
+    let result = guarded_run_inner(live, request, consent, control, now_ms);
+    control.end();
+    result
+}
+
+fn guarded_run_inner(
+    live: &mut LiveBackend,
+    request: &RunRequest,
+    consent: &Consent,
+    control: &RunControl,
+    now_ms: i64,
+) -> GuardedRun {
+    let (protocol, threshold) = (live.protocol(), live.server.busy_threshold_ms);
+    let sha = crate::engine::script::sha1_hex(&request.script);
+    let plain = |report: RunReport, before: Db, after: Db, dry_run_ns| GuardedRun {
+        report,
+        before,
+        after,
+        question: None,
+        sent: false,
+        dry_run_ns,
+    };
+    let refused = |message: String| RunReport::refused(sha.clone(), message, protocol, threshold);
+    let not_sent = |when: &str, dry: Option<u64>| {
+        let mut report = refused(format!(
+            "evalbench: cancelled {when}: nothing was sent to the server"
+        ));
+        report.outcome = Outcome::Cancelled;
+        plain(report, Db::new(), Db::new(), dry)
+    };
+    let replica = live.server.is_replica();
+
+    let (before, dry) = if consent.given() {
+        // The user saw the dry run (or that none was possible) and agreed: send without another.
+        let mut before = Db::new();
+        let _ = copy_keys(
+            live,
+            &request.keys,
+            &mut before,
+            &CopyLimits::default(),
+            now_ms,
+        );
+        (before, consent.dry_run.as_deref().cloned())
+    } else {
+        let memory_limit = crate::engine::sandbox::DEFAULT_MEMORY_LIMIT;
+        let mut watch = |stop: Arc<AtomicBool>| control.watch_dry_run(stop);
+        let entered = |phase| control.enter(phase);
+        let dry = match dry_run_with(live, request, now_ms, &entered, &mut watch) {
+            Ok(Some(dry)) => dry,
+            Ok(None) => return not_sent("while copying the keys", None),
+            Err(CopyError::TooLarge { .. }) if control.is_cancelled() => {
+                return not_sent("while copying the keys", None)
+            }
+            Err(e @ CopyError::TooLarge { .. }) => {
+                let mut report = refused(format!(
+                    "evalbench: not sent yet: {e}: no dry run is possible"
+                ));
+                report.outcome = Outcome::Refused;
+                return GuardedRun {
+                    question: Some(Question {
+                        concerns: vec![Concern::NoDryRun {
+                            why: format!("{e}"),
+                        }],
+                        consent: Consent {
+                            unchecked: true,
+                            ..Consent::default()
+                        },
+                    }),
+                    ..plain(report, Db::new(), Db::new(), None)
+                };
+            }
+            Err(e) => {
+                let report = refused(format!("evalbench: not sent: {e}"));
+                return plain(report, Db::new(), Db::new(), None);
+            }
+        };
+        let dry_ns = Some(dry.report.elapsed_ns);
+        if dry.report.outcome == Outcome::Cancelled || control.is_cancelled() {
+            let mut cancelled = not_sent(
+                &format!(
+                    "during the dry run (after {:.1} ms)",
+                    dry.report.elapsed_ns as f64 / 1e6
+                ),
+                dry_ns,
+            );
+            cancelled.report.trace = dry.report.trace;
+            cancelled.before = dry.before;
+            cancelled.after = dry.after;
+            return cancelled;
+        }
+        if !dry.writes.is_empty() && replica {
+            let mut report = dry.report;
+            report.reply = Reply::Error(format!(
+                "evalbench: not sent to the live server: a dry run in the sandbox on a copy of KEYS writes ({}); the server is a replica, writes are refused (the trace and keyspace diff are the dry run's)",
+                dry.writes.join("; ")
+            ));
+            report.outcome = Outcome::Refused;
+            return plain(report, dry.before, dry.after, dry_ns);
+        }
+        let found = concerns(&dry.report, &dry.writes, threshold, memory_limit);
+        if !found.is_empty() {
+            let question = Question {
+                consent: Consent {
+                    writes: !dry.writes.is_empty(),
+                    slow: found
+                        .iter()
+                        .any(|c| matches!(c, Concern::Incomplete { .. } | Concern::Slow { .. })),
+                    unchecked: false,
+                    dry_run: Some(Box::new(dry.report.clone())),
+                },
+                concerns: found,
+            };
+            let mut report = dry.report;
+            report.reply = Reply::Error(format!(
+                "evalbench: not sent to the live server yet: {} (the trace and keyspace diff are the dry run's)",
+                question
+                    .concerns
+                    .iter()
+                    .map(describe_concern)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+            report.outcome = Outcome::Refused;
+            return GuardedRun {
+                question: Some(question),
+                ..plain(report, dry.before, dry.after, dry_ns)
+            };
+        }
+        (dry.before, Some(dry.report))
+    };
+    let dry_run_ns = dry
+        .as_ref()
+        .map(|d| d.elapsed_ns)
+        .filter(|_| !consent.given());
+    let mode = if consent.writes && !replica {
+        WriteMode::Allowed
+    } else {
+        WriteMode::ReadOnly
+    };
+    // A script is never sent twice (it may have run before a connection dropped), so a connection
+    // that died since the last command (the server restarted) is found and healed by a PING first.
+    if let Err(e) = live.command(&[b"PING"]) {
+        let report = refused(format!("evalbench: not sent: {e}"));
+        return plain(report, before.clone(), before, dry_run_ns);
+    }
+    if control.enter(Phase::OnServer).is_err() {
+        return not_sent("before sending", dry_run_ns);
+    }
+    match live.run(request, mode) {
+        Ok(mut report) => {
+            if let Some(dry) = &dry {
+                explain_with_dry_run(&mut report, dry);
+            }
+            let mut after = Db::new();
+            let _ = copy_keys(
+                live,
+                &request.keys,
+                &mut after,
+                &CopyLimits::default(),
+                now_ms,
+            );
+            GuardedRun {
+                sent: true,
+                ..plain(report, before, after, dry_run_ns)
+            }
+        }
+        Err(e) => {
+            let report = refused(format!("evalbench: {e}"));
+            GuardedRun {
+                sent: true,
+                ..plain(report, before.clone(), before, dry_run_ns)
+            }
+        }
+    }
+}
+
+/// SCRIPT KILL for run `generation` of `control` (the script with `keys`), and what happened in
+/// words. The kill may reach the server before the script does (the server then answers NOTBUSY
+/// while the script is still on its way): while the run is still on the server, it is sent again.
+pub fn kill_running(
+    target: &Target,
+    control: &RunControl,
+    keys: &[Vec<u8>],
+    generation: u64,
+    cluster: bool,
+) -> String {
+    // Bounded: 2,000 tries 10 ms apart (20 s) while the server keeps answering NOTBUSY.
+    for _ in 0..2000 {
+        let answers = super::script_kill_for(target, keys);
+        let not_busy = matches!(&answers, Ok(a) if !a.is_empty()
+            && a.iter().all(|(_, r)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"))));
+        let still_running =
+            control.phase() == Phase::OnServer && control.generation() == generation;
+        if !(not_busy && still_running) {
+            return super::describe_kill(answers, cluster);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    super::describe_kill(
+        Err(LiveError::Server(
+            "the server kept answering NOTBUSY for 20 s while the script was on its way".into(),
+        )),
+        cluster,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::reply::Protocol;
+
+    fn report(ms: u64, outcome: Outcome) -> RunReport {
+        let mut r = RunReport::refused(String::new(), String::new(), Protocol::Resp2, 1000);
+        r.reply = Reply::Int(1);
+        r.outcome = outcome;
+        r.elapsed_ns = ms * 1_000_000;
+        r
+    }
+
+    #[test]
+    fn a_cancel_before_the_send_stops_it_and_after_it_asks_for_a_kill_once() {
+        let control = RunControl::default();
+        assert_eq!(control.cancel(), CancelAction::Nothing);
+        control.begin(&[b"k".to_vec()]);
+        let stop = Arc::new(AtomicBool::new(false));
+        control.enter(Phase::DryRun).unwrap();
+        control.watch_dry_run(stop.clone());
+        assert_eq!(control.cancel(), CancelAction::NotSent);
+        assert!(stop.load(Ordering::Relaxed), "the dry run is told to stop");
+        assert_eq!(control.enter(Phase::OnServer), Err(Cancelled));
+        assert_eq!(control.phase(), Phase::DryRun);
+        // A new run starts uncancelled; on the server a cancel asks for one SCRIPT KILL.
+        control.begin(&[b"k".to_vec()]);
+        control.enter(Phase::OnServer).unwrap();
+        assert_eq!(
+            control.cancel(),
+            CancelAction::Kill {
+                keys: vec![b"k".to_vec()],
+                generation: 2
+            }
+        );
+        assert_eq!(control.cancel(), CancelAction::Nothing);
+        control.set_kill_answer(2, "sent SCRIPT KILL: OK".into());
+        assert_eq!(
+            control.kill_answer(Duration::ZERO).as_deref(),
+            Some("sent SCRIPT KILL: OK")
+        );
+        control.end();
+        assert_eq!(control.phase(), Phase::Idle);
+    }
+
+    #[test]
+    fn a_slow_or_stopped_dry_run_is_a_concern() {
+        let limit = 64 << 20;
+        assert_eq!(
+            concerns(&report(499, Outcome::Returned), &[], 1000, limit),
+            vec![]
+        );
+        assert_eq!(
+            concerns(&report(500, Outcome::Returned), &[], 1000, limit),
+            vec![Concern::Slow {
+                ms: 500.0,
+                threshold_ms: 1000
+            }]
+        );
+        assert_eq!(
+            concerns(&report(1000, Outcome::Killed), &[], 1000, limit),
+            vec![Concern::Incomplete {
+                why: "stopped at the busy threshold (1000 ms)".into(),
+                ms: 1000.0
+            }]
+        );
+        let mut over = report(20, Outcome::Raised);
+        over.reply = Reply::Error(crate::engine::budget::over_budget_text(limit));
+        assert_eq!(
+            concerns(&over, &["line 1: SET k v".into()], 1000, limit),
+            vec![
+                Concern::Writes(vec!["line 1: SET k v".into()]),
+                Concern::Incomplete {
+                    why: "stopped at the sandbox's memory budget (64 MiB)".into(),
+                    ms: 20.0
+                }
+            ]
+        );
+        let question = Question {
+            concerns: concerns(&report(600, Outcome::Returned), &[], 1000, limit),
+            consent: Consent {
+                slow: true,
+                ..Consent::default()
+            },
+        };
+        assert_eq!(question.text(), "The dry run took 600.0 ms, 60% of the server's busy threshold of 1000 ms (the server may be slower). Nothing was sent. y sends it as EVAL_RO (the server refuses any write); Esc on the server sends SCRIPT KILL. Send it to the live server? (y/n)");
+    }
+}

@@ -1,0 +1,241 @@
+//! `evalbench test`: a script's expected behaviour pinned as cases (a test file beside the
+//! script), run in the sandbox with a fixed clock, each difference reported by what and where.
+//! The CLI (and later the workbench) are front ends over `run_case`.
+
+mod check;
+pub mod file;
+pub mod update;
+
+use crate::engine::clock::ManualClock;
+use crate::engine::keyspace::{keyspace_from_json_value, keyspace_to_json};
+use crate::engine::reply::Protocol;
+use crate::engine::{RunRequest, Sandbox};
+use serde_json::{json, Value as Json};
+use std::path::PathBuf;
+
+pub use file::{parse_test_file, TestFileError, DEFAULT_CLOCK_MS};
+
+/// A parsed test file.
+#[derive(Debug, Clone)]
+pub struct TestFile {
+    pub path: PathBuf,
+    /// The script under test (`script = ...`, or the file's name with `.lua`).
+    pub script_path: PathBuf,
+    pub cases: Vec<TestCase>,
+}
+
+/// A case: a seed keyspace, a start time and one or more runs sharing the keyspace.
+#[derive(Debug, Clone)]
+pub struct TestCase {
+    pub name: String,
+    /// Line of its `[[case]]` header.
+    pub line: usize,
+    /// The seed keyspace in the keyspace JSON format (TTLs relative to the start time).
+    pub seed: Json,
+    /// Unix ms of the clock when the first run starts.
+    pub clock_ms: i64,
+    pub steps: Vec<TestStep>,
+}
+
+/// One run (or `repeat` runs) of the script and what it must give.
+#[derive(Debug, Clone)]
+pub struct TestStep {
+    pub line: usize,
+    pub keys: Vec<String>,
+    pub argv: Vec<String>,
+    pub protocol: Protocol,
+    pub read_only: bool,
+    /// Milliseconds the clock moves before this step.
+    pub advance_ms: i64,
+    /// Runs of this step; the expectations apply to the last.
+    pub repeat: u32,
+    pub expect: Expect,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Expect {
+    /// The reply in the `--json` form (null for nil).
+    pub reply: Option<Json>,
+    /// A Redis glob on the reply as redis-cli prints it.
+    pub reply_match: Option<String>,
+    /// The exact error text.
+    pub error: Option<String>,
+    pub error_match: Option<String>,
+    pub keyspace: Option<KeyspaceExpect>,
+    /// Keys that must not exist after the run.
+    pub absent: Vec<String>,
+    /// The warning kinds the run gives (all of them, any order).
+    pub warnings: Option<Vec<String>>,
+}
+
+impl Expect {
+    pub fn checks_something(&self) -> bool {
+        self.reply.is_some()
+            || self.reply_match.is_some()
+            || self.error.is_some()
+            || self.error_match.is_some()
+            || self.keyspace.is_some()
+            || !self.absent.is_empty()
+            || self.warnings.is_some()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct KeyspaceExpect {
+    pub matching: KeyspaceMatch,
+    /// Key, its value as written (without `ttl_ms`), its TTL expectation.
+    pub keys: Vec<(String, Json, TtlExpect)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyspaceMatch {
+    /// The keyspace is exactly the listed keys.
+    Exact,
+    /// The listed keys are as given; others may exist.
+    Partial,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TtlExpect {
+    /// No `ttl_ms`: the key must not expire.
+    None,
+    /// Remaining milliseconds within [low, high].
+    Range(i64, i64),
+    Any,
+}
+
+/// One difference between a case's expectation and its run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// 1-based step number.
+    pub step: usize,
+    /// Line of the step (or of the case when it has one run).
+    pub line: usize,
+    /// `reply`, `error`, `keyspace`, `warnings`, `seed`, `checks`.
+    pub what: &'static str,
+    pub message: String,
+}
+
+/// What the last run of a step gave, for the report and `--update`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observed {
+    pub reply: Json,
+    pub error: Option<String>,
+    pub keyspace: Json,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    pub name: String,
+    pub line: usize,
+    pub failures: Vec<Failure>,
+    pub observed: Vec<Observed>,
+    pub runs: u64,
+    pub elapsed_ns: u64,
+}
+
+impl CaseResult {
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty()
+    }
+
+    pub fn to_json(&self) -> Json {
+        json!({
+            "name": self.name,
+            "line": self.line,
+            "passed": self.passed(),
+            "runs": self.runs,
+            "elapsed_us": self.elapsed_ns / 1000,
+            "failures": self.failures.iter().map(|f| json!({
+                "step": f.step, "line": f.line, "what": f.what, "message": f.message,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// Run one case in a fresh sandbox whose clock starts at the case's time and moves only by
+/// `advance_ms`, so the result is the same whenever and wherever it runs.
+pub fn run_case(script: &[u8], case: &TestCase, memory_limit: Option<usize>) -> CaseResult {
+    let clock = ManualClock::new(case.clock_ms.saturating_mul(1000));
+    let mut sandbox = Sandbox::with_clock(Box::new(clock.clone()));
+    if let Some(limit) = memory_limit {
+        sandbox.config.memory_limit = limit;
+    }
+    let mut result = CaseResult {
+        name: case.name.clone(),
+        line: case.line,
+        failures: Vec::new(),
+        observed: Vec::new(),
+        runs: 0,
+        elapsed_ns: 0,
+    };
+    match keyspace_from_json_value(&case.seed, case.clock_ms) {
+        Ok(db) => sandbox.set_db0(db),
+        Err(e) => {
+            result.failures.push(Failure {
+                step: 0,
+                line: case.line,
+                what: "seed",
+                message: format!("the seed keyspace is not valid: {e}"),
+            });
+            return result;
+        }
+    }
+    // A case of one run written without [[case.step]] has no step numbers to speak of.
+    let numbered = !(case.steps.len() == 1 && case.steps[0].line == case.line);
+    for (index, step) in case.steps.iter().enumerate() {
+        clock.advance_ms(step.advance_ms);
+        let request = RunRequest {
+            script: script.to_vec(),
+            keys: step.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+            argv: step.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+            protocol: step.protocol,
+            read_only: step.read_only,
+        };
+        let mut report = None;
+        for _ in 0..step.repeat {
+            let r = sandbox.run(&request);
+            result.runs += 1;
+            result.elapsed_ns += r.elapsed_ns;
+            report = Some(r);
+        }
+        let report = report.expect("repeat is at least 1");
+        let now = sandbox.now_ms();
+        let reply = report.reply_for(step.protocol);
+        let mut warnings: Vec<String> = report
+            .warnings
+            .iter()
+            .map(|w| w.kind.name().to_string())
+            .collect();
+        warnings.sort();
+        warnings.dedup();
+        let observed = Observed {
+            reply: reply.to_json(),
+            error: match &reply {
+                crate::engine::Reply::Error(text) => Some(text.clone()),
+                _ => None,
+            },
+            keyspace: keyspace_to_json(sandbox.keyspace().db(0), now),
+            warnings,
+        };
+        for (what, message) in check::differences(&step.expect, &observed, &reply) {
+            result.failures.push(Failure {
+                step: if numbered { index + 1 } else { 0 },
+                line: step.line,
+                what,
+                message,
+            });
+        }
+        result.observed.push(observed);
+    }
+    if case.steps.iter().all(|s| !s.expect.checks_something()) {
+        result.failures.push(Failure {
+            step: 0,
+            line: case.line,
+            what: "checks",
+            message: "this case checks nothing: add reply, error or keyspace (or run `evalbench test --update` to write what the script gives now)".into(),
+        });
+    }
+    result
+}

@@ -1,0 +1,247 @@
+//! `evalbench lint`: every rule on a script that breaks it (the exact place and message) and on a
+//! script that does the same thing right (no finding); the samples lint clean; the CLI's exit statuses.
+
+use evalbench::engine::analysis::{lint, rules::RULES};
+use std::process::Command;
+
+/// Findings as `line:column rule: message`.
+fn findings(source: &str) -> Vec<String> {
+    lint(source)
+        .into_iter()
+        .map(|d| format!("{}:{} {}: {}", d.line, d.column, d.rule, d.message))
+        .collect()
+}
+
+/// (rule, a script that breaks it, the one finding, a script that does not)
+const CASES: &[(&str, &str, &str, &str)] = &[
+    (
+        "syntax",
+        "local x = = 2\nreturn x",
+        "1:11 syntax: unexpected symbol near '='",
+        "local x = 2\nreturn x",
+    ),
+    (
+        "lua52-syntax",
+        "local half = ARGV[1] // 2\nreturn half",
+        "1:22 lua52-syntax: `//` (integer division) is Lua 5.3: write math.floor(a / b) (Lua says: unexpected symbol near '/')",
+        "local half = math.floor(ARGV[1] / 2)\nreturn half",
+    ),
+    (
+        "global-variable",
+        "count = redis.call('INCR', KEYS[1])\nreturn count",
+        "1:1 global-variable: `count` is a global: Redis refuses it (Script attempted to create global variable 'count')",
+        "local count = redis.call('INCR', KEYS[1])\nreturn count",
+    ),
+    (
+        "key-not-from-keys",
+        "return redis.call('HGET', 'user:' .. ARGV[1], 'name')",
+        "1:27 key-not-from-keys: HGET uses a key built in the script, not passed in KEYS",
+        "local key = KEYS[1]\nreturn redis.call('HGET', key, 'name')",
+    ),
+    (
+        "value-in-keys",
+        "redis.call('SET', KEYS[1], KEYS[2])\nreturn 1",
+        "1:28 value-in-keys: a KEYS entry is argument 2 of SET, which is not a key there",
+        "redis.call('SET', KEYS[1], ARGV[1])\nreturn 1",
+    ),
+    (
+        "literal-belongs-in-argv",
+        "redis.call('SADD', KEYS[1], 'order-20261203-884213')\nreturn 1",
+        "1:29 literal-belongs-in-argv: \"order-20261203-884213\" looks like data written into the script",
+        "redis.call('SADD', KEYS[1], ARGV[1])\nreturn 1",
+    ),
+    (
+        "write-before-validation",
+        "redis.call('DECRBY', KEYS[1], ARGV[1])\nif tonumber(ARGV[1]) < 1 then\n  return redis.error_reply('ERR bad quantity')\nend\nreturn 1",
+        "1:1 write-before-validation: DECRBY writes here, and line 3 returns an error after it: the write stays (no rollback)",
+        "if tonumber(ARGV[1]) < 1 then\n  return redis.error_reply('ERR bad quantity')\nend\nredis.call('DECRBY', KEYS[1], ARGV[1])\nreturn 1",
+    ),
+    (
+        "unbounded-read",
+        "local all = redis.call('LRANGE', KEYS[1], 0, -1)\nreturn #all",
+        "1:13 unbounded-read: LRANGE 0 -1 reads the whole key whatever its size",
+        "local page = redis.call('LRANGE', KEYS[1], 0, 99)\nreturn #page",
+    ),
+    (
+        "setnx-then-expire",
+        "local ok = redis.call('SETNX', KEYS[1], ARGV[1])\nredis.call('PEXPIRE', KEYS[1], ARGV[2])\nreturn ok",
+        "1:12 setnx-then-expire: SETNX here and PEXPIRE on line 2 on the same key",
+        "return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0",
+    ),
+    (
+        "reply-without-tonumber",
+        "local stock = redis.call('GET', KEYS[1])\nif stock < 5 then return 0 end\nreturn 1",
+        "2:4 reply-without-tonumber: the reply of GET is a string (or false when missing), used here with `<`",
+        "local stock = tonumber(redis.call('GET', KEYS[1]) or '0')\nif stock < 5 then return 0 end\nreturn 1",
+    ),
+    (
+        "dropped-pcall-error",
+        "redis.pcall('INCR', KEYS[1])\nreturn 1",
+        "1:1 dropped-pcall-error: the result of redis.pcall is not looked at: an error it catches is dropped",
+        "local r = redis.pcall('INCR', KEYS[1])\nif type(r) == 'table' and r.err then return 0 end\nreturn 1",
+    ),
+    (
+        "nondeterministic",
+        "local t = redis.call('TIME')\nreturn t[1]",
+        "1:11 nondeterministic: TIME gives another result on every run",
+        "return ARGV[1]",
+    ),
+    (
+        "one-command",
+        "return redis.call('INCRBY', KEYS[1], ARGV[1])",
+        "1:8 one-command: the whole script is one INCRBY call",
+        "local n = redis.call('INCRBY', KEYS[1], ARGV[1])\nif n > 10 then redis.call('DEL', KEYS[1]) end\nreturn n",
+    ),
+];
+
+#[test]
+fn every_rule_finds_its_case_and_spares_the_right_way() {
+    for rule in RULES {
+        assert!(
+            CASES.iter().any(|(id, ..)| *id == rule.id),
+            "rule {} has no test case",
+            rule.id
+        );
+    }
+    for (rule, bad, expected, good) in CASES {
+        assert_eq!(
+            findings(bad),
+            vec![expected.to_string()],
+            "rule {rule} on:\n{bad}"
+        );
+        assert_eq!(
+            findings(good),
+            Vec::<String>::new(),
+            "rule {rule} on the right way:\n{good}"
+        );
+    }
+}
+
+#[test]
+fn lua52_constructs_and_libraries_are_named() {
+    let cases = [
+        ("for i = 1, 3 do\n  goto skip\n  ::skip::\nend", "2:3 lua52-syntax: `goto` is Lua 5.2: use a loop with break, or a flag (Lua says: '=' expected near 'skip')"),
+        ("return 1 & 2", "1:10 lua52-syntax: `&` is Lua 5.3: write bit.band(a, b) (Lua says: '<eof>' expected near '&')"),
+        ("return 1 << 2", "1:10 lua52-syntax: `<<` is Lua 5.3: write bit.lshift(a, n) (Lua says: unexpected symbol near '<')"),
+        ("return '\\x41'", "1:8 lua52-syntax: `\\x` is a Lua 5.2+ escape: Lua 5.1 reads it as the letter x (write bytes as decimal escapes, \\65)"),
+        ("return table.unpack({1})", "1:8 lua52-syntax: `table.unpack` is Lua 5.2+: Lua 5.1 has no such function (use unpack)"),
+        ("return utf8.char(65)", "1:8 lua52-syntax: `utf8` is Lua 5.2+: Redis's Lua 5.1 has no utf8 (bit operations: the `bit` library)"),
+        ("return os.time()", "1:8 global-variable: `os` is not available to scripts: Redis removes it from the sandbox"),
+    ];
+    for (source, expected) in cases {
+        assert_eq!(
+            findings(source),
+            vec![expected.to_string()],
+            "on:\n{source}"
+        );
+    }
+}
+
+#[test]
+fn locals_functions_and_shebangs_are_understood() {
+    // Locals shadow, upvalues are locals, methods and fields of locals are fine; a shebang line
+    // keeps the line numbers.
+    let source = "#!lua flags=no-writes\nlocal M = {}\nfunction M.get(k) return redis.call('GET', k) end\nlocal function twice(x) return x * 2 end\nlocal KEYS = {'shadowed'}\nreturn {M.get(ARGV[1]), twice(3), redis.call('GET', KEYS[1])}";
+    assert_eq!(findings(source), Vec::<String>::new());
+}
+
+#[test]
+fn the_samples_lint_clean() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "lua") {
+            let source = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(
+                findings(&source),
+                Vec::<String>::new(),
+                "{}",
+                path.display()
+            );
+        }
+    }
+}
+
+fn evalbench(args: &[&str], dir: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run evalbench")
+}
+
+#[test]
+fn the_cli_reports_like_a_compiler_and_exits_by_severity_and_deny() {
+    let dir = std::env::temp_dir().join(format!("evalbench-lint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("warn.lua"),
+        "return redis.call('INCRBY', KEYS[1], ARGV[1])\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("err.lua"), "total = 1\nreturn total\n").unwrap();
+    let out = evalbench(&["lint", "warn.lua"], &dir);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "warn.lua:1:8: warning[one-command]: the whole script is one INCRBY call\n  fix: send the command itself\n"
+    );
+    let out = evalbench(&["lint", "--deny", "one-command", "warn.lua"], &dir);
+    assert_eq!(out.status.code(), Some(1));
+    let out = evalbench(&["lint", "--deny", "all", "warn.lua"], &dir);
+    assert_eq!(out.status.code(), Some(1));
+    let out = evalbench(&["lint", "err.lua"], &dir);
+    assert_eq!(out.status.code(), Some(1), "an error fails without --deny");
+    let out = evalbench(&["lint", "--json", "err.lua"], &dir);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["files"][0]["findings"][0]["rule"], "global-variable");
+    assert_eq!(json["files"][0]["findings"][0]["line"], 1);
+    assert_eq!(
+        json["files"][0]["findings"][0]["fix"],
+        "declare it `local` (functions too: `local function f() ... end`)"
+    );
+    let out = evalbench(&["lint", "--deny", "no-such-rule", "warn.lua"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with(
+        "evalbench: --deny no-such-rule: no such rule; the rules are: all, syntax, lua52-syntax,"
+    ));
+    let out = evalbench(&["lint", "missing.lua"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+mod common;
+
+#[test]
+fn hostile_and_odd_scripts_never_crash_it() {
+    // Nesting Lua accepts (just under its 200 levels) and far past it, in a 2 MB test thread.
+    let legal = format!("return {}1{}", "(".repeat(190), ")".repeat(190));
+    assert_eq!(findings(&legal), Vec::<String>::new());
+    let deep = format!("return {}1{}", "(".repeat(100_000), ")".repeat(100_000));
+    assert_eq!(
+        findings(&deep),
+        vec!["1:1 syntax: chunk has too many syntax levels".to_string()]
+    );
+    let blocks = format!(
+        "{}return 1{}",
+        "do ".repeat(100_000),
+        " end".repeat(100_000)
+    );
+    assert_eq!(lint(&blocks).len(), 1);
+    assert_eq!(
+        findings("\x1bLua\x51\x00"),
+        vec!["1:1 syntax: attempt to load a binary chunk (mode is 't')".to_string()]
+    );
+    assert_eq!(findings(""), Vec::<String>::new());
+    // Every script of the differential corpus: no panic, and every finding placed on a real line.
+    for case in common::all_cases() {
+        let lines = case.script.lines().count().max(1);
+        for d in lint(&case.script) {
+            assert!(
+                d.line >= 1 && d.line <= lines + 1,
+                "{}: {}: {d:?}",
+                case.file,
+                case.name
+            );
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! `evalbench test`: test files beside scripts, their cases run in the sandbox, every difference
+//! and every mistake in a file reported with its place; exit statuses, --json, --junit, --update.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn evalbench_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("REDIS_URL")
+        .output()
+        .expect("run evalbench")
+}
+
+fn stdout_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A fresh folder per test (tests run in parallel).
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("evalbench-testcmd-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const COUNTER: &str = "local n = redis.call('INCRBY', KEYS[1], ARGV[1])\nif n > 3 then\n  return redis.error_reply('ERR over the cap')\nend\nreturn n\n";
+
+fn project() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Lines without the run count and time at their end, which vary.
+fn without_times(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.rfind("  ") {
+            Some(i) if l.ends_with(" ms") => l[..i].trim_end().to_string(),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn every_sample_has_a_test_file_and_they_all_pass() {
+    let samples = project().join("samples");
+    for entry in std::fs::read_dir(&samples).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "lua") {
+            let test = path.with_extension("test.toml");
+            assert!(
+                test.exists(),
+                "{} has no test file {}",
+                path.display(),
+                test.display()
+            );
+        }
+    }
+    let out = evalbench_in(&project(), &["test", "samples"]);
+    let text = stdout_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("FAIL"), "{text}");
+    assert!(
+        text.lines().last().unwrap().ends_with("passed, 0 failed"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_failing_case_says_what_differs_at_which_line_and_exits_1() {
+    let dir = scratch("failing");
+    std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
+    std::fs::write(
+        dir.join("counter.test.toml"),
+        r#"[[case]]
+name = "counts from the seed"
+keys = ["c"]
+argv = ["2"]
+seed = { c = "1" }
+reply = { int = 4 }
+keyspace = { c = "3", other = "x" }
+
+[[case]]
+name = "stops at the cap"
+keys = ["c"]
+argv = ["2"]
+
+[[case.step]]
+reply = { int = 2 }
+
+[[case.step]]
+advance_ms = 10
+error = "ERR over the cap"
+keyspace = { c = { type = "string", value = "4", ttl_ms = [1, 10] } }
+"#,
+    )
+    .unwrap();
+    let out = evalbench_in(&dir, &["test"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        r#"counter.test.toml
+  FAIL    counts from the seed
+          counter.test.toml:1: expected reply {"int":4}, got reply {"int":3}
+          counter.test.toml:1: key "other": expected "x", but it does not exist
+  FAIL    stops at the cap
+          counter.test.toml:17: step 2: key "c": expected ttl_ms in [1, 10], has no TTL
+2 cases: 0 passed, 2 failed"#
+    );
+}
+
+#[test]
+fn mistakes_in_a_test_file_are_placed_at_their_line_and_column_and_exit_2() {
+    let dir = scratch("mistakes");
+    std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
+    let cases = [
+        (
+            "[[case]]\nname = \"a\"\nrepy = { int = 1 }\n",
+            "counter.test.toml:3:1: unknown field `repy`, expected one of",
+        ),
+        (
+            "[[case]]\nname = \"a\"\nreply = { integer = 1 }\n",
+            "counter.test.toml:3:9: \"integer\" is not a reply kind: write one of { int = 1 }",
+        ),
+        (
+            "[[case]]\nname = \"a\"\nkeyspace = { k = { type = \"hash\", value = {} } }\n",
+            "counter.test.toml:3:12: key \"k\": an empty hash cannot exist in Redis",
+        ),
+        (
+            "[[case]]\nname = \"a\"\nreply = { int = 1\n",
+            "counter.test.toml:3:18: invalid inline table: expected `}`",
+        ),
+        (
+            "[[case]]\nname = \"a\"\nreply = { int = 1 }\n[[case.step]]\nreply = { int = 1 }\n",
+            "counter.test.toml:1:1: this case has steps, so `reply` belongs in a [[case.step]]",
+        ),
+        (
+            "[[case]]\nname = \"a\"\n[[case.step]]\nseed = { k = \"v\" }\n",
+            "counter.test.toml:3:1: `seed` is set per case, not per step: move it to the [[case]]",
+        ),
+        (
+            "[[case]]\nname = \"a\"\nreply = { int = 1 }\n[[case]]\nname = \"a\"\nreply = { int = 1 }\n",
+            "counter.test.toml:5:8: a second case named \"a\": case names must differ",
+        ),
+        (
+            "[[case]]\nname = \"a\"\nkeyspace = { k = { value = \"1\", ttl_ms = [5, 1] } }\n",
+            "counter.test.toml:3:12: key \"k\": ttl_ms = [5, 1]: the low end is above the high end",
+        ),
+        (
+            "script = \"missing.lua\"\n[[case]]\nname = \"a\"\nreply = { int = 1 }\n",
+            "counter.test.toml: the script under test: cannot read missing.lua",
+        ),
+    ];
+    for (text, expected) in cases {
+        std::fs::write(dir.join("counter.test.toml"), text).unwrap();
+        let out = evalbench_in(&dir, &["test", "counter.test.toml"]);
+        let stdout = stdout_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{text}\n{stdout}");
+        let error_line = stdout.lines().nth(1).unwrap_or_default();
+        assert!(
+            error_line.starts_with(&format!("  error   {expected}")),
+            "for\n{text}\nexpected an error starting with {expected:?}, got:\n{stdout}"
+        );
+        assert!(
+            stdout.ends_with("0 cases: 0 passed, 0 failed, 1 file could not run\n"),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+fn a_folder_without_test_files_is_bad_input() {
+    let dir = scratch("empty");
+    let out = evalbench_in(&dir, &["test"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "evalbench: no *.test.toml under .: write NAME.test.toml beside NAME.lua (see evalbench test --help)\n"
+    );
+}
+
+#[test]
+fn steps_share_the_keyspace_and_the_clock_moves_between_them() {
+    let dir = scratch("steps");
+    std::fs::write(
+        dir.join("ttl.lua"),
+        "if ARGV[1] == 'set' then redis.call('SET', KEYS[1], 'v', 'PX', 1000) end\nreturn {redis.call('PTTL', KEYS[1]), redis.call('EXISTS', KEYS[1])}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("ttl.test.toml"),
+        r#"[[case]]
+name = "a key expires once the clock passes its TTL"
+keys = ["k"]
+
+[[case.step]]
+argv = ["set"]
+reply = { array = [{ int = 1000 }, { int = 1 }] }
+
+[[case.step]]
+advance_ms = 999
+reply = { array = [{ int = 1 }, { int = 1 }] }
+keyspace = { k = { type = "string", value = "v", ttl_ms = [1, 1] } }
+
+[[case.step]]
+advance_ms = 1
+reply = { array = [{ int = -2 }, { int = 0 }] }
+absent = ["k"]
+"#,
+    )
+    .unwrap();
+    let out = evalbench_in(&dir, &["test"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+}
+
+#[test]
+fn patterns_partial_keyspaces_and_warnings() {
+    let dir = scratch("patterns");
+    std::fs::write(
+        dir.join("w.lua"),
+        "redis.call('SET', 'undeclared', 'x')\nredis.call('SET', KEYS[1], ARGV[1])\nreturn redis.call('GET', KEYS[1])\n",
+    )
+    .unwrap();
+    let test = r#"[[case]]
+name = "loose checks"
+keys = ["k"]
+argv = ["hello world"]
+seed = { other = "kept" }
+reply_match = '"hello*'  # redis-cli prints a bulk string quoted
+keyspace = { k = "hello world" }
+keyspace_match = "partial"
+warnings = ["undeclared-key"]
+
+[[case]]
+name = "a warning that is not given"
+keys = ["k"]
+argv = ["v"]
+reply = { bulk = "v" }
+warnings = []
+"#;
+    std::fs::write(dir.join("w.test.toml"), test).unwrap();
+    let out = evalbench_in(&dir, &["test"]);
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        "w.test.toml\n  ok      loose checks\n  FAIL    a warning that is not given\n          w.test.toml:11: expected warnings [], got [undeclared-key]\n2 cases: 1 passed, 1 failed"
+    );
+    let out = evalbench_in(&dir, &["test", "--filter", "loose"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout_of(&out).ends_with("1 case: 1 passed, 0 failed\n"));
+}
+
+#[test]
+fn update_writes_what_failing_cases_gave_and_keeps_comments() {
+    let dir = scratch("update");
+    std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
+    let before = "# my comment\n[[case]]\nname = \"new\"  # a trailing comment\nkeys = [\"c\"]\nargv = [\"2\"]\n\n[[case]]\nname = \"over\"\nkeys = [\"c\"]\nargv = [\"9\"]\nreply = { int = 9 }\n\n[[case]]\nname = \"right\"\nkeys = [\"c\"]\nargv = [\"1\"]\nreply = { int = 1 }\n";
+    std::fs::write(dir.join("counter.test.toml"), before).unwrap();
+    let out = evalbench_in(&dir, &["test", "--update"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    assert!(stdout_of(&out).ends_with("3 cases: 3 passed, 0 failed, 2 updated (review the diff)\n"));
+    let after = std::fs::read_to_string(dir.join("counter.test.toml")).unwrap();
+    assert_eq!(
+        after,
+        "# my comment\n[[case]]\nname = \"new\"  # a trailing comment\nkeys = [\"c\"]\nargv = [\"2\"]\nreply = { int = 2 }\nkeyspace = { c = \"2\" }\n\n[[case]]\nname = \"over\"\nkeys = [\"c\"]\nargv = [\"9\"]\nerror = \"ERR over the cap\"\n\n[[case]]\nname = \"right\"\nkeys = [\"c\"]\nargv = [\"1\"]\nreply = { int = 1 }\n"
+    );
+    let out = evalbench_in(&dir, &["test"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+}
+
+#[test]
+fn json_and_junit_reports() {
+    let dir = scratch("reports");
+    std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
+    std::fs::write(
+        dir.join("counter.test.toml"),
+        "[[case]]\nname = \"ok <1>\"\nkeys = [\"c\"]\nargv = [\"1\"]\nreply = { int = 1 }\n\n[[case]]\nname = \"bad & wrong\"\nkeys = [\"c\"]\nargv = [\"1\"]\nreply = { int = 5 }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("broken.test.toml"), "[[case]\n").unwrap();
+    let out = evalbench_in(&dir, &["test", "--json", "--junit", "junit.xml"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a file that cannot run wins over a failure"
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["passed"], 1);
+    assert_eq!(json["failed"], 1);
+    assert_eq!(json["file_errors"], 1);
+    assert_eq!(json["files"][0]["path"], "broken.test.toml");
+    assert!(json["files"][0]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("broken.test.toml:1:"));
+    let failure = &json["files"][1]["cases"][1]["failures"][0];
+    assert_eq!(failure["what"], "reply");
+    assert_eq!(failure["line"], 7);
+    assert_eq!(
+        failure["message"],
+        "expected reply {\"int\":5}, got reply {\"int\":1}"
+    );
+    let xml = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"evalbench test\" tests=\"3\" failures=\"1\" errors=\"1\">\n"), "{xml}");
+    assert!(
+        xml.contains("<testcase classname=\"counter.test.toml\" name=\"ok &lt;1&gt;\""),
+        "{xml}"
+    );
+    assert!(xml.contains("name=\"bad &amp; wrong\""), "{xml}");
+    assert!(xml.contains("<failure message=\"expected reply {&quot;int&quot;:5}, got reply {&quot;int&quot;:1}\">line 7: expected reply"), "{xml}");
+    assert!(xml.contains("<testcase classname=\"broken.test.toml\" name=\"(test file)\"><error message=\"broken.test.toml:1:"), "{xml}");
+}
+
+#[test]
+fn control_characters_from_scripts_never_reach_the_terminal() {
+    let dir = scratch("escapes");
+    std::fs::write(
+        dir.join("e.lua"),
+        "return redis.error_reply('ERR \\27]0;pwned\\7 x')\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("e.test.toml"),
+        "[[case]]\nname = \"title \\u001b[2J\"\nreply = { int = 1 }\n",
+    )
+    .unwrap();
+    let out = evalbench_in(&dir, &["test"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        !out.stdout.contains(&0x1b) && !out.stdout.contains(&0x07),
+        "{:?}",
+        stdout_of(&out)
+    );
+}
