@@ -175,10 +175,9 @@ fn calls_beyond_the_traced_ones_are_counted() {
         "for i = 1, 100005 do redis.call('PING') end return 1",
     );
     assert_eq!(report.trace.len(), 100_000);
-    assert!(report
-        .warnings
-        .iter()
-        .any(|w| w.message == "5 more calls were made than the 100000 evalbench traces"));
+    assert!(report.warnings.iter().any(|w| w.message
+        == "5 more calls were made than the 100000 evalbench traces"
+        && w.kind.name() == "trace-limit"));
 }
 
 #[test]

@@ -494,6 +494,53 @@ fn editing_is_refused_while_debugging_and_nothing_is_lost() {
     assert!(h.app.editor.modified);
 }
 
+/// The editor's own editing commands (undo, redo, cut, paste, indent, outdent, comment, new) are
+/// refused like typing; copy, select all and moves still work.
+#[test]
+fn editing_commands_are_refused_while_debugging() {
+    let mut h = harness(SCRIPT);
+    h.app.focus = evalbench::tui::app::Focus::Editor;
+    // Something to undo, made before the session (a comment on the last line).
+    h.press("<C-End>");
+    h.type_text("--x");
+    let edited = h.app.editor.text();
+    h.press("<F11>");
+    assert!(h.app.debugger.session.is_some());
+    h.app.focus = evalbench::tui::app::Focus::Editor;
+    for key in [
+        "<C-z>",
+        "<C-y>",
+        "<C-a>",
+        "<C-x>",
+        "<C-v>",
+        "<Tab>",
+        "<BackTab>",
+        "<C-/>",
+    ] {
+        h.app.status.clear();
+        h.press(key);
+        assert_eq!(h.app.editor.text(), edited, "{key} edited the script");
+        if key != "<C-a>" {
+            assert_eq!(h.app.status, EDIT_REFUSED, "{key}");
+        }
+    }
+    // Ctrl-N would replace the script the session runs.
+    h.press("<C-n>");
+    assert_eq!(h.app.editor.text(), edited);
+    assert_eq!(h.app.status, "stop debugging first (Shift-F5)");
+    // Copying changes nothing: allowed (the selection of Ctrl-A above).
+    h.effects.clear();
+    h.press("<C-c>");
+    assert_eq!(h.effects, ["clipboard"]);
+    // Once the session ends, undo works again.
+    h.press("<S-F5>");
+    assert!(h.app.debugger.session.is_none());
+    h.app.focus = evalbench::tui::app::Focus::Editor;
+    h.press("<C-z>");
+    assert_ne!(h.app.editor.text(), edited);
+    assert!(h.app.editor.text().len() < edited.len());
+}
+
 #[test]
 fn a_script_that_does_not_compile_shows_its_error_at_its_line() {
     let mut h = harness("local a = 1\nlocal b = (a +\nreturn b\n");

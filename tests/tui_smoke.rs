@@ -179,3 +179,104 @@ fn real_binary_in_tmux() {
         assert!(modes.contains(&mode), "{mode} not restored:\n{screen}");
     }
 }
+
+/// A tmux session of its own running the binary on `file` (in the session's temporary directory)
+/// at `width` x `height`; None (with a notice) when tmux is missing outside CI.
+fn start(name: &str, width: u16, height: u16, file: &str) -> Option<Session> {
+    if !tmux_present() {
+        if std::env::var_os("CI").is_some() {
+            panic!("tmux is required on CI for the terminal tests");
+        }
+        eprintln!("notice: tmux not found, skipping {name}");
+        return None;
+    }
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!("evalbench-{name}-{}-{stamp}", std::process::id()));
+    for sub in ["data", "config"] {
+        std::fs::create_dir_all(dir.join(sub)).expect("temp dirs");
+    }
+    let session = Session {
+        socket: dir.join("tmux.sock"),
+        target: name.into(),
+        dir: dir.clone(),
+    };
+    let script = format!(
+        "cd {dir} && EVALBENCH_DATA_DIR=data EVALBENCH_CONFIG_DIR=config {bin} {file}; exec sleep 60",
+        dir = sh_quote(&dir.to_string_lossy()),
+        bin = sh_quote(env!("CARGO_BIN_EXE_evalbench")),
+        file = sh_quote(file),
+    );
+    let (w, h) = (width.to_string(), height.to_string());
+    let out = session.tmux(&["new-session", "-d", "-s", name, "-x", &w, "-y", &h, &script]);
+    assert!(out.status.success(), "tmux new-session: {out:?}");
+    // The terminal's clipboard takes what the application sends (OSC 52).
+    session.tmux(&["set-option", "-g", "set-clipboard", "on"]);
+    Some(session)
+}
+
+/// A paste arrives bracketed with CR line ends (as terminals send it) and becomes lines; a copy
+/// reaches the terminal's clipboard through OSC 52; SGR mouse reports place the cursor, select
+/// and switch tabs.
+#[test]
+fn paste_clipboard_and_mouse_in_a_real_terminal() {
+    let Some(session) = start("editor", 80, 24, "new.lua") else {
+        return;
+    };
+    session.wait_for("the editor", |s| s.contains("new.lua is a new file"));
+    assert_eq!(
+        session.display("#{mouse_any_flag}"),
+        "1",
+        "mouse reporting on"
+    );
+    // tmux sends the buffer's newlines as CR inside the bracketed-paste markers (-p).
+    session.tmux(&["set-buffer", "local a = 1\nlocal bb = 2\nreturn a + bb"]);
+    session.tmux(&["paste-buffer", "-p", "-t", &session.target]);
+    let screen = session.wait_for("three lines", |s| s.contains("  3 return a + bb"));
+    assert!(screen.contains("  1 local a = 1"), "{screen}");
+    assert!(screen.contains("  2 local bb = 2"), "{screen}");
+    assert!(!screen.contains("\\r"), "{screen}");
+
+    // A click on "bb" of line 2 (x, y are 1-based in SGR reports), a drag to the end of it.
+    let line2 = screen
+        .lines()
+        .position(|l| l.contains("  2 local bb"))
+        .unwrap()
+        + 1;
+    let column_of = |line: &str, needle: &str| line[..line.find(needle).unwrap()].chars().count();
+    let col = column_of(screen.lines().nth(line2 - 1).unwrap(), "bb") + 1;
+    let report = |button: u8, x: usize, press: bool| {
+        format!(
+            "\x1b[<{button};{x};{line2}{}",
+            if press { 'M' } else { 'm' }
+        )
+    };
+    for seq in [
+        report(0, col, true),
+        report(32, col + 2, true),
+        report(0, col + 2, false),
+    ] {
+        session.tmux(&["send-keys", "-t", &session.target, "-l", &seq]);
+    }
+    session.send("C-c");
+    session.wait_for("the copy", |s| s.contains("copied 2 bytes"));
+    let out = session.tmux(&["show-buffer"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "bb");
+
+    // Ctrl-Z undoes the paste in one step.
+    session.send("C-z");
+    session.wait_for("the empty buffer", |s| !s.contains("local a = 1"));
+
+    // A click on a tab title shows it.
+    let screen = session.capture();
+    let row = screen
+        .lines()
+        .position(|l| l.contains("3 Keyspace"))
+        .unwrap()
+        + 1;
+    let x = column_of(screen.lines().nth(row - 1).unwrap(), "3 Keyspace") + 2;
+    let press = format!("\x1b[<0;{x};{row}M");
+    session.tmux(&["send-keys", "-t", &session.target, "-l", &press]);
+    session.wait_for("the keyspace tab", |s| s.contains("No keys."));
+}

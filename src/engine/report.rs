@@ -74,6 +74,9 @@ pub enum WarningKind {
     Unkillable,
     WouldCrash,
     Nondeterministic,
+    /// The run went past what evalbench records (traced calls, stepping snapshots): a notice
+    /// about evalbench, not about the script.
+    TraceLimit,
     /// A live run replied otherwise than its dry run in the sandbox.
     DryRunDiffers,
 }
@@ -87,6 +90,7 @@ impl WarningKind {
             WarningKind::Unkillable => "unkillable",
             WarningKind::WouldCrash => "would-crash",
             WarningKind::Nondeterministic => "nondeterministic",
+            WarningKind::TraceLimit => "trace-limit",
             WarningKind::DryRunDiffers => "dry-run-differs",
         }
     }

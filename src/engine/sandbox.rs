@@ -322,7 +322,7 @@ impl Sandbox {
         };
         if run.untraced_calls > 0 {
             warnings.push(Warning {
-                kind: WarningKind::Nondeterministic,
+                kind: WarningKind::TraceLimit, // a limit of evalbench's records
                 line: 0,
                 message: format!(
                     "{} more calls were made than the {} evalbench traces",
@@ -333,7 +333,7 @@ impl Sandbox {
         }
         if run.snapshots_skipped > 0 {
             warnings.push(Warning {
-                kind: WarningKind::Nondeterministic,
+                kind: WarningKind::TraceLimit, // a limit of evalbench's records
                 line: 0,
                 message: format!(
                     "{} writes have no keyspace snapshot for stepping: a copy would not fit the memory budget ({} MiB)",

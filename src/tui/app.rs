@@ -15,7 +15,7 @@ use super::server::ServerView;
 use super::worker::{EngineEvent, RunResult};
 use crate::engine::keyspace::Db;
 use crate::engine::RunRequest;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -88,6 +88,8 @@ pub enum PromptPurpose {
     ScanMatch,
     /// A key on the live server, by name.
     OpenServerKey,
+    /// A line of the script to go to (editing.rs).
+    GotoLine,
     // The debugger's prompts (tui/debugger.rs).
     Breakpoint {
         line: u32,
@@ -103,6 +105,8 @@ pub struct Prompt {
     pub purpose: PromptPurpose,
     pub title: String,
     pub input: String,
+    /// The input is the prefilled value, untouched: typing replaces it (inputs.rs).
+    pub prefilled: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -111,6 +115,10 @@ pub enum Confirm {
     Recover,
     /// Open another file over unsaved changes.
     OpenUnsaved(PathBuf),
+    /// Save over another existing file (save-as).
+    Overwrite(PathBuf),
+    /// Start a new script over unsaved changes.
+    NewUnsaved,
     /// Send a script to the live server after the guard asked (the dry run writes, was slow or did
     /// not complete, or none was possible): y gives `question.consent`.
     LiveSend(Box<RunRequest>, Box<crate::engine::live::guarded::Question>),
@@ -143,6 +151,8 @@ pub enum Effect {
     Inspect(InspectRequest),
     Cancel,
     Quit,
+    /// Put these bytes on the system clipboard (OSC 52; editing.rs).
+    Clipboard(Vec<u8>),
     /// A command to the debugger on the engine thread (tui/debug_engine.rs).
     Debug(super::debug_engine::DebugCommand),
 }
@@ -216,6 +226,10 @@ pub struct App {
     pub script_cache: Option<(String, Option<Cached>)>,
     /// The SHA1 whose SCRIPT EXISTS is on its way.
     pub script_cache_pending: Option<String>,
+    /// The focused pane fills the screen (Zoom).
+    pub zoomed: bool,
+    /// Where the last frame drew things, for the mouse (mouse.rs).
+    pub regions: std::cell::RefCell<super::mouse::Regions>,
     /// The live server's connection (checked with PING; shown in the status bar).
     pub connection: super::connection::ConnectionState,
     /// Breakpoints, the debug session, watches, console, coverage (tui/debugger.rs).
@@ -257,6 +271,8 @@ impl App {
             server: None,
             script_cache: None,
             script_cache_pending: None,
+            zoomed: false,
+            regions: Default::default(),
             connection: Default::default(),
             debugger: Default::default(),
             next_run_id: 1,
@@ -358,7 +374,16 @@ impl App {
             Event::Key(key) if key.kind != ratatui::crossterm::event::KeyEventKind::Release => {
                 self.on_key(*key)
             }
+            Event::Mouse(mouse) => super::mouse::on_mouse(self, *mouse),
             Event::Paste(text) => {
+                // A paste into an open prompt goes there, as one line.
+                if let Some(Overlay::Prompt(prompt)) = self.overlay.as_mut() {
+                    prompt.input.push_str(&text.replace(['\r', '\n'], " "));
+                    return Vec::new();
+                }
+                if self.overlay.is_some() {
+                    return Vec::new();
+                }
                 match self.focus {
                     // Never into a script the debugger is running (tui/debugger.rs).
                     Focus::Editor if self.debugger.session.is_some() => {
@@ -431,11 +456,21 @@ impl App {
                         self.overlay = None;
                         return self.answer_prompt(prompt);
                     }
-                    KeyCode::Backspace => {
-                        prompt.input.pop();
+                    _ => super::inputs::edit_prompt(prompt, key),
+                }
+                Vec::new()
+            }
+            // Recovery takes an explicit key: r recovers, d discards (a stray y or n does not).
+            Some(Overlay::Confirm(Confirm::Recover)) => {
+                match key.code {
+                    KeyCode::Char('r') => {
+                        self.overlay = None;
+                        self.recover();
                     }
-                    KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                        prompt.input.push(c)
+                    KeyCode::Char('d') => {
+                        self.overlay = None;
+                        files::discard_autosave(self.editor.path.as_deref());
+                        self.status = "the autosaved changes were discarded".into();
                     }
                     _ => {}
                 }
@@ -448,11 +483,19 @@ impl App {
                         self.overlay = None;
                         match confirm {
                             Confirm::QuitUnsaved => {
+                                // Quit anyway: the changes go, their autosave with them.
+                                self.editor.modified = false;
+                                files::discard_autosave(self.editor.path.as_deref());
                                 self.quit = true;
                                 return vec![Effect::Quit];
                             }
                             Confirm::Recover => self.recover(),
                             Confirm::OpenUnsaved(path) => self.open_file(path),
+                            Confirm::Overwrite(path) => {
+                                self.editor.path = Some(path);
+                                self.save();
+                            }
+                            Confirm::NewUnsaved => super::file_actions::start_new(self),
                             Confirm::LiveSend(request, question) => {
                                 return self.rerun(*request, question.consent)
                             }
@@ -460,9 +503,6 @@ impl App {
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
                         self.overlay = None;
-                        if matches!(confirm, Confirm::Recover) {
-                            files::discard_autosave();
-                        }
                     }
                     _ => {}
                 }
@@ -471,9 +511,14 @@ impl App {
             Some(Overlay::Help { scroll }) => {
                 match action {
                     Some(Action::Up) => *scroll = scroll.saturating_sub(1),
-                    Some(Action::Down) => *scroll += 1,
+                    // Never past the end (the last frame knows where it is).
+                    Some(Action::Down) => {
+                        *scroll = (*scroll + 1).min(self.regions.borrow().scroll_max)
+                    }
                     Some(Action::PageUp) => *scroll = scroll.saturating_sub(10),
-                    Some(Action::PageDown) => *scroll += 10,
+                    Some(Action::PageDown) => {
+                        *scroll = (*scroll + 10).min(self.regions.borrow().scroll_max)
+                    }
                     _ => self.overlay = None,
                 }
                 Vec::new()
@@ -483,7 +528,7 @@ impl App {
                     Some(Action::Up) => picker.move_by(-1),
                     Some(Action::Down) => picker.move_by(1),
                     Some(Action::Select) => {
-                        if let Some(path) = picker.selected_path() {
+                        if let Some(path) = super::file_actions::picker_choice(picker) {
                             // Never drop unsaved edits without asking.
                             if self.editor.modified {
                                 self.overlay = Some(Overlay::Confirm(Confirm::OpenUnsaved(path)));
@@ -494,7 +539,7 @@ impl App {
                         }
                     }
                     Some(Action::Close) => self.overlay = None,
-                    _ => {}
+                    _ => super::file_actions::picker_key(picker, key),
                 }
                 Vec::new()
             }
@@ -517,10 +562,12 @@ impl App {
         title: impl Into<String>,
         input: impl Into<String>,
     ) {
+        let input: String = input.into();
         self.overlay = Some(Overlay::Prompt(Prompt {
             purpose,
             title: title.into(),
-            input: input.into(),
+            prefilled: !input.is_empty(),
+            input,
         }));
     }
 
@@ -725,6 +772,31 @@ impl App {
             | Action::KeyspaceTop
             | Action::KeyspaceBottom => super::keyspace::navigate(self, action),
             Action::Find => self.prompt(PromptPurpose::Find, "Search (regex)", ""),
+            // Editor commands: editing.rs.
+            Action::Undo
+            | Action::Redo
+            | Action::Copy
+            | Action::Cut
+            | Action::Paste
+            | Action::SelectAll
+            | Action::DocumentStart
+            | Action::DocumentEnd
+            | Action::GotoLine
+            | Action::ToggleComment
+            | Action::Indent
+            | Action::Outdent
+            | Action::Zoom
+            | Action::ToggleWrap => return super::editing::update(self, action),
+            // Like Open: the debugger's session belongs to this script.
+            Action::NewFile if self.debugger.session.is_some() => {
+                self.status = "stop debugging first (Shift-F5)".into()
+            }
+            Action::NewFile => super::file_actions::new_file(self),
+            Action::FindNext => {
+                if !self.editor.find_next() {
+                    self.status = "no match (Ctrl-F searches)".into();
+                }
+            }
             // Handled by tui/debugger.rs above.
             Action::ToggleBreakpoint
             | Action::EditBreakpoint
@@ -742,7 +814,6 @@ impl App {
             | Action::BreakOn
             | Action::NextFrame
             | Action::PrevFrame => {}
-            Action::FindNext => self.editor.find_next(),
         }
         Vec::new()
     }
@@ -831,10 +902,18 @@ impl App {
                 _ => self.status = format!("'{input}' is not a positive number of seconds"),
             },
             PromptPurpose::SaveAs => {
-                self.editor.path = Some(PathBuf::from(input));
-                self.save();
+                if super::file_actions::save_as(self, &input) {
+                    self.save();
+                }
             }
-            PromptPurpose::Find => self.editor.find(&prompt.input),
+            PromptPurpose::Find => {
+                self.status = match self.editor.find(&prompt.input) {
+                    Ok(true) => format!("found '{}'", prompt.input),
+                    Ok(false) => format!("no match for '{}'", prompt.input),
+                    Err(e) => e,
+                }
+            }
+            PromptPurpose::GotoLine => super::editing::goto_line(self, &input),
             PromptPurpose::ScanMatch | PromptPurpose::OpenServerKey => {
                 return super::server::answer_prompt(self, &prompt.purpose, input)
             }
@@ -1056,13 +1135,14 @@ impl App {
                 let len = self.last_run.as_ref().map_or(0, |r| r.report.trace.len());
                 self.trace_list.move_by(delta, len);
             }
+            // Not past the content (its length is known from the last frame).
             Tab::Reply => {
-                self.reply_scroll =
-                    (self.reply_scroll as isize + delta).clamp(0, u16::MAX as isize) as u16
+                let max = self.regions.borrow().scroll_max as isize;
+                self.reply_scroll = (self.reply_scroll as isize + delta).clamp(0, max) as u16
             }
             Tab::Warnings => {
-                self.warnings_scroll =
-                    (self.warnings_scroll as isize + delta).clamp(0, u16::MAX as isize) as u16
+                let max = self.regions.borrow().scroll_max as isize;
+                self.warnings_scroll = (self.warnings_scroll as isize + delta).clamp(0, max) as u16
             }
             Tab::Keyspace => {
                 let len = self.keyspace.visible_keys(self).len();
@@ -1096,6 +1176,9 @@ impl App {
             self.prompt(PromptPurpose::SaveAs, "Save the script as", "script.lua");
             return;
         };
+        if super::file_actions::is_sample(&path) {
+            return super::file_actions::save_sample_as(self, &path);
+        }
         if path.as_os_str().is_empty() {
             self.editor.path = None;
             self.status = "not saved: no file name given".into();
@@ -1114,7 +1197,7 @@ impl App {
                     keys: self.inputs.keys_text(),
                     argv: self.inputs.argv_text(),
                 });
-                files::discard_autosave();
+                files::discard_autosave(Some(&path));
                 files::remember_recent(&path);
                 self.status = sidecar_problem
                     .unwrap_or_else(|| format!("saved {} and its sidecar", path.display()));
@@ -1124,6 +1207,11 @@ impl App {
     }
 
     pub fn open_file(&mut self, path: PathBuf) {
+        // Leaving this script: its unsaved changes were given up (the question was asked).
+        if self.editor.modified {
+            files::discard_autosave(self.editor.path.as_deref());
+        }
+        files::release_autosave(self.editor.path.as_deref());
         let now = self.seed_now_ms;
         match files::open_script(&path, now) {
             Ok(opened) => {
@@ -1157,6 +1245,7 @@ impl App {
                     argv: self.inputs.argv_text(),
                 });
                 files::remember_recent(&path);
+                self.offer_recovery(); // an autosave of this same script
             }
             Err(_) if !path.exists() && path.extension().is_some_and(|e| e == "lua") => {
                 // A new file: an empty buffer that Ctrl-S creates.
@@ -1172,13 +1261,20 @@ impl App {
         }
     }
 
-    /// Offer to recover an autosave left by a crash.
+    /// Offer to recover the autosave of this same script left by a crash.
     pub fn offer_recovery(&mut self) {
-        if !files::autosave_exists() {
+        let path = self.editor.path.clone();
+        let path = path.as_deref();
+        if !files::autosave_exists(path) {
             return;
         }
-        let Some(saved) = files::load_autosave() else {
-            files::discard_autosave();
+        if !files::may_autosave(path) {
+            self.status =
+                "another evalbench is editing this script: this one does not autosave it".into();
+            return;
+        }
+        let Some(saved) = files::load_autosave(path) else {
+            files::discard_autosave(path);
             self.status = "an unreadable autosave was found and removed".into();
             return;
         };
@@ -1189,7 +1285,7 @@ impl App {
             argv: self.inputs.argv_text(),
         };
         if saved == current {
-            files::discard_autosave(); // nothing to recover
+            files::discard_autosave(path); // nothing to recover
             return;
         }
         let name = saved
@@ -1199,12 +1295,12 @@ impl App {
                 p.display().to_string()
             });
         self.status =
-            format!("unsaved changes to {name} were autosaved: y recovers them, n discards them");
+            format!("unsaved changes to {name} were autosaved: r recovers them, d discards them");
         self.overlay = Some(Overlay::Confirm(Confirm::Recover));
     }
 
     fn recover(&mut self) {
-        match files::load_autosave() {
+        match files::load_autosave(self.editor.path.as_deref()) {
             Some(saved) => {
                 // The seed is not autosaved: take the one of the script's sidecar.
                 let now = self.seed_now_ms;

@@ -94,10 +94,15 @@ impl Config {
         let table: toml::Table = match text.parse() {
             Ok(table) => table,
             Err(e) => {
-                let msg = e.message().to_string();
+                // Where (file:line:column), what, and what a setting looks like.
+                let at = e.span().map_or(0, |span| span.start.min(text.len()));
+                let before = &text[..text.floor_char_boundary(at)];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
                 config.warnings.push(format!(
-                    "{origin}: broken config ({}); using the defaults",
-                    msg.trim()
+                    "{origin}:{line}:{column}: broken config: {}; write one setting a line, \
+                     like theme = \"light\" or busy_threshold_ms = 5000; using the defaults",
+                    e.message().trim().replace('\n', ", ")
                 ));
                 return config;
             }
@@ -288,10 +293,10 @@ mod tests {
         let config = Config::parse("theme = \"light\"\nbusy_threshold_ms = [", "config.toml");
         assert_eq!(config.theme, "dark");
         assert_eq!(config.warnings.len(), 1);
-        assert!(
-            config.warnings[0].contains("broken config"),
-            "{:?}",
-            config.warnings
+        assert_eq!(
+            config.warnings[0],
+            "config.toml:2:22: broken config: invalid array, expected `]`; write one setting a \
+             line, like theme = \"light\" or busy_threshold_ms = 5000; using the defaults"
         );
         // Not UTF-8 / binary junk is just as harmless.
         let config = Config::parse("\u{0}\u{1}[[[", "c");

@@ -2,7 +2,8 @@
 //! draws it with syntax highlighting (ui/editor.rs), reading the highlight cache kept here.
 
 use super::highlight::LineHighlighter;
-use ratatui::crossterm::event::KeyEvent;
+use super::undo::{EditKind, History};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use tui_textarea::{CursorMove, TextArea};
@@ -62,6 +63,8 @@ pub struct EditorState {
     pub error: Option<(u32, String)>,
     /// First visible line (0-based); follows the cursor.
     pub scroll: usize,
+    /// Long lines continue on the next rows (Alt-W) instead of scrolling sideways.
+    pub wrap: bool,
     /// Text rows of the editor pane at the last draw (drawing records it; key handling reads it to
     /// keep the cursor in view).
     pub viewport: Cell<u16>,
@@ -70,10 +73,39 @@ pub struct EditorState {
     /// Every line of the file ended with CRLF: lines are shown without the CR and saved with it.
     /// Otherwise a CR is part of its line (shown as `\r`), so mixed endings survive too.
     crlf: bool,
+    /// Undo and redo by edit groups (tui-textarea's own history is one step per character).
+    history: History,
+    /// The search pattern, set again when the buffer is rebuilt.
+    search: Option<String>,
     /// Bumped on every change of the text; keys the SHA1 cache.
     revision: u64,
     /// The script's SHA1 at a revision (the status bar shows it on every frame).
     sha: RefCell<Option<(u64, String)>>,
+}
+
+/// One indent step (what Tab inserts; the editor shows a tab as wide).
+const INDENT: &str = "  ";
+
+/// A TextArea as the editor uses it: two-space indent, no history of its own (see `undo`).
+fn new_textarea(lines: Vec<String>) -> TextArea<'static> {
+    let mut textarea = TextArea::new(lines);
+    textarea.set_tab_length(INDENT.len() as u8);
+    textarea.set_hard_tab_indent(false);
+    textarea.set_max_histories(0);
+    textarea
+}
+
+/// Whether the text before the cursor opens a Lua block (Enter indents one step more).
+fn opens_block(before: &str) -> bool {
+    let code = before.split("--").next().unwrap_or("").trim_end();
+    let last_word = code
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("");
+    matches!(last_word, "then" | "do" | "else" | "repeat")
+        || code.ends_with('{')
+        || code.ends_with('(')
+        || (code.ends_with(')') && code.contains("function"))
 }
 
 /// The first visible row so that `row` is in a window of `height` rows, moving `scroll` as little
@@ -101,15 +133,15 @@ impl EditorState {
         } else {
             text.split('\n').map(str::to_string).collect()
         };
-        let mut textarea = TextArea::new(lines);
-        textarea.set_tab_length(2);
-        textarea.set_hard_tab_indent(false);
         EditorState {
-            textarea,
+            textarea: new_textarea(lines),
+            history: History::default(),
+            search: None,
             path,
             modified: false,
             error: None,
             scroll: 0,
+            wrap: false,
             viewport: Cell::new(20),
             highlight: RefCell::new(LineHighlighter::new()),
             crlf,
@@ -149,21 +181,404 @@ impl EditorState {
         self.scroll = follow(self.scroll, row, self.viewport.get() as usize);
     }
 
+    /// One edit through the undo history: `kind` decides whether it joins the group in progress.
+    fn edit(
+        &mut self,
+        kind: EditKind,
+        typed: Option<char>,
+        f: impl FnOnce(&mut TextArea<'static>) -> bool,
+    ) -> bool {
+        if self.textarea.is_selecting() {
+            self.history.seal(); // replacing a selection is a step of its own
+        }
+        self.history
+            .begin(kind, typed, self.textarea.lines(), self.textarea.cursor());
+        let changed = f(&mut self.textarea);
+        self.history.edited(self.textarea.cursor(), typed);
+        if changed {
+            self.touched();
+        }
+        self.follow_cursor();
+        changed
+    }
+
+    fn touched(&mut self) {
+        self.modified = true;
+        self.revision += 1;
+    }
+
+    /// Move the cursor; `extend` grows the selection (Shift), otherwise the selection ends.
+    pub fn move_cursor(&mut self, to: CursorMove, extend: bool) {
+        if extend {
+            if !self.textarea.is_selecting() {
+                self.textarea.start_selection();
+            }
+        } else {
+            self.textarea.cancel_selection();
+        }
+        self.textarea.move_cursor(to);
+        self.history.seal();
+        self.follow_cursor();
+    }
+
+    /// To the start of the script.
+    pub fn to_start(&mut self, extend: bool) {
+        self.move_cursor(CursorMove::Top, extend);
+        self.move_cursor(CursorMove::Head, extend);
+    }
+
+    /// To the end of the script (its last line's end).
+    pub fn to_end(&mut self, extend: bool) {
+        self.move_cursor(CursorMove::Bottom, extend);
+        self.move_cursor(CursorMove::End, extend);
+    }
+
+    /// Put the cursor at (row, column), clamped to the text (the selection stays as it is).
+    fn jump(&mut self, (row, col): (usize, usize)) {
+        let fits = |v: usize| v.min(u16::MAX as usize) as u16;
+        self.textarea
+            .move_cursor(CursorMove::Jump(fits(row), fits(col)));
+        // Rows past 65535 (CursorMove::Jump takes u16): walk the rest.
+        let mut at = self.textarea.cursor().0;
+        while at < row && at + 1 < self.textarea.lines().len() {
+            self.textarea.move_cursor(CursorMove::Down);
+            at += 1;
+        }
+    }
+
+    /// Select from `anchor` to `cursor` (the cursor ends at `cursor`).
+    pub fn select(&mut self, anchor: (usize, usize), cursor: (usize, usize)) {
+        self.textarea.cancel_selection();
+        self.jump(anchor);
+        self.textarea.start_selection();
+        self.jump(cursor);
+        self.history.seal();
+        self.follow_cursor();
+    }
+
+    /// A click (or a drag, `extend`) at (row, column).
+    pub fn click(&mut self, row: usize, col: usize, extend: bool) {
+        if extend {
+            if !self.textarea.is_selecting() {
+                self.textarea.start_selection();
+            }
+        } else {
+            self.textarea.cancel_selection();
+        }
+        self.jump((row, col));
+        self.history.seal();
+        self.follow_cursor();
+    }
+
+    /// Scroll the view by `lines` (the wheel); the cursor stays on a line in view.
+    pub fn scroll_view(&mut self, lines: isize) {
+        let height = self.viewport.get().max(1) as usize;
+        let len = self.textarea.lines().len();
+        let max = len.saturating_sub(height);
+        self.scroll = (self.scroll as isize + lines).clamp(0, max as isize) as usize;
+        let (row, col) = self.textarea.cursor();
+        let inside = row.clamp(self.scroll, self.scroll + height - 1);
+        if inside != row {
+            self.jump((inside, col));
+            self.history.seal();
+        }
+    }
+
+    /// A key that no binding took: typing, deleting and moving the cursor.
     pub fn on_key(&mut self, key: KeyEvent) {
-        if self.textarea.input(key) {
-            self.modified = true;
-            self.revision += 1;
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let word = key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char(c) if !word => {
+                self.edit(EditKind::Typing, Some(c), |t| {
+                    t.insert_char(c);
+                    true
+                });
+            }
+            KeyCode::Enter => self.newline(),
+            KeyCode::Tab if !word => self.indent(),
+            KeyCode::BackTab => self.outdent(),
+            KeyCode::Backspace => {
+                self.edit(EditKind::Deleting, None, |t| {
+                    if word {
+                        t.delete_word()
+                    } else {
+                        t.delete_char()
+                    }
+                });
+            }
+            KeyCode::Delete => {
+                self.edit(EditKind::Deleting, None, |t| {
+                    if word {
+                        t.delete_next_word()
+                    } else {
+                        t.delete_next_char()
+                    }
+                });
+            }
+            KeyCode::Left if word => self.move_cursor(CursorMove::WordBack, shift),
+            KeyCode::Right if word => self.move_cursor(CursorMove::WordForward, shift),
+            KeyCode::Left => self.move_cursor(CursorMove::Back, shift),
+            KeyCode::Right => self.move_cursor(CursorMove::Forward, shift),
+            KeyCode::Up => self.move_cursor(CursorMove::Up, shift),
+            KeyCode::Down => self.move_cursor(CursorMove::Down, shift),
+            KeyCode::Home if word => self.to_start(shift),
+            KeyCode::End if word => self.to_end(shift),
+            KeyCode::Home => self.move_cursor(CursorMove::Head, shift),
+            KeyCode::End => self.move_cursor(CursorMove::End, shift),
+            KeyCode::PageUp => self.page(-1, shift),
+            KeyCode::PageDown => self.page(1, shift),
+            _ => {}
+        }
+    }
+
+    /// Move a page (the pane's height at the last draw) up or down, the view with it.
+    pub fn page(&mut self, direction: isize, extend: bool) {
+        let height = self.viewport.get().max(1) as usize;
+        let last = self.textarea.lines().len().saturating_sub(1);
+        let (row, col) = self.textarea.cursor();
+        let target = if direction < 0 {
+            row.saturating_sub(height)
+        } else {
+            (row + height).min(last)
+        };
+        if extend && !self.textarea.is_selecting() {
+            self.textarea.start_selection();
+        } else if !extend {
+            self.textarea.cancel_selection();
+        }
+        self.jump((target, col));
+        let max_scroll = (last + 1).saturating_sub(height);
+        self.scroll = if direction < 0 {
+            self.scroll.saturating_sub(height)
+        } else {
+            (self.scroll + height).min(max_scroll)
+        };
+        self.history.seal();
+        self.follow_cursor();
+    }
+
+    /// Enter: a new line indented as this one, one step more after a line that opens a block.
+    fn newline(&mut self) {
+        let (row, col) = self.textarea.cursor();
+        let line = &self.textarea.lines()[row];
+        let before: String = line.chars().take(col).collect();
+        let mut indent: String = before
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect();
+        if opens_block(&before) {
+            indent.push_str(INDENT);
+        }
+        self.edit(EditKind::Typing, Some('\n'), |t| {
+            t.insert_newline();
+            t.insert_str(&indent);
+            true
+        });
+    }
+
+    /// The rows a line command works on: the selected lines (a selection ending at the start of a
+    /// line leaves that line out), or the cursor's line.
+    fn line_rows(&self) -> std::ops::RangeInclusive<usize> {
+        match self.textarea.selection_range() {
+            Some(((r0, _), (r1, c1))) if r1 > r0 && c1 == 0 => r0..=r1 - 1,
+            Some(((r0, _), (r1, _))) => r0..=r1,
+            None => {
+                let row = self.textarea.cursor().0;
+                row..=row
+            }
+        }
+    }
+
+    /// Change whole lines as one undo step: `f` edits one line and returns (column, shift) of
+    /// what it inserted (positive) or removed (negative), so the cursor and the selection stay
+    /// on the same text.
+    fn change_lines(&mut self, f: impl Fn(&mut String) -> Option<(usize, isize)>) {
+        let rows = self.line_rows();
+        let cursor = self.textarea.cursor();
+        let anchor = self.selection_anchor();
+        self.history
+            .begin(EditKind::Single, None, self.textarea.lines(), cursor);
+        let mut lines = std::mem::take(&mut self.textarea).into_lines();
+        let mut shifts = Vec::new();
+        for row in rows.clone() {
+            if let Some(shift) = lines.get_mut(row).and_then(&f) {
+                shifts.push((row, shift));
+            }
+        }
+        let moved = |(row, col): (usize, usize)| match shifts.iter().find(|(r, _)| *r == row) {
+            Some((_, (at, by))) if col >= *at => {
+                (row, (col as isize + by).max(*at as isize) as usize)
+            }
+            _ => (row, col),
+        };
+        self.set_lines(lines);
+        match anchor {
+            Some(anchor) => self.select(moved(anchor), moved(cursor)),
+            None => self.jump(moved(cursor)),
+        }
+        self.history.edited(self.textarea.cursor(), None);
+        if !shifts.is_empty() {
+            self.touched();
         }
         self.follow_cursor();
     }
 
-    pub fn paste(&mut self, text: &str) {
-        let text = decode_script(text.replace("\r\n", "\n").replace('\t', "  ").as_bytes());
-        if self.textarea.insert_str(text) {
-            self.modified = true;
-            self.revision += 1;
+    /// Where the selection started (the end that is not the cursor).
+    fn selection_anchor(&self) -> Option<(usize, usize)> {
+        let (from, to) = self.textarea.selection_range()?;
+        Some(if self.textarea.cursor() == from {
+            to
+        } else {
+            from
+        })
+    }
+
+    /// Tab: indent the selected lines, or insert spaces to the next indent stop.
+    pub fn indent(&mut self) {
+        let multi_line = self
+            .textarea
+            .selection_range()
+            .is_some_and(|((r0, _), (r1, _))| r1 > r0);
+        if multi_line {
+            self.change_lines(|line| {
+                (!line.is_empty()).then(|| {
+                    line.insert_str(0, INDENT);
+                    (0, INDENT.len() as isize)
+                })
+            });
+        } else {
+            self.edit(EditKind::Typing, Some(' '), |t| t.insert_tab());
+        }
+    }
+
+    /// Shift-Tab: outdent the selected lines, or the cursor's line.
+    pub fn outdent(&mut self) {
+        self.change_lines(|line| {
+            let n = if line.starts_with('\t') {
+                1
+            } else {
+                line.chars()
+                    .take(INDENT.len())
+                    .take_while(|c| *c == ' ')
+                    .count()
+            };
+            (n > 0).then(|| {
+                line.drain(..n);
+                (0, -(n as isize))
+            })
+        });
+    }
+
+    /// Comment the lines out with `-- `, or uncomment them when all of them are comments.
+    pub fn toggle_comment(&mut self) {
+        let rows = self.line_rows();
+        let lines = self.textarea.lines();
+        let indent_of = |l: &str| l.chars().take_while(|c| c.is_whitespace()).count();
+        let filled: Vec<&String> = lines[rows]
+            .iter()
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        if filled.is_empty() {
+            return;
+        }
+        let uncomment = filled.iter().all(|l| l.trim_start().starts_with("--"));
+        let depth = filled.iter().map(|l| indent_of(l)).min().unwrap_or(0);
+        self.change_lines(|line| {
+            if line.trim().is_empty() {
+                return None;
+            }
+            let at = indent_of(line);
+            let byte = |col: usize| line.char_indices().nth(col).map_or(line.len(), |(i, _)| i);
+            if uncomment {
+                let start = byte(at);
+                let n = if line[start..].starts_with("-- ") {
+                    3
+                } else {
+                    2
+                };
+                line.drain(start..start + n);
+                Some((at, -(n as isize)))
+            } else {
+                line.insert_str(byte(depth), "-- ");
+                Some((depth, 3))
+            }
+        });
+    }
+
+    /// Replace the buffer's lines (undo, line commands), keeping the clipboard and the search.
+    fn set_lines(&mut self, lines: Vec<String>) {
+        let yank = self.textarea.yank_text();
+        self.textarea = new_textarea(lines);
+        self.textarea.set_yank_text(yank);
+        if let Some(pattern) = &self.search {
+            let _ = self.textarea.set_search_pattern(pattern);
+        }
+    }
+
+    pub fn undo(&mut self) -> bool {
+        self.history_step(true)
+    }
+
+    pub fn redo(&mut self) -> bool {
+        self.history_step(false)
+    }
+
+    fn history_step(&mut self, undo: bool) -> bool {
+        let cursor = self.textarea.cursor();
+        let mut lines = std::mem::take(&mut self.textarea).into_lines();
+        let to = if undo {
+            self.history.undo(&mut lines, cursor)
+        } else {
+            self.history.redo(&mut lines, cursor)
+        };
+        self.set_lines(lines);
+        self.jump(to.unwrap_or(cursor));
+        if to.is_some() {
+            self.touched();
         }
         self.follow_cursor();
+        to.is_some()
+    }
+
+    /// Select the whole script.
+    pub fn select_all(&mut self) {
+        self.textarea.select_all();
+        self.history.seal();
+        self.follow_cursor();
+    }
+
+    /// Copy the selection; its bytes for the system clipboard, None when nothing is selected.
+    pub fn copy(&mut self) -> Option<Vec<u8>> {
+        let anchor = self.selection_anchor()?;
+        let cursor = self.textarea.cursor();
+        self.textarea.copy();
+        self.select(anchor, cursor); // copying keeps the selection
+        Some(encode_script(&self.textarea.yank_text()))
+    }
+
+    /// Cut the selection: one undo step; its bytes for the system clipboard.
+    pub fn cut(&mut self) -> Option<Vec<u8>> {
+        self.selection_anchor()?;
+        self.edit(EditKind::Single, None, |t| t.cut());
+        Some(encode_script(&self.textarea.yank_text()))
+    }
+
+    /// Paste what was copied or cut in the editor (the terminal's own paste arrives as `paste`).
+    pub fn paste_copied(&mut self) -> bool {
+        self.edit(EditKind::Single, None, |t| t.paste())
+    }
+
+    /// Pasted text (bracketed paste): line ends of any kind become lines, one undo step.
+    pub fn paste(&mut self, text: &str) {
+        let text = text
+            .replace("\r\n", "\n")
+            .replace('\r', "\n")
+            .replace('\t', INDENT);
+        let text = decode_script(text.as_bytes());
+        self.edit(EditKind::Single, None, |t| t.insert_str(text));
     }
 
     pub fn set_error(&mut self, error: Option<(u32, String)>) {
@@ -185,16 +600,24 @@ impl EditorState {
         }
     }
 
-    pub fn find(&mut self, pattern: &str) {
-        if self.textarea.set_search_pattern(pattern).is_ok() {
-            self.textarea.search_forward(true);
-        }
+    /// Search for `pattern` (a regex) from the cursor; whether it matched, or the pattern's error.
+    pub fn find(&mut self, pattern: &str) -> Result<bool, String> {
+        self.textarea
+            .set_search_pattern(pattern)
+            .map_err(|e| format!("not a valid search pattern: {e}"))?;
+        self.search = (!pattern.is_empty()).then(|| pattern.to_string());
+        let found = self.textarea.search_forward(true);
+        self.history.seal();
         self.follow_cursor();
+        Ok(found)
     }
 
-    pub fn find_next(&mut self) {
-        self.textarea.search_forward(false);
+    /// The next match; false when there is none.
+    pub fn find_next(&mut self) -> bool {
+        let found = self.textarea.search_forward(false);
+        self.history.seal();
         self.follow_cursor();
+        found
     }
 }
 

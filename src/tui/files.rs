@@ -16,7 +16,8 @@ use std::sync::Mutex;
 
 /// Overrides the data directory (tests, portable setups).
 pub const DATA_DIR_ENV: &str = "EVALBENCH_DATA_DIR";
-const AUTOSAVE_FILE: &str = "autosave.json";
+/// The autosave of an untitled script (a script with a path has its own, `autosave_file`).
+const AUTOSAVE_UNTITLED: &str = "autosave-untitled.json";
 const RECENT_FILE: &str = "recent.json";
 const RECENT_MAX: usize = 10;
 /// Picker paths of the samples compiled into the binary start with this.
@@ -310,7 +311,12 @@ pub struct PickerState {
     pub entries: Vec<(PathBuf, String)>,
     /// How many of the entries are samples (they come first).
     pub samples: usize,
+    /// Position in `shown` (the entries the filter lets through).
     pub selected: usize,
+    /// What was typed: a filter on names and descriptions, or a path to open.
+    pub query: String,
+    /// Indices into `entries` of those shown.
+    pub shown: Vec<usize>,
 }
 
 fn description_of(script: &Path) -> String {
@@ -376,21 +382,38 @@ impl PickerState {
             }
         }
         PickerState {
+            shown: (0..entries.len()).collect(),
             entries,
             samples: samples_len,
             selected: 0,
+            query: String::new(),
         }
     }
 
+    /// Filter the entries: every word of `query` in the path or the description (any case).
+    pub fn set_query(&mut self, query: String) {
+        let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+        self.shown = (0..self.entries.len())
+            .filter(|&i| {
+                let (path, description) = &self.entries[i];
+                let text = format!("{} {}", path.display(), description).to_lowercase();
+                words.iter().all(|w| text.contains(w.as_str()))
+            })
+            .collect();
+        self.query = query;
+        self.selected = 0;
+    }
+
     pub fn move_by(&mut self, delta: isize) {
-        if !self.entries.is_empty() {
+        if !self.shown.is_empty() {
             self.selected =
-                (self.selected as isize + delta).clamp(0, self.entries.len() as isize - 1) as usize;
+                (self.selected as isize + delta).clamp(0, self.shown.len() as isize - 1) as usize;
         }
     }
 
     pub fn selected_path(&self) -> Option<PathBuf> {
-        self.entries.get(self.selected).map(|(p, _)| p.clone())
+        let i = *self.shown.get(self.selected)?;
+        self.entries.get(i).map(|(p, _)| p.clone())
     }
 }
 
@@ -493,6 +516,8 @@ pub enum AutosaveOutcome {
     Written,
     /// Everything matches the saved files again: the autosave was removed.
     Discarded,
+    /// Another evalbench is editing this script and writes its autosave.
+    Locked,
 }
 
 /// Record that `state` is what the script's own files hold (after open and save).
@@ -507,6 +532,78 @@ pub fn mark_clean_in(dir: &Path, state: &Autosaved) {
     with_tracker(dir, |t| t.clean = Some(fp));
 }
 
+/// The autosave of the script at `path` (None: an untitled script): one file per script, named
+/// by a hash of its full path (the path inside says which script it is).
+fn autosave_file(dir: &Path, path: Option<&Path>) -> PathBuf {
+    match path {
+        None => dir.join(AUTOSAVE_UNTITLED),
+        Some(p) => {
+            let full = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            let hash = crate::engine::script::sha1_hex(full.as_os_str().as_encoded_bytes());
+            dir.join(format!("autosave-{}.json", &hash[..16]))
+        }
+    }
+}
+
+/// The same script (paths compared in full).
+fn same_script(a: Option<&Path>, b: Option<&Path>) -> bool {
+    let full = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => full(a) == full(b),
+        _ => false,
+    }
+}
+
+/// The lock files this process holds (an advisory `flock`, released by the kernel when the
+/// process ends, crash included): one writer per script's autosave across instances.
+static LOCKS: Mutex<Option<HashMap<PathBuf, std::fs::File>>> = Mutex::new(None);
+
+/// Take (or keep) the lock of an autosave file; false when another process holds it.
+fn hold_lock(file: &Path) -> bool {
+    use std::os::unix::io::AsRawFd;
+    let lock = file.with_extension("lock");
+    let mut guard = LOCKS.lock().unwrap_or_else(|e| e.into_inner());
+    let map = guard.get_or_insert_with(HashMap::new);
+    if map.contains_key(&lock) {
+        return true;
+    }
+    if let Some(dir) = lock.parent() {
+        let _ = create_private_dir(dir);
+    }
+    let Ok(handle) = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock)
+    else {
+        return true; // no lock file possible (read-only dir): autosave as before
+    };
+    // SAFETY: flock on a file descriptor this function owns; no memory is involved.
+    let taken = unsafe { libc::flock(handle.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    if taken {
+        map.insert(lock, handle);
+    }
+    taken
+}
+
+/// Let go of the script's autosave lock (another file was opened).
+pub fn release_autosave(path: Option<&Path>) {
+    if let Some(dir) = data_dir() {
+        let lock = autosave_file(&dir, path).with_extension("lock");
+        let mut guard = LOCKS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(map) = guard.as_mut() {
+            map.remove(&lock);
+        }
+    }
+}
+
+/// Whether this process may write the autosave of the script at `path` (no other evalbench
+/// is editing it).
+pub fn may_autosave(path: Option<&Path>) -> bool {
+    data_dir().is_none_or(|dir| hold_lock(&autosave_file(&dir, path)))
+}
+
 /// Autosave `state` if it changed since the last tick and differs from the saved files; remove
 /// this session's autosave once it matches the saved files again. Costs a hash when unchanged.
 pub fn autosave(state: &Autosaved) -> Result<AutosaveOutcome, String> {
@@ -519,15 +616,19 @@ pub fn autosave(state: &Autosaved) -> Result<AutosaveOutcome, String> {
 pub fn autosave_in(dir: &Path, state: &Autosaved) -> Result<AutosaveOutcome, String> {
     let fp = state.fingerprint();
     let (clean, written) = with_tracker(dir, |t| (t.clean, t.written));
+    let path = state.path.as_deref();
     if clean == Some(fp) {
         if written.is_some() {
-            discard_autosave_in(dir);
+            discard_autosave_in(dir, path);
             return Ok(AutosaveOutcome::Discarded);
         }
         return Ok(AutosaveOutcome::Unchanged);
     }
     if written == Some(fp) {
         return Ok(AutosaveOutcome::Unchanged);
+    }
+    if !hold_lock(&autosave_file(dir, path)) {
+        return Ok(AutosaveOutcome::Locked);
     }
     write_autosave_in(dir, state)?;
     with_tracker(dir, |t| t.written = Some(fp));
@@ -538,34 +639,41 @@ pub fn autosave_in(dir: &Path, state: &Autosaved) -> Result<AutosaveOutcome, Str
 pub fn write_autosave_in(dir: &Path, state: &Autosaved) -> Result<(), String> {
     create_private_dir(dir).map_err(|e| format!("autosave: {}: {e}", dir.display()))?;
     let json = serde_json::to_string(state).map_err(|e| e.to_string())?;
-    write_private(&dir.join(AUTOSAVE_FILE), json.as_bytes()).map_err(|e| format!("autosave: {e}"))
+    write_private(&autosave_file(dir, state.path.as_deref()), json.as_bytes())
+        .map_err(|e| format!("autosave: {e}"))
 }
 
-pub fn autosave_exists() -> bool {
-    data_dir().is_some_and(|d| autosave_exists_in(&d))
+pub fn autosave_exists(path: Option<&Path>) -> bool {
+    data_dir().is_some_and(|d| autosave_exists_in(&d, path))
 }
 
-pub fn autosave_exists_in(dir: &Path) -> bool {
-    dir.join(AUTOSAVE_FILE).is_file()
+pub fn autosave_exists_in(dir: &Path, path: Option<&Path>) -> bool {
+    autosave_file(dir, path).is_file()
 }
 
-pub fn load_autosave() -> Option<Autosaved> {
-    data_dir().and_then(|d| load_autosave_in(&d))
+pub fn load_autosave(path: Option<&Path>) -> Option<Autosaved> {
+    data_dir().and_then(|d| load_autosave_in(&d, path))
 }
 
-pub fn load_autosave_in(dir: &Path) -> Option<Autosaved> {
-    let text = read_bounded_text(&dir.join(AUTOSAVE_FILE), &input::KEYSPACE_JSON).ok()?;
-    serde_json::from_str(&text).ok()
+/// The autosave of the script at `path`, only if it is that script's.
+pub fn load_autosave_in(dir: &Path, path: Option<&Path>) -> Option<Autosaved> {
+    let text = read_bounded_text(&autosave_file(dir, path), &input::KEYSPACE_JSON).ok()?;
+    let saved: Autosaved = serde_json::from_str(&text).ok()?;
+    same_script(saved.path.as_deref(), path).then_some(saved)
 }
 
-pub fn discard_autosave() {
+pub fn discard_autosave(path: Option<&Path>) {
     if let Some(dir) = data_dir() {
-        discard_autosave_in(&dir);
+        discard_autosave_in(&dir, path);
     }
 }
 
-pub fn discard_autosave_in(dir: &Path) {
-    let _ = std::fs::remove_file(dir.join(AUTOSAVE_FILE));
+/// Remove the script's autosave (not while another evalbench is writing it).
+pub fn discard_autosave_in(dir: &Path, path: Option<&Path>) {
+    let file = autosave_file(dir, path);
+    if hold_lock(&file) {
+        let _ = std::fs::remove_file(file);
+    }
     with_tracker(dir, |t| t.written = None);
 }
 
@@ -591,10 +699,13 @@ mod tests {
         }
     }
 
+    /// The script the test autosaves belong to.
+    const X_PATH: &str = "/tmp/x.lua";
+
     fn state(text: &str, keys: &str) -> Autosaved {
         Autosaved {
             text: text.into(),
-            path: Some(PathBuf::from("/tmp/x.lua")),
+            path: Some(PathBuf::from(X_PATH)),
             keys: keys.into(),
             argv: "1 \"two words\"".into(),
         }
@@ -613,17 +724,26 @@ mod tests {
     #[test]
     fn autosave_round_trip() {
         let dir = TempDir::new("autosave");
-        assert!(!autosave_exists_in(&dir.0));
+        assert!(!autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
         let s = state("return 1\n-- ünïcode", "k1 k2");
         assert_eq!(autosave_in(&dir.0, &s), Ok(AutosaveOutcome::Written));
-        assert!(autosave_exists_in(&dir.0));
-        assert_eq!(load_autosave_in(&dir.0), Some(s.clone()));
-        // No temporary file is left behind.
-        let names: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
-        assert_eq!(names.len(), 1);
-        discard_autosave_in(&dir.0);
-        assert!(!autosave_exists_in(&dir.0));
-        assert_eq!(load_autosave_in(&dir.0), None);
+        assert!(autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
+        assert_eq!(
+            load_autosave_in(&dir.0, Some(Path::new(X_PATH))),
+            Some(s.clone())
+        );
+        // No temporary file is left behind: the autosave and its lock file.
+        let mut names: Vec<String> = std::fs::read_dir(&dir.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(names[0].starts_with("autosave-") && names[0].ends_with(".json"));
+        assert!(names[1].ends_with(".lock"));
+        discard_autosave_in(&dir.0, Some(Path::new(X_PATH)));
+        assert!(!autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
+        assert_eq!(load_autosave_in(&dir.0, Some(Path::new(X_PATH))), None);
     }
 
     #[test]
@@ -633,17 +753,22 @@ mod tests {
         mark_clean_in(&dir.0, &clean);
         // Nothing typed yet: nothing written.
         assert_eq!(autosave_in(&dir.0, &clean), Ok(AutosaveOutcome::Unchanged));
-        assert!(!autosave_exists_in(&dir.0));
+        assert!(!autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
         let edited = state("return 2", "k");
         assert_eq!(autosave_in(&dir.0, &edited), Ok(AutosaveOutcome::Written));
         assert_eq!(autosave_in(&dir.0, &edited), Ok(AutosaveOutcome::Unchanged));
         // A change of KEYS alone counts.
         let keys = state("return 2", "k other");
         assert_eq!(autosave_in(&dir.0, &keys), Ok(AutosaveOutcome::Written));
-        assert_eq!(load_autosave_in(&dir.0).unwrap().keys, "k other");
+        assert_eq!(
+            load_autosave_in(&dir.0, Some(Path::new(X_PATH)))
+                .unwrap()
+                .keys,
+            "k other"
+        );
         // Back to what the files hold: the autosave goes.
         assert_eq!(autosave_in(&dir.0, &clean), Ok(AutosaveOutcome::Discarded));
-        assert!(!autosave_exists_in(&dir.0));
+        assert!(!autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
     }
 
     #[test]
@@ -653,18 +778,64 @@ mod tests {
         assert_eq!(autosave_in(&dir.0, &s), Ok(AutosaveOutcome::Written));
         // A "crash": a new session (a fresh tracker) finds the autosave.
         TRACKERS.lock().unwrap().as_mut().unwrap().remove(&dir.0);
-        assert!(autosave_exists_in(&dir.0));
+        assert!(autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
         mark_clean_in(&dir.0, &state("other", ""));
         // The new session's first clean tick leaves the old autosave alone.
         assert_eq!(
             autosave_in(&dir.0, &state("other", "")),
             Ok(AutosaveOutcome::Unchanged)
         );
-        assert_eq!(load_autosave_in(&dir.0), Some(s));
+        assert_eq!(load_autosave_in(&dir.0, Some(Path::new(X_PATH))), Some(s));
         // A broken autosave reads as none.
-        std::fs::write(dir.0.join(AUTOSAVE_FILE), "{ nope").unwrap();
-        assert!(autosave_exists_in(&dir.0));
-        assert_eq!(load_autosave_in(&dir.0), None);
+        std::fs::write(autosave_file(&dir.0, Some(Path::new(X_PATH))), "{ nope").unwrap();
+        assert!(autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
+        assert_eq!(load_autosave_in(&dir.0, Some(Path::new(X_PATH))), None);
+    }
+
+    #[test]
+    fn one_writer_per_script_and_each_script_its_own_autosave() {
+        let dir = TempDir::new("lock");
+        let a = state("return 'a'", "");
+        let mut b = state("return 'b'", "");
+        b.path = Some(PathBuf::from("/tmp/other.lua"));
+        assert_eq!(autosave_in(&dir.0, &a), Ok(AutosaveOutcome::Written));
+        TRACKERS.lock().unwrap().as_mut().unwrap().remove(&dir.0);
+        assert_eq!(autosave_in(&dir.0, &b), Ok(AutosaveOutcome::Written));
+        assert_eq!(load_autosave_in(&dir.0, Some(Path::new(X_PATH))), Some(a));
+        assert_eq!(
+            load_autosave_in(&dir.0, Some(Path::new("/tmp/other.lua"))),
+            Some(b)
+        );
+        assert_eq!(load_autosave_in(&dir.0, None), None, "no untitled autosave");
+        // Another process holding the lock of x.lua's autosave: this one writes nothing.
+        let file = autosave_file(&dir.0, Some(Path::new(X_PATH)));
+        LOCKS
+            .lock()
+            .unwrap()
+            .as_mut()
+            .unwrap()
+            .remove(&file.with_extension("lock"));
+        // --no-fork: the sleep is the process holding the lock, so killing it frees the lock.
+        let child = std::process::Command::new("flock")
+            .arg("--no-fork")
+            .arg(file.with_extension("lock"))
+            .args(["sleep", "5"])
+            .spawn();
+        let Ok(mut child) = child else {
+            return; // no flock(1): the rest needs a second process
+        };
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        TRACKERS.lock().unwrap().as_mut().unwrap().remove(&dir.0);
+        assert_eq!(
+            autosave_in(&dir.0, &state("return 'c'", "")),
+            Ok(AutosaveOutcome::Locked)
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(
+            autosave_in(&dir.0, &state("return 'c'", "")),
+            Ok(AutosaveOutcome::Written)
+        );
     }
 
     #[test]
@@ -836,21 +1007,29 @@ mod tests {
         app.open_file(path.clone());
         assert_eq!(app.editor.text(), "return 1");
         app.autosave();
-        assert!(!autosave_exists(), "nothing typed, nothing autosaved");
+        let script = Some(path.as_path());
+        assert!(!autosave_exists(script), "nothing typed, nothing autosaved");
         app.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
         app.autosave();
-        assert!(autosave_exists());
+        assert!(autosave_exists(script));
         drop(app); // killed: no clean exit
+        release_autosave(script); // as the kernel does for a killed process
 
+        // Another script offers nothing; this one, when opened again, offers its autosave.
         let mut app = App::new("", None, Config::default());
         app.offer_recovery();
+        assert!(app.overlay.is_none());
+        app.open_file(path.clone());
         assert!(matches!(
             app.overlay,
             Some(Overlay::Confirm(Confirm::Recover))
         ));
         app.autosave(); // the pending question protects the old autosave
-        assert!(autosave_exists());
+        assert!(autosave_exists(script));
+        // Only the explicit key answers it.
         app.on_key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE));
+        assert!(app.overlay.is_some());
+        app.on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
         assert!(app.overlay.is_none());
         assert_eq!(app.editor.text(), "xreturn 1");
         assert_eq!(app.editor.path.as_deref(), Some(path.as_path()));
@@ -859,7 +1038,7 @@ mod tests {
         assert!(!app.editor.modified, "{}", app.status);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "xreturn 1");
         assert!(work.0.join("app.json").is_file());
-        assert!(!autosave_exists(), "saving removes the autosave");
+        assert!(!autosave_exists(script), "saving removes the autosave");
         let recent = recent();
         assert_eq!(recent.first(), Some(&std::fs::canonicalize(&path).unwrap()));
 
@@ -944,7 +1123,7 @@ mod tests {
         let root = TempDir::new("private");
         let dir = root.0.join("data").join("evalbench");
         write_autosave_in(&dir, &state("return 1", "k")).unwrap();
-        assert_eq!(mode(&dir.join(AUTOSAVE_FILE)), 0o600);
+        assert_eq!(mode(&autosave_file(&dir, Some(Path::new(X_PATH)))), 0o600);
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&root.0.join("data")), 0o700);
         let script = root.0.join("s.lua");
@@ -953,12 +1132,12 @@ mod tests {
         assert_eq!(mode(&dir.join(RECENT_FILE)), 0o600);
         // A file left world-readable by an older version is rewritten owner-only.
         std::fs::set_permissions(
-            dir.join(AUTOSAVE_FILE),
+            autosave_file(&dir, Some(Path::new(X_PATH))),
             std::fs::Permissions::from_mode(0o644),
         )
         .unwrap();
         write_autosave_in(&dir, &state("return 2", "k")).unwrap();
-        assert_eq!(mode(&dir.join(AUTOSAVE_FILE)), 0o600);
+        assert_eq!(mode(&autosave_file(&dir, Some(Path::new(X_PATH)))), 0o600);
         // The user's own scripts keep their mode.
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o640)).unwrap();
         write_atomically(&script, b"return 3").unwrap();

@@ -14,7 +14,9 @@ use crate::engine::clock::ManualClock;
 use crate::engine::keyspace::keyspace_from_json;
 use crate::engine::Sandbox;
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind,
+};
 use ratatui::Terminal;
 
 /// The sandbox clock's start: 2023-11-14 22:13:20 UTC, fixed so TTLs render the same every time.
@@ -32,6 +34,8 @@ pub struct Harness {
     /// by an inspector driven in place of its thread.
     pub live: Option<crate::engine::live::LiveBackend>,
     pub inspector: Option<InspectorCore>,
+    /// What copy and cut sent to the system clipboard, in order.
+    pub clipboard: Vec<Vec<u8>>,
     /// The live runs' phase and cancel (no other thread here: nothing cancels them).
     pub control: crate::engine::live::guarded::RunControl,
     /// The debugger's engine, on a thread of its own (started by the first debug command).
@@ -64,6 +68,7 @@ impl Harness {
             effects: Vec::new(),
             live: None,
             inspector: None,
+            clipboard: Vec::new(),
             control: Default::default(),
             debug: None,
         }
@@ -120,6 +125,38 @@ impl Harness {
             };
             self.key(key);
         }
+        self
+    }
+
+    /// A bracketed paste of `text` (as the terminal delivers it) through `App::on_event`.
+    pub fn paste(&mut self, text: &str) -> &mut Self {
+        let effects = self.app.on_event(&Event::Paste(text.to_string()));
+        self.apply(effects);
+        self.settle();
+        self
+    }
+
+    /// A mouse event at column `x`, row `y` of the last frame drawn (`render` first).
+    pub fn mouse(&mut self, kind: MouseEventKind, x: u16, y: u16) -> &mut Self {
+        self.mouse_with(kind, x, y, KeyModifiers::NONE)
+    }
+
+    pub fn mouse_with(
+        &mut self,
+        kind: MouseEventKind,
+        x: u16,
+        y: u16,
+        modifiers: KeyModifiers,
+    ) -> &mut Self {
+        let event = Event::Mouse(MouseEvent {
+            kind,
+            column: x,
+            row: y,
+            modifiers,
+        });
+        let effects = self.app.on_event(&event);
+        self.apply(effects);
+        self.settle();
         self
     }
 
@@ -185,6 +222,10 @@ impl Harness {
                 }
                 Effect::Cancel => self.effects.push("cancel"),
                 Effect::Quit => self.effects.push("quit"),
+                Effect::Clipboard(bytes) => {
+                    self.effects.push("clipboard");
+                    self.clipboard.push(bytes);
+                }
                 Effect::Debug(command) => {
                     self.effects.push("debug");
                     let clock = self.clock.clone();

@@ -66,6 +66,17 @@ impl InputsState {
         field.input(key);
     }
 
+    /// A click in a field: the cursor to character `col`.
+    pub fn place_cursor(&mut self, keys_field: bool, col: usize) {
+        let field = if keys_field {
+            &mut self.keys
+        } else {
+            &mut self.argv
+        };
+        let col = col.min(u16::MAX as usize) as u16;
+        field.move_cursor(tui_textarea::CursorMove::Jump(0, col));
+    }
+
     pub fn paste(&mut self, keys_field: bool, text: &str) {
         let field = if keys_field {
             &mut self.keys
@@ -73,5 +84,35 @@ impl InputsState {
             &mut self.argv
         };
         field.insert_str(text.replace(['\r', '\n'], " "));
+    }
+}
+
+/// A key in a prompt's one-line input: typing replaces a prefilled value (Backspace clears it),
+/// Ctrl-U clears the line, Ctrl-W deletes the word before the end, Backspace one character.
+pub fn edit_prompt(prompt: &mut crate::tui::app::Prompt, key: KeyEvent) {
+    use ratatui::crossterm::event::KeyModifiers;
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let prefilled = std::mem::take(&mut prompt.prefilled);
+    match key.code {
+        KeyCode::Char('u') if ctrl => prompt.input.clear(),
+        KeyCode::Char('w') if ctrl => {
+            let kept = prompt.input.trim_end().len();
+            let start = prompt.input[..kept]
+                .rfind(|c: char| c.is_whitespace() || c == '/')
+                .map_or(0, |i| i + 1);
+            prompt.input.truncate(start);
+        }
+        KeyCode::Backspace if prefilled => prompt.input.clear(),
+        KeyCode::Backspace => {
+            prompt.input.pop();
+        }
+        KeyCode::Char(c) if !ctrl => {
+            if prefilled {
+                prompt.input.clear();
+            }
+            prompt.input.push(c);
+        }
+        // Moving to the end keeps the value to edit it.
+        _ => {}
     }
 }

@@ -91,6 +91,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<C-q>", Action::Quit),
     (Context::Global, "<C-s>", Action::Save),
     (Context::Global, "<C-o>", Action::Open),
+    (Context::Global, "<C-n>", Action::NewFile),
     (Context::Global, "<F6>", Action::FocusNext),
     (Context::Global, "<S-F6>", Action::FocusPrev),
     (Context::Global, "<A-1>", Action::TabTrace),
@@ -101,6 +102,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<F7>", Action::ToggleBackend),
     (Context::Global, "<F8>", Action::ScriptLoad),
     (Context::Global, "<Esc>", Action::Cancel),
+    (Context::Global, "<A-z>", Action::Zoom),
     (Context::Panes, "<Tab>", Action::NextTab),
     (Context::Panes, "<Up>", Action::Up),
     (Context::Panes, "k", Action::Up),
@@ -158,6 +160,22 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Debug, "[", Action::PrevFrame),
     (Context::Editor, "<C-f>", Action::Find),
     (Context::Editor, "<F3>", Action::FindNext),
+    (Context::Editor, "<C-z>", Action::Undo),
+    (Context::Editor, "<C-y>", Action::Redo),
+    (Context::Editor, "<C-S-z>", Action::Redo),
+    (Context::Editor, "<C-c>", Action::Copy),
+    (Context::Editor, "<C-x>", Action::Cut),
+    (Context::Editor, "<C-v>", Action::Paste),
+    (Context::Editor, "<C-a>", Action::SelectAll),
+    (Context::Editor, "<C-Home>", Action::DocumentStart),
+    (Context::Editor, "<C-End>", Action::DocumentEnd),
+    (Context::Editor, "<C-g>", Action::GotoLine),
+    (Context::Editor, "<C-/>", Action::ToggleComment),
+    // What most terminals send for Ctrl-/ (the byte 0x1f).
+    (Context::Editor, "<C-7>", Action::ToggleComment),
+    (Context::Editor, "<Tab>", Action::Indent),
+    (Context::Editor, "<BackTab>", Action::Outdent),
+    (Context::Editor, "<A-w>", Action::ToggleWrap),
     (Context::Overlay, "<Esc>", Action::Close),
     (Context::Overlay, "<Up>", Action::Up),
     (Context::Overlay, "<Down>", Action::Down),
@@ -231,8 +249,20 @@ impl Keymap {
 }
 
 /// Shift is part of upper-case characters already; drop it so `D` matches with or without it.
+/// With Ctrl or Alt, Shift and a letter becomes the upper-case letter (`<C-S-z>`, as a terminal
+/// reporting it sends it); Shift-Tab is BackTab however the terminal reports it.
 fn normalize(mut key: KeyEvent) -> KeyEvent {
-    if let KeyCode::Char(_) = key.code {
+    if let KeyCode::Char(c) = key.code {
+        if key.modifiers.contains(KeyModifiers::SHIFT)
+            && key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            key.code = KeyCode::Char(c.to_ascii_uppercase());
+        }
+        key.modifiers.remove(KeyModifiers::SHIFT);
+    }
+    if key.code == KeyCode::BackTab {
         key.modifiers.remove(KeyModifiers::SHIFT);
     }
     key.kind = ratatui::crossterm::event::KeyEventKind::Press;
@@ -322,6 +352,10 @@ pub fn format_key(key: &KeyEvent) -> String {
         KeyCode::F(n) => format!("F{n}"),
         KeyCode::Char(' ') => "Space".to_string(),
         KeyCode::Char(c) if prefix.is_empty() => return c.to_string(),
+        // Ctrl or Alt with an upper-case letter: written with Shift, as it is typed.
+        KeyCode::Char(c) if c.is_ascii_uppercase() => {
+            return format!("<{prefix}S-{}>", c.to_ascii_lowercase())
+        }
         KeyCode::Char(c) => c.to_string(),
         _ => "?".to_string(),
     };
@@ -335,7 +369,18 @@ mod tests {
     #[test]
     fn notation_round_trips() {
         for text in [
-            "<C-r>", "<S-F10>", "<A-1>", "<Esc>", "a", "/", "<F5>", "D", "<Space>",
+            "<C-r>",
+            "<S-F10>",
+            "<A-1>",
+            "<Esc>",
+            "a",
+            "/",
+            "<F5>",
+            "D",
+            "<Space>",
+            "<C-S-z>",
+            "<BackTab>",
+            "<C-Home>",
         ] {
             assert_eq!(format_key(&parse_key(text).unwrap()), text);
         }

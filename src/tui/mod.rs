@@ -9,7 +9,9 @@ pub mod config;
 pub mod connection;
 pub mod debug_engine;
 pub mod debugger;
+pub mod editing;
 pub mod editor;
+pub mod file_actions;
 pub mod files;
 pub mod harness;
 pub mod highlight;
@@ -17,14 +19,18 @@ pub mod inputs;
 pub mod inspector;
 pub mod keymap;
 pub mod keyspace;
+pub mod mouse;
 pub mod server;
 pub mod theme;
 pub mod ui;
+pub mod undo;
 pub mod worker;
 
 use app::{App, Effect};
 use inspector::Inspector;
-use ratatui::crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste};
+use ratatui::crossterm::event::{
+    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+};
 use ratatui::crossterm::execute;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -76,6 +82,13 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
             }
             Effect::Cancel => worker.cancel(),
             Effect::Quit => {}
+            // Copy/cut to the system clipboard: one OSC 52 write.
+            Effect::Clipboard(bytes) => {
+                use std::io::Write;
+                let mut out = std::io::stdout();
+                let _ = out.write_all(editing::osc52(&bytes).as_bytes());
+                let _ = out.flush();
+            }
             Effect::Debug(command) => worker.debug(command),
         }
     }
@@ -182,7 +195,18 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
     }
     let worker = Worker::start_with_profile(live, budget, app.config.profile);
     let mut terminal = ratatui::init();
-    execute!(std::io::stdout(), EnableBracketedPaste)?;
+    // Pastes arrive whole, the mouse reports to us; both are switched off again on exit and on
+    // a panic (before ratatui's own hook restores the rest).
+    let restore_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = execute!(
+            std::io::stdout(),
+            DisableMouseCapture,
+            DisableBracketedPaste
+        );
+        restore_hook(info);
+    }));
+    execute!(std::io::stdout(), EnableBracketedPaste, EnableMouseCapture)?;
     let mut last_autosave = Instant::now();
     let mut answer_due = None::<Instant>;
     let result = (|| -> anyhow::Result<()> {
@@ -232,10 +256,14 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
         Ok(())
     })();
     app.autosave();
-    let _ = execute!(std::io::stdout(), DisableBracketedPaste);
+    let _ = execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        DisableBracketedPaste
+    );
     ratatui::restore();
     if app.quit && !app.editor.modified {
-        files::discard_autosave();
+        files::discard_autosave(app.editor.path.as_deref());
     }
     result
 }

@@ -825,7 +825,7 @@ impl LiveBackend {
             Ok(d) => {
                 if d.untraced_calls > 0 {
                     warnings.push(Warning {
-                        kind: WarningKind::Nondeterministic,
+                        kind: WarningKind::TraceLimit, // a limit of evalbench's records
                         line: 0,
                         message: format!(
                             "{} more calls were made than the {} evalbench traces",
@@ -882,7 +882,7 @@ impl LiveBackend {
         if let Some(why) = untraced {
             if !matches!(outcome, Outcome::Refused) {
                 warnings.push(Warning {
-                    kind: WarningKind::Nondeterministic,
+                    kind: WarningKind::TraceLimit, // a limit of evalbench's records
                     line: 0,
                     message: why.into(),
                 });

@@ -55,17 +55,48 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let (cur_row, cur_col) = editor.textarea.cursor();
     let height = inner.height as usize;
     // The stored offset follows the cursor on each key; recompute in case the pane was resized.
-    let top = follow(editor.scroll, cur_row, height).min(lines.len().saturating_sub(1));
-    let bottom = (top + height).min(lines.len());
-
+    let mut top = follow(editor.scroll, cur_row, height).min(lines.len().saturating_sub(1));
     let number_width = lines.len().to_string().len().max(3);
     // The debugger's marks and line counts (ui/debug.rs): no columns until it is used.
     let sha = editor.sha1();
     let debug_width = super::debug::gutter_width(app, &sha);
     let gutter = (number_width + 1 + debug_width) as u16;
     let text_width = inner.width.saturating_sub(gutter) as usize;
-    // Horizontal scroll: keep the cursor's column on screen (escapes take several cells).
-    let left = first_visible(&lines[cur_row], cur_col, text_width.max(1));
+    // Horizontal scroll: keep the cursor's column on screen (escapes take several cells); with
+    // wrapping, long lines continue on the next rows instead.
+    let left = if editor.wrap {
+        0
+    } else {
+        first_visible(&lines[cur_row], cur_col, text_width.max(1))
+    };
+    // Each line's rows: where they start (one row, from `left`, without wrapping).
+    let starts = |row: usize| -> Vec<usize> {
+        if editor.wrap {
+            segments(&lines[row], text_width.max(1))
+        } else {
+            vec![left]
+        }
+    };
+    if editor.wrap {
+        // Wrapped lines above may push the cursor's row below the pane: start lower.
+        let cursor_segment = |starts: &[usize]| starts.iter().filter(|&&s| s <= cur_col).count();
+        while top < cur_row {
+            let above: usize = (top..cur_row).map(|r| starts(r).len()).sum();
+            if above + cursor_segment(&starts(cur_row)) <= height {
+                break;
+            }
+            top += 1;
+        }
+    }
+    let bottom = (top + height).min(lines.len());
+
+    {
+        let mut regions = app.regions.borrow_mut();
+        regions.editor = inner;
+        regions.gutter = gutter;
+        regions.editor_top = top;
+        regions.editor_left = left;
+    }
 
     let highlighted = editor
         .highlight
@@ -80,111 +111,137 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let match_style = theme.header.add_modifier(Modifier::REVERSED);
 
     let buf = frame.buffer_mut();
-    for (i, spans) in highlighted.into_iter().enumerate() {
+    let mut visual = 0usize;
+    let mut shown_rows = Vec::with_capacity(height);
+    'rows: for (i, spans) in highlighted.into_iter().enumerate() {
         let row = top + i;
         let text = &lines[row];
-        let y = inner.y + i as u16;
-        let is_error = error.is_some_and(|(r, _)| r == row);
-        let mut line_style = theme.text;
-        if row == cur_row {
-            line_style = line_style.patch(theme.current_line);
-        }
-        if is_error && !stale {
-            line_style = line_style.patch(theme.error_line);
-        }
-        if let Some(stopped) = super::debug::stopped_line_style(app, row as u32 + 1, theme) {
-            line_style = line_style.patch(stopped);
-        }
-        let row_rect = Rect::new(inner.x, y, inner.width, 1);
-        buf.set_style(row_rect, line_style);
+        let row_starts = starts(row);
+        for (segment, &start) in row_starts.iter().enumerate() {
+            if visual >= height {
+                break 'rows;
+            }
+            let y = inner.y + visual as u16;
+            visual += 1;
+            shown_rows.push((row, start));
+            let last_segment = segment + 1 == row_starts.len();
+            let segment_width = if last_segment {
+                text_width
+            } else {
+                cells_between(text, start, row_starts[segment + 1])
+            };
+            let is_error = error.is_some_and(|(r, _)| r == row);
+            let mut line_style = theme.text;
+            if row == cur_row {
+                line_style = line_style.patch(theme.current_line);
+            }
+            if is_error && !stale {
+                line_style = line_style.patch(theme.error_line);
+            }
+            // The line the debugger stopped at (ui/debug.rs).
+            if let Some(stopped) = super::debug::stopped_line_style(app, row as u32 + 1, theme) {
+                line_style = line_style.patch(stopped);
+            }
+            let row_rect = Rect::new(inner.x, y, inner.width, 1);
+            buf.set_style(row_rect, line_style);
 
-        // Gutter: the number, in the error colour on the error line.
-        let number_style = if is_error && stale {
-            theme.line_number.add_modifier(Modifier::DIM)
-        } else if is_error {
-            theme.error.add_modifier(Modifier::BOLD)
-        } else if row == cur_row {
-            theme
-                .line_number
-                .patch(theme.text)
-                .add_modifier(Modifier::BOLD)
-        } else {
-            theme.line_number
-        };
-        let number = format!("{:>number_width$} ", row + 1);
-        let mut number_x = inner.x;
-        if debug_width > 0 {
-            // [mark][number] [count ]
-            let marks = super::debug::gutter_spans(app, &sha, row as u32 + 1, theme);
-            let mut x = inner.x;
-            for (i, span) in marks.iter().enumerate() {
-                if i == 1 {
-                    x = inner.x + 1 + number_width as u16 + 1;
-                }
-                buf.set_span(x, y, span, gutter.saturating_sub(x - inner.x));
-                if i == 0 {
-                    number_x = inner.x + 1;
+            // Gutter: the number, in the error colour on the error line (dimmed once stale).
+            let number_style = if is_error && stale {
+                theme.line_number.add_modifier(Modifier::DIM)
+            } else if is_error {
+                theme.error.add_modifier(Modifier::BOLD)
+            } else if row == cur_row {
+                theme
+                    .line_number
+                    .patch(theme.text)
+                    .add_modifier(Modifier::BOLD)
+            } else {
+                theme.line_number
+            };
+            // A continuation row of a wrapped line has no number (nor debugger marks).
+            let number = if segment == 0 {
+                format!("{:>number_width$} ", row + 1)
+            } else {
+                format!("{:>number_width$} ", "↪")
+            };
+            let mut number_x = inner.x;
+            if debug_width > 0 {
+                // [mark][number] [count ]
+                number_x = inner.x + 1;
+                if segment == 0 {
+                    let marks = super::debug::gutter_spans(app, &sha, row as u32 + 1, theme);
+                    let mut x = inner.x;
+                    for (i, span) in marks.iter().enumerate() {
+                        if i == 1 {
+                            x = inner.x + 1 + number_width as u16 + 1;
+                        }
+                        buf.set_span(x, y, span, gutter.saturating_sub(x - inner.x));
+                    }
                 }
             }
-        }
-        buf.set_stringn(
-            number_x,
-            y,
-            &number,
-            (number_width + 1).min(inner.width as usize),
-            number_style,
-        );
+            buf.set_stringn(
+                number_x,
+                y,
+                &number,
+                (number_width + 1).min(inner.width as usize),
+                number_style,
+            );
 
-        let matches: Vec<Range<usize>> = search
-            .map(|re| re.find_iter(text).map(|m| m.range()).collect())
-            .unwrap_or_default();
-        let selected = selection.and_then(|((r0, c0), (r1, c1))| {
-            (r0 <= row && row <= r1).then(|| {
-                let from = if row == r0 { c0 } else { 0 };
-                let to = if row == r1 { c1 } else { usize::MAX };
-                from..to
-            })
-        });
-        let cursor = (focused && row == cur_row).then_some(cur_col);
-        let styled = Styling {
-            line_style,
-            spans: &spans,
-            matches: &matches,
-            match_style,
-            selected,
-            selected_style: theme.selected,
-            escape_style: theme.line_number,
-            cursor,
-        }
-        .line(text, left, text_width);
-        let mut used = styled.width();
-        let x = inner.x + gutter;
-        buf.set_line(x, y, &styled, text_width as u16);
+            let matches: Vec<Range<usize>> = search
+                .map(|re| re.find_iter(text).map(|m| m.range()).collect())
+                .unwrap_or_default();
+            let selected = selection.and_then(|((r0, c0), (r1, c1))| {
+                (r0 <= row && row <= r1).then(|| {
+                    let from = if row == r0 { c0 } else { 0 };
+                    let to = if row == r1 { c1 } else { usize::MAX };
+                    from..to
+                })
+            });
+            let in_segment =
+                cur_col >= start && (last_segment || cur_col < row_starts[segment + 1]);
+            let cursor = (focused && row == cur_row && in_segment).then_some(cur_col);
+            let styled = Styling {
+                line_style,
+                spans: &spans,
+                matches: &matches,
+                match_style,
+                selected,
+                selected_style: theme.selection,
+                escape_style: theme.line_number,
+                cursor,
+            }
+            .line(text, start, segment_width);
+            let mut used = styled.width();
+            let x = inner.x + gutter;
+            buf.set_line(x, y, &styled, text_width as u16);
 
-        // The error message after the error line's text.
-        if let Some((_, message)) = error.filter(|_| is_error) {
-            let room = text_width.saturating_sub(used + 2);
-            if room > 0 {
-                let (message, style) = if stale {
-                    (
-                        format!("◀ (stale) {}", display_safe(message)),
-                        line_style
-                            .patch(theme.line_number)
-                            .add_modifier(Modifier::DIM),
-                    )
-                } else {
-                    (
-                        format!("◀ {}", display_safe(message)),
-                        line_style.patch(theme.error),
-                    )
-                };
-                used += 2;
-                buf.set_stringn(x + used as u16, y, message, room, style);
+            // The error message after the error line's text (dimmed, labelled stale, once the
+            // buffer changed since the run).
+            if let Some((_, message)) = error.filter(|_| is_error && last_segment) {
+                let room = text_width.saturating_sub(used + 2);
+                if room > 0 {
+                    let (message, style) = if stale {
+                        (
+                            format!("◀ (stale) {}", display_safe(message)),
+                            line_style
+                                .patch(theme.line_number)
+                                .add_modifier(Modifier::DIM),
+                        )
+                    } else {
+                        (
+                            format!("◀ {}", display_safe(message)),
+                            line_style.patch(theme.error),
+                        )
+                    };
+                    used += 2;
+                    buf.set_stringn(x + used as u16, y, message, room, style);
+                }
             }
         }
     }
+    app.regions.borrow_mut().editor_rows = shown_rows;
     // Rows past the end of the buffer.
-    for y in inner.y + (bottom - top) as u16..inner.bottom() {
+    for y in inner.y + visual as u16..inner.bottom() {
         let rect = Rect::new(inner.x, y, inner.width, 1);
         Line::styled("~", theme.line_number).render(rect, buf as &mut Buffer);
     }
@@ -205,6 +262,49 @@ fn shown(ch: char, tmp: &mut String) -> &str {
         tmp.push(ch);
     }
     tmp
+}
+
+/// The character column shown `cells` cells right of the text's left edge, when the line is drawn
+/// from character column `left` (a click's column; past the end: the end).
+pub fn column_at(line: &str, left: usize, cells: usize) -> usize {
+    let mut tmp = String::new();
+    let mut used = 0;
+    let mut col = left;
+    for ch in line.chars().skip(left) {
+        let width = shown(ch, &mut tmp).chars().count();
+        if used + width > cells {
+            return col;
+        }
+        used += width;
+        col += 1;
+    }
+    col
+}
+
+/// Where the rows of `line` wrapped at `width` cells start (character columns; at least one).
+fn segments(line: &str, width: usize) -> Vec<usize> {
+    let mut tmp = String::new();
+    let mut starts = vec![0];
+    let mut used = 0;
+    for (col, ch) in line.chars().enumerate() {
+        let w = shown(ch, &mut tmp).chars().count();
+        if used + w > width && used > 0 {
+            starts.push(col);
+            used = 0;
+        }
+        used += w;
+    }
+    starts
+}
+
+/// The cells characters `from..to` of `line` take.
+fn cells_between(line: &str, from: usize, to: usize) -> usize {
+    let mut tmp = String::new();
+    line.chars()
+        .skip(from)
+        .take(to - from)
+        .map(|c| shown(c, &mut tmp).chars().count())
+        .sum()
 }
 
 /// The first character column to draw so that the cursor's column `col` of `line` fits in `width`

@@ -48,12 +48,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: u16
             ])
         })
         .collect();
-    frame.render_widget(
-        Paragraph::new(lines)
-            .scroll((scroll, 0))
-            .block(block("Help — Esc closes", true, theme)),
-        rect,
-    );
+    let paragraph = Paragraph::new(lines).block(block("Help — Esc closes", true, theme));
+    let max = super::max_scroll(&paragraph, rect);
+    app.regions.borrow_mut().scroll_max = max;
+    frame.render_widget(paragraph.scroll((scroll.min(max), 0)), rect);
 }
 
 /// How a picker path is shown: built-in samples by name, paths under the working directory
@@ -86,14 +84,22 @@ pub fn draw_picker(frame: &mut Frame, area: Rect, picker: &PickerState, theme: &
     let path_width = (inner_width * 2 / 5).clamp(12, 40);
     let mut lines: Vec<Line> = Vec::new();
     let mut selected_row = 0;
-    for (i, (path, description)) in picker.entries.iter().enumerate() {
-        if i == 0 && picker.samples > 0 {
-            lines.push(Line::from(Span::styled("Samples", theme.header)));
+    // What was typed: a filter, or a path that Enter opens.
+    lines.push(Line::from(vec![
+        Span::styled("> ", theme.header),
+        Span::raw(display_safe(&picker.query).into_owned()),
+        Span::styled(" ", theme.selected),
+    ]));
+    let mut last_group = None;
+    for (row, &i) in picker.shown.iter().enumerate() {
+        let (path, description) = &picker.entries[i];
+        let group = i >= picker.samples;
+        if last_group != Some(group) {
+            let title = if group { "Recent files" } else { "Samples" };
+            lines.push(Line::from(Span::styled(title, theme.header)));
+            last_group = Some(group);
         }
-        if i == picker.samples {
-            lines.push(Line::from(Span::styled("Recent files", theme.header)));
-        }
-        let style = if i == picker.selected {
+        let style = if row == picker.selected {
             selected_row = lines.len();
             theme.selected
         } else {
@@ -105,11 +111,13 @@ pub fn draw_picker(frame: &mut Frame, area: Rect, picker: &PickerState, theme: &
             style,
         )));
     }
-    if lines.is_empty() {
-        lines.push(Line::from(Span::styled(
-            "No samples and no recent files yet.",
-            theme.text,
-        )));
+    if picker.shown.is_empty() {
+        let text = if picker.query.is_empty() {
+            "No samples and no recent files yet: type a path to open one."
+        } else {
+            "Nothing matches: Enter opens what you typed as a path (with a /; Tab completes)."
+        };
+        lines.push(Line::from(Span::styled(text, theme.text)));
     }
     // Scroll so the selected entry stays visible.
     let visible = rect.height.saturating_sub(2) as usize;
@@ -117,7 +125,11 @@ pub fn draw_picker(frame: &mut Frame, area: Rect, picker: &PickerState, theme: &
     frame.render_widget(
         Paragraph::new(lines)
             .scroll((offset.min(u16::MAX as usize) as u16, 0))
-            .block(block("Open — Enter opens, Esc closes", true, theme)),
+            .block(block(
+                "Open — type to filter or a path (Tab completes), Enter opens, Esc closes",
+                true,
+                theme,
+            )),
         rect,
     );
 }

@@ -60,12 +60,21 @@ fn title(field: &str, text: &str, theme: &Theme) -> Line<'static> {
     }
 }
 
+/// Rows of the form: titled fields, or one row per field on a short terminal.
+pub const FULL_HEIGHT: u16 = 4;
+pub const COMPACT_HEIGHT: u16 = 2;
+
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    if area.height < FULL_HEIGHT {
+        return draw_compact(frame, area, app, theme);
+    }
     let [keys_area, argv_area] =
         Layout::vertical([Constraint::Length(2), Constraint::Length(2)]).areas(area);
     let width = keys_area.width.saturating_sub(2) as usize;
     let mut keys = app.inputs.keys.clone();
     keys.set_cursor_line_style(Style::default());
+    // The cursor shows only in the focused field (and not under an overlay).
+    keys.set_cursor_style(cursor_style(app, app.focus == Focus::Keys));
     keys.set_block(
         block("", app.focus == Focus::Keys, theme)
             .title(keys_title(&app.inputs.keys_text(), theme, width))
@@ -73,6 +82,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     );
     let mut argv = app.inputs.argv.clone();
     argv.set_cursor_line_style(Style::default());
+    argv.set_cursor_style(cursor_style(app, app.focus == Focus::Argv));
     argv.set_block(
         block("", app.focus == Focus::Argv, theme)
             .title(title("ARGV", &app.inputs.argv_text(), theme))
@@ -80,6 +90,61 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     );
     frame.render_widget(&keys, keys_area);
     frame.render_widget(&argv, argv_area);
+    // The fields' text rows, for clicks.
+    let mut regions = app.regions.borrow_mut();
+    regions.keys = Rect::new(keys_area.x, keys_area.y + 1, keys_area.width, 1);
+    regions.argv = Rect::new(argv_area.x, argv_area.y + 1, argv_area.width, 1);
+}
+
+/// The cursor's style in a field: shown only when the field has focus and no overlay is open.
+fn cursor_style(app: &App, focused: bool) -> Style {
+    if focused && app.overlay.is_none() {
+        Style::default().add_modifier(Modifier::REVERSED)
+    } else {
+        Style::default()
+    }
+}
+
+/// One row per field, its title (count, CROSSSLOT, quoting error) before the value.
+fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let rows = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).split(area);
+    let fields = [
+        (&app.inputs.keys, "KEYS", app.focus == Focus::Keys, rows[0]),
+        (&app.inputs.argv, "ARGV", app.focus == Focus::Argv, rows[1]),
+    ];
+    for (field, name, focused, row) in fields {
+        let text = field.lines().join(" ");
+        let mut label = if name == "KEYS" {
+            keys_title(&text, theme, 0)
+        } else {
+            title(name, &text, theme)
+        };
+        // Slot numbers are for the full form; here the count and the warning.
+        if label.width() > (row.width / 2) as usize {
+            label = title(name, &text, theme);
+        }
+        label.spans.push(Span::raw(" "));
+        let style = if focused {
+            theme.focus_border
+        } else {
+            theme.border
+        };
+        let label = label.patch_style(style);
+        let width = (label.width() as u16).min(row.width);
+        let [label_area, value_area] =
+            Layout::horizontal([Constraint::Length(width), Constraint::Min(0)]).areas(row);
+        frame.render_widget(label, label_area);
+        let mut value = field.clone();
+        value.set_cursor_line_style(Style::default());
+        value.set_cursor_style(cursor_style(app, focused));
+        frame.render_widget(&value, value_area);
+        let mut regions = app.regions.borrow_mut();
+        if name == "KEYS" {
+            regions.keys = value_area;
+        } else {
+            regions.argv = value_area;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -134,6 +134,16 @@ fn draw_list(
         .block(block);
     let mut state = TableState::default().with_selected(Some(selected - offset));
     frame.render_stateful_widget(table, area, &mut state);
+    // The rows under the border and the header, for clicks.
+    app.regions.borrow_mut().rows = Some(crate::tui::mouse::ListRows {
+        area: Rect::new(
+            area.x + 1,
+            area.y + 2,
+            area.width.saturating_sub(2),
+            area.height.saturating_sub(3),
+        ),
+        first: offset,
+    });
 }
 
 fn draw_value(

@@ -19,30 +19,76 @@ use ratatui::Frame;
 
 /// Below this width the right-hand panes go under the editor.
 const WIDE: u16 = 100;
+/// Text lines the editor keeps on a small terminal (80x24 shows this many).
+const EDITOR_MIN_LINES: u16 = 12;
+/// Below this height (of the body, stacked) the KEYS / ARGV form takes one row per field.
+const COMPACT_BELOW: u16 = 30;
+
+pub use editor::column_at as editor_column_at;
 
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     let area = frame.area();
+    app.regions.borrow_mut().clear();
     let [body, status] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(area);
     let direction = if body.width >= WIDE {
         Direction::Horizontal
     } else {
         Direction::Vertical
     };
+    // Stacked on a narrow terminal, the editor keeps EDITOR_MIN_LINES lines when the height
+    // allows it (the form then takes one row per field) and the panes get the rest.
+    let compact = direction == Direction::Vertical && body.height < COMPACT_BELOW;
+    let inputs_height = if compact {
+        inputs::COMPACT_HEIGHT
+    } else {
+        inputs::FULL_HEIGHT
+    };
+    let top = match direction {
+        Direction::Horizontal => Constraint::Percentage(55),
+        Direction::Vertical => {
+            // The panes keep a header and two rows (a tab bar and a 5-row box).
+            let wanted = (EDITOR_MIN_LINES + 2 + inputs_height).min(body.height.saturating_sub(6));
+            Constraint::Length((body.height * 55 / 100).max(wanted))
+        }
+    };
     let halves = Layout::default()
         .direction(direction)
-        .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+        .constraints([top, Constraint::Min(0)])
         .split(body);
     let [editor_area, inputs_area] =
-        Layout::vertical([Constraint::Min(3), Constraint::Length(4)]).areas(halves[0]);
-    editor::draw(frame, editor_area, app, theme);
-    inputs::draw(frame, inputs_area, app, theme);
-    draw_panes(frame, halves[1], app, theme);
+        Layout::vertical([Constraint::Min(3), Constraint::Length(inputs_height)]).areas(halves[0]);
+    // The light theme paints its own background (a terminal's may be dark).
+    frame.buffer_mut().set_style(area, theme.text);
+    if app.zoomed {
+        // The focused pane alone (the fields with the editor above them).
+        match app.focus {
+            Focus::Editor => editor::draw(frame, body, app, theme),
+            Focus::Keys | Focus::Argv => {
+                let [editor_area, inputs_area] =
+                    Layout::vertical([Constraint::Min(3), Constraint::Length(inputs::FULL_HEIGHT)])
+                        .areas(body);
+                editor::draw(frame, editor_area, app, theme);
+                inputs::draw(frame, inputs_area, app, theme);
+            }
+            Focus::Panes => draw_panes(frame, body, app, theme),
+        }
+    } else {
+        editor::draw(frame, editor_area, app, theme);
+        inputs::draw(frame, inputs_area, app, theme);
+        draw_panes(frame, halves[1], app, theme);
+    }
     statusbar::draw(frame, status, app, theme);
     match &app.overlay {
         Some(Overlay::Help { scroll }) => help::draw(frame, area, app, theme, *scroll),
         Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
         Some(Overlay::Prompt(prompt)) => {
-            draw_prompt(frame, area, &prompt.title, &prompt.input, theme)
+            // A prefilled value shows selected: typing replaces it.
+            let style = if prompt.prefilled {
+                theme.selection
+            } else {
+                Style::default()
+            };
+            draw_prompt(frame, area, &prompt.title, &prompt.input, style, theme)
         }
         Some(Overlay::Confirm(confirm)) => {
             let text: String = match confirm {
@@ -50,16 +96,22 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
                     "The script has unsaved changes. Quit anyway? (y/n)".into()
                 }
                 super::app::Confirm::Recover => {
-                    "An autosaved script from an earlier session was found. Recover it? (y/n)"
+                    "Unsaved changes to this script from an earlier session were autosaved. r recovers them, d discards them."
                         .into()
                 }
                 super::app::Confirm::OpenUnsaved(_) => {
                     "The script has unsaved changes. Open the other file anyway? (y/n)".into()
                 }
+                super::app::Confirm::NewUnsaved => {
+                    "The script has unsaved changes. Start a new one anyway? (y/n)".into()
+                }
+                super::app::Confirm::Overwrite(_) => {
+                    "That file exists. Replace it with this script? (y/n)".into()
+                }
                 // The live guard's question: as tall as its text needs.
                 super::app::Confirm::LiveSend(_, question) => question.text(),
             };
-            draw_prompt(frame, area, "Confirm", &text, theme)
+            draw_prompt(frame, area, "Confirm", &text, Style::default(), theme)
         }
         None => {}
     }
@@ -133,6 +185,19 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let selected = tabs.iter().position(|t| *t == app.tab).unwrap_or(0);
     let [tabs_area, content] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
+    {
+        // Where each title lands (no padding, a 3-cell divider), for clicks.
+        let mut regions = app.regions.borrow_mut();
+        regions.panes = content;
+        let mut x = tabs_area.x;
+        for (title, tab) in titles.iter().zip(&tabs) {
+            let width = (title.width() as u16).min(tabs_area.right().saturating_sub(x));
+            regions
+                .tabs
+                .push((Rect::new(x, tabs_area.y, width, 1), *tab));
+            x = x.saturating_add(width + 3);
+        }
+    }
     frame.render_widget(
         // Spaces only around the dividers: five tabs fit the 54 columns of a 120-column
         // terminal's pane.
@@ -170,6 +235,14 @@ pub fn list_and_value(area: Rect, value_focus: bool) -> (Option<Rect>, Option<Re
     }
 }
 
+/// The furthest a bordered paragraph in `area` can scroll and still show its last row (panes
+/// never scroll past their content).
+pub fn max_scroll(paragraph: &Paragraph, area: Rect) -> u16 {
+    let rows = paragraph.line_count(area.width.saturating_sub(2));
+    rows.saturating_sub(area.height as usize)
+        .min(u16::MAX as usize) as u16
+}
+
 /// A centred rectangle of at most `width` x `height`.
 pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
@@ -182,7 +255,14 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     }
 }
 
-fn draw_prompt(frame: &mut Frame, area: Rect, title: &str, input: &str, theme: &Theme) {
+fn draw_prompt(
+    frame: &mut Frame,
+    area: Rect,
+    title: &str,
+    input: &str,
+    input_style: Style,
+    theme: &Theme,
+) {
     // Taller for a long message (the live guard's question), at least 5 rows as before.
     let width = 70.min(area.width).max(3);
     let rows = input.chars().count() as u16 / (width - 2).max(1) + 1;
@@ -190,7 +270,10 @@ fn draw_prompt(frame: &mut Frame, area: Rect, title: &str, input: &str, theme: &
     frame.render_widget(Clear, rect);
     // A typed or pasted path, or a message quoting one.
     let text = vec![Line::from(vec![
-        Span::raw(crate::engine::display::display_safe(input).into_owned()),
+        Span::styled(
+            crate::engine::display::display_safe(input).into_owned(),
+            input_style,
+        ),
         Span::styled(" ", Style::default().add_modifier(Modifier::REVERSED)),
     ])];
     frame.render_widget(

@@ -97,6 +97,16 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
         app.trace_list.selected.min(trace.len().saturating_sub(1)),
     ));
     frame.render_stateful_widget(table, list_area, &mut state);
+    // The rows under the border and the header, for clicks.
+    app.regions.borrow_mut().rows = Some(crate::tui::mouse::ListRows {
+        area: Rect::new(
+            list_area.x + 1,
+            list_area.y + 2,
+            list_area.width.saturating_sub(2),
+            list_area.height.saturating_sub(3),
+        ),
+        first: state.offset(),
+    });
     let detail: Vec<Line> = match trace.get(app.trace_list.selected) {
         Some(e) => vec![
             Line::from(vec![
@@ -197,13 +207,12 @@ pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
             .iter()
             .map(|n| Line::from(format!("- {}", display_safe(&n.to_string())))),
     );
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .scroll((app.reply_scroll, 0))
-            .block(block("Reply", focused, theme)),
-        area,
-    );
+    let paragraph = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(block("Reply", focused, theme));
+    let max = super::max_scroll(&paragraph, area);
+    app.regions.borrow_mut().scroll_max = max;
+    frame.render_widget(paragraph.scroll((app.reply_scroll.min(max), 0)), area);
 }
 
 /// What the Warnings tab lists: a compile error first (it is marked at its line in the editor
@@ -245,11 +254,10 @@ pub fn draw_warnings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, fo
             })
             .collect(),
     };
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .scroll((app.warnings_scroll, 0))
-            .block(block("Warnings", focused, theme)),
-        area,
-    );
+    let paragraph = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(block("Warnings", focused, theme));
+    let max = super::max_scroll(&paragraph, area);
+    app.regions.borrow_mut().scroll_max = max;
+    frame.render_widget(paragraph.scroll((app.warnings_scroll.min(max), 0)), area);
 }

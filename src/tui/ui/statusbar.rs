@@ -1,9 +1,11 @@
 //! The status bar: backend, profile, file, SHA1, time against the busy threshold, key hints.
 
 use crate::engine::display::display_safe;
+use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::keymap::Context;
 use crate::tui::theme::Theme;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
@@ -89,31 +91,24 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Span::raw(format!(" sha {}{} ", &sha[..8], cache_mark(app, &sha))),
         Span::styled(format!(" {gauge} "), theme.text),
     ]);
-    let context = app.context();
-    let mut hints = Vec::new();
-    for ctx in [context, Context::Global] {
-        for b in app.keymap.bindings.iter().filter(|b| b.context == ctx) {
-            let key = crate::tui::keymap::format_key(&b.key);
-            if hints.len() < 8 && !hints.iter().any(|(_, a)| *a == b.action) {
-                hints.push((key, b.action));
-            }
-        }
-    }
-    // The last message first (the feedback of the last action), then the focused pane's keys.
+    // The last message first (the feedback of the last action), then the focused pane's keys
+    // in plain words, most useful first, as many as fit.
+    let status = format!(" {}", display_safe(&app.status));
+    let mut used = status.chars().count() + 2;
     let mut second = vec![
-        Span::styled(
-            format!(" {}", display_safe(&app.status)),
-            theme.text.add_modifier(Modifier::BOLD),
-        ),
+        Span::styled(status, theme.text.add_modifier(Modifier::BOLD)),
         Span::raw(" │"),
     ];
-    let hint_spans = hints.iter().flat_map(|(k, a)| {
-        [
-            Span::styled(format!(" {k}"), theme.header),
-            Span::raw(format!(" {}", a.name())),
-        ]
-    });
-    second.extend(hint_spans);
+    for (key, action) in hints(app) {
+        let words = action.hint();
+        let width = key.chars().count() + words.chars().count() + 2;
+        if used + width > area.width as usize {
+            break;
+        }
+        used += width;
+        second.push(Span::styled(format!(" {key}"), theme.header));
+        second.push(Span::raw(format!(" {words}")));
+    }
     frame.render_widget(Paragraph::new(vec![first, Line::from(second)]), area);
 }
 
@@ -150,5 +145,162 @@ fn running_gauge(r: &crate::tui::app::Running, threshold: u64) -> String {
     match (phase, r.dry_run) {
         (Phase::OnServer, Some(dry)) => format!("{gauge} · dry run {:.1} s", dry.as_secs_f64()),
         _ => gauge,
+    }
+}
+
+/// The actions worth a hint where the focus is, most useful first.
+fn priorities(app: &App) -> &'static [Action] {
+    use Action::*;
+    // Stopped in the debugger: its keys (Run continues).
+    if app.debugger.session.is_some() {
+        return &[
+            StepOver,
+            StepInto,
+            StepOut,
+            Run,
+            StopDebugging,
+            ToggleBreakpoint,
+            Help,
+        ];
+    }
+    if app.running.is_some() {
+        return &[Cancel, Help];
+    }
+    match app.context() {
+        Context::Editor => &[
+            Run,
+            Help,
+            Save,
+            Find,
+            Undo,
+            GotoLine,
+            ToggleComment,
+            Open,
+            FocusNext,
+            // The debugger's entry points (Alt-Right steps the last run's calls from the panes).
+            StepOver,
+            ToggleBreakpoint,
+            Quit,
+        ],
+        Context::Panes => &[
+            Select,
+            NextTab,
+            Run,
+            StepForward,
+            StepBack,
+            StepStop,
+            FocusNext,
+            Help,
+            Quit,
+        ],
+        Context::Keyspace => &[
+            KeyspaceFocus,
+            AddKey,
+            FilterKeys,
+            ToggleSeedView,
+            ToggleDiff,
+            ResetSeed,
+            Run,
+            Help,
+            FocusNext,
+        ],
+        Context::Server => &[
+            KeyspaceFocus,
+            FilterKeys,
+            OpenKey,
+            CopyToSandbox,
+            Rescan,
+            Run,
+            Help,
+            FocusNext,
+        ],
+        Context::Debug => &[
+            DebugEval, AddWatch, BreakOn, NextFrame, StepOver, Run, Help, FocusNext,
+        ],
+        Context::Overlay => &[Select, Close],
+        Context::Global => &[Run, Help, FocusNext, Save, Quit],
+    }
+}
+
+/// (key, action) for the hints: the first key of each action, in the focused context or global.
+fn hints(app: &App) -> Vec<(String, Action)> {
+    let context = app.context();
+    priorities(app)
+        .iter()
+        .filter_map(|&action| {
+            [context, Context::Global]
+                .into_iter()
+                .flat_map(|ctx| {
+                    app.keymap
+                        .bindings
+                        .iter()
+                        .filter(move |b| b.context == ctx && b.action == action)
+                })
+                .next()
+                .map(|b| (key_label(&b.key), action))
+        })
+        .collect()
+}
+
+/// A key as people write it: `Ctrl-S`, `Shift-F10`, `Alt-1`, `F5`, `Esc`, `/`.
+pub fn key_label(key: &KeyEvent) -> String {
+    let mut out = String::new();
+    if key.modifiers.contains(KeyModifiers::CONTROL) {
+        out.push_str("Ctrl-");
+    }
+    if key.modifiers.contains(KeyModifiers::ALT) {
+        out.push_str("Alt-");
+    }
+    let shifted_letter =
+        matches!(key.code, KeyCode::Char(c) if c.is_ascii_uppercase()) && !out.is_empty();
+    if key.modifiers.contains(KeyModifiers::SHIFT) || shifted_letter {
+        out.push_str("Shift-");
+    }
+    let name = match key.code {
+        KeyCode::Char(' ') => "Space".to_string(),
+        KeyCode::Char(c) if out.is_empty() => c.to_string(),
+        KeyCode::Char(c) => c.to_ascii_uppercase().to_string(),
+        KeyCode::F(n) => format!("F{n}"),
+        KeyCode::PageUp => "PgUp".into(),
+        KeyCode::PageDown => "PgDn".into(),
+        KeyCode::BackTab => "Shift-Tab".into(),
+        KeyCode::Delete => "Del".into(),
+        other => format!("{other:?}"),
+    };
+    out + &name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::keymap::parse_key;
+
+    #[test]
+    fn keys_read_as_people_write_them() {
+        for (notation, label) in [
+            ("<C-s>", "Ctrl-S"),
+            ("<S-F10>", "Shift-F10"),
+            ("<A-1>", "Alt-1"),
+            ("<F5>", "F5"),
+            ("<Esc>", "Esc"),
+            ("/", "/"),
+            ("D", "D"),
+            ("<C-S-z>", "Ctrl-Shift-Z"),
+            ("<PageDown>", "PgDn"),
+            ("<Enter>", "Enter"),
+        ] {
+            assert_eq!(key_label(&parse_key(notation).unwrap()), label);
+        }
+    }
+
+    #[test]
+    fn every_hint_is_plain_words() {
+        for action in Action::ALL {
+            let hint = action.hint();
+            assert!(
+                !hint.contains('_') && !hint.is_empty(),
+                "{action:?}: {hint}"
+            );
+        }
     }
 }

@@ -1,0 +1,172 @@
+//! File commands of the workbench beyond open and save: a new script (Ctrl-N), save-as that
+//! asks before overwriting another file, samples saved under a new name, and the picker's
+//! keys (type to filter, a path to open one, Tab to complete it).
+
+use super::app::{App, Confirm, Overlay, PromptPurpose};
+use super::files::{expand_home, PickerState};
+use super::inputs::InputsState;
+use crate::engine::keyspace::Db;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::path::{Path, PathBuf};
+
+/// Ctrl-N: an empty untitled script (asks first when there are unsaved changes).
+pub fn new_file(app: &mut App) {
+    if app.editor.modified {
+        app.overlay = Some(Overlay::Confirm(Confirm::NewUnsaved));
+        return;
+    }
+    start_new(app);
+}
+
+/// The new, empty script (after the question, if there was one).
+pub fn start_new(app: &mut App) {
+    // The old script's unsaved changes were given up (asked first), their autosave too.
+    if app.editor.modified {
+        super::files::discard_autosave(app.editor.path.as_deref());
+    }
+    super::files::release_autosave(app.editor.path.as_deref());
+    app.editor = super::editor::EditorState::new("", None);
+    app.inputs = InputsState::default();
+    app.seed = Db::new();
+    app.last_run = None;
+    app.step = None;
+    app.focus = super::app::Focus::Editor;
+    app.status = "a new script: Ctrl-S saves it under a name you give".into();
+}
+
+/// Whether `path` is one of the bundled samples (kept as they are: saved under a new name).
+pub fn is_sample(path: &Path) -> bool {
+    let in_samples = |p: &Path| {
+        p.parent()
+            .and_then(|d| d.file_name())
+            .is_some_and(|d| d == "samples")
+    };
+    let cwd_samples = std::fs::canonicalize("samples").ok();
+    match (std::fs::canonicalize(path), cwd_samples) {
+        (Ok(p), Some(dir)) => p.starts_with(dir),
+        _ => path.is_relative() && in_samples(path),
+    }
+}
+
+/// The answer to the save-as prompt: another existing file is overwritten only after a yes.
+pub fn save_as(app: &mut App, input: &str) -> bool {
+    if input.is_empty() {
+        app.status = "not saved: no file name given".into();
+        return false;
+    }
+    let path = expand_home(Path::new(input));
+    let same = app.editor.path.as_deref().is_some_and(|p| p == path);
+    if path.exists() && !same {
+        app.overlay = Some(Overlay::Confirm(Confirm::Overwrite(path)));
+        return false;
+    }
+    app.editor.path = Some(path);
+    true
+}
+
+/// A key in the open picker: Up/Down/Enter/Esc come through the keymap first; here typing
+/// filters (or is a path), Backspace and Ctrl-U edit it, Tab completes a path.
+pub fn picker_key(picker: &mut PickerState, key: KeyEvent) {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    match key.code {
+        KeyCode::Char('u') if ctrl => picker.set_query(String::new()),
+        KeyCode::Char(c) if !ctrl => {
+            let mut query = picker.query.clone();
+            query.push(c);
+            picker.set_query(query);
+        }
+        KeyCode::Backspace => {
+            let mut query = picker.query.clone();
+            query.pop();
+            picker.set_query(query);
+        }
+        KeyCode::Tab => {
+            if let Some(completed) = complete_path(&picker.query) {
+                picker.set_query(completed);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What Enter in the picker opens: a typed path (it has a `/` or starts with `~`), else the
+/// selected entry.
+pub fn picker_choice(picker: &PickerState) -> Option<PathBuf> {
+    let query = picker.query.trim();
+    if query.contains('/') || query.starts_with('~') {
+        return Some(expand_home(Path::new(query)));
+    }
+    picker.selected_path()
+}
+
+/// `typed` completed as far as the file system allows: the longest common prefix of the
+/// entries of its folder that start with its last part (a lone folder gets its `/`).
+pub fn complete_path(typed: &str) -> Option<String> {
+    let (dir, stem) = match typed.rfind('/') {
+        Some(i) => (&typed[..=i], &typed[i + 1..]),
+        None => ("", typed),
+    };
+    let listing = expand_home(Path::new(if dir.is_empty() { "." } else { dir }));
+    let mut names: Vec<(String, bool)> = std::fs::read_dir(listing)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            (name.starts_with(stem) && (!name.starts_with('.') || stem.starts_with('.')))
+                .then_some((name, is_dir))
+        })
+        .collect();
+    names.sort();
+    let first = names.first()?;
+    let mut common = first.0.clone();
+    for (name, _) in &names[1..] {
+        let len = common
+            .chars()
+            .zip(name.chars())
+            .take_while(|(a, b)| a == b)
+            .map(|(a, _)| a.len_utf8())
+            .sum();
+        common.truncate(len);
+    }
+    let slash = if names.len() == 1 && first.1 { "/" } else { "" };
+    let completed = format!("{dir}{common}{slash}");
+    (completed != typed).then_some(completed)
+}
+
+/// Ctrl-S on a sample: ask for a new name instead of changing the sample.
+pub fn save_sample_as(app: &mut App, sample: &Path) {
+    let name = sample.file_name().map_or("script.lua".to_string(), |n| {
+        n.to_string_lossy().into_owned()
+    });
+    app.open_prompt(
+        PromptPurpose::SaveAs,
+        "Samples stay as they are: save the script as",
+        name,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_complete_to_the_common_prefix() {
+        let dir = std::env::temp_dir().join(format!("evalbench-complete-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("scripts")).unwrap();
+        std::fs::write(dir.join("rate_one.lua"), "").unwrap();
+        std::fs::write(dir.join("rate_two.lua"), "").unwrap();
+        let base = format!("{}/", dir.display());
+        assert_eq!(
+            complete_path(&format!("{base}ra")),
+            Some(format!("{base}rate_"))
+        );
+        assert_eq!(
+            complete_path(&format!("{base}sc")),
+            Some(format!("{base}scripts/"))
+        );
+        assert_eq!(complete_path(&format!("{base}rate_")), None);
+        assert_eq!(complete_path(&format!("{base}zzz")), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
