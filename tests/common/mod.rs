@@ -18,6 +18,11 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
+    /// True once the server process has ended (a test may check a server it just started).
+    pub fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     /// Start a server, or `None` (with a notice) when redis-server is not installed outside CI.
     /// Under `CI=true` a missing server is a failure.
     pub fn start() -> Option<RedisServer> {
