@@ -48,6 +48,10 @@ fn samples() -> Vec<Sample> {
         let car: Json =
             serde_json::from_str(&std::fs::read_to_string(path.with_extension("json")).unwrap())
                 .unwrap();
+        // A function library (its sidecar names the function) is FCALLed, not EVALed: not compared here.
+        if car.get("function").is_some() {
+            continue;
+        }
         let strings = |v: &Json| -> Vec<Vec<u8>> {
             v.as_array()
                 .into_iter()
