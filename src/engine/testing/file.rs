@@ -427,21 +427,8 @@ pub fn to_json(v: &toml::Value) -> Json {
 /// 1-based line and column (in characters) of a byte offset.
 pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
-    let before = &text[..text.floor_char_boundary_compat(offset)];
+    let before = &text[..text.floor_char_boundary(offset)];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
-}
-
-trait FloorCharBoundary {
-    fn floor_char_boundary_compat(&self, i: usize) -> usize;
-}
-
-impl FloorCharBoundary for str {
-    fn floor_char_boundary_compat(&self, mut i: usize) -> usize {
-        while i > 0 && !self.is_char_boundary(i) {
-            i -= 1;
-        }
-        i
-    }
 }
