@@ -7,6 +7,8 @@
 //! Also: the stop latency of `while true do end` after the busy threshold.
 //! Prints a table of ratios and their geometric means (tracing on and off); criterion benchmarks
 //! of each sample follow. `cargo bench --bench sandbox_vs_redis`; needs redis-server on PATH.
+//! `EVALBENCH_PROFILE=valkey-9.1` measures that profile's sandbox against that server (installed by
+//! `.ci/install-servers`).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -14,6 +16,7 @@ mod common;
 use common::{seed_commands, Conn, RedisServer};
 use criterion::{black_box, Criterion};
 use evalbench::engine::keyspace::{keyspace_from_json, Db};
+use evalbench::engine::profile::Profile;
 use evalbench::engine::reply::Reply;
 use evalbench::engine::{RunRequest, Sandbox};
 use serde_json::Value as Json;
@@ -147,8 +150,9 @@ fn geometric_mean(values: &[f64]) -> f64 {
     (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp()
 }
 
-fn stop_latency_ms(threshold_ms: u64, runs: usize) -> (f64, f64) {
+fn stop_latency_ms(profile: &'static Profile, threshold_ms: u64, runs: usize) -> (f64, f64) {
     let mut sandbox = Sandbox::new();
+    sandbox.set_profile(profile);
     sandbox.config.busy_threshold_ms = threshold_ms;
     let mut late: Vec<f64> = (0..runs)
         .map(|_| {
@@ -161,10 +165,13 @@ fn stop_latency_ms(threshold_ms: u64, runs: usize) -> (f64, f64) {
 }
 
 fn main() {
-    let Some(server) = RedisServer::start() else {
-        eprintln!("redis-server is needed for this benchmark");
+    let profile_id = std::env::var("EVALBENCH_PROFILE").unwrap_or_else(|_| "redis-7.0".into());
+    let profile = Profile::by_id(&profile_id).unwrap_or_else(|e| panic!("{e}"));
+    let Some(server) = RedisServer::start_profile(&profile_id) else {
+        eprintln!("the server of profile {profile_id} is needed for this benchmark");
         return;
     };
+    println!("profile {profile_id}");
     let mut conn = server.connect();
     let samples = samples();
     let quick = std::env::var("EVALBENCH_BENCH_QUICK").is_ok();
@@ -189,6 +196,7 @@ fn main() {
     };
     for sample in &samples {
         let mut sandbox = Sandbox::new();
+        sandbox.set_profile(profile);
         let seed_db =
             keyspace_from_json(&sample.seed.to_string(), sandbox.now_ms()).expect("sample seed");
         let (mut redis, mut on, mut off, mut r_on, mut r_off) =
@@ -232,7 +240,7 @@ fn main() {
         geometric_mean(&best_on),
         geometric_mean(&best_off)
     );
-    let (median, worst) = stop_latency_ms(100, if quick { 5 } else { 20 });
+    let (median, worst) = stop_latency_ms(profile, 100, if quick { 5 } else { 20 });
     println!("while-true stop latency after a 100 ms threshold: median {median:.3} ms, worst {worst:.3} ms\n");
 
     let mut criterion = Criterion::default()
@@ -242,6 +250,7 @@ fn main() {
     let mut group = criterion.benchmark_group("sandbox");
     for sample in &samples {
         let mut sandbox = Sandbox::new();
+        sandbox.set_profile(profile);
         let seed_db =
             keyspace_from_json(&sample.seed.to_string(), sandbox.now_ms()).expect("sample seed");
         group.bench_function(&sample.name, |b| {
