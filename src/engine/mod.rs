@@ -7,7 +7,8 @@ pub mod clock;
 pub mod commands;
 pub mod debug;
 pub mod display;
-// Redis Functions: libraries and FCALL (issue 13).
+pub mod export; // a run as Markdown / HTML to share (issue 14)
+                // Redis Functions: libraries and FCALL (issue 13).
 pub mod function;
 pub mod input;
 pub mod keyspace;
