@@ -8,6 +8,8 @@ use evalbench::engine::{RunReport, RunRequest, Sandbox};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 /// A fixed time: TTLs and the report are the same on every machine.
 const START_US: i64 = 1_700_000_000_000_000;
 
@@ -275,5 +277,78 @@ fn run_export_with_an_unknown_format_is_refused_before_running() {
         "evalbench: --export-format \"pdf\": unknown format (use one of: md, html)\n"
     );
     assert!(!file.exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The workbench's export key: a prompt prefilled with a free name after the script; Enter writes
+/// the page; a name that exists is refused, the file kept.
+#[cfg(feature = "tui")]
+#[test]
+fn workbench_exports_the_last_run_to_a_file_named_after_the_script() {
+    use evalbench::tui::app::{Overlay, PromptPurpose};
+    use evalbench::tui::harness::Harness;
+    common::isolate_app_dirs();
+    let dir = temp_dir("tui");
+    let mut h = Harness::new(
+        "return redis.call('INCR', KEYS[1])",
+        &["hits"],
+        &[],
+        r#"{"hits": "41"}"#,
+    );
+    h.app.editor.path = Some(dir.join("counter.lua"));
+    h.press("<A-e>");
+    assert_eq!(
+        h.app.status,
+        "nothing to export yet: run the script first (F5)"
+    );
+    assert!(h.app.overlay.is_none());
+
+    h.press("<F5>");
+    h.press("<A-e>");
+    let prefilled = dir.join("counter.html");
+    match &h.app.overlay {
+        Some(Overlay::Prompt(p)) => {
+            assert_eq!(p.purpose, PromptPurpose::ExportRun);
+            assert_eq!(p.input, prefilled.display().to_string());
+        }
+        _ => panic!("no prompt: {}", h.app.status),
+    }
+    h.press("<Enter>");
+    assert_eq!(
+        h.app.status,
+        format!("run exported to {}", prefilled.display())
+    );
+    let page = std::fs::read_to_string(&prefilled).unwrap();
+    assert!(
+        page.contains("<h1>evalbench run: counter.lua</h1>"),
+        "{page}"
+    );
+    assert!(page.contains("<tr class=\"changed\"><td><code>hits</code></td><td>changed</td><td><code>{&quot;type&quot;:&quot;string&quot;,&quot;value&quot;:&quot;41&quot;}</code></td><td><code>{&quot;type&quot;:&quot;string&quot;,&quot;value&quot;:&quot;42&quot;}</code></td></tr>"), "{page}");
+
+    // The next export is offered a free name; Markdown by its extension; an existing name is refused.
+    h.press("<A-e>");
+    match &h.app.overlay {
+        Some(Overlay::Prompt(p)) => {
+            assert_eq!(p.input, dir.join("counter-2.html").display().to_string())
+        }
+        _ => panic!("no prompt"),
+    }
+    h.press("<Esc>");
+    let md = dir.join("notes.md");
+    h.press("<A-e>");
+    h.type_text(&format!("{}\n", md.display()));
+    assert!(std::fs::read_to_string(&md)
+        .unwrap()
+        .starts_with("# evalbench run: counter.lua\n"));
+    h.press("<A-e>");
+    h.type_text(&format!("{}\n", prefilled.display()));
+    assert_eq!(
+        h.app.status,
+        format!(
+            "not exported: {} exists (choose another name)",
+            prefilled.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&prefilled).unwrap(), page);
     let _ = std::fs::remove_dir_all(dir);
 }

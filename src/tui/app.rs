@@ -98,6 +98,8 @@ pub enum PromptPurpose {
     AddWatch,
     RemoveWatch,
     BreakOn,
+    /// The file to export the last run to (tui/export_run.rs).
+    ExportRun,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -772,6 +774,7 @@ impl App {
             | Action::KeyspaceTop
             | Action::KeyspaceBottom => super::keyspace::navigate(self, action),
             Action::Find => self.prompt(PromptPurpose::Find, "Search (regex)", ""),
+            Action::ExportRun => super::export_run::open_prompt(self),
             // Editor commands: editing.rs.
             Action::Undo
             | Action::Redo
@@ -914,6 +917,7 @@ impl App {
                 }
             }
             PromptPurpose::GotoLine => super::editing::goto_line(self, &input),
+            PromptPurpose::ExportRun => super::export_run::answer(self, &input),
             PromptPurpose::ScanMatch | PromptPurpose::OpenServerKey => {
                 return super::server::answer_prompt(self, &prompt.purpose, input)
             }

@@ -103,6 +103,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<F8>", Action::ScriptLoad),
     (Context::Global, "<Esc>", Action::Cancel),
     (Context::Global, "<A-z>", Action::Zoom),
+    (Context::Global, "<A-e>", Action::ExportRun), // tui/export_run.rs
     (Context::Panes, "<Tab>", Action::NextTab),
     (Context::Panes, "<Up>", Action::Up),
     (Context::Panes, "k", Action::Up),

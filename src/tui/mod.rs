@@ -11,6 +11,7 @@ pub mod debug_engine;
 pub mod debugger;
 pub mod editing;
 pub mod editor;
+pub mod export_run; // issue 14: the last run as HTML / Markdown
 pub mod file_actions;
 pub mod files;
 pub mod harness;
