@@ -12,6 +12,7 @@ pub mod export; // a run as Markdown / HTML to share (issue 14)
 pub mod function;
 pub mod input;
 pub mod keyspace;
+pub mod lessons; // the guided path of samples/lessons (issue 14)
 pub mod lint;
 pub mod live;
 pub mod lua;
