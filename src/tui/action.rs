@@ -97,6 +97,12 @@ pub enum Action {
     PrevFrame,
     /// Export the last run as an HTML page or Markdown (tui/export_run.rs, issue 14).
     ExportRun,
+    // Lessons (tui/lessons.rs, issue 14)
+    OpenLessons,
+    CheckLesson,
+    NextHint,
+    ResetLesson,
+    TabLesson,
 }
 
 impl Action {
@@ -187,6 +193,11 @@ impl Action {
         Action::NextFrame,
         Action::PrevFrame,
         Action::ExportRun,
+        Action::OpenLessons,
+        Action::CheckLesson,
+        Action::NextHint,
+        Action::ResetLesson,
+        Action::TabLesson,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -278,6 +289,11 @@ impl Action {
             Action::NextFrame => "next_frame",
             Action::PrevFrame => "prev_frame",
             Action::ExportRun => "export_run",
+            Action::OpenLessons => "open_lessons",
+            Action::CheckLesson => "check_lesson",
+            Action::NextHint => "next_hint",
+            Action::ResetLesson => "reset_lesson",
+            Action::TabLesson => "tab_lesson",
         }
     }
 
@@ -349,6 +365,10 @@ impl Action {
             Action::NextFrame => "caller",
             Action::PrevFrame => "callee",
             Action::ExportRun => "export",
+            Action::OpenLessons => "lessons",
+            Action::CheckLesson => "check",
+            Action::NextHint => "hint",
+            Action::ResetLesson => "reset lesson",
             // Moves and tabs: their description is short already.
             _ => self.description(),
         }
@@ -470,6 +490,11 @@ impl Action {
             Action::NextFrame => "select the caller's frame",
             Action::PrevFrame => "select the callee's frame",
             Action::ExportRun => "export the last run to a file: an HTML page (.html) or Markdown (.md) to share",
+            Action::OpenLessons => "open a lesson: a task, a starting script, checks and hints",
+            Action::CheckLesson => "lesson: run its checks on the script (pass/fail per case)",
+            Action::NextHint => "lesson: show the next hint",
+            Action::ResetLesson => "lesson: back to the starting script (asks; Ctrl-Z brings yours back)",
+            Action::TabLesson => "show the lesson: task, hints, last check",
         }
     }
 }

@@ -45,16 +45,19 @@ pub enum Tab {
     Server,
     /// The debugger: stack, variables, watches, console (tui/debugger.rs).
     Debug,
+    /// The open lesson (tui/lessons.rs; shown while one is open).
+    Lesson,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] = [
+    pub const ALL: [Tab; 7] = [
         Tab::Trace,
         Tab::Reply,
         Tab::Keyspace,
         Tab::Warnings,
         Tab::Server,
         Tab::Debug,
+        Tab::Lesson,
     ];
     pub fn title(self) -> &'static str {
         match self {
@@ -64,6 +67,7 @@ impl Tab {
             Tab::Warnings => "Warnings",
             Tab::Server => "Server",
             Tab::Debug => "Debug",
+            Tab::Lesson => "Lesson",
         }
     }
 }
@@ -124,11 +128,21 @@ pub enum Confirm {
     /// Send a script to the live server after the guard asked (the dry run writes, was slow or did
     /// not complete, or none was possible): y gives `question.consent`.
     LiveSend(Box<RunRequest>, Box<crate::engine::live::guarded::Question>),
+    /// Open a lesson (its index) over unsaved changes (tui/lessons.rs).
+    OpenLesson(usize),
+    /// Reset the lesson's script to its start.
+    ResetLesson,
 }
 
 pub enum Overlay {
-    Help { scroll: u16 },
+    Help {
+        scroll: u16,
+    },
     Picker(PickerState),
+    /// The lesson picker (tui/lessons.rs): the selected row.
+    Lessons {
+        selected: usize,
+    },
     Prompt(Prompt),
     Confirm(Confirm),
 }
@@ -236,6 +250,8 @@ pub struct App {
     pub connection: super::connection::ConnectionState,
     /// Breakpoints, the debug session, watches, console, coverage (tui/debugger.rs).
     pub debugger: super::debugger::Debugger,
+    /// The open lesson (tui/lessons.rs).
+    pub lesson: Option<Box<super::lessons::LessonState>>,
     next_run_id: u64,
 }
 
@@ -277,6 +293,7 @@ impl App {
             regions: Default::default(),
             connection: Default::default(),
             debugger: Default::default(),
+            lesson: None,
             next_run_id: 1,
         }
     }
@@ -328,6 +345,7 @@ impl App {
         Tab::ALL
             .into_iter()
             .filter(|t| *t != Tab::Server || self.server.is_some())
+            .filter(|t| *t != Tab::Lesson || self.lesson.is_some())
             .collect()
     }
 
@@ -338,7 +356,9 @@ impl App {
 
     /// The Server tab waits for the server (the event loop then ticks faster).
     pub fn inspecting(&self) -> bool {
-        self.server.as_ref().is_some_and(|s| s.waiting()) || self.script_cache_pending.is_some()
+        self.server.as_ref().is_some_and(|s| s.waiting())
+            || self.script_cache_pending.is_some()
+            || super::lessons::waiting(self) // a lesson check running
     }
 
     /// The requests the Server tab and the script-cache mark need now (after any event).
@@ -347,6 +367,7 @@ impl App {
         // The connection check (a PING every few seconds).
         effects.extend(super::connection::housekeeping(self));
         effects.extend(super::debugger::housekeeping(self)); // step keys queued while the script ran
+        super::lessons::housekeeping(self); // a lesson check's result
         effects
     }
 
@@ -501,6 +522,8 @@ impl App {
                             Confirm::LiveSend(request, question) => {
                                 return self.rerun(*request, question.consent)
                             }
+                            Confirm::OpenLesson(index) => super::lessons::open(self, index),
+                            Confirm::ResetLesson => super::lessons::reset(self),
                         }
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
@@ -523,6 +546,10 @@ impl App {
                     }
                     _ => self.overlay = None,
                 }
+                Vec::new()
+            }
+            Some(Overlay::Lessons { .. }) => {
+                super::lessons::picker_key(self, action);
                 Vec::new()
             }
             Some(Overlay::Picker(picker)) => {
@@ -775,6 +802,11 @@ impl App {
             | Action::KeyspaceBottom => super::keyspace::navigate(self, action),
             Action::Find => self.prompt(PromptPurpose::Find, "Search (regex)", ""),
             Action::ExportRun => super::export_run::open_prompt(self),
+            Action::OpenLessons
+            | Action::CheckLesson
+            | Action::NextHint
+            | Action::ResetLesson
+            | Action::TabLesson => super::lessons::update(self, action),
             // Editor commands: editing.rs.
             Action::Undo
             | Action::Redo
@@ -1154,6 +1186,7 @@ impl App {
             }
             Tab::Server => {}
             Tab::Debug => super::debugger::scroll(self, delta),
+            Tab::Lesson => super::lessons::scroll(self, delta),
         }
     }
 

@@ -20,6 +20,7 @@ pub mod inputs;
 pub mod inspector;
 pub mod keymap;
 pub mod keyspace;
+pub mod lessons; // issue 14: lessons in the workbench
 pub mod mouse;
 pub mod server;
 pub mod theme;

@@ -5,6 +5,7 @@ mod editor;
 mod help;
 mod inputs;
 mod keyspace;
+mod lesson; // the Lesson tab and picker (issue 14)
 mod panes;
 mod server;
 mod statusbar;
@@ -81,6 +82,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     match &app.overlay {
         Some(Overlay::Help { scroll }) => help::draw(frame, area, app, theme, *scroll),
         Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
+        Some(Overlay::Lessons { selected }) => lesson::draw_picker(frame, area, *selected, theme),
         Some(Overlay::Prompt(prompt)) => {
             // A prefilled value shows selected: typing replaces it.
             let style = if prompt.prefilled {
@@ -110,6 +112,12 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
                 }
                 // The live guard's question: as tall as its text needs.
                 super::app::Confirm::LiveSend(_, question) => question.text(),
+                super::app::Confirm::OpenLesson(_) => {
+                    "The script has unsaved changes. Open the lesson anyway? (y/n)".into()
+                }
+                super::app::Confirm::ResetLesson => {
+                    "Reset to the lesson's starting script? Ctrl-Z brings yours back. (y/n)".into()
+                }
             };
             draw_prompt(frame, area, "Confirm", &text, Style::default(), theme)
         }
@@ -215,6 +223,7 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Tab::Warnings => panes::draw_warnings(frame, content, app, theme, focused),
         Tab::Server => server::draw(frame, content, app, theme, focused),
         Tab::Debug => debug::draw(frame, content, app, theme, focused),
+        Tab::Lesson => lesson::draw(frame, content, app, theme, focused),
     }
 }
 
