@@ -72,6 +72,7 @@ fn open_workbench(parsed: &Cli) -> Option<i32> {
             file: parsed.file.clone(),
             theme: parsed.theme.clone(),
             profile: parsed.profile,
+            present: parsed.present,
             server: match evalbench::cli_live::server_spec(&parsed.server, false) {
                 Ok(spec) => spec,
                 Err(e) => {

@@ -103,6 +103,8 @@ pub enum Action {
     NextHint,
     ResetLesson,
     TabLesson,
+    /// Presenter mode (ui/present.rs, issue 14).
+    Present,
 }
 
 impl Action {
@@ -198,6 +200,7 @@ impl Action {
         Action::NextHint,
         Action::ResetLesson,
         Action::TabLesson,
+        Action::Present,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -294,6 +297,7 @@ impl Action {
             Action::NextHint => "next_hint",
             Action::ResetLesson => "reset_lesson",
             Action::TabLesson => "tab_lesson",
+            Action::Present => "present",
         }
     }
 
@@ -369,6 +373,7 @@ impl Action {
             Action::CheckLesson => "check",
             Action::NextHint => "hint",
             Action::ResetLesson => "reset lesson",
+            Action::Present => "presenter",
             // Moves and tabs: their description is short already.
             _ => self.description(),
         }
@@ -495,6 +500,7 @@ impl Action {
             Action::NextHint => "lesson: show the next hint",
             Action::ResetLesson => "lesson: back to the starting script (asks; Ctrl-Z brings yours back)",
             Action::TabLesson => "show the lesson: task, hints, last check",
+            Action::Present => "presenter mode: one large pane, readable from the back of a room (and back)",
         }
     }
 }

@@ -252,6 +252,8 @@ pub struct App {
     pub debugger: super::debugger::Debugger,
     /// The open lesson (tui/lessons.rs).
     pub lesson: Option<Box<super::lessons::LessonState>>,
+    /// Presenter mode (ui/present.rs): one large pane.
+    pub present: bool,
     next_run_id: u64,
 }
 
@@ -294,6 +296,7 @@ impl App {
             connection: Default::default(),
             debugger: Default::default(),
             lesson: None,
+            present: false,
             next_run_id: 1,
         }
     }
@@ -807,6 +810,14 @@ impl App {
             | Action::NextHint
             | Action::ResetLesson
             | Action::TabLesson => super::lessons::update(self, action),
+            Action::Present => {
+                self.present = !self.present;
+                self.status = if self.present {
+                    "presenter mode: Alt-P leaves it".into()
+                } else {
+                    "presenter mode off".into()
+                };
+            }
             // Editor commands: editing.rs.
             Action::Undo
             | Action::Redo

@@ -48,6 +48,8 @@ pub struct TuiOptions {
     pub server: Option<crate::engine::live::TargetSpec>,
     /// `--profile`: overrides config.toml's `profile` (a live server picks its own).
     pub profile: Option<&'static crate::engine::profile::Profile>,
+    /// `--present`: start in presenter mode (ui/present.rs).
+    pub present: bool,
 }
 
 /// After a request to the server, the loop ticks fast this long so the answer shows at once.
@@ -146,6 +148,7 @@ pub fn build_app(options: &TuiOptions) -> App {
             }
         }
     };
+    app.present = options.present; // --present
     if !warnings.is_empty() {
         let warnings = warnings.join("; ");
         app.status = if options.file.is_some() {

@@ -7,6 +7,7 @@ mod inputs;
 mod keyspace;
 mod lesson; // the Lesson tab and picker (issue 14)
 mod panes;
+mod present; // presenter mode (issue 14)
 mod server;
 mod statusbar;
 
@@ -30,6 +31,13 @@ pub use editor::column_at as editor_column_at;
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     let area = frame.area();
     app.regions.borrow_mut().clear();
+    // Presenter mode: one large pane (ui/present.rs); overlays as usual.
+    if app.present {
+        frame.buffer_mut().set_style(area, theme.text);
+        present::draw(frame, area, app, theme);
+        draw_overlays(frame, area, app, theme);
+        return;
+    }
     let [body, status] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(area);
     let direction = if body.width >= WIDE {
         Direction::Horizontal
@@ -79,6 +87,11 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
         draw_panes(frame, halves[1], app, theme);
     }
     statusbar::draw(frame, status, app, theme);
+    draw_overlays(frame, area, app, theme);
+}
+
+/// The overlay over the panes, then the frame made safe (the last step of every frame).
+fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     match &app.overlay {
         Some(Overlay::Help { scroll }) => help::draw(frame, area, app, theme, *scroll),
         Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
