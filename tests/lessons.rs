@@ -52,6 +52,17 @@ fn each_solution_passes_its_checks_and_each_starting_script_fails_them() {
             l.slug,
             solution.lines()
         );
+        // A reference solution is a model: it lints clean.
+        let findings: Vec<String> = evalbench::engine::analysis::lint(l.solution)
+            .into_iter()
+            .map(|d| format!("{}:{} {}", d.line, d.column, d.rule))
+            .collect();
+        assert_eq!(
+            findings,
+            Vec::<String>::new(),
+            "{}: solution.lua lint",
+            l.slug
+        );
         let start = l.check(l.start.as_bytes());
         assert!(
             !start.all_passed(),
