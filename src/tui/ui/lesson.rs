@@ -78,6 +78,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
             lesson.checks.cases.len()
         ))),
         (Some(result), false) => {
+            // The verdict first: it shows even when the differences run past the pane.
+            let style = if result.all_passed() {
+                theme.header.add_modifier(Modifier::BOLD)
+            } else {
+                theme.error.add_modifier(Modifier::BOLD)
+            };
+            lines.push(Line::from(Span::styled(result.summary(), style)));
             for (passed, text) in result.lines() {
                 let style = if passed { theme.header } else { theme.error };
                 lines.push(Line::from(Span::styled(
@@ -85,12 +92,6 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
                     style,
                 )));
             }
-            let style = if result.all_passed() {
-                theme.header.add_modifier(Modifier::BOLD)
-            } else {
-                theme.error.add_modifier(Modifier::BOLD)
-            };
-            lines.push(Line::from(Span::styled(result.summary(), style)));
         }
     }
     lines.push(Line::from(""));
