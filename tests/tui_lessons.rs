@@ -36,10 +36,7 @@ fn a_lesson_from_the_picker_to_a_passing_check() {
     assert_eq!(h.app.status, "no lesson is open: Alt-L opens one");
 
     h.press("<A-l>");
-    assert!(matches!(
-        h.app.overlay,
-        Some(Overlay::Lessons { selected: 0 })
-    ));
+    assert!(matches!(h.app.overlay, Some(Overlay::Lessons(0))));
     let screen = h.render(120, 40);
     assert!(
         screen.contains(" 1. An atomic counter with a window  (3 checks)"),

@@ -140,9 +140,7 @@ pub enum Overlay {
     },
     Picker(PickerState),
     /// The lesson picker (tui/lessons.rs): the selected row.
-    Lessons {
-        selected: usize,
-    },
+    Lessons(usize),
     Prompt(Prompt),
     Confirm(Confirm),
 }
@@ -551,7 +549,7 @@ impl App {
                 }
                 Vec::new()
             }
-            Some(Overlay::Lessons { .. }) => {
+            Some(Overlay::Lessons(_)) => {
                 super::lessons::picker_key(self, action);
                 Vec::new()
             }

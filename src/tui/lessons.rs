@@ -35,7 +35,7 @@ pub fn open_picker(app: &mut App) {
     match lessons::all() {
         Ok(all) if !all.is_empty() => {
             let selected = app.lesson.as_ref().map_or(0, |l| l.lesson.number - 1);
-            app.overlay = Some(Overlay::Lessons { selected });
+            app.overlay = Some(Overlay::Lessons(selected));
         }
         Ok(_) => app.status = "no lessons are bundled".into(),
         Err(e) => app.status = format!("the lessons cannot be read: {e}"),
@@ -64,7 +64,7 @@ pub fn update(app: &mut App, action: Action) {
 
 /// A key in the picker: Up/Down move, Enter opens (asks first over unsaved changes), Esc closes.
 pub fn picker_key(app: &mut App, action: Option<Action>) {
-    let Some(Overlay::Lessons { selected }) = app.overlay.as_mut() else {
+    let Some(Overlay::Lessons(selected)) = app.overlay.as_mut() else {
         return;
     };
     let count = lessons::all().map(|a| a.len()).unwrap_or(0);
