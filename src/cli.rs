@@ -496,10 +496,11 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
     }
     // --export (cli_export.rs): a bad format is refused before the script runs.
     let export = match &args.export {
-        Some(file) => Some((
-            file.clone(),
-            crate::cli_export::export_format(file, args.export_format.as_deref())?,
-        )),
+        Some(file) => {
+            let format = crate::cli_export::export_format(file, args.export_format.as_deref())?;
+            crate::cli_export::check_target(file, args.overwrite)?;
+            Some((file.clone(), format))
+        }
         None => None,
     };
     if let Some(spec) = crate::cli_live::target_spec(args)? {

@@ -23,6 +23,22 @@ pub fn export_format(file: &Path, named: Option<&str>) -> Result<Format, CliErro
     }
 }
 
+/// Refuse an existing FILE before the script runs (without --overwrite); `write_export` checks
+/// again as it creates the file, in case one appeared meanwhile.
+pub fn check_target(file: &Path, overwrite: bool) -> Result<(), CliError> {
+    if !overwrite && file.exists() {
+        return Err(exists_error(file));
+    }
+    Ok(())
+}
+
+fn exists_error(file: &Path) -> CliError {
+    let shown = crate::engine::display::display_safe(&file.display().to_string()).into_owned();
+    CliError::input(format!(
+        "--export {shown}: the file exists; choose another name, or add --overwrite to replace it"
+    ))
+}
+
 /// Write the export to `file`. An existing file is kept (the run's report is not worth more than
 /// the file it would replace) unless `overwrite`; the check and the creation are one step.
 pub fn write_export(
@@ -42,9 +58,7 @@ pub fn write_export(
     let shown = crate::engine::display::display_safe(&file.display().to_string()).into_owned();
     let mut f = options.open(file).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
-            CliError::input(format!(
-                "--export {shown}: the file exists; choose another name, or add --overwrite to replace it"
-            ))
+            exists_error(file)
         } else {
             CliError::input(format!("--export {shown}: cannot create the file: {e}"))
         }

@@ -238,6 +238,7 @@ fn run_export_keeps_an_existing_file_unless_overwrite() {
         )
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+    assert!(out.stdout.is_empty(), "refused before running");
     let mut args = args.to_vec();
     args.insert(1, "--overwrite");
     let out = evalbench(&args);
