@@ -86,6 +86,7 @@ fn after_run() -> (App, Theme, Terminal<TestBackend>) {
         theme: None,
         server: None,
         profile: None,
+        present: false,
     });
     let theme = Theme::dark();
     for effect in app.update(Action::Run) {
@@ -124,6 +125,7 @@ fn first_frame_child() {
         theme: None,
         server: None,
         profile: None,
+        present: false,
     };
     let mut app = build_app(&options);
     let (theme, _) = Theme::load(&app.config.theme.clone(), None);

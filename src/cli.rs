@@ -21,7 +21,7 @@ pub const EXIT_BACKEND: i32 = 3;
     name = "evalbench",
     version,
     about = "A workbench for writing and debugging Redis Lua scripts (EVAL), with a Redis-faithful embedded sandbox",
-    after_help = "Examples:\n  evalbench run samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench run --json --dump-keyspace samples/unlock.lua lock:order , token-1\n  evalbench run --keyspace seed.json --resp 3 script.lua k1 k2 , a1\n  evalbench test samples/                                    (the cases of samples/*.test.toml)\n  evalbench lint samples/*.lua                               (check scripts without running them)\n  evalbench --server redis://127.0.0.1:6379 script.lua      (the workbench on a live server)\n  evalbench -h 10.0.0.5 -p 6380 --user ops --askpass         (the same, redis-cli style)\n\nWithout a command, evalbench opens the workbench (terminal UI) on FILE or on a bundled sample;\nwhen stdout is not a terminal it runs the sample headless and prints the report.\n-h is the live server's host, as in redis-cli; --help prints this help."
+    after_help = "Examples:\n  evalbench run samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench run --json --dump-keyspace samples/unlock.lua lock:order , token-1\n  evalbench run --keyspace seed.json --resp 3 script.lua k1 k2 , a1\n  evalbench test samples/                                    (the cases of samples/*.test.toml)\n  evalbench lint samples/*.lua                               (check scripts without running them)\n  evalbench lesson list                                      (a guided path: tasks with checks and hints)\n  evalbench --server redis://127.0.0.1:6379 script.lua      (the workbench on a live server)\n  evalbench -h 10.0.0.5 -p 6380 --user ops --askpass         (the same, redis-cli style)\n  evalbench --present samples/stock_decrement.lua            (presenter mode, for a class)\n\nWithout a command, evalbench opens the workbench (terminal UI) on FILE or on a bundled sample;\nwhen stdout is not a terminal it runs the sample headless and prints the report.\n-h is the live server's host, as in redis-cli; --help prints this help."
 )]
 #[command(args_conflicts_with_subcommands = true, disable_help_flag = true)]
 pub struct Cli {
@@ -41,6 +41,10 @@ pub struct Cli {
     /// only after a y/n confirmation), and the Server tab browses its keyspace.
     #[command(flatten)]
     pub server: ServerArgs,
+    /// Start the workbench in presenter mode: one large pane, readable from the back of a room
+    /// (Alt-P switches it).
+    #[arg(long)]
+    pub present: bool,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
@@ -63,9 +67,12 @@ pub enum Command {
     /// Check scripts without running them: keys not in KEYS, writes before checks, unbounded reads, Lua 5.2+ syntax.
     #[command(after_help = crate::cli_lint::LINT_HELP, disable_help_flag = true)]
     Lint(crate::cli_lint::LintArgs),
+    /// Lessons: a task, a starting script, checks and hints (list, show N, check N FILE).
+    #[command(after_help = crate::cli_lesson::LESSON_HELP)]
+    Lesson(crate::cli_lesson::LessonArgs),
 }
 
-const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nFunctions: --function NAME runs SCRIPT as a function library (#!lua name=...): it is loaded as\nFUNCTION LOAD would, then FCALL NAME (FCALL_RO with --read-only); --library FILE loads more libraries first.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --function counter_incr samples/counter_library.lua counter:page , 5\n  evalbench run --profile valkey-9.1 samples/unlock.lua lock:order , token-1   (as Valkey 9.1 answers)\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
+const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nFunctions: --function NAME runs SCRIPT as a function library (#!lua name=...): it is loaded as\nFUNCTION LOAD would, then FCALL NAME (FCALL_RO with --read-only); --library FILE loads more libraries first.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --function counter_incr samples/counter_library.lua counter:page , 5\n  evalbench run --profile valkey-9.1 samples/unlock.lua lock:order , token-1   (as Valkey 9.1 answers)\n  evalbench run --sidecar --export run.html samples/stock_decrement.lua   (a page to share: .md or .html)\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
 
 /// Where the live server is, as redis-cli takes it.
 #[derive(Args, Debug, Default, Clone, PartialEq)]
@@ -187,6 +194,17 @@ pub struct RunArgs {
     /// Allow a live run to write (without it, a script that would write is refused).
     #[arg(long)]
     pub yes: bool,
+    /// Also write the run to FILE as a document to share: Markdown (.md) or a standalone HTML page
+    /// (.html): script, KEYS/ARGV, trace, reply under RESP2 and RESP3, keyspace changes, warnings,
+    /// timing. An existing FILE is kept (exit 2) unless --overwrite is given.
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<PathBuf>,
+    /// The format of --export when FILE's extension does not say it: md or html.
+    #[arg(long, value_name = "md|html", requires = "export")]
+    pub export_format: Option<String>,
+    /// With --export: replace FILE if it exists.
+    #[arg(long, requires = "export")]
+    pub overwrite: bool,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
@@ -476,7 +494,21 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
             "--library loads a function library for --function NAME; add --function",
         ));
     }
+    // --export (cli_export.rs): a bad format is refused before the script runs.
+    let export = match &args.export {
+        Some(file) => {
+            let format = crate::cli_export::export_format(file, args.export_format.as_deref())?;
+            crate::cli_export::check_target(file, args.overwrite)?;
+            Some((file.clone(), format))
+        }
+        None => None,
+    };
     if let Some(spec) = crate::cli_live::target_spec(args)? {
+        if export.is_some() {
+            return Err(CliError::input(
+                "--export writes sandbox runs for now (a live run's keyspace changes are not recorded); drop --server, or drop --export",
+            ));
+        }
         if args.function.is_some() {
             return Err(CliError::input(
                 "--function runs in the sandbox only for now (FCALL on a live server is not supported yet); drop --server",
@@ -531,12 +563,17 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
     let mut report = None;
     // The seed is copied only when a later run needs it again (a copy counts against the budget).
     let mut seed = Some(seed);
+    let mut export_before = None;
     for i in 0..args.repeat {
         let db = if i + 1 == args.repeat {
             seed.take().unwrap_or_default()
         } else {
             seed.clone().unwrap_or_default()
         };
+        // --export shows the keyspace before the last run (a copy only then).
+        if export.is_some() && i + 1 == args.repeat {
+            export_before = Some(db.clone());
+        }
         sandbox.set_db0(db);
         let r = match (&call, coverage_session.as_mut()) {
             (Some(call), _) => sandbox.fcall(call),
@@ -557,6 +594,24 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
         EXIT_OK
     };
     let after_ms = sandbox.now_ms();
+    if let (Some((file, format)), Some(before)) = (&export, &export_before) {
+        let script_path = Path::new(&args.script_and_args[0]);
+        let title = script_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let run = crate::engine::export::RunExport {
+            title: &title,
+            script: &request.script,
+            keys: &request.keys,
+            argv: &request.argv,
+            report: &report,
+            backend: "sandbox",
+            keyspace: Some((before, sandbox.keyspace().db(0))),
+            now_ms: after_ms,
+        };
+        crate::cli_export::write_export(file, *format, &run, args.overwrite)?;
+    }
     // A REDIS_URL exported for an application is not used unless a server option is given: say so.
     let unused_url = std::env::var_os("REDIS_URL")
         .filter(|v| !v.is_empty())

@@ -4,6 +4,10 @@ pub mod cli;
 pub mod cli_debug;
 /// `evalbench debug --server`: the REPL over Redis's own LDB.
 pub mod cli_debug_live;
+/// `evalbench run --export FILE` (issue 14).
+pub mod cli_export;
+/// `evalbench lesson` (issue 14).
+pub mod cli_lesson;
 pub mod cli_lint;
 pub mod cli_live;
 pub mod cli_test;

@@ -35,6 +35,7 @@ fn main() {
             Some(Command::Debug(args)) => evalbench::cli_debug::debug_main(args),
             Some(Command::Test(args)) => evalbench::cli_test::test_main(args),
             Some(Command::Lint(args)) => evalbench::cli_lint::lint_main(args),
+            Some(Command::Lesson(args)) => evalbench::cli_lesson::lesson_main(args),
             None => cli::run_demo(parsed.file.as_deref()),
         });
     let result = worker
@@ -71,6 +72,7 @@ fn open_workbench(parsed: &Cli) -> Option<i32> {
             file: parsed.file.clone(),
             theme: parsed.theme.clone(),
             profile: parsed.profile,
+            present: parsed.present,
             server: match evalbench::cli_live::server_spec(&parsed.server, false) {
                 Ok(spec) => spec,
                 Err(e) => {

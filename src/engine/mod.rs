@@ -7,10 +7,12 @@ pub mod clock;
 pub mod commands;
 pub mod debug;
 pub mod display;
-// Redis Functions: libraries and FCALL (issue 13).
+pub mod export; // a run as Markdown / HTML to share (issue 14)
+                // Redis Functions: libraries and FCALL (issue 13).
 pub mod function;
 pub mod input;
 pub mod keyspace;
+pub mod lessons; // the guided path of samples/lessons (issue 14)
 pub mod lint;
 pub mod live;
 pub mod lua;

@@ -95,6 +95,16 @@ pub enum Action {
     BreakOn,
     NextFrame,
     PrevFrame,
+    /// Export the last run as an HTML page or Markdown (tui/export_run.rs, issue 14).
+    ExportRun,
+    // Lessons (tui/lessons.rs, issue 14)
+    OpenLessons,
+    CheckLesson,
+    NextHint,
+    ResetLesson,
+    TabLesson,
+    /// Presenter mode (ui/present.rs, issue 14).
+    Present,
 }
 
 impl Action {
@@ -184,6 +194,13 @@ impl Action {
         Action::BreakOn,
         Action::NextFrame,
         Action::PrevFrame,
+        Action::ExportRun,
+        Action::OpenLessons,
+        Action::CheckLesson,
+        Action::NextHint,
+        Action::ResetLesson,
+        Action::TabLesson,
+        Action::Present,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -274,6 +291,13 @@ impl Action {
             Action::BreakOn => "break_on",
             Action::NextFrame => "next_frame",
             Action::PrevFrame => "prev_frame",
+            Action::ExportRun => "export_run",
+            Action::OpenLessons => "open_lessons",
+            Action::CheckLesson => "check_lesson",
+            Action::NextHint => "next_hint",
+            Action::ResetLesson => "reset_lesson",
+            Action::TabLesson => "tab_lesson",
+            Action::Present => "present",
         }
     }
 
@@ -344,6 +368,12 @@ impl Action {
             Action::BreakOn => "break on",
             Action::NextFrame => "caller",
             Action::PrevFrame => "callee",
+            Action::ExportRun => "export",
+            Action::OpenLessons => "lessons",
+            Action::CheckLesson => "check",
+            Action::NextHint => "hint",
+            Action::ResetLesson => "reset lesson",
+            Action::Present => "presenter",
             // Moves and tabs: their description is short already.
             _ => self.description(),
         }
@@ -464,6 +494,13 @@ impl Action {
             Action::BreakOn => "stop before a Redis command or a write to a key",
             Action::NextFrame => "select the caller's frame",
             Action::PrevFrame => "select the callee's frame",
+            Action::ExportRun => "export the last run to a file: an HTML page (.html) or Markdown (.md) to share",
+            Action::OpenLessons => "open a lesson: a task, a starting script, checks and hints",
+            Action::CheckLesson => "lesson: run its checks on the script (pass/fail per case)",
+            Action::NextHint => "lesson: show the next hint",
+            Action::ResetLesson => "lesson: back to the starting script (asks; Ctrl-Z brings yours back)",
+            Action::TabLesson => "show the lesson: task, hints, last check",
+            Action::Present => "presenter mode: one large pane, readable from the back of a room (and back)",
         }
     }
 }

@@ -45,16 +45,19 @@ pub enum Tab {
     Server,
     /// The debugger: stack, variables, watches, console (tui/debugger.rs).
     Debug,
+    /// The open lesson (tui/lessons.rs; shown while one is open).
+    Lesson,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] = [
+    pub const ALL: [Tab; 7] = [
         Tab::Trace,
         Tab::Reply,
         Tab::Keyspace,
         Tab::Warnings,
         Tab::Server,
         Tab::Debug,
+        Tab::Lesson,
     ];
     pub fn title(self) -> &'static str {
         match self {
@@ -64,6 +67,7 @@ impl Tab {
             Tab::Warnings => "Warnings",
             Tab::Server => "Server",
             Tab::Debug => "Debug",
+            Tab::Lesson => "Lesson",
         }
     }
 }
@@ -98,6 +102,8 @@ pub enum PromptPurpose {
     AddWatch,
     RemoveWatch,
     BreakOn,
+    /// The file to export the last run to (tui/export_run.rs).
+    ExportRun,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,11 +128,19 @@ pub enum Confirm {
     /// Send a script to the live server after the guard asked (the dry run writes, was slow or did
     /// not complete, or none was possible): y gives `question.consent`.
     LiveSend(Box<RunRequest>, Box<crate::engine::live::guarded::Question>),
+    /// Open a lesson (its index) over unsaved changes (tui/lessons.rs).
+    OpenLesson(usize),
+    /// Reset the lesson's script to its start.
+    ResetLesson,
 }
 
 pub enum Overlay {
-    Help { scroll: u16 },
+    Help {
+        scroll: u16,
+    },
     Picker(PickerState),
+    /// The lesson picker (tui/lessons.rs): the selected row.
+    Lessons(usize),
     Prompt(Prompt),
     Confirm(Confirm),
 }
@@ -234,6 +248,10 @@ pub struct App {
     pub connection: super::connection::ConnectionState,
     /// Breakpoints, the debug session, watches, console, coverage (tui/debugger.rs).
     pub debugger: super::debugger::Debugger,
+    /// The open lesson (tui/lessons.rs).
+    pub lesson: Option<Box<super::lessons::LessonState>>,
+    /// Presenter mode (ui/present.rs): one large pane.
+    pub present: bool,
     next_run_id: u64,
 }
 
@@ -275,6 +293,8 @@ impl App {
             regions: Default::default(),
             connection: Default::default(),
             debugger: Default::default(),
+            lesson: None,
+            present: false,
             next_run_id: 1,
         }
     }
@@ -326,6 +346,7 @@ impl App {
         Tab::ALL
             .into_iter()
             .filter(|t| *t != Tab::Server || self.server.is_some())
+            .filter(|t| *t != Tab::Lesson || self.lesson.is_some())
             .collect()
     }
 
@@ -336,7 +357,9 @@ impl App {
 
     /// The Server tab waits for the server (the event loop then ticks faster).
     pub fn inspecting(&self) -> bool {
-        self.server.as_ref().is_some_and(|s| s.waiting()) || self.script_cache_pending.is_some()
+        self.server.as_ref().is_some_and(|s| s.waiting())
+            || self.script_cache_pending.is_some()
+            || super::lessons::waiting(self) // a lesson check running
     }
 
     /// The requests the Server tab and the script-cache mark need now (after any event).
@@ -345,6 +368,7 @@ impl App {
         // The connection check (a PING every few seconds).
         effects.extend(super::connection::housekeeping(self));
         effects.extend(super::debugger::housekeeping(self)); // step keys queued while the script ran
+        super::lessons::housekeeping(self); // a lesson check's result
         effects
     }
 
@@ -499,6 +523,8 @@ impl App {
                             Confirm::LiveSend(request, question) => {
                                 return self.rerun(*request, question.consent)
                             }
+                            Confirm::OpenLesson(index) => super::lessons::open(self, index),
+                            Confirm::ResetLesson => super::lessons::reset(self),
                         }
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
@@ -521,6 +547,10 @@ impl App {
                     }
                     _ => self.overlay = None,
                 }
+                Vec::new()
+            }
+            Some(Overlay::Lessons(_)) => {
+                super::lessons::picker_key(self, action);
                 Vec::new()
             }
             Some(Overlay::Picker(picker)) => {
@@ -772,6 +802,20 @@ impl App {
             | Action::KeyspaceTop
             | Action::KeyspaceBottom => super::keyspace::navigate(self, action),
             Action::Find => self.prompt(PromptPurpose::Find, "Search (regex)", ""),
+            Action::ExportRun => super::export_run::open_prompt(self),
+            Action::OpenLessons
+            | Action::CheckLesson
+            | Action::NextHint
+            | Action::ResetLesson
+            | Action::TabLesson => super::lessons::update(self, action),
+            Action::Present => {
+                self.present = !self.present;
+                self.status = if self.present {
+                    "presenter mode: Alt-P leaves it".into()
+                } else {
+                    "presenter mode off".into()
+                };
+            }
             // Editor commands: editing.rs.
             Action::Undo
             | Action::Redo
@@ -914,6 +958,7 @@ impl App {
                 }
             }
             PromptPurpose::GotoLine => super::editing::goto_line(self, &input),
+            PromptPurpose::ExportRun => super::export_run::answer(self, &input),
             PromptPurpose::ScanMatch | PromptPurpose::OpenServerKey => {
                 return super::server::answer_prompt(self, &prompt.purpose, input)
             }
@@ -1150,6 +1195,7 @@ impl App {
             }
             Tab::Server => {}
             Tab::Debug => super::debugger::scroll(self, delta),
+            Tab::Lesson => super::lessons::scroll(self, delta),
         }
     }
 

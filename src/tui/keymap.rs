@@ -103,6 +103,14 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<F8>", Action::ScriptLoad),
     (Context::Global, "<Esc>", Action::Cancel),
     (Context::Global, "<A-z>", Action::Zoom),
+    (Context::Global, "<A-e>", Action::ExportRun), // tui/export_run.rs
+    // Lessons (tui/lessons.rs).
+    (Context::Global, "<A-l>", Action::OpenLessons),
+    (Context::Global, "<A-c>", Action::CheckLesson),
+    (Context::Global, "<A-h>", Action::NextHint),
+    (Context::Global, "<A-r>", Action::ResetLesson),
+    (Context::Global, "<A-7>", Action::TabLesson),
+    (Context::Global, "<A-p>", Action::Present), // ui/present.rs
     (Context::Panes, "<Tab>", Action::NextTab),
     (Context::Panes, "<Up>", Action::Up),
     (Context::Panes, "k", Action::Up),

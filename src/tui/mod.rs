@@ -11,6 +11,7 @@ pub mod debug_engine;
 pub mod debugger;
 pub mod editing;
 pub mod editor;
+pub mod export_run; // issue 14: the last run as HTML / Markdown
 pub mod file_actions;
 pub mod files;
 pub mod harness;
@@ -19,6 +20,7 @@ pub mod inputs;
 pub mod inspector;
 pub mod keymap;
 pub mod keyspace;
+pub mod lessons; // issue 14: lessons in the workbench
 pub mod mouse;
 pub mod server;
 pub mod theme;
@@ -46,6 +48,8 @@ pub struct TuiOptions {
     pub server: Option<crate::engine::live::TargetSpec>,
     /// `--profile`: overrides config.toml's `profile` (a live server picks its own).
     pub profile: Option<&'static crate::engine::profile::Profile>,
+    /// `--present`: start in presenter mode (ui/present.rs).
+    pub present: bool,
 }
 
 /// After a request to the server, the loop ticks fast this long so the answer shows at once.
@@ -144,6 +148,7 @@ pub fn build_app(options: &TuiOptions) -> App {
             }
         }
     };
+    app.present = options.present; // --present
     if !warnings.is_empty() {
         let warnings = warnings.join("; ");
         app.status = if options.file.is_some() {

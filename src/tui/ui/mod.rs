@@ -5,7 +5,9 @@ mod editor;
 mod help;
 mod inputs;
 mod keyspace;
+mod lesson; // the Lesson tab and picker (issue 14)
 mod panes;
+mod present; // presenter mode (issue 14)
 mod server;
 mod statusbar;
 
@@ -29,6 +31,13 @@ pub use editor::column_at as editor_column_at;
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     let area = frame.area();
     app.regions.borrow_mut().clear();
+    // Presenter mode: one large pane (ui/present.rs); overlays as usual.
+    if app.present {
+        frame.buffer_mut().set_style(area, theme.text);
+        present::draw(frame, area, app, theme);
+        draw_overlays(frame, area, app, theme);
+        return;
+    }
     let [body, status] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(area);
     let direction = if body.width >= WIDE {
         Direction::Horizontal
@@ -78,9 +87,15 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
         draw_panes(frame, halves[1], app, theme);
     }
     statusbar::draw(frame, status, app, theme);
+    draw_overlays(frame, area, app, theme);
+}
+
+/// The overlay over the panes, then the frame made safe (the last step of every frame).
+fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     match &app.overlay {
         Some(Overlay::Help { scroll }) => help::draw(frame, area, app, theme, *scroll),
         Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
+        Some(Overlay::Lessons(selected)) => lesson::draw_picker(frame, area, *selected, theme),
         Some(Overlay::Prompt(prompt)) => {
             // A prefilled value shows selected: typing replaces it.
             let style = if prompt.prefilled {
@@ -110,6 +125,12 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
                 }
                 // The live guard's question: as tall as its text needs.
                 super::app::Confirm::LiveSend(_, question) => question.text(),
+                super::app::Confirm::OpenLesson(_) => {
+                    "The script has unsaved changes. Open the lesson anyway? (y/n)".into()
+                }
+                super::app::Confirm::ResetLesson => {
+                    "Reset to the lesson's starting script? Ctrl-Z brings yours back. (y/n)".into()
+                }
             };
             draw_prompt(frame, area, "Confirm", &text, Style::default(), theme)
         }
@@ -215,6 +236,7 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Tab::Warnings => panes::draw_warnings(frame, content, app, theme, focused),
         Tab::Server => server::draw(frame, content, app, theme, focused),
         Tab::Debug => debug::draw(frame, content, app, theme, focused),
+        Tab::Lesson => lesson::draw(frame, content, app, theme, focused),
     }
 }
 

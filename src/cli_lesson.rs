@@ -1,0 +1,112 @@
+//! `evalbench lesson list|show|check`: the lessons of samples/lessons headless (for CI and for
+//! tests); the workbench opens them too (tui/lessons.rs). The engine holds them (engine/lessons).
+
+use crate::cli::{read_script, CliError, EXIT_ERROR_REPLY, EXIT_OK};
+use crate::engine::display::display_text;
+use crate::engine::lessons::{self, Lesson};
+use clap::{Args, Subcommand};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+pub const LESSON_HELP: &str = "A guided path through the classic cases of Redis scripting: each lesson has a task, a\nstarting script, checks (a test file) and hints revealed one at a time.\n\nExit status of check: 0 every check passes, 1 a check fails, 2 bad input.\n\nExamples:\n  evalbench lesson list\n  evalbench lesson show 1                 (the task and the starting script)\n  evalbench lesson show 1 --hints 2       (and the first two hints)\n  evalbench lesson check 1 counter.lua    (run lesson 1's checks on your script)";
+
+#[derive(Args, Debug)]
+pub struct LessonArgs {
+    #[command(subcommand)]
+    pub command: LessonCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LessonCommand {
+    /// List the lessons, in order.
+    List,
+    /// Print a lesson's task and starting script (with --hints N, its first N hints).
+    Show {
+        /// The lesson's number (1, 2, ...) or folder name.
+        #[arg(value_name = "N")]
+        lesson: String,
+        /// Reveal the first N hints.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        hints: usize,
+    },
+    /// Run a lesson's checks on a script and say which pass.
+    Check {
+        /// The lesson's number (1, 2, ...) or folder name.
+        #[arg(value_name = "N")]
+        lesson: String,
+        /// The script to check.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+}
+
+pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
+    let all = lessons::all().map_err(CliError::input)?;
+    let mut out = String::new();
+    match &args.command {
+        LessonCommand::List => {
+            for l in &all {
+                let _ = writeln!(
+                    out,
+                    "{:>2}  {:<22}  {}  ({} checks, {} hints)",
+                    l.number,
+                    l.slug,
+                    l.title,
+                    l.checks.cases.len(),
+                    l.hints.len()
+                );
+            }
+            Ok((EXIT_OK, out))
+        }
+        LessonCommand::Show { lesson, hints } => {
+            let l = named(&all, lesson)?;
+            let _ = writeln!(out, "Lesson {}: {}\n\n{}\n", l.number, l.title, l.task);
+            let _ = writeln!(out, "Starting script (start.lua):\n\n{}", l.start);
+            for (i, hint) in l.hints.iter().take(*hints).enumerate() {
+                let _ = writeln!(out, "Hint {}: {hint}", i + 1);
+            }
+            let left = l.hints.len().saturating_sub(*hints);
+            if left > 0 {
+                let _ = writeln!(
+                    out,
+                    "({left} hint{} left: --hints {})",
+                    if left == 1 { "" } else { "s" },
+                    (*hints + 1).min(l.hints.len())
+                );
+            }
+            Ok((EXIT_OK, out))
+        }
+        LessonCommand::Check { lesson, file } => {
+            let l = named(&all, lesson)?;
+            let script = read_script(file)?;
+            let result = l.check(&script);
+            let _ = writeln!(
+                out,
+                "Lesson {}: {} — {}",
+                l.number,
+                l.title,
+                display_text(&file.display().to_string())
+            );
+            for (_, line) in result.lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+            let _ = writeln!(out, "{}", result.summary());
+            let code = if result.all_passed() {
+                EXIT_OK
+            } else {
+                EXIT_ERROR_REPLY
+            };
+            Ok((code, out))
+        }
+    }
+}
+
+fn named<'a>(all: &'a [Lesson], name: &str) -> Result<&'a Lesson, CliError> {
+    lessons::find(all, name).map(|i| &all[i]).ok_or_else(|| {
+        CliError::input(format!(
+            "no lesson {}: there are lessons 1 to {} (evalbench lesson list)",
+            display_text(name),
+            all.len()
+        ))
+    })
+}

@@ -1,0 +1,224 @@
+//! A run as one standalone HTML page: inline CSS, no script, no external asset; every text from the
+//! run is HTML-escaped (after the display escaping of control characters the model did).
+
+use super::{Document, KeyDiff};
+use std::fmt::Write;
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1d1f21;background:#fff}
+h1{font-size:1.5rem}h2{font-size:1.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
+pre,code{font-family:ui-monospace,monospace;font-size:.9rem}
+pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;white-space:pre}
+table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2rem .5rem;text-align:left;vertical-align:top}
+td.n{text-align:right;color:#888;user-select:none}
+table.script td{border:none;padding:0 .6rem 0 0}table.script{background:#f6f8fa;width:100%}
+.write{color:#b35900}.undeclared{color:#c00}.warn{color:#b35900}
+.added{background:#e6ffec}.removed{background:#ffebe9}.changed{background:#fff8c5}";
+
+pub fn render(doc: &Document) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>evalbench run: {}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n",
+        esc(&doc.title)
+    );
+    let _ = writeln!(out, "<h1>evalbench run: {}</h1>", esc(&doc.title));
+    out.push_str("<table>\n");
+    for (name, value) in [
+        ("backend", esc(&doc.backend)),
+        ("profile", esc(&doc.profile)),
+        ("outcome", esc(doc.outcome)),
+        ("caller protocol", format!("RESP{}", doc.protocol)),
+        ("SHA1", format!("<code>{}</code>", esc(&doc.sha1))),
+    ] {
+        let _ = writeln!(out, "<tr><th>{name}</th><td>{value}</td></tr>");
+    }
+    out.push_str("</table>\n");
+
+    out.push_str("<h2>Script</h2>\n<table class=\"script\">\n");
+    for l in &doc.script {
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"n\">{}</td><td><pre style=\"margin:0;padding:0\">{}</pre></td></tr>",
+            l.number,
+            esc(&l.text)
+        );
+    }
+    out.push_str("</table>\n");
+
+    out.push_str("<h2>KEYS and ARGV</h2>\n");
+    list(&mut out, "KEYS", &doc.keys);
+    list(&mut out, "ARGV", &doc.argv);
+
+    out.push_str("<h2>Reply</h2>\n");
+    for (protocol, reply) in [(2, &doc.reply_resp2), (3, &doc.reply_resp3)] {
+        let caller = if doc.protocol == protocol {
+            " (the caller's)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "<p>RESP{protocol}{caller}:</p>\n<pre>{}</pre>",
+            esc(reply)
+        );
+    }
+    if let Some(value) = &doc.lua_value {
+        let _ = writeln!(
+            out,
+            "<p>The script returned (as Lua):</p>\n<pre>{}</pre>",
+            esc(value)
+        );
+    }
+    if let Some(line) = doc.error_line {
+        let _ = writeln!(out, "<p>The error was raised at line {line}.</p>");
+    }
+    if doc.notes.is_empty() {
+        out.push_str("<p>Conversion notes: none.</p>\n");
+    } else {
+        out.push_str("<p>Conversion notes:</p>\n<ul>\n");
+        for n in &doc.notes {
+            let _ = writeln!(out, "<li>{}</li>", esc(n));
+        }
+        out.push_str("</ul>\n");
+    }
+
+    let _ = writeln!(out, "<h2>Trace ({})</h2>", super::calls(doc.trace.len()));
+    if doc.trace.is_empty() {
+        out.push_str("<p>No redis.call was made.</p>\n");
+    } else {
+        out.push_str("<table>\n<tr><th>#</th><th>line</th><th>via</th><th>command</th><th>reply</th><th>µs</th><th></th></tr>\n");
+        for r in &doc.trace {
+            let mut marks = String::new();
+            if r.write {
+                marks.push_str("<span class=\"write\">write</span> ");
+            }
+            if r.undeclared {
+                marks.push_str("<span class=\"undeclared\">undeclared key</span>");
+            }
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td><td><code>{}</code></td><td class=\"n\">{:.3}</td><td>{}</td></tr>",
+                r.seq,
+                r.line,
+                r.via,
+                esc(&r.command),
+                esc(&r.reply),
+                r.micros,
+                marks.trim_end()
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    if !doc.logs.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p>redis.log:</p>\n<pre>{}</pre>",
+            esc(&doc.logs.join("\n"))
+        );
+    }
+
+    out.push_str("<h2>Keyspace changes</h2>\n");
+    match &doc.keyspace {
+        None => out.push_str("<p>Not known (the keyspace is the live server's).</p>\n"),
+        Some(diff) if diff.is_empty() => {
+            out.push_str("<p>No key was added, changed or removed.</p>\n")
+        }
+        Some(diff) => keyspace(&mut out, diff),
+    }
+
+    out.push_str("<h2>Warnings</h2>\n");
+    if doc.warnings.is_empty() {
+        out.push_str("<p>None.</p>\n");
+    } else {
+        out.push_str("<ul>\n");
+        for w in &doc.warnings {
+            let at = if w.line > 0 {
+                format!("line {}: ", w.line)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "<li><strong class=\"warn\">{}</strong> {at}{}</li>",
+                w.kind,
+                esc(&w.message)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+
+    out.push_str("<h2>Timing</h2>\n<p>");
+    let _ = write!(
+        out,
+        "{:.3} ms of the {} ms busy threshold ({:.2}%)",
+        doc.elapsed_ms, doc.busy_threshold_ms, doc.threshold_percent
+    );
+    if let Some(w) = doc.first_write_ms {
+        let _ = write!(out, "; first write at {w:.3} ms");
+    }
+    if let Some(rt) = doc.round_trip_ms {
+        let _ = write!(out, " (server time); round trip {rt:.3} ms");
+    }
+    out.push_str(".</p>\n");
+    if !doc.line_times.is_empty() {
+        out.push_str("<p>Time in redis.call per line:</p>\n<table>\n<tr><th>line</th><th>calls</th><th>µs</th></tr>\n");
+        for t in &doc.line_times {
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.3}</td></tr>",
+                t.line, t.calls, t.micros
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+fn list(out: &mut String, name: &str, items: &[String]) {
+    if items.is_empty() {
+        let _ = writeln!(out, "<p>{name}: none</p>");
+        return;
+    }
+    let _ = writeln!(out, "<p>{name}:</p>\n<ol>");
+    for item in items {
+        let _ = writeln!(out, "<li><code>{}</code></li>", esc(item));
+    }
+    out.push_str("</ol>\n");
+}
+
+fn keyspace(out: &mut String, diff: &[KeyDiff]) {
+    out.push_str("<table>\n<tr><th>key</th><th>change</th><th>before</th><th>after</th></tr>\n");
+    for d in diff {
+        let cell = |v: &Option<String>| {
+            v.as_deref()
+                .map(|v| format!("<code>{}</code>", esc(v)))
+                .unwrap_or_default()
+        };
+        let _ = writeln!(
+            out,
+            "<tr class=\"{0}\"><td><code>{1}</code></td><td>{0}</td><td>{2}</td><td>{3}</td></tr>",
+            d.change.name(),
+            esc(&d.key),
+            cell(&d.before),
+            cell(&d.after)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+/// HTML-escape text for element content and quoted attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
