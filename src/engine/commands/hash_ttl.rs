@@ -30,11 +30,11 @@ const DELETED: i64 = 2;
 /// Redis's `HFE_MAX_ABS_TIME_MSEC`: `EB_EXPIRE_TIME_MAX >> 2`, EB_EXPIRE_TIME_MAX = 2^48 - 1.
 const REDIS_MAX_EXPIRE_MS: i64 = ((1i64 << 48) - 1) >> 2;
 
-const REDIS_FIELDS_MISSING: &str =
+pub(super) const REDIS_FIELDS_MISSING: &str =
     "ERR Mandatory argument FIELDS is missing or not at the right position";
-const REDIS_NUMFIELDS_MISMATCH: &str =
+pub(super) const REDIS_NUMFIELDS_MISMATCH: &str =
     "ERR The `numfields` parameter must match the number of arguments";
-const VALKEY_NUMFIELDS: &str =
+pub(super) const VALKEY_NUMFIELDS: &str =
     "ERR numfields should be greater than 0 and match the provided number of fields";
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -63,8 +63,55 @@ fn expire_time_error(args: &[Vec<u8>]) -> Reply {
     ))
 }
 
+/// Redis's expiry argument (`hexpireGenericCommand`): not negative, and the absolute time
+/// within `HFE_MAX_ABS_TIME_MSEC`.
+pub(super) fn redis_expire_at(
+    args: &[Vec<u8>],
+    arg: &[u8],
+    base_ms: i64,
+    unit_ms: i64,
+) -> Result<i64, Reply> {
+    let mut time = int_arg(arg)?;
+    if time < 0 {
+        return Err(Reply::err("ERR invalid expire time, must be >= 0"));
+    }
+    if unit_ms == 1000 {
+        if time > REDIS_MAX_EXPIRE_MS / 1000 {
+            return Err(expire_time_error(args));
+        }
+        time *= 1000;
+    }
+    if time > REDIS_MAX_EXPIRE_MS - base_ms {
+        return Err(expire_time_error(args));
+    }
+    Ok(time + base_ms)
+}
+
+/// Valkey's `convertExpireArgumentToUnixTime`: not negative, no overflow.
+pub(super) fn valkey_expire_at(
+    args: &[Vec<u8>],
+    arg: &[u8],
+    base_ms: i64,
+    unit_ms: i64,
+) -> Result<i64, Reply> {
+    let mut time = int_arg(arg)?;
+    if time < 0 {
+        return Err(expire_time_error(args));
+    }
+    if unit_ms == 1000 {
+        if time > i64::MAX / 1000 {
+            return Err(expire_time_error(args));
+        }
+        time *= 1000;
+    }
+    if time > i64::MAX - base_ms {
+        return Err(expire_time_error(args));
+    }
+    Ok(time + base_ms)
+}
+
 /// A whole positive count of fields, as `getRangeLongFromObjectOrReply(1, LONG_MAX, msg)`.
-fn redis_num_fields(arg: &[u8], message: &str) -> Result<usize, Reply> {
+pub(super) fn redis_num_fields(arg: &[u8], message: &str) -> Result<usize, Reply> {
     match int_arg(arg) {
         Ok(n) if n >= 1 => Ok(n as usize),
         _ => Err(Reply::err(format!("ERR {message}"))),
@@ -80,19 +127,7 @@ struct ExpireRequest {
 
 /// Redis 7.4 / 8.0: `key time [NX|XX|GT|LT] FIELDS n field...` with FIELDS at a fixed place.
 fn parse_redis(args: &[Vec<u8>], base_ms: i64, unit_ms: i64) -> Result<ExpireRequest, Reply> {
-    let mut time = int_arg(&args[2])?;
-    if time < 0 {
-        return Err(Reply::err("ERR invalid expire time, must be >= 0"));
-    }
-    if unit_ms == 1000 {
-        if time > REDIS_MAX_EXPIRE_MS / 1000 {
-            return Err(expire_time_error(args));
-        }
-        time *= 1000;
-    }
-    if time > REDIS_MAX_EXPIRE_MS - base_ms {
-        return Err(expire_time_error(args));
-    }
+    let at_ms = redis_expire_at(args, &args[2], base_ms, unit_ms)?;
     let mut condition = Condition::default();
     let mut num_at = 4;
     match lower(&args[3]).as_str() {
@@ -113,7 +148,7 @@ fn parse_redis(args: &[Vec<u8>], base_ms: i64, unit_ms: i64) -> Result<ExpireReq
         return Err(Reply::err(REDIS_NUMFIELDS_MISMATCH));
     }
     Ok(ExpireRequest {
-        at_ms: time + base_ms,
+        at_ms,
         condition,
         first_field: num_at + 2,
     })
@@ -158,21 +193,8 @@ fn parse_valkey(args: &[Vec<u8>], base_ms: i64, unit_ms: i64) -> Result<ExpireRe
     if n == 0 || n != (args.len() - first_field) as i64 {
         return Err(Reply::err(VALKEY_NUMFIELDS));
     }
-    let mut time = int_arg(&args[2])?;
-    if time < 0 {
-        return Err(expire_time_error(args));
-    }
-    if unit_ms == 1000 {
-        if time > i64::MAX / 1000 {
-            return Err(expire_time_error(args));
-        }
-        time *= 1000;
-    }
-    if time > i64::MAX - base_ms {
-        return Err(expire_time_error(args));
-    }
     Ok(ExpireRequest {
-        at_ms: time + base_ms,
+        at_ms: valkey_expire_at(args, &args[2], base_ms, unit_ms)?,
         condition,
         first_field,
     })
@@ -242,7 +264,11 @@ fn hpexpireat(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `key FIELDS n field...` of HTTL & co and HPERSIST: the index of the first field.
-fn parse_fields(ctx: &Ctx, args: &[Vec<u8>], valkey_mismatch: &str) -> Result<usize, Reply> {
+pub(super) fn parse_fields(
+    ctx: &Ctx,
+    args: &[Vec<u8>],
+    valkey_mismatch: &str,
+) -> Result<usize, Reply> {
     match ctx.profile.field_ttl {
         FieldTtlDialect::Redis => {
             if lower(&args[2]) != "fields" {

@@ -11,6 +11,7 @@ pub mod table;
 
 mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
 mod generic;
+mod hash_ex; // HGETEX HSETEX HGETDEL (issue 12)
 mod hash_ttl; // HEXPIRE ... HPERSIST (issue 12)
 mod hashes;
 mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
@@ -168,6 +169,7 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(sort::COMMANDS) // issue 13
         .chain(hashes::COMMANDS)
         .chain(hash_ttl::COMMANDS) // issue 12
+        .chain(hash_ex::COMMANDS) // issue 12
         .chain(lists::COMMANDS)
         .chain(sets::COMMANDS)
         .chain(zsets::COMMANDS)
@@ -387,7 +389,7 @@ pub fn base_table() -> &'static [RedisCommandInfo] {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 13] = [
+    let families: [(&str, &[Command]); 14] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS),         // issue 13
@@ -395,6 +397,7 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
         ("sort", sort::COMMANDS),               // issue 13
         ("hashes", hashes::COMMANDS),
         ("hash field expiration", hash_ttl::COMMANDS), // issue 12
+        ("hash get/set with expiry", hash_ex::COMMANDS), // issue 12
         ("lists", lists::COMMANDS),
         ("sets", sets::COMMANDS),
         ("sorted sets", zsets::COMMANDS),
