@@ -95,6 +95,11 @@ pub struct Profile {
     pub command_delta: &'static str,
     /// Hash-field TTL commands' parsing and errors (which exist at all is the command table's).
     pub field_ttl: FieldTtlDialect,
+    /// A blocking command's timeout past the clock's range says `timeout is out of range`
+    /// (7.2 and later; 7.0 casts it and calls it negative). Issue 12.
+    pub timeout_out_of_range: bool,
+    /// `SET key value IFEQ old` (Valkey 8.1 and later). Issue 12.
+    pub set_ifeq: bool,
 }
 
 /// The default profile, and the one the built-in command table describes.
@@ -127,6 +132,8 @@ pub static PROFILES: [Profile; 6] = [
         command_delta: "",
 
         field_ttl: FieldTtlDialect::Redis,
+        timeout_out_of_range: false,
+        set_ifeq: false,
     },
     Profile {
         id: "redis-7.2",
@@ -154,6 +161,8 @@ pub static PROFILES: [Profile; 6] = [
         command_delta: include_str!("commands/profiles/redis-7.2.table"),
 
         field_ttl: FieldTtlDialect::Redis,
+        timeout_out_of_range: true,
+        set_ifeq: false,
     },
     Profile {
         id: "redis-7.4",
@@ -181,6 +190,8 @@ pub static PROFILES: [Profile; 6] = [
         command_delta: include_str!("commands/profiles/redis-7.4.table"),
 
         field_ttl: FieldTtlDialect::Redis,
+        timeout_out_of_range: true,
+        set_ifeq: false,
     },
     Profile {
         id: "redis-8.0",
@@ -208,6 +219,8 @@ pub static PROFILES: [Profile; 6] = [
         command_delta: include_str!("commands/profiles/redis-8.0.table"),
 
         field_ttl: FieldTtlDialect::Redis,
+        timeout_out_of_range: true,
+        set_ifeq: false,
     },
     Profile {
         id: "valkey-8.1",
@@ -235,6 +248,8 @@ pub static PROFILES: [Profile; 6] = [
         command_delta: include_str!("commands/profiles/valkey-8.1.table"),
 
         field_ttl: FieldTtlDialect::Valkey,
+        timeout_out_of_range: true,
+        set_ifeq: true,
     },
     Profile {
         id: "valkey-9.1",
@@ -262,6 +277,8 @@ pub static PROFILES: [Profile; 6] = [
         command_delta: include_str!("commands/profiles/valkey-9.1.table"),
 
         field_ttl: FieldTtlDialect::Valkey,
+        timeout_out_of_range: true,
+        set_ifeq: true,
     },
 ];
 

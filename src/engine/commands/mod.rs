@@ -10,6 +10,7 @@ mod redis_commands;
 pub mod table;
 
 mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
+mod blocking; // BLPOP ... WAIT in scripts, 7.2 and later (issue 12)
 mod generic;
 mod hash_ex; // HGETEX HSETEX HGETDEL (issue 12)
 mod hash_ttl; // HEXPIRE ... HPERSIST (issue 12)
@@ -170,6 +171,7 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(hashes::COMMANDS)
         .chain(hash_ttl::COMMANDS) // issue 12
         .chain(hash_ex::COMMANDS) // issue 12
+        .chain(blocking::COMMANDS) // issue 12
         .chain(lists::COMMANDS)
         .chain(sets::COMMANDS)
         .chain(zsets::COMMANDS)
@@ -389,7 +391,7 @@ pub fn base_table() -> &'static [RedisCommandInfo] {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 14] = [
+    let families: [(&str, &[Command]); 15] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS),         // issue 13
@@ -398,6 +400,10 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
         ("hashes", hashes::COMMANDS),
         ("hash field expiration", hash_ttl::COMMANDS), // issue 12
         ("hash get/set with expiry", hash_ex::COMMANDS), // issue 12
+        (
+            "blocking (7.2+, never block in scripts)",
+            blocking::COMMANDS,
+        ), // issue 12
         ("lists", lists::COMMANDS),
         ("sets", sets::COMMANDS),
         ("sorted sets", zsets::COMMANDS),
