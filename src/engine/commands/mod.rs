@@ -398,10 +398,16 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
         ("hyperloglog", hyperloglog::COMMANDS), // issue 13
         ("sort", sort::COMMANDS),               // issue 13
         ("hashes", hashes::COMMANDS),
-        ("hash field expiration", hash_ttl::COMMANDS), // issue 12
-        ("hash get/set with expiry", hash_ex::COMMANDS), // issue 12
         (
-            "blocking (7.2+, never block in scripts)",
+            "hash field TTLs (Redis 7.4+, Valkey 9.1)",
+            hash_ttl::COMMANDS,
+        ), // issue 12
+        (
+            "hash get/set with TTLs (Redis 8.0, Valkey 9.1)",
+            hash_ex::COMMANDS,
+        ), // issue 12
+        (
+            "blocking (7.2+, do not block in scripts)",
             blocking::COMMANDS,
         ), // issue 12
         ("lists", lists::COMMANDS),
