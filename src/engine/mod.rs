@@ -5,6 +5,7 @@ pub mod analysis;
 pub mod budget;
 pub mod clock;
 pub mod commands;
+pub mod compare; // a run under a second profile (issue 12)
 pub mod debug;
 pub mod display;
 // Redis Functions: libraries and FCALL (issue 13).
