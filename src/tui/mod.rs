@@ -20,6 +20,7 @@ pub mod inspector;
 pub mod keymap;
 pub mod keyspace;
 pub mod mouse;
+pub mod reply_compare; // the Reply tab under a second profile (issue 12)
 pub mod server;
 pub mod theme;
 pub mod ui;
@@ -90,6 +91,7 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                 let _ = out.flush();
             }
             Effect::Debug(command) => worker.debug(command),
+            Effect::Compare(job) => worker.send(EngineCommand::Compare(job)), // issue 12
         }
     }
     inspected

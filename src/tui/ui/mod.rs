@@ -6,6 +6,7 @@ mod help;
 mod inputs;
 mod keyspace;
 mod panes;
+mod reply_compare; // issue 12
 mod server;
 mod statusbar;
 
