@@ -51,7 +51,10 @@ impl Condition {
     fn allows(self, current: Option<i64>, new: i64) -> bool {
         match current {
             None => !self.xx && !self.gt,
-            Some(old) => !self.nx && !(self.gt && old >= new) && !(self.lt && old <= new),
+            Some(old) => {
+                let refused = self.nx || (self.gt && old >= new) || (self.lt && old <= new);
+                !refused
+            }
         }
     }
 }
