@@ -20,6 +20,24 @@ pub static COMMANDS: &[Command] = &[
     Command::new("hpersist", hpersist),
 ];
 
+/// OBJECT ENCODING of a hash that has had a field TTL (even one since removed): Redis keeps a
+/// small one as `listpackex`, Valkey moves it to a hash table for good.
+pub(super) fn encoding_with_field_ttls(
+    value: &crate::engine::keyspace::Value,
+    plain: &'static str,
+    dialect: FieldTtlDialect,
+) -> &'static str {
+    match value {
+        crate::engine::keyspace::Value::Hash(h) if h.had_field_ttls() && plain == "listpack" => {
+            match dialect {
+                FieldTtlDialect::Redis => "listpackex",
+                FieldTtlDialect::Valkey => "hashtable",
+            }
+        }
+        _ => plain,
+    }
+}
+
 /// Per-field replies, as both servers give them.
 const NO_FIELD: i64 = -2;
 const NO_TTL: i64 = -1;

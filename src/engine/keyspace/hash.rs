@@ -79,6 +79,11 @@ impl HashValue {
         out
     }
 
+    /// Whether a field ever had a TTL (the server's encoding changes for good: OBJECT ENCODING).
+    pub fn had_field_ttls(&self) -> bool {
+        self.expires.is_some()
+    }
+
     pub fn has_field_ttls(&self) -> bool {
         self.expires.as_ref().is_some_and(|m| !m.is_empty())
     }
