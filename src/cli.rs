@@ -72,7 +72,7 @@ pub enum Command {
     Lesson(crate::cli_lesson::LessonArgs),
 }
 
-const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nFunctions: --function NAME runs SCRIPT as a function library (#!lua name=...): it is loaded as\nFUNCTION LOAD would, then FCALL NAME (FCALL_RO with --read-only); --library FILE loads more libraries first.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --function counter_incr samples/counter_library.lua counter:page , 5\n  evalbench run --profile valkey-9.1 samples/unlock.lua lock:order , token-1   (as Valkey 9.1 answers)\n  evalbench run --sidecar --export run.html samples/stock_decrement.lua   (a page to share: .md or .html)\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
+const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nFunctions: --function NAME runs SCRIPT as a function library (#!lua name=...): it is loaded as\nFUNCTION LOAD would, then FCALL NAME (FCALL_RO with --read-only); --library FILE loads more libraries first.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --function counter_incr samples/counter_library.lua counter:page , 5\n  evalbench run --profile valkey-9.1 samples/unlock.lua lock:order , token-1   (as Valkey 9.1 answers)\n  evalbench run --compare-profile valkey-9.1 samples/unlock.lua lock:order , token-1   (and Valkey 9.1's reply if it differs)\n  evalbench run --sidecar --export run.html samples/stock_decrement.lua   (a page to share: .md or .html)\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
 
 /// Where the live server is, as redis-cli takes it.
 #[derive(Args, Debug, Default, Clone, PartialEq)]
@@ -189,6 +189,10 @@ pub struct RunArgs {
     /// valkey-9.1 (number formatting, globals, error texts, command table).
     #[arg(long, value_name = "ID", default_value = "redis-7.0", value_parser = parse_profile)]
     pub profile: &'static crate::engine::profile::Profile,
+    /// Run the script under this profile too and report its reply when it differs (sandbox,
+    /// EVAL only): "on valkey-9.1 this reads ...". Issue 12.
+    #[arg(long, value_name = "ID", value_parser = parse_profile)]
+    pub compare_profile: Option<&'static crate::engine::profile::Profile>,
     #[command(flatten)]
     pub server: ServerArgs,
     /// Allow a live run to write (without it, a script that would write is refused).
@@ -494,6 +498,11 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
             "--library loads a function library for --function NAME; add --function",
         ));
     }
+    if args.compare_profile.is_some() && args.function.is_some() {
+        return Err(CliError::input(
+            "--compare-profile re-runs an EVAL; it does not follow a --function call yet (drop one of them)",
+        ));
+    }
     // --export (cli_export.rs): a bad format is refused before the script runs.
     let export = match &args.export {
         Some(file) => {
@@ -504,6 +513,11 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
         None => None,
     };
     if let Some(spec) = crate::cli_live::target_spec(args)? {
+        if args.compare_profile.is_some() {
+            return Err(CliError::input(
+                "--compare-profile runs the script in the sandbox under two profiles; a live server answers as itself (drop --compare-profile or --server)",
+            ));
+        }
         if export.is_some() {
             return Err(CliError::input(
                 "--export writes sandbox runs for now (a live run's keyspace changes are not recorded); drop --server, or drop --export",
@@ -561,6 +575,10 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
     };
     let mut timings = Vec::with_capacity(args.repeat as usize);
     let mut report = None;
+    // --compare-profile (issue 12) runs again on the seed as it was, at the same time.
+    let compare_seed = args
+        .compare_profile
+        .map(|_| (seed.clone(), sandbox.now_ms()));
     // The seed is copied only when a later run needs it again (a copy counts against the budget).
     let mut seed = Some(seed);
     let mut export_before = None;
@@ -612,6 +630,17 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
         };
         crate::cli_export::write_export(file, *format, &run, args.overwrite)?;
     }
+    let comparison = match (args.compare_profile, &compare_seed) {
+        (Some(other), Some((db, at))) => Some(crate::engine::compare::run_under_profile(
+            &request,
+            db,
+            *at,
+            &sandbox.config,
+            other,
+            &report,
+        )),
+        _ => None,
+    };
     // A REDIS_URL exported for an application is not used unless a server option is given: say so.
     let unused_url = std::env::var_os("REDIS_URL")
         .filter(|v| !v.is_empty())
@@ -633,6 +662,9 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
         }
         if args.repeat > 1 {
             extra.insert("repeat".into(), repeat_json(&mut timings));
+        }
+        if let Some(c) = &comparison {
+            extra.insert("compare".into(), compare_json(c, &report));
         }
         if let (Some(session), Some(counts)) = (&coverage_session, &coverage) {
             let (ran, not_run) = crate::cli_debug::coverage_json(session, counts);
@@ -656,6 +688,9 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
             text.push('\n');
         }
         text.push_str(&render_text(&report, &request));
+        if let Some(c) = &comparison {
+            text.push_str(&format!("\n{}\n", c.summary()));
+        }
         if args.repeat > 1 {
             let r = repeat_json(&mut timings);
             text.push_str(&format!(
@@ -682,6 +717,19 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
     };
     write_out(out, text.as_bytes())?;
     Ok(code)
+}
+
+/// `"compare"` of `run --json --compare-profile`: the other profile, whether its reply differs,
+/// and (when it does) that reply as its caller receives it.
+fn compare_json(
+    c: &crate::engine::compare::ProfileComparison,
+    first: &RunReport,
+) -> serde_json::Value {
+    let mut obj = json!({"profile": c.profile.id, "differs": c.differs});
+    if c.differs {
+        obj["reply"] = c.report.reply_for(first.protocol).to_json();
+    }
+    obj
 }
 
 /// Load `--library` files then SCRIPT as function libraries (FUNCTION LOAD); the FCALL to make.

@@ -770,3 +770,65 @@ fn profile_option_picks_the_server_the_sandbox_imitates() {
         "{err}"
     );
 }
+
+/// Issue 12: `--compare-profile` runs the script under a second profile, on the same seed, and
+/// reports that profile's reply (text and JSON) when it differs.
+#[test]
+fn compare_profile_adds_the_other_servers_reply() {
+    let script = temp_file(
+        "compare.lua",
+        "redis.call('HSET', KEYS[1], 'a', '1')\nreturn redis.pcall('HEXPIRE', KEYS[1], 100, 'FIELDS', 2, 'a', 'b')",
+    );
+    let path = script.to_str().unwrap();
+    let out = evalbench(&["run", "--compare-profile", "valkey-9.1", path, "h"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(
+            "backend: sandbox\n(error) ERR Unknown Redis command called from script\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "\non valkey-9.1 (valkey 9.1.2) this reads: 1) (integer) 1\n2) (integer) -2\n"
+        ),
+        "{text}"
+    );
+    let out = evalbench(&[
+        "run",
+        "--json",
+        "--profile",
+        "redis-7.4",
+        "--compare-profile",
+        "redis-7.0",
+        path,
+        "h",
+    ]);
+    let v = json_of(&out);
+    assert_eq!(v["reply"], json!({"array": [{"int": 1}, {"int": -2}]}));
+    assert_eq!(
+        v["compare"],
+        json!({"profile": "redis-7.0", "differs": true, "reply": {"error": "ERR Unknown Redis command called from script"}})
+    );
+    let out = evalbench(&["run", "--json", "--compare-profile", "redis-7.2", path, "h"]);
+    assert_eq!(
+        json_of(&out)["compare"],
+        json!({"profile": "redis-7.2", "differs": false})
+    );
+    let out = evalbench(&[
+        "run",
+        "--compare-profile",
+        "redis-7.2",
+        "--server",
+        "redis://127.0.0.1:1",
+        path,
+        "h",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out)
+            .contains("--compare-profile runs the script in the sandbox under two profiles"),
+        "{}",
+        stderr_of(&out)
+    );
+}

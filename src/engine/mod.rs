@@ -5,6 +5,7 @@ pub mod analysis;
 pub mod budget;
 pub mod clock;
 pub mod commands;
+pub mod compare; // a run under a second profile (issue 12)
 pub mod debug;
 pub mod display;
 pub mod export; // a run as Markdown / HTML to share (issue 14)

@@ -19,6 +19,16 @@ pub enum NumberFormat {
     ReplyDouble,
 }
 
+/// How the hash-field TTL commands (HEXPIRE ... HPERSIST, HGETEX, HSETEX, HGETDEL) read their
+/// arguments and word their errors, and where a field whose TTL changes goes (issue 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldTtlDialect {
+    /// Redis 7.4 and 8.0 (t_hash.c): `FIELDS` at a fixed place, the field moves by expiry.
+    Redis,
+    /// Valkey 9: options in any order before `FIELDS`, the field stays where it is.
+    Valkey,
+}
+
 /// The server family: error wording and the `server` alias follow it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Product {
@@ -83,6 +93,13 @@ pub struct Profile {
     /// This profile's command table as a delta to Redis 7.0.15's (commands/profiles/*.table),
     /// generated from the server's own `COMMAND` by tests/command_tables.rs.
     pub command_delta: &'static str,
+    /// Hash-field TTL commands' parsing and errors (which exist at all is the command table's).
+    pub field_ttl: FieldTtlDialect,
+    /// A blocking command's timeout past the clock's range says `timeout is out of range`
+    /// (7.2 and later; 7.0 casts it and calls it negative). Issue 12.
+    pub timeout_out_of_range: bool,
+    /// `SET key value IFEQ old` (Valkey 8.1 and later). Issue 12.
+    pub set_ifeq: bool,
 }
 
 /// The default profile, and the one the built-in command table describes.
@@ -113,6 +130,10 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: "",
+
+        field_ttl: FieldTtlDialect::Redis,
+        timeout_out_of_range: false,
+        set_ifeq: false,
     },
     Profile {
         id: "redis-7.2",
@@ -138,6 +159,10 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/redis-7.2.table"),
+
+        field_ttl: FieldTtlDialect::Redis,
+        timeout_out_of_range: true,
+        set_ifeq: false,
     },
     Profile {
         id: "redis-7.4",
@@ -163,6 +188,10 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/redis-7.4.table"),
+
+        field_ttl: FieldTtlDialect::Redis,
+        timeout_out_of_range: true,
+        set_ifeq: false,
     },
     Profile {
         id: "redis-8.0",
@@ -188,6 +217,10 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/redis-8.0.table"),
+
+        field_ttl: FieldTtlDialect::Redis,
+        timeout_out_of_range: true,
+        set_ifeq: false,
     },
     Profile {
         id: "valkey-8.1",
@@ -213,6 +246,10 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/valkey-8.1.table"),
+
+        field_ttl: FieldTtlDialect::Valkey,
+        timeout_out_of_range: true,
+        set_ifeq: true,
     },
     Profile {
         id: "valkey-9.1",
@@ -238,10 +275,22 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Valkey command is not allowed from script",
         unknown_subcommand_error: true,
         command_delta: include_str!("commands/profiles/valkey-9.1.table"),
+
+        field_ttl: FieldTtlDialect::Valkey,
+        timeout_out_of_range: true,
+        set_ifeq: true,
     },
 ];
 
 impl Profile {
+    /// Where a field whose TTL changes goes in this profile's hashes.
+    pub fn field_ttl_order(&self) -> crate::engine::keyspace::TtlOrder {
+        match self.field_ttl {
+            FieldTtlDialect::Redis => crate::engine::keyspace::TtlOrder::ByExpiry,
+            FieldTtlDialect::Valkey => crate::engine::keyspace::TtlOrder::Unchanged,
+        }
+    }
+
     /// The profile `--profile` names, or an error listing the known ones.
     pub fn by_id(id: &str) -> Result<&'static Profile, String> {
         PROFILES

@@ -19,6 +19,8 @@ pub enum Action {
     TabKeyspace,
     TabWarnings,
     TabServer,
+    /// The Reply tab beside a second profile's reply (issue 12).
+    CompareProfile,
     NextTab,
     ToggleBackend,
     ScriptLoad,
@@ -125,6 +127,7 @@ impl Action {
         Action::TabKeyspace,
         Action::TabWarnings,
         Action::TabServer,
+        Action::CompareProfile,
         Action::NextTab,
         Action::ToggleBackend,
         Action::ScriptLoad,
@@ -222,6 +225,7 @@ impl Action {
             Action::TabKeyspace => "tab_keyspace",
             Action::TabWarnings => "tab_warnings",
             Action::TabServer => "tab_server",
+            Action::CompareProfile => "compare_profile",
             Action::NextTab => "next_tab",
             Action::ToggleBackend => "toggle_backend",
             Action::ScriptLoad => "script_load",
@@ -421,6 +425,9 @@ impl Action {
             Action::TabKeyspace => "show the keyspace",
             Action::TabWarnings => "show the warnings",
             Action::TabServer => "show the live server's keyspace (with --server)",
+            Action::CompareProfile => {
+                "Reply tab: show the last run's reply under another profile beside it (cycles the profiles, then off)"
+            }
             Action::NextTab => "next tab",
             Action::ToggleBackend => "run on the live server or in the sandbox (with --server)",
             Action::ScriptLoad => "SCRIPT LOAD the script into the live server's cache",

@@ -169,6 +169,8 @@ pub enum Effect {
     Clipboard(Vec<u8>),
     /// A command to the debugger on the engine thread (tui/debug_engine.rs).
     Debug(super::debug_engine::DebugCommand),
+    /// Re-run the last run under a second profile (tui/reply_compare.rs, issue 12).
+    Compare(Box<super::reply_compare::CompareJob>),
 }
 
 /// A run in progress.
@@ -209,6 +211,8 @@ pub struct App {
     pub tab: Tab,
     pub overlay: Option<Overlay>,
     pub last_run: Option<RunResult>,
+    /// The Reply tab's second profile and its answer (issue 12).
+    pub reply_compare: super::reply_compare::CompareState,
     pub running: Option<Running>,
     /// Index into the trace while stepping through the last run.
     pub step: Option<usize>,
@@ -272,6 +276,7 @@ impl App {
             tab: Tab::Trace,
             overlay: None,
             last_run: None,
+            reply_compare: Default::default(),
             running: None,
             step: None,
             trace_list: ListState::default(),
@@ -369,6 +374,7 @@ impl App {
         effects.extend(super::connection::housekeeping(self));
         effects.extend(super::debugger::housekeeping(self)); // step keys queued while the script ran
         super::lessons::housekeeping(self); // a lesson check's result
+        effects.extend(super::reply_compare::housekeeping(self)); // issue 12
         effects
     }
 
@@ -655,6 +661,7 @@ impl App {
             Action::FocusPrev => self.focus = self.focus.step(-1),
             Action::TabTrace => self.show_tab(Tab::Trace),
             Action::TabReply => self.show_tab(Tab::Reply),
+            Action::CompareProfile => super::reply_compare::cycle(self), // issue 12
             Action::TabKeyspace => self.show_tab(Tab::Keyspace),
             Action::TabWarnings => self.show_tab(Tab::Warnings),
             Action::TabServer => {
@@ -1086,6 +1093,7 @@ impl App {
             }
             EngineEvent::Phase(phase) => self.enter_phase(phase),
             EngineEvent::Debug(event) => super::debugger::on_event(self, event),
+            EngineEvent::Compared(id, c) => super::reply_compare::on_result(self, id, *c), // issue 12
         }
     }
 

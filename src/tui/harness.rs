@@ -220,6 +220,13 @@ impl Harness {
                         }
                     }
                 }
+                Effect::Compare(job) => {
+                    // Issue 12: the engine thread's comparison, run here.
+                    self.effects.push("compare");
+                    let id = job.id;
+                    let compared = EngineEvent::Compared(id, Box::new(job.run()));
+                    self.app.on_engine_event(compared);
+                }
                 Effect::Cancel => self.effects.push("cancel"),
                 Effect::Quit => self.effects.push("quit"),
                 Effect::Clipboard(bytes) => {

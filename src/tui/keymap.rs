@@ -122,6 +122,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Panes, "<End>", Action::Bottom),
     (Context::Panes, "<Enter>", Action::Select),
     (Context::Panes, "x", Action::StepStop),
+    (Context::Panes, "p", Action::CompareProfile), // issue 12
     (Context::Keyspace, "/", Action::FilterKeys),
     (Context::Keyspace, "t", Action::CycleTypeFilter),
     (Context::Keyspace, "D", Action::ToggleDiff),

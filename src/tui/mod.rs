@@ -22,6 +22,7 @@ pub mod keymap;
 pub mod keyspace;
 pub mod lessons; // issue 14: lessons in the workbench
 pub mod mouse;
+pub mod reply_compare; // the Reply tab under a second profile (issue 12)
 pub mod server;
 pub mod theme;
 pub mod ui;
@@ -94,6 +95,7 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                 let _ = out.flush();
             }
             Effect::Debug(command) => worker.debug(command),
+            Effect::Compare(job) => worker.send(EngineCommand::Compare(job)), // issue 12
         }
     }
     inspected

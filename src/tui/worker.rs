@@ -33,6 +33,8 @@ pub enum EngineCommand {
     Stop,
     /// A debug session (tui/debug_engine.rs): runs to its end, answering the debug channel.
     Debug(Box<super::debug_engine::StartDebug>),
+    /// The last run again under another profile (tui/reply_compare.rs, issue 12).
+    Compare(Box<super::reply_compare::CompareJob>),
 }
 
 /// A finished run with the keyspace before and after it.
@@ -91,6 +93,8 @@ pub enum EngineEvent {
     Phase(Phase),
     /// A stop, a console line or the end of a debug session.
     Debug(super::debug_engine::DebugEvent),
+    /// The run with this id under a second profile (issue 12).
+    Compared(u64, Box<crate::engine::compare::ProfileComparison>),
 }
 
 pub struct Worker {
@@ -227,6 +231,13 @@ impl Worker {
                             }
                         }
                         EngineCommand::Flush => sandbox.script_flush(),
+                        EngineCommand::Compare(job) => {
+                            let id = job.id;
+                            let compared = EngineEvent::Compared(id, Box::new(job.run()));
+                            if event_tx.send(compared).is_err() {
+                                break;
+                            }
+                        }
                         EngineCommand::Debug(start) => {
                             clock.set_us(start.clock_ms.saturating_mul(1000));
                             let result = super::debug_engine::run(

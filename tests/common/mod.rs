@@ -338,6 +338,19 @@ pub fn seed_commands(keyspace: &Json) -> Vec<Vec<Vec<u8>>> {
         if !args.is_empty() {
             commands.push(args);
         }
+        // Hash-field TTLs (issue 12): one HPEXPIRE per field.
+        if let Some(Json::Object(ttls)) = spec.get("field_ttl_ms") {
+            for (f, ms) in ttls {
+                commands.push(vec![
+                    b"HPEXPIRE".to_vec(),
+                    k.to_vec(),
+                    ms.to_string().into_bytes(),
+                    b"FIELDS".to_vec(),
+                    b"1".to_vec(),
+                    f.as_bytes().to_vec(),
+                ]);
+            }
+        }
         if let Some(ms) = ttl {
             commands.push(vec![
                 b"PEXPIRE".to_vec(),
@@ -450,9 +463,33 @@ pub fn dump(conn: &mut Conn) -> Json {
             ),
             other => json!(format!("unsupported type {other}")),
         };
+        // Hash-field TTLs (issue 12), on servers that have HPTTL.
+        let field_ttls = match (&value, kind.as_str()) {
+            (Json::Object(fields), "hash") => {
+                let mut args: Vec<&[u8]> = vec![b"HPTTL", k, b"FIELDS"];
+                let n = fields.len().to_string();
+                args.push(n.as_bytes());
+                args.extend(fields.keys().map(|f| f.as_bytes()));
+                match conn.cmd_bytes(&args) {
+                    Reply::Array(ttls) => fields
+                        .keys()
+                        .zip(ttls)
+                        .filter_map(|(f, t)| match t {
+                            Reply::Int(ms) if ms >= 0 => Some((f.clone(), json!(ms))),
+                            _ => None,
+                        })
+                        .collect::<Map<String, Json>>(),
+                    _ => Map::new(),
+                }
+            }
+            _ => Map::new(),
+        };
         let mut spec = Map::new();
         spec.insert("type".into(), json!(kind));
         spec.insert("value".into(), value);
+        if !field_ttls.is_empty() {
+            spec.insert("field_ttl_ms".into(), Json::Object(field_ttls));
+        }
         if let Reply::Int(ms) = conn.cmd_bytes(&[b"PTTL", k]) {
             if ms >= 0 {
                 spec.insert("ttl_ms".into(), json!(ms));
@@ -484,6 +521,17 @@ pub fn normalize_keyspace(ks: &Json) -> Json {
         }
         if let Some(ttl) = spec.get("ttl_ms").and_then(Json::as_i64) {
             spec["ttl_ms"] = json!(format!("~{}s", (ttl + 500) / 1000));
+        }
+        // A hash with field TTLs (issue 12): seconds, and fields in byte order (Valkey keeps
+        // such a hash in a hash table, whose order is its own).
+        if let Some(ttls) = spec.get_mut("field_ttl_ms").and_then(Json::as_object_mut) {
+            for ttl in ttls.values_mut() {
+                *ttl = json!(format!("~{}s", (ttl.as_i64().unwrap_or(0) + 500) / 1000));
+            }
+            ttls.sort_keys();
+            if let Some(fields) = spec["value"].as_object_mut() {
+                fields.sort_keys();
+            }
         }
         out.insert(key.clone(), spec);
     }

@@ -460,7 +460,14 @@ fn object_entry<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Option<&'a Entry> {
 }
 
 fn object_encoding(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
-    object_entry(ctx, &args[2]).map_or(Reply::Nil, |e| Reply::bulk(encoding(&e.value)))
+    let dialect = ctx.profile.field_ttl;
+    object_entry(ctx, &args[2]).map_or(Reply::Nil, |e| {
+        Reply::bulk(super::hash_ttl::encoding_with_field_ttls(
+            &e.value,
+            encoding(&e.value),
+            dialect,
+        ))
+    })
 }
 
 fn object_refcount(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {

@@ -51,17 +51,22 @@ pub(super) fn too_many_random(count: u64) -> Reply {
 }
 
 /// The hash at `key`: `Ok(None)` when missing, an error when it holds another type.
-fn read<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashValue>, Reply> {
+/// Fields whose TTL passed are deleted first, as the server does lazily (issue 12).
+pub(super) fn read<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashValue>, Reply> {
+    let now = ctx.now_ms;
     match ctx.value(key) {
         None => Ok(None),
-        Some(Value::Hash(h)) => Ok(Some(h)),
+        Some(Value::Hash(h)) => {
+            h.purge_expired(now);
+            Ok(Some(h))
+        }
         Some(_) => Err(Reply::err(errors::WRONGTYPE)),
     }
 }
 
 /// The hash at `key`, created empty when missing (`hashTypeLookupWriteOrCreate`). Callers must
 /// leave it non-empty or remove it.
-fn write<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<&'a mut HashValue, Reply> {
+pub(super) fn write<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<&'a mut HashValue, Reply> {
     if read(ctx, key)?.is_none() {
         ctx.db().set(key.to_vec(), Value::Hash(HashValue::new()));
     }
@@ -72,12 +77,9 @@ fn write<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<&'a mut HashValue, Reply> {
 }
 
 /// Remove a field, keeping the order of the others while that is cheap.
-fn remove_field(h: &mut HashValue, field: &[u8]) -> bool {
-    if h.len() <= ORDERED_REMOVE_LIMIT {
-        h.shift_remove(field).is_some()
-    } else {
-        h.swap_remove(field).is_some()
-    }
+pub(super) fn remove_field(h: &mut HashValue, field: &[u8]) -> bool {
+    let ordered = h.len() <= ORDERED_REMOVE_LIMIT;
+    h.remove_field(field, ordered).is_some()
 }
 
 // HSET key field value [field value ...] / HMSET (same, replies OK)
@@ -91,10 +93,12 @@ fn hset(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 "hset"
             })));
         }
+        let order = ctx.profile.field_ttl_order();
         let h = write(ctx, &args[1])?;
         let mut created = 0;
         for pair in args[2..].chunks(2) {
-            if h.insert(pair[0].clone(), pair[1].clone()).is_none() {
+            // HSET drops the field's TTL (issue 12).
+            if h.set_value(pair[0].clone(), pair[1].clone(), false, order) {
                 created += 1;
             }
         }

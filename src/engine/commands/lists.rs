@@ -36,12 +36,12 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 #[derive(Clone, Copy, PartialEq)]
-enum End {
+pub(super) enum End {
     Left,
     Right,
 }
 
-fn end_arg(arg: &[u8]) -> Result<End, Reply> {
+pub(super) fn end_arg(arg: &[u8]) -> Result<End, Reply> {
     match lower(arg).as_str() {
         "left" => Ok(End::Left),
         "right" => Ok(End::Right),
@@ -50,7 +50,10 @@ fn end_arg(arg: &[u8]) -> Result<End, Reply> {
 }
 
 /// The live list at `key`: `Ok(None)` when missing, WRONGTYPE for another type.
-fn list_mut<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut ListValue>, Reply> {
+pub(super) fn list_mut<'a>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+) -> Result<Option<&'a mut ListValue>, Reply> {
     match ctx.value(key) {
         None => Ok(None),
         Some(Value::List(l)) => Ok(Some(l)),
@@ -58,7 +61,7 @@ fn list_mut<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut ListValue
     }
 }
 
-fn pop_end(list: &mut ListValue, end: End) -> Option<Vec<u8>> {
+pub(super) fn pop_end(list: &mut ListValue, end: End) -> Option<Vec<u8>> {
     match end {
         End::Left => list.pop_front(),
         End::Right => list.pop_back(),
@@ -384,7 +387,13 @@ fn lpos(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 }
 
 /// Pop from `src` and push onto `dst`; missing `src` gives nil. Both types are checked first.
-fn move_generic(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> Result<Reply, Reply> {
+pub(super) fn move_generic(
+    ctx: &mut Ctx,
+    src: &[u8],
+    dst: &[u8],
+    from: End,
+    to: End,
+) -> Result<Reply, Reply> {
     if list_mut(ctx, src)?.is_none() {
         return Ok(Reply::Nil);
     }
@@ -475,7 +484,7 @@ fn mpop_generic(
         j += 1;
     }
     if let Some(t) = timeout {
-        check_timeout(t)?;
+        check_timeout(ctx, t)?;
     }
     let count = count.unwrap_or(1);
     for key in &args[idx + 1..where_idx] {
@@ -497,7 +506,11 @@ fn mpop_generic(
 }
 
 /// `getTimeoutFromObjectOrReply` in seconds: a long double, times 1000, cast to long long.
-fn check_timeout(arg: &[u8]) -> Result<(), Reply> {
+fn check_timeout(ctx: &Ctx, arg: &[u8]) -> Result<(), Reply> {
+    // 7.2 and later range-check it (issue 12).
+    if ctx.profile.timeout_out_of_range {
+        return super::blocking::check_timeout(ctx, arg, true);
+    }
     let secs = float_arg(arg).map_err(|_| Reply::err(TIMEOUT_NOT_FLOAT))?;
     let ms = secs * 1000.0;
     // C's cast of an out-of-range value yields LLONG_MIN on x86, hence "negative".

@@ -10,7 +10,10 @@ mod redis_commands;
 pub mod table;
 
 mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
+mod blocking; // BLPOP ... WAIT in scripts, 7.2 and later (issue 12)
 mod generic;
+mod hash_ex; // HGETEX HSETEX HGETDEL (issue 12)
+mod hash_ttl; // HEXPIRE ... HPERSIST (issue 12)
 mod hashes;
 mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
@@ -47,6 +50,8 @@ pub struct Ctx<'a> {
     pub spare_bytes: usize,
     /// Set by `reserve` when a handler refused for lack of budget: the run stops.
     pub over_budget: bool,
+    /// The server the sandbox imitates (issue 12: commands whose rules differ by server).
+    pub profile: &'static Profile,
 }
 
 impl Ctx<'_> {
@@ -164,6 +169,9 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(hyperloglog::COMMANDS) // issue 13
         .chain(sort::COMMANDS) // issue 13
         .chain(hashes::COMMANDS)
+        .chain(hash_ttl::COMMANDS) // issue 12
+        .chain(hash_ex::COMMANDS) // issue 12
+        .chain(blocking::COMMANDS) // issue 12
         .chain(lists::COMMANDS)
         .chain(sets::COMMANDS)
         .chain(zsets::COMMANDS)
@@ -383,13 +391,25 @@ pub fn base_table() -> &'static [RedisCommandInfo] {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 12] = [
+    let families: [(&str, &[Command]); 15] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS),         // issue 13
         ("hyperloglog", hyperloglog::COMMANDS), // issue 13
         ("sort", sort::COMMANDS),               // issue 13
         ("hashes", hashes::COMMANDS),
+        (
+            "hash field TTLs (Redis 7.4+, Valkey 9.1)",
+            hash_ttl::COMMANDS,
+        ), // issue 12
+        (
+            "hash get/set with TTLs (Redis 8.0, Valkey 9.1)",
+            hash_ex::COMMANDS,
+        ), // issue 12
+        (
+            "blocking (7.2+, do not block in scripts)",
+            blocking::COMMANDS,
+        ), // issue 12
         ("lists", lists::COMMANDS),
         ("sets", sets::COMMANDS),
         ("sorted sets", zsets::COMMANDS),
@@ -559,6 +579,7 @@ pub(crate) struct TestServer {
     pub rng: CommandRng,
     pub now_ms: i64,
     pub resp3: bool,
+    pub profile: &'static Profile,
 }
 
 #[cfg(test)]
@@ -570,6 +591,7 @@ impl TestServer {
             rng: CommandRng::default(),
             now_ms: 1_700_000_000_000,
             resp3: false,
+            profile: profile::DEFAULT,
         }
     }
     /// Run one command as a script would (RESP2 unless `resp3` is set); refusals become errors.
@@ -577,9 +599,9 @@ impl TestServer {
         let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
         // Wall time follows the test's frozen time.
         self.clock.set_us(self.now_ms * 1000);
-        let resolved = match resolve(&args) {
+        let resolved = match resolve_in(self.profile, &args) {
             Ok(r) => r,
-            Err(refusal) => return Reply::err(refusal.text()),
+            Err(refusal) => return Reply::err(refusal.text_in(self.profile)),
         };
         let mut ctx = Ctx {
             keyspace: &mut self.keyspace,
@@ -590,6 +612,7 @@ impl TestServer {
             rng: &mut self.rng,
             spare_bytes: usize::MAX,
             over_budget: false,
+            profile: self.profile,
         };
         execute(resolved, &mut ctx, &args)
     }

@@ -9,6 +9,7 @@ use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
     Command::new("get", get),
+    Command::new("delifeq", delifeq), // Valkey 9 (issue 12)
     Command::new("set", set),
     Command::new("setnx", setnx),
     Command::new("setex", setex),
@@ -99,6 +100,8 @@ struct ExtOptions<'a> {
     keepttl: bool,
     persist: bool,
     expire: Option<(ExpireKind, &'a [u8])>,
+    /// Valkey 8.1+ `IFEQ value`: write only over a string equal to it (issue 12).
+    ifeq: Option<&'a [u8]>,
 }
 
 /// Parse SET (`for_set`) or GETEX options from `args[start..]`, with Redis's exact acceptance
@@ -107,6 +110,7 @@ fn parse_ext_options(
     args: &[Vec<u8>],
     start: usize,
     for_set: bool,
+    ifeq_allowed: bool,
 ) -> Result<ExtOptions<'_>, Reply> {
     let mut o = ExtOptions::default();
     let mut j = start;
@@ -116,8 +120,13 @@ fn parse_ext_options(
         let kind = o.expire.map(|(k, _)| k);
         let other_expire = |mine: ExpireKind| kind.is_some_and(|k| k != mine);
         match opt.as_str() {
-            "nx" if for_set && !o.xx => o.nx = true,
-            "xx" if for_set && !o.nx => o.xx = true,
+            "nx" if for_set && !o.xx && o.ifeq.is_none() => o.nx = true,
+            "xx" if for_set && !o.nx && o.ifeq.is_none() => o.xx = true,
+            // Issue 12: the profile says whether SET takes IFEQ.
+            "ifeq" if for_set && ifeq_allowed && !o.nx && !o.xx && o.ifeq.is_none() => {
+                o.ifeq = Some(next.ok_or_else(|| Reply::err(errors::SYNTAX))?);
+                j += 1;
+            }
             "get" if for_set => o.get = true,
             "keepttl" if for_set && !o.persist && kind.is_none() => o.keepttl = true,
             "persist" if !for_set && kind.is_none() && !o.keepttl => o.persist = true,
@@ -187,6 +196,16 @@ fn set_generic(
     if (o.nx && found) || (o.xx && !found) {
         return Ok(old.unwrap_or(abort));
     }
+    if let Some(expected) = o.ifeq {
+        let equal = match ctx.value(key) {
+            None => false,
+            Some(Value::Str(current)) => current.as_slice() == expected,
+            Some(_) => return Err(Reply::err(errors::WRONGTYPE)),
+        };
+        if !equal {
+            return Ok(old.unwrap_or(abort));
+        }
+    }
     let now = ctx.now_ms;
     let db = ctx.db();
     if o.keepttl {
@@ -209,9 +228,23 @@ fn get(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 fn set(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten(
-        parse_ext_options(args, 3, true)
+        parse_ext_options(args, 3, true, ctx.profile.set_ifeq)
             .and_then(|o| set_generic(ctx, &args[1], &args[2], &o, "set", Reply::ok(), Reply::Nil)),
     )
+}
+
+/// DELIFEQ key value (Valkey 9): delete a string key holding exactly `value`; 1 if deleted.
+fn delifeq(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    let equal = match ctx.value(&args[1]) {
+        None => false,
+        Some(Value::Str(current)) => *current == args[2],
+        Some(_) => return Reply::err(errors::WRONGTYPE),
+    };
+    if equal {
+        let now = ctx.now_ms;
+        ctx.db().remove(&args[1], now);
+    }
+    Reply::Int(equal as i64)
 }
 
 fn setnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
@@ -281,7 +314,7 @@ fn getex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 }
 
 fn getex_body(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
-    let o = parse_ext_options(args, 2, false)?;
+    let o = parse_ext_options(args, 2, false, false)?;
     let key = &args[1];
     // A missing key answers nil before the expire value is even looked at.
     let Some(value) = string_value(ctx, key)?.cloned() else {

@@ -63,7 +63,7 @@ const RANDMEMBER_RANGE: &str =
 const MAX_RANDOM_REPLY: u64 = 1 << 20;
 
 /// Members with their scores, in reply order.
-type Members = Vec<(Vec<u8>, f64)>;
+pub(super) type Members = Vec<(Vec<u8>, f64)>;
 
 // ---- key access ----
 
@@ -860,7 +860,12 @@ fn zpop_minmax(ctx: &mut Ctx, args: &[Vec<u8>], max: bool) -> Result<Reply, Repl
 }
 
 /// Pop up to `count` elements from one end of `key`; None when the key is missing.
-fn pop(ctx: &mut Ctx, key: &[u8], max: bool, count: i64) -> Result<Option<Members>, Reply> {
+pub(super) fn pop(
+    ctx: &mut Ctx,
+    key: &[u8],
+    max: bool,
+    count: i64,
+) -> Result<Option<Members>, Reply> {
     let Some(z) = zset_mut(ctx, key)? else {
         return Ok(None);
     };
@@ -933,13 +938,17 @@ fn zmpop(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 fn bzmpop(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
         let (keys, max, count) = parse_mpop(args, 2)?;
-        parse_timeout(&args[1])?;
+        parse_timeout(ctx, &args[1])?;
         mpop_keys(ctx, &keys, max, count)
     })())
 }
 
 /// `getTimeoutFromObjectOrReply` in seconds: long double text, `ceil(t * 1000)` ms.
-fn parse_timeout(arg: &[u8]) -> Result<(), Reply> {
+fn parse_timeout(ctx: &Ctx, arg: &[u8]) -> Result<(), Reply> {
+    // 7.2 and later range-check it (issue 12).
+    if ctx.profile.timeout_out_of_range {
+        return super::blocking::check_timeout(ctx, arg, true);
+    }
     let t = number::parse_f64(arg).ok_or_else(|| Reply::err(TIMEOUT_NOT_FLOAT))?;
     let ms = (t * 1000.0).ceil();
     // A value a long long cannot hold converts to LLONG_MIN on x86: negative.

@@ -99,6 +99,7 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
                     })?,
                 );
             }
+            field_ttls_from_json(key, obj.get("field_ttl_ms"), &mut h, now_ms)?;
             Value::Hash(h)
         }
         "list" => {
@@ -268,6 +269,63 @@ pub fn bytes_to_json(b: &[u8]) -> Json {
     }
 }
 
+/// `"field_ttl_ms": {"field": ms}`: the remaining time of fields that have a TTL (Redis 7.4+,
+/// Valkey 9). Each field must be in the hash; a TTL must be a positive integer.
+fn field_ttls_from_json(
+    key: &str,
+    spec: Option<&Json>,
+    h: &mut HashValue,
+    now_ms: i64,
+) -> Result<(), KeyspaceJsonError> {
+    let Some(spec) = spec.filter(|s| !s.is_null()) else {
+        return Ok(());
+    };
+    let Json::Object(ttls) = spec else {
+        return Err(invalid(
+            key,
+            "\"field_ttl_ms\" must be an object of field -> milliseconds",
+        ));
+    };
+    for (f, ms) in ttls {
+        if !h.contains_key(f.as_bytes()) {
+            return Err(invalid(
+                key,
+                format!("\"field_ttl_ms\": field {f:?} is not in the hash"),
+            ));
+        }
+        let ms = ms.as_i64().filter(|ms| *ms > 0).ok_or_else(|| {
+            invalid(
+                key,
+                format!("\"field_ttl_ms\": field {f:?}: the TTL must be a positive integer of milliseconds"),
+            )
+        })?;
+        let at = now_ms.checked_add(ms).ok_or_else(|| {
+            invalid(
+                key,
+                format!("\"field_ttl_ms\": field {f:?}: the TTL is too large"),
+            )
+        })?;
+        // The JSON's field order is kept as it is (a dump lists them as the server did).
+        h.set_field_expire(f.as_bytes(), at, super::TtlOrder::Unchanged);
+    }
+    Ok(())
+}
+
+/// The live fields' remaining TTLs, in field order; `None` when no field has one.
+fn field_ttls_to_json(h: &HashValue, now_ms: i64) -> Option<Json> {
+    if !h.has_field_ttls() {
+        return None;
+    }
+    let ttls: Map<String, Json> = h
+        .live_fields(now_ms)
+        .filter_map(|(f, _)| {
+            let at = h.field_expire_at(f)?;
+            Some((String::from_utf8_lossy(f).into_owned(), json!(at - now_ms)))
+        })
+        .collect();
+    (!ttls.is_empty()).then_some(Json::Object(ttls))
+}
+
 fn score_to_json(s: f64) -> Json {
     if s == f64::INFINITY {
         json!("inf")
@@ -286,7 +344,7 @@ pub fn keyspace_to_json(db: &Db, now_ms: i64) -> Json {
         let value = match &entry.value {
             Value::Str(s) => bytes_to_json(s),
             Value::Hash(h) => Json::Object(
-                h.iter()
+                h.live_fields(now_ms)
                     .map(|(f, v)| (String::from_utf8_lossy(f).into_owned(), bytes_to_json(v)))
                     .collect(),
             ),
@@ -318,10 +376,52 @@ pub fn keyspace_to_json(db: &Db, now_ms: i64) -> Json {
         if let Some(at) = entry.expire_at_ms {
             spec.insert("ttl_ms".into(), json!((at - now_ms).max(0)));
         }
+        if let Value::Hash(h) = &entry.value {
+            if let Some(ttls) = field_ttls_to_json(h, now_ms) {
+                spec.insert("field_ttl_ms".into(), ttls);
+            }
+        }
         out.insert(
             String::from_utf8_lossy(&key).into_owned(),
             Json::Object(spec),
         );
     }
     Json::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hash-field TTLs (issue 12) load, dump back the same, and an expired field disappears.
+    #[test]
+    fn field_ttls_round_trip() {
+        let text = r#"{"h":{"type":"hash","value":{"b":"2","a":"1"},"field_ttl_ms":{"a":5000}}}"#;
+        let db = keyspace_from_json(text, 1_000).unwrap();
+        assert_eq!(keyspace_to_json(&db, 1_000).to_string(), text);
+        assert_eq!(
+            keyspace_to_json(&db, 6_000).to_string(),
+            r#"{"h":{"type":"hash","value":{"b":"2"}}}"#
+        );
+        let err = |t: &str| keyspace_from_json(t, 0).unwrap_err().to_string();
+        assert_eq!(
+            err(r#"{"h":{"type":"hash","value":{"a":"1"},"field_ttl_ms":{"z":5}}}"#),
+            "key \"h\": \"field_ttl_ms\": field \"z\" is not in the hash"
+        );
+        assert_eq!(
+            err(r#"{"h":{"type":"hash","value":{"a":"1"},"field_ttl_ms":{"a":0}}}"#),
+            "key \"h\": \"field_ttl_ms\": field \"a\": the TTL must be a positive integer of milliseconds"
+        );
+        assert_eq!(
+            err(r#"{"h":{"type":"hash","value":{"a":"1"},"field_ttl_ms":[1]}}"#),
+            "key \"h\": \"field_ttl_ms\" must be an object of field -> milliseconds"
+        );
+        // Every field expired: the key is gone.
+        let db = keyspace_from_json(
+            r#"{"h":{"type":"hash","value":{"a":"1"},"field_ttl_ms":{"a":5}}}"#,
+            0,
+        )
+        .unwrap();
+        assert_eq!(keyspace_to_json(&db, 5).to_string(), "{}");
+    }
 }

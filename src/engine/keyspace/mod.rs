@@ -1,6 +1,7 @@
 //! The data model: databases of keys holding typed values with an optional expiry.
 //! Knows nothing of Lua or RESP; the command handlers in `commands/` work on it.
 
+pub mod hash; // per-field TTLs (issue 12)
 pub mod json;
 pub mod set;
 pub mod stream;
@@ -9,13 +10,12 @@ pub mod zset;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
+pub use hash::{HashValue, TtlOrder};
 pub use json::{keyspace_from_json, keyspace_from_json_value, keyspace_to_json, KeyspaceJsonError};
 pub use set::SetValue;
 pub use stream::{StreamId, StreamValue};
 pub use zset::ZSetValue;
 
-/// Field order of a small Redis hash (listpack) is insertion order; we keep it for every size.
-pub type HashValue = indexmap::IndexMap<Vec<u8>, Vec<u8>>;
 pub type ListValue = VecDeque<Vec<u8>>;
 
 /// Number of databases, as Redis's default `databases 16`.
@@ -97,6 +97,11 @@ impl Db {
 
     fn is_live(entry: &Entry, now_ms: i64) -> bool {
         entry.expire_at_ms.is_none_or(|t| t > now_ms)
+            // A hash whose every field expired is gone (issue 12: field TTLs).
+            && match &entry.value {
+                Value::Hash(h) if h.has_field_ttls() => h.has_live_field(now_ms),
+                _ => true,
+            }
     }
 
     /// Drop `key` if it expired at `now_ms`; afterwards plain lookups see only live keys.
@@ -111,6 +116,12 @@ impl Db {
     /// Drop every expired key.
     pub fn purge_expired(&mut self, now_ms: i64) {
         self.entries.retain(|_, e| Self::is_live(e, now_ms));
+        // Expired hash fields go too (issue 12).
+        for e in self.entries.values_mut() {
+            if let Value::Hash(h) = &mut e.value {
+                h.purge_expired(now_ms);
+            }
+        }
     }
 
     pub fn get(&self, key: &[u8], now_ms: i64) -> Option<&Entry> {

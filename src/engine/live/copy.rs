@@ -123,6 +123,7 @@ pub fn read_key(
             for pair in items.chunks_exact(2) {
                 h.insert(pair[0].clone(), pair[1].clone());
             }
+            copy_field_ttls(live, key, &mut h, now_ms)?; // issue 12
             Value::Hash(h)
         }
         "list" => Value::List(ListValue::from(bulks(
@@ -188,6 +189,38 @@ pub fn read_key(
         value,
         expire_at_ms: (pttl > 0).then_some(now_ms + pttl),
     }))
+}
+
+/// The fields' TTLs (issue 12), on a server whose command table has HPTTL (Redis 7.4+, Valkey
+/// 9): the guard's dry run then sees the fields expire as the server will.
+fn copy_field_ttls(
+    live: &mut LiveBackend,
+    key: &[u8],
+    h: &mut HashValue,
+    now_ms: i64,
+) -> Result<(), CopyError> {
+    if h.is_empty() || crate::engine::commands::lookup_in(live.server.profile, "hpttl").is_none() {
+        return Ok(());
+    }
+    let fields: Vec<Vec<u8>> = h.keys().cloned().collect();
+    let count = fields.len().to_string();
+    let mut args: Vec<&[u8]> = vec![b"HPTTL", key, b"FIELDS", count.as_bytes()];
+    args.extend(fields.iter().map(Vec::as_slice));
+    let Reply::Array(ttls) = live.command(&args)? else {
+        return Ok(());
+    };
+    for (field, ttl) in fields.iter().zip(ttls) {
+        if let Reply::Int(ms) = ttl {
+            if ms > 0 {
+                h.set_field_expire(
+                    field,
+                    now_ms + ms,
+                    crate::engine::keyspace::TtlOrder::Unchanged,
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Copy `keys` into `db` (missing keys are removed from it).

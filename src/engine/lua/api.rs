@@ -546,6 +546,7 @@ pub(crate) unsafe fn dispatch(
         rng: &mut core.cmd_rng,
         spare_bytes,
         over_budget: false,
+        profile: core.profile, // issue 12
     };
     let reply = commands::execute(resolved, &mut ctx, args);
     core.run.db_index = ctx.db_index;

@@ -8,6 +8,7 @@ mod keyspace;
 mod lesson; // the Lesson tab and picker (issue 14)
 mod panes;
 mod present; // presenter mode (issue 14)
+mod reply_compare; // issue 12
 mod server;
 mod statusbar;
 
