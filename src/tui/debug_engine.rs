@@ -222,7 +222,8 @@ pub enum DebugEvent {
     Ended {
         id: u64,
         coverage: Option<BTreeMap<u32, u64>>,
-        events: u64,
+        /// None when the run ended without the line hook (see engine/debug/probes.rs).
+        events: Option<u64>,
     },
 }
 

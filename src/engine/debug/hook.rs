@@ -4,6 +4,13 @@
 //! chunk, so the numbering is deterministic). A backward step aborts the current pass, restores
 //! what carries across runs (the keyspace, the lrand48 and command RNG states, cjson's settings,
 //! the clock's readings), and runs the script again silently to the wanted event.
+//!
+//! The line hook is on only while something needs it (a step, `redis.breakpoint()`, run to a
+//! line, coverage, a breakpoint on a line without a probe, replays). After a continue the script
+//! runs with the count hook only and breakpoints are reached through probes (probes.rs); the line
+//! events of that stretch are not counted, so a stop there first replays the pass silently with
+//! the line hook up to the same point (the same count of marks: probes, commands,
+//! `redis.breakpoint()` calls, or the error) and stops there, its event number known.
 
 use super::{DebugFrontend, DebugOutput, DebugSession, Resume, StopReason};
 use crate::engine::clock::Clock;
@@ -78,6 +85,9 @@ pub(crate) enum Mode {
     Replay { target: u64, back: bool },
     /// Silent up to `until`, remembering the last user line (or breakpoint hit) before it.
     Scan { until: u64, breakpoints: bool },
+    /// Silent up to mark N (None: the error that ends the script), then live: a stop reached
+    /// without the line hook, found again with it.
+    Locate { mark: Option<u64> },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +165,16 @@ pub struct DebugRun {
     pub(crate) conditions: Vec<(u32, String, c_int)>,
     /// `abort` answered at an error stop: the run ends with LDB's abort error, not the script's.
     aborted_at_error: bool,
+    /// Lines with a probe in the chunk this run calls (index = line).
+    probe_lines: Vec<bool>,
+    /// Is the line hook wanted (set on the running thread and the main one)?
+    line_on: bool,
+    /// Is `event` the count of line events since the pass started (the line hook never off)?
+    pub(crate) event_known: bool,
+    /// Probes, commands and `redis.breakpoint()` calls of this pass (what `Mode::Locate` counts).
+    marks: u64,
+    /// The line event the hook left to the probe of its line.
+    deferred: Option<u64>,
 }
 
 impl DebugRun {
@@ -191,6 +211,11 @@ impl DebugRun {
             clock_log: Arc::default(),
             snapshot: None,
             conditions: Vec::new(),
+            probe_lines: Vec::new(),
+            line_on: false,
+            event_known: true,
+            marks: 0,
+            deferred: None,
         })
     }
 
@@ -226,13 +251,16 @@ impl DebugRun {
             .passthrough = on;
     }
 
+    /// The lines the line hook must watch: breakpoints without a probe, and run-to-line's.
     fn rebuild_bits(&mut self) {
         let session = unsafe { &*self.session };
         let lines = session
             .breakpoints
             .iter()
             .map(|b| b.line)
-            .chain(self.temp_line);
+            .filter(|&line| !self.is_probe(line as c_int))
+            .chain(self.temp_line)
+            .collect::<Vec<u32>>();
         self.bits.clear();
         for line in lines {
             let word = line as usize / 64;
@@ -241,6 +269,50 @@ impl DebugRun {
             }
             self.bits[word] |= 1 << (line % 64);
         }
+    }
+
+    #[inline]
+    fn is_probe(&self, line: c_int) -> bool {
+        self.probe_lines.get(line as usize).copied().unwrap_or(false)
+    }
+
+    fn wants_line_hook(&self) -> bool {
+        self.mode != Mode::Live
+            || self.pending.is_some()
+            || self.step != Step::None
+            || self.start_pending
+            || self.break_next_line
+            || self.coverage.is_some()
+            || self.bits.iter().any(|w| *w != 0)
+    }
+
+    /// Set the line hook on or off (on the running thread and the main one) as the run needs it.
+    fn apply_line_hook(&mut self, l: L) {
+        let on = self.wants_line_hook();
+        let mask = ffi::LUA_MASKCOUNT | if on { ffi::LUA_MASKLINE } else { 0 };
+        for thread in [l, self.main] {
+            unsafe { ffi::lua_sethook(thread, Some(debug_hook), mask, HOOK_EVERY) };
+        }
+        if !on {
+            self.event_known = false;
+            self.deferred = None;
+        }
+        self.line_on = on;
+    }
+
+    /// A mark (a probe, a command, a `redis.breakpoint()` call): the point a locating pass looks for.
+    fn mark(&mut self) {
+        self.marks += 1;
+        if self.mode == (Mode::Locate { mark: Some(self.marks) }) {
+            self.mode = Mode::Live;
+            self.go_live();
+        }
+    }
+
+    /// A stop reached without the line hook: find it again with it (its event number).
+    unsafe fn locate(&mut self, l: L, mark: Option<u64>) {
+        self.pending = Some(Pending::Rewind(Mode::Locate { mark }));
+        self.apply_line_hook(l);
     }
 
     #[inline]
@@ -278,12 +350,18 @@ impl DebugRun {
 
     fn begin_pass(&mut self) {
         self.event = 0;
+        self.event_known = true;
+        self.marks = 0;
+        self.deferred = None;
         self.step = Step::None;
         self.break_next_line = false;
         self.hits.clear();
         self.found = None;
         self.first_user_event = None;
-        self.trace_seen = 0;
+        // Locating a stop is no step: the calls since the previous stop are still new there.
+        if !matches!(self.mode, Mode::Locate { .. }) {
+            self.trace_seen = 0;
+        }
         if let Some(c) = &mut self.coverage {
             c.iter_mut().for_each(|n| *n = 0);
         }
@@ -294,6 +372,7 @@ impl DebugRun {
         } else {
             self.core().run.deadline = None;
         }
+        self.apply_line_hook(self.main);
     }
 }
 
@@ -326,18 +405,32 @@ pub(crate) fn call_script(
         log: run.clock_log.clone(),
     });
     core.run.debug_calls = true;
-    unsafe {
-        ffi::lua_sethook(
-            l,
-            Some(debug_hook),
-            ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
-            HOOK_EVERY,
-        )
+    // The chunk with probes on the breakpoint lines (compiled once per set of lines), else the
+    // script as it is (its breakpoints then use the line hook).
+    let skip = crate::engine::script::parse_shebang(&request.script).map_or(0, |(_, len)| len);
+    let chunk = match session.probed_body(&request.script, skip) {
+        Some((body, lines)) => {
+            let key = format!("{sha}+probes{lines:?}");
+            match vm.load_script(&key, &body) {
+                Ok(()) => {
+                    for line in lines {
+                        let i = line as usize;
+                        if i >= run.probe_lines.len() {
+                            run.probe_lines.resize(i + 1, false);
+                        }
+                        run.probe_lines[i] = true;
+                    }
+                    key
+                }
+                Err(_) => sha.to_string(),
+            }
+        }
+        None => sha.to_string(),
     };
     run.mode = Mode::Live;
     let result = loop {
         run.begin_pass();
-        let result = vm.call_script(sha);
+        let result = vm.call_script(&chunk);
         run.pause_clock();
         match run.pending.take() {
             Some(Pending::Rewind(mode)) => {
@@ -349,14 +442,6 @@ pub(crate) fn call_script(
                 unsafe { cjson_config(l, Some(&snap.cjson)) };
                 core.run.restart_pass();
                 vm.set_keys_and_argv(&request.keys, &request.argv);
-                unsafe {
-                    ffi::lua_sethook(
-                        l,
-                        Some(debug_hook),
-                        ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
-                        HOOK_EVERY,
-                    )
-                };
                 run.mode = mode;
             }
             Some(Pending::Abort) if result.is_ok() => {
@@ -443,6 +528,11 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
     if run.in_eval {
         return;
     }
+    if !run.line_on && run.pending.is_none() && run.mode == Mode::Live {
+        // A coroutine created while the hook was on keeps it: off there too.
+        ffi::lua_sethook(l, Some(debug_hook), ffi::LUA_MASKCOUNT, HOOK_EVERY);
+        return;
+    }
     if let Some(pending) = run.pending {
         // Keep raising (a pcall must not swallow an abort or a rewind), but never inside
         // evalbench's own helpers (the error handler must run).
@@ -457,11 +547,8 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
     }
     run.event += 1;
     let line = (*ar).currentline;
-    let arrive = match run.mode {
-        Mode::Live => false,
-        Mode::Replay { target, .. } => run.event >= target,
-        Mode::Scan { until, .. } => {
-            if run.event >= until {
+    if let Mode::Scan { until, .. } = run.mode {
+        if run.event >= until {
                 let target = run
                     .found
                     .map(|(e, _)| e)
@@ -470,19 +557,33 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
                 run.pending = Some(Pending::Rewind(Mode::Replay { target, back: true }));
                 push_stop_error(l, Pending::Abort);
                 ffi::lua_error(l);
-            }
-            false
         }
+    }
+    if run.is_probe(line) && is_user(l, ar) {
+        // The probe that starts this line does the rest, as a mark.
+        run.deferred = Some(run.event);
+        return;
+    }
+    at_line(run, l, ar, 0, line);
+}
+
+/// A line event of the script at `level` (0: in the hook, 1: in a probe): stops, coverage, scans.
+unsafe fn at_line(run: &mut DebugRun, l: L, ar: *mut ffi::lua_Debug, level: c_int, line: c_int) {
+    let arrive = match run.mode {
+        Mode::Replay { target, .. } => run.event >= target,
+        _ => false,
     };
     let scanning = matches!(run.mode, Mode::Scan { .. });
+    let probe = level > 0;
     let candidate = arrive
         || scanning
+        || probe
         || run.step != Step::None
         || run.start_pending
         || run.break_next_line
         || run.coverage.is_some()
         || run.bit(line);
-    if !candidate || !is_user(l, ar) {
+    if !candidate || (!probe && !is_user(l, ar)) {
         return;
     }
     let line = line.max(0) as u32;
@@ -503,12 +604,12 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
         run.break_next_line = false;
         reason = reason.or(Some(StopReason::RedisBreakpoint));
     }
-    if run.bit(line as c_int) {
+    if probe || run.bit(line as c_int) {
         if run.temp_line == Some(line) {
             run.temp_line = None;
             reason = reason.or(Some(StopReason::Step));
         }
-        if let Some(id) = breakpoint_hit(run, l, line) {
+        if let Some(id) = breakpoint_hit(run, l, level, line) {
             reason = reason.or(Some(StopReason::Breakpoint { id }));
         }
     }
@@ -553,9 +654,10 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
             }
             return;
         }
+        Mode::Locate { .. } => return,
     }
     if let Some(reason) = reason {
-        if stop(run, l, 0, reason) {
+        if stop(run, l, level, reason) {
             let pending = run.pending.expect("a raise is pending");
             push_stop_error(l, pending);
             ffi::lua_error(l);
@@ -575,10 +677,10 @@ unsafe fn push_stop_error(l: L, pending: Pending) {
 }
 
 /// Does a breakpoint on `line` stop here (its condition true, its hit count reached)?
-unsafe fn breakpoint_hit(run: &mut DebugRun, l: L, line: u32) -> Option<u32> {
+unsafe fn breakpoint_hit(run: &mut DebugRun, l: L, level: c_int, line: u32) -> Option<u32> {
     let bp = run.session().breakpoint_at(line)?.clone();
     if let Some(cond) = &bp.condition {
-        match super::eval::condition(run, l, 0, bp.id, cond) {
+        match super::eval::condition(run, l, level, bp.id, cond) {
             Ok(false) => return None,
             Ok(true) => {}
             Err(message) => {
@@ -682,6 +784,7 @@ unsafe fn stop(run: &mut DebugRun, l: L, base_level: c_int, reason: StopReason) 
     if !raise {
         run.go_live();
     }
+    run.apply_line_hook(l);
     raise
 }
 
@@ -691,11 +794,23 @@ pub(crate) unsafe extern "C-unwind" fn on_script_error(l: L) -> c_int {
     let Some(run) = current() else { return 0 };
     if run.in_eval
         || run.pending.is_some()
-        || run.mode != Mode::Live
         || run.core.is_null()
         || run.core().run.stopped.is_some()
         || !run.session().break_on_error
     {
+        return 0;
+    }
+    match run.mode {
+        Mode::Live => {}
+        Mode::Locate { mark: None } => {
+            run.mode = Mode::Live;
+            run.go_live();
+        }
+        _ => return 0,
+    }
+    if !run.event_known {
+        // The error ends this pass; the next one finds it with the line hook.
+        run.locate(l, None);
         return 0;
     }
     let message = match ffi::lua_type(l, 1) {
@@ -739,7 +854,11 @@ pub(crate) unsafe extern "C-unwind" fn on_script_error(l: L) -> c_int {
 /// Some(raise) when the run must end or rewind.
 pub(crate) unsafe fn before_call(l: L, args: &[Vec<u8>]) -> Option<Raise> {
     let run = current()?;
-    if run.in_eval || run.mode != Mode::Live || run.pending.is_some() {
+    if run.in_eval {
+        return None;
+    }
+    run.mark();
+    if run.mode != Mode::Live || run.pending.is_some() {
         return None;
     }
     let session = run.session();
@@ -764,6 +883,11 @@ pub(crate) unsafe fn before_call(l: L, args: &[Vec<u8>]) -> Option<Raise> {
         }
     }
     let reason = reason?;
+    if !run.event_known {
+        run.locate(l, Some(run.marks));
+        push_stop_error(l, run.pending.expect("pending"));
+        return Some(Raise::OnStack);
+    }
     // Level 0 is redis.call itself: the script's frame is the next user frame.
     let mut ar: ffi::lua_Debug = std::mem::zeroed();
     let mut level = 1;
@@ -777,11 +901,22 @@ pub(crate) unsafe fn before_call(l: L, args: &[Vec<u8>]) -> Option<Raise> {
     None
 }
 
-/// `redis.breakpoint()`: true in a debug run, and the next line stops.
+/// `redis.breakpoint()`: true in a debug run, and the next line stops. Called with the number
+/// of the line it is on, on a line with a probe, it is that probe.
 pub(crate) unsafe fn redis_breakpoint(l: L) -> c_int {
     let active = match current() {
         Some(run) if !run.in_eval => {
+            if let Some(line) = probe_line(run, l) {
+                return probe(run, l, line);
+            }
+            run.mark();
             run.break_next_line = true;
+            if run.mode == Mode::Live && !run.event_known {
+                run.locate(l, Some(run.marks));
+                push_stop_error(l, run.pending.expect("pending"));
+                ffi::lua_error(l);
+            }
+            run.apply_line_hook(l);
             true
         }
         Some(_) => true,
@@ -789,6 +924,53 @@ pub(crate) unsafe fn redis_breakpoint(l: L) -> c_int {
     };
     ffi::lua_pushboolean(l, active as c_int);
     1
+}
+
+/// Is this `redis.breakpoint(N)` call a probe: N the line it is on, a line with a probe?
+unsafe fn probe_line(run: &DebugRun, l: L) -> Option<c_int> {
+    if ffi::lua_gettop(l) != 1 || ffi::lua_type(l, 1) != ffi::LUA_TNUMBER {
+        return None;
+    }
+    let line = ffi::lua_tointeger(l, 1) as c_int;
+    if !run.is_probe(line) {
+        return None;
+    }
+    let mut ar: ffi::lua_Debug = std::mem::zeroed();
+    if ffi::lua_getstack(l, 1, &mut ar) == 0 || !is_user(l, &mut ar) {
+        return None;
+    }
+    ffi::lua_getinfo(l, c"l".as_ptr(), &mut ar);
+    (ar.currentline == line).then_some(line)
+}
+
+/// A probe: the line event of its line (left by the line hook), or, with the line hook off, the
+/// breakpoint's check.
+unsafe fn probe(run: &mut DebugRun, l: L, line: c_int) -> c_int {
+    run.mark();
+    if let Some(pending) = run.pending {
+        push_stop_error(l, pending);
+        ffi::lua_error(l);
+    }
+    let mut ar: ffi::lua_Debug = std::mem::zeroed();
+    ffi::lua_getstack(l, 1, &mut ar);
+    let deferred = run.deferred.take();
+    if run.line_on && deferred == Some(run.event) {
+        at_line(run, l, &mut ar, 1, line);
+        return 0;
+    }
+    if run.mode != Mode::Live {
+        return 0;
+    }
+    if let Some(id) = breakpoint_hit(run, l, 1, line as u32) {
+        if !run.event_known {
+            run.locate(l, Some(run.marks));
+        } else if !stop(run, l, 1, StopReason::Breakpoint { id }) {
+            return 0;
+        }
+        push_stop_error(l, run.pending.expect("pending"));
+        ffi::lua_error(l);
+    }
+    0
 }
 
 /// `redis.debug(...)`: the arguments as LDB shows them, to the front end's console.

@@ -11,6 +11,7 @@ pub(crate) mod eval;
 pub(crate) mod hook;
 pub(crate) mod inspect;
 pub(crate) mod lines;
+pub(crate) mod probes;
 
 pub use hook::Stop;
 pub use inspect::{Frame, Page, VarKind, Variable};
@@ -130,6 +131,9 @@ pub struct DebugSession {
     /// First lines of the functions taking `...` (their varargs cannot be read in Lua 5.1).
     vararg_functions: Vec<u32>,
     source: Vec<String>,
+    /// The script as given, and per line where a breakpoint probe may go (probes.rs).
+    script: Vec<u8>,
+    probe_offsets: Vec<Option<usize>>,
     next_id: u32,
 }
 
@@ -139,8 +143,9 @@ pub struct DebugReport {
     pub run: RunReport,
     /// Line -> executions, with `DebugSession::coverage` (lines never run are absent).
     pub coverage: Option<BTreeMap<u32, u64>>,
-    /// Line events of the last pass (the numbering of `Resume::GotoEvent`).
-    pub events: u64,
+    /// Line events of the last pass (the numbering of `Resume::GotoEvent`); None when the end of
+    /// the run was reached without the line hook (after a continue: see probes.rs).
+    pub events: Option<u64>,
 }
 
 impl DebugSession {
@@ -161,6 +166,9 @@ impl DebugSession {
             Err(text) => return Err((text, None)),
         };
         let (code_lines, vararg_functions) = lines::code_lines(&body)?;
+        let probe_offsets = std::str::from_utf8(&body)
+            .map(probes::probe_offsets)
+            .unwrap_or_default();
         let text = String::from_utf8_lossy(script);
         let text = text.strip_suffix('\n').unwrap_or(&text);
         let source = text
@@ -178,6 +186,8 @@ impl DebugSession {
             code_lines,
             vararg_functions,
             source,
+            script: script.to_vec(),
+            probe_offsets,
             next_id: 1,
         })
     }
@@ -259,6 +269,16 @@ impl DebugSession {
     pub fn breakpoint_at(&self, line: u32) -> Option<&Breakpoint> {
         self.breakpoints.iter().find(|b| b.line == line)
     }
+
+    /// The body the VM compiles for `script` (shebang line cut at `skip`) with a probe on every
+    /// breakpoint line that can take one, and those lines; None for another script or no probe.
+    pub(crate) fn probed_body(&self, script: &[u8], skip: usize) -> Option<(Vec<u8>, Vec<u32>)> {
+        if script != self.script.as_slice() {
+            return None;
+        }
+        let lines: Vec<u32> = self.breakpoints.iter().map(|b| b.line).collect();
+        probes::instrument(&script[skip..], &self.probe_offsets, skip, &lines)
+    }
 }
 
 /// `Sandbox::debug`: arm the debugger for one run of the sandbox.
@@ -287,6 +307,6 @@ pub(crate) fn run(
     DebugReport {
         run: report,
         coverage,
-        events: run.event,
+        events: run.event_known.then_some(run.event),
     }
 }
