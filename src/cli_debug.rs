@@ -307,6 +307,15 @@ impl Repl<'_> {
                 self.reply(stop, &reply);
             }
         }
+        if let Some(values) = stop.returned().map(<[String]>::to_vec) {
+            // `finish`: what the function it left returned.
+            let text = if values.is_empty() {
+                "<return> (no value)".to_string()
+            } else {
+                format!("<return> {}", values.join(", "))
+            };
+            self.emit("return", &text, json!({ "values": values }));
+        }
         let reason = Self::reason_text(stop.reason());
         let line = stop.line();
         self.emit(

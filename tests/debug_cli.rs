@@ -240,3 +240,86 @@ fn what_the_script_prints_cannot_steer_the_terminal() {
     }
     assert!(out.contains("\\u001b]0;pwned\\u0007\\u202e"), "{out}");
 }
+
+/// `finish` shows what the function it steps out of returned: several values, a tail call's (the
+/// function it tail-called returns for it), and none; in --json as a `return` event.
+#[test]
+fn finish_shows_the_return_values() {
+    let script = "local function pair(n)
+  local a = n * 2
+  return a, 'x' .. n
+end
+local function tail(n)
+  return pair(n + 1)
+end
+local function nothing()
+  local z = 1
+end
+local a, b = pair(3)
+local c = tail(1)
+nothing()
+return {a, b, c}
+";
+    let (code, out, _) = run(
+        script,
+        &[
+            "--commands",
+            "b 2; c; finish; s; s; s; finish; s; s; finish; c",
+            "SCRIPT",
+        ],
+    );
+    let expected = "Lua debugging session started (evalbench sandbox). Type h for help.
+
+* Stopped at 4, stop reason = step over
+-> 4   end
+lua debugger> b 2
+  #2     local a = n * 2
+lua debugger> c
+* Stopped at 2, stop reason = break point
+->#2     local a = n * 2
+lua debugger> finish
+<return> 6, \"x3\"
+* Stopped at 12, stop reason = step over
+-> 12  local c = tail(1)
+lua debugger> s
+* Stopped at 6, stop reason = step over
+-> 6     return pair(n + 1)
+lua debugger> s
+* Stopped at 2, stop reason = break point
+->#2     local a = n * 2
+lua debugger> s
+* Stopped at 3, stop reason = step over
+-> 3     return a, 'x' .. n
+lua debugger> finish
+<return> 4, \"x2\"
+* Stopped at 13, stop reason = step over
+-> 13  nothing()
+lua debugger> s
+* Stopped at 9, stop reason = step over
+-> 9     local z = 1
+lua debugger> s
+* Stopped at 10, stop reason = step over
+-> 10  end
+lua debugger> finish
+<return> (no value)
+* Stopped at 14, stop reason = step over
+-> 14  return {a, b, c}
+lua debugger> c
+
+1) (integer) 6
+2) \"x3\"
+3) (integer) 4
+";
+    assert!(out.starts_with(expected), "{out}");
+    assert_eq!(code, 0);
+    let (_, out, _) = run(
+        script,
+        &["--json", "--commands", "b 2; c; finish", "SCRIPT"],
+    );
+    assert!(
+        out.lines()
+            .any(|l| l
+                == r#"{"event":"return","text":"<return> 6, \"x3\"","values":["6","\"x3\""]}"#),
+        "{out}"
+    );
+}

@@ -105,7 +105,8 @@ fn breakpoints_on_every_line_stop_as_the_line_hook_does_on_every_case() {
                             session.add_breakpoint(line, None, None).unwrap();
                         }
                     }
-                    let (report, seen) = debug(&mut sandbox, &request, &mut session, line_hook, None);
+                    let (report, seen) =
+                        debug(&mut sandbox, &request, &mut session, line_hook, None);
                     (report.run, seen)
                 }
             };

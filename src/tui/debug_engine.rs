@@ -388,6 +388,15 @@ impl DebugFrontend for ChannelFrontend<'_> {
             self.console(ConsoleKind::Redis, format!("<redis> {command}"));
             self.console(ConsoleKind::Reply, format!("<reply> {reply}"));
         }
+        if let Some(values) = stop.returned() {
+            // Shift-F11 (step out): what the function it left returned.
+            let text = if values.is_empty() {
+                "<return> (no value)".to_string()
+            } else {
+                format!("<return> {}", values.join(", "))
+            };
+            self.console(ConsoleKind::Value, display_safe(&text));
+        }
         self.console(
             ConsoleKind::Stop,
             format!(

@@ -175,6 +175,8 @@ pub struct DebugRun {
     marks: u64,
     /// The line event the hook left to the probe of its line.
     deferred: Option<u64>,
+    /// What the function a step out left returned (LDB's texts).
+    returned: Option<Vec<String>>,
 }
 
 impl DebugRun {
@@ -216,6 +218,7 @@ impl DebugRun {
             event_known: true,
             marks: 0,
             deferred: None,
+            returned: None,
         })
     }
 
@@ -273,7 +276,10 @@ impl DebugRun {
 
     #[inline]
     fn is_probe(&self, line: c_int) -> bool {
-        self.probe_lines.get(line as usize).copied().unwrap_or(false)
+        self.probe_lines
+            .get(line as usize)
+            .copied()
+            .unwrap_or(false)
     }
 
     fn wants_line_hook(&self) -> bool {
@@ -289,7 +295,11 @@ impl DebugRun {
     /// Set the line hook on or off (on the running thread and the main one) as the run needs it.
     fn apply_line_hook(&mut self, l: L) {
         let on = self.wants_line_hook();
-        let mask = ffi::LUA_MASKCOUNT | if on { ffi::LUA_MASKLINE } else { 0 };
+        let mut mask = ffi::LUA_MASKCOUNT | if on { ffi::LUA_MASKLINE } else { 0 };
+        if matches!(self.step, Step::Out { .. }) {
+            // A step out shows what the function returned.
+            mask |= ffi::LUA_MASKRET;
+        }
         for thread in [l, self.main] {
             unsafe { ffi::lua_sethook(thread, Some(debug_hook), mask, HOOK_EVERY) };
         }
@@ -303,7 +313,11 @@ impl DebugRun {
     /// A mark (a probe, a command, a `redis.breakpoint()` call): the point a locating pass looks for.
     fn mark(&mut self) {
         self.marks += 1;
-        if self.mode == (Mode::Locate { mark: Some(self.marks) }) {
+        if self.mode
+            == (Mode::Locate {
+                mark: Some(self.marks),
+            })
+        {
             self.mode = Mode::Live;
             self.go_live();
         }
@@ -353,6 +367,7 @@ impl DebugRun {
         self.event_known = true;
         self.marks = 0;
         self.deferred = None;
+        self.returned = None;
         self.step = Step::None;
         self.break_next_line = false;
         self.hits.clear();
@@ -522,6 +537,9 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
     let Some(run) = current() else {
         return api::stop_hook(l, ar);
     };
+    if (*ar).event == ffi::LUA_HOOKRET {
+        return on_return(run, l, ar);
+    }
     if (*ar).event != ffi::LUA_HOOKLINE {
         return api::stop_hook(l, ar);
     }
@@ -549,14 +567,14 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
     let line = (*ar).currentline;
     if let Mode::Scan { until, .. } = run.mode {
         if run.event >= until {
-                let target = run
-                    .found
-                    .map(|(e, _)| e)
-                    .or(run.first_user_event)
-                    .unwrap_or(1);
-                run.pending = Some(Pending::Rewind(Mode::Replay { target, back: true }));
-                push_stop_error(l, Pending::Abort);
-                ffi::lua_error(l);
+            let target = run
+                .found
+                .map(|(e, _)| e)
+                .or(run.first_user_event)
+                .unwrap_or(1);
+            run.pending = Some(Pending::Rewind(Mode::Replay { target, back: true }));
+            push_stop_error(l, Pending::Abort);
+            ffi::lua_error(l);
         }
     }
     if run.is_probe(line) && is_user(l, ar) {
@@ -565,6 +583,55 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
         return;
     }
     at_line(run, l, ar, 0, line);
+}
+
+/// The first fields of Lua 5.1's `lua_State` (lstate.h), to read `savedpc` in a return hook.
+#[repr(C)]
+struct RawState {
+    next: *mut std::ffi::c_void,
+    tt: u8,
+    marked: u8,
+    status: u8,
+    top: *mut std::ffi::c_void,
+    base: *mut std::ffi::c_void,
+    l_g: *mut std::ffi::c_void,
+    ci: *mut std::ffi::c_void,
+    savedpc: *const u32,
+}
+
+/// Lua 5.1's `OP_RETURN` (lopcodes.h).
+const OP_RETURN: u32 = 30;
+
+/// A function returns: when it is the one a step out leaves, keep its return values. In the hook
+/// the stack holds the function's registers up to the last result; `RETURN A B` (the instruction
+/// before `savedpc`) says the results start at register A.
+unsafe fn on_return(run: &mut DebugRun, l: L, ar: *mut ffi::lua_Debug) {
+    let Step::Out { thread, depth } = run.step else {
+        return;
+    };
+    if run.in_eval || run.mode != Mode::Live || l != thread || depth_of(ar) != depth {
+        return;
+    }
+    // The first return at that depth is the function's (later ones are other calls).
+    if run.returned.is_some() || !is_user(l, ar) {
+        return;
+    }
+    let pc = (*(l as *const RawState)).savedpc;
+    if pc.is_null() {
+        return;
+    }
+    let instruction = *pc.sub(1);
+    if instruction & 0x3f != OP_RETURN {
+        return;
+    }
+    let first = ((instruction >> 6) & 0xff) as c_int + 1;
+    let maxlen = run.session().maxlen;
+    let top = ffi::lua_gettop(l);
+    run.returned = Some(
+        (first..=top)
+            .map(|i| super::inspect::ldb_repr(l, i, maxlen))
+            .collect(),
+    );
 }
 
 /// A line event of the script at `level` (0: in the hook, 1: in a probe): stops, coverage, scans.
@@ -726,6 +793,7 @@ unsafe fn stop(run: &mut DebugRun, l: L, base_level: c_int, reason: StopReason) 
     let trace_from = run.trace_seen;
     run.trace_seen = run.core().run.trace.len();
     let frontend = run.frontend;
+    let returned = run.returned.take();
     let mut stop = Stop {
         run,
         l,
@@ -733,6 +801,7 @@ unsafe fn stop(run: &mut DebugRun, l: L, base_level: c_int, reason: StopReason) 
         line,
         reason,
         trace_from,
+        returned,
     };
     let resume = (*frontend).stopped(&mut stop);
     run.rebuild_bits();
@@ -1001,6 +1070,7 @@ pub struct Stop<'a> {
     line: u32,
     reason: StopReason,
     trace_from: usize,
+    returned: Option<Vec<String>>,
 }
 
 impl Stop<'_> {
@@ -1010,6 +1080,11 @@ impl Stop<'_> {
 
     pub fn reason(&self) -> &StopReason {
         &self.reason
+    }
+
+    /// After a step out (`finish`): what the function it left returned, as LDB prints values.
+    pub fn returned(&self) -> Option<&[String]> {
+        self.returned.as_deref()
     }
 
     /// The line event this stop is at (see `Resume::GotoEvent`).

@@ -44,7 +44,11 @@ fn offsets(script: &str) -> Option<Vec<Option<usize>>> {
             continue;
         }
         // A long string or a `\z`-free multi-line token: its code belongs to its last line.
-        for spilled in barred.iter_mut().take(end.line().min(lines) + 1).skip(line + 1) {
+        for spilled in barred
+            .iter_mut()
+            .take(end.line().min(lines) + 1)
+            .skip(line + 1)
+        {
             *spilled = true;
         }
         if let TokenType::Symbol {
