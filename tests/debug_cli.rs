@@ -323,3 +323,69 @@ lua debugger> c
         "{out}"
     );
 }
+
+/// `--function NAME LIBRARY.lua`: the library is loaded as FUNCTION LOAD would and the FCALL runs
+/// under the debugger: a breakpoint in a helper, its arguments, `finish` with its return value,
+/// the reply of the FCALL.
+#[test]
+fn a_function_of_a_library_is_debugged_as_a_script() {
+    let library = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/counter_library.lua"),
+    )
+    .unwrap();
+    let (code, out, _) = run(
+        &library,
+        &[
+            "--function",
+            "counter_incr",
+            "--commands",
+            "b 5; c; p; finish; n; p n; c",
+            "SCRIPT",
+            "counter:page",
+            ",",
+            "5",
+        ],
+    );
+    let expected = "Lua debugging session started (evalbench sandbox). Type h for help.
+
+* Stopped at 20, stop reason = step over
+-> 20    local n = amount(args)
+lua debugger> b 5
+Line 5 has no code: breakpoint set at line 12.
+  #12    local n = tonumber(args[1] or '1')
+lua debugger> c
+* Stopped at 12, stop reason = break point
+->#12    local n = tonumber(args[1] or '1')
+lua debugger> p
+<value> args = {\"5\"}
+lua debugger> finish
+<return> 5
+* Stopped at 21, stop reason = step over
+-> 21    if type(n) == 'table' then
+lua debugger> n
+* Stopped at 24, stop reason = step over
+-> 24    return redis.call('INCRBY', keys[1], n)
+lua debugger> p n
+<value> 5
+lua debugger> c
+
+(integer) 5
+
+trace (1 calls):
+";
+    assert!(out.starts_with(expected), "{out}");
+    assert_eq!(code, 0);
+    // --library without --function, and a function the libraries do not register.
+    let (code, _, err) = run(&library, &["--library", "x.lua", "SCRIPT"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "evalbench: --library loads a function library for --function NAME; add --function\n"
+    );
+    let (code, out, _) = run(
+        &library,
+        &["--function", "nope", "--commands", "", "SCRIPT"],
+    );
+    assert_eq!(code, 1);
+    assert!(out.contains("(error) ERR Function not found"), "{out}");
+}

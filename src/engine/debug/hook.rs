@@ -30,6 +30,8 @@ use std::time::{Duration, Instant};
 pub(crate) const ABORT_TEXT: &str = "ERR script aborted for user request";
 const REWIND_TEXT: &str = "ERR evalbench: the debugger is replaying the run";
 const USER_SOURCE: &[u8] = b"@user_script";
+/// A function library's chunk (FUNCTION LOAD).
+const LIBRARY_SOURCE: &[u8] = b"@user_function";
 
 thread_local! {
     static RUN: Cell<*mut DebugRun> = const { Cell::new(std::ptr::null_mut()) };
@@ -66,7 +68,10 @@ pub(crate) unsafe fn depth_of(ar: *const ffi::lua_Debug) -> c_int {
 
 pub(crate) unsafe fn is_user(l: L, ar: *mut ffi::lua_Debug) -> bool {
     ffi::lua_getinfo(l, c"S".as_ptr(), ar);
-    !(*ar).source.is_null() && std::ffi::CStr::from_ptr((*ar).source).to_bytes() == USER_SOURCE
+    !(*ar).source.is_null() && {
+        let source = std::ffi::CStr::from_ptr((*ar).source).to_bytes();
+        source == USER_SOURCE || source == LIBRARY_SOURCE
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -398,6 +403,41 @@ pub(crate) fn call_script(
     sha: &str,
     request: &RunRequest,
 ) -> Result<(), ScriptError> {
+    call(vm, core, Callee::Script { sha, request })
+}
+
+/// The call of a registered function (FCALL) under the debugger. Its library was compiled when
+/// it was loaded: its breakpoints use the line hook (no probes).
+pub(crate) fn call_function(
+    vm: &mut Vm,
+    core: &mut Core,
+    function_ref: c_int,
+    call_args: &crate::engine::sandbox::FunctionCall,
+) -> Result<(), ScriptError> {
+    call(
+        vm,
+        core,
+        Callee::Function {
+            function_ref,
+            call: call_args,
+        },
+    )
+}
+
+/// What a debug run calls: a script (EVAL) or a registered function (FCALL).
+#[derive(Clone, Copy)]
+enum Callee<'a> {
+    Script {
+        sha: &'a str,
+        request: &'a RunRequest,
+    },
+    Function {
+        function_ref: c_int,
+        call: &'a crate::engine::sandbox::FunctionCall,
+    },
+}
+
+fn call(vm: &mut Vm, core: &mut Core, callee: Callee<'_>) -> Result<(), ScriptError> {
     let run = current().expect("armed");
     let l = vm.state();
     run.core = core;
@@ -422,9 +462,18 @@ pub(crate) fn call_script(
     core.run.debug_calls = true;
     // The chunk with probes on the breakpoint lines (compiled once per set of lines), else the
     // script as it is (its breakpoints then use the line hook).
-    let skip = crate::engine::script::parse_shebang(&request.script).map_or(0, |(_, len)| len);
-    let chunk = match session.probed_body(&request.script, skip) {
-        Some((body, lines)) => {
+    let probed = match callee {
+        Callee::Script { sha, request } => {
+            let skip =
+                crate::engine::script::parse_shebang(&request.script).map_or(0, |(_, len)| len);
+            session
+                .probed_body(&request.script, skip)
+                .map(|probed| (sha, probed))
+        }
+        Callee::Function { .. } => None,
+    };
+    let chunk = match probed {
+        Some((sha, (body, lines))) => {
             let key = format!("{sha}+probes{lines:?}");
             match vm.load_script(&key, &body) {
                 Ok(()) => {
@@ -440,12 +489,20 @@ pub(crate) fn call_script(
                 Err(_) => sha.to_string(),
             }
         }
-        None => sha.to_string(),
+        None => match callee {
+            Callee::Script { sha, .. } => sha.to_string(),
+            Callee::Function { .. } => String::new(),
+        },
     };
     run.mode = Mode::Live;
     let result = loop {
         run.begin_pass();
-        let result = vm.call_script(&chunk);
+        let result = match callee {
+            Callee::Script { .. } => vm.call_script(&chunk),
+            Callee::Function { function_ref, call } => {
+                vm.call_function(function_ref, &call.keys, &call.argv)
+            }
+        };
         run.pause_clock();
         match run.pending.take() {
             Some(Pending::Rewind(mode)) => {
@@ -456,7 +513,9 @@ pub(crate) fn call_script(
                 core.cmd_rng = snap.cmd_rng.clone();
                 unsafe { cjson_config(l, Some(&snap.cjson)) };
                 core.run.restart_pass();
-                vm.set_keys_and_argv(&request.keys, &request.argv);
+                if let Callee::Script { request, .. } = callee {
+                    vm.set_keys_and_argv(&request.keys, &request.argv);
+                }
                 run.mode = mode;
             }
             Some(Pending::Abort) if result.is_ok() => {

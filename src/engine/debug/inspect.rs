@@ -293,7 +293,13 @@ pub(crate) unsafe fn for_each_var(
     }
     ffi::lua_pop(l, 1);
     for global in [c"KEYS", c"ARGV"] {
-        ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, global.as_ptr());
+        // Raw: a function's globals raise on a name they lack (FCALL has no KEYS/ARGV globals).
+        ffi::lua_pushstring(l, global.as_ptr());
+        ffi::lua_rawget(l, ffi::LUA_GLOBALSINDEX);
+        if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
+            ffi::lua_pop(l, 1);
+            continue;
+        }
         if f(l, &global.to_string_lossy(), VarKind::Global) {
             return true;
         }

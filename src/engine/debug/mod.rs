@@ -152,7 +152,39 @@ impl DebugSession {
     /// A session for `script` (a shebang line is allowed). A script that does not compile gives
     /// Lua's message (`user_script:3: ...`) and its line.
     pub fn new(script: &[u8]) -> Result<DebugSession, (String, Option<u32>)> {
-        let body = match crate::engine::script::parse_shebang(script) {
+        Self::with_shebang(script, false)
+    }
+
+    /// A session for a function library (`#!lua name=...` first line): its functions are debugged
+    /// through `Sandbox::debug_function`. Compile errors say `user_function:N:`.
+    pub fn for_library(code: &[u8]) -> Result<DebugSession, (String, Option<u32>)> {
+        Self::with_shebang(code, true).map_err(|(message, line)| {
+            let message = match message.strip_prefix("user_script:") {
+                Some(rest) => format!("user_function:{rest}"),
+                None => message,
+            };
+            (message, line)
+        })
+    }
+
+    fn with_shebang(script: &[u8], library: bool) -> Result<DebugSession, (String, Option<u32>)> {
+        let parsed = if library {
+            // The library's shebang (name=...) is FUNCTION LOAD's to check: its line only.
+            Ok((
+                Default::default(),
+                if script.starts_with(b"#!") {
+                    script
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .unwrap_or(script.len())
+                } else {
+                    0
+                },
+            ))
+        } else {
+            crate::engine::script::parse_shebang(script)
+        };
+        let body = match parsed {
             Ok((_, len)) => {
                 // Keep line numbers: the shebang line stays as an empty line.
                 let mut b = script.to_vec();
@@ -288,10 +320,37 @@ pub(crate) fn run(
     session: &mut DebugSession,
     frontend: &mut dyn DebugFrontend,
 ) -> DebugReport {
+    armed_run(session, frontend, |run| {
+        hook::DebugRun::arm(run);
+        let report = sandbox.run(request);
+        hook::DebugRun::disarm();
+        report
+    })
+}
+
+/// `Sandbox::debug_function`: arm the debugger for one FCALL (`session` from
+/// `DebugSession::for_library` on the function's library).
+pub(crate) fn run_function(
+    sandbox: &mut super::Sandbox,
+    call: &super::FunctionCall,
+    session: &mut DebugSession,
+    frontend: &mut dyn DebugFrontend,
+) -> DebugReport {
+    armed_run(session, frontend, |run| {
+        hook::DebugRun::arm(run);
+        let report = sandbox.fcall(call);
+        hook::DebugRun::disarm();
+        report
+    })
+}
+
+fn armed_run(
+    session: &mut DebugSession,
+    frontend: &mut dyn DebugFrontend,
+    go: impl FnOnce(&mut hook::DebugRun) -> RunReport,
+) -> DebugReport {
     let mut run = hook::DebugRun::new(session, frontend);
-    hook::DebugRun::arm(&mut run);
-    let mut report = sandbox.run(request);
-    hook::DebugRun::disarm();
+    let mut report = go(&mut run);
     // Time stopped and time replaying are not the script's.
     if report.outcome != super::report::Outcome::Refused {
         report.elapsed_ns = run.active.as_nanos() as u64;
