@@ -92,7 +92,11 @@ pub const WORDS: &[(&str, &str, &str)] = &[
         "",
         "step over: stop at the next line of this function or its caller",
     ),
-    ("finish", "", "step out: stop in the caller"),
+    (
+        "finish",
+        "",
+        "step out: stop in the caller, showing what the function returned",
+    ),
     ("c continue", "", "run to the next breakpoint"),
     ("u until", "LINE", "run to LINE"),
     (
