@@ -182,7 +182,16 @@ pub struct DebugRun {
     deferred: Option<u64>,
     /// What the function a step out left returned (LDB's texts).
     returned: Option<Vec<String>>,
+    /// The last two user line events seen with every event since the earlier one checked (`chain`):
+    /// a step back from the last one replays straight to the earlier one (no scan pass).
+    prev_user: Option<u64>,
+    last_user: Option<u64>,
+    chain: bool,
 }
+
+/// A replay checks the chunk of this many line events before its target, so that the stop there
+/// knows the user line event before it.
+const NEAR_TARGET: u64 = 64;
 
 impl DebugRun {
     pub(crate) fn new(
@@ -224,6 +233,9 @@ impl DebugRun {
             marks: 0,
             deferred: None,
             returned: None,
+            prev_user: None,
+            last_user: None,
+            chain: true,
         })
     }
 
@@ -311,6 +323,7 @@ impl DebugRun {
         if !on {
             self.event_known = false;
             self.deferred = None;
+            self.chain = false;
         }
         self.line_on = on;
     }
@@ -373,6 +386,9 @@ impl DebugRun {
         self.marks = 0;
         self.deferred = None;
         self.returned = None;
+        self.prev_user = None;
+        self.last_user = None;
+        self.chain = true;
         self.step = Step::None;
         self.break_next_line = false;
         self.hits.clear();
@@ -700,8 +716,10 @@ unsafe fn at_line(run: &mut DebugRun, l: L, ar: *mut ffi::lua_Debug, level: c_in
         _ => false,
     };
     let scanning = matches!(run.mode, Mode::Scan { .. });
+    let near = matches!(run.mode, Mode::Replay { target, .. } if target.saturating_sub(run.event) <= NEAR_TARGET);
     let probe = level > 0;
     let candidate = arrive
+        || near
         || scanning
         || probe
         || run.step != Step::None
@@ -709,9 +727,16 @@ unsafe fn at_line(run: &mut DebugRun, l: L, ar: *mut ffi::lua_Debug, level: c_in
         || run.break_next_line
         || run.coverage.is_some()
         || run.bit(line);
-    if !candidate || (!probe && !is_user(l, ar)) {
+    if !candidate {
+        run.chain = false;
         return;
     }
+    if !probe && !is_user(l, ar) {
+        return;
+    }
+    run.prev_user = if run.chain { run.last_user } else { None };
+    run.last_user = Some(run.event);
+    run.chain = true;
     let line = line.max(0) as u32;
     if run.first_user_event.is_none() {
         run.first_user_event = Some(run.event);
@@ -880,17 +905,21 @@ unsafe fn stop(run: &mut DebugRun, l: L, base_level: c_int, reason: StopReason) 
             raise = true;
         }
         Resume::StepBack => {
-            let mode = if run.event > 1 {
-                Mode::Scan {
-                    until: run.event,
-                    breakpoints: false,
-                }
-            } else {
-                Mode::Replay {
-                    target: 1,
-                    back: true,
-                }
-            };
+            let mode =
+                if let (Some(target), true) = (run.prev_user, run.last_user == Some(run.event)) {
+                    // The user line event before this one is known: one replay, no scan.
+                    Mode::Replay { target, back: true }
+                } else if run.event > 1 {
+                    Mode::Scan {
+                        until: run.event,
+                        breakpoints: false,
+                    }
+                } else {
+                    Mode::Replay {
+                        target: 1,
+                        back: true,
+                    }
+                };
             run.pending = Some(Pending::Rewind(mode));
             raise = true;
         }
