@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
-pub const DEBUG_HELP: &str = "Starts stopped at the first line, as redis-cli --ldb does; type h for the words.\nCommands come from --commands (separated by ';'), then from stdin (echoed when stdin is not a\nterminal). When they run out the script runs to the end. Ends with the run's report, as `run`.\n\nExamples:\n  evalbench debug samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench debug --sidecar --commands \"b 14; c; p; c\" samples/rate_limiter.lua\n  echo 'n\nn\np' | evalbench debug --json script.lua k1 , a1\n  evalbench debug --server redis://127.0.0.1:6379 --yes --commands \"b 3; c; p\" script.lua k1\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli): the session runs in Redis's own LDB\n(SCRIPT DEBUG YES: the server forks, the fork runs the script and its changes are rolled back).\nThe server's used_memory is shown first and the fork needs consent (an interactive y, or --yes).\n--sync runs SCRIPT DEBUG SYNC instead (blocks the server while stopped, keeps the changes): a\nreplica refuses it, and writes need --yes as for `run --server`. LDB offers LDB's words only:\nback, rc, goto, watch, cond, bw, over, finish, until, b LINE if/hits, b COMMAND and --coverage\nare sandbox-only and are answered with that message.";
+pub const DEBUG_HELP: &str = "Starts stopped at the first line, as redis-cli --ldb does; type h for the words.\nCommands come from --commands (separated by ';'), then from stdin (echoed when stdin is not a\nterminal). When they run out the script runs to the end. Ends with the run's report, as `run`.\n\nExamples:\n  evalbench debug samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench debug --sidecar --commands \"b 14; c; p; c\" samples/rate_limiter.lua\n  echo 'n\nn\np' | evalbench debug --json script.lua k1 , a1\n  evalbench debug --server redis://127.0.0.1:6379 --yes --commands \"b 3; c; p\" script.lua k1\n  evalbench debug --function counter_incr --commands \"b 5; c; p\" samples/counter_library.lua counter:page , 5\n\nFunctions: --function NAME debugs SCRIPT as a function library (#!lua name=...): it is loaded as\nFUNCTION LOAD would (--library FILE loads more first), then FCALL NAME runs under the debugger\n(stopped at the function's first line).\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli): the session runs in Redis's own LDB\n(SCRIPT DEBUG YES: the server forks, the fork runs the script and its changes are rolled back).\nThe server's used_memory is shown first and the fork needs consent (an interactive y, or --yes).\n--sync runs SCRIPT DEBUG SYNC instead (blocks the server while stopped, keeps the changes): a\nreplica refuses it, and writes need --yes as for `run --server`. LDB offers LDB's words only:\nback, rc, goto, watch, cond, bw, over, finish, until, b LINE if/hits, b COMMAND and --coverage\nare sandbox-only and are answered with that message.";
 
 #[derive(Args, Debug)]
 pub struct DebugArgs {
@@ -55,6 +55,12 @@ pub struct DebugArgs {
     /// Do not stop at an error that ends the script.
     #[arg(long)]
     pub no_break_on_error: bool,
+    /// SCRIPT is a function library (`#!lua name=...`): load it and debug an FCALL of this function.
+    #[arg(long, value_name = "NAME")]
+    pub function: Option<String>,
+    /// With --function: load this library too, before SCRIPT (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub library: Vec<PathBuf>,
     /// Live server: drive Redis's own LDB there (SCRIPT DEBUG YES: a forked session, rolled back).
     #[command(flatten)]
     pub server: crate::cli::ServerArgs,
@@ -86,7 +92,11 @@ pub const WORDS: &[(&str, &str, &str)] = &[
         "",
         "step over: stop at the next line of this function or its caller",
     ),
-    ("finish", "", "step out: stop in the caller"),
+    (
+        "finish",
+        "",
+        "step out: stop in the caller, showing what the function returned",
+    ),
     ("c continue", "", "run to the next breakpoint"),
     ("u until", "LINE", "run to LINE"),
     (
@@ -306,6 +316,15 @@ impl Repl<'_> {
                 self.say("redis", &format!("<redis> {command}"));
                 self.reply(stop, &reply);
             }
+        }
+        if let Some(values) = stop.returned().map(<[String]>::to_vec) {
+            // `finish`: what the function it left returned.
+            let text = if values.is_empty() {
+                "<return> (no value)".to_string()
+            } else {
+                format!("<return> {}", values.join(", "))
+            };
+            self.emit("return", &text, json!({ "values": values }));
         }
         let reason = Self::reason_text(stop.reason());
         let line = stop.line();
@@ -713,6 +732,11 @@ pub fn debug_command(
 ) -> Result<i32, CliError> {
     // --server: the session runs in Redis's own LDB (cli_debug_live.rs).
     if let Some(spec) = crate::cli_live::server_spec(&args.server, args.resp == 3)? {
+        if args.function.is_some() || !args.library.is_empty() {
+            return Err(CliError::input(
+                "--function debugs in the sandbox only (Redis's LDB debugs EVAL scripts, not FCALL); drop --server",
+            ));
+        }
         return crate::cli_debug_live::debug_live(args, spec, out, stdin, interactive);
     }
     if args.yes || args.sync {
@@ -736,14 +760,24 @@ pub fn debug_command(
         args.read_only,
         sandbox.now_ms(),
     )?;
+    if !args.library.is_empty() && args.function.is_none() {
+        return Err(CliError::input(
+            "--library loads a function library for --function NAME; add --function",
+        ));
+    }
     let script = &request.script;
-    let mut session = match DebugSession::new(script) {
+    let parsed = match &args.function {
+        Some(_) => DebugSession::for_library(script),
+        None => DebugSession::new(script),
+    };
+    let mut session = match parsed {
         Ok(s) => s,
         Err((message, line)) => {
             let text = match line {
                 Some(n) => {
                     let msg = message
                         .strip_prefix(&format!("user_script:{n}: "))
+                        .or_else(|| message.strip_prefix(&format!("user_function:{n}: ")))
                         .unwrap_or(&message);
                     let code = String::from_utf8_lossy(script)
                         .split('\n')
@@ -767,6 +801,17 @@ pub fn debug_command(
     session.coverage = args.coverage;
     session.break_on_error = !args.no_break_on_error;
     sandbox.set_db0(seed);
+    // --function: the libraries are loaded as FUNCTION LOAD would, then the FCALL is debugged.
+    let call = match &args.function {
+        Some(name) => Some(load_libraries(
+            &mut sandbox,
+            args,
+            &script_path,
+            &request,
+            name,
+        )?),
+        None => None,
+    };
     let queued = queued_commands(args.commands.as_deref());
     let json_mode = args.json;
     let mut repl = Repl {
@@ -786,7 +831,10 @@ pub fn debug_command(
         );
         repl.say("info", "");
     }
-    let report = sandbox.debug(&request, &mut session, &mut repl);
+    let report = match &call {
+        Some(call) => sandbox.debug_function(call, &mut session, &mut repl),
+        None => sandbox.debug(&request, &mut session, &mut repl),
+    };
     let code = if report.run.is_error() {
         EXIT_ERROR_REPLY
     } else {
@@ -814,6 +862,36 @@ pub fn debug_command(
     }
     let _ = repl.out.flush();
     Ok(code)
+}
+
+/// `--function`: FUNCTION LOAD the `--library` files, then SCRIPT; the FCALL to debug.
+fn load_libraries(
+    sandbox: &mut Sandbox,
+    args: &DebugArgs,
+    script_path: &std::path::Path,
+    request: &crate::engine::RunRequest,
+    name: &str,
+) -> Result<crate::engine::FunctionCall, CliError> {
+    let mut libraries = Vec::new();
+    for path in &args.library {
+        libraries.push((path.clone(), crate::cli::read_script(path)?));
+    }
+    libraries.push((script_path.to_path_buf(), request.script.clone()));
+    for (path, code) in &libraries {
+        sandbox.function_load(code, false).map_err(|e| {
+            CliError::input(format!(
+                "{}: FUNCTION LOAD failed: {e}",
+                display_text(&path.display().to_string())
+            ))
+        })?;
+    }
+    Ok(crate::engine::FunctionCall {
+        name: name.to_string(),
+        keys: request.keys.clone(),
+        argv: request.argv.clone(),
+        protocol: request.protocol,
+        read_only: request.read_only,
+    })
 }
 
 /// Executions per line with code, `!` on lines never run (the text report of `debug` and `run`).

@@ -240,3 +240,152 @@ fn what_the_script_prints_cannot_steer_the_terminal() {
     }
     assert!(out.contains("\\u001b]0;pwned\\u0007\\u202e"), "{out}");
 }
+
+/// `finish` shows what the function it steps out of returned: several values, a tail call's (the
+/// function it tail-called returns for it), and none; in --json as a `return` event.
+#[test]
+fn finish_shows_the_return_values() {
+    let script = "local function pair(n)
+  local a = n * 2
+  return a, 'x' .. n
+end
+local function tail(n)
+  return pair(n + 1)
+end
+local function nothing()
+  local z = 1
+end
+local a, b = pair(3)
+local c = tail(1)
+nothing()
+return {a, b, c}
+";
+    let (code, out, _) = run(
+        script,
+        &[
+            "--commands",
+            "b 2; c; finish; s; s; s; finish; s; s; finish; c",
+            "SCRIPT",
+        ],
+    );
+    let expected = "Lua debugging session started (evalbench sandbox). Type h for help.
+
+* Stopped at 4, stop reason = step over
+-> 4   end
+lua debugger> b 2
+  #2     local a = n * 2
+lua debugger> c
+* Stopped at 2, stop reason = break point
+->#2     local a = n * 2
+lua debugger> finish
+<return> 6, \"x3\"
+* Stopped at 12, stop reason = step over
+-> 12  local c = tail(1)
+lua debugger> s
+* Stopped at 6, stop reason = step over
+-> 6     return pair(n + 1)
+lua debugger> s
+* Stopped at 2, stop reason = break point
+->#2     local a = n * 2
+lua debugger> s
+* Stopped at 3, stop reason = step over
+-> 3     return a, 'x' .. n
+lua debugger> finish
+<return> 4, \"x2\"
+* Stopped at 13, stop reason = step over
+-> 13  nothing()
+lua debugger> s
+* Stopped at 9, stop reason = step over
+-> 9     local z = 1
+lua debugger> s
+* Stopped at 10, stop reason = step over
+-> 10  end
+lua debugger> finish
+<return> (no value)
+* Stopped at 14, stop reason = step over
+-> 14  return {a, b, c}
+lua debugger> c
+
+1) (integer) 6
+2) \"x3\"
+3) (integer) 4
+";
+    assert!(out.starts_with(expected), "{out}");
+    assert_eq!(code, 0);
+    let (_, out, _) = run(
+        script,
+        &["--json", "--commands", "b 2; c; finish", "SCRIPT"],
+    );
+    assert!(
+        out.lines()
+            .any(|l| l
+                == r#"{"event":"return","text":"<return> 6, \"x3\"","values":["6","\"x3\""]}"#),
+        "{out}"
+    );
+}
+
+/// `--function NAME LIBRARY.lua`: the library is loaded as FUNCTION LOAD would and the FCALL runs
+/// under the debugger: a breakpoint in a helper, its arguments, `finish` with its return value,
+/// the reply of the FCALL.
+#[test]
+fn a_function_of_a_library_is_debugged_as_a_script() {
+    let library = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/counter_library.lua"),
+    )
+    .unwrap();
+    let (code, out, _) = run(
+        &library,
+        &[
+            "--function",
+            "counter_incr",
+            "--commands",
+            "b 5; c; p; finish; n; p n; c",
+            "SCRIPT",
+            "counter:page",
+            ",",
+            "5",
+        ],
+    );
+    let expected = "Lua debugging session started (evalbench sandbox). Type h for help.
+
+* Stopped at 20, stop reason = step over
+-> 20    local n = amount(args)
+lua debugger> b 5
+Line 5 has no code: breakpoint set at line 12.
+  #12    local n = tonumber(args[1] or '1')
+lua debugger> c
+* Stopped at 12, stop reason = break point
+->#12    local n = tonumber(args[1] or '1')
+lua debugger> p
+<value> args = {\"5\"}
+lua debugger> finish
+<return> 5
+* Stopped at 21, stop reason = step over
+-> 21    if type(n) == 'table' then
+lua debugger> n
+* Stopped at 24, stop reason = step over
+-> 24    return redis.call('INCRBY', keys[1], n)
+lua debugger> p n
+<value> 5
+lua debugger> c
+
+(integer) 5
+
+trace (1 calls):
+";
+    assert!(out.starts_with(expected), "{out}");
+    assert_eq!(code, 0);
+    // --library without --function, and a function the libraries do not register.
+    let (code, _, err) = run(&library, &["--library", "x.lua", "SCRIPT"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "evalbench: --library loads a function library for --function NAME; add --function\n"
+    );
+    let (code, out, _) = run(
+        &library,
+        &["--function", "nope", "--commands", "", "SCRIPT"],
+    );
+    assert_eq!(code, 1);
+    assert!(out.contains("(error) ERR Function not found"), "{out}");
+}

@@ -167,6 +167,15 @@ fn a_whole_session_by_keys() {
     assert_eq!(stop_line(&h), Some(8));
     assert_eq!(stack(&h), vec![("top level".to_string(), 8)]);
     assert_eq!(var(&h, "total").as_deref(), Some("105"));
+    // The console says what the function it stepped out of returned.
+    let log = console(&h);
+    assert!(
+        log.ends_with(&[
+            "<return> 105".to_string(),
+            "* Stopped at 8, stop reason = step".to_string(),
+        ]),
+        "{log:?}"
+    );
     // The cursor follows the stop.
     assert_eq!(h.app.editor.textarea.cursor().0 + 1, 8);
     // F5 runs to the end: redis.debug's output is in the console, the run's report is the plain one.

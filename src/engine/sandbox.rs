@@ -254,6 +254,10 @@ impl Sandbox {
             Target::Script(request) if super::debug::hook::armed() => {
                 super::debug::hook::call_script(vm, &mut self.core, &sha, request)
             }
+            // `Sandbox::debug_function`: an FCALL under the debugger.
+            Target::Function { function_ref, call } if super::debug::hook::armed() => {
+                super::debug::hook::call_function(vm, &mut self.core, function_ref, call)
+            }
             _ => {
                 self.watch.arm(
                     vm.state(),
@@ -428,6 +432,17 @@ impl Sandbox {
         frontend: &mut dyn super::debug::DebugFrontend,
     ) -> super::debug::DebugReport {
         super::debug::run(self, request, session, frontend)
+    }
+
+    /// Call a loaded function (FCALL) under the debugger; `session` from
+    /// `DebugSession::for_library` on its library.
+    pub fn debug_function(
+        &mut self,
+        call: &FunctionCall,
+        session: &mut super::debug::DebugSession,
+        frontend: &mut dyn super::debug::DebugFrontend,
+    ) -> super::debug::DebugReport {
+        super::debug::run_function(self, call, session, frontend)
     }
 }
 

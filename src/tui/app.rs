@@ -400,6 +400,13 @@ impl App {
 
     /// Route a terminal event. Order: overlay, global keymap, focused pane's keymap, focused widget.
     pub fn on_event(&mut self, event: &Event) -> Vec<Effect> {
+        let effects = self.on_event_inner(event);
+        // Breakpoints follow the lines they are on through every edit (tui/debugger.rs).
+        super::debugger::follow_edits(self);
+        effects
+    }
+
+    fn on_event_inner(&mut self, event: &Event) -> Vec<Effect> {
         match event {
             Event::Key(key) if key.kind != ratatui::crossterm::event::KeyEventKind::Release => {
                 self.on_key(*key)

@@ -222,7 +222,8 @@ pub enum DebugEvent {
     Ended {
         id: u64,
         coverage: Option<BTreeMap<u32, u64>>,
-        events: u64,
+        /// None when the run ended without the line hook (see engine/debug/probes.rs).
+        events: Option<u64>,
     },
 }
 
@@ -386,6 +387,15 @@ impl DebugFrontend for ChannelFrontend<'_> {
         for (command, reply) in calls {
             self.console(ConsoleKind::Redis, format!("<redis> {command}"));
             self.console(ConsoleKind::Reply, format!("<reply> {reply}"));
+        }
+        if let Some(values) = stop.returned() {
+            // Shift-F11 (step out): what the function it left returned.
+            let text = if values.is_empty() {
+                "<return> (no value)".to_string()
+            } else {
+                format!("<return> {}", values.join(", "))
+            };
+            self.console(ConsoleKind::Value, display_safe(&text));
         }
         self.console(
             ConsoleKind::Stop,

@@ -68,12 +68,15 @@ pub struct Debugger {
     pub expanded: BTreeMap<ExpandKey, usize>,
     /// The selected row of the variables tree.
     pub selected: usize,
+    /// The editor's revision and lines the breakpoints were last placed on (see `follow_edits`).
+    placed_on: Option<(u64, Vec<String>)>,
 }
 
 impl Debugger {
     /// Another script is opened: its lines are not the breakpoints' nor the counts'.
     pub fn forget_script(&mut self) {
         self.breakpoints.clear();
+        self.placed_on = None;
         self.coverage = None;
     }
 
@@ -727,5 +730,71 @@ impl Debugger {
             self.console.pop_front();
         }
         self.console.push_back(line);
+    }
+}
+
+/// Breakpoints follow edits, as in every editor: lines inserted or deleted above a breakpoint move
+/// it with its line; deleting its line removes it. Called after every event; the lines are kept
+/// only while there are breakpoints.
+pub fn follow_edits(app: &mut App) {
+    let d = &mut app.debugger;
+    if d.breakpoints.is_empty() {
+        d.placed_on = None;
+        return;
+    }
+    let revision = app.editor.revision();
+    match &d.placed_on {
+        Some((at, _)) if *at == revision => return,
+        Some((_, old)) => {
+            let moved = moved_lines(old, app.editor.lines());
+            let mut removed = Vec::new();
+            d.breakpoints.retain_mut(|b| match moved(b.line) {
+                Some(line) => {
+                    b.line = line;
+                    true
+                }
+                None => {
+                    removed.push(b.line);
+                    false
+                }
+            });
+            if !removed.is_empty() {
+                let lines: Vec<String> = removed.iter().map(u32::to_string).collect();
+                app.status = format!(
+                    "breakpoint at line {} removed with its line",
+                    lines.join(", ")
+                );
+            }
+        }
+        None => {}
+    }
+    d.placed_on = Some((revision, app.editor.lines().to_vec()));
+}
+
+/// Where each line (1-based) of `old` is in `new`: the lines before the first change and after the
+/// last one keep their text (they move by the lines added or removed between); a changed line
+/// keeps its number while the changed stretch still has a line there, else it was deleted (None).
+fn moved_lines(old: &[String], new: &[String]) -> impl Fn(u32) -> Option<u32> {
+    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let suffix = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (old_len, new_len) = (old.len(), new.len());
+    move |line: u32| {
+        let i = (line as usize).saturating_sub(1);
+        if i < prefix {
+            Some(line)
+        } else if i >= old_len - suffix {
+            Some((i + new_len - old_len + 1) as u32)
+        } else if i < new_len - suffix {
+            Some(line)
+        } else {
+            None
+        }
     }
 }

@@ -163,6 +163,16 @@ impl EditorState {
         }
     }
 
+    /// Bumped on every change of the text (the debugger's breakpoints follow edits by it).
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// The buffer's lines (the debugger's breakpoints follow edits by them).
+    pub fn lines(&self) -> &[String] {
+        self.textarea.lines()
+    }
+
     /// The buffer text (what the autosave keeps; `bytes` for the file's bytes).
     pub fn text(&self) -> String {
         self.textarea

@@ -4,6 +4,13 @@
 //! chunk, so the numbering is deterministic). A backward step aborts the current pass, restores
 //! what carries across runs (the keyspace, the lrand48 and command RNG states, cjson's settings,
 //! the clock's readings), and runs the script again silently to the wanted event.
+//!
+//! The line hook is on only while something needs it (a step, `redis.breakpoint()`, run to a
+//! line, coverage, a breakpoint on a line without a probe, replays). After a continue the script
+//! runs with the count hook only and breakpoints are reached through probes (probes.rs); the line
+//! events of that stretch are not counted, so a stop there first replays the pass silently with
+//! the line hook up to the same point (the same count of marks: probes, commands,
+//! `redis.breakpoint()` calls, or the error) and stops there, its event number known.
 
 use super::{DebugFrontend, DebugOutput, DebugSession, Resume, StopReason};
 use crate::engine::clock::Clock;
@@ -23,6 +30,8 @@ use std::time::{Duration, Instant};
 pub(crate) const ABORT_TEXT: &str = "ERR script aborted for user request";
 const REWIND_TEXT: &str = "ERR evalbench: the debugger is replaying the run";
 const USER_SOURCE: &[u8] = b"@user_script";
+/// A function library's chunk (FUNCTION LOAD).
+const LIBRARY_SOURCE: &[u8] = b"@user_function";
 
 thread_local! {
     static RUN: Cell<*mut DebugRun> = const { Cell::new(std::ptr::null_mut()) };
@@ -59,7 +68,10 @@ pub(crate) unsafe fn depth_of(ar: *const ffi::lua_Debug) -> c_int {
 
 pub(crate) unsafe fn is_user(l: L, ar: *mut ffi::lua_Debug) -> bool {
     ffi::lua_getinfo(l, c"S".as_ptr(), ar);
-    !(*ar).source.is_null() && std::ffi::CStr::from_ptr((*ar).source).to_bytes() == USER_SOURCE
+    !(*ar).source.is_null() && {
+        let source = std::ffi::CStr::from_ptr((*ar).source).to_bytes();
+        source == USER_SOURCE || source == LIBRARY_SOURCE
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +90,9 @@ pub(crate) enum Mode {
     Replay { target: u64, back: bool },
     /// Silent up to `until`, remembering the last user line (or breakpoint hit) before it.
     Scan { until: u64, breakpoints: bool },
+    /// Silent up to mark N (None: the error that ends the script), then live: a stop reached
+    /// without the line hook, found again with it.
+    Locate { mark: Option<u64> },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,7 +170,28 @@ pub struct DebugRun {
     pub(crate) conditions: Vec<(u32, String, c_int)>,
     /// `abort` answered at an error stop: the run ends with LDB's abort error, not the script's.
     aborted_at_error: bool,
+    /// Lines with a probe in the chunk this run calls (index = line).
+    probe_lines: Vec<bool>,
+    /// Is the line hook wanted (set on the running thread and the main one)?
+    line_on: bool,
+    /// Is `event` the count of line events since the pass started (the line hook never off)?
+    pub(crate) event_known: bool,
+    /// Probes, commands and `redis.breakpoint()` calls of this pass (what `Mode::Locate` counts).
+    marks: u64,
+    /// The line event the hook left to the probe of its line.
+    deferred: Option<u64>,
+    /// What the function a step out left returned (LDB's texts).
+    returned: Option<Vec<String>>,
+    /// The last two user line events seen with every event since the earlier one checked (`chain`):
+    /// a step back from the last one replays straight to the earlier one (no scan pass).
+    prev_user: Option<u64>,
+    last_user: Option<u64>,
+    chain: bool,
 }
+
+/// A replay checks the chunk of this many line events before its target, so that the stop there
+/// knows the user line event before it.
+const NEAR_TARGET: u64 = 64;
 
 impl DebugRun {
     pub(crate) fn new(
@@ -191,6 +227,15 @@ impl DebugRun {
             clock_log: Arc::default(),
             snapshot: None,
             conditions: Vec::new(),
+            probe_lines: Vec::new(),
+            line_on: false,
+            event_known: true,
+            marks: 0,
+            deferred: None,
+            returned: None,
+            prev_user: None,
+            last_user: None,
+            chain: true,
         })
     }
 
@@ -226,13 +271,16 @@ impl DebugRun {
             .passthrough = on;
     }
 
+    /// The lines the line hook must watch: breakpoints without a probe, and run-to-line's.
     fn rebuild_bits(&mut self) {
         let session = unsafe { &*self.session };
         let lines = session
             .breakpoints
             .iter()
             .map(|b| b.line)
-            .chain(self.temp_line);
+            .filter(|&line| !self.is_probe(line as c_int))
+            .chain(self.temp_line)
+            .collect::<Vec<u32>>();
         self.bits.clear();
         for line in lines {
             let word = line as usize / 64;
@@ -241,6 +289,62 @@ impl DebugRun {
             }
             self.bits[word] |= 1 << (line % 64);
         }
+    }
+
+    #[inline]
+    fn is_probe(&self, line: c_int) -> bool {
+        self.probe_lines
+            .get(line as usize)
+            .copied()
+            .unwrap_or(false)
+    }
+
+    fn wants_line_hook(&self) -> bool {
+        self.mode != Mode::Live
+            || self.pending.is_some()
+            || self.step != Step::None
+            || self.start_pending
+            || self.break_next_line
+            || self.coverage.is_some()
+            || self.bits.iter().any(|w| *w != 0)
+    }
+
+    /// Set the line hook on or off (on the running thread and the main one) as the run needs it.
+    fn apply_line_hook(&mut self, l: L) {
+        let on = self.wants_line_hook();
+        let mut mask = ffi::LUA_MASKCOUNT | if on { ffi::LUA_MASKLINE } else { 0 };
+        if matches!(self.step, Step::Out { .. }) {
+            // A step out shows what the function returned.
+            mask |= ffi::LUA_MASKRET;
+        }
+        for thread in [l, self.main] {
+            unsafe { ffi::lua_sethook(thread, Some(debug_hook), mask, HOOK_EVERY) };
+        }
+        if !on {
+            self.event_known = false;
+            self.deferred = None;
+            self.chain = false;
+        }
+        self.line_on = on;
+    }
+
+    /// A mark (a probe, a command, a `redis.breakpoint()` call): the point a locating pass looks for.
+    fn mark(&mut self) {
+        self.marks += 1;
+        if self.mode
+            == (Mode::Locate {
+                mark: Some(self.marks),
+            })
+        {
+            self.mode = Mode::Live;
+            self.go_live();
+        }
+    }
+
+    /// A stop reached without the line hook: find it again with it (its event number).
+    unsafe fn locate(&mut self, l: L, mark: Option<u64>) {
+        self.pending = Some(Pending::Rewind(Mode::Locate { mark }));
+        self.apply_line_hook(l);
     }
 
     #[inline]
@@ -278,12 +382,22 @@ impl DebugRun {
 
     fn begin_pass(&mut self) {
         self.event = 0;
+        self.event_known = true;
+        self.marks = 0;
+        self.deferred = None;
+        self.returned = None;
+        self.prev_user = None;
+        self.last_user = None;
+        self.chain = true;
         self.step = Step::None;
         self.break_next_line = false;
         self.hits.clear();
         self.found = None;
         self.first_user_event = None;
-        self.trace_seen = 0;
+        // Locating a stop is no step: the calls since the previous stop are still new there.
+        if !matches!(self.mode, Mode::Locate { .. }) {
+            self.trace_seen = 0;
+        }
         if let Some(c) = &mut self.coverage {
             c.iter_mut().for_each(|n| *n = 0);
         }
@@ -294,6 +408,7 @@ impl DebugRun {
         } else {
             self.core().run.deadline = None;
         }
+        self.apply_line_hook(self.main);
     }
 }
 
@@ -304,6 +419,41 @@ pub(crate) fn call_script(
     sha: &str,
     request: &RunRequest,
 ) -> Result<(), ScriptError> {
+    call(vm, core, Callee::Script { sha, request })
+}
+
+/// The call of a registered function (FCALL) under the debugger. Its library was compiled when
+/// it was loaded: its breakpoints use the line hook (no probes).
+pub(crate) fn call_function(
+    vm: &mut Vm,
+    core: &mut Core,
+    function_ref: c_int,
+    call_args: &crate::engine::sandbox::FunctionCall,
+) -> Result<(), ScriptError> {
+    call(
+        vm,
+        core,
+        Callee::Function {
+            function_ref,
+            call: call_args,
+        },
+    )
+}
+
+/// What a debug run calls: a script (EVAL) or a registered function (FCALL).
+#[derive(Clone, Copy)]
+enum Callee<'a> {
+    Script {
+        sha: &'a str,
+        request: &'a RunRequest,
+    },
+    Function {
+        function_ref: c_int,
+        call: &'a crate::engine::sandbox::FunctionCall,
+    },
+}
+
+fn call(vm: &mut Vm, core: &mut Core, callee: Callee<'_>) -> Result<(), ScriptError> {
     let run = current().expect("armed");
     let l = vm.state();
     run.core = core;
@@ -326,18 +476,49 @@ pub(crate) fn call_script(
         log: run.clock_log.clone(),
     });
     core.run.debug_calls = true;
-    unsafe {
-        ffi::lua_sethook(
-            l,
-            Some(debug_hook),
-            ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
-            HOOK_EVERY,
-        )
+    // The chunk with probes on the breakpoint lines (compiled once per set of lines), else the
+    // script as it is (its breakpoints then use the line hook).
+    let probed = match callee {
+        Callee::Script { sha, request } => {
+            let skip =
+                crate::engine::script::parse_shebang(&request.script).map_or(0, |(_, len)| len);
+            session
+                .probed_body(&request.script, skip)
+                .map(|probed| (sha, probed))
+        }
+        Callee::Function { .. } => None,
+    };
+    let chunk = match probed {
+        Some((sha, (body, lines))) => {
+            let key = format!("{sha}+probes{lines:?}");
+            match vm.load_script(&key, &body) {
+                Ok(()) => {
+                    for line in lines {
+                        let i = line as usize;
+                        if i >= run.probe_lines.len() {
+                            run.probe_lines.resize(i + 1, false);
+                        }
+                        run.probe_lines[i] = true;
+                    }
+                    key
+                }
+                Err(_) => sha.to_string(),
+            }
+        }
+        None => match callee {
+            Callee::Script { sha, .. } => sha.to_string(),
+            Callee::Function { .. } => String::new(),
+        },
     };
     run.mode = Mode::Live;
     let result = loop {
         run.begin_pass();
-        let result = vm.call_script(sha);
+        let result = match callee {
+            Callee::Script { .. } => vm.call_script(&chunk),
+            Callee::Function { function_ref, call } => {
+                vm.call_function(function_ref, &call.keys, &call.argv)
+            }
+        };
         run.pause_clock();
         match run.pending.take() {
             Some(Pending::Rewind(mode)) => {
@@ -348,15 +529,9 @@ pub(crate) fn call_script(
                 core.cmd_rng = snap.cmd_rng.clone();
                 unsafe { cjson_config(l, Some(&snap.cjson)) };
                 core.run.restart_pass();
-                vm.set_keys_and_argv(&request.keys, &request.argv);
-                unsafe {
-                    ffi::lua_sethook(
-                        l,
-                        Some(debug_hook),
-                        ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
-                        HOOK_EVERY,
-                    )
-                };
+                if let Callee::Script { request, .. } = callee {
+                    vm.set_keys_and_argv(&request.keys, &request.argv);
+                }
                 run.mode = mode;
             }
             Some(Pending::Abort) if result.is_ok() => {
@@ -437,10 +612,18 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
     let Some(run) = current() else {
         return api::stop_hook(l, ar);
     };
+    if (*ar).event == ffi::LUA_HOOKRET {
+        return on_return(run, l, ar);
+    }
     if (*ar).event != ffi::LUA_HOOKLINE {
         return api::stop_hook(l, ar);
     }
     if run.in_eval {
+        return;
+    }
+    if !run.line_on && run.pending.is_none() && run.mode == Mode::Live {
+        // A coroutine created while the hook was on keeps it: off there too.
+        ffi::lua_sethook(l, Some(debug_hook), ffi::LUA_MASKCOUNT, HOOK_EVERY);
         return;
     }
     if let Some(pending) = run.pending {
@@ -457,34 +640,103 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
     }
     run.event += 1;
     let line = (*ar).currentline;
-    let arrive = match run.mode {
-        Mode::Live => false,
-        Mode::Replay { target, .. } => run.event >= target,
-        Mode::Scan { until, .. } => {
-            if run.event >= until {
-                let target = run
-                    .found
-                    .map(|(e, _)| e)
-                    .or(run.first_user_event)
-                    .unwrap_or(1);
-                run.pending = Some(Pending::Rewind(Mode::Replay { target, back: true }));
-                push_stop_error(l, Pending::Abort);
-                ffi::lua_error(l);
-            }
-            false
+    if let Mode::Scan { until, .. } = run.mode {
+        if run.event >= until {
+            let target = run
+                .found
+                .map(|(e, _)| e)
+                .or(run.first_user_event)
+                .unwrap_or(1);
+            run.pending = Some(Pending::Rewind(Mode::Replay { target, back: true }));
+            push_stop_error(l, Pending::Abort);
+            ffi::lua_error(l);
         }
+    }
+    if run.is_probe(line) && is_user(l, ar) {
+        // The probe that starts this line does the rest, as a mark.
+        run.deferred = Some(run.event);
+        return;
+    }
+    at_line(run, l, ar, 0, line);
+}
+
+/// The first fields of Lua 5.1's `lua_State` (lstate.h), to read `savedpc` in a return hook.
+#[repr(C)]
+struct RawState {
+    next: *mut std::ffi::c_void,
+    tt: u8,
+    marked: u8,
+    status: u8,
+    top: *mut std::ffi::c_void,
+    base: *mut std::ffi::c_void,
+    l_g: *mut std::ffi::c_void,
+    ci: *mut std::ffi::c_void,
+    savedpc: *const u32,
+}
+
+/// Lua 5.1's `OP_RETURN` (lopcodes.h).
+const OP_RETURN: u32 = 30;
+
+/// A function returns: when it is the one a step out leaves, keep its return values. In the hook
+/// the stack holds the function's registers up to the last result; `RETURN A B` (the instruction
+/// before `savedpc`) says the results start at register A.
+unsafe fn on_return(run: &mut DebugRun, l: L, ar: *mut ffi::lua_Debug) {
+    let Step::Out { thread, depth } = run.step else {
+        return;
+    };
+    if run.in_eval || run.mode != Mode::Live || l != thread || depth_of(ar) != depth {
+        return;
+    }
+    // The first return at that depth is the function's (later ones are other calls).
+    if run.returned.is_some() || !is_user(l, ar) {
+        return;
+    }
+    let pc = (*(l as *const RawState)).savedpc;
+    if pc.is_null() {
+        return;
+    }
+    let instruction = *pc.sub(1);
+    if instruction & 0x3f != OP_RETURN {
+        return;
+    }
+    let first = ((instruction >> 6) & 0xff) as c_int + 1;
+    let maxlen = run.session().maxlen;
+    let top = ffi::lua_gettop(l);
+    run.returned = Some(
+        (first..=top)
+            .map(|i| super::inspect::ldb_repr(l, i, maxlen))
+            .collect(),
+    );
+}
+
+/// A line event of the script at `level` (0: in the hook, 1: in a probe): stops, coverage, scans.
+unsafe fn at_line(run: &mut DebugRun, l: L, ar: *mut ffi::lua_Debug, level: c_int, line: c_int) {
+    let arrive = match run.mode {
+        Mode::Replay { target, .. } => run.event >= target,
+        _ => false,
     };
     let scanning = matches!(run.mode, Mode::Scan { .. });
+    let near = matches!(run.mode, Mode::Replay { target, .. } if target.saturating_sub(run.event) <= NEAR_TARGET);
+    let probe = level > 0;
     let candidate = arrive
+        || near
         || scanning
+        || probe
         || run.step != Step::None
         || run.start_pending
         || run.break_next_line
         || run.coverage.is_some()
         || run.bit(line);
-    if !candidate || !is_user(l, ar) {
+    if !candidate {
+        run.chain = false;
         return;
     }
+    if !probe && !is_user(l, ar) {
+        return;
+    }
+    run.prev_user = if run.chain { run.last_user } else { None };
+    run.last_user = Some(run.event);
+    run.chain = true;
     let line = line.max(0) as u32;
     if run.first_user_event.is_none() {
         run.first_user_event = Some(run.event);
@@ -503,12 +755,12 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
         run.break_next_line = false;
         reason = reason.or(Some(StopReason::RedisBreakpoint));
     }
-    if run.bit(line as c_int) {
+    if probe || run.bit(line as c_int) {
         if run.temp_line == Some(line) {
             run.temp_line = None;
             reason = reason.or(Some(StopReason::Step));
         }
-        if let Some(id) = breakpoint_hit(run, l, line) {
+        if let Some(id) = breakpoint_hit(run, l, level, line) {
             reason = reason.or(Some(StopReason::Breakpoint { id }));
         }
     }
@@ -553,9 +805,10 @@ pub(crate) unsafe extern "C-unwind" fn debug_hook(l: L, ar: *mut ffi::lua_Debug)
             }
             return;
         }
+        Mode::Locate { .. } => return,
     }
     if let Some(reason) = reason {
-        if stop(run, l, 0, reason) {
+        if stop(run, l, level, reason) {
             let pending = run.pending.expect("a raise is pending");
             push_stop_error(l, pending);
             ffi::lua_error(l);
@@ -575,10 +828,10 @@ unsafe fn push_stop_error(l: L, pending: Pending) {
 }
 
 /// Does a breakpoint on `line` stop here (its condition true, its hit count reached)?
-unsafe fn breakpoint_hit(run: &mut DebugRun, l: L, line: u32) -> Option<u32> {
+unsafe fn breakpoint_hit(run: &mut DebugRun, l: L, level: c_int, line: u32) -> Option<u32> {
     let bp = run.session().breakpoint_at(line)?.clone();
     if let Some(cond) = &bp.condition {
-        match super::eval::condition(run, l, 0, bp.id, cond) {
+        match super::eval::condition(run, l, level, bp.id, cond) {
             Ok(false) => return None,
             Ok(true) => {}
             Err(message) => {
@@ -624,6 +877,7 @@ unsafe fn stop(run: &mut DebugRun, l: L, base_level: c_int, reason: StopReason) 
     let trace_from = run.trace_seen;
     run.trace_seen = run.core().run.trace.len();
     let frontend = run.frontend;
+    let returned = run.returned.take();
     let mut stop = Stop {
         run,
         l,
@@ -631,6 +885,7 @@ unsafe fn stop(run: &mut DebugRun, l: L, base_level: c_int, reason: StopReason) 
         line,
         reason,
         trace_from,
+        returned,
     };
     let resume = (*frontend).stopped(&mut stop);
     run.rebuild_bits();
@@ -650,17 +905,21 @@ unsafe fn stop(run: &mut DebugRun, l: L, base_level: c_int, reason: StopReason) 
             raise = true;
         }
         Resume::StepBack => {
-            let mode = if run.event > 1 {
-                Mode::Scan {
-                    until: run.event,
-                    breakpoints: false,
-                }
-            } else {
-                Mode::Replay {
-                    target: 1,
-                    back: true,
-                }
-            };
+            let mode =
+                if let (Some(target), true) = (run.prev_user, run.last_user == Some(run.event)) {
+                    // The user line event before this one is known: one replay, no scan.
+                    Mode::Replay { target, back: true }
+                } else if run.event > 1 {
+                    Mode::Scan {
+                        until: run.event,
+                        breakpoints: false,
+                    }
+                } else {
+                    Mode::Replay {
+                        target: 1,
+                        back: true,
+                    }
+                };
             run.pending = Some(Pending::Rewind(mode));
             raise = true;
         }
@@ -682,6 +941,7 @@ unsafe fn stop(run: &mut DebugRun, l: L, base_level: c_int, reason: StopReason) 
     if !raise {
         run.go_live();
     }
+    run.apply_line_hook(l);
     raise
 }
 
@@ -691,11 +951,23 @@ pub(crate) unsafe extern "C-unwind" fn on_script_error(l: L) -> c_int {
     let Some(run) = current() else { return 0 };
     if run.in_eval
         || run.pending.is_some()
-        || run.mode != Mode::Live
         || run.core.is_null()
         || run.core().run.stopped.is_some()
         || !run.session().break_on_error
     {
+        return 0;
+    }
+    match run.mode {
+        Mode::Live => {}
+        Mode::Locate { mark: None } => {
+            run.mode = Mode::Live;
+            run.go_live();
+        }
+        _ => return 0,
+    }
+    if !run.event_known {
+        // The error ends this pass; the next one finds it with the line hook.
+        run.locate(l, None);
         return 0;
     }
     let message = match ffi::lua_type(l, 1) {
@@ -739,7 +1011,11 @@ pub(crate) unsafe extern "C-unwind" fn on_script_error(l: L) -> c_int {
 /// Some(raise) when the run must end or rewind.
 pub(crate) unsafe fn before_call(l: L, args: &[Vec<u8>]) -> Option<Raise> {
     let run = current()?;
-    if run.in_eval || run.mode != Mode::Live || run.pending.is_some() {
+    if run.in_eval {
+        return None;
+    }
+    run.mark();
+    if run.mode != Mode::Live || run.pending.is_some() {
         return None;
     }
     let session = run.session();
@@ -764,6 +1040,11 @@ pub(crate) unsafe fn before_call(l: L, args: &[Vec<u8>]) -> Option<Raise> {
         }
     }
     let reason = reason?;
+    if !run.event_known {
+        run.locate(l, Some(run.marks));
+        push_stop_error(l, run.pending.expect("pending"));
+        return Some(Raise::OnStack);
+    }
     // Level 0 is redis.call itself: the script's frame is the next user frame.
     let mut ar: ffi::lua_Debug = std::mem::zeroed();
     let mut level = 1;
@@ -777,11 +1058,22 @@ pub(crate) unsafe fn before_call(l: L, args: &[Vec<u8>]) -> Option<Raise> {
     None
 }
 
-/// `redis.breakpoint()`: true in a debug run, and the next line stops.
+/// `redis.breakpoint()`: true in a debug run, and the next line stops. Called with the number
+/// of the line it is on, on a line with a probe, it is that probe.
 pub(crate) unsafe fn redis_breakpoint(l: L) -> c_int {
     let active = match current() {
         Some(run) if !run.in_eval => {
+            if let Some(line) = probe_line(run, l) {
+                return probe(run, l, line);
+            }
+            run.mark();
             run.break_next_line = true;
+            if run.mode == Mode::Live && !run.event_known {
+                run.locate(l, Some(run.marks));
+                push_stop_error(l, run.pending.expect("pending"));
+                ffi::lua_error(l);
+            }
+            run.apply_line_hook(l);
             true
         }
         Some(_) => true,
@@ -789,6 +1081,53 @@ pub(crate) unsafe fn redis_breakpoint(l: L) -> c_int {
     };
     ffi::lua_pushboolean(l, active as c_int);
     1
+}
+
+/// Is this `redis.breakpoint(N)` call a probe: N the line it is on, a line with a probe?
+unsafe fn probe_line(run: &DebugRun, l: L) -> Option<c_int> {
+    if ffi::lua_gettop(l) != 1 || ffi::lua_type(l, 1) != ffi::LUA_TNUMBER {
+        return None;
+    }
+    let line = ffi::lua_tointeger(l, 1) as c_int;
+    if !run.is_probe(line) {
+        return None;
+    }
+    let mut ar: ffi::lua_Debug = std::mem::zeroed();
+    if ffi::lua_getstack(l, 1, &mut ar) == 0 || !is_user(l, &mut ar) {
+        return None;
+    }
+    ffi::lua_getinfo(l, c"l".as_ptr(), &mut ar);
+    (ar.currentline == line).then_some(line)
+}
+
+/// A probe: the line event of its line (left by the line hook), or, with the line hook off, the
+/// breakpoint's check.
+unsafe fn probe(run: &mut DebugRun, l: L, line: c_int) -> c_int {
+    run.mark();
+    if let Some(pending) = run.pending {
+        push_stop_error(l, pending);
+        ffi::lua_error(l);
+    }
+    let mut ar: ffi::lua_Debug = std::mem::zeroed();
+    ffi::lua_getstack(l, 1, &mut ar);
+    let deferred = run.deferred.take();
+    if run.line_on && deferred == Some(run.event) {
+        at_line(run, l, &mut ar, 1, line);
+        return 0;
+    }
+    if run.mode != Mode::Live {
+        return 0;
+    }
+    if let Some(id) = breakpoint_hit(run, l, 1, line as u32) {
+        if !run.event_known {
+            run.locate(l, Some(run.marks));
+        } else if !stop(run, l, 1, StopReason::Breakpoint { id }) {
+            return 0;
+        }
+        push_stop_error(l, run.pending.expect("pending"));
+        ffi::lua_error(l);
+    }
+    0
 }
 
 /// `redis.debug(...)`: the arguments as LDB shows them, to the front end's console.
@@ -819,6 +1158,7 @@ pub struct Stop<'a> {
     line: u32,
     reason: StopReason,
     trace_from: usize,
+    returned: Option<Vec<String>>,
 }
 
 impl Stop<'_> {
@@ -828,6 +1168,11 @@ impl Stop<'_> {
 
     pub fn reason(&self) -> &StopReason {
         &self.reason
+    }
+
+    /// After a step out (`finish`): what the function it left returned, as LDB prints values.
+    pub fn returned(&self) -> Option<&[String]> {
+        self.returned.as_deref()
     }
 
     /// The line event this stop is at (see `Resume::GotoEvent`).

@@ -293,13 +293,40 @@ pub(crate) unsafe fn for_each_var(
     }
     ffi::lua_pop(l, 1);
     for global in [c"KEYS", c"ARGV"] {
-        ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, global.as_ptr());
+        // Without metamethods that run code: a function's globals raise on a name they lack
+        // (FCALL has no KEYS/ARGV globals); a script's may sit behind an `__index` table.
+        raw_global(l, global);
+        if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
+            ffi::lua_pop(l, 1);
+            continue;
+        }
         if f(l, &global.to_string_lossy(), VarKind::Global) {
             return true;
         }
         ffi::lua_pop(l, 1);
     }
     false
+}
+
+/// Push the global `name`, read raw, or raw from the globals' `__index` table (nil otherwise).
+unsafe fn raw_global(l: L, name: &std::ffi::CStr) {
+    ffi::lua_pushstring(l, name.as_ptr());
+    ffi::lua_rawget(l, ffi::LUA_GLOBALSINDEX);
+    if ffi::lua_type(l, -1) != ffi::LUA_TNIL || ffi::lua_getmetatable(l, ffi::LUA_GLOBALSINDEX) == 0
+    {
+        return;
+    }
+    ffi::lua_pushstring(l, c"__index".as_ptr());
+    ffi::lua_rawget(l, -2);
+    if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+        ffi::lua_pushstring(l, name.as_ptr());
+        ffi::lua_rawget(l, -2);
+    } else {
+        ffi::lua_pushnil(l);
+    }
+    // [nil, metatable, __index, value] -> [value]
+    ffi::lua_replace(l, -4);
+    ffi::lua_pop(l, 2);
 }
 
 /// Visit entries `offset..offset+limit` of the table at `idx` (array part first, then the

@@ -11,6 +11,7 @@ pub(crate) mod eval;
 pub(crate) mod hook;
 pub(crate) mod inspect;
 pub(crate) mod lines;
+pub(crate) mod probes;
 
 pub use hook::Stop;
 pub use inspect::{Frame, Page, VarKind, Variable};
@@ -130,6 +131,9 @@ pub struct DebugSession {
     /// First lines of the functions taking `...` (their varargs cannot be read in Lua 5.1).
     vararg_functions: Vec<u32>,
     source: Vec<String>,
+    /// The script as given, and per line where a breakpoint probe may go (probes.rs).
+    script: Vec<u8>,
+    probe_offsets: Vec<Option<usize>>,
     next_id: u32,
 }
 
@@ -139,15 +143,48 @@ pub struct DebugReport {
     pub run: RunReport,
     /// Line -> executions, with `DebugSession::coverage` (lines never run are absent).
     pub coverage: Option<BTreeMap<u32, u64>>,
-    /// Line events of the last pass (the numbering of `Resume::GotoEvent`).
-    pub events: u64,
+    /// Line events of the last pass (the numbering of `Resume::GotoEvent`); None when the end of
+    /// the run was reached without the line hook (after a continue: see probes.rs).
+    pub events: Option<u64>,
 }
 
 impl DebugSession {
     /// A session for `script` (a shebang line is allowed). A script that does not compile gives
     /// Lua's message (`user_script:3: ...`) and its line.
     pub fn new(script: &[u8]) -> Result<DebugSession, (String, Option<u32>)> {
-        let body = match crate::engine::script::parse_shebang(script) {
+        Self::with_shebang(script, false)
+    }
+
+    /// A session for a function library (`#!lua name=...` first line): its functions are debugged
+    /// through `Sandbox::debug_function`. Compile errors say `user_function:N:`.
+    pub fn for_library(code: &[u8]) -> Result<DebugSession, (String, Option<u32>)> {
+        Self::with_shebang(code, true).map_err(|(message, line)| {
+            let message = match message.strip_prefix("user_script:") {
+                Some(rest) => format!("user_function:{rest}"),
+                None => message,
+            };
+            (message, line)
+        })
+    }
+
+    fn with_shebang(script: &[u8], library: bool) -> Result<DebugSession, (String, Option<u32>)> {
+        let parsed = if library {
+            // The library's shebang (name=...) is FUNCTION LOAD's to check: its line only.
+            Ok((
+                Default::default(),
+                if script.starts_with(b"#!") {
+                    script
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .unwrap_or(script.len())
+                } else {
+                    0
+                },
+            ))
+        } else {
+            crate::engine::script::parse_shebang(script)
+        };
+        let body = match parsed {
             Ok((_, len)) => {
                 // Keep line numbers: the shebang line stays as an empty line.
                 let mut b = script.to_vec();
@@ -161,6 +198,9 @@ impl DebugSession {
             Err(text) => return Err((text, None)),
         };
         let (code_lines, vararg_functions) = lines::code_lines(&body)?;
+        let probe_offsets = std::str::from_utf8(&body)
+            .map(probes::probe_offsets)
+            .unwrap_or_default();
         let text = String::from_utf8_lossy(script);
         let text = text.strip_suffix('\n').unwrap_or(&text);
         let source = text
@@ -178,6 +218,8 @@ impl DebugSession {
             code_lines,
             vararg_functions,
             source,
+            script: script.to_vec(),
+            probe_offsets,
             next_id: 1,
         })
     }
@@ -259,6 +301,16 @@ impl DebugSession {
     pub fn breakpoint_at(&self, line: u32) -> Option<&Breakpoint> {
         self.breakpoints.iter().find(|b| b.line == line)
     }
+
+    /// The body the VM compiles for `script` (shebang line cut at `skip`) with a probe on every
+    /// breakpoint line that can take one, and those lines; None for another script or no probe.
+    pub(crate) fn probed_body(&self, script: &[u8], skip: usize) -> Option<(Vec<u8>, Vec<u32>)> {
+        if script != self.script.as_slice() {
+            return None;
+        }
+        let lines: Vec<u32> = self.breakpoints.iter().map(|b| b.line).collect();
+        probes::instrument(&script[skip..], &self.probe_offsets, skip, &lines)
+    }
 }
 
 /// `Sandbox::debug`: arm the debugger for one run of the sandbox.
@@ -268,10 +320,37 @@ pub(crate) fn run(
     session: &mut DebugSession,
     frontend: &mut dyn DebugFrontend,
 ) -> DebugReport {
+    armed_run(session, frontend, |run| {
+        hook::DebugRun::arm(run);
+        let report = sandbox.run(request);
+        hook::DebugRun::disarm();
+        report
+    })
+}
+
+/// `Sandbox::debug_function`: arm the debugger for one FCALL (`session` from
+/// `DebugSession::for_library` on the function's library).
+pub(crate) fn run_function(
+    sandbox: &mut super::Sandbox,
+    call: &super::FunctionCall,
+    session: &mut DebugSession,
+    frontend: &mut dyn DebugFrontend,
+) -> DebugReport {
+    armed_run(session, frontend, |run| {
+        hook::DebugRun::arm(run);
+        let report = sandbox.fcall(call);
+        hook::DebugRun::disarm();
+        report
+    })
+}
+
+fn armed_run(
+    session: &mut DebugSession,
+    frontend: &mut dyn DebugFrontend,
+    go: impl FnOnce(&mut hook::DebugRun) -> RunReport,
+) -> DebugReport {
     let mut run = hook::DebugRun::new(session, frontend);
-    hook::DebugRun::arm(&mut run);
-    let mut report = sandbox.run(request);
-    hook::DebugRun::disarm();
+    let mut report = go(&mut run);
     // Time stopped and time replaying are not the script's.
     if report.outcome != super::report::Outcome::Refused {
         report.elapsed_ns = run.active.as_nanos() as u64;
@@ -287,6 +366,6 @@ pub(crate) fn run(
     DebugReport {
         run: report,
         coverage,
-        events: run.event,
+        events: run.event_known.then_some(run.event),
     }
 }
