@@ -11,6 +11,9 @@ pub mod table;
 
 mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
 mod generic;
+mod geo; // GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH* GEORADIUS* (issue 13)
+mod geo_sort; // the sorts of a geo search result (issue 13)
+mod geohash; // Redis's 52-bit geohash and distance (issue 13)
 mod hashes;
 mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
@@ -163,6 +166,7 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(memory::COMMANDS) // issue 13
         .chain(hyperloglog::COMMANDS) // issue 13
         .chain(sort::COMMANDS) // issue 13
+        .chain(geo::COMMANDS) // issue 13
         .chain(hashes::COMMANDS)
         .chain(lists::COMMANDS)
         .chain(sets::COMMANDS)
