@@ -83,6 +83,12 @@ pub struct Profile {
     /// This profile's command table as a delta to Redis 7.0.15's (commands/profiles/*.table),
     /// generated from the server's own `COMMAND` by tests/command_tables.rs.
     pub command_delta: &'static str,
+    /// Geo coordinates (GEOPOS, WITHCOORD) as a double reply (Redis 8.0) rather than Redis 7's
+    /// `%.17Lf` bulk text (issue 13, commands/geo.rs).
+    pub geo_coordinates_double: bool,
+    /// A missing FROMMEMBER / GEORADIUSBYMEMBER member: `member X does not exist` (Valkey 9)
+    /// rather than `could not decode requested zset member` (issue 13, commands/geo.rs).
+    pub geo_member_named: bool,
 }
 
 /// The default profile, and the one the built-in command table describes.
@@ -113,6 +119,8 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: "",
+        geo_coordinates_double: false, // issue 13
+        geo_member_named: false,       // issue 13
     },
     Profile {
         id: "redis-7.2",
@@ -138,6 +146,8 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/redis-7.2.table"),
+        geo_coordinates_double: false, // issue 13
+        geo_member_named: false,       // issue 13
     },
     Profile {
         id: "redis-7.4",
@@ -163,6 +173,8 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/redis-7.4.table"),
+        geo_coordinates_double: false, // issue 13
+        geo_member_named: false,       // issue 13
     },
     Profile {
         id: "redis-8.0",
@@ -188,6 +200,8 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/redis-8.0.table"),
+        geo_coordinates_double: true, // issue 13
+        geo_member_named: false,      // issue 13
     },
     Profile {
         id: "valkey-8.1",
@@ -213,6 +227,8 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/valkey-8.1.table"),
+        geo_coordinates_double: false, // issue 13
+        geo_member_named: false,       // issue 13
     },
     Profile {
         id: "valkey-9.1",
@@ -238,6 +254,8 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Valkey command is not allowed from script",
         unknown_subcommand_error: true,
         command_delta: include_str!("commands/profiles/valkey-9.1.table"),
+        geo_coordinates_double: false, // issue 13
+        geo_member_named: true,        // issue 13
     },
 ];
 

@@ -9,6 +9,7 @@ use super::geohash::{self, Shape, ShapeKind};
 use super::long_double::{format_human, Ld};
 use super::{errors, flatten, float_arg, int_arg, lower, until_nul, Command, Ctx};
 use crate::engine::keyspace::{Value, ZSetValue};
+use crate::engine::lua::api::current_profile;
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -119,8 +120,12 @@ fn distance_text(d: f64) -> Vec<u8> {
     format!("{sign}{}.{:04}", abs / 10000, abs % 10000).into_bytes()
 }
 
-/// `addReplyHumanLongDouble` of a double: a bulk string in RESP2, a double in RESP3.
+/// `addReplyHumanLongDouble` of a double: a bulk string in RESP2, a double in RESP3; a plain
+/// double reply where the profile says so (Redis 8.0).
 fn coordinate(resp3: bool, v: f64) -> Reply {
+    if current_profile().geo_coordinates_double {
+        return Reply::Double(v);
+    }
     let text = format_human(ld_of(v));
     if resp3 {
         Reply::Double(text.parse().unwrap_or(v))
@@ -293,11 +298,18 @@ enum Order {
     Desc,
 }
 
-/// The position of `member` in `z`, or Redis's error.
+/// The position of `member` in `z`, or the profile's error.
 fn member_xy(z: &ZSetValue, member: &[u8]) -> Result<[f64; 2], Reply> {
-    z.score(member)
-        .map(geohash::decode_score)
-        .ok_or_else(|| Reply::err(BAD_MEMBER))
+    z.score(member).map(geohash::decode_score).ok_or_else(|| {
+        if current_profile().geo_member_named {
+            Reply::err(format!(
+                "ERR member {} does not exist",
+                String::from_utf8_lossy(until_nul(member))
+            ))
+        } else {
+            Reply::err(BAD_MEMBER)
+        }
+    })
 }
 
 /// `georadiusGeneric`: argument parsing in Redis's order (errors included), the 9-box search,

@@ -21,6 +21,7 @@ mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)
 mod server;
 mod sets;
 mod sort; // SORT SORT_RO (issue 13)
+mod stream_groups; // XGROUP XREADGROUP XACK XPENDING XSETID XINFO (issue 13)
 mod streams;
 mod strings;
 mod zsets;
@@ -172,6 +173,7 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(sets::COMMANDS)
         .chain(zsets::COMMANDS)
         .chain(streams::COMMANDS)
+        .chain(stream_groups::COMMANDS) // issue 13
         .chain(server::COMMANDS)
 }
 
