@@ -89,6 +89,11 @@ pub struct Profile {
     /// A missing FROMMEMBER / GEORADIUSBYMEMBER member: `member X does not exist` (Valkey 9)
     /// rather than `could not decode requested zset member` (issue 13, commands/geo.rs).
     pub geo_member_named: bool,
+    /// XREADGROUP creates (and marks seen) its consumer on every stream of the call, served or
+    /// not (7.2 and later), rather than only where it serves entries (issue 13, stream_groups.rs).
+    pub xreadgroup_consumer_always: bool,
+    /// XSETID refuses an ID below the stream's max deleted entry ID (7.2 and later).
+    pub xsetid_checks_max_deleted: bool,
 }
 
 /// The default profile, and the one the built-in command table describes.
@@ -119,8 +124,10 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: "",
-        geo_coordinates_double: false, // issue 13
-        geo_member_named: false,       // issue 13
+        geo_coordinates_double: false,     // issue 13
+        geo_member_named: false,           // issue 13
+        xreadgroup_consumer_always: false, // issue 13
+        xsetid_checks_max_deleted: false,  // issue 13
     },
     Profile {
         id: "redis-7.2",
@@ -146,8 +153,10 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/redis-7.2.table"),
-        geo_coordinates_double: false, // issue 13
-        geo_member_named: false,       // issue 13
+        geo_coordinates_double: false,    // issue 13
+        geo_member_named: false,          // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
     },
     Profile {
         id: "redis-7.4",
@@ -173,8 +182,10 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/redis-7.4.table"),
-        geo_coordinates_double: false, // issue 13
-        geo_member_named: false,       // issue 13
+        geo_coordinates_double: false,    // issue 13
+        geo_member_named: false,          // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
     },
     Profile {
         id: "redis-8.0",
@@ -200,8 +211,10 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/redis-8.0.table"),
-        geo_coordinates_double: true, // issue 13
-        geo_member_named: false,      // issue 13
+        geo_coordinates_double: true,     // issue 13
+        geo_member_named: false,          // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
     },
     Profile {
         id: "valkey-8.1",
@@ -227,8 +240,10 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Redis command is not allowed from script",
         unknown_subcommand_error: false,
         command_delta: include_str!("commands/profiles/valkey-8.1.table"),
-        geo_coordinates_double: false, // issue 13
-        geo_member_named: false,       // issue 13
+        geo_coordinates_double: false,    // issue 13
+        geo_member_named: false,          // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
     },
     Profile {
         id: "valkey-9.1",
@@ -254,8 +269,10 @@ pub static PROFILES: [Profile; 6] = [
         noscript_text: "ERR This Valkey command is not allowed from script",
         unknown_subcommand_error: true,
         command_delta: include_str!("commands/profiles/valkey-9.1.table"),
-        geo_coordinates_double: false, // issue 13
-        geo_member_named: true,        // issue 13
+        geo_coordinates_double: false,    // issue 13
+        geo_member_named: true,           // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
     },
 ];
 

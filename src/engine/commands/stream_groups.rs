@@ -13,6 +13,7 @@ use crate::engine::keyspace::stream::{
     Consumer, ConsumerGroup, PendingEntry, ENTRIES_READ_UNKNOWN,
 };
 use crate::engine::keyspace::{StreamId, StreamValue, Value};
+use crate::engine::lua::api::current_profile;
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -41,6 +42,8 @@ const SETID_BELOW_MAXDELETED: &str =
     "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id";
 const SETID_BELOW_TOP: &str =
     "ERR The ID specified in XSETID is smaller than the target stream top item";
+const SETID_BELOW_MAX_DELETED: &str =
+    "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id";
 const SETID_ADDED_BELOW_LEN: &str =
     "ERR The entries_added specified in XSETID is smaller than the target stream length";
 
@@ -359,10 +362,14 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     };
     let now = ctx.wall_ms();
     let mut served: Vec<(Reply, Reply)> = Vec::new();
+    let consumer_always = current_profile().xreadgroup_consumer_always;
     for (key, gt) in keys.iter().zip(ids) {
         let Some(s) = stream_mut(ctx, key)? else {
             continue;
         };
+        if consumer_always {
+            touch_consumer(s, &group, &consumer, now);
+        }
         let last_delivered = s.groups[&group].last_id;
         let (start, history) = match gt {
             Some(id) => (id, true),
@@ -389,6 +396,18 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     })
 }
 
+/// Look the consumer up (it was seen now) or create it.
+fn touch_consumer(s: &mut StreamValue, group: &[u8], consumer: &[u8], now: i64) {
+    let g = s.groups.get_mut(group).expect("group checked");
+    g.consumers
+        .entry(consumer.to_vec())
+        .and_modify(|c| c.seen_time = now)
+        .or_insert_with(|| Consumer {
+            seen_time: now,
+            pel: Default::default(),
+        });
+}
+
 /// `streamReplyWithRange` with a group: the consumer (created when missing) gets its own
 /// pending history (`history`), or the entries after `start` that become pending for it.
 #[allow(clippy::too_many_arguments)]
@@ -402,14 +421,8 @@ fn serve(
     noack: bool,
     now: i64,
 ) -> Vec<Reply> {
+    touch_consumer(s, group, consumer, now);
     let g = s.groups.get_mut(group).expect("group checked");
-    g.consumers
-        .entry(consumer.to_vec())
-        .and_modify(|c| c.seen_time = now)
-        .or_insert_with(|| Consumer {
-            seen_time: now,
-            pel: Default::default(),
-        });
     if history {
         let pending: Vec<StreamId> = g.consumers[consumer]
             .pel
@@ -628,6 +641,9 @@ fn xsetid(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let Some(s) = stream_mut(ctx, &args[1])? else {
             return Err(Reply::err(errors::NO_SUCH_KEY));
         };
+        if current_profile().xsetid_checks_max_deleted && id < s.max_deleted_id {
+            return Err(Reply::err(SETID_BELOW_MAX_DELETED));
+        }
         if let Some((&top, _)) = s.entries.last_key_value() {
             if id < top {
                 return Err(Reply::err(SETID_BELOW_TOP));
