@@ -389,7 +389,7 @@ pub fn base_table() -> &'static [RedisCommandInfo] {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 12] = [
+    let families: [(&str, &[Command]); 14] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS),         // issue 13
@@ -400,6 +400,8 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
         ("sets", sets::COMMANDS),
         ("sorted sets", zsets::COMMANDS),
         ("streams", streams::COMMANDS),
+        ("stream groups", stream_groups::COMMANDS), // issue 13
+        ("geo", geo::COMMANDS),                     // issue 13
         ("server", server::COMMANDS),
         ("memory", memory::COMMANDS), // issue 13
     ];

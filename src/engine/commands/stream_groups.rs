@@ -27,6 +27,8 @@ pub static COMMANDS: &[Command] = &[
     Command::new("xack", xack),
     Command::new("xpending", xpending),
     Command::new("xsetid", xsetid),
+    Command::new("xclaim", xclaim),
+    Command::new("xautoclaim", xautoclaim),
     Command::new("xinfo|groups", xinfo),
     Command::new("xinfo|consumers", xinfo),
     Command::new("xinfo|help", xinfo),
@@ -660,6 +662,260 @@ fn xsetid(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             s.max_deleted_id = max_deleted;
         }
         Ok(Reply::ok())
+    })())
+}
+
+// ---- XCLAIM XAUTOCLAIM ----
+
+/// `getLongLongFromObjectOrReply` with a custom message.
+fn long_or(arg: &[u8], msg: &str) -> Result<i64, Reply> {
+    int_arg(arg).map_err(|_| Reply::err(format!("ERR {msg}")))
+}
+
+/// Give the pending entry `id` to `consumer` (created when missing), as XCLAIM and XAUTOCLAIM
+/// do: delivered at `time`, its count set or incremented.
+fn claim(
+    g: &mut ConsumerGroup,
+    id: StreamId,
+    consumer: &[u8],
+    time: i64,
+    count: Option<u64>,
+    now: i64,
+) {
+    g.consumers
+        .entry(consumer.to_vec())
+        .and_modify(|c| c.seen_time = now)
+        .or_insert_with(|| Consumer {
+            seen_time: now,
+            pel: Default::default(),
+        });
+    // A forced entry has no owner yet: it moves to `consumer` whatever its placeholder says.
+    let owned = g.consumers[consumer].pel.contains(&id);
+    let p = g.pel.get_mut(&id).expect("pending entry");
+    if !owned {
+        if let Some(old) = g.consumers.get_mut(&p.consumer) {
+            old.pel.remove(&id);
+        }
+    }
+    p.delivery_time = time;
+    match count {
+        Some(c) => p.delivery_count = c,
+        None => p.delivery_count += 1,
+    }
+    if !owned {
+        p.consumer = consumer.to_vec();
+        g.consumers
+            .get_mut(consumer)
+            .expect("created above")
+            .pel
+            .insert(id);
+    }
+}
+
+/// Drop a pending entry whose stream entry is gone.
+fn drop_pending(g: &mut ConsumerGroup, id: StreamId) {
+    if let Some(p) = g.pel.remove(&id) {
+        if let Some(c) = g.consumers.get_mut(&p.consumer) {
+            c.pel.remove(&id);
+        }
+    }
+}
+
+fn no_key_or_group(key: &[u8], group: &[u8]) -> Reply {
+    Reply::err(format!(
+        "NOGROUP No such key '{}' or consumer group '{}'",
+        text(key),
+        text(group)
+    ))
+}
+
+/// `xclaimCommand`.
+fn xclaim(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    flatten((|| {
+        let now = ctx.wall_ms();
+        let (key, group, consumer) = (&args[1], &args[2], &args[3]);
+        let has_group = stream_mut(ctx, key)?.is_some_and(|s| s.groups.contains_key(group));
+        if !has_group {
+            return Err(no_key_or_group(key, group));
+        }
+        let minidle = long_or(&args[4], "Invalid min-idle-time argument for XCLAIM")?.max(0);
+        let mut j = 5;
+        let mut ids = Vec::new();
+        while j < args.len() {
+            match strict_id(&args[j]) {
+                Ok(id) => ids.push(id),
+                Err(_) => break,
+            }
+            j += 1;
+        }
+        let (mut force, mut justid) = (false, false);
+        let mut retrycount: i64 = -1;
+        let mut deliverytime: i64 = -1;
+        let mut last_id = StreamId::default();
+        while j < args.len() {
+            let moreargs = args.len() - 1 - j;
+            match lower(&args[j]).as_str() {
+                "force" => force = true,
+                "justid" => justid = true,
+                "idle" if moreargs > 0 => {
+                    j += 1;
+                    deliverytime =
+                        now - long_or(&args[j], "Invalid IDLE option argument for XCLAIM")?;
+                }
+                "time" if moreargs > 0 => {
+                    j += 1;
+                    deliverytime = long_or(&args[j], "Invalid TIME option argument for XCLAIM")?;
+                }
+                "retrycount" if moreargs > 0 => {
+                    j += 1;
+                    retrycount =
+                        long_or(&args[j], "Invalid RETRYCOUNT option argument for XCLAIM")?;
+                }
+                "lastid" if moreargs > 0 => {
+                    j += 1;
+                    last_id = strict_id(&args[j])?;
+                }
+                _ => {
+                    return Err(Reply::err(format!(
+                        "ERR Unrecognized XCLAIM option '{}'",
+                        text(&args[j])
+                    )))
+                }
+            }
+            j += 1;
+        }
+        let s = stream_mut(ctx, key)?.expect("checked above");
+        let g = s.groups.get_mut(group).expect("checked above");
+        if last_id > g.last_id {
+            g.last_id = last_id;
+        }
+        if deliverytime == -1 || deliverytime < 0 || deliverytime > now {
+            deliverytime = now;
+        }
+        let mut out = Vec::new();
+        for id in ids {
+            let Some(fields) = s.entries.get(&id) else {
+                drop_pending(g, id);
+                continue;
+            };
+            if force && !g.pel.contains_key(&id) {
+                // A forced entry has no owner yet: the idle check does not apply to it.
+                g.pel.insert(
+                    id,
+                    PendingEntry {
+                        consumer: Vec::new(),
+                        delivery_time: now,
+                        delivery_count: 1,
+                    },
+                );
+            } else if let Some(p) = g.pel.get(&id) {
+                if minidle != 0 && now - p.delivery_time < minidle {
+                    continue;
+                }
+            } else {
+                continue;
+            }
+            let count = if retrycount >= 0 {
+                Some(retrycount as u64)
+            } else if justid {
+                g.pel.get(&id).map(|p| p.delivery_count)
+            } else {
+                None
+            };
+            claim(g, id, consumer, deliverytime, count, now);
+            out.push(if justid {
+                id_reply(id)
+            } else {
+                entry_reply(&id, fields)
+            });
+        }
+        Ok(Reply::Array(out))
+    })())
+}
+
+/// `xautoclaimCommand`: claim up to COUNT idle entries from START, scanning at most 10 × COUNT
+/// pending entries; reply with the next start, the claimed entries and the IDs dropped because
+/// their entries were deleted.
+fn xautoclaim(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    flatten((|| {
+        let now = ctx.wall_ms();
+        let (key, group, consumer) = (&args[1], &args[2], &args[3]);
+        let minidle = long_or(&args[4], "Invalid min-idle-time argument for XAUTOCLAIM")?.max(0);
+        let (mut start, startex) = interval_id(&args[5], 0)?;
+        if startex {
+            start = start.incr().ok_or_else(|| Reply::err(BAD_START))?;
+        }
+        let mut count: i64 = 100;
+        let mut justid = false;
+        let mut j = 6;
+        while j < args.len() {
+            let moreargs = args.len() - 1 - j;
+            match lower(&args[j]).as_str() {
+                "count" if moreargs > 0 => {
+                    count = match int_arg(&args[j + 1]) {
+                        Ok(c) if (1..=i64::MAX / 16).contains(&c) => c,
+                        _ => return Err(Reply::err("ERR COUNT must be > 0")),
+                    };
+                    j += 1;
+                }
+                "justid" => justid = true,
+                _ => return Err(Reply::err(errors::SYNTAX)),
+            }
+            j += 1;
+        }
+        let has_group = stream_mut(ctx, key)?.is_some_and(|s| s.groups.contains_key(group));
+        if !has_group {
+            return Err(no_key_or_group(key, group));
+        }
+        let s = stream_mut(ctx, key)?.expect("checked above");
+        let g = s.groups.get_mut(group).expect("checked above");
+        let pending: Vec<StreamId> = g.pel.range(start..).map(|(id, _)| *id).collect();
+        let mut attempts = count.saturating_mul(10);
+        let (mut claimed, mut deleted) = (Vec::new(), Vec::new());
+        let mut pos = 0;
+        let mut eof = false;
+        loop {
+            if attempts == 0 || count == 0 {
+                break;
+            }
+            attempts -= 1;
+            let Some(&id) = pending.get(pos) else {
+                eof = true;
+                break;
+            };
+            pos += 1;
+            let Some(fields) = s.entries.get(&id) else {
+                drop_pending(g, id);
+                deleted.push(id_reply(id));
+                count -= 1;
+                continue;
+            };
+            if minidle != 0 && now - g.pel[&id].delivery_time < minidle {
+                continue;
+            }
+            let times = if justid {
+                Some(g.pel[&id].delivery_count)
+            } else {
+                None
+            };
+            claim(g, id, consumer, now, times, now);
+            claimed.push(if justid {
+                id_reply(id)
+            } else {
+                entry_reply(&id, fields)
+            });
+            count -= 1;
+        }
+        let next = if eof {
+            StreamId::default()
+        } else {
+            pending.get(pos).copied().unwrap_or_default()
+        };
+        Ok(Reply::Array(vec![
+            id_reply(next),
+            Reply::Array(claimed),
+            Reply::Array(deleted),
+        ]))
     })())
 }
 
