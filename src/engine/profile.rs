@@ -94,6 +94,8 @@ pub struct Profile {
     pub xreadgroup_consumer_always: bool,
     /// XSETID refuses an ID below the stream's max deleted entry ID (7.2 and later).
     pub xsetid_checks_max_deleted: bool,
+    /// XINFO CONSUMERS reports `inactive` (ms since the consumer last got an entry; 7.2+).
+    pub xinfo_consumers_inactive: bool,
 }
 
 /// The default profile, and the one the built-in command table describes.
@@ -128,6 +130,7 @@ pub static PROFILES: [Profile; 6] = [
         geo_member_named: false,           // issue 13
         xreadgroup_consumer_always: false, // issue 13
         xsetid_checks_max_deleted: false,  // issue 13
+        xinfo_consumers_inactive: false,   // issue 13
     },
     Profile {
         id: "redis-7.2",
@@ -157,6 +160,7 @@ pub static PROFILES: [Profile; 6] = [
         geo_member_named: false,          // issue 13
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
     },
     Profile {
         id: "redis-7.4",
@@ -186,6 +190,7 @@ pub static PROFILES: [Profile; 6] = [
         geo_member_named: false,          // issue 13
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
     },
     Profile {
         id: "redis-8.0",
@@ -215,6 +220,7 @@ pub static PROFILES: [Profile; 6] = [
         geo_member_named: false,          // issue 13
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
     },
     Profile {
         id: "valkey-8.1",
@@ -244,6 +250,7 @@ pub static PROFILES: [Profile; 6] = [
         geo_member_named: false,          // issue 13
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
     },
     Profile {
         id: "valkey-9.1",
@@ -273,6 +280,7 @@ pub static PROFILES: [Profile; 6] = [
         geo_member_named: true,           // issue 13
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
     },
 ];
 

@@ -270,6 +270,7 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
                 args[4].clone(),
                 Consumer {
                     seen_time: now,
+                    active_time: -1,
                     pel: Default::default(),
                 },
             );
@@ -406,6 +407,7 @@ fn touch_consumer(s: &mut StreamValue, group: &[u8], consumer: &[u8], now: i64) 
         .and_modify(|c| c.seen_time = now)
         .or_insert_with(|| Consumer {
             seen_time: now,
+            active_time: -1,
             pel: Default::default(),
         });
 }
@@ -483,6 +485,7 @@ fn serve(
             );
             if let Some(c) = g.consumers.get_mut(consumer) {
                 c.pel.insert(id);
+                c.active_time = now;
             }
         }
         out.push(entry_reply(&id, &s.entries[&id]));
@@ -687,6 +690,7 @@ fn claim(
         .and_modify(|c| c.seen_time = now)
         .or_insert_with(|| Consumer {
             seen_time: now,
+            active_time: -1,
             pel: Default::default(),
         });
     // A forced entry has no owner yet: it moves to `consumer` whatever its placeholder says.
@@ -704,12 +708,10 @@ fn claim(
     }
     if !owned {
         p.consumer = consumer.to_vec();
-        g.consumers
-            .get_mut(consumer)
-            .expect("created above")
-            .pel
-            .insert(id);
     }
+    let c = g.consumers.get_mut(consumer).expect("created above");
+    c.pel.insert(id);
+    c.active_time = now;
 }
 
 /// Drop a pending entry whose stream entry is gone.
@@ -932,6 +934,7 @@ fn xinfo(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             });
         }
         let now = ctx.wall_ms();
+        let inactive_field = current_profile().xinfo_consumers_inactive;
         let key = &args[2];
         let Some(s) = stream_mut(ctx, key)? else {
             return Err(Reply::err(errors::NO_SUCH_KEY));
@@ -950,11 +953,20 @@ fn xinfo(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                     g.consumers
                         .iter()
                         .map(|(name, c)| {
-                            Reply::Map(vec![
+                            let mut fields = vec![
                                 (field("name"), Reply::Bulk(name.clone())),
                                 (field("pending"), Reply::Int(c.pel.len() as i64)),
                                 (field("idle"), Reply::Int((now - c.seen_time).max(0))),
-                            ])
+                            ];
+                            if inactive_field {
+                                let inactive = if c.active_time == -1 {
+                                    -1
+                                } else {
+                                    now - c.active_time
+                                };
+                                fields.push((field("inactive"), Reply::Int(inactive)));
+                            }
+                            Reply::Map(fields)
                         })
                         .collect(),
                 ))

@@ -115,6 +115,8 @@ pub struct PendingEntry {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Consumer {
     pub seen_time: i64,
+    /// When it last got an entry (7.2's `active_time`, XINFO CONSUMERS `inactive`); -1: never.
+    pub active_time: i64,
     pub pel: std::collections::BTreeSet<StreamId>,
 }
 

@@ -171,6 +171,7 @@ pub fn apply_meta(
                 c,
                 Consumer {
                     seen_time: now_ms,
+                    active_time: -1,
                     pel: Default::default(),
                 },
             );
@@ -198,6 +199,7 @@ pub fn apply_meta(
                 .entry(consumer.clone())
                 .or_insert_with(|| Consumer {
                     seen_time: now_ms,
+                    active_time: -1,
                     pel: Default::default(),
                 })
                 .pel
