@@ -1,8 +1,8 @@
 //! Stream consumer groups (`src/t_stream.c` of Redis 7.0.15): XGROUP CREATE / SETID / DESTROY
 //! / CREATECONSUMER / DELCONSUMER, XREADGROUP (BLOCK refused as scripts see it), XACK,
-//! XPENDING (summary and extended, IDLE), XSETID and XINFO GROUPS / CONSUMERS, with the
-//! group's `entries_read` counter and lag computed as 7.0 does. Delivery and seen times come
-//! from the run clock, so idle times are deterministic.
+//! XPENDING (summary and extended, IDLE), XCLAIM, XAUTOCLAIM, XSETID and XINFO STREAM [FULL] /
+//! GROUPS / CONSUMERS, with the group's `entries_read` counter and lag computed as 7.0 does.
+//! Delivery and seen times come from the run clock, so idle times are deterministic.
 
 use super::streams::{
     entry_reply, interval_id, parse_id_arg, stream_mut, strict_id, xread_keys, BAD_END, BAD_START,
@@ -31,6 +31,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("xautoclaim", xautoclaim),
     Command::new("xinfo|groups", xinfo),
     Command::new("xinfo|consumers", xinfo),
+    Command::new("xinfo|stream", xinfo_stream),
     Command::new("xinfo|help", xinfo),
 ];
 
@@ -918,6 +919,132 @@ fn xautoclaim(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             Reply::Array(claimed),
             Reply::Array(deleted),
         ]))
+    })())
+}
+
+// ---- XINFO STREAM ----
+
+/// `xinfoReplyWithStreamInfo`: the summary, or with FULL the entries (COUNT, default 10, 0 for
+/// all) and every group with its pending entries and consumers.
+fn xinfo_stream(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    flatten((|| {
+        let active_time = current_profile().xinfo_consumers_inactive;
+        let key = &args[2];
+        let Some(s) = stream_mut(ctx, key)? else {
+            return Err(Reply::err(errors::NO_SUCH_KEY));
+        };
+        let opts = &args[3..];
+        let mut full = false;
+        let mut count: i64 = 10;
+        if !opts.is_empty() {
+            if (opts.len() != 1 && opts.len() != 3) || lower(&opts[0]) != "full" {
+                return Err(subcommand_syntax(args));
+            }
+            if opts.len() == 3 {
+                if lower(&opts[1]) != "count" {
+                    return Err(subcommand_syntax(args));
+                }
+                count = int_arg(&opts[2])?;
+                if count < 0 {
+                    count = 10;
+                }
+            }
+            full = true;
+        }
+        let field = |name: &str| Reply::Bulk(name.as_bytes().to_vec());
+        let (nodes, rax_nodes) = s.node_layout();
+        let mut out = vec![
+            (field("length"), Reply::Int(s.entries.len() as i64)),
+            (field("radix-tree-keys"), Reply::Int(nodes.len() as i64)),
+            (field("radix-tree-nodes"), Reply::Int(rax_nodes as i64)),
+            (field("last-generated-id"), id_reply(s.last_id)),
+            (field("max-deleted-entry-id"), id_reply(s.max_deleted_id)),
+            (field("entries-added"), Reply::Int(s.entries_added as i64)),
+            (field("recorded-first-entry-id"), id_reply(first_id(s))),
+        ];
+        if !full {
+            let edge = |e: Option<(&StreamId, &crate::engine::keyspace::stream::StreamFields)>| {
+                e.map_or(Reply::Nil, |(id, f)| entry_reply(id, f))
+            };
+            out.push((field("groups"), Reply::Int(s.groups.len() as i64)));
+            out.push((field("first-entry"), edge(s.entries.iter().next())));
+            out.push((field("last-entry"), edge(s.entries.iter().next_back())));
+            return Ok(Reply::Map(out));
+        }
+        let limit = if count == 0 {
+            usize::MAX
+        } else {
+            count as usize
+        };
+        out.push((
+            field("entries"),
+            Reply::Array(
+                s.entries
+                    .iter()
+                    .take(limit)
+                    .map(|(id, f)| entry_reply(id, f))
+                    .collect(),
+            ),
+        ));
+        let groups = s
+            .groups
+            .iter()
+            .map(|(name, g)| {
+                let pending = g
+                    .pel
+                    .iter()
+                    .take(limit)
+                    .map(|(id, p)| {
+                        Reply::Array(vec![
+                            id_reply(*id),
+                            Reply::Bulk(p.consumer.clone()),
+                            Reply::Int(p.delivery_time),
+                            Reply::Int(p.delivery_count as i64),
+                        ])
+                    })
+                    .collect();
+                let consumers = g
+                    .consumers
+                    .iter()
+                    .map(|(cname, c)| {
+                        let mut fields = vec![
+                            (field("name"), Reply::Bulk(cname.clone())),
+                            (field("seen-time"), Reply::Int(c.seen_time)),
+                        ];
+                        if active_time {
+                            fields.push((field("active-time"), Reply::Int(c.active_time)));
+                        }
+                        fields.push((field("pel-count"), Reply::Int(c.pel.len() as i64)));
+                        let own = c
+                            .pel
+                            .iter()
+                            .take(limit)
+                            .map(|id| {
+                                let p = &g.pel[id];
+                                Reply::Array(vec![
+                                    id_reply(*id),
+                                    Reply::Int(p.delivery_time),
+                                    Reply::Int(p.delivery_count as i64),
+                                ])
+                            })
+                            .collect();
+                        fields.push((field("pending"), Reply::Array(own)));
+                        Reply::Map(fields)
+                    })
+                    .collect();
+                Reply::Map(vec![
+                    (field("name"), Reply::Bulk(name.clone())),
+                    (field("last-delivered-id"), id_reply(g.last_id)),
+                    (field("entries-read"), entries_read_reply(g.entries_read)),
+                    (field("lag"), lag(s, g).map_or(Reply::Nil, Reply::Int)),
+                    (field("pel-count"), Reply::Int(g.pel.len() as i64)),
+                    (field("pending"), Reply::Array(pending)),
+                    (field("consumers"), Reply::Array(consumers)),
+                ])
+            })
+            .collect();
+        out.push((field("groups"), Reply::Array(groups)));
+        Ok(Reply::Map(out))
     })())
 }
 
