@@ -349,6 +349,20 @@ fn lp_entry(len: u64) -> u64 {
 
 /// Nodes of a radix tree (`rax.c`) holding these sorted, distinct, equal-length keys: the root,
 /// each child of a branching point, and each key or branching point ending a compressed chain.
+/// The node count of a radix tree keyed by these stream IDs (a consumer group's or consumer's
+/// pending entries list, for MEMORY USAGE; issue 13).
+pub fn id_rax_node_count(ids: impl Iterator<Item = StreamId>) -> usize {
+    let keys: Vec<[u8; 16]> = ids
+        .map(|id| {
+            let mut k = [0u8; 16];
+            k[..8].copy_from_slice(&id.ms.to_be_bytes());
+            k[8..].copy_from_slice(&id.seq.to_be_bytes());
+            k
+        })
+        .collect();
+    rax_node_count(&keys)
+}
+
 fn rax_node_count(keys: &[[u8; 16]]) -> usize {
     if keys.is_empty() {
         return 1;
