@@ -100,6 +100,19 @@ pub struct Profile {
     pub timeout_out_of_range: bool,
     /// `SET key value IFEQ old` (Valkey 8.1 and later). Issue 12.
     pub set_ifeq: bool,
+    /// Geo coordinates (GEOPOS, WITHCOORD) as a double reply (Redis 8.0) rather than Redis 7's
+    /// `%.17Lf` bulk text (issue 13, commands/geo.rs).
+    pub geo_coordinates_double: bool,
+    /// A missing FROMMEMBER / GEORADIUSBYMEMBER member: `member X does not exist` (Valkey 9)
+    /// rather than `could not decode requested zset member` (issue 13, commands/geo.rs).
+    pub geo_member_named: bool,
+    /// XREADGROUP creates (and marks seen) its consumer on every stream of the call, served or
+    /// not (7.2 and later), rather than only where it serves entries (issue 13, stream_groups.rs).
+    pub xreadgroup_consumer_always: bool,
+    /// XSETID refuses an ID below the stream's max deleted entry ID (7.2 and later).
+    pub xsetid_checks_max_deleted: bool,
+    /// XINFO CONSUMERS reports `inactive` (ms since the consumer last got an entry; 7.2+).
+    pub xinfo_consumers_inactive: bool,
 }
 
 /// The default profile, and the one the built-in command table describes.
@@ -134,6 +147,11 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: false,
         set_ifeq: false,
+        geo_coordinates_double: false,     // issue 13
+        geo_member_named: false,           // issue 13
+        xreadgroup_consumer_always: false, // issue 13
+        xsetid_checks_max_deleted: false,  // issue 13
+        xinfo_consumers_inactive: false,   // issue 13
     },
     Profile {
         id: "redis-7.2",
@@ -163,6 +181,11 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
+        geo_coordinates_double: false,    // issue 13
+        geo_member_named: false,          // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
     },
     Profile {
         id: "redis-7.4",
@@ -192,6 +215,11 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
+        geo_coordinates_double: false,    // issue 13
+        geo_member_named: false,          // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
     },
     Profile {
         id: "redis-8.0",
@@ -221,6 +249,11 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
+        geo_coordinates_double: true,     // issue 13
+        geo_member_named: false,          // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
     },
     Profile {
         id: "valkey-8.1",
@@ -250,6 +283,11 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Valkey,
         timeout_out_of_range: true,
         set_ifeq: true,
+        geo_coordinates_double: false,    // issue 13
+        geo_member_named: false,          // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
     },
     Profile {
         id: "valkey-9.1",
@@ -279,6 +317,11 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Valkey,
         timeout_out_of_range: true,
         set_ifeq: true,
+        geo_coordinates_double: false,    // issue 13
+        geo_member_named: true,           // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
     },
 ];
 

@@ -285,6 +285,151 @@ fn score_text(v: &Json) -> String {
     }
 }
 
+/// The commands that give a seeded stream its `"stream"` metadata (src/engine/keyspace/stream_json.rs).
+fn stream_meta_commands(k: &[u8], meta: &Json, empty: bool, commands: &mut Vec<Vec<Vec<u8>>>) {
+    let cmd = |parts: &[&[u8]]| parts.iter().map(|p| p.to_vec()).collect::<Vec<_>>();
+    if empty {
+        commands.push(cmd(&[
+            b"XGROUP",
+            b"CREATE",
+            k,
+            b"__seed__",
+            b"0",
+            b"MKSTREAM",
+        ]));
+        commands.push(cmd(&[b"XGROUP", b"DESTROY", k, b"__seed__"]));
+    }
+    let text = |name: &str| meta.get(name).map(bytes_of);
+    let mut setid = cmd(&[b"XSETID", k]);
+    setid.push(text("last_id").unwrap_or_else(|| b"0-0".to_vec()));
+    if let Some(n) = text("entries_added") {
+        setid.extend([b"ENTRIESADDED".to_vec(), n]);
+    }
+    if let Some(m) = text("max_deleted_id").filter(|m| m != b"0-0") {
+        setid.extend([b"MAXDELETEDID".to_vec(), m]);
+    }
+    commands.push(setid);
+    for (name, g) in meta
+        .get("groups")
+        .and_then(Json::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let last = g
+            .get("last_delivered_id")
+            .map(bytes_of)
+            .unwrap_or(b"0".to_vec());
+        let read = match g.get("entries_read") {
+            Some(Json::Number(n)) => n.to_string().into_bytes(),
+            _ => b"-1".to_vec(),
+        };
+        let mut create = cmd(&[b"XGROUP", b"CREATE", k, name.as_bytes()]);
+        create.extend([last, b"ENTRIESREAD".to_vec(), read]);
+        commands.push(create);
+        for c in g
+            .get("consumers")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let mut create = cmd(&[b"XGROUP", b"CREATECONSUMER", k, name.as_bytes()]);
+            create.push(bytes_of(c));
+            commands.push(create);
+        }
+        for p in g
+            .get("pending")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let mut claim = cmd(&[b"XCLAIM", k, name.as_bytes()]);
+            claim.extend([bytes_of(&p[1]), b"0".to_vec(), bytes_of(&p[0])]);
+            claim.extend([b"FORCE".to_vec(), b"RETRYCOUNT".to_vec(), bytes_of(&p[2])]);
+            claim.push(b"JUSTID".to_vec());
+            commands.push(claim);
+        }
+    }
+}
+
+/// A stream's metadata as `XINFO STREAM key FULL COUNT 0` reports it, in the sandbox's
+/// `"stream"` JSON form; `None` when the entries imply it (issue 13).
+fn stream_meta_json(
+    conn: &mut Conn,
+    k: &[u8],
+    entries: usize,
+    last_entry: Option<String>,
+) -> Option<Json> {
+    let flat = |r: Reply| -> Vec<Reply> {
+        match r {
+            Reply::Array(a) => a,
+            Reply::Map(m) => m.into_iter().flat_map(|(a, b)| [a, b]).collect(),
+            _ => Vec::new(),
+        }
+    };
+    let field = |kv: &[Reply], name: &str| -> Reply {
+        kv.chunks(2)
+            .find(|p| reply_bytes(&p[0]) == name.as_bytes())
+            .map(|p| p[1].clone())
+            .unwrap_or(Reply::Nil)
+    };
+    let text = |r: &Reply| String::from_utf8_lossy(&reply_bytes(r)).into_owned();
+    let info = flat(conn.cmd_bytes(&[b"XINFO", b"STREAM", k, b"FULL", b"COUNT", b"0"]));
+    let last_id = text(&field(&info, "last-generated-id"));
+    let max_deleted = text(&field(&info, "max-deleted-entry-id"));
+    let added = match field(&info, "entries-added") {
+        Reply::Int(n) => n,
+        _ => -1,
+    };
+    let groups = flat(field(&info, "groups"));
+    if last_id == last_entry.unwrap_or_else(|| "0-0".into())
+        && added == entries as i64
+        && max_deleted == "0-0"
+        && groups.is_empty()
+    {
+        return None;
+    }
+    let mut meta = Map::new();
+    meta.insert("last_id".into(), json!(last_id));
+    meta.insert("entries_added".into(), json!(added));
+    meta.insert("max_deleted_id".into(), json!(max_deleted));
+    if !groups.is_empty() {
+        let mut out = Map::new();
+        for g in groups {
+            let g = flat(g);
+            let entries_read = match field(&g, "entries-read") {
+                Reply::Int(n) => json!(n),
+                _ => Json::Null,
+            };
+            let consumers: Vec<Json> = flat(field(&g, "consumers"))
+                .into_iter()
+                .map(|c| bulk_json(&field(&flat(c), "name")))
+                .collect();
+            let pending: Vec<Json> = flat(field(&g, "pending"))
+                .into_iter()
+                .map(|p| {
+                    let p = flat(p);
+                    let count = match p[3] {
+                        Reply::Int(n) => n,
+                        _ => -1,
+                    };
+                    json!([text(&p[0]), bulk_json(&p[1]), count])
+                })
+                .collect();
+            out.insert(
+                text(&field(&g, "name")),
+                json!({
+                    "last_delivered_id": text(&field(&g, "last-delivered-id")),
+                    "entries_read": entries_read,
+                    "consumers": consumers,
+                    "pending": pending,
+                }),
+            );
+        }
+        meta.insert("groups".into(), Json::Object(out));
+    }
+    Some(Json::Object(meta))
+}
+
 /// The commands that write a keyspace JSON (the sandbox's format) into a server's db 0.
 pub fn seed_commands(keyspace: &Json) -> Vec<Vec<Vec<u8>>> {
     let mut commands = Vec::new();
@@ -331,6 +476,11 @@ pub fn seed_commands(keyspace: &Json) -> Vec<Vec<Vec<u8>>> {
                     let mut xadd = vec![b"XADD".to_vec(), k.to_vec(), bytes_of(&entry[0])];
                     xadd.extend(entry[1].as_array().into_iter().flatten().map(bytes_of));
                     commands.push(xadd);
+                }
+                // Last ID, counters, groups (issue 13).
+                if let Some(meta) = spec.get("stream") {
+                    let empty = value.as_array().is_none_or(|a| a.is_empty());
+                    stream_meta_commands(k, meta, empty, &mut commands);
                 }
             }
             other => panic!("unknown type {other} in seed"),
@@ -486,6 +636,16 @@ pub fn dump(conn: &mut Conn) -> Json {
         };
         let mut spec = Map::new();
         spec.insert("type".into(), json!(kind));
+        if kind == "stream" {
+            // Last ID, counters, groups when the entries do not imply them (issue 13).
+            let entries = value.as_array().map_or(0, Vec::len);
+            let last = value
+                .as_array()
+                .and_then(|a| a.last())
+                .and_then(|e| e[0].as_str())
+                .map(str::to_string);
+            spec.extend(stream_meta_json(conn, k, entries, last).map(|m| ("stream".into(), m)));
+        }
         spec.insert("value".into(), value);
         if !field_ttls.is_empty() {
             spec.insert("field_ttl_ms".into(), Json::Object(field_ttls));

@@ -267,9 +267,37 @@ fn value_size(value: &mut Value, samples: usize) -> usize {
                 asize += lpsize / sampled.max(1) * last;
                 asize += alloc(last);
             }
-            asize
+            asize + stream_groups_size(stream)
         }
     }
+}
+
+/// Consumer groups in `objectComputeSize` (issue 13): per group its struct, its PEL's radix tree
+/// (`streamRadixTreeMemoryUsage`) and NACKs; per consumer its struct, name and PEL tree.
+fn stream_groups_size(stream: &crate::engine::keyspace::StreamValue) -> usize {
+    use crate::engine::keyspace::stream::id_rax_node_count;
+    /// `sizeof(streamCG)`, `sizeof(streamNACK)`, `sizeof(streamConsumer)` (7.0).
+    const STREAM_CG: usize = 40;
+    const STREAM_NACK: usize = 24;
+    const STREAM_CONSUMER: usize = 24;
+    let tree = |len: usize, nodes: usize| len * STREAM_ID + nodes * (RAX_NODE + RAX_NODE_OVERHEAD);
+    stream
+        .groups
+        .values()
+        .map(|g| {
+            let pel = tree(g.pel.len(), id_rax_node_count(g.pel.keys().copied()));
+            let consumers: usize = g
+                .consumers
+                .iter()
+                .map(|(name, c)| {
+                    STREAM_CONSUMER
+                        + name.len()
+                        + tree(c.pel.len(), id_rax_node_count(c.pel.iter().copied()))
+                })
+                .sum();
+            STREAM_CG + pel + STREAM_NACK * g.pel.len() + consumers
+        })
+        .sum()
 }
 
 fn memory_usage(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {

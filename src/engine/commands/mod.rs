@@ -14,6 +14,9 @@ mod blocking; // BLPOP ... WAIT in scripts, 7.2 and later (issue 12)
 mod generic;
 mod hash_ex; // HGETEX HSETEX HGETDEL (issue 12)
 mod hash_ttl; // HEXPIRE ... HPERSIST (issue 12)
+mod geo; // GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH* GEORADIUS* (issue 13)
+mod geo_sort; // the sorts of a geo search result (issue 13)
+mod geohash; // Redis's 52-bit geohash and distance (issue 13)
 mod hashes;
 mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
@@ -21,6 +24,7 @@ mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)
 mod server;
 mod sets;
 mod sort; // SORT SORT_RO (issue 13)
+mod stream_groups; // XGROUP XREADGROUP XACK XPENDING XSETID XINFO (issue 13)
 mod streams;
 mod strings;
 mod zsets;
@@ -168,6 +172,7 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(memory::COMMANDS) // issue 13
         .chain(hyperloglog::COMMANDS) // issue 13
         .chain(sort::COMMANDS) // issue 13
+        .chain(geo::COMMANDS) // issue 13
         .chain(hashes::COMMANDS)
         .chain(hash_ttl::COMMANDS) // issue 12
         .chain(hash_ex::COMMANDS) // issue 12
@@ -176,6 +181,7 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(sets::COMMANDS)
         .chain(zsets::COMMANDS)
         .chain(streams::COMMANDS)
+        .chain(stream_groups::COMMANDS) // issue 13
         .chain(server::COMMANDS)
 }
 
@@ -391,7 +397,7 @@ pub fn base_table() -> &'static [RedisCommandInfo] {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 15] = [
+    let families: [(&str, &[Command]); 17] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS),         // issue 13
@@ -414,6 +420,8 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
         ("sets", sets::COMMANDS),
         ("sorted sets", zsets::COMMANDS),
         ("streams", streams::COMMANDS),
+        ("stream groups", stream_groups::COMMANDS), // issue 13
+        ("geo", geo::COMMANDS),                     // issue 13
         ("server", server::COMMANDS),
         ("memory", memory::COMMANDS), // issue 13
     ];

@@ -1,12 +1,12 @@
 //! Stream commands (t_stream.c @7.0.15): XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM and XREAD
-//! without BLOCK. Consumer groups are not implemented.
+//! without BLOCK. Consumer groups are in stream_groups.rs.
 
 use super::{errors, flatten, lower, number, Command, Ctx};
 use crate::engine::keyspace::stream::{StreamFields, TrimStrategy, NODE_MAX_ENTRIES};
 use crate::engine::keyspace::{StreamId, StreamValue, Value};
 use crate::engine::reply::Reply;
 
-const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
+pub(super) const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
 const ID_TOO_SMALL: &str =
     "ERR The ID specified in XADD is equal or smaller than the target stream top item";
 const ID_ZERO: &str = "ERR The ID specified in XADD must be greater than 0-0";
@@ -20,15 +20,15 @@ const LIMIT_NO_STRATEGY: &str =
     "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
 const LIMIT_NO_APPROX: &str = "ERR syntax error, LIMIT cannot be used without the special ~ option";
 const XTRIM_NO_STRATEGY: &str = "ERR syntax error, XTRIM must be called with a trimming strategy";
-const BAD_START: &str = "ERR invalid start ID for the interval";
-const BAD_END: &str = "ERR invalid end ID for the interval";
-const UNBALANCED: &str =
+pub(super) const BAD_START: &str = "ERR invalid start ID for the interval";
+pub(super) const BAD_END: &str = "ERR invalid end ID for the interval";
+pub(super) const UNBALANCED: &str =
     "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
 const GROUP_ONLY: &str =
     "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
 const NOACK_ONLY: &str =
     "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.";
-const GT_ONLY: &str = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.";
+pub(super) const GT_ONLY: &str = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.";
 
 pub static COMMANDS: &[Command] = &[
     Command::new("xadd", xadd),
@@ -73,13 +73,13 @@ fn string2ull(s: &[u8]) -> Option<u64> {
 }
 
 /// A parsed ID argument; `seq: None` for the XADD `ms-*` form.
-struct IdArg {
-    ms: u64,
-    seq: Option<u64>,
+pub(super) struct IdArg {
+    pub(super) ms: u64,
+    pub(super) seq: Option<u64>,
 }
 
 /// `streamGenericParseIDOrReply`: `strict` refuses `-`/`+`; `allow_star_seq` accepts `ms-*`.
-fn parse_id_arg(
+pub(super) fn parse_id_arg(
     arg: &[u8],
     missing_seq: u64,
     strict: bool,
@@ -120,7 +120,7 @@ fn parse_id_arg(
     Ok(IdArg { ms, seq })
 }
 
-fn strict_id(arg: &[u8]) -> Result<StreamId, Reply> {
+pub(super) fn strict_id(arg: &[u8]) -> Result<StreamId, Reply> {
     let id = parse_id_arg(arg, 0, true, false)?;
     Ok(StreamId {
         ms: id.ms,
@@ -129,7 +129,7 @@ fn strict_id(arg: &[u8]) -> Result<StreamId, Reply> {
 }
 
 /// Range bound of XRANGE: `(` makes it exclusive (strict ID after it).
-fn interval_id(arg: &[u8], missing_seq: u64) -> Result<(StreamId, bool), Reply> {
+pub(super) fn interval_id(arg: &[u8], missing_seq: u64) -> Result<(StreamId, bool), Reply> {
     let exclusive = arg.len() > 1 && arg[0] == b'(';
     let id = if exclusive {
         parse_id_arg(&arg[1..], missing_seq, true, false)?
@@ -146,7 +146,10 @@ fn interval_id(arg: &[u8], missing_seq: u64) -> Result<(StreamId, bool), Reply> 
 }
 
 /// The live stream at `key`: `Ok(None)` when missing, WRONGTYPE for another type.
-fn stream_mut<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut StreamValue>, Reply> {
+pub(super) fn stream_mut<'a>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+) -> Result<Option<&'a mut StreamValue>, Reply> {
     match ctx.value(key) {
         None => Ok(None),
         Some(Value::Stream(s)) => Ok(Some(s)),
@@ -154,7 +157,7 @@ fn stream_mut<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut StreamV
     }
 }
 
-fn entry_reply(id: &StreamId, fields: &StreamFields) -> Reply {
+pub(super) fn entry_reply(id: &StreamId, fields: &StreamFields) -> Reply {
     let flat = fields
         .iter()
         .flat_map(|(f, v)| [Reply::Bulk(f.clone()), Reply::Bulk(v.clone())])
@@ -430,7 +433,7 @@ fn streams_pos(args: &[Vec<u8>]) -> Option<usize> {
     None
 }
 
-fn xread_keys(args: &[Vec<u8>]) -> Vec<usize> {
+pub(super) fn xread_keys(args: &[Vec<u8>]) -> Vec<usize> {
     let Some(pos) = streams_pos(args) else {
         return vec![];
     };

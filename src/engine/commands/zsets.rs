@@ -360,7 +360,8 @@ fn owned<'a>(it: impl Iterator<Item = (&'a Vec<u8>, f64)>) -> Vec<(Vec<u8>, f64)
 
 // ---- ZADD / ZINCRBY / ZREM ----
 
-fn zadd(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+/// Also GEOADD's last step (geo.rs), as `geoaddCommand` calls `zaddCommand`.
+pub(super) fn zadd(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten(zadd_generic(ctx, args, false))
 }
 

@@ -186,6 +186,10 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
                 s.last_id = id;
                 s.entries_added += 1;
             }
+            // Last ID, counters, groups (issue 13).
+            if let Some(meta) = obj.get("stream") {
+                super::stream_json::apply_meta(key, &mut s, meta, now_ms)?;
+            }
             Value::Stream(s)
         }
         other => {
@@ -373,6 +377,10 @@ pub fn keyspace_to_json(db: &Db, now_ms: i64) -> Json {
         let mut spec = Map::new();
         spec.insert("type".into(), json!(entry.value.type_name()));
         spec.insert("value".into(), value);
+        if let Value::Stream(s) = &entry.value {
+            // Last ID, counters, groups when the entries do not imply them (issue 13).
+            spec.extend(super::stream_json::meta_to_json(s).map(|m| ("stream".into(), m)));
+        }
         if let Some(at) = entry.expire_at_ms {
             spec.insert("ttl_ms".into(), json!((at - now_ms).max(0)));
         }

@@ -5,6 +5,7 @@ pub mod hash; // per-field TTLs (issue 12)
 pub mod json;
 pub mod set;
 pub mod stream;
+mod stream_json; // the "stream" member of the keyspace JSON (issue 13)
 pub mod zset;
 
 use rustc_hash::FxHashMap;

@@ -85,6 +85,50 @@ pub struct StreamValue {
     /// them) whenever they are out of step, e.g. for a stream loaded from JSON.
     nodes: BTreeMap<StreamId, StreamNode>,
     nodes_live: usize,
+    /// Consumer groups by name, in byte order as Redis's radix tree lists them (issue 13).
+    pub groups: BTreeMap<Vec<u8>, ConsumerGroup>,
+}
+
+/// `SCG_INVALID_ENTRIES_READ`: a group whose read counter is unknown.
+pub const ENTRIES_READ_UNKNOWN: i64 = -1;
+
+/// A consumer group (`streamCG`): its last delivered ID, its logical read counter, the pending
+/// entries (delivered, not yet acknowledged) and its consumers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerGroup {
+    pub last_id: StreamId,
+    pub entries_read: i64,
+    pub pel: BTreeMap<StreamId, PendingEntry>,
+    pub consumers: BTreeMap<Vec<u8>, Consumer>,
+}
+
+/// A pending entry (`streamNACK`): who has it, when it was last delivered (run clock, ms) and
+/// how many times.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingEntry {
+    pub consumer: Vec<u8>,
+    pub delivery_time: i64,
+    pub delivery_count: u64,
+}
+
+/// A consumer (`streamConsumer`): when it was last seen and the IDs it has pending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Consumer {
+    pub seen_time: i64,
+    /// When it last got an entry (7.2's `active_time`, XINFO CONSUMERS `inactive`); -1: never.
+    pub active_time: i64,
+    pub pel: std::collections::BTreeSet<StreamId>,
+}
+
+impl ConsumerGroup {
+    pub fn new(last_id: StreamId, entries_read: i64) -> ConsumerGroup {
+        ConsumerGroup {
+            last_id,
+            entries_read,
+            pel: BTreeMap::new(),
+            consumers: BTreeMap::new(),
+        }
+    }
 }
 
 /// Streams compare by content; the node layout is bookkeeping.
@@ -94,6 +138,7 @@ impl PartialEq for StreamValue {
             && self.last_id == other.last_id
             && self.max_deleted_id == other.max_deleted_id
             && self.entries_added == other.entries_added
+            && self.groups == other.groups
     }
 }
 
@@ -304,6 +349,20 @@ fn lp_entry(len: u64) -> u64 {
 
 /// Nodes of a radix tree (`rax.c`) holding these sorted, distinct, equal-length keys: the root,
 /// each child of a branching point, and each key or branching point ending a compressed chain.
+/// The node count of a radix tree keyed by these stream IDs (a consumer group's or consumer's
+/// pending entries list, for MEMORY USAGE; issue 13).
+pub fn id_rax_node_count(ids: impl Iterator<Item = StreamId>) -> usize {
+    let keys: Vec<[u8; 16]> = ids
+        .map(|id| {
+            let mut k = [0u8; 16];
+            k[..8].copy_from_slice(&id.ms.to_be_bytes());
+            k[8..].copy_from_slice(&id.seq.to_be_bytes());
+            k
+        })
+        .collect();
+    rax_node_count(&keys)
+}
+
 fn rax_node_count(keys: &[[u8; 16]]) -> usize {
     if keys.is_empty() {
         return 1;
