@@ -12,11 +12,11 @@ pub mod table;
 mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
 mod blocking; // BLPOP ... WAIT in scripts, 7.2 and later (issue 12)
 mod generic;
-mod hash_ex; // HGETEX HSETEX HGETDEL (issue 12)
-mod hash_ttl; // HEXPIRE ... HPERSIST (issue 12)
 mod geo; // GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH* GEORADIUS* (issue 13)
 mod geo_sort; // the sorts of a geo search result (issue 13)
 mod geohash; // Redis's 52-bit geohash and distance (issue 13)
+mod hash_ex; // HGETEX HSETEX HGETDEL (issue 12)
+mod hash_ttl; // HEXPIRE ... HPERSIST (issue 12)
 mod hashes;
 mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
