@@ -6,6 +6,8 @@ pub mod cli_debug;
 pub mod cli_debug_live;
 pub mod cli_lint;
 pub mod cli_live;
+/// `evalbench race`: the race lab headless (issue 14).
+pub mod cli_race;
 pub mod cli_test;
 pub mod engine;
 #[cfg(feature = "tui")]
