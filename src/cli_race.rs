@@ -113,8 +113,8 @@ pub fn render_text(report: &RaceReport) -> String {
             "  {} schedule{} ({how}), {} outcome{}; lost updates in {}, invariants broken in {}, a client failed in {}, WATCH retries {} (at most {} in one schedule)",
             s.schedules,
             plural(s.schedules),
-            s.outcomes.len(),
-            plural(s.outcomes.len()),
+            s.outcome_count,
+            plural(s.outcome_count),
             s.lost_updates,
             s.broken,
             s.failed,
@@ -170,6 +170,15 @@ pub fn render_text(report: &RaceReport) -> String {
                     display_text(&step.reply)
                 );
             }
+        }
+        if s.outcome_count > s.outcomes.len() {
+            let _ = writeln!(
+                out,
+                "  ... and {} more outcomes, reached by {} schedules (--json lists the first {})",
+                s.outcome_count - s.outcomes.len(),
+                s.more_schedules,
+                s.outcomes.len()
+            );
         }
     }
     out

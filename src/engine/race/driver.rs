@@ -123,8 +123,6 @@ struct Client {
     /// The logic's result when it finished.
     result: Option<(String, bool)>,
     gave_up: bool,
-    /// Lua instructions since the last server interaction (counted by a hook).
-    instructions: Rc<Cell<u64>>,
     /// What the client did that no other client can see (MULTI, a command answered QUEUED,
     /// DISCARD), for the trace: shown right after the step that led to it.
     local: Vec<(String, String)>,
@@ -184,6 +182,8 @@ impl World {
 pub struct Runner {
     lab: Lab,
     lua: Lua,
+    /// Lua instructions since the running client last called the server (the global hook counts).
+    instructions: Rc<Cell<u64>>,
     logic: Function,
     /// Each invariant's compiled chunk (called like the logic, KEYS/ARGV empty).
     invariants: Vec<Function>,
@@ -200,6 +200,22 @@ impl Runner {
             message: format!("internal error setting up the lab: {e}"),
         };
         lua.set_memory_limit(LUA_MEMORY_LIMIT).map_err(internal)?;
+        // One hook for every thread (set per thread it costs an allocation per client per schedule).
+        let instructions = Rc::new(Cell::new(0u64));
+        let counted = instructions.clone();
+        lua.set_global_hook(
+            HookTriggers::new().every_nth_instruction(10_000),
+            move |_, _| {
+                counted.set(counted.get() + 10_000);
+                if counted.get() > INSTRUCTION_LIMIT {
+                    return Err(mlua::Error::runtime(format!(
+                        "evalbench: the logic ran {INSTRUCTION_LIMIT} Lua instructions without calling the server; stopped"
+                    )));
+                }
+                Ok(VmState::Continue)
+            },
+        )
+        .map_err(internal)?;
         let env: mlua::Table = lua
             .load(PRELUDE)
             .set_name("=prelude")
@@ -221,7 +237,10 @@ impl Runner {
                 &format!("return {}", invariant.source),
                 "invariant",
             )
-            .or_else(|_| compile(&lua, &env, &invariant.source, "invariant"))
+            // Neither: the expression's error says more of what was meant.
+            .or_else(|expression_error| {
+                compile(&lua, &env, &invariant.source, "invariant").map_err(|_| expression_error)
+            })
             .map_err(|(_, message)| LabError {
                 path: lab.path.clone(),
                 line: invariant.line,
@@ -239,6 +258,7 @@ impl Runner {
         Ok(Runner {
             lab: lab.clone(),
             lua,
+            instructions,
             logic,
             invariants,
             seed,
@@ -262,22 +282,8 @@ impl Runner {
         }
     }
 
-    fn new_thread(&self, function: &Function, counter: &Rc<Cell<u64>>) -> mlua::Result<Thread> {
-        let thread = self.lua.create_thread(function.clone())?;
-        let counter = counter.clone();
-        thread.set_hook(
-            HookTriggers::new().every_nth_instruction(10_000),
-            move |_, _| {
-                counter.set(counter.get() + 10_000);
-                if counter.get() > INSTRUCTION_LIMIT {
-                    return Err(mlua::Error::runtime(format!(
-                        "evalbench: the logic ran {INSTRUCTION_LIMIT} Lua instructions without calling the server; stopped"
-                    )));
-                }
-                Ok(VmState::Continue)
-            },
-        )?;
-        Ok(thread)
+    fn new_thread(&self, function: &Function) -> mlua::Result<Thread> {
+        self.lua.create_thread(function.clone())
     }
 
     /// Run one schedule from the seed. `choose` gets the clients (0-based) that may go next and
@@ -291,9 +297,8 @@ impl Runner {
         let mut world = self.world();
         let mut clients = Vec::new();
         for index in 0..self.lab.clients {
-            let counter = Rc::new(Cell::new(0));
             let mut client = Client {
-                thread: match self.new_thread(&self.logic, &counter) {
+                thread: match self.new_thread(&self.logic) {
                     Ok(t) => t,
                     Err(e) => {
                         return self.failed_setup(e, strategy);
@@ -310,7 +315,6 @@ impl Runner {
                 calls: 0,
                 result: None,
                 gave_up: false,
-                instructions: counter,
                 local: Vec::new(),
                 placeholders: Vec::new(),
                 result_from_queue: None,
@@ -485,7 +489,7 @@ impl Runner {
                     }
                     client.retries += 1;
                     client.result = None;
-                    match self.new_thread(&self.logic, &client.instructions) {
+                    match self.new_thread(&self.logic) {
                         Ok(thread) => {
                             client.thread = thread;
                             client.next = Next::Watch;
@@ -519,7 +523,7 @@ impl Runner {
     /// Resume the client's logic with `input` until its next server interaction or its end.
     fn advance(&self, client: &mut Client, strategy: Strategy, mut input: MultiValue) {
         loop {
-            client.instructions.set(0);
+            self.instructions.set(0);
             let yielded = match client.thread.resume::<MultiValue>(input) {
                 Ok(values) => values,
                 Err(e) => {
@@ -613,10 +617,7 @@ impl Runner {
     }
 
     fn evaluate(&self, function: &Function, world: &mut World) -> Result<(), String> {
-        let counter = Rc::new(Cell::new(0));
-        let thread = self
-            .new_thread(function, &counter)
-            .map_err(|e| e.to_string())?;
+        let thread = self.new_thread(function).map_err(|e| e.to_string())?;
         let empty = || {
             self.lua
                 .create_table()
@@ -625,7 +626,7 @@ impl Runner {
         };
         let mut input = MultiValue::from_iter([empty(), empty()]);
         for _ in 0..CALL_LIMIT {
-            counter.set(0);
+            self.instructions.set(0);
             let values = thread
                 .resume::<MultiValue>(input)
                 .map_err(|e| error_text(&e))?;

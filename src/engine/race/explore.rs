@@ -13,6 +13,10 @@ use std::collections::{HashMap, HashSet};
 pub const DEFAULT_SCHEDULE_LIMIT: usize = 100_000;
 /// Schedules drawn when sampling.
 pub const DEFAULT_SAMPLES: usize = 10_000;
+/// Outcomes detailed per strategy (the most common).
+pub const DETAILED_OUTCOMES: usize = 20;
+/// Schedules listed per outcome.
+pub const LISTED_SCHEDULES: usize = 100;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RaceOptions {
@@ -54,6 +58,8 @@ pub struct Outcome {
     pub broken_invariants: Vec<BrokenInvariant>,
     /// The first schedule found that reaches it: the client (1-based) of each step.
     pub schedule: Vec<usize>,
+    /// The first `LISTED_SCHEDULES` schedules that reach it, in the order run.
+    pub schedule_list: Vec<Vec<usize>>,
     /// That schedule step by step, with the keyspace after each step.
     pub steps: Vec<Step>,
     /// How each client ended in that schedule.
@@ -67,7 +73,12 @@ pub struct StrategyReport {
     /// Every interleaving was run (else `schedules` were sampled with the seed).
     pub exhaustive: bool,
     pub schedules: usize,
+    /// Distinct outcomes reached.
+    pub outcome_count: usize,
+    /// The most common outcomes (at most `DETAILED_OUTCOMES`), each with a schedule step by step.
     pub outcomes: Vec<Outcome>,
+    /// Schedules that reach the outcomes not detailed.
+    pub more_schedules: usize,
     /// Schedules that end as no serial order does although every client succeeded (a lost update).
     pub lost_updates: usize,
     /// Schedules that break an invariant.
@@ -88,7 +99,7 @@ pub struct RaceReport {
     pub invariants: Vec<String>,
     /// The sampling seed (used only by strategies that were not exhaustive).
     pub sampling_seed: u64,
-    /// Distinct final keyspaces of the serial orders.
+    /// Distinct final keyspaces of the serial orders (the first `DETAILED_OUTCOMES`).
     pub serial_keyspaces: Vec<Json>,
     pub strategies: Vec<StrategyReport>,
 }
@@ -105,18 +116,14 @@ pub fn race(runner: &Runner, options: &RaceOptions) -> RaceReport {
     let now = lab.clock_ms;
     // The serial orders are the script strategy's schedules (N! of them, at most 40,320).
     let serial = explore(runner, Strategy::Script, options);
-    let mut serial_keys = Vec::new();
     let mut serial_keyspaces: Vec<Json> = Vec::new();
-    for run in &serial.runs {
-        let key = outcome_key(run);
-        if !serial_keys.contains(&key) {
-            serial_keys.push(key);
-        }
-        if !serial_keyspaces.contains(&run.keyspace) {
-            serial_keyspaces.push(run.keyspace.clone());
+    for key in &serial.order {
+        let keyspace = &serial.groups[key].keyspace;
+        if !serial_keyspaces.contains(keyspace) && serial_keyspaces.len() < DETAILED_OUTCOMES {
+            serial_keyspaces.push(keyspace.clone());
         }
     }
-    let serial_set: HashSet<String> = serial_keys.into_iter().collect();
+    let serial_set: HashSet<String> = serial.order.iter().cloned().collect();
     let strategies = options
         .strategies
         .iter()
@@ -159,24 +166,77 @@ pub fn replay(runner: &Runner, strategy: Strategy, schedule: &[usize]) -> Run {
 }
 
 /// What one schedule left, kept small: its final keyspace and how its clients ended.
-#[derive(Clone)]
 struct Ran {
     schedule: Vec<usize>,
     keyspace: Json,
+    final_db: crate::engine::keyspace::Db,
     clients: Vec<ClientEnd>,
 }
 
+/// One distinct end while exploring.
 #[derive(Clone)]
-struct Explored {
-    exhaustive: bool,
-    runs: Vec<Ran>,
+struct Group {
+    count: usize,
+    /// The first schedule that reached it (0-based clients), its keyspace and clients' ends.
+    schedule: Vec<usize>,
+    keyspace: Json,
+    final_db: crate::engine::keyspace::Db,
+    clients: Vec<ClientEnd>,
+    listed: Vec<Vec<usize>>,
 }
 
-fn ran(run: Run, now_ms: i64) -> Ran {
-    Ran {
-        keyspace: keyspace_json(&run.final_db, now_ms),
-        schedule: run.schedule,
-        clients: run.clients,
+/// The schedules of one strategy, grouped by how they end as they are run (never all kept).
+#[derive(Clone, Default)]
+struct Explored {
+    exhaustive: bool,
+    schedules: usize,
+    /// Outcome keys in the order first reached.
+    order: Vec<String>,
+    groups: HashMap<String, Group>,
+    retries: usize,
+    max_retries: usize,
+    failed: usize,
+}
+
+impl Explored {
+    fn add(&mut self, run: Run, now_ms: i64) {
+        let ran = Ran {
+            keyspace: keyspace_json(&run.final_db, now_ms),
+            final_db: run.final_db,
+            schedule: run.schedule,
+            clients: run.clients,
+        };
+        self.schedules += 1;
+        let r: usize = ran.clients.iter().map(|c| c.retries).sum();
+        self.retries += r;
+        self.max_retries = self.max_retries.max(r);
+        if ran.clients.iter().any(|c| c.failed) {
+            self.failed += 1;
+        }
+        let key = outcome_key(&ran);
+        let shown: Vec<usize> = ran.schedule.iter().map(|c| c + 1).collect();
+        match self.groups.get_mut(&key) {
+            Some(group) => {
+                group.count += 1;
+                if group.listed.len() < LISTED_SCHEDULES {
+                    group.listed.push(shown);
+                }
+            }
+            None => {
+                self.order.push(key.clone());
+                self.groups.insert(
+                    key,
+                    Group {
+                        count: 1,
+                        schedule: ran.schedule,
+                        keyspace: ran.keyspace,
+                        final_db: ran.final_db,
+                        clients: ran.clients,
+                        listed: vec![shown],
+                    },
+                );
+            }
+        }
     }
 }
 
@@ -184,10 +244,13 @@ fn explore(runner: &Runner, strategy: Strategy, options: &RaceOptions) -> Explor
     let now = runner.lab().clock_ms;
     // Depth-first: follow `prefix` (positions among the ready clients), then the first ready
     // client; next time, the deepest step with an untried client moves on to it.
-    let mut runs = Vec::new();
+    let mut explored = Explored::default();
     let mut prefix: Vec<usize> = Vec::new();
+    let few = estimated_schedules(runner, strategy) <= options.schedule_limit as f64;
     loop {
-        if runs.len() >= options.schedule_limit {
+        if !few || explored.schedules >= options.schedule_limit {
+            // More than the estimate said: start over, sampling.
+            explored = Explored::default();
             break;
         }
         let mut depth = 0;
@@ -202,37 +265,51 @@ fn explore(runner: &Runner, strategy: Strategy, options: &RaceOptions) -> Explor
             },
             false,
         );
-        runs.push(ran(run, now));
+        explored.add(run, now);
         match path.iter().rposition(|&(pick, width)| pick + 1 < width) {
             Some(d) => {
                 prefix = path[..d].iter().map(|&(p, _)| p).collect();
                 prefix.push(path[d].0 + 1);
             }
             None => {
-                return Explored {
-                    exhaustive: true,
-                    runs,
-                }
+                explored.exhaustive = true;
+                return explored;
             }
         }
     }
     // Too many to enumerate: sample.
     let mut rng = XorShift::new(options.seed);
-    let runs = (0..options.samples)
-        .map(|_| {
-            let run = runner.run(strategy, &mut |ready| rng.below(ready.len()), false);
-            ran(run, now)
-        })
-        .collect();
-    Explored {
-        exhaustive: false,
-        runs,
+    for _ in 0..options.samples {
+        let run = runner.run(strategy, &mut |ready| rng.below(ready.len()), false);
+        explored.add(run, now);
     }
+    explored
 }
 
-/// What makes two schedules end the same: the final keyspace and what each client's logic
-/// returned (two clients both told "sold" for one item is a lost update even when the stock reads
-/// the same as in a serial order).
+/// How many interleavings there are if every client makes as many steps as in the first schedule:
+/// the multinomial (s1 + ... + sn)! / (s1! ... sn!) (under `script`, n!). Past the limit the
+/// explorer samples at once rather than enumerate 100,000 schedules first.
+fn estimated_schedules(runner: &Runner, strategy: Strategy) -> f64 {
+    let run = runner.run(strategy, &mut |_| 0, false);
+    let clients = runner.lab().clients;
+    if strategy == Strategy::Script {
+        return (1..=clients).map(|k| k as f64).product();
+    }
+    let mut steps = vec![0usize; clients];
+    for &c in &run.schedule {
+        steps[c] += 1;
+    }
+    let mut total = 0usize;
+    let mut estimate = 1f64;
+    for s in steps {
+        for k in 1..=s {
+            total += 1;
+            estimate = estimate * total as f64 / k as f64;
+        }
+    }
+    estimate
+}
+
 fn outcome_key(run: &Ran) -> String {
     let mut key = run.keyspace.to_string();
     for client in &run.clients {
@@ -245,77 +322,70 @@ fn outcome_key(run: &Ran) -> String {
 fn summarize(
     runner: &Runner,
     strategy: Strategy,
-    explored: Explored,
+    mut explored: Explored,
     serial: &HashSet<String>,
 ) -> StrategyReport {
-    let lab = runner.lab();
-    let mut order: Vec<String> = Vec::new();
-    let mut groups: HashMap<String, (usize, Ran)> = HashMap::new();
-    let mut retries = 0;
-    let mut max_retries = 0;
-    let mut failed = 0;
-    let schedules = explored.runs.len();
-    for run in explored.runs {
-        let r: usize = run.clients.iter().map(|c| c.retries).sum();
-        retries += r;
-        max_retries = max_retries.max(r);
-        if run.clients.iter().any(|c| c.failed) {
-            failed += 1;
-        }
-        let key = outcome_key(&run);
-        match groups.get_mut(&key) {
-            Some((count, _)) => *count += 1,
-            None => {
-                order.push(key.clone());
-                groups.insert(key, (1, run));
-            }
-        }
+    // Invariants read only the final keyspace: judged once per distinct keyspace.
+    let mut verdicts: HashMap<String, Vec<BrokenInvariant>> = HashMap::new();
+    let mut ends: Vec<(String, Group, Vec<BrokenInvariant>)> = Vec::new();
+    for key in std::mem::take(&mut explored.order) {
+        let group = explored.groups.remove(&key).expect("grouped");
+        let broken = verdicts
+            .entry(group.keyspace.to_string())
+            .or_insert_with(|| {
+                runner
+                    .broken_invariants(&group.final_db)
+                    .into_iter()
+                    .map(|(invariant, why)| BrokenInvariant { invariant, why })
+                    .collect()
+            })
+            .clone();
+        ends.push((key, group, broken));
     }
-    let mut outcomes: Vec<Outcome> = order
+    let failed_end = |g: &Group| g.clients.iter().any(|c| c.failed);
+    let lost_updates = ends
+        .iter()
+        .filter(|(key, g, _)| !serial.contains(key) && !failed_end(g))
+        .map(|(_, g, _)| g.count)
+        .sum();
+    let broken = ends
+        .iter()
+        .filter(|(_, _, b)| !b.is_empty())
+        .map(|(_, g, _)| g.count)
+        .sum();
+    // Most common first; ties keep the order found (the first schedule's outcome first).
+    ends.sort_by_key(|(_, g, _)| std::cmp::Reverse(g.count));
+    let outcome_count = ends.len();
+    let more: Vec<_> = ends.split_off(ends.len().min(DETAILED_OUTCOMES));
+    let outcomes = ends
         .into_iter()
-        .map(|key| {
-            let (count, example) = groups.remove(&key).expect("grouped");
-            let replayed = replay(runner, strategy, &example.schedule);
-            let broken = runner
-                .broken_invariants(&replayed.final_db)
-                .into_iter()
-                .map(|(invariant, why)| BrokenInvariant { invariant, why })
-                .collect();
+        .map(|(key, group, broken)| {
+            let replayed = replay(runner, strategy, &group.schedule);
             Outcome {
                 serializable: serial.contains(&key),
-                keyspace: example.keyspace,
-                schedules: count,
+                keyspace: group.keyspace,
+                schedules: group.count,
                 broken_invariants: broken,
-                schedule: example.schedule.iter().map(|c| c + 1).collect(),
+                schedule: group.schedule.iter().map(|c| c + 1).collect(),
+                schedule_list: group.listed,
                 steps: replayed.steps,
-                clients: example.clients,
+                clients: group.clients,
             }
         })
         .collect();
-    // Most common first; ties keep the order found (the first schedule's outcome first).
-    outcomes.sort_by_key(|o| std::cmp::Reverse(o.schedules));
-    let lost_updates = outcomes
-        .iter()
-        .filter(|o| !o.serializable && !o.clients.iter().any(|c| c.failed))
-        .map(|o| o.schedules)
-        .sum();
-    let broken = outcomes
-        .iter()
-        .filter(|o| !o.broken_invariants.is_empty())
-        .map(|o| o.schedules)
-        .sum();
-    let _ = lab;
     StrategyReport {
         strategy,
         explanation: strategy.explanation(),
         exhaustive: explored.exhaustive,
-        schedules,
+        schedules: explored.schedules,
+        outcome_count,
+        more_schedules: more.iter().map(|(_, g, _)| g.count).sum(),
         outcomes,
         lost_updates,
         broken,
-        failed,
-        retries,
-        max_retries_in_a_schedule: max_retries,
+        failed: explored.failed,
+        retries: explored.retries,
+        max_retries_in_a_schedule: explored.max_retries,
     }
 }
 
