@@ -95,6 +95,8 @@ pub enum Action {
     BreakOn,
     NextFrame,
     PrevFrame,
+    /// The race lab (tui/race.rs; issue 14).
+    RaceLab,
 }
 
 impl Action {
@@ -184,6 +186,7 @@ impl Action {
         Action::BreakOn,
         Action::NextFrame,
         Action::PrevFrame,
+        Action::RaceLab,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -274,6 +277,7 @@ impl Action {
             Action::BreakOn => "break_on",
             Action::NextFrame => "next_frame",
             Action::PrevFrame => "prev_frame",
+            Action::RaceLab => "race_lab",
         }
     }
 
@@ -344,6 +348,7 @@ impl Action {
             Action::BreakOn => "break on",
             Action::NextFrame => "caller",
             Action::PrevFrame => "callee",
+            Action::RaceLab => "race lab",
             // Moves and tabs: their description is short already.
             _ => self.description(),
         }
@@ -464,6 +469,7 @@ impl Action {
             Action::BreakOn => "stop before a Redis command or a write to a key",
             Action::NextFrame => "select the caller's frame",
             Action::PrevFrame => "select the callee's frame",
+            Action::RaceLab => "race lab: the script (or lab file) as clients, plain/script/MULTI/WATCH (Race tab)",
         }
     }
 }

@@ -45,16 +45,19 @@ pub enum Tab {
     Server,
     /// The debugger: stack, variables, watches, console (tui/debugger.rs).
     Debug,
+    /// The race lab's outcomes and replay (tui/race.rs; shown once a lab ran).
+    Race,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] = [
+    pub const ALL: [Tab; 7] = [
         Tab::Trace,
         Tab::Reply,
         Tab::Keyspace,
         Tab::Warnings,
         Tab::Server,
         Tab::Debug,
+        Tab::Race,
     ];
     pub fn title(self) -> &'static str {
         match self {
@@ -64,6 +67,7 @@ impl Tab {
             Tab::Warnings => "Warnings",
             Tab::Server => "Server",
             Tab::Debug => "Debug",
+            Tab::Race => "Race",
         }
     }
 }
@@ -203,6 +207,8 @@ pub struct App {
     pub warnings_scroll: u16,
     /// The seed keyspace every run starts from.
     pub seed: Db,
+    /// The last race lab run (the Race tab, tui/race.rs; issue 14).
+    pub race: Option<super::race::RaceView>,
     /// Unix ms of the sandbox clock (for TTLs in the inspector).
     pub now_ms: i64,
     /// The seed's time (Unix ms): seed TTLs are relative to it; a sandbox run's clock starts here
@@ -252,6 +258,7 @@ impl App {
             config,
             focus: Focus::Editor,
             tab: Tab::Trace,
+            race: None, // issue 14
             overlay: None,
             last_run: None,
             running: None,
@@ -326,6 +333,7 @@ impl App {
         Tab::ALL
             .into_iter()
             .filter(|t| *t != Tab::Server || self.server.is_some())
+            .filter(|t| *t != Tab::Race || self.race.is_some()) // issue 14
             .collect()
     }
 
@@ -576,6 +584,9 @@ impl App {
         if self.tab == Tab::Server && self.focus == Focus::Panes && action.in_server_tab() {
             return super::server::update(self, action);
         }
+        if super::race::handles(self, action) {
+            return super::race::update(self, action); // issue 14
+        }
         if super::debugger::handles(action) {
             return super::debugger::update(self, action);
         }
@@ -651,6 +662,7 @@ impl App {
                 None => self.status = "no live server: start with --server URL".into(),
             },
             Action::ScriptLoad => return super::server::script_load(self),
+            Action::RaceLab => return super::race::open(self), // issue 14
             Action::CopyDeclaredKeys => return super::server::copy_declared_keys(self),
             Action::Rescan | Action::OpenKey | Action::CopyToSandbox => {
                 self.status = "this key works in the Server tab (Alt-5)".into()
@@ -1148,7 +1160,7 @@ impl App {
                 let len = self.keyspace.visible_keys(self).len();
                 self.keyspace.list.move_by(delta, len);
             }
-            Tab::Server => {}
+            Tab::Server | Tab::Race => {}
             Tab::Debug => super::debugger::scroll(self, delta),
         }
     }

@@ -20,6 +20,7 @@ pub mod inspector;
 pub mod keymap;
 pub mod keyspace;
 pub mod mouse;
+pub mod race; // the Race tab (issue 14)
 pub mod server;
 pub mod theme;
 pub mod ui;

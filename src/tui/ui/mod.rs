@@ -6,6 +6,7 @@ mod help;
 mod inputs;
 mod keyspace;
 mod panes;
+mod race; // the Race tab (issue 14)
 mod server;
 mod statusbar;
 
@@ -215,6 +216,7 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Tab::Warnings => panes::draw_warnings(frame, content, app, theme, focused),
         Tab::Server => server::draw(frame, content, app, theme, focused),
         Tab::Debug => debug::draw(frame, content, app, theme, focused),
+        Tab::Race => race::draw(frame, content, app, theme, focused), // issue 14
     }
 }
 

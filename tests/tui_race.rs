@@ -1,0 +1,79 @@
+//! The workbench's Race tab by keys: Alt-7 runs the editor's script as 2 clients under the four
+//! strategies, lists the outcomes, and `]` / `[` replay the chosen one step by step with the
+//! keyspace then.
+#![cfg(feature = "tui")]
+
+mod common;
+
+use evalbench::tui::app::Tab;
+use evalbench::tui::harness::Harness;
+
+const STOCK: &str = "local stock = tonumber(redis.call('GET', KEYS[1]))\nif stock > 0 then\n  redis.call('SET', KEYS[1], stock - 1)\n  return 1\nend\nreturn 0";
+
+fn stock() -> Harness {
+    common::isolate_app_dirs();
+    Harness::new(STOCK, &["stock"], &[], r#"{"stock": "1"}"#)
+}
+
+#[test]
+fn alt_7_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
+    let mut h = stock();
+    let before = h.render(120, 40);
+    assert!(!before.contains("Race"), "no Race tab before a lab ran");
+    h.press("<A-7>");
+    assert_eq!(h.app.tab, Tab::Race);
+    let screen = h.render(120, 40);
+    // The outcomes: plain's lost update (both clients sold the one item) first.
+    assert!(
+        screen.contains(r#"plain       4 sched. LOST   {"stock":"0"}"#),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(r#"script      1 sched. serial {"stock":"0"}"#),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(r#"multi       1 sched. failed {"stock":"1"}"#),
+        "{screen}"
+    );
+    assert!(screen.contains("Schedule 1 2 1 2 · step 1/4"), "{screen}");
+    assert!(
+        screen.contains(r#"keyspace after step 1: {"stock":"1"}"#),
+        "{screen}"
+    );
+    // Step to the second SET: both clients wrote 0.
+    h.keys("] ] ]");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("Schedule 1 2 1 2 · step 4/4"), "{screen}");
+    assert!(
+        screen.contains(" 4. client 2: SET stock 0 -> OK"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(r#"keyspace after step 4: {"stock":"0"}"#),
+        "{screen}"
+    );
+    assert!(screen.contains("client 1 returned (integer) 1"), "{screen}");
+    assert!(screen.contains("client 2 returned (integer) 1"), "{screen}");
+    insta::assert_snapshot!("race_lost_update_step_4_120x40", screen);
+    // Back one step, then another outcome: its replay starts at step 1.
+    h.keys("[");
+    assert!(h
+        .render(120, 40)
+        .contains("keyspace after step 3: {\"stock\":\"0\"}"));
+    h.keys("<Down>");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("Schedule 1 1 2 · step 1/3"), "{screen}");
+}
+
+#[test]
+fn a_script_that_does_not_compile_says_where_and_opens_no_tab() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("local x = = 1", &["k"], &[], "");
+    h.press("<A-7>");
+    assert_eq!(h.app.tab, Tab::Trace);
+    assert_eq!(
+        h.app.status,
+        "race lab: (editor):1:1: logic:1: unexpected symbol near '='"
+    );
+}
