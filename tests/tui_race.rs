@@ -10,6 +10,19 @@ use evalbench::tui::harness::Harness;
 
 const STOCK: &str = "local stock = tonumber(redis.call('GET', KEYS[1]))\nif stock > 0 then\n  redis.call('SET', KEYS[1], stock - 1)\n  return 1\nend\nreturn 0";
 
+/// Press Alt-7 and wait for the lab's thread, as the event loop's ticks do.
+fn race(h: &mut Harness) {
+    h.press("<A-7>");
+    for _ in 0..3000 {
+        h.settle();
+        if h.app.race_pending.is_none() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("the race lab did not finish in 30 s");
+}
+
 fn stock() -> Harness {
     common::isolate_app_dirs();
     Harness::new(STOCK, &["stock"], &[], r#"{"stock": "1"}"#)
@@ -20,7 +33,7 @@ fn alt_7_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
     let mut h = stock();
     let before = h.render(120, 40);
     assert!(!before.contains("Race"), "no Race tab before a lab ran");
-    h.press("<A-7>");
+    race(&mut h);
     assert_eq!(h.app.tab, Tab::Race);
     let screen = h.render(120, 40);
     // The outcomes: plain's lost update (both clients sold the one item) first.
@@ -70,7 +83,7 @@ fn alt_7_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
 fn a_script_that_does_not_compile_says_where_and_opens_no_tab() {
     common::isolate_app_dirs();
     let mut h = Harness::new("local x = = 1", &["k"], &[], "");
-    h.press("<A-7>");
+    race(&mut h);
     assert_eq!(h.app.tab, Tab::Trace);
     assert_eq!(
         h.app.status,

@@ -209,6 +209,9 @@ pub struct App {
     pub seed: Db,
     /// The last race lab run (the Race tab, tui/race.rs; issue 14).
     pub race: Option<super::race::RaceView>,
+    /// A race lab still running on its thread.
+    pub race_pending:
+        Option<std::sync::mpsc::Receiver<Result<crate::engine::race::RaceReport, String>>>,
     /// Unix ms of the sandbox clock (for TTLs in the inspector).
     pub now_ms: i64,
     /// The seed's time (Unix ms): seed TTLs are relative to it; a sandbox run's clock starts here
@@ -259,6 +262,7 @@ impl App {
             focus: Focus::Editor,
             tab: Tab::Trace,
             race: None, // issue 14
+            race_pending: None,
             overlay: None,
             last_run: None,
             running: None,
@@ -344,7 +348,9 @@ impl App {
 
     /// The Server tab waits for the server (the event loop then ticks faster).
     pub fn inspecting(&self) -> bool {
-        self.server.as_ref().is_some_and(|s| s.waiting()) || self.script_cache_pending.is_some()
+        self.server.as_ref().is_some_and(|s| s.waiting())
+            || self.script_cache_pending.is_some()
+            || self.race_pending.is_some() // issue 14
     }
 
     /// The requests the Server tab and the script-cache mark need now (after any event).
@@ -353,6 +359,7 @@ impl App {
         // The connection check (a PING every few seconds).
         effects.extend(super::connection::housekeeping(self));
         effects.extend(super::debugger::housekeeping(self)); // step keys queued while the script ran
+        super::race::housekeeping(self); // a race lab's report (issue 14)
         effects
     }
 

@@ -82,23 +82,57 @@ pub fn open(app: &mut App) -> Vec<Effect> {
             return Vec::new();
         }
     };
-    let runner = match Runner::new(&lab) {
-        Ok(runner) => runner,
-        Err(e) => {
-            app.status = format!("race lab: {e}");
-            return Vec::new();
+    if app.race_pending.is_some() {
+        app.status = "race lab: still running the last one".into();
+        return Vec::new();
+    }
+    // Off the UI thread (a lab of 8 clients runs tens of thousands of schedules); the Lua of the
+    // clients is made there, as it cannot move between threads.
+    let (answer, pending) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("race lab".into())
+        .spawn(move || {
+            let result = Runner::new(&lab)
+                .map(|runner| race::race(&runner, &RaceOptions::default()))
+                .map_err(|e| e.to_string());
+            let _ = answer.send(result);
+        });
+    match spawned {
+        Ok(_) => {
+            app.race_pending = Some(pending);
+            app.status = "race lab: running every interleaving…".into();
+        }
+        Err(e) => app.status = format!("race lab: could not start: {e}"),
+    }
+    Vec::new()
+}
+
+/// Take the lab's report when it is ready (called after every event and tick).
+pub fn housekeeping(app: &mut App) {
+    let Some(pending) = &app.race_pending else {
+        return;
+    };
+    let result = match pending.try_recv() {
+        Ok(result) => result,
+        Err(std::sync::mpsc::TryRecvError::Empty) => return,
+        Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+            Err("the lab's thread ended without a report".into())
         }
     };
-    let report = race::race(&runner, &RaceOptions::default());
-    let lost: usize = report.strategies.iter().map(|s| s.lost_updates).sum();
-    app.status = format!(
-        "race lab: {} clients, 4 strategies; {lost} schedules lose an update. ↑↓ an outcome, ] [ its steps",
-        report.clients
-    );
-    app.race = Some(RaceView::new(report));
-    app.tab = Tab::Race;
-    app.focus = super::app::Focus::Panes;
-    Vec::new()
+    app.race_pending = None;
+    match result {
+        Ok(report) => {
+            let lost: usize = report.strategies.iter().map(|s| s.lost_updates).sum();
+            app.status = format!(
+                "race lab: {} clients, 4 strategies; {lost} schedules lose an update. ↑↓ an outcome, ] [ its steps",
+                report.clients
+            );
+            app.race = Some(RaceView::new(report));
+            app.tab = Tab::Race;
+            app.focus = super::app::Focus::Panes;
+        }
+        Err(e) => app.status = format!("race lab: {e}"),
+    }
 }
 
 /// The Race tab's own keys (when it shows): choose an outcome, step through its schedule.
