@@ -90,3 +90,37 @@ fn a_script_that_does_not_compile_says_where_and_opens_no_tab() {
         "race lab: (editor):1:1: logic:1: unexpected symbol near '='"
     );
 }
+
+#[test]
+fn a_lab_file_in_the_editor_runs_as_written_and_shows_the_broken_invariant() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("", &[], &[], "");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/labs/lock_release.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    h.app.editor = evalbench::tui::editor::EditorState::new(&text, Some(path));
+    race(&mut h);
+    let screen = h.render(120, 40);
+    assert!(
+        screen.contains("Race: lock release (2 clients)"),
+        "{screen}"
+    );
+    // Client 1's DEL after client 2 took the lock: nobody holds it.
+    assert!(
+        screen.contains("plain       1 sched. BROKEN {}"),
+        "{screen}"
+    );
+    // Choose that outcome (the third of plain's) and step to the DEL.
+    h.keys("<Down> <Down> ] ] ]");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("Schedule 1 2 2 1 · step 4/4"), "{screen}");
+    assert!(
+        screen.contains(" 4. client 1: DEL lock -> (integer) 1"),
+        "{screen}"
+    );
+    assert!(screen.contains("keyspace after step 4: {}"), "{screen}");
+    assert!(
+        screen.contains("broken: redis.call('EXISTS', 'lock') == 1 (false)"),
+        "{screen}"
+    );
+}
