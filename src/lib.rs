@@ -10,6 +10,8 @@ pub mod cli_export;
 pub mod cli_lesson;
 pub mod cli_lint;
 pub mod cli_live;
+/// `evalbench race`: the race lab headless (issue 14).
+pub mod cli_race;
 pub mod cli_test;
 pub mod engine;
 #[cfg(feature = "tui")]

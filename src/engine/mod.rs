@@ -18,6 +18,8 @@ pub mod lint;
 pub mod live;
 pub mod lua;
 pub mod profile; // server profiles (issue 12)
+                 // The race lab: one logic, N clients, every interleaving (issue 14).
+pub mod race;
 pub mod reply;
 pub mod report;
 pub mod sandbox;

@@ -107,6 +107,8 @@ pub enum Action {
     TabLesson,
     /// Presenter mode (ui/present.rs, issue 14).
     Present,
+    /// The race lab (tui/race.rs; issue 14).
+    RaceLab,
 }
 
 impl Action {
@@ -204,6 +206,7 @@ impl Action {
         Action::ResetLesson,
         Action::TabLesson,
         Action::Present,
+        Action::RaceLab,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -302,6 +305,7 @@ impl Action {
             Action::ResetLesson => "reset_lesson",
             Action::TabLesson => "tab_lesson",
             Action::Present => "present",
+            Action::RaceLab => "race_lab",
         }
     }
 
@@ -378,6 +382,7 @@ impl Action {
             Action::NextHint => "hint",
             Action::ResetLesson => "reset lesson",
             Action::Present => "presenter",
+            Action::RaceLab => "race lab",
             // Moves and tabs: their description is short already.
             _ => self.description(),
         }
@@ -508,6 +513,7 @@ impl Action {
             Action::ResetLesson => "lesson: back to the starting script (asks; Ctrl-Z brings yours back)",
             Action::TabLesson => "show the lesson: task, hints, last check",
             Action::Present => "presenter mode: one large pane, readable from the back of a room (and back)",
+            Action::RaceLab => "race lab: the script (or lab file) as clients, plain/script/MULTI/WATCH (Race tab)",
         }
     }
 }

@@ -47,10 +47,12 @@ pub enum Tab {
     Debug,
     /// The open lesson (tui/lessons.rs; shown while one is open).
     Lesson,
+    /// The race lab's outcomes and replay (tui/race.rs; shown once a lab ran).
+    Race,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 7] = [
+    pub const ALL: [Tab; 8] = [
         Tab::Trace,
         Tab::Reply,
         Tab::Keyspace,
@@ -58,6 +60,7 @@ impl Tab {
         Tab::Server,
         Tab::Debug,
         Tab::Lesson,
+        Tab::Race,
     ];
     pub fn title(self) -> &'static str {
         match self {
@@ -68,6 +71,7 @@ impl Tab {
             Tab::Server => "Server",
             Tab::Debug => "Debug",
             Tab::Lesson => "Lesson",
+            Tab::Race => "Race",
         }
     }
 }
@@ -221,6 +225,11 @@ pub struct App {
     pub warnings_scroll: u16,
     /// The seed keyspace every run starts from.
     pub seed: Db,
+    /// The last race lab run (the Race tab, tui/race.rs; issue 14).
+    pub race: Option<super::race::RaceView>,
+    /// A race lab still running on its thread.
+    pub race_pending:
+        Option<std::sync::mpsc::Receiver<Result<crate::engine::race::RaceReport, String>>>,
     /// Unix ms of the sandbox clock (for TTLs in the inspector).
     pub now_ms: i64,
     /// The seed's time (Unix ms): seed TTLs are relative to it; a sandbox run's clock starts here
@@ -274,6 +283,8 @@ impl App {
             config,
             focus: Focus::Editor,
             tab: Tab::Trace,
+            race: None, // issue 14
+            race_pending: None,
             overlay: None,
             last_run: None,
             reply_compare: Default::default(),
@@ -352,6 +363,7 @@ impl App {
             .into_iter()
             .filter(|t| *t != Tab::Server || self.server.is_some())
             .filter(|t| *t != Tab::Lesson || self.lesson.is_some())
+            .filter(|t| *t != Tab::Race || self.race.is_some()) // issue 14
             .collect()
     }
 
@@ -365,6 +377,7 @@ impl App {
         self.server.as_ref().is_some_and(|s| s.waiting())
             || self.script_cache_pending.is_some()
             || super::lessons::waiting(self) // a lesson check running
+            || self.race_pending.is_some() // issue 14
     }
 
     /// The requests the Server tab and the script-cache mark need now (after any event).
@@ -375,6 +388,7 @@ impl App {
         effects.extend(super::debugger::housekeeping(self)); // step keys queued while the script ran
         super::lessons::housekeeping(self); // a lesson check's result
         effects.extend(super::reply_compare::housekeeping(self)); // issue 12
+        super::race::housekeeping(self); // a race lab's report (issue 14)
         effects
     }
 
@@ -619,6 +633,9 @@ impl App {
         if self.tab == Tab::Server && self.focus == Focus::Panes && action.in_server_tab() {
             return super::server::update(self, action);
         }
+        if super::race::handles(self, action) {
+            return super::race::update(self, action); // issue 14
+        }
         if super::debugger::handles(action) {
             return super::debugger::update(self, action);
         }
@@ -695,6 +712,7 @@ impl App {
                 None => self.status = "no live server: start with --server URL".into(),
             },
             Action::ScriptLoad => return super::server::script_load(self),
+            Action::RaceLab => return super::race::open(self), // issue 14
             Action::CopyDeclaredKeys => return super::server::copy_declared_keys(self),
             Action::Rescan | Action::OpenKey | Action::CopyToSandbox => {
                 self.status = "this key works in the Server tab (Alt-5)".into()
@@ -1208,7 +1226,7 @@ impl App {
                 let len = self.keyspace.visible_keys(self).len();
                 self.keyspace.list.move_by(delta, len);
             }
-            Tab::Server => {}
+            Tab::Server | Tab::Race => {}
             Tab::Debug => super::debugger::scroll(self, delta),
             Tab::Lesson => super::lessons::scroll(self, delta),
         }

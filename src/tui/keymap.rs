@@ -82,6 +82,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<C-F10>", Action::RunToCursor),
     (Context::Global, "<S-F5>", Action::StopDebugging),
     (Context::Global, "<A-6>", Action::TabDebug),
+    (Context::Global, "<A-8>", Action::RaceLab), // issue 14: the race lab
     // Stepping through the last run's redis.call (F10 / S-F10 before the debugger).
     (Context::Global, "<A-Right>", Action::StepForward),
     (Context::Global, "<A-Left>", Action::StepBack),

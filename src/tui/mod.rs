@@ -22,6 +22,7 @@ pub mod keymap;
 pub mod keyspace;
 pub mod lessons; // issue 14: lessons in the workbench
 pub mod mouse;
+pub mod race; // the Race tab (issue 14)
 pub mod reply_compare; // the Reply tab under a second profile (issue 12)
 pub mod server;
 pub mod theme;

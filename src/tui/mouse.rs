@@ -91,6 +91,11 @@ pub fn on_mouse(app: &mut App, event: MouseEvent) -> Vec<Effect> {
                     Tab::Server => Action::TabServer,
                     Tab::Debug => Action::TabDebug,
                     Tab::Lesson => Action::TabLesson,
+                    // Shown only once a lab ran: show it again without running again (issue 14).
+                    Tab::Race => {
+                        app.tab = Tab::Race;
+                        return Vec::new();
+                    }
                 };
                 return app.update(action);
             }

@@ -8,6 +8,7 @@ mod keyspace;
 mod lesson; // the Lesson tab and picker (issue 14)
 mod panes;
 mod present; // presenter mode (issue 14)
+mod race; // the Race tab (issue 14)
 mod reply_compare; // issue 12
 mod server;
 mod statusbar;
@@ -238,6 +239,7 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Tab::Server => server::draw(frame, content, app, theme, focused),
         Tab::Debug => debug::draw(frame, content, app, theme, focused),
         Tab::Lesson => lesson::draw(frame, content, app, theme, focused),
+        Tab::Race => race::draw(frame, content, app, theme, focused), // issue 14
     }
 }
 

@@ -1,0 +1,193 @@
+//! `evalbench race`: the race lab (engine/race) headless, as text or JSON.
+
+use crate::cli::{CliError, EXIT_OK};
+use crate::engine::display::display_text;
+use crate::engine::race::{self, lab, Lab, RaceOptions, RaceReport, Runner, Strategy};
+use clap::Args;
+use std::fmt::Write as _;
+use std::path::Path;
+
+pub const RACE_HELP: &str = "LAB is a built-in lab (stock_decrement, counter, lock_release, capped_counter) or a lab file\n(TOML: logic, keys, argv, clients, seed, invariants; see samples/labs/).\n\nEvery client runs the same logic on one keyspace, under each strategy:\n  plain   each redis.call is its own command; other clients may run between any two\n  script  the whole logic as one EVAL (atomic)\n  multi   commands queued in MULTI, applied by EXEC (atomic, but reads answer QUEUED)\n  watch   WATCH the KEYS, reads outside, writes in MULTI/EXEC; EXEC nil on a change, then retry\nEvery interleaving is run when there are at most 100,000; otherwise 10,000 are sampled with --seed.\nAn outcome (final keyspace + each client's result) that no serial order reaches is a lost update.\n\nExit status: 0 the lab ran, 2 bad usage or a bad lab file (FILE:LINE:COLUMN: what).\n\nExamples:\n  evalbench race stock_decrement\n  evalbench race counter --clients 3 --strategy plain\n  evalbench race lock_release --json\n  evalbench race samples/labs/capped_counter.toml --clients 8 --seed 7";
+
+#[derive(Args, Debug)]
+pub struct RaceArgs {
+    /// A built-in lab's name or a lab file.
+    #[arg(value_name = "LAB|FILE")]
+    pub lab: String,
+    /// How many clients run the logic (2 to 8); the lab's own count otherwise.
+    #[arg(long, value_name = "N")]
+    pub clients: Option<i64>,
+    /// Run only this strategy: plain, script, multi, watch (repeatable); all four otherwise.
+    #[arg(long, value_name = "S")]
+    pub strategy: Vec<String>,
+    /// The seed of the sampled schedules (when there are too many to run them all).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// One JSON document: per strategy its outcomes, schedules and steps.
+    #[arg(long)]
+    pub json: bool,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+/// Find a lab by built-in name or path.
+pub fn load_lab(name: &str) -> Result<Lab, CliError> {
+    if let Some(lab) = race::builtin_lab(name) {
+        return Ok(lab);
+    }
+    let path = Path::new(name);
+    if !path.exists() {
+        let names: Vec<&str> = race::BUILTIN_LABS.iter().map(|(n, _)| *n).collect();
+        return Err(CliError::input(format!(
+            "{name}: no such lab file, and no built-in lab of that name (they are: {})",
+            names.join(", ")
+        )));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+    race::parse_lab(path, &text).map_err(|e| CliError::input(e.to_string()))
+}
+
+pub fn race_main(args: &RaceArgs) -> Result<(i32, String), CliError> {
+    let mut lab = load_lab(&args.lab)?;
+    if let Some(n) = args.clients {
+        lab.clients =
+            lab::client_count(n).map_err(|m| CliError::input(format!("--clients {m}")))?;
+    }
+    let mut strategies = Vec::new();
+    for id in &args.strategy {
+        if id == "all" {
+            strategies.extend(Strategy::ALL);
+            continue;
+        }
+        let strategy = Strategy::from_id(id).ok_or_else(|| {
+            CliError::input(format!(
+                "--strategy {id}: no such strategy; give plain, script, multi, watch or all"
+            ))
+        })?;
+        strategies.push(strategy);
+    }
+    if strategies.is_empty() {
+        strategies = Strategy::ALL.to_vec();
+    }
+    let runner = Runner::new(&lab).map_err(|e| CliError::input(e.to_string()))?;
+    let options = RaceOptions {
+        strategies,
+        seed: args.seed,
+        ..RaceOptions::default()
+    };
+    let report = race::race(&runner, &options);
+    if args.json {
+        let mut out = serde_json::to_string(&report).unwrap_or_default();
+        out.push('\n');
+        return Ok((EXIT_OK, out));
+    }
+    Ok((EXIT_OK, render_text(&report)))
+}
+
+/// The report as text: per strategy its outcomes, each with a schedule that reaches it, step by step.
+pub fn render_text(report: &RaceReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "race lab: {}", display_text(&report.lab));
+    if !report.about.is_empty() {
+        let _ = writeln!(out, "{}", display_text(&report.about));
+    }
+    let _ = writeln!(
+        out,
+        "{} clients; seed keyspace {}",
+        report.clients, report.seed_keyspace
+    );
+    for invariant in &report.invariants {
+        let _ = writeln!(out, "invariant: {}", display_text(invariant));
+    }
+    for s in &report.strategies {
+        let _ = writeln!(out, "\n{}: {}", s.strategy.id(), s.explanation);
+        let how = if s.exhaustive {
+            "every interleaving".to_string()
+        } else {
+            format!("sampled with seed {}", report.sampling_seed)
+        };
+        let _ = writeln!(
+            out,
+            "  {} schedule{} ({how}), {} outcome{}; lost updates in {}, invariants broken in {}, a client failed in {}, WATCH retries {} (at most {} in one schedule)",
+            s.schedules,
+            plural(s.schedules),
+            s.outcome_count,
+            plural(s.outcome_count),
+            s.lost_updates,
+            s.broken,
+            s.failed,
+            s.retries,
+            s.max_retries_in_a_schedule
+        );
+        for (n, o) in s.outcomes.iter().enumerate() {
+            let verdict = if o.serializable {
+                "as a serial order"
+            } else if o.clients.iter().any(|c| c.failed) {
+                "NOT SERIALIZABLE: a client failed"
+            } else {
+                "LOST UPDATE: no serial order ends so"
+            };
+            let _ = writeln!(
+                out,
+                "  outcome {}: {} schedule{}: {}; {verdict}",
+                n + 1,
+                o.schedules,
+                plural(o.schedules),
+                o.keyspace
+            );
+            for c in &o.clients {
+                let _ = writeln!(
+                    out,
+                    "    client {} {}{}",
+                    c.client,
+                    if c.failed { "failed: " } else { "returned " },
+                    display_text(&c.result)
+                );
+            }
+            for b in &o.broken_invariants {
+                let _ = writeln!(
+                    out,
+                    "    BROKEN: {} ({})",
+                    display_text(&b.invariant),
+                    display_text(&b.why)
+                );
+            }
+            let order: Vec<String> = o.schedule.iter().map(|c| c.to_string()).collect();
+            if order.is_empty() {
+                let _ = writeln!(out, "    no client reached the server:");
+            } else {
+                let _ = writeln!(out, "    e.g. clients in order {}:", order.join(" "));
+            }
+            for (i, step) in o.steps.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "      {:>2}. client {}: {} -> {}",
+                    i + 1,
+                    step.client,
+                    display_text(&step.command),
+                    display_text(&step.reply)
+                );
+            }
+        }
+        if s.outcome_count > s.outcomes.len() {
+            let _ = writeln!(
+                out,
+                "  ... and {} more outcomes, reached by {} schedules (--json lists the first {})",
+                s.outcome_count - s.outcomes.len(),
+                s.more_schedules,
+                s.outcomes.len()
+            );
+        }
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

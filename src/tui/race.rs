@@ -1,0 +1,181 @@
+//! The Race tab's state: a race lab (engine/race) run from the editor, its outcomes per strategy,
+//! and a chosen outcome's schedule replayed step by step (which client, which command, the
+//! keyspace then). The editor holds either a lab file (TOML with `logic = ...`) or a script, which
+//! then runs as the logic of 2 clients with the KEYS/ARGV fields and the seed keyspace.
+
+use super::action::Action;
+use super::app::{App, Effect, Tab};
+use crate::engine::keyspace::json::keyspace_to_json;
+use crate::engine::race::{self, lab, Lab, RaceOptions, RaceReport, Runner};
+use std::path::PathBuf;
+
+/// A lab's report and where the user is in it.
+pub struct RaceView {
+    pub report: RaceReport,
+    /// The rows of the outcome list: (strategy index, outcome index).
+    pub rows: Vec<(usize, usize)>,
+    pub selected: usize,
+    /// The step shown of the selected outcome's schedule (0-based).
+    pub step: usize,
+}
+
+impl RaceView {
+    pub fn new(report: RaceReport) -> RaceView {
+        let rows = report
+            .strategies
+            .iter()
+            .enumerate()
+            .flat_map(|(s, strategy)| (0..strategy.outcomes.len()).map(move |o| (s, o)))
+            .collect();
+        RaceView {
+            report,
+            rows,
+            selected: 0,
+            step: 0,
+        }
+    }
+
+    pub fn outcome(&self) -> Option<&race::Outcome> {
+        let (s, o) = *self.rows.get(self.selected)?;
+        self.report.strategies[s].outcomes.get(o)
+    }
+}
+
+/// The lab the editor describes: a lab file's text, or the script with the inputs and the seed.
+fn lab_from_editor(app: &App) -> Result<Lab, String> {
+    let text = app.editor.text();
+    let path = app
+        .editor
+        .path
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("(editor)"));
+    let is_lab_file = path.extension().is_some_and(|e| e == "toml");
+    if is_lab_file {
+        return race::parse_lab(&path, &text).map_err(|e| e.to_string());
+    }
+    let keys = super::inputs::InputsState::values(&app.inputs.keys_text(), "KEYS")?;
+    let argv = super::inputs::InputsState::values(&app.inputs.argv_text(), "ARGV")?;
+    Ok(Lab {
+        name: path.display().to_string(),
+        about: "the editor's script run by 2 clients with the KEYS and ARGV fields, on the seed"
+            .into(),
+        path,
+        logic: text,
+        logic_line: 1,
+        clients: lab::MIN_CLIENTS,
+        keys,
+        argv,
+        client_specs: Vec::new(),
+        seed: keyspace_to_json(&app.seed, app.seed_now_ms),
+        invariants: Vec::new(),
+        max_retries: lab::DEFAULT_MAX_RETRIES,
+        clock_ms: app.seed_now_ms,
+    })
+}
+
+/// Run the lab the editor describes and show the Race tab.
+pub fn open(app: &mut App) -> Vec<Effect> {
+    let lab = match lab_from_editor(app) {
+        Ok(lab) => lab,
+        Err(e) => {
+            app.status = format!("race lab: {e}");
+            return Vec::new();
+        }
+    };
+    if app.race_pending.is_some() {
+        app.status = "race lab: still running the last one".into();
+        return Vec::new();
+    }
+    // Off the UI thread (a lab of 8 clients runs tens of thousands of schedules); the Lua of the
+    // clients is made there, as it cannot move between threads.
+    let (answer, pending) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("race lab".into())
+        .spawn(move || {
+            let result = Runner::new(&lab)
+                .map(|runner| race::race(&runner, &RaceOptions::default()))
+                .map_err(|e| e.to_string());
+            let _ = answer.send(result);
+        });
+    match spawned {
+        Ok(_) => {
+            app.race_pending = Some(pending);
+            app.status = "race lab: running every interleaving…".into();
+        }
+        Err(e) => app.status = format!("race lab: could not start: {e}"),
+    }
+    Vec::new()
+}
+
+/// Take the lab's report when it is ready (called after every event and tick).
+pub fn housekeeping(app: &mut App) {
+    let Some(pending) = &app.race_pending else {
+        return;
+    };
+    let result = match pending.try_recv() {
+        Ok(result) => result,
+        Err(std::sync::mpsc::TryRecvError::Empty) => return,
+        Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+            Err("the lab's thread ended without a report".into())
+        }
+    };
+    app.race_pending = None;
+    match result {
+        Ok(report) => {
+            let lost: usize = report.strategies.iter().map(|s| s.lost_updates).sum();
+            app.status = format!(
+                "race lab: {} clients, 4 strategies; {lost} schedules lose an update. ↑↓ an outcome, ] [ its steps",
+                report.clients
+            );
+            app.race = Some(RaceView::new(report));
+            app.tab = Tab::Race;
+            app.focus = super::app::Focus::Panes;
+        }
+        Err(e) => app.status = format!("race lab: {e}"),
+    }
+}
+
+/// The Race tab's own keys (when it shows): choose an outcome, step through its schedule.
+pub fn handles(app: &App, action: Action) -> bool {
+    app.tab == Tab::Race
+        && app.focus == super::app::Focus::Panes
+        && matches!(
+            action,
+            Action::Up
+                | Action::Down
+                | Action::PageUp
+                | Action::PageDown
+                | Action::Top
+                | Action::Bottom
+                | Action::StepForward
+                | Action::StepBack
+        )
+}
+
+pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    let Some(view) = app.race.as_mut() else {
+        return Vec::new();
+    };
+    let rows = view.rows.len();
+    let move_to = |view: &mut RaceView, to: usize| {
+        if to != view.selected {
+            view.selected = to;
+            view.step = 0;
+        }
+    };
+    match action {
+        Action::Up => move_to(view, view.selected.saturating_sub(1)),
+        Action::Down => move_to(view, (view.selected + 1).min(rows.saturating_sub(1))),
+        Action::PageUp => move_to(view, view.selected.saturating_sub(10)),
+        Action::PageDown => move_to(view, (view.selected + 10).min(rows.saturating_sub(1))),
+        Action::Top => move_to(view, 0),
+        Action::Bottom => move_to(view, rows.saturating_sub(1)),
+        Action::StepForward => {
+            let steps = view.outcome().map_or(0, |o| o.steps.len());
+            view.step = (view.step + 1).min(steps.saturating_sub(1));
+        }
+        Action::StepBack => view.step = view.step.saturating_sub(1),
+        _ => {}
+    }
+    Vec::new()
+}

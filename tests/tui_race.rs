@@ -1,0 +1,126 @@
+//! The workbench's Race tab by keys: Alt-8 runs the editor's script as 2 clients under the four
+//! strategies, lists the outcomes, and `]` / `[` replay the chosen one step by step with the
+//! keyspace then.
+#![cfg(feature = "tui")]
+
+mod common;
+
+use evalbench::tui::app::Tab;
+use evalbench::tui::harness::Harness;
+
+const STOCK: &str = "local stock = tonumber(redis.call('GET', KEYS[1]))\nif stock > 0 then\n  redis.call('SET', KEYS[1], stock - 1)\n  return 1\nend\nreturn 0";
+
+/// Press Alt-8 and wait for the lab's thread, as the event loop's ticks do.
+fn race(h: &mut Harness) {
+    h.press("<A-8>");
+    for _ in 0..3000 {
+        h.settle();
+        if h.app.race_pending.is_none() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("the race lab did not finish in 30 s");
+}
+
+fn stock() -> Harness {
+    common::isolate_app_dirs();
+    Harness::new(STOCK, &["stock"], &[], r#"{"stock": "1"}"#)
+}
+
+#[test]
+fn alt_7_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
+    let mut h = stock();
+    let before = h.render(120, 40);
+    assert!(!before.contains("Race"), "no Race tab before a lab ran");
+    race(&mut h);
+    assert_eq!(h.app.tab, Tab::Race);
+    let screen = h.render(120, 40);
+    // The outcomes: plain's lost update (both clients sold the one item) first.
+    assert!(
+        screen.contains(r#"plain       4 sched. LOST   {"stock":"0"}"#),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(r#"script      1 sched. serial {"stock":"0"}"#),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(r#"multi       1 sched. failed {"stock":"1"}"#),
+        "{screen}"
+    );
+    assert!(screen.contains("Schedule 1 2 1 2 · step 1/4"), "{screen}");
+    assert!(
+        screen.contains(r#"keyspace after step 1: {"stock":"1"}"#),
+        "{screen}"
+    );
+    // Step to the second SET: both clients wrote 0.
+    h.keys("] ] ]");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("Schedule 1 2 1 2 · step 4/4"), "{screen}");
+    assert!(
+        screen.contains(" 4. client 2: SET stock 0 -> OK"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(r#"keyspace after step 4: {"stock":"0"}"#),
+        "{screen}"
+    );
+    assert!(screen.contains("client 1 returned (integer) 1"), "{screen}");
+    assert!(screen.contains("client 2 returned (integer) 1"), "{screen}");
+    insta::assert_snapshot!("race_lost_update_step_4_120x40", screen);
+    // Back one step, then another outcome: its replay starts at step 1.
+    h.keys("[");
+    assert!(h
+        .render(120, 40)
+        .contains("keyspace after step 3: {\"stock\":\"0\"}"));
+    h.keys("<Down>");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("Schedule 1 1 2 · step 1/3"), "{screen}");
+}
+
+#[test]
+fn a_script_that_does_not_compile_says_where_and_opens_no_tab() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("local x = = 1", &["k"], &[], "");
+    race(&mut h);
+    assert_eq!(h.app.tab, Tab::Trace);
+    assert_eq!(
+        h.app.status,
+        "race lab: (editor):1:1: logic:1: unexpected symbol near '='"
+    );
+}
+
+#[test]
+fn a_lab_file_in_the_editor_runs_as_written_and_shows_the_broken_invariant() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("", &[], &[], "");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/labs/lock_release.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    h.app.editor = evalbench::tui::editor::EditorState::new(&text, Some(path));
+    race(&mut h);
+    let screen = h.render(120, 40);
+    assert!(
+        screen.contains("Race: lock release (2 clients)"),
+        "{screen}"
+    );
+    // Client 1's DEL after client 2 took the lock: nobody holds it.
+    assert!(
+        screen.contains("plain       1 sched. BROKEN {}"),
+        "{screen}"
+    );
+    // Choose that outcome (the third of plain's) and step to the DEL.
+    h.keys("<Down> <Down> ] ] ]");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("Schedule 1 2 2 1 · step 4/4"), "{screen}");
+    assert!(
+        screen.contains(" 4. client 1: DEL lock -> (integer) 1"),
+        "{screen}"
+    );
+    assert!(screen.contains("keyspace after step 4: {}"), "{screen}");
+    assert!(
+        screen.contains("broken: redis.call('EXISTS', 'lock') == 1 (false)"),
+        "{screen}"
+    );
+}
