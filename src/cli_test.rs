@@ -5,13 +5,15 @@
 use crate::cli::{read_script, CliError, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK};
 use crate::engine::display::display_text;
 use crate::engine::input::{self, read_bounded_text};
-use crate::engine::testing::{self, parse_test_file, update::update_text, CaseResult, TestFile};
+use crate::engine::testing::{
+    self, parse_test_file, update::update_text, CaseResult, ScriptCoverage, TestFile,
+};
 use clap::Args;
 use serde_json::{json, Value as Json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-pub const TEST_HELP: &str = "A test file NAME.test.toml sits beside NAME.lua and holds cases:\n\n  [[case]]\n  name = \"allows the first call\"\n  keys = [\"ratelimit:alice\"]\n  argv = [\"10\", \"60\"]\n  seed = { \"ratelimit:alice\" = { type = \"string\", value = \"3\", ttl_ms = 60000 } }\n  reply = { array = [{ int = 1 }, { int = 6 }, { int = 60 }] }\n  keyspace = { \"ratelimit:alice\" = { type = \"string\", value = \"4\", ttl_ms = 60000 } }\n\nA case with [[case.step]] tables runs the script once per step (or `repeat` times) on the\nsame keyspace, the clock moved by `advance_ms` before each; every case starts at clock_ms\n(default 2026-01-01T00:00:00Z). Expectations:\n  reply           the --json form of the reply; { nil = true } for nil\n  reply_match     a glob on the reply as redis-cli prints it ('\"tok-*' for a bulk string)\n  error           the exact error text; error_match: a glob on it\n  keyspace        the keys after the run (exactly these; keyspace_match = \"partial\": at least);\n                  ttl_ms exact, [low, high] or \"any\"; no ttl_ms: the key must not expire\n  absent          keys that must not exist\n  warnings        the warning kinds the run gives (undeclared-key, partial-write, ...)\nThe README's `evalbench test` section lists every field.\n\nExit status: 0 every case passed, 1 a case failed, 2 a test file or script could not be read.\n\nExamples:\n  evalbench test                                  (every *.test.toml under the current folder)\n  evalbench test samples/rate_limiter.test.toml\n  evalbench test --junit report.xml samples/\n  evalbench test --update samples/unlock.test.toml (write what failing cases gave, for review)";
+pub const TEST_HELP: &str = "A test file NAME.test.toml sits beside NAME.lua and holds cases:\n\n  [[case]]\n  name = \"allows the first call\"\n  keys = [\"ratelimit:alice\"]\n  argv = [\"10\", \"60\"]\n  seed = { \"ratelimit:alice\" = { type = \"string\", value = \"3\", ttl_ms = 60000 } }\n  reply = { array = [{ int = 1 }, { int = 6 }, { int = 60 }] }\n  keyspace = { \"ratelimit:alice\" = { type = \"string\", value = \"4\", ttl_ms = 60000 } }\n\nA case with [[case.step]] tables runs the script once per step (or `repeat` times) on the\nsame keyspace, the clock moved by `advance_ms` before each; every case starts at clock_ms\n(default 2026-01-01T00:00:00Z). Expectations:\n  reply           the --json form of the reply; { nil = true } for nil\n  reply_match     a glob on the reply as redis-cli prints it ('\"tok-*' for a bulk string)\n  error           the exact error text; error_match: a glob on it\n  keyspace        the keys after the run (exactly these; keyspace_match = \"partial\": at least);\n                  ttl_ms exact, [low, high] or \"any\"; no ttl_ms: the key must not expire\n  absent          keys that must not exist\n  warnings        the warning kinds the run gives (undeclared-key, partial-write, ...)\nThe README's `evalbench test` section lists every field.\n\nExit status: 0 every case passed, 1 a case failed, 2 a test file or script could not be read.\n\nExamples:\n  evalbench test                                  (every *.test.toml under the current folder)\n  evalbench test samples/rate_limiter.test.toml\n  evalbench test --junit report.xml samples/\n  evalbench test --update samples/unlock.test.toml (write what failing cases gave, for review)\n  evalbench test --coverage samples/unlock.test.toml (which lines the cases never run)";
 
 #[derive(Args, Debug)]
 pub struct TestArgs {
@@ -30,6 +32,9 @@ pub struct TestArgs {
     /// Only cases whose name contains TEXT.
     #[arg(long, value_name = "TEXT")]
     pub filter: Option<String>,
+    /// Count the lines of each script its cases run; list them, marking lines never run with `!`.
+    #[arg(long)]
+    pub coverage: bool,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
@@ -43,6 +48,8 @@ struct FileOutcome {
     cases: Vec<CaseResult>,
     /// Cases whose expectations `--update` rewrote.
     updated: Vec<String>,
+    /// `--coverage`: the script's lines over these cases, or why they were not counted.
+    coverage: Option<Result<ScriptCoverage, String>>,
 }
 
 /// Folders are searched this deep, and no further than this many files, so a mistaken `/` ends.
@@ -132,6 +139,7 @@ fn run_file(path: &Path, args: &TestArgs) -> FileOutcome {
         error: None,
         cases: Vec::new(),
         updated: Vec::new(),
+        coverage: None,
     };
     let text = match read_bounded_text(path, &input::SETTINGS) {
         Ok(t) => t,
@@ -159,6 +167,15 @@ fn run_file(path: &Path, args: &TestArgs) -> FileOutcome {
             return outcome;
         }
     };
+    let mut coverage = match (args.coverage, &file.function) {
+        (false, _) => None,
+        (true, Some(_)) => Some(Err(
+            "not counted: the cases FCALL a function library, which the line counter does not follow yet".to_string(),
+        )),
+        (true, None) => Some(ScriptCoverage::new(&script).map_err(|e| {
+            format!("not counted: the script does not compile: {e}")
+        })),
+    };
     for case in &file.cases {
         if args
             .filter
@@ -167,13 +184,15 @@ fn run_file(path: &Path, args: &TestArgs) -> FileOutcome {
         {
             continue;
         }
-        outcome.cases.push(testing::run_case(
+        outcome.cases.push(testing::run_case_counting(
             &script,
             file.function.as_deref(),
             case,
             None,
+            coverage.as_mut().and_then(|c| c.as_mut().ok()),
         ));
     }
+    outcome.coverage = coverage;
     if args.update && outcome.cases.iter().any(|c| !c.passed()) {
         match update_text(&text, &outcome.cases) {
             Some(new_text) if new_text != text => {
@@ -267,6 +286,9 @@ fn text_report(outcomes: &[FileOutcome], passed: usize, failed: usize, errors: u
                 }
             }
         }
+        if let Some(coverage) = &o.coverage {
+            out.push_str(&coverage_text(o.script.as_deref(), coverage));
+        }
     }
     let cases = passed + failed;
     let _ = write!(
@@ -289,6 +311,33 @@ fn text_report(outcomes: &[FileOutcome], passed: usize, failed: usize, errors: u
     out
 }
 
+/// `--coverage` as text: a summary line, then every line with code, its executions over the cases
+/// and `!` in front of lines never run (the layout of `run --coverage`).
+fn coverage_text(script: Option<&Path>, coverage: &Result<ScriptCoverage, String>) -> String {
+    let name = script.map_or(String::new(), |s| {
+        display_text(&s.display().to_string()).to_string()
+    });
+    let coverage = match coverage {
+        Ok(c) => c,
+        Err(why) => return format!("  coverage of {name}: {}\n", display_text(why)),
+    };
+    let (run, total) = coverage.summary();
+    let percent = if total == 0 { 100 } else { run * 100 / total };
+    let mut text =
+        format!("  coverage of {name}: {run} of {total} lines run ({percent}%), ! never run\n");
+    for line in coverage.lines() {
+        let mark = if line.count == 0 { "!" } else { " " };
+        let _ = writeln!(
+            text,
+            "  {mark}{:>4} {:>8}  {}",
+            line.line,
+            line.count,
+            display_text(&line.source)
+        );
+    }
+    text
+}
+
 fn step_label(step: usize) -> String {
     if step == 0 {
         String::new()
@@ -308,6 +357,11 @@ fn json_report(outcomes: &[FileOutcome], passed: usize, failed: usize, errors: u
             "error": o.error,
             "updated": o.updated,
             "cases": o.cases.iter().map(CaseResult::to_json).collect::<Vec<_>>(),
+            "coverage": match &o.coverage {
+                None => Json::Null,
+                Some(Ok(c)) => c.to_json(),
+                Some(Err(why)) => json!({ "error": why }),
+            },
         })).collect::<Vec<_>>(),
     })
 }

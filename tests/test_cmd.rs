@@ -333,3 +333,59 @@ fn control_characters_from_scripts_never_reach_the_terminal() {
         stdout_of(&out)
     );
 }
+
+#[test]
+fn coverage_counts_lines_over_every_case_and_marks_lines_never_run() {
+    let dir = scratch("coverage");
+    std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
+    std::fs::write(
+        dir.join("counter.test.toml"),
+        "[[case]]\nname = \"one\"\nkeys = [\"c\"]\nargv = [\"1\"]\nreply = { int = 1 }\n\n[[case]]\nname = \"twice\"\nkeys = [\"c\"]\nargv = [\"2\"]\nrepeat = 2\nreply = { int = 4 }\n",
+    )
+    .unwrap();
+    let out = evalbench_in(&dir, &["test", "--coverage"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout_of(&out));
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        r#"counter.test.toml
+  ok      one
+  FAIL    twice
+          counter.test.toml:7: expected reply {"int":4}, got error "ERR over the cap"
+  coverage of counter.lua: 4 of 4 lines run (100%), ! never run
+      1        3  local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+      2        3  if n > 3 then
+      3        1    return redis.error_reply('ERR over the cap')
+      5        2  return n
+2 cases: 1 passed, 1 failed"#
+    );
+    // Without the case that reaches the cap, its line is never run.
+    let out = evalbench_in(&dir, &["test", "--coverage", "--filter", "one", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        json["files"][0]["coverage"],
+        serde_json::json!({"lines": {"1": 1, "2": 1, "5": 1}, "not_run": [3], "lines_run": 3, "lines_with_code": 4})
+    );
+    let out = evalbench_in(&dir, &["test", "--coverage", "--filter", "one"]);
+    assert!(
+        stdout_of(&out).contains(
+            "  coverage of counter.lua: 3 of 4 lines run (75%), ! never run\n      1        1  local n"
+        ) && stdout_of(&out).contains("\n  !   3        0    return redis.error_reply"),
+        "{}",
+        stdout_of(&out)
+    );
+    // Without --coverage nothing is counted or shown.
+    let out = evalbench_in(&dir, &["test", "--json"]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["files"][0]["coverage"], Value::Null);
+}
+
+#[test]
+fn coverage_says_why_a_function_library_is_not_counted() {
+    let out = evalbench_in(
+        &project(),
+        &["test", "--coverage", "samples/counter_library.test.toml"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    assert!(stdout_of(&out).contains("  coverage of samples/counter_library.lua: not counted: the cases FCALL a function library, which the line counter does not follow yet\n"), "{}", stdout_of(&out));
+}

@@ -3,6 +3,7 @@
 //! The CLI (and later the workbench) are front ends over `run_case`.
 
 mod check;
+pub mod coverage;
 pub mod file;
 pub mod update;
 
@@ -13,6 +14,7 @@ use crate::engine::{RunRequest, Sandbox};
 use serde_json::{json, Value as Json};
 use std::path::PathBuf;
 
+pub use coverage::{CoveredLine, ScriptCoverage};
 pub use file::{parse_test_file, TestFileError, DEFAULT_CLOCK_MS};
 
 /// A parsed test file.
@@ -165,6 +167,18 @@ pub fn run_case(
     case: &TestCase,
     memory_limit: Option<usize>,
 ) -> CaseResult {
+    run_case_counting(script, function, case, memory_limit, None)
+}
+
+/// `run_case`, counting the lines each run executes into `coverage` (`--coverage`). The runs of a
+/// function library are not counted: the debugger does not follow an FCALL.
+pub fn run_case_counting(
+    script: &[u8],
+    function: Option<&str>,
+    case: &TestCase,
+    memory_limit: Option<usize>,
+    mut coverage: Option<&mut ScriptCoverage>,
+) -> CaseResult {
     let clock = ManualClock::new(case.clock_ms.saturating_mul(1000));
     let mut sandbox = Sandbox::with_clock(Box::new(clock.clone()));
     if let Some(limit) = memory_limit {
@@ -221,9 +235,20 @@ pub fn run_case(
             read_only: request.read_only,
         });
         for _ in 0..step.repeat {
-            let r = match &call {
-                Some(call) => sandbox.fcall(call),
-                None => sandbox.run(&request),
+            let r = match (&call, coverage.as_deref_mut()) {
+                (Some(call), _) => sandbox.fcall(call),
+                (None, Some(coverage)) => {
+                    let debugged = sandbox.debug(
+                        &request,
+                        &mut coverage.session,
+                        &mut crate::engine::debug::NoStops,
+                    );
+                    if let Some(counts) = &debugged.coverage {
+                        coverage.add(counts);
+                    }
+                    debugged.run
+                }
+                (None, None) => sandbox.run(&request),
             };
             result.runs += 1;
             result.elapsed_ns += r.elapsed_ns;
