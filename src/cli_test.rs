@@ -322,7 +322,7 @@ fn coverage_text(script: Option<&Path>, coverage: &Result<ScriptCoverage, String
         Err(why) => return format!("  coverage of {name}: {}\n", display_text(why)),
     };
     let (run, total) = coverage.summary();
-    let percent = if total == 0 { 100 } else { run * 100 / total };
+    let percent = (run * 100).checked_div(total).unwrap_or(100);
     let mut text =
         format!("  coverage of {name}: {run} of {total} lines run ({percent}%), ! never run\n");
     for line in coverage.lines() {

@@ -95,6 +95,10 @@ pub enum Action {
     BreakOn,
     NextFrame,
     PrevFrame,
+    // Tests in the workbench (tui/tests_tab.rs).
+    SaveCase,
+    RunTests,
+    TabTests,
 }
 
 impl Action {
@@ -184,6 +188,9 @@ impl Action {
         Action::BreakOn,
         Action::NextFrame,
         Action::PrevFrame,
+        Action::SaveCase,
+        Action::RunTests,
+        Action::TabTests,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -274,6 +281,9 @@ impl Action {
             Action::BreakOn => "break_on",
             Action::NextFrame => "next_frame",
             Action::PrevFrame => "prev_frame",
+            Action::SaveCase => "save_case",
+            Action::RunTests => "run_tests",
+            Action::TabTests => "tab_tests",
         }
     }
 
@@ -344,6 +354,8 @@ impl Action {
             Action::BreakOn => "break on",
             Action::NextFrame => "caller",
             Action::PrevFrame => "callee",
+            Action::SaveCase => "save as case",
+            Action::RunTests => "run tests",
             // Moves and tabs: their description is short already.
             _ => self.description(),
         }
@@ -464,6 +476,11 @@ impl Action {
             Action::BreakOn => "stop before a Redis command or a write to a key",
             Action::NextFrame => "select the caller's frame",
             Action::PrevFrame => "select the callee's frame",
+            Action::SaveCase => {
+                "save the last run (KEYS, ARGV, seed, result) as a new case of the script's .test.toml"
+            }
+            Action::RunTests => "run the script's .test.toml cases on the editor's text (Tests tab)",
+            Action::TabTests => "show the test results (Enter loads a case into the form)",
         }
     }
 }

@@ -45,16 +45,19 @@ pub enum Tab {
     Server,
     /// The debugger: stack, variables, watches, console (tui/debugger.rs).
     Debug,
+    /// A test file's results (tui/tests_tab.rs; shown once it ran).
+    Tests,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] = [
+    pub const ALL: [Tab; 7] = [
         Tab::Trace,
         Tab::Reply,
         Tab::Keyspace,
         Tab::Warnings,
         Tab::Server,
         Tab::Debug,
+        Tab::Tests,
     ];
     pub fn title(self) -> &'static str {
         match self {
@@ -64,6 +67,7 @@ impl Tab {
             Tab::Warnings => "Warnings",
             Tab::Server => "Server",
             Tab::Debug => "Debug",
+            Tab::Tests => "Tests",
         }
     }
 }
@@ -98,6 +102,8 @@ pub enum PromptPurpose {
     AddWatch,
     RemoveWatch,
     BreakOn,
+    /// The name of a new test case (tui/tests_tab.rs).
+    SaveCase,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,6 +161,8 @@ pub enum Effect {
     Clipboard(Vec<u8>),
     /// A command to the debugger on the engine thread (tui/debug_engine.rs).
     Debug(super::debug_engine::DebugCommand),
+    /// Run a test file's cases off the UI thread (tui/tests_tab.rs).
+    RunTests(super::tests_tab::TestsJob),
 }
 
 /// A run in progress.
@@ -234,6 +242,8 @@ pub struct App {
     pub connection: super::connection::ConnectionState,
     /// Breakpoints, the debug session, watches, console, coverage (tui/debugger.rs).
     pub debugger: super::debugger::Debugger,
+    /// The Tests tab: the script's test file run on the editor's text (tui/tests_tab.rs).
+    pub tests: super::tests_tab::TestsPane,
     next_run_id: u64,
 }
 
@@ -275,6 +285,7 @@ impl App {
             regions: Default::default(),
             connection: Default::default(),
             debugger: Default::default(),
+            tests: Default::default(),
             next_run_id: 1,
         }
     }
@@ -326,6 +337,7 @@ impl App {
         Tab::ALL
             .into_iter()
             .filter(|t| *t != Tab::Server || self.server.is_some())
+            .filter(|t| *t != Tab::Tests || self.tests.shown()) // once a test file ran
             .collect()
     }
 
@@ -345,6 +357,7 @@ impl App {
         // The connection check (a PING every few seconds).
         effects.extend(super::connection::housekeeping(self));
         effects.extend(super::debugger::housekeeping(self)); // step keys queued while the script ran
+        effects.extend(super::tests_tab::housekeeping(self)); // test results from their thread
         effects
     }
 
@@ -578,6 +591,9 @@ impl App {
         }
         if super::debugger::handles(action) {
             return super::debugger::update(self, action);
+        }
+        if super::tests_tab::handles(action) {
+            return super::tests_tab::update(self, action);
         }
         match action {
             // F5 continues a paused debug session, or starts one when breakpoints are set.
@@ -814,6 +830,8 @@ impl App {
             | Action::BreakOn
             | Action::NextFrame
             | Action::PrevFrame => {}
+            // Handled by tui/tests_tab.rs above.
+            Action::SaveCase | Action::RunTests | Action::TabTests => {}
         }
         Vec::new()
     }
@@ -924,6 +942,7 @@ impl App {
             | PromptPurpose::BreakOn => {
                 return super::debugger::answer_prompt(self, &prompt.purpose, &input)
             }
+            PromptPurpose::SaveCase => return super::tests_tab::answer_prompt(self, &input),
         }
         Vec::new()
     }
@@ -1150,12 +1169,16 @@ impl App {
             }
             Tab::Server => {}
             Tab::Debug => super::debugger::scroll(self, delta),
+            Tab::Tests => super::tests_tab::scroll(self, delta),
         }
     }
 
     fn select(&mut self) -> Vec<Effect> {
         if self.tab == Tab::Debug {
             return super::debugger::select(self);
+        }
+        if self.tab == Tab::Tests {
+            return super::tests_tab::select(self);
         }
         if self.tab == Tab::Trace {
             if let Some(entry) = self

@@ -226,6 +226,11 @@ impl Harness {
                     self.effects.push("clipboard");
                     self.clipboard.push(bytes);
                 }
+                // Synchronously here (the event loop runs them on a thread).
+                Effect::RunTests(job) => {
+                    self.effects.push("tests");
+                    job.run();
+                }
                 Effect::Debug(command) => {
                     self.effects.push("debug");
                     let clock = self.clock.clone();

@@ -21,6 +21,8 @@ pub mod keymap;
 pub mod keyspace;
 pub mod mouse;
 pub mod server;
+/// Tests in the workbench: save as case, the Tests tab (issue 14).
+pub mod tests_tab;
 pub mod theme;
 pub mod ui;
 pub mod undo;
@@ -90,6 +92,7 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                 let _ = out.flush();
             }
             Effect::Debug(command) => worker.debug(command),
+            Effect::RunTests(job) => job.spawn(),
         }
     }
     inspected
@@ -216,7 +219,7 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
             let awaiting = answer_due.is_some_and(|due| Instant::now() < due);
             // (A script paused in the debugger waits for the user: no fast tick.)
             let running = app.running.is_some() && app.debugger.paused_line().is_none();
-            let timeout = if running || app.inspecting() || awaiting {
+            let timeout = if running || app.inspecting() || awaiting || app.tests.running() {
                 Duration::from_millis(50)
             } else {
                 Duration::from_millis(500)

@@ -90,6 +90,7 @@ pub fn on_mouse(app: &mut App, event: MouseEvent) -> Vec<Effect> {
                     Tab::Warnings => Action::TabWarnings,
                     Tab::Server => Action::TabServer,
                     Tab::Debug => Action::TabDebug,
+                    Tab::Tests => Action::TabTests,
                 };
                 return app.update(action);
             }

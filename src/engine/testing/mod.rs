@@ -5,6 +5,7 @@
 mod check;
 pub mod coverage;
 pub mod file;
+pub mod new_case;
 pub mod update;
 
 use crate::engine::clock::ManualClock;
@@ -159,6 +160,33 @@ impl CaseResult {
     }
 }
 
+/// What a run gave, in the terms of a test file: the reply under `protocol`, its error text, the
+/// keyspace `db` after it (TTLs from `now_ms`) and the kinds of its warnings.
+pub fn observe(
+    report: &crate::engine::RunReport,
+    protocol: Protocol,
+    db: &crate::engine::keyspace::Db,
+    now_ms: i64,
+) -> Observed {
+    let reply = report.reply_for(protocol);
+    let mut warnings: Vec<String> = report
+        .warnings
+        .iter()
+        .map(|w| w.kind.name().to_string())
+        .collect();
+    warnings.sort();
+    warnings.dedup();
+    Observed {
+        reply: reply.to_json(),
+        error: match &reply {
+            crate::engine::Reply::Error(text) => Some(text.clone()),
+            _ => None,
+        },
+        keyspace: keyspace_to_json(db, now_ms),
+        warnings,
+    }
+}
+
 /// Run one case in a fresh sandbox whose clock starts at the case's time and moves only by
 /// `advance_ms`, so the result is the same whenever and wherever it runs.
 pub fn run_case(
@@ -255,24 +283,13 @@ pub fn run_case_counting(
             report = Some(r);
         }
         let report = report.expect("repeat is at least 1");
-        let now = sandbox.now_ms();
         let reply = report.reply_for(step.protocol);
-        let mut warnings: Vec<String> = report
-            .warnings
-            .iter()
-            .map(|w| w.kind.name().to_string())
-            .collect();
-        warnings.sort();
-        warnings.dedup();
-        let observed = Observed {
-            reply: reply.to_json(),
-            error: match &reply {
-                crate::engine::Reply::Error(text) => Some(text.clone()),
-                _ => None,
-            },
-            keyspace: keyspace_to_json(sandbox.keyspace().db(0), now),
-            warnings,
-        };
+        let observed = observe(
+            &report,
+            step.protocol,
+            sandbox.keyspace().db(0),
+            sandbox.now_ms(),
+        );
         for (what, message) in check::differences(&step.expect, &observed, &reply) {
             result.failures.push(Failure {
                 step: if numbered { index + 1 } else { 0 },
