@@ -216,3 +216,99 @@ fn without_a_file_name_or_a_test_file_it_says_what_to_do() {
         dir.join("counter.test.toml").display()
     )));
 }
+
+/// Lint while typing: a lint that cannot end until the test lets it (a gate) runs while keys are
+/// typed, so the test itself would hang if linting held up typing; its findings of the old text are
+/// dropped, the new text is linted, and the finding shows in the gutter and in Warnings.
+#[test]
+fn lint_runs_off_the_ui_thread_and_typing_goes_on_while_it_runs() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    common::isolate_app_dirs();
+    let mut h = Harness::new("local n = 1\nreturn n\n", &[], &[], "");
+    let gate = Arc::new(AtomicBool::new(false));
+    let lints = Arc::new(AtomicUsize::new(0));
+    let (g, l) = (gate.clone(), lints.clone());
+    h.app.lint.enabled = true;
+    h.app.lint.idle = Duration::ZERO;
+    h.app.lint.linter = Arc::new(move |text: &str| {
+        l.fetch_add(1, Ordering::SeqCst);
+        let waited = Instant::now();
+        while !g.load(Ordering::SeqCst) && waited.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        evalbench::engine::analysis::lint(text)
+    });
+    h.settle();
+    assert_eq!(h.effects, vec!["lint"]);
+    // The lint of the first text is held at the gate; typing goes on.
+    h.keys("<Down> <Home>").type_text("x = 1\n");
+    assert_eq!(h.app.editor.text(), "local n = 1\nx = 1\nreturn n\n");
+    assert!(h.app.lint.diagnostics().is_empty());
+    let waited = Instant::now();
+    while lints.load(Ordering::SeqCst) == 0 && waited.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(1)); // its thread starting
+    }
+    h.settle();
+    assert_eq!(lints.load(Ordering::SeqCst), 1, "one lint at a time");
+    gate.store(true, Ordering::SeqCst);
+    let sha = h.app.editor.sha1();
+    let waited = Instant::now();
+    while !h.app.lint.current(&sha) {
+        assert!(
+            waited.elapsed() < Duration::from_secs(30),
+            "the lint never came"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+        h.settle();
+    }
+    // The old text's findings were dropped and the new text linted.
+    assert_eq!(lints.load(Ordering::SeqCst), 2);
+    let found: Vec<(&str, usize, usize)> = h
+        .app
+        .lint
+        .diagnostics()
+        .iter()
+        .map(|d| (d.rule, d.line, d.column))
+        .collect();
+    assert_eq!(found, vec![("global-variable", 2, 1)]);
+    let screen = h.render(120, 24);
+    let editor_rows: Vec<&str> = screen.lines().skip(1).take(3).collect();
+    assert_eq!(
+        editor_rows
+            .iter()
+            .map(|r| r
+                .chars()
+                .take(16)
+                .collect::<String>()
+                .trim_end()
+                .to_string())
+            .collect::<Vec<_>>(),
+        vec!["│  1 local n = 1", "│  2✗x = 1", "│  3 return n"]
+    );
+    h.press("<A-4>");
+    let shown: Vec<String> = panes(&h).lines().take(7).map(str::to_string).collect();
+    assert_eq!(
+        shown.join("\n"),
+        r#"1 Trace │ 2 Reply │ 3 Keyspace │ 4 Warnings (1) │ 6 De
+┌Warnings────────────────────────────────────────────┐
+│[lint error global-variable] line 2:1: `x` is a     │
+│global: Redis refuses it (Script attempted to create│
+│global variable 'x')                                │
+│  fix: declare it `local` (functions too: `local    │
+│function f() ... end`)                              │"#
+    );
+}
+
+#[test]
+fn lint_waits_until_the_text_rests() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("return 1\n", &[], &[], "");
+    h.app.lint.enabled = true;
+    h.app.lint.idle = std::time::Duration::from_secs(3600);
+    h.type_text("x = 1\n");
+    assert!(h.effects.is_empty(), "{:?}", h.effects);
+    assert!(h.app.lint.busy(), "a lint is due");
+    assert!(h.app.lint.diagnostics().is_empty());
+}

@@ -163,6 +163,8 @@ pub enum Effect {
     Debug(super::debug_engine::DebugCommand),
     /// Run a test file's cases off the UI thread (tui/tests_tab.rs).
     RunTests(super::tests_tab::TestsJob),
+    /// Lint the editor's text off the UI thread (tui/lint_diagnostics.rs).
+    Lint(super::lint_diagnostics::LintJob),
 }
 
 /// A run in progress.
@@ -244,6 +246,8 @@ pub struct App {
     pub debugger: super::debugger::Debugger,
     /// The Tests tab: the script's test file run on the editor's text (tui/tests_tab.rs).
     pub tests: super::tests_tab::TestsPane,
+    /// Lint while typing: the findings of the editor's text (tui/lint_diagnostics.rs).
+    pub lint: super::lint_diagnostics::LintState,
     next_run_id: u64,
 }
 
@@ -286,6 +290,7 @@ impl App {
             connection: Default::default(),
             debugger: Default::default(),
             tests: Default::default(),
+            lint: Default::default(),
             next_run_id: 1,
         }
     }
@@ -358,6 +363,7 @@ impl App {
         effects.extend(super::connection::housekeeping(self));
         effects.extend(super::debugger::housekeeping(self)); // step keys queued while the script ran
         effects.extend(super::tests_tab::housekeeping(self)); // test results from their thread
+        effects.extend(super::lint_diagnostics::housekeeping(self)); // lint once the text rests
         effects
     }
 

@@ -19,6 +19,8 @@ pub mod inputs;
 pub mod inspector;
 pub mod keymap;
 pub mod keyspace;
+/// Lint while typing (issue 14).
+pub mod lint_diagnostics;
 pub mod mouse;
 pub mod server;
 /// Tests in the workbench: save as case, the Tests tab (issue 14).
@@ -93,6 +95,7 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
             }
             Effect::Debug(command) => worker.debug(command),
             Effect::RunTests(job) => job.spawn(),
+            Effect::Lint(job) => job.spawn(),
         }
     }
     inspected
@@ -219,7 +222,8 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
             let awaiting = answer_due.is_some_and(|due| Instant::now() < due);
             // (A script paused in the debugger waits for the user: no fast tick.)
             let running = app.running.is_some() && app.debugger.paused_line().is_none();
-            let timeout = if running || app.inspecting() || awaiting || app.tests.running() {
+            let background = app.tests.running() || app.lint.busy(); // tests, lint (issue 14)
+            let timeout = if running || app.inspecting() || awaiting || background {
                 Duration::from_millis(50)
             } else {
                 Duration::from_millis(500)

@@ -174,7 +174,8 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 let n = app
                     .last_run
                     .as_ref()
-                    .map_or(0, |r| panes::listed_warnings(&r.report).len());
+                    .map_or(0, |r| panes::listed_warnings(&r.report).len())
+                    + app.lint.diagnostics().len(); // lint while typing
                 if n > 0 {
                     label.push_str(&format!(" ({n})"));
                 }
