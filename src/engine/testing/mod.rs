@@ -5,6 +5,7 @@
 mod check;
 pub mod coverage;
 pub mod file;
+pub mod live;
 pub mod new_case;
 pub mod update;
 
@@ -139,6 +140,8 @@ pub struct CaseResult {
     pub observed: Vec<Observed>,
     pub runs: u64,
     pub elapsed_ns: u64,
+    /// A run of the case wrote (the live guard asks for consent before sending such a case).
+    pub wrote: bool,
 }
 
 impl CaseResult {
@@ -219,6 +222,7 @@ pub fn run_case_counting(
         observed: Vec::new(),
         runs: 0,
         elapsed_ns: 0,
+        wrote: false,
     };
     match keyspace_from_json_value(&case.seed, case.clock_ms) {
         Ok(db) => sandbox.set_db0(db),
@@ -280,6 +284,7 @@ pub fn run_case_counting(
             };
             result.runs += 1;
             result.elapsed_ns += r.elapsed_ns;
+            result.wrote |= r.first_write_ns.is_some();
             report = Some(r);
         }
         let report = report.expect("repeat is at least 1");
