@@ -535,6 +535,14 @@ fn junit_xml(outcomes: &[FileOutcome]) -> String {
                 xml_escape(&c.name),
                 c.elapsed_ns as f64 / 1e9
             );
+            if let Some((_, why)) = o.skipped.iter().find(|(name, _)| *name == c.name) {
+                let _ = writeln!(
+                    out,
+                    "><skipped message=\"not run on the server: {}\"/></testcase>",
+                    xml_escape(why)
+                );
+                continue;
+            }
             if c.passed() {
                 out.push_str("/>\n");
                 continue;

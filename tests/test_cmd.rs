@@ -488,3 +488,53 @@ fn server_runs_cases_on_a_scratch_db_guarded_and_reports_its_differences() {
         "Bulk([120])"
     );
 }
+
+/// `--server` on a replica: writing cases are never sent, even with --yes; reads run.
+#[test]
+fn server_never_sends_writing_cases_to_a_replica() {
+    let (Some(primary), Some(replica)) =
+        (common::RedisServer::start(), common::RedisServer::start())
+    else {
+        return;
+    };
+    let mut rconn = replica.connect();
+    rconn.cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
+    let dir = scratch("replica");
+    std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
+    std::fs::write(
+        dir.join("counter.test.toml"),
+        "[[case]]\nname = \"counts\"\nkeys = [\"c\"]\nargv = [\"2\"]\nreply = { int = 2 }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("reader.lua"),
+        "return redis.call('GET', KEYS[1])\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("reader.test.toml"),
+        "[[case]]\nname = \"nothing there\"\nkeys = [\"r\"]\nreply = { nil = true }\n",
+    )
+    .unwrap();
+    let url = format!("redis://127.0.0.1:{}", replica.port);
+    let out = evalbench_in(
+        &dir,
+        &[
+            "test", "--server", &url, "--db", "3", "--yes", "--junit", "j.xml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        format!(
+            "server: redis 7.0.15 127.0.0.1:{}, scratch db 3, writes allowed (--yes)\ncounter.test.toml\n  skip    counts\n          not run on the server: it writes, and the server is a replica\nreader.test.toml\n  ok      nothing there\n1 case: 1 passed, 0 failed, 1 not run on the server",
+            replica.port
+        )
+    );
+    let xml = std::fs::read_to_string(dir.join("j.xml")).unwrap();
+    assert!(
+        xml.contains("<skipped message=\"not run on the server: it writes, and the server is a replica\"/></testcase>\n")
+            && xml.contains("<testcase classname=\"counter.test.toml\" name=\"counts\" time="),
+        "{xml}"
+    );
+}
