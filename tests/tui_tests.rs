@@ -144,6 +144,31 @@ fn a_failing_case_shows_its_diff_and_enter_loads_it_into_the_form() {
 │                                                    │
 └────────────────────────────────────────────────────┘"#
     );
+    // The lines the cases ran, counted in the editor's gutter (the cap's line once, by "capped").
+    let screen = h.render(120, 24);
+    let gutter: Vec<String> = screen
+        .lines()
+        .skip(1)
+        .take(5)
+        .map(|r| {
+            r.chars()
+                .take(40)
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        gutter,
+        vec![
+            "│   1    2 local n = redis.call('INCRBY'",
+            "│   2    2 if n > 3 then",
+            "│   3    1   return redis.error_reply('E",
+            "│   4      end",
+            "│   5    1 return n"
+        ],
+        "{screen}"
+    );
     // The failing case is selected.
     assert_eq!(h.app.tests.list.selected, 1);
     h.press("<Enter>");

@@ -11,7 +11,7 @@ use crate::engine::input::{self, read_bounded_text};
 use crate::engine::keyspace::{keyspace_from_json_value, keyspace_to_json};
 use crate::engine::testing::file::test_file_for;
 use crate::engine::testing::new_case::{append_case, suggested_name, NewCase};
-use crate::engine::testing::{self, parse_test_file, CaseResult, TestFile};
+use crate::engine::testing::{self, parse_test_file, CaseResult, ScriptCoverage, TestFile};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
@@ -29,8 +29,8 @@ pub struct TestsPane {
     /// Why the file could not run (its place in the file when it does not parse).
     pub error: Option<String>,
     pub list: ListState,
-    /// The results on their way from the thread running the cases.
-    pending: Option<Receiver<Vec<CaseResult>>>,
+    /// The results (and the lines the cases ran) on their way from the thread running the cases.
+    pending: Option<Receiver<TestsDone>>,
     /// Select this case when the results come (the case just saved).
     select_name: Option<String>,
 }
@@ -46,24 +46,45 @@ impl TestsPane {
     }
 }
 
+/// What a test run gives back: each case's result, and the lines the cases ran (counted as
+/// `evalbench test --coverage` counts them; none for a library or a script that does not compile).
+pub struct TestsDone {
+    results: Vec<CaseResult>,
+    coverage: Option<ScriptCoverage>,
+    /// The SHA1 of the text the cases ran on (the gutter counts are of that text only).
+    sha: String,
+}
+
 /// Run a test file's cases: carried out on a thread of its own (each case has its own sandbox),
 /// so a slow case never stops the editor.
 #[derive(Debug)]
 pub struct TestsJob {
     script: Vec<u8>,
+    sha: String,
     file: TestFile,
-    results: Sender<Vec<CaseResult>>,
+    results: Sender<TestsDone>,
 }
 
 impl TestsJob {
     pub fn run(self) {
+        let function = self.file.function.as_deref();
+        let mut coverage = match function {
+            None => ScriptCoverage::new(&self.script).ok(),
+            Some(_) => None,
+        };
         let results = self
             .file
             .cases
             .iter()
-            .map(|case| testing::run_case(&self.script, self.file.function.as_deref(), case, None))
+            .map(|case| {
+                testing::run_case_counting(&self.script, function, case, None, coverage.as_mut())
+            })
             .collect();
-        let _ = self.results.send(results);
+        let _ = self.results.send(TestsDone {
+            results,
+            coverage,
+            sha: self.sha,
+        });
     }
 
     /// Start it on its own thread (the event loop's way; the test harness calls `run`).
@@ -277,6 +298,7 @@ fn run_tests(app: &mut App, select_name: Option<String>) -> Vec<Effect> {
     );
     vec![Effect::RunTests(TestsJob {
         script: app.editor.bytes(),
+        sha: app.editor.sha1(),
         file,
         results: sender,
     })]
@@ -288,8 +310,20 @@ pub fn housekeeping(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     };
     match receiver.try_recv() {
-        Ok(results) => {
+        Ok(TestsDone {
+            results,
+            coverage,
+            sha,
+        }) => {
             app.tests.pending = None;
+            // The lines the cases ran, in the editor's gutter (the debugger's count column).
+            if let Some(coverage) = coverage {
+                app.debugger.coverage = Some(super::debugger::Coverage {
+                    sha,
+                    counts: coverage.counts().clone(),
+                    script: coverage.session().clone(),
+                });
+            }
             let failed = results.iter().filter(|r| !r.passed()).count();
             app.status = format!("tests: {} passed, {failed} failed", results.len() - failed);
             let select = app.tests.select_name.take();

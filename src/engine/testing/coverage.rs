@@ -35,6 +35,16 @@ impl ScriptCoverage {
         })
     }
 
+    /// Executions per line that ran (lines never run are absent).
+    pub fn counts(&self) -> &BTreeMap<u32, u64> {
+        &self.counts
+    }
+
+    /// The debug session that counted: which lines hold code, the source.
+    pub fn session(&self) -> &DebugSession {
+        &self.session
+    }
+
     /// Add one run's counts.
     pub(super) fn add(&mut self, run: &BTreeMap<u32, u64>) {
         for (line, n) in run {
