@@ -350,6 +350,10 @@ pub fn scroll(app: &mut App, delta: isize) {
 
 /// Enter on a case: its KEYS, ARGV, seed and clock go into the form, to run and debug it.
 pub fn select(app: &mut App) -> Vec<Effect> {
+    if app.debugger.session.is_some() {
+        app.status = "stop debugging first (Shift-F5): the session runs the form's inputs".into();
+        return Vec::new();
+    }
     let (Some(file), Some(result)) = (
         app.tests.file.as_ref(),
         app.tests.results.get(app.tests.list.selected),
