@@ -76,6 +76,8 @@ fn keystroke(app: &mut App, theme: &Theme, term: &mut Terminal<TestBackend>, n: 
         KeyCode::Backspace
     };
     app.on_key(key(code));
+    // As the event loop does after each batch of keys (lint while typing waits for a pause here).
+    black_box(app.housekeeping());
     term.draw(|f| ui::draw(f, app, theme)).expect("draw");
 }
 

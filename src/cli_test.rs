@@ -2,16 +2,22 @@
 //! as text, JSON or JUnit XML, with exit statuses for CI. The engine does the work
 //! (engine/testing); this is the front end.
 
-use crate::cli::{read_script, CliError, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK};
+use crate::cli::{
+    read_script, CliError, ServerArgs, EXIT_BACKEND, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
+};
 use crate::engine::display::display_text;
 use crate::engine::input::{self, read_bounded_text};
-use crate::engine::testing::{self, parse_test_file, update::update_text, CaseResult, TestFile};
+use crate::engine::live::LiveBackend;
+use crate::engine::testing::live::{run_case_live, LiveCase};
+use crate::engine::testing::{
+    self, parse_test_file, update::update_text, CaseResult, ScriptCoverage, TestFile,
+};
 use clap::Args;
 use serde_json::{json, Value as Json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-pub const TEST_HELP: &str = "A test file NAME.test.toml sits beside NAME.lua and holds cases:\n\n  [[case]]\n  name = \"allows the first call\"\n  keys = [\"ratelimit:alice\"]\n  argv = [\"10\", \"60\"]\n  seed = { \"ratelimit:alice\" = { type = \"string\", value = \"3\", ttl_ms = 60000 } }\n  reply = { array = [{ int = 1 }, { int = 6 }, { int = 60 }] }\n  keyspace = { \"ratelimit:alice\" = { type = \"string\", value = \"4\", ttl_ms = 60000 } }\n\nA case with [[case.step]] tables runs the script once per step (or `repeat` times) on the\nsame keyspace, the clock moved by `advance_ms` before each; every case starts at clock_ms\n(default 2026-01-01T00:00:00Z). Expectations:\n  reply           the --json form of the reply; { nil = true } for nil\n  reply_match     a glob on the reply as redis-cli prints it ('\"tok-*' for a bulk string)\n  error           the exact error text; error_match: a glob on it\n  keyspace        the keys after the run (exactly these; keyspace_match = \"partial\": at least);\n                  ttl_ms exact, [low, high] or \"any\"; no ttl_ms: the key must not expire\n  absent          keys that must not exist\n  warnings        the warning kinds the run gives (undeclared-key, partial-write, ...)\nThe README's `evalbench test` section lists every field.\n\nExit status: 0 every case passed, 1 a case failed, 2 a test file or script could not be read.\n\nExamples:\n  evalbench test                                  (every *.test.toml under the current folder)\n  evalbench test samples/rate_limiter.test.toml\n  evalbench test --junit report.xml samples/\n  evalbench test --update samples/unlock.test.toml (write what failing cases gave, for review)";
+pub const TEST_HELP: &str = "A test file NAME.test.toml sits beside NAME.lua and holds cases:\n\n  [[case]]\n  name = \"allows the first call\"\n  keys = [\"ratelimit:alice\"]\n  argv = [\"10\", \"60\"]\n  seed = { \"ratelimit:alice\" = { type = \"string\", value = \"3\", ttl_ms = 60000 } }\n  reply = { array = [{ int = 1 }, { int = 6 }, { int = 60 }] }\n  keyspace = { \"ratelimit:alice\" = { type = \"string\", value = \"4\", ttl_ms = 60000 } }\n\nA case with [[case.step]] tables runs the script once per step (or `repeat` times) on the\nsame keyspace, the clock moved by `advance_ms` before each; every case starts at clock_ms\n(default 2026-01-01T00:00:00Z). Expectations:\n  reply           the --json form of the reply; { nil = true } for nil\n  reply_match     a glob on the reply as redis-cli prints it ('\"tok-*' for a bulk string)\n  error           the exact error text; error_match: a glob on it\n  keyspace        the keys after the run (exactly these; keyspace_match = \"partial\": at least);\n                  ttl_ms exact, [low, high] or \"any\"; no ttl_ms: the key must not expire\n  absent          keys that must not exist\n  warnings        the warning kinds the run gives (undeclared-key, partial-write, ...)\nThe README's `evalbench test` section lists every field.\n\nLive server (--server URL, or -h/-p/-a/--user as redis-cli): each case also runs on the server, on\nthe scratch database --db N, which must be empty (every key in it is removed after each case); the\nreport is the server's. A case that writes (a seed, or its script wrote in the sandbox) is sent only\nwith --yes, never to a replica; the others go as EVAL_RO. Cases that move the clock or FCALL run in\nthe sandbox only. TTLs pass on a server: expect ttl_ms as a range.\n\nExit status: 0 every case passed, 1 a case failed, 2 a test file or script could not be read,\n3 the server failed (or the scratch database was not empty).\n\nExamples:\n  evalbench test                                  (every *.test.toml under the current folder)\n  evalbench test samples/rate_limiter.test.toml\n  evalbench test --junit report.xml samples/\n  evalbench test --update samples/unlock.test.toml (write what failing cases gave, for review)\n  evalbench test --coverage samples/unlock.test.toml (which lines the cases never run)\n  evalbench test --server redis://127.0.0.1:6379 --db 15 --yes samples/";
 
 #[derive(Args, Debug)]
 pub struct TestArgs {
@@ -30,6 +36,21 @@ pub struct TestArgs {
     /// Only cases whose name contains TEXT.
     #[arg(long, value_name = "TEXT")]
     pub filter: Option<String>,
+    /// Count the lines of each script its cases run; list them, marking lines never run with `!`.
+    #[arg(long)]
+    pub coverage: bool,
+    /// Run the cases on a live server too (--server URL, or -h/-p/-a/--user as redis-cli), each on
+    /// the empty scratch database --db N; the report is the server's.
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// With a server: the scratch database the cases run in. It must be empty; every key in it is
+    /// removed after each case.
+    #[arg(long = "db", value_name = "N")]
+    pub scratch_db: Option<i64>,
+    /// With a server: let cases that write (a seed, or a script that wrote in the sandbox) run on
+    /// the scratch database. Without it they are skipped, and the others are sent as EVAL_RO.
+    #[arg(long)]
+    pub yes: bool,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
@@ -43,6 +64,12 @@ struct FileOutcome {
     cases: Vec<CaseResult>,
     /// Cases whose expectations `--update` rewrote.
     updated: Vec<String>,
+    /// `--coverage`: the script's lines over these cases, or why they were not counted.
+    coverage: Option<Result<ScriptCoverage, String>>,
+    /// `--server`: the cases not sent to the server, and why.
+    skipped: Vec<(String, String)>,
+    /// `--server`: the server failed (connection lost, scratch db not empty): exit 3.
+    backend_failed: bool,
 }
 
 /// Folders are searched this deep, and no further than this many files, so a mistaken `/` ends.
@@ -71,9 +98,15 @@ pub fn test_main(args: &TestArgs) -> Result<(i32, String), CliError> {
         }
     }
     files.truncate(MAX_FILES);
-    let outcomes: Vec<FileOutcome> = files.iter().map(|p| run_file(p, args)).collect();
+    let mut live = connect(args)?;
+    let outcomes: Vec<FileOutcome> = files
+        .iter()
+        .map(|p| run_file(p, args, live.as_mut()))
+        .collect();
     let (passed, failed, errors) = totals(&outcomes);
-    let code = if errors > 0 {
+    let code = if outcomes.iter().any(|o| o.backend_failed) {
+        EXIT_BACKEND
+    } else if errors > 0 {
         EXIT_BAD_INPUT
     } else if failed > 0 {
         EXIT_ERROR_REPLY
@@ -85,14 +118,81 @@ pub fn test_main(args: &TestArgs) -> Result<(i32, String), CliError> {
             CliError::input(format!("--junit: cannot write {}: {e}", junit.display()))
         })?;
     }
+    let server = live.as_ref().map(|l| server_label(l, args));
     let out = if args.json {
-        let mut text = json_report(&outcomes, passed, failed, errors).to_string();
+        let mut json = json_report(&outcomes, passed, failed, errors);
+        json["server"] = json!(server);
+        let mut text = json.to_string();
         text.push('\n');
         text
     } else {
-        text_report(&outcomes, passed, failed, errors)
+        let mut text = server.map_or(String::new(), |s| format!("server: {s}\n"));
+        text.push_str(&text_report(&outcomes, passed, failed, errors));
+        text
     };
     Ok((code, out))
+}
+
+fn server_label(live: &LiveBackend, args: &TestArgs) -> String {
+    format!(
+        "{} {} {}, scratch db {}{}",
+        live.server.product,
+        live.server.version,
+        live.target.display,
+        args.scratch_db.unwrap_or_default(),
+        if args.yes {
+            ", writes allowed (--yes)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The live server of `--server` (or -h/-p/...), on its scratch database; None for the sandbox.
+fn connect(args: &TestArgs) -> Result<Option<LiveBackend>, CliError> {
+    let Some(mut spec) = crate::cli_live::server_spec(&args.server, false)? else {
+        if args.yes || args.scratch_db.is_some() {
+            return Err(CliError::input(
+                "--yes and --db go with a live server: give --server URL (or -h/-p) too",
+            ));
+        }
+        return Ok(None);
+    };
+    if args.coverage {
+        return Err(CliError::input(
+            "--coverage counts lines in the sandbox; a live server cannot (drop --coverage or --server)",
+        ));
+    }
+    if args.update {
+        return Err(CliError::input(
+            "--update writes what the sandbox gives; drop --server to update a test file",
+        ));
+    }
+    let db = match (args.scratch_db, args.server.db) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(CliError::input(format!(
+                "--db {a} and -n {b} name different databases: give one"
+            )))
+        }
+        (Some(n), _) | (None, Some(n)) => n,
+        (None, None) => {
+            return Err(CliError::input(
+                "a live server runs the cases on a scratch database: give --db N, an empty database no one else uses (every key in it is removed after each case)",
+            ))
+        }
+    };
+    spec.db = Some(db);
+    let target = spec.resolve().map_err(|e| CliError::input(e.to_string()))?;
+    let live = LiveBackend::connect(target).map_err(|e| CliError {
+        code: EXIT_BACKEND,
+        message: e.to_string(),
+    })?;
+    if live.server.cluster {
+        return Err(CliError::input(
+            "a cluster has no numbered databases: `evalbench test --server` needs a standalone server (or a replica's primary)",
+        ));
+    }
+    Ok(Some(live))
 }
 
 fn find_test_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
@@ -125,13 +225,16 @@ fn find_test_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn run_file(path: &Path, args: &TestArgs) -> FileOutcome {
+fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) -> FileOutcome {
     let mut outcome = FileOutcome {
         path: path.to_path_buf(),
         script: None,
         error: None,
         cases: Vec::new(),
         updated: Vec::new(),
+        coverage: None,
+        skipped: Vec::new(),
+        backend_failed: false,
     };
     let text = match read_bounded_text(path, &input::SETTINGS) {
         Ok(t) => t,
@@ -159,6 +262,15 @@ fn run_file(path: &Path, args: &TestArgs) -> FileOutcome {
             return outcome;
         }
     };
+    let mut coverage = match (args.coverage, &file.function) {
+        (false, _) => None,
+        (true, Some(_)) => Some(Err(
+            "not counted: the cases FCALL a function library, which the line counter does not follow yet".to_string(),
+        )),
+        (true, None) => Some(ScriptCoverage::new(&script).map_err(|e| {
+            format!("not counted: the script does not compile: {e}")
+        })),
+    };
     for case in &file.cases {
         if args
             .filter
@@ -167,13 +279,39 @@ fn run_file(path: &Path, args: &TestArgs) -> FileOutcome {
         {
             continue;
         }
-        outcome.cases.push(testing::run_case(
+        let sandbox = testing::run_case_counting(
             &script,
             file.function.as_deref(),
             case,
             None,
-        ));
+            coverage.as_mut().and_then(|c| c.as_mut().ok()),
+        );
+        // With a server the sandbox run is the dry run; the result reported is the server's.
+        let Some(live) = live.as_deref_mut() else {
+            outcome.cases.push(sandbox);
+            continue;
+        };
+        match run_case_live(
+            live,
+            &script,
+            file.function.as_deref(),
+            case,
+            &sandbox,
+            args.yes,
+        ) {
+            Ok(LiveCase::Ran(result)) => outcome.cases.push(result),
+            Ok(LiveCase::Skipped(why)) => {
+                outcome.skipped.push((case.name.clone(), why));
+                outcome.cases.push(sandbox);
+            }
+            Err(e) => {
+                outcome.error = Some(format!("on the server, case {:?}: {e}", case.name));
+                outcome.backend_failed = true;
+                return outcome;
+            }
+        }
     }
+    outcome.coverage = coverage;
     if args.update && outcome.cases.iter().any(|c| !c.passed()) {
         match update_text(&text, &outcome.cases) {
             Some(new_text) if new_text != text => {
@@ -202,7 +340,9 @@ fn write_replacing(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 fn status(outcome: &FileOutcome, case: &CaseResult) -> &'static str {
-    if case.passed() {
+    if outcome.skipped.iter().any(|(name, _)| *name == case.name) {
+        "skip"
+    } else if case.passed() {
         "ok"
     } else if outcome.updated.contains(&case.name) {
         "updated"
@@ -220,6 +360,7 @@ fn totals(outcomes: &[FileOutcome]) -> (usize, usize, usize) {
         for c in &o.cases {
             match status(o, c) {
                 "FAIL" => counts.1 += 1,
+                "skip" => {}
                 _ => counts.0 += 1,
             }
         }
@@ -254,6 +395,13 @@ fn text_report(outcomes: &[FileOutcome], passed: usize, failed: usize, errors: u
                 display_text(&c.name),
                 c.elapsed_ns as f64 / 1e6,
             );
+            if let Some((_, why)) = o.skipped.iter().find(|(name, _)| *name == c.name) {
+                let _ = writeln!(
+                    out,
+                    "          not run on the server: {}",
+                    display_text(why)
+                );
+            }
             if status(o, c) == "FAIL" {
                 for f in &c.failures {
                     let _ = writeln!(
@@ -266,6 +414,9 @@ fn text_report(outcomes: &[FileOutcome], passed: usize, failed: usize, errors: u
                     );
                 }
             }
+        }
+        if let Some(coverage) = &o.coverage {
+            out.push_str(&coverage_text(o.script.as_deref(), coverage));
         }
     }
     let cases = passed + failed;
@@ -281,12 +432,43 @@ fn text_report(outcomes: &[FileOutcome], passed: usize, failed: usize, errors: u
             if errors == 1 { "" } else { "s" }
         );
     }
+    let skipped: usize = outcomes.iter().map(|o| o.skipped.len()).sum();
+    if skipped > 0 {
+        let _ = write!(out, ", {skipped} not run on the server");
+    }
     let updated: usize = outcomes.iter().map(|o| o.updated.len()).sum();
     if updated > 0 {
         let _ = write!(out, ", {updated} updated (review the diff)");
     }
     out.push('\n');
     out
+}
+
+/// `--coverage` as text: a summary line, then every line with code, its executions over the cases
+/// and `!` in front of lines never run (the layout of `run --coverage`).
+fn coverage_text(script: Option<&Path>, coverage: &Result<ScriptCoverage, String>) -> String {
+    let name = script.map_or(String::new(), |s| {
+        display_text(&s.display().to_string()).to_string()
+    });
+    let coverage = match coverage {
+        Ok(c) => c,
+        Err(why) => return format!("  coverage of {name}: {}\n", display_text(why)),
+    };
+    let (run, total) = coverage.summary();
+    let percent = (run * 100).checked_div(total).unwrap_or(100);
+    let mut text =
+        format!("  coverage of {name}: {run} of {total} lines run ({percent}%), ! never run\n");
+    for line in coverage.lines() {
+        let mark = if line.count == 0 { "!" } else { " " };
+        let _ = writeln!(
+            text,
+            "  {mark}{:>4} {:>8}  {}",
+            line.line,
+            line.count,
+            display_text(&line.source)
+        );
+    }
+    text
 }
 
 fn step_label(step: usize) -> String {
@@ -307,7 +489,13 @@ fn json_report(outcomes: &[FileOutcome], passed: usize, failed: usize, errors: u
             "script": o.script.as_ref().map(|s| s.display().to_string()),
             "error": o.error,
             "updated": o.updated,
+            "skipped": o.skipped.iter().map(|(name, why)| json!({"name": name, "why": why})).collect::<Vec<_>>(),
             "cases": o.cases.iter().map(CaseResult::to_json).collect::<Vec<_>>(),
+            "coverage": match &o.coverage {
+                None => Json::Null,
+                Some(Ok(c)) => c.to_json(),
+                Some(Err(why)) => json!({ "error": why }),
+            },
         })).collect::<Vec<_>>(),
     })
 }
@@ -347,6 +535,14 @@ fn junit_xml(outcomes: &[FileOutcome]) -> String {
                 xml_escape(&c.name),
                 c.elapsed_ns as f64 / 1e9
             );
+            if let Some((_, why)) = o.skipped.iter().find(|(name, _)| *name == c.name) {
+                let _ = writeln!(
+                    out,
+                    "><skipped message=\"not run on the server: {}\"/></testcase>",
+                    xml_escape(why)
+                );
+                continue;
+            }
             if c.passed() {
                 out.push_str("/>\n");
                 continue;

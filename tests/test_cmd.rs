@@ -1,6 +1,8 @@
 //! `evalbench test`: test files beside scripts, their cases run in the sandbox, every difference
 //! and every mistake in a file reported with its place; exit statuses, --json, --junit, --update.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -331,5 +333,208 @@ fn control_characters_from_scripts_never_reach_the_terminal() {
         !out.stdout.contains(&0x1b) && !out.stdout.contains(&0x07),
         "{:?}",
         stdout_of(&out)
+    );
+}
+
+#[test]
+fn coverage_counts_lines_over_every_case_and_marks_lines_never_run() {
+    let dir = scratch("coverage");
+    std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
+    std::fs::write(
+        dir.join("counter.test.toml"),
+        "[[case]]\nname = \"one\"\nkeys = [\"c\"]\nargv = [\"1\"]\nreply = { int = 1 }\n\n[[case]]\nname = \"twice\"\nkeys = [\"c\"]\nargv = [\"2\"]\nrepeat = 2\nreply = { int = 4 }\n",
+    )
+    .unwrap();
+    let out = evalbench_in(&dir, &["test", "--coverage"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout_of(&out));
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        r#"counter.test.toml
+  ok      one
+  FAIL    twice
+          counter.test.toml:7: expected reply {"int":4}, got error "ERR over the cap"
+  coverage of counter.lua: 4 of 4 lines run (100%), ! never run
+      1        3  local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+      2        3  if n > 3 then
+      3        1    return redis.error_reply('ERR over the cap')
+      5        2  return n
+2 cases: 1 passed, 1 failed"#
+    );
+    // Without the case that reaches the cap, its line is never run.
+    let out = evalbench_in(&dir, &["test", "--coverage", "--filter", "one", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        json["files"][0]["coverage"],
+        serde_json::json!({"lines": {"1": 1, "2": 1, "5": 1}, "not_run": [3], "lines_run": 3, "lines_with_code": 4})
+    );
+    let out = evalbench_in(&dir, &["test", "--coverage", "--filter", "one"]);
+    assert!(
+        stdout_of(&out).contains(
+            "  coverage of counter.lua: 3 of 4 lines run (75%), ! never run\n      1        1  local n"
+        ) && stdout_of(&out).contains("\n  !   3        0    return redis.error_reply"),
+        "{}",
+        stdout_of(&out)
+    );
+    // Without --coverage nothing is counted or shown.
+    let out = evalbench_in(&dir, &["test", "--json"]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["files"][0]["coverage"], Value::Null);
+}
+
+#[test]
+fn coverage_says_why_a_function_library_is_not_counted() {
+    let out = evalbench_in(
+        &project(),
+        &["test", "--coverage", "samples/counter_library.test.toml"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    assert!(stdout_of(&out).contains("  coverage of samples/counter_library.lua: not counted: the cases FCALL a function library, which the line counter does not follow yet\n"), "{}", stdout_of(&out));
+}
+
+/// `--server`: the cases on a real redis-server, on an empty scratch db; writing cases only with
+/// --yes; the server's differences reported; the scratch db left empty and the other dbs untouched.
+#[test]
+fn server_runs_cases_on_a_scratch_db_guarded_and_reports_its_differences() {
+    let Some(server) = common::RedisServer::start() else {
+        return;
+    };
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let mut conn = server.connect();
+    conn.cmd(&["SET", "keep", "mine"]);
+    let dir = scratch("server");
+    std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
+    std::fs::write(
+        dir.join("counter.test.toml"),
+        "[[case]]\nname = \"counts from the seed\"\nkeys = [\"c\"]\nargv = [\"2\"]\nseed = { c = \"1\" }\nreply = { int = 3 }\nkeyspace = { c = \"3\" }\n\n[[case]]\nname = \"wrong on purpose\"\nkeys = [\"c\"]\nargv = [\"1\"]\nreply = { int = 5 }\n\n[[case]]\nname = \"later\"\nkeys = [\"c\"]\nargv = [\"1\"]\n[[case.step]]\nadvance_ms = 10\nreply = { int = 1 }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("reader.lua"),
+        "return redis.call('GET', KEYS[1])\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("reader.test.toml"),
+        "[[case]]\nname = \"nothing there\"\nkeys = [\"r\"]\nreply = { nil = true }\nkeyspace = {}\n",
+    )
+    .unwrap();
+
+    // No scratch db: refused before anything is sent.
+    let out = evalbench_in(&dir, &["test", "--server", &url]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "evalbench: a live server runs the cases on a scratch database: give --db N, an empty database no one else uses (every key in it is removed after each case)\n"
+    );
+
+    // Without --yes the writing cases are not sent; the reader runs (as EVAL_RO).
+    let out = evalbench_in(&dir, &["test", "--server", &url, "--db", "9"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        format!(
+            "server: redis 7.0.15 127.0.0.1:{}, scratch db 9\ncounter.test.toml\n  skip    counts from the seed\n          not run on the server: it writes (its seed, or its script in the sandbox): give --yes to run it on the scratch db\n  skip    wrong on purpose\n          not run on the server: it writes (its seed, or its script in the sandbox): give --yes to run it on the scratch db\n  skip    later\n          not run on the server: it moves the clock (advance_ms), which a live server's clock cannot do\nreader.test.toml\n  ok      nothing there\n1 case: 1 passed, 0 failed, 3 not run on the server",
+            server.port
+        )
+    );
+
+    // With --yes: the server's results, its differences.
+    let out = evalbench_in(
+        &dir,
+        &[
+            "test",
+            "--server",
+            &url,
+            "--db",
+            "9",
+            "--yes",
+            "counter.test.toml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout_of(&out));
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        format!(
+            "server: redis 7.0.15 127.0.0.1:{}, scratch db 9, writes allowed (--yes)\ncounter.test.toml\n  ok      counts from the seed\n  FAIL    wrong on purpose\n          counter.test.toml:9: expected reply {{\"int\":5}}, got reply {{\"int\":1}}\n  skip    later\n          not run on the server: it moves the clock (advance_ms), which a live server's clock cannot do\n2 cases: 1 passed, 1 failed, 1 not run on the server",
+            server.port
+        )
+    );
+    // The scratch db is empty again; db 0 kept its key.
+    conn.cmd(&["SELECT", "9"]);
+    assert_eq!(format!("{:?}", conn.cmd(&["DBSIZE"])), "Int(0)");
+    conn.cmd(&["SELECT", "0"]);
+    assert_eq!(format!("{:?}", conn.cmd(&["DBSIZE"])), "Int(1)");
+
+    // A scratch db that holds a key is refused, and the key is left alone.
+    conn.cmd(&["SELECT", "9"]);
+    conn.cmd(&["SET", "someone-elses", "x"]);
+    let out = evalbench_in(
+        &dir,
+        &[
+            "test",
+            "--server",
+            &url,
+            "--db",
+            "9",
+            "--yes",
+            "reader.test.toml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stdout_of(&out));
+    assert!(stdout_of(&out).contains("  error   on the server, case \"nothing there\": the scratch db is not empty before case \"nothing there\" (1 keys): give --db a database no one else uses\n"), "{}", stdout_of(&out));
+    assert_eq!(
+        format!("{:?}", conn.cmd(&["GET", "someone-elses"])),
+        "Bulk([120])"
+    );
+}
+
+/// `--server` on a replica: writing cases are never sent, even with --yes; reads run.
+#[test]
+fn server_never_sends_writing_cases_to_a_replica() {
+    let (Some(primary), Some(replica)) =
+        (common::RedisServer::start(), common::RedisServer::start())
+    else {
+        return;
+    };
+    let mut rconn = replica.connect();
+    rconn.cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
+    let dir = scratch("replica");
+    std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
+    std::fs::write(
+        dir.join("counter.test.toml"),
+        "[[case]]\nname = \"counts\"\nkeys = [\"c\"]\nargv = [\"2\"]\nreply = { int = 2 }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("reader.lua"),
+        "return redis.call('GET', KEYS[1])\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("reader.test.toml"),
+        "[[case]]\nname = \"nothing there\"\nkeys = [\"r\"]\nreply = { nil = true }\n",
+    )
+    .unwrap();
+    let url = format!("redis://127.0.0.1:{}", replica.port);
+    let out = evalbench_in(
+        &dir,
+        &[
+            "test", "--server", &url, "--db", "3", "--yes", "--junit", "j.xml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        format!(
+            "server: redis 7.0.15 127.0.0.1:{}, scratch db 3, writes allowed (--yes)\ncounter.test.toml\n  skip    counts\n          not run on the server: it writes, and the server is a replica\nreader.test.toml\n  ok      nothing there\n1 case: 1 passed, 0 failed, 1 not run on the server",
+            replica.port
+        )
+    );
+    let xml = std::fs::read_to_string(dir.join("j.xml")).unwrap();
+    assert!(
+        xml.contains("<skipped message=\"not run on the server: it writes, and the server is a replica\"/></testcase>\n")
+            && xml.contains("<testcase classname=\"counter.test.toml\" name=\"counts\" time="),
+        "{xml}"
     );
 }

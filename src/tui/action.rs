@@ -109,6 +109,10 @@ pub enum Action {
     Present,
     /// The race lab (tui/race.rs; issue 14).
     RaceLab,
+    // Tests in the workbench (tui/tests_tab.rs).
+    SaveCase,
+    RunTests,
+    TabTests,
 }
 
 impl Action {
@@ -207,6 +211,9 @@ impl Action {
         Action::TabLesson,
         Action::Present,
         Action::RaceLab,
+        Action::SaveCase,
+        Action::RunTests,
+        Action::TabTests,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -306,6 +313,9 @@ impl Action {
             Action::TabLesson => "tab_lesson",
             Action::Present => "present",
             Action::RaceLab => "race_lab",
+            Action::SaveCase => "save_case",
+            Action::RunTests => "run_tests",
+            Action::TabTests => "tab_tests",
         }
     }
 
@@ -383,6 +393,8 @@ impl Action {
             Action::ResetLesson => "reset lesson",
             Action::Present => "presenter",
             Action::RaceLab => "race lab",
+            Action::SaveCase => "save as case",
+            Action::RunTests => "run tests",
             // Moves and tabs: their description is short already.
             _ => self.description(),
         }
@@ -514,6 +526,11 @@ impl Action {
             Action::TabLesson => "show the lesson: task, hints, last check",
             Action::Present => "presenter mode: one large pane, readable from the back of a room (and back)",
             Action::RaceLab => "race lab: the script (or lab file) as clients, plain/script/MULTI/WATCH (Race tab)",
+            Action::SaveCase => {
+                "save the last run (KEYS, ARGV, seed, result) as a new case of the script's .test.toml"
+            }
+            Action::RunTests => "run the script's .test.toml cases on the editor's text (Tests tab)",
+            Action::TabTests => "show the test results (Enter loads a case into the form)",
         }
     }
 }

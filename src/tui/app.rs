@@ -49,10 +49,12 @@ pub enum Tab {
     Lesson,
     /// The race lab's outcomes and replay (tui/race.rs; shown once a lab ran).
     Race,
+    /// A test file's results (tui/tests_tab.rs; shown once it ran).
+    Tests,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 8] = [
+    pub const ALL: [Tab; 9] = [
         Tab::Trace,
         Tab::Reply,
         Tab::Keyspace,
@@ -61,6 +63,7 @@ impl Tab {
         Tab::Debug,
         Tab::Lesson,
         Tab::Race,
+        Tab::Tests,
     ];
     pub fn title(self) -> &'static str {
         match self {
@@ -72,6 +75,7 @@ impl Tab {
             Tab::Debug => "Debug",
             Tab::Lesson => "Lesson",
             Tab::Race => "Race",
+            Tab::Tests => "Tests",
         }
     }
 }
@@ -108,6 +112,8 @@ pub enum PromptPurpose {
     BreakOn,
     /// The file to export the last run to (tui/export_run.rs).
     ExportRun,
+    /// The name of a new test case (tui/tests_tab.rs).
+    SaveCase,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,6 +181,10 @@ pub enum Effect {
     Debug(super::debug_engine::DebugCommand),
     /// Re-run the last run under a second profile (tui/reply_compare.rs, issue 12).
     Compare(Box<super::reply_compare::CompareJob>),
+    /// Run a test file's cases off the UI thread (tui/tests_tab.rs).
+    RunTests(super::tests_tab::TestsJob),
+    /// Lint the editor's text off the UI thread (tui/lint_diagnostics.rs).
+    Lint(super::lint_diagnostics::LintJob),
 }
 
 /// A run in progress.
@@ -265,6 +275,10 @@ pub struct App {
     pub lesson: Option<Box<super::lessons::LessonState>>,
     /// Presenter mode (ui/present.rs): one large pane.
     pub present: bool,
+    /// The Tests tab: the script's test file run on the editor's text (tui/tests_tab.rs).
+    pub tests: super::tests_tab::TestsPane,
+    /// Lint while typing: the findings of the editor's text (tui/lint_diagnostics.rs).
+    pub lint: super::lint_diagnostics::LintState,
     next_run_id: u64,
 }
 
@@ -311,6 +325,8 @@ impl App {
             debugger: Default::default(),
             lesson: None,
             present: false,
+            tests: Default::default(),
+            lint: Default::default(),
             next_run_id: 1,
         }
     }
@@ -364,6 +380,7 @@ impl App {
             .filter(|t| *t != Tab::Server || self.server.is_some())
             .filter(|t| *t != Tab::Lesson || self.lesson.is_some())
             .filter(|t| *t != Tab::Race || self.race.is_some()) // issue 14
+            .filter(|t| *t != Tab::Tests || self.tests.shown()) // once a test file ran
             .collect()
     }
 
@@ -389,6 +406,8 @@ impl App {
         super::lessons::housekeeping(self); // a lesson check's result
         effects.extend(super::reply_compare::housekeeping(self)); // issue 12
         super::race::housekeeping(self); // a race lab's report (issue 14)
+        effects.extend(super::tests_tab::housekeeping(self)); // test results from their thread
+        effects.extend(super::lint_diagnostics::housekeeping(self)); // lint once the text rests
         effects
     }
 
@@ -638,6 +657,9 @@ impl App {
         }
         if super::debugger::handles(action) {
             return super::debugger::update(self, action);
+        }
+        if super::tests_tab::handles(action) {
+            return super::tests_tab::update(self, action);
         }
         match action {
             // F5 continues a paused debug session, or starts one when breakpoints are set.
@@ -890,6 +912,8 @@ impl App {
             | Action::BreakOn
             | Action::NextFrame
             | Action::PrevFrame => {}
+            // Handled by tui/tests_tab.rs above.
+            Action::SaveCase | Action::RunTests | Action::TabTests => {}
         }
         Vec::new()
     }
@@ -1001,6 +1025,7 @@ impl App {
             | PromptPurpose::BreakOn => {
                 return super::debugger::answer_prompt(self, &prompt.purpose, &input)
             }
+            PromptPurpose::SaveCase => return super::tests_tab::answer_prompt(self, &input),
         }
         Vec::new()
     }
@@ -1229,12 +1254,16 @@ impl App {
             Tab::Server | Tab::Race => {}
             Tab::Debug => super::debugger::scroll(self, delta),
             Tab::Lesson => super::lessons::scroll(self, delta),
+            Tab::Tests => super::tests_tab::scroll(self, delta),
         }
     }
 
     fn select(&mut self) -> Vec<Effect> {
         if self.tab == Tab::Debug {
             return super::debugger::select(self);
+        }
+        if self.tab == Tab::Tests {
+            return super::tests_tab::select(self);
         }
         if self.tab == Tab::Trace {
             if let Some(entry) = self

@@ -54,6 +54,8 @@ impl Harness {
         app.inputs = InputsState::from_lists(&strings(keys), &strings(argv));
         app.now_ms = sandbox.now_ms();
         app.seed_now_ms = app.now_ms;
+        // Lint while typing depends on time: off unless a test turns it on (tests/tui_tests.rs).
+        app.lint.enabled = false;
         if !seed_json.trim().is_empty() {
             match keyspace_from_json(seed_json, app.now_ms) {
                 Ok(db) => app.seed = db,
@@ -232,6 +234,16 @@ impl Harness {
                 Effect::Clipboard(bytes) => {
                     self.effects.push("clipboard");
                     self.clipboard.push(bytes);
+                }
+                // Synchronously here (the event loop runs them on a thread).
+                Effect::RunTests(job) => {
+                    self.effects.push("tests");
+                    job.run();
+                }
+                // On its thread, as in the event loop: typing goes on while it runs.
+                Effect::Lint(job) => {
+                    self.effects.push("lint");
+                    job.spawn();
                 }
                 Effect::Debug(command) => {
                     self.effects.push("debug");

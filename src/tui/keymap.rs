@@ -83,6 +83,10 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<S-F5>", Action::StopDebugging),
     (Context::Global, "<A-6>", Action::TabDebug),
     (Context::Global, "<A-8>", Action::RaceLab), // issue 14: the race lab
+    // Tests in the workbench (tui/tests_tab.rs).
+    (Context::Global, "<C-t>", Action::RunTests),
+    (Context::Global, "<A-t>", Action::SaveCase),
+    (Context::Global, "<A-9>", Action::TabTests),
     // Stepping through the last run's redis.call (F10 / S-F10 before the debugger).
     (Context::Global, "<A-Right>", Action::StepForward),
     (Context::Global, "<A-Left>", Action::StepBack),

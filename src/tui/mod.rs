@@ -21,10 +21,14 @@ pub mod inspector;
 pub mod keymap;
 pub mod keyspace;
 pub mod lessons; // issue 14: lessons in the workbench
+/// Lint while typing (issue 14).
+pub mod lint_diagnostics;
 pub mod mouse;
 pub mod race; // the Race tab (issue 14)
 pub mod reply_compare; // the Reply tab under a second profile (issue 12)
 pub mod server;
+/// Tests in the workbench: save as case, the Tests tab (issue 14).
+pub mod tests_tab;
 pub mod theme;
 pub mod ui;
 pub mod undo;
@@ -97,6 +101,8 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
             }
             Effect::Debug(command) => worker.debug(command),
             Effect::Compare(job) => worker.send(EngineCommand::Compare(job)), // issue 12
+            Effect::RunTests(job) => job.spawn(),
+            Effect::Lint(job) => job.spawn(),
         }
     }
     inspected
@@ -224,7 +230,8 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
             let awaiting = answer_due.is_some_and(|due| Instant::now() < due);
             // (A script paused in the debugger waits for the user: no fast tick.)
             let running = app.running.is_some() && app.debugger.paused_line().is_none();
-            let timeout = if running || app.inspecting() || awaiting {
+            let background = app.tests.running() || app.lint.busy(); // tests, lint (issue 14)
+            let timeout = if running || app.inspecting() || awaiting || background {
                 Duration::from_millis(50)
             } else {
                 Duration::from_millis(500)

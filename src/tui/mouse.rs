@@ -96,6 +96,7 @@ pub fn on_mouse(app: &mut App, event: MouseEvent) -> Vec<Effect> {
                         app.tab = Tab::Race;
                         return Vec::new();
                     }
+                    Tab::Tests => Action::TabTests,
                 };
                 return app.update(action);
             }

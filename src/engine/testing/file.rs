@@ -69,6 +69,16 @@ pub fn default_script_path(test_path: &Path) -> PathBuf {
     test_path.with_file_name(format!("{stem}.lua"))
 }
 
+/// The test file of a script: `x.lua` → `x.test.toml` (the workbench's "save as case").
+pub fn test_file_for(script: &Path) -> PathBuf {
+    let name = script
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(".lua").unwrap_or(&name);
+    script.with_file_name(format!("{stem}.test.toml"))
+}
+
 /// Parse a test file's text.
 pub fn parse_test_file(path: &Path, text: &str) -> Result<TestFile, TestFileError> {
     let at = |span: std::ops::Range<usize>, message: String| {

@@ -3,7 +3,10 @@
 //! The CLI (and later the workbench) are front ends over `run_case`.
 
 mod check;
+pub mod coverage;
 pub mod file;
+pub mod live;
+pub mod new_case;
 pub mod update;
 
 use crate::engine::clock::ManualClock;
@@ -13,6 +16,7 @@ use crate::engine::{RunRequest, Sandbox};
 use serde_json::{json, Value as Json};
 use std::path::PathBuf;
 
+pub use coverage::{CoveredLine, ScriptCoverage};
 pub use file::{parse_test_file, TestFileError, DEFAULT_CLOCK_MS};
 
 /// A parsed test file.
@@ -136,6 +140,8 @@ pub struct CaseResult {
     pub observed: Vec<Observed>,
     pub runs: u64,
     pub elapsed_ns: u64,
+    /// A run of the case wrote (the live guard asks for consent before sending such a case).
+    pub wrote: bool,
 }
 
 impl CaseResult {
@@ -157,6 +163,33 @@ impl CaseResult {
     }
 }
 
+/// What a run gave, in the terms of a test file: the reply under `protocol`, its error text, the
+/// keyspace `db` after it (TTLs from `now_ms`) and the kinds of its warnings.
+pub fn observe(
+    report: &crate::engine::RunReport,
+    protocol: Protocol,
+    db: &crate::engine::keyspace::Db,
+    now_ms: i64,
+) -> Observed {
+    let reply = report.reply_for(protocol);
+    let mut warnings: Vec<String> = report
+        .warnings
+        .iter()
+        .map(|w| w.kind.name().to_string())
+        .collect();
+    warnings.sort();
+    warnings.dedup();
+    Observed {
+        reply: reply.to_json(),
+        error: match &reply {
+            crate::engine::Reply::Error(text) => Some(text.clone()),
+            _ => None,
+        },
+        keyspace: keyspace_to_json(db, now_ms),
+        warnings,
+    }
+}
+
 /// Run one case in a fresh sandbox whose clock starts at the case's time and moves only by
 /// `advance_ms`, so the result is the same whenever and wherever it runs.
 pub fn run_case(
@@ -164,6 +197,18 @@ pub fn run_case(
     function: Option<&str>,
     case: &TestCase,
     memory_limit: Option<usize>,
+) -> CaseResult {
+    run_case_counting(script, function, case, memory_limit, None)
+}
+
+/// `run_case`, counting the lines each run executes into `coverage` (`--coverage`). The runs of a
+/// function library are not counted: the debugger does not follow an FCALL.
+pub fn run_case_counting(
+    script: &[u8],
+    function: Option<&str>,
+    case: &TestCase,
+    memory_limit: Option<usize>,
+    mut coverage: Option<&mut ScriptCoverage>,
 ) -> CaseResult {
     let clock = ManualClock::new(case.clock_ms.saturating_mul(1000));
     let mut sandbox = Sandbox::with_clock(Box::new(clock.clone()));
@@ -177,6 +222,7 @@ pub fn run_case(
         observed: Vec::new(),
         runs: 0,
         elapsed_ns: 0,
+        wrote: false,
     };
     match keyspace_from_json_value(&case.seed, case.clock_ms) {
         Ok(db) => sandbox.set_db0(db),
@@ -221,33 +267,34 @@ pub fn run_case(
             read_only: request.read_only,
         });
         for _ in 0..step.repeat {
-            let r = match &call {
-                Some(call) => sandbox.fcall(call),
-                None => sandbox.run(&request),
+            let r = match (&call, coverage.as_deref_mut()) {
+                (Some(call), _) => sandbox.fcall(call),
+                (None, Some(coverage)) => {
+                    let debugged = sandbox.debug(
+                        &request,
+                        &mut coverage.session,
+                        &mut crate::engine::debug::NoStops,
+                    );
+                    if let Some(counts) = &debugged.coverage {
+                        coverage.add(counts);
+                    }
+                    debugged.run
+                }
+                (None, None) => sandbox.run(&request),
             };
             result.runs += 1;
             result.elapsed_ns += r.elapsed_ns;
+            result.wrote |= r.first_write_ns.is_some();
             report = Some(r);
         }
         let report = report.expect("repeat is at least 1");
-        let now = sandbox.now_ms();
         let reply = report.reply_for(step.protocol);
-        let mut warnings: Vec<String> = report
-            .warnings
-            .iter()
-            .map(|w| w.kind.name().to_string())
-            .collect();
-        warnings.sort();
-        warnings.dedup();
-        let observed = Observed {
-            reply: reply.to_json(),
-            error: match &reply {
-                crate::engine::Reply::Error(text) => Some(text.clone()),
-                _ => None,
-            },
-            keyspace: keyspace_to_json(sandbox.keyspace().db(0), now),
-            warnings,
-        };
+        let observed = observe(
+            &report,
+            step.protocol,
+            sandbox.keyspace().db(0),
+            sandbox.now_ms(),
+        );
         for (what, message) in check::differences(&step.expect, &observed, &reply) {
             result.failures.push(Failure {
                 step: if numbered { index + 1 } else { 0 },

@@ -33,7 +33,7 @@ pub fn update_text(text: &str, results: &[CaseResult]) -> Option<String> {
     Some(doc.to_string())
 }
 
-fn update_table(table: &mut Table, observed: &Observed) {
+pub(super) fn update_table(table: &mut Table, observed: &Observed) {
     let has_pattern = table.contains_key("reply_match") || table.contains_key("error_match");
     let has_exact = table.contains_key("reply") || table.contains_key("error");
     let checks_something = has_pattern
@@ -71,7 +71,11 @@ fn update_table(table: &mut Table, observed: &Observed) {
 }
 
 /// The observed keyspace as an inline table; with `partial`, only the keys listed before.
-fn keyspace_value(observed: &Json, old: Option<&InlineTable>, partial: bool) -> InlineTable {
+pub(super) fn keyspace_value(
+    observed: &Json,
+    old: Option<&InlineTable>,
+    partial: bool,
+) -> InlineTable {
     let mut out = InlineTable::new();
     let Some(keys) = observed.as_object() else {
         return out;
@@ -97,7 +101,7 @@ fn compact_entry(entry: &Json) -> Value {
 }
 
 /// JSON → an inline TOML value.
-fn to_toml(json: &Json) -> Value {
+pub(super) fn to_toml(json: &Json) -> Value {
     match json {
         Json::Null => {
             let mut t = InlineTable::new();

@@ -186,6 +186,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 (number_width + 1).min(inner.width as usize),
                 number_style,
             );
+            // Lint while typing: a mark after the number (tui/lint_diagnostics.rs).
+            if segment == 0 && (number_width as u16) < inner.width {
+                if let Some(mark) = crate::tui::lint_diagnostics::gutter_mark(app, row + 1, theme) {
+                    buf.set_span(number_x + number_width as u16, y, &mark, 1);
+                }
+            }
 
             let matches: Vec<Range<usize>> = search
                 .map(|re| re.find_iter(text).map(|m| m.range()).collect())

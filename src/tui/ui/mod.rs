@@ -197,7 +197,8 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 let n = app
                     .last_run
                     .as_ref()
-                    .map_or(0, |r| panes::listed_warnings(&r.report).len());
+                    .map_or(0, |r| panes::listed_warnings(&r.report).len())
+                    + app.lint.diagnostics().len(); // lint while typing
                 if n > 0 {
                     label.push_str(&format!(" ({n})"));
                 }
@@ -208,6 +209,8 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let selected = tabs.iter().position(|t| *t == app.tab).unwrap_or(0);
     let [tabs_area, content] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
+    // The selected tab past the width (the Tests tab, issue 14): the others show their number only.
+    let titles = fit_tab_titles(titles, selected, tabs_area.width);
     {
         // Where each title lands (no padding, a 3-cell divider), for clicks.
         let mut regions = app.regions.borrow_mut();
@@ -240,7 +243,33 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Tab::Debug => debug::draw(frame, content, app, theme, focused),
         Tab::Lesson => lesson::draw(frame, content, app, theme, focused),
         Tab::Race => race::draw(frame, content, app, theme, focused), // issue 14
+        Tab::Tests => crate::tui::tests_tab::draw(frame, content, app, theme, focused),
     }
+}
+
+/// Tab titles with the selected one in view: as they are when it fits in `width` (3-cell
+/// dividers), else the others cut to their number ("1 │ 2 │ 7 Tests").
+fn fit_tab_titles(titles: Vec<Line<'static>>, selected: usize, width: u16) -> Vec<Line<'static>> {
+    let selected_end: usize = titles
+        .iter()
+        .take(selected + 1)
+        .map(Line::width)
+        .sum::<usize>()
+        + 3 * selected;
+    if selected_end <= width as usize {
+        return titles;
+    }
+    titles
+        .into_iter()
+        .enumerate()
+        .map(|(i, title)| {
+            if i == selected {
+                return title;
+            }
+            let text: String = title.spans.iter().map(|s| s.content.as_ref()).collect();
+            Line::from(text.split(' ').next().unwrap_or("").to_string())
+        })
+        .collect()
 }
 
 /// Below this height a key list and its value view take turns (Enter switches).

@@ -238,8 +238,11 @@ pub fn draw_warnings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, fo
         .last_run
         .as_ref()
         .map(|run| listed_warnings(&run.report));
-    let lines: Vec<Line> = match &listed {
+    let lint = crate::tui::lint_diagnostics::warning_lines(app, theme); // lint while typing
+    let mut lines: Vec<Line> = match &listed {
+        None if !lint.is_empty() => Vec::new(),
         None => vec![Line::from("No run yet.")],
+        Some(listed) if listed.is_empty() && !lint.is_empty() => Vec::new(),
         Some(listed) if listed.is_empty() => vec![Line::from("No warnings.")],
         Some(listed) => listed
             .iter()
@@ -256,6 +259,7 @@ pub fn draw_warnings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, fo
             })
             .collect(),
     };
+    lines.extend(lint);
     let paragraph = Paragraph::new(lines)
         .wrap(Wrap { trim: false })
         .block(block("Warnings", focused, theme));

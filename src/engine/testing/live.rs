@@ -1,0 +1,259 @@
+//! `evalbench test --server`: a test file's cases run on a live server, each on an empty scratch
+//! database (`--db N`), guarded as runs are: a case that writes (it has a seed, or its sandbox run
+//! wrote) runs only with consent (`--yes`), never on a replica; a case without consent is sent as
+//! EVAL_RO, so the server itself refuses a write the sandbox did not foresee. The scratch database
+//! must be empty before each case; everything in it is removed after each case.
+
+use super::{check, CaseResult, Failure, TestCase};
+use crate::engine::keyspace::{keyspace_from_json_value, Db, Value};
+use crate::engine::live::copy::{copy_keys, CopyLimits};
+use crate::engine::live::{LiveBackend, LiveError, WriteMode};
+use crate::engine::{Reply, RunRequest};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// At most this many keys are read back from the scratch database after a run.
+const MAX_KEYS: usize = 10_000;
+
+/// A case's outcome on the server.
+#[derive(Debug, Clone)]
+pub enum LiveCase {
+    Ran(CaseResult),
+    /// Not sent, and why.
+    Skipped(String),
+}
+
+/// Whether a case writes: it has a seed, or one of its sandbox runs wrote (`dry_run`).
+pub fn case_writes(case: &TestCase, dry_run: &CaseResult) -> bool {
+    case.seed.as_object().is_some_and(|o| !o.is_empty()) || dry_run.wrote
+}
+
+/// Run `case` on `live`'s (scratch) database. `dry_run` is the case's sandbox result.
+pub fn run_case_live(
+    live: &mut LiveBackend,
+    script: &[u8],
+    function: Option<&str>,
+    case: &TestCase,
+    dry_run: &CaseResult,
+    allow_writes: bool,
+) -> Result<LiveCase, LiveError> {
+    if function.is_some() {
+        return Ok(LiveCase::Skipped(
+            "FCALL on a live server is not supported yet: this case runs in the sandbox only"
+                .into(),
+        ));
+    }
+    if case.steps.iter().any(|s| s.advance_ms > 0) {
+        return Ok(LiveCase::Skipped(
+            "it moves the clock (advance_ms), which a live server's clock cannot do".into(),
+        ));
+    }
+    let writes = case_writes(case, dry_run);
+    if writes && !allow_writes {
+        return Ok(LiveCase::Skipped(
+            "it writes (its seed, or its script in the sandbox): give --yes to run it on the scratch db".into(),
+        ));
+    }
+    if writes && live.server.is_replica() {
+        return Ok(LiveCase::Skipped(
+            "it writes, and the server is a replica".into(),
+        ));
+    }
+    let keys = scratch_keys(live)?;
+    if !keys.is_empty() {
+        return Err(LiveError::Server(format!(
+            "the scratch db is not empty before case {:?} ({}{} keys): give --db a database no one else uses",
+            case.name,
+            keys.len(),
+            if keys.len() >= MAX_KEYS { " or more" } else { "" }
+        )));
+    }
+    let result = run_steps(live, script, case, allow_writes);
+    // Whatever happened, the scratch db is left empty.
+    let cleaned = clear(live);
+    let result = result?;
+    cleaned?;
+    Ok(LiveCase::Ran(result))
+}
+
+fn run_steps(
+    live: &mut LiveBackend,
+    script: &[u8],
+    case: &TestCase,
+    allow_writes: bool,
+) -> Result<CaseResult, LiveError> {
+    let mut result = CaseResult {
+        name: case.name.clone(),
+        line: case.line,
+        failures: Vec::new(),
+        observed: Vec::new(),
+        runs: 0,
+        elapsed_ns: 0,
+        wrote: false,
+    };
+    let now = wall_clock_ms();
+    let seed = keyspace_from_json_value(&case.seed, now)
+        .map_err(|e| LiveError::Server(format!("the seed keyspace is not valid: {e}")))?;
+    let commands = seed_commands(&seed, now);
+    if !commands.is_empty() {
+        for reply in live.pipeline(&commands)? {
+            if let Reply::Error(e) = reply {
+                return Err(LiveError::Server(format!("writing the seed: {e}")));
+            }
+        }
+    }
+    let numbered = !(case.steps.len() == 1 && case.steps[0].line == case.line);
+    for (index, step) in case.steps.iter().enumerate() {
+        let request = RunRequest {
+            script: script.to_vec(),
+            keys: step.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+            argv: step.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+            protocol: step.protocol,
+            read_only: step.read_only,
+        };
+        let mode = if allow_writes && !step.read_only {
+            WriteMode::Allowed
+        } else {
+            WriteMode::ReadOnly
+        };
+        let mut report = None;
+        for _ in 0..step.repeat {
+            let r = live.run(&request, mode)?;
+            result.runs += 1;
+            result.elapsed_ns += r.elapsed_ns;
+            report = Some(r);
+        }
+        let report = report.expect("repeat is at least 1");
+        let now = wall_clock_ms();
+        let keys = scratch_keys(live)?;
+        let mut db = Db::new();
+        copy_keys(live, &keys, &mut db, &CopyLimits::default(), now)
+            .map_err(|e| LiveError::Server(format!("reading the keyspace back: {e}")))?;
+        let reply = report.reply_for(step.protocol);
+        let observed = super::observe(&report, step.protocol, &db, now);
+        for (what, message) in check::differences(&step.expect, &observed, &reply) {
+            result.failures.push(Failure {
+                step: if numbered { index + 1 } else { 0 },
+                line: step.line,
+                what,
+                message,
+            });
+        }
+        result.observed.push(observed);
+    }
+    Ok(result)
+}
+
+/// The keys of the scratch database (SCAN, at most MAX_KEYS).
+fn scratch_keys(live: &mut LiveBackend) -> Result<Vec<Vec<u8>>, LiveError> {
+    let mut cursor = b"0".to_vec();
+    let mut keys = Vec::new();
+    loop {
+        let reply = live.command(&[b"SCAN", &cursor, b"COUNT", b"1000"])?;
+        let Reply::Array(parts) = reply else {
+            return Err(LiveError::Server(format!(
+                "SCAN answered {}",
+                reply.to_cli()
+            )));
+        };
+        match parts.as_slice() {
+            [Reply::Bulk(next), Reply::Array(found)] => {
+                keys.extend(found.iter().filter_map(|k| match k {
+                    Reply::Bulk(b) => Some(b.clone()),
+                    _ => None,
+                }));
+                cursor = next.clone();
+            }
+            _ => {
+                return Err(LiveError::Server(
+                    "SCAN answered an unexpected shape".into(),
+                ))
+            }
+        }
+        if cursor == b"0" || keys.len() >= MAX_KEYS {
+            break;
+        }
+    }
+    keys.sort();
+    keys.dedup();
+    Ok(keys)
+}
+
+/// Remove every key of the scratch database (UNLINK, in batches).
+fn clear(live: &mut LiveBackend) -> Result<(), LiveError> {
+    loop {
+        let keys = scratch_keys(live)?;
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mut unlink: Vec<&[u8]> = vec![b"UNLINK"];
+        unlink.extend(keys.iter().map(Vec::as_slice));
+        live.command(&unlink)?;
+    }
+}
+
+/// The ordinary commands that write `db` (TTLs as PEXPIRE from `now_ms`).
+fn seed_commands(db: &Db, now_ms: i64) -> Vec<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    for key in db.sorted_keys(now_ms) {
+        let Some(entry) = db.get(&key, now_ms) else {
+            continue;
+        };
+        let command = |name: &str| vec![name.as_bytes().to_vec(), key.clone()];
+        match &entry.value {
+            Value::Str(s) => {
+                let mut c = command("SET");
+                c.push(s.clone());
+                out.push(c);
+            }
+            Value::Hash(h) => {
+                let mut c = command("HSET");
+                for (f, v) in h {
+                    c.push(f.clone());
+                    c.push(v.clone());
+                }
+                out.push(c);
+            }
+            Value::List(l) => {
+                let mut c = command("RPUSH");
+                c.extend(l.iter().cloned());
+                out.push(c);
+            }
+            Value::Set(s) => {
+                let mut c = command("SADD");
+                c.extend(s.iter().cloned());
+                out.push(c);
+            }
+            Value::ZSet(z) => {
+                let mut c = command("ZADD");
+                for (member, score) in z.iter() {
+                    c.push(score.to_string().into_bytes());
+                    c.push(member.clone());
+                }
+                out.push(c);
+            }
+            Value::Stream(s) => {
+                for (id, fields) in &s.entries {
+                    let mut c = command("XADD");
+                    c.push(id.to_string().into_bytes());
+                    for (f, v) in fields {
+                        c.push(f.clone());
+                        c.push(v.clone());
+                    }
+                    out.push(c);
+                }
+            }
+        }
+        if let Some(at) = entry.expire_at_ms {
+            let mut c = command("PEXPIRE");
+            c.push((at - now_ms).max(1).to_string().into_bytes());
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn wall_clock_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

@@ -1,0 +1,177 @@
+//! Lint while typing (issue 14): after an idle pause the editor's text is linted
+//! (`engine::analysis::lint`) on a thread of its own, never on the UI thread, so typing is never
+//! held up by it; its findings show as gutter marks and as Warnings entries (rule id, message,
+//! fix). A result for a text that has changed since is dropped and the newer text linted.
+
+use super::app::{App, Effect};
+use super::theme::Theme;
+use crate::engine::analysis::{lint, rules::Severity, Diagnostic};
+use crate::engine::display::display_safe;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long the text must rest before it is linted.
+pub const IDLE: Duration = Duration::from_millis(300);
+
+/// What lints a text (the engine's lint; a test puts a slow one in its place).
+pub type Linter = Arc<dyn Fn(&str) -> Vec<Diagnostic> + Send + Sync>;
+
+pub struct LintState {
+    /// Off in the test harness unless a test turns it on (screens must not depend on timing).
+    pub enabled: bool,
+    pub idle: Duration,
+    pub linter: Linter,
+    /// The findings shown, and the SHA1 of the text they are of.
+    diagnostics: Vec<Diagnostic>,
+    linted: Option<String>,
+    /// The text's SHA1 when last looked at, and since when it is so.
+    seen: Option<(String, Instant)>,
+    /// The lint in progress: the SHA1 of its text and where its findings come.
+    in_flight: Option<(String, Receiver<Vec<Diagnostic>>)>,
+}
+
+impl Default for LintState {
+    fn default() -> Self {
+        LintState {
+            enabled: true,
+            idle: IDLE,
+            linter: Arc::new(|text: &str| lint(text)),
+            diagnostics: Vec::new(),
+            linted: None,
+            seen: None,
+            in_flight: None,
+        }
+    }
+}
+
+impl LintState {
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// A lint runs, or one is due after the idle pause (the event loop ticks faster).
+    pub fn busy(&self) -> bool {
+        self.in_flight.is_some()
+            || (self.enabled
+                && self
+                    .seen
+                    .as_ref()
+                    .is_some_and(|(sha, _)| self.linted.as_ref() != Some(sha)))
+    }
+
+    /// The findings are of the editor's text as it is (no lint due or running).
+    pub fn current(&self, sha: &str) -> bool {
+        self.in_flight.is_none() && self.linted.as_deref() == Some(sha)
+    }
+}
+
+/// A text to lint, on a thread of its own.
+pub struct LintJob {
+    text: String,
+    linter: Linter,
+    findings: Sender<Vec<Diagnostic>>,
+}
+
+impl std::fmt::Debug for LintJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LintJob({} bytes)", self.text.len())
+    }
+}
+
+impl LintJob {
+    pub fn spawn(self) {
+        let spawned = std::thread::Builder::new()
+            .name("evalbench-lint".into())
+            .spawn(move || {
+                let findings = (self.linter)(&self.text);
+                let _ = self.findings.send(findings);
+            });
+        // No thread: the receiver sees the sender dropped and the text is linted again later.
+        drop(spawned);
+    }
+}
+
+/// Collect a finished lint and start the next one when the text has rested (`App::housekeeping`).
+pub fn housekeeping(app: &mut App) -> Vec<Effect> {
+    let state = &mut app.lint;
+    if !state.enabled {
+        return Vec::new();
+    }
+    let sha = app.editor.sha1();
+    if let Some((of, receiver)) = &state.in_flight {
+        match receiver.try_recv() {
+            Ok(findings) => {
+                // Findings of an older text are dropped: the current one is linted next.
+                if *of == sha {
+                    state.diagnostics = findings;
+                    state.linted = Some(of.clone());
+                }
+                state.in_flight = None;
+            }
+            Err(TryRecvError::Empty) => return Vec::new(),
+            Err(TryRecvError::Disconnected) => state.in_flight = None,
+        }
+    }
+    let now = Instant::now();
+    match &state.seen {
+        Some((seen, _)) if *seen == sha => {}
+        _ => state.seen = Some((sha.clone(), now)),
+    }
+    let rested = state
+        .seen
+        .as_ref()
+        .is_some_and(|(_, since)| now.duration_since(*since) >= state.idle);
+    if state.linted.as_deref() == Some(sha.as_str()) || !rested {
+        return Vec::new();
+    }
+    let (sender, receiver) = channel();
+    state.in_flight = Some((sha, receiver));
+    vec![Effect::Lint(LintJob {
+        text: String::from_utf8_lossy(&app.editor.bytes()).into_owned(),
+        linter: state.linter.clone(),
+        findings: sender,
+    })]
+}
+
+/// The gutter mark of `line` (1-based): `✗` for an error, `!` for a warning (the worst of the
+/// line's findings).
+pub fn gutter_mark(app: &App, line: usize, theme: &Theme) -> Option<Span<'static>> {
+    let worst = app
+        .lint
+        .diagnostics
+        .iter()
+        .filter(|d| d.line == line)
+        .map(|d| d.severity)
+        .reduce(|a, b| if a == Severity::Error { a } else { b })?;
+    Some(match worst {
+        Severity::Error => Span::styled("✗", theme.error.add_modifier(Modifier::BOLD)),
+        Severity::Warning => Span::styled("!", theme.warning.add_modifier(Modifier::BOLD)),
+    })
+}
+
+/// The Warnings tab's lint entries: `[lint rule] line N:COL: message`, then the fix.
+pub fn warning_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for d in &app.lint.diagnostics {
+        out.push(Line::from(vec![
+            Span::styled(
+                format!("[lint {} {}] ", d.severity.name(), d.rule),
+                match d.severity {
+                    Severity::Error => theme.error,
+                    Severity::Warning => theme.warning,
+                },
+            ),
+            Span::raw(format!(
+                "line {}:{}: {}",
+                d.line,
+                d.column,
+                display_safe(&d.message)
+            )),
+        ]));
+        out.push(Line::from(format!("  fix: {}", display_safe(d.fix()))));
+    }
+    out
+}
