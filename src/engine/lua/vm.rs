@@ -152,6 +152,25 @@ unsafe fn grow_in_steps(
     Some(p as *mut c_void)
 }
 
+/// Switch transparent huge pages off for the process (once, before the first VM runs).
+///
+/// mimalloc reserves its arena with `MADV_HUGEPAGE`, so the first write to each 2 MiB of it faults
+/// in (and zeroes) a whole huge page in one step no stop check can split: measured on a 2-core VM,
+/// 6 ms median and up to 53 ms per 2 MiB fault, which made most of how late the busy threshold
+/// stopped `string.rep` (a small allocation touching a fresh huge page paid it too), and a
+/// small allocation made 2 MiB resident. With 4 KiB pages, [`grow_in_steps`] checks the stop
+/// every MiB and resident memory follows what is allocated.
+fn small_pages_only() {
+    #[cfg(target_os = "linux")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        // Fails only on kernels before 3.15: huge pages then stay as they were.
+        ONCE.call_once(|| unsafe {
+            libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+        });
+    }
+}
+
 /// Lua's memory in use and the run's budget, from any thread of the state (for the budget checks).
 pub unsafe fn memory_of(l: L) -> (usize, usize) {
     let mut ud: *mut c_void = std::ptr::null_mut();
@@ -252,6 +271,7 @@ impl Vm {
 
     /// A fresh VM with the environment of a server profile (its globals and `redis` table).
     pub fn with_profile(memory_limit: usize, profile: &'static Profile) -> Vm {
+        small_pages_only();
         let mut alloc = Box::new(AllocState {
             used: 0,
             limit: memory_limit,
