@@ -60,9 +60,57 @@ const STOP_GRACE_BYTES: usize = 64 << 10;
 
 // mimalloc for Lua's allocations: Redis gives its Lua jemalloc; glibc malloc made the
 // allocator about a quarter of a run's instructions.
-use libmimalloc_sys::{mi_free as free, mi_realloc as realloc};
+/// Where Lua's blocks come from: mimalloc, or the C library's malloc when the environment has
+/// `EVALBENCH_LUA_SYSTEM_MALLOC=1` (valgrind sees malloc's blocks, not mimalloc's: see README's
+/// hardening section). Chosen once per VM (two copies of the allocator, no branch in it).
+trait Heap {
+    unsafe fn malloc(size: usize) -> *mut c_void;
+    unsafe fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void;
+    unsafe fn free(ptr: *mut c_void);
+}
 
-unsafe extern "C" fn limited_alloc(
+struct Mimalloc;
+impl Heap for Mimalloc {
+    #[inline]
+    unsafe fn malloc(size: usize) -> *mut c_void {
+        libmimalloc_sys::mi_malloc(size)
+    }
+    #[inline]
+    unsafe fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+        libmimalloc_sys::mi_realloc(ptr, size)
+    }
+    #[inline]
+    unsafe fn free(ptr: *mut c_void) {
+        libmimalloc_sys::mi_free(ptr)
+    }
+}
+
+struct SystemMalloc;
+impl Heap for SystemMalloc {
+    unsafe fn malloc(size: usize) -> *mut c_void {
+        libc::malloc(size)
+    }
+    unsafe fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+        libc::realloc(ptr, size)
+    }
+    unsafe fn free(ptr: *mut c_void) {
+        libc::free(ptr)
+    }
+}
+
+/// The allocator function of a new VM (see [`Heap`]).
+fn lua_alloc_function() -> ffi::lua_Alloc {
+    static SYSTEM: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *SYSTEM
+        .get_or_init(|| std::env::var_os("EVALBENCH_LUA_SYSTEM_MALLOC").is_some_and(|v| v == "1"))
+    {
+        limited_alloc::<SystemMalloc>
+    } else {
+        limited_alloc::<Mimalloc>
+    }
+}
+
+unsafe extern "C" fn limited_alloc<H: Heap>(
     ud: *mut c_void,
     ptr: *mut c_void,
     osize: usize,
@@ -72,7 +120,7 @@ unsafe extern "C" fn limited_alloc(
     let old = if ptr.is_null() { 0 } else { osize };
     if nsize == 0 {
         if !ptr.is_null() {
-            free(ptr);
+            H::free(ptr);
             state.used = state.used.saturating_sub(old);
         }
         return std::ptr::null_mut();
@@ -97,12 +145,12 @@ unsafe extern "C" fn limited_alloc(
         }
     }
     let p = if nsize >= FAULT_IN_CHUNK && nsize > old && state.guarded {
-        match grow_in_steps(state, ptr, old, nsize) {
+        match grow_in_steps::<H>(state, ptr, old, nsize) {
             Some(p) => p,
             None => return std::ptr::null_mut(),
         }
     } else {
-        realloc(ptr, nsize)
+        H::realloc(ptr, nsize)
     };
     if !p.is_null() {
         state.used = state.used - old + nsize;
@@ -122,14 +170,14 @@ const PAGE: usize = 4096;
 /// allocation (a memory error, reported as the stop) instead of waiting for the copy. On a stop the
 /// old block is left as it was, as a refused realloc must.
 #[cold]
-unsafe fn grow_in_steps(
+unsafe fn grow_in_steps<H: Heap>(
     state: &mut AllocState,
     ptr: *mut c_void,
     old: usize,
     nsize: usize,
 ) -> Option<*mut c_void> {
     state.big_blocks = true;
-    let p = libmimalloc_sys::mi_malloc(nsize) as *mut u8;
+    let p = H::malloc(nsize) as *mut u8;
     if p.is_null() {
         return Some(p as *mut c_void);
     }
@@ -144,13 +192,13 @@ unsafe fn grow_in_steps(
         }
         done = end;
         if done < nsize && !allocation_may_proceed(state) {
-            free(p as *mut c_void);
+            H::free(p as *mut c_void);
             return None;
         }
     }
     if !ptr.is_null() {
         std::ptr::copy_nonoverlapping(ptr as *const u8, p, old.min(nsize));
-        free(ptr);
+        H::free(ptr);
     }
     Some(p as *mut c_void)
 }
@@ -306,7 +354,10 @@ impl Vm {
             big_blocks: false,
         });
         let l = unsafe {
-            ffi::lua_newstate(limited_alloc, &mut *alloc as *mut AllocState as *mut c_void)
+            ffi::lua_newstate(
+                lua_alloc_function(),
+                &mut *alloc as *mut AllocState as *mut c_void,
+            )
         };
         assert!(!l.is_null(), "cannot create a Lua state");
         alloc.main = l;
