@@ -2,7 +2,9 @@
 //! runs N times (default 20) with a 100 ms threshold; prints the median, p99 and worst time past
 //! the threshold.
 //!
-//! `cargo run --release --example stop_latency [RUNS] [NAME-FILTER]`
+//! `cargo run --release --example stop_latency [RUNS] [NAME-FILTER]`; with STOP_LATENCY_TIMELINE=1
+//! each run's deadline and end (CLOCK_MONOTONIC) go to stderr, to match with
+//! `perf record -k CLOCK_MONOTONIC -g` samples (`perf script`) of the late part.
 
 use evalbench::engine::report::Outcome;
 use evalbench::engine::{RunRequest, Sandbox};
@@ -35,11 +37,14 @@ fn main() {
         .unwrap_or(20)
         .max(1);
     let filter = args.next().unwrap_or_default();
+    // Each run's deadline and end on CLOCK_MONOTONIC (stderr), to read a perf profile of the late part.
+    let timeline = std::env::var_os("STOP_LATENCY_TIMELINE").is_some();
     for (name, script) in LOOPS.iter().filter(|(n, _)| n.contains(filter.as_str())) {
         let mut late: Vec<f64> = (0..runs)
             .map(|_| {
                 let mut sandbox = Sandbox::new();
                 sandbox.config.busy_threshold_ms = THRESHOLD_MS;
+                let start = monotonic_ns();
                 let report = sandbox.run(&RunRequest::new(*script));
                 assert_eq!(
                     report.outcome,
@@ -47,7 +52,20 @@ fn main() {
                     "{name}: {:?}",
                     report.reply
                 );
-                report.elapsed_ns as f64 / 1e6 - THRESHOLD_MS as f64
+                let late = report.elapsed_ns as f64 / 1e6 - THRESHOLD_MS as f64;
+                if timeline {
+                    // CLOCK_MONOTONIC, as `perf record -k CLOCK_MONOTONIC` stamps its samples.
+                    // (`start` is a little before the run's own start: the deadline shown is early by the
+                    // run's setup, microseconds.)
+                    let deadline = start + THRESHOLD_MS * 1_000_000;
+                    let end = start + report.elapsed_ns;
+                    eprintln!(
+                        "{name}: late {late:.2} ms, deadline {:.6} s, end {:.6} s",
+                        deadline as f64 / 1e9,
+                        end as f64 / 1e9
+                    );
+                }
+                late
             })
             .collect();
         late.sort_by(f64::total_cmp);
@@ -58,4 +76,13 @@ fn main() {
             late[late.len() - 1]
         );
     }
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

@@ -143,6 +143,8 @@ pub fn fuzz(target: Target, seed: u64, budget: Duration) {
     let started = Instant::now();
     let mut execs = 0u64;
     let mut slowest = Duration::ZERO;
+    // `EVALBENCH_FUZZ_HANG_SECONDS`: more under valgrind (an input runs ~50 times slower).
+    let hang_limit = env_u64("EVALBENCH_FUZZ_HANG_SECONDS").map_or(HANG_LIMIT, Duration::from_secs);
     while started.elapsed() < budget {
         let input = if corpus.is_empty() || rng.random_range(0..10) < 3 {
             let made = (target.generate)(&mut rng);
@@ -176,7 +178,7 @@ pub fn fuzz(target: Target, seed: u64, budget: Duration) {
             );
         }
         assert!(
-            took < HANG_LIMIT,
+            took < hang_limit,
             "fuzz target {} took {took:?} on input #{execs} (EVALBENCH_FUZZ_SEED={seed})\ninput: {}",
             target.name,
             byte_literal(&input)

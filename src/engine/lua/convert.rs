@@ -468,7 +468,7 @@ impl ReturnConverter {
                 return Reply::Nil;
             }
         }
-        let mut items = Vec::with_capacity(scan.positive_ints);
+        let mut items = Vec::new();
         let mut j: i64 = 1;
         loop {
             ffi::lua_rawgeti(l, -1, j as ffi::lua_Integer);
@@ -479,6 +479,14 @@ impl ReturnConverter {
             items.push(self.convert(l, &Path::Elem(path, j)));
             if self.hit_stack_limit || self.over_budget {
                 return Reply::Array(items);
+            }
+            if j == 1 {
+                // Sized after the first element, not before: a table nested in itself (`r[1] =
+                // {r}`) would reserve its size at every level of a chain thousands deep (2,000
+                // elements: 256 MiB reserved for a reply of a few MiB).
+                items.reserve_exact(scan.positive_ints.saturating_sub(1));
+                // The capacity counts toward the next budget check.
+                self.since_check.1 += need;
             }
             j += 1;
         }

@@ -47,6 +47,8 @@ struct AllocState {
     main: L,
     /// Where the script was when its allocation was refused (source, line), for the kill text.
     stop_site: Option<(Vec<u8>, c_int)>,
+    /// A block of [`FAULT_IN_CHUNK`] or more was allocated since the last purge (see [`purge_later`]).
+    big_blocks: bool,
 }
 
 /// How much a script allocates between two stop checks. Time spent in one C function
@@ -58,9 +60,57 @@ const STOP_GRACE_BYTES: usize = 64 << 10;
 
 // mimalloc for Lua's allocations: Redis gives its Lua jemalloc; glibc malloc made the
 // allocator about a quarter of a run's instructions.
-use libmimalloc_sys::{mi_free as free, mi_realloc as realloc};
+/// Where Lua's blocks come from: mimalloc, or the C library's malloc when the environment has
+/// `EVALBENCH_LUA_SYSTEM_MALLOC=1` (valgrind sees malloc's blocks, not mimalloc's: see README's
+/// hardening section). Chosen once per VM (two copies of the allocator, no branch in it).
+trait Heap {
+    unsafe fn malloc(size: usize) -> *mut c_void;
+    unsafe fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void;
+    unsafe fn free(ptr: *mut c_void);
+}
 
-unsafe extern "C" fn limited_alloc(
+struct Mimalloc;
+impl Heap for Mimalloc {
+    #[inline]
+    unsafe fn malloc(size: usize) -> *mut c_void {
+        libmimalloc_sys::mi_malloc(size)
+    }
+    #[inline]
+    unsafe fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+        libmimalloc_sys::mi_realloc(ptr, size)
+    }
+    #[inline]
+    unsafe fn free(ptr: *mut c_void) {
+        libmimalloc_sys::mi_free(ptr)
+    }
+}
+
+struct SystemMalloc;
+impl Heap for SystemMalloc {
+    unsafe fn malloc(size: usize) -> *mut c_void {
+        libc::malloc(size)
+    }
+    unsafe fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+        libc::realloc(ptr, size)
+    }
+    unsafe fn free(ptr: *mut c_void) {
+        libc::free(ptr)
+    }
+}
+
+/// The allocator function of a new VM (see [`Heap`]).
+fn lua_alloc_function() -> ffi::lua_Alloc {
+    static SYSTEM: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *SYSTEM
+        .get_or_init(|| std::env::var_os("EVALBENCH_LUA_SYSTEM_MALLOC").is_some_and(|v| v == "1"))
+    {
+        limited_alloc::<SystemMalloc>
+    } else {
+        limited_alloc::<Mimalloc>
+    }
+}
+
+unsafe extern "C" fn limited_alloc<H: Heap>(
     ud: *mut c_void,
     ptr: *mut c_void,
     osize: usize,
@@ -70,7 +120,7 @@ unsafe extern "C" fn limited_alloc(
     let old = if ptr.is_null() { 0 } else { osize };
     if nsize == 0 {
         if !ptr.is_null() {
-            free(ptr);
+            H::free(ptr);
             state.used = state.used.saturating_sub(old);
         }
         return std::ptr::null_mut();
@@ -95,12 +145,12 @@ unsafe extern "C" fn limited_alloc(
         }
     }
     let p = if nsize >= FAULT_IN_CHUNK && nsize > old && state.guarded {
-        match grow_in_steps(state, ptr, old, nsize) {
+        match grow_in_steps::<H>(state, ptr, old, nsize) {
             Some(p) => p,
             None => return std::ptr::null_mut(),
         }
     } else {
-        realloc(ptr, nsize)
+        H::realloc(ptr, nsize)
     };
     if !p.is_null() {
         state.used = state.used - old + nsize;
@@ -120,13 +170,14 @@ const PAGE: usize = 4096;
 /// allocation (a memory error, reported as the stop) instead of waiting for the copy. On a stop the
 /// old block is left as it was, as a refused realloc must.
 #[cold]
-unsafe fn grow_in_steps(
+unsafe fn grow_in_steps<H: Heap>(
     state: &mut AllocState,
     ptr: *mut c_void,
     old: usize,
     nsize: usize,
 ) -> Option<*mut c_void> {
-    let p = libmimalloc_sys::mi_malloc(nsize) as *mut u8;
+    state.big_blocks = true;
+    let p = H::malloc(nsize) as *mut u8;
     if p.is_null() {
         return Some(p as *mut c_void);
     }
@@ -141,15 +192,54 @@ unsafe fn grow_in_steps(
         }
         done = end;
         if done < nsize && !allocation_may_proceed(state) {
-            free(p as *mut c_void);
+            H::free(p as *mut c_void);
             return None;
         }
     }
     if !ptr.is_null() {
         std::ptr::copy_nonoverlapping(ptr as *const u8, p, old.min(nsize));
-        free(ptr);
+        H::free(ptr);
     }
     Some(p as *mut c_void)
+}
+
+/// Switch transparent huge pages off for the process (once, before the first VM runs).
+///
+/// mimalloc reserves its arena with `MADV_HUGEPAGE`, so the first write to each 2 MiB of it faults
+/// in (and zeroes) a whole huge page in one step no stop check can split: measured on a 2-core VM,
+/// 6 ms median and up to 53 ms per 2 MiB fault, which made most of how late the busy threshold
+/// stopped `string.rep` (a small allocation touching a fresh huge page paid it too), and a
+/// small allocation made 2 MiB resident. With 4 KiB pages, [`grow_in_steps`] checks the stop
+/// every MiB and resident memory follows what is allocated.
+fn small_pages_only() {
+    #[cfg(target_os = "linux")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        // Fails only on kernels before 3.15: huge pages then stay as they were.
+        ONCE.call_once(|| unsafe {
+            libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+        });
+    }
+}
+
+extern "C" {
+    // mimalloc's C API (in the library libmimalloc-sys builds; its Rust bindings need a feature).
+    fn mi_option_set(option: c_int, value: std::ffi::c_long);
+    fn mi_collect(force: bool);
+}
+/// `mi_option_purge_delay` in mimalloc 3's `mi_option_t`.
+const MI_OPTION_PURGE_DELAY: c_int = 15;
+
+/// Let mimalloc keep freed memory for 10 s instead of 1 s before giving it back to the system,
+/// and give it back after each run that made big blocks ([`Vm::after_run`]).
+///
+/// mimalloc purges (`madvise`) all memory whose delay has expired in one go, in whichever
+/// allocation comes next: after a script that freed a few hundred MiB, one such call took 41-69 ms
+/// inside a running script (perf), where no stop check can split it. Purging between runs
+/// keeps it out of scripts; memory freed and reused within a run is also not faulted in again.
+fn purge_later() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 10_000) });
 }
 
 /// Lua's memory in use and the run's budget, from any thread of the state (for the budget checks).
@@ -252,6 +342,8 @@ impl Vm {
 
     /// A fresh VM with the environment of a server profile (its globals and `redis` table).
     pub fn with_profile(memory_limit: usize, profile: &'static Profile) -> Vm {
+        small_pages_only();
+        purge_later();
         let mut alloc = Box::new(AllocState {
             used: 0,
             limit: memory_limit,
@@ -259,9 +351,13 @@ impl Vm {
             guarded: false,
             main: std::ptr::null_mut(),
             stop_site: None,
+            big_blocks: false,
         });
         let l = unsafe {
-            ffi::lua_newstate(limited_alloc, &mut *alloc as *mut AllocState as *mut c_void)
+            ffi::lua_newstate(
+                lua_alloc_function(),
+                &mut *alloc as *mut AllocState as *mut c_void,
+            )
         };
         assert!(!l.is_null(), "cannot create a Lua state");
         alloc.main = l;
@@ -762,6 +858,10 @@ return handler, fields
         } else if self.runs_since_gc >= 50 {
             unsafe { ffi::lua_gc(self.l, ffi::LUA_GCSTEP, 50) };
             self.runs_since_gc = 0;
+        }
+        // Give the big blocks freed back to the system now, between runs (see `purge_later`).
+        if std::mem::take(&mut self.alloc.big_blocks) {
+            unsafe { mi_collect(true) };
         }
     }
 }
