@@ -59,6 +59,10 @@ pub enum Action {
     OpenKey,
     CopyToSandbox,
     CopyDeclaredKeys,
+    /// The Server tab's overview: INFO, SLOWLOG, busy state (issue 11).
+    ServerOverview,
+    /// SCRIPT KILL from the Server tab, after a y/n (issue 11).
+    ServerScriptKill,
     // Editor
     Find,
     FindNext,
@@ -151,6 +155,8 @@ impl Action {
         Action::OpenKey,
         Action::CopyToSandbox,
         Action::CopyDeclaredKeys,
+        Action::ServerOverview,   // issue 11
+        Action::ServerScriptKill, // issue 11
         Action::Find,
         Action::FindNext,
         Action::Undo,
@@ -241,6 +247,8 @@ impl Action {
             Action::OpenKey => "open_key",
             Action::CopyToSandbox => "copy_to_sandbox",
             Action::CopyDeclaredKeys => "copy_declared_keys",
+            Action::ServerOverview => "server_overview",
+            Action::ServerScriptKill => "server_script_kill",
             Action::Find => "find",
             Action::FindNext => "find_next",
             Action::Undo => "undo",
@@ -313,6 +321,8 @@ impl Action {
             Action::OpenKey => "open key",
             Action::CopyToSandbox => "copy to seed",
             Action::CopyDeclaredKeys => "copy KEYS",
+            Action::ServerOverview => "overview",
+            Action::ServerScriptKill => "SCRIPT KILL",
             Action::Find => "find",
             Action::FindNext => "next match",
             Action::Undo => "undo",
@@ -359,6 +369,8 @@ impl Action {
                 | Action::OpenKey
                 | Action::CopyToSandbox
                 | Action::CopyDeclaredKeys
+                | Action::ServerOverview
+                | Action::ServerScriptKill
                 | Action::KeyspaceFocus
                 | Action::KeyspaceUp
                 | Action::KeyspaceDown
@@ -425,7 +437,11 @@ impl Action {
             Action::KeyspacePageDown => "page down in the focused key list or value view",
             Action::KeyspaceTop => "first key, or top of the value view",
             Action::KeyspaceBottom => "last key, or end of the value view",
-            Action::Rescan => "scan the server's keys again",
+            Action::Rescan => "scan the server's keys again (in the overview: read it now)",
+            Action::ServerOverview => {
+                "server overview: INFO highlights, SLOWLOG, the running script (and back to the keys)"
+            }
+            Action::ServerScriptKill => "SCRIPT KILL the script running on the server (asks first)",
             Action::OpenKey => "open a server key by its exact name (no scan)",
             Action::CopyToSandbox => "copy the selected key into the sandbox seed",
             Action::CopyDeclaredKeys => {

@@ -122,6 +122,8 @@ pub enum Confirm {
     /// Send a script to the live server after the guard asked (the dry run writes, was slow or did
     /// not complete, or none was possible): y gives `question.consent`.
     LiveSend(Box<RunRequest>, Box<crate::engine::live::guarded::Question>),
+    /// SCRIPT KILL from the Server tab's overview (issue 11).
+    ScriptKill,
 }
 
 pub enum Overlay {
@@ -499,6 +501,7 @@ impl App {
                             Confirm::LiveSend(request, question) => {
                                 return self.rerun(*request, question.consent)
                             }
+                            Confirm::ScriptKill => return super::server_overview::kill(self),
                         }
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
@@ -652,7 +655,11 @@ impl App {
             },
             Action::ScriptLoad => return super::server::script_load(self),
             Action::CopyDeclaredKeys => return super::server::copy_declared_keys(self),
-            Action::Rescan | Action::OpenKey | Action::CopyToSandbox => {
+            Action::Rescan
+            | Action::OpenKey
+            | Action::CopyToSandbox
+            | Action::ServerOverview // issue 11
+            | Action::ServerScriptKill => {
                 self.status = "this key works in the Server tab (Alt-5)".into()
             }
             Action::Up

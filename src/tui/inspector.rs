@@ -45,6 +45,10 @@ pub enum InspectRequest {
     ScriptLoad { script: Vec<u8> },
     /// Is the server there? (the status bar's connection state)
     Ping,
+    /// INFO highlights, the slow log and the busy state (the Server overview, issue 11).
+    Overview,
+    /// SCRIPT KILL, after the user agreed (the Server overview).
+    ScriptKill,
 }
 
 /// Whether the server's script cache holds the user's script (what an application's EVALSHA
@@ -95,6 +99,10 @@ pub enum InspectEvent {
     Health {
         error: Option<String>,
     },
+    /// The Server overview as read now.
+    Overview(Box<crate::engine::live::overview::Overview>),
+    /// SCRIPT KILL's answer in words.
+    Killed(String),
     /// A request failed; `what` names it ("scan", "page of 'k'", ...).
     Failed {
         what: String,
@@ -224,6 +232,19 @@ impl InspectorCore {
                     Err(e) => Some(e.to_string()),
                 },
             }],
+            InspectRequest::Overview => {
+                vec![match crate::engine::live::overview::read(&mut self.live) {
+                    Ok(overview) => InspectEvent::Overview(Box::new(overview)),
+                    Err(e) => failed("server overview", e),
+                }]
+            }
+            InspectRequest::ScriptKill => {
+                // On fresh connections (every master of a cluster: the script's keys are unknown).
+                let answers = crate::engine::live::script_kill_for(&self.live.target, &[]);
+                vec![InspectEvent::Killed(
+                    crate::engine::live::overview::describe_kill(answers, self.live.server.cluster),
+                )]
+            }
             InspectRequest::ScriptLoad { script } => {
                 let (sha, _) = shas(&script);
                 let mut texts = vec![script.clone()];

@@ -143,6 +143,8 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Server, "c", Action::CopyToSandbox),
     (Context::Server, "C", Action::CopyDeclaredKeys),
     (Context::Server, "R", Action::Rescan),
+    (Context::Server, "i", Action::ServerOverview), // issue 11
+    (Context::Server, "X", Action::ServerScriptKill), // issue 11
     (Context::Server, "<Enter>", Action::KeyspaceFocus),
     (Context::Server, "<Up>", Action::KeyspaceUp),
     (Context::Server, "k", Action::KeyspaceUp),

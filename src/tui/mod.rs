@@ -21,6 +21,7 @@ pub mod keymap;
 pub mod keyspace;
 pub mod mouse;
 pub mod server;
+pub mod server_overview; // issue 11: the Server tab's overview
 pub mod theme;
 pub mod ui;
 pub mod undo;

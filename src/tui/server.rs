@@ -75,6 +75,8 @@ pub struct ServerView {
     /// The last failure, shown in the tab until the next success.
     pub error: Option<String>,
     started: bool,
+    /// The overview (INFO, SLOWLOG, busy state) shown instead of the keys (issue 11).
+    pub overview: super::server_overview::OverviewState,
 }
 
 impl ServerView {
@@ -295,6 +297,9 @@ pub fn housekeeping(app: &mut App) -> Vec<Effect> {
         if opened || view.started {
             effects.extend(view.needs());
         }
+        if opened {
+            effects.extend(view.overview.needs());
+        }
         let sha = app.editor.sha1();
         let known = app.script_cache.as_ref().is_some_and(|(s, _)| *s == sha);
         if !known && app.script_cache_pending.as_deref() != Some(sha.as_str()) {
@@ -365,6 +370,13 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
                 super::keyspace::show_seed(app, copied.first().map(Vec::as_slice));
             }
         }
+        InspectEvent::Overview(overview) => {
+            if let Some(view) = app.server.as_mut() {
+                view.overview.on_overview(*overview);
+                view.error = None;
+            }
+        }
+        InspectEvent::Killed(answer) => super::server_overview::on_killed(app, answer),
         InspectEvent::Failed { what, message } => {
             if what == "SCRIPT EXISTS" {
                 // The mark shows "cache ?"; asking again at every tick would only repeat the failure.
@@ -376,6 +388,9 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
             let text = format!("{what}: {message}");
             app.status = text.clone();
             if let Some(view) = app.server.as_mut() {
+                if what == "server overview" {
+                    view.overview.on_failed();
+                }
                 view.error = Some(text);
                 if let Some(v) = view.value.as_mut() {
                     v.loading = false;
@@ -473,6 +488,9 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             view.type_filter = super::keyspace::next_type_filter(view.type_filter);
             return vec![view.restart()];
         }
+        Action::ServerOverview => super::server_overview::toggle(app),
+        Action::ServerScriptKill => super::server_overview::ask_kill(app),
+        Action::Rescan if view.overview.shown => super::server_overview::refresh(app),
         Action::Rescan => {
             app.status = "scanning the server again".into();
             return vec![view.restart()];

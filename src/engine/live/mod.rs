@@ -9,6 +9,8 @@ pub mod inspect;
 pub mod instrument;
 /// Redis's own Lua debugger (SCRIPT DEBUG) driven on its own connection.
 pub mod ldb;
+/// INFO highlights, the slow log and the busy state for the Server tab's overview (issue 11).
+pub mod overview;
 
 use crate::engine::reply::{Protocol, Reply};
 use crate::engine::report::{Outcome, RunReport, Warning, WarningKind};

@@ -7,6 +7,7 @@ mod inputs;
 mod keyspace;
 mod panes;
 mod server;
+mod server_overview; // issue 11
 mod statusbar;
 
 use super::app::{App, Focus, Overlay, Tab};
@@ -110,6 +111,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
                 }
                 // The live guard's question: as tall as its text needs.
                 super::app::Confirm::LiveSend(_, question) => question.text(),
+                super::app::Confirm::ScriptKill => super::server_overview::KILL_QUESTION.into(),
             };
             draw_prompt(frame, area, "Confirm", &text, Style::default(), theme)
         }

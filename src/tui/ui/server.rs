@@ -20,6 +20,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         );
         return;
     };
+    if view.overview.shown {
+        return super::server_overview::draw(frame, area, app, view, theme, focused);
+    }
     let (list_area, value_area) = super::list_and_value(area, view.value_focus);
     if let Some(list_area) = list_area {
         let list_focused = focused && !view.value_focus;
