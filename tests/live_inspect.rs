@@ -6,7 +6,7 @@ mod common;
 
 use common::{Conn, RedisServer};
 use evalbench::engine::live::inspect::{
-    first_page, page, summarize, summarize_many, KeyScan, Page, PageCursor, Row,
+    first_page, page, page_matching, summarize, summarize_many, KeyScan, Page, PageCursor, Row,
 };
 use evalbench::engine::live::{LiveBackend, LiveError, TargetSpec};
 use evalbench::engine::reply::Reply;
@@ -471,4 +471,46 @@ fn a_dropped_connection_is_reopened_and_reads_are_sent_again_but_scripts_never()
     assert_eq!(conn.cmd(&["GET", "n"]), Reply::Nil);
     assert_eq!(live.run(&request, allowed).unwrap().reply, Reply::Int(1));
     assert_eq!(conn.cmd(&["GET", "n"]), Reply::Bulk(b"1".to_vec()));
+}
+
+/// Issue 11: a search inside a key is one HSCAN/SSCAN/ZSCAN call with MATCH per page, until the
+/// cursor returns to 0; the pages together hold exactly the matching elements (RESP2 and RESP3).
+#[test]
+fn search_inside_a_key_pages_with_match() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    let mut sadd = args(&["SADD", "s"]);
+    sadd.extend((0..3000).map(|i| format!("m{i}").into_bytes()));
+    run(&mut conn, vec![sadd, args(&["RPUSH", "l", "a"])]);
+    for resp3 in [false, true] {
+        let mut live = backend(&server, resp3);
+        let (mut found, mut cursor, mut calls) = (BTreeSet::new(), PageCursor::Start, 0);
+        loop {
+            let page = page_matching(&mut live, b"s", "set", cursor, 500, b"m29*").unwrap();
+            calls += 1;
+            for row in page.rows {
+                let Row::Member(m) = row else {
+                    panic!("{row:?}")
+                };
+                found.insert(String::from_utf8(m).unwrap());
+            }
+            match page.next {
+                Some(next) => cursor = next,
+                None => break,
+            }
+        }
+        let expected: BTreeSet<String> = (0..3000)
+            .map(|i| format!("m{i}"))
+            .filter(|m| m.starts_with("m29"))
+            .collect();
+        assert_eq!(found, expected);
+        assert!(calls > 1, "{calls}");
+        let err = page_matching(&mut live, b"l", "list", PageCursor::Start, 10, b"*").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "a search inside a key works on hashes, sets and sorted sets (HSCAN, SSCAN, ZSCAN MATCH); 'l' is a list"
+        );
+    }
 }

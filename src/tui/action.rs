@@ -63,6 +63,10 @@ pub enum Action {
     ServerOverview,
     /// SCRIPT KILL from the Server tab, after a y/n (issue 11).
     ServerScriptKill,
+    /// Search inside the selected server key: HSCAN/SSCAN/ZSCAN MATCH (issue 11).
+    SearchInKey,
+    /// Stop the search inside a key; again: the whole value (issue 11).
+    StopSearch,
     // Editor
     Find,
     FindNext,
@@ -157,6 +161,8 @@ impl Action {
         Action::CopyDeclaredKeys,
         Action::ServerOverview,   // issue 11
         Action::ServerScriptKill, // issue 11
+        Action::SearchInKey,      // issue 11
+        Action::StopSearch,       // issue 11
         Action::Find,
         Action::FindNext,
         Action::Undo,
@@ -249,6 +255,8 @@ impl Action {
             Action::CopyDeclaredKeys => "copy_declared_keys",
             Action::ServerOverview => "server_overview",
             Action::ServerScriptKill => "server_script_kill",
+            Action::SearchInKey => "search_in_key",
+            Action::StopSearch => "stop_search",
             Action::Find => "find",
             Action::FindNext => "find_next",
             Action::Undo => "undo",
@@ -323,6 +331,8 @@ impl Action {
             Action::CopyDeclaredKeys => "copy KEYS",
             Action::ServerOverview => "overview",
             Action::ServerScriptKill => "SCRIPT KILL",
+            Action::SearchInKey => "search in key",
+            Action::StopSearch => "stop search",
             Action::Find => "find",
             Action::FindNext => "next match",
             Action::Undo => "undo",
@@ -371,6 +381,8 @@ impl Action {
                 | Action::CopyDeclaredKeys
                 | Action::ServerOverview
                 | Action::ServerScriptKill
+                | Action::SearchInKey
+                | Action::StopSearch
                 | Action::KeyspaceFocus
                 | Action::KeyspaceUp
                 | Action::KeyspaceDown
@@ -442,6 +454,12 @@ impl Action {
                 "server overview: INFO highlights, SLOWLOG, the running script (and back to the keys)"
             }
             Action::ServerScriptKill => "SCRIPT KILL the script running on the server (asks first)",
+            Action::SearchInKey => {
+                "search inside the selected hash, set or sorted set (HSCAN/SSCAN/ZSCAN MATCH; Esc stops)"
+            }
+            Action::StopSearch => {
+                "stop the search inside the key (no run to stop); again: the whole value"
+            }
             Action::OpenKey => "open a server key by its exact name (no scan)",
             Action::CopyToSandbox => "copy the selected key into the sandbox seed",
             Action::CopyDeclaredKeys => {

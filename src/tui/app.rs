@@ -88,6 +88,10 @@ pub enum PromptPurpose {
     ScanMatch,
     /// A key on the live server, by name.
     OpenServerKey,
+    /// The MATCH glob of a search inside a server key (issue 11).
+    SearchInKey {
+        key: Vec<u8>,
+    },
     /// A line of the script to go to (editing.rs).
     GotoLine,
     // The debugger's prompts (tui/debugger.rs).
@@ -659,6 +663,8 @@ impl App {
             | Action::OpenKey
             | Action::CopyToSandbox
             | Action::ServerOverview // issue 11
+            | Action::SearchInKey
+            | Action::StopSearch
             | Action::ServerScriptKill => {
                 self.status = "this key works in the Server tab (Alt-5)".into()
             }
@@ -921,7 +927,9 @@ impl App {
                 }
             }
             PromptPurpose::GotoLine => super::editing::goto_line(self, &input),
-            PromptPurpose::ScanMatch | PromptPurpose::OpenServerKey => {
+            PromptPurpose::ScanMatch
+            | PromptPurpose::OpenServerKey
+            | PromptPurpose::SearchInKey { .. } => {
                 return super::server::answer_prompt(self, &prompt.purpose, input)
             }
             PromptPurpose::Breakpoint { .. }

@@ -28,12 +28,13 @@ pub enum InspectRequest {
     More { generation: u64, want: usize },
     /// TYPE, TTL, size, encoding and memory of these keys.
     Summaries { keys: Vec<Vec<u8>> },
-    /// One page of a key's value.
+    /// One page of a key's value; with `pattern`, of a search inside it (HSCAN/SSCAN/ZSCAN MATCH).
     Page {
         key: Vec<u8>,
         kind: String,
         cursor: PageCursor,
         count: usize,
+        pattern: Option<Vec<u8>>,
     },
     /// A key by its exact name (no scan).
     Open { key: Vec<u8> },
@@ -76,6 +77,8 @@ pub enum InspectEvent {
         key: Vec<u8>,
         cursor: PageCursor,
         page: Page,
+        /// The search it belongs to (None: the plain value).
+        pattern: Option<Vec<u8>>,
     },
     Opened {
         key: Vec<u8>,
@@ -194,12 +197,29 @@ impl InspectorCore {
                 kind,
                 cursor,
                 count,
-            } => vec![
-                match inspect::page(&mut self.live, &key, &kind, cursor.clone(), count) {
-                    Ok(page) => InspectEvent::Page { key, cursor, page },
+                pattern,
+            } => {
+                let page = match &pattern {
+                    Some(p) => inspect::page_matching(
+                        &mut self.live,
+                        &key,
+                        &kind,
+                        cursor.clone(),
+                        count,
+                        p,
+                    ),
+                    None => inspect::page(&mut self.live, &key, &kind, cursor.clone(), count),
+                };
+                vec![match page {
+                    Ok(page) => InspectEvent::Page {
+                        key,
+                        cursor,
+                        page,
+                        pattern,
+                    },
                     Err(e) => failed(&format!("page of '{}'", String::from_utf8_lossy(&key)), e),
-                },
-            ],
+                }]
+            }
             InspectRequest::Open { key } => vec![match inspect::summarize(&mut self.live, &key) {
                 Ok(summary) => InspectEvent::Opened { key, summary },
                 Err(e) => failed(&format!("open '{}'", String::from_utf8_lossy(&key)), e),

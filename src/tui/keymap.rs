@@ -145,6 +145,8 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Server, "R", Action::Rescan),
     (Context::Server, "i", Action::ServerOverview), // issue 11
     (Context::Server, "X", Action::ServerScriptKill), // issue 11
+    (Context::Server, "f", Action::SearchInKey),    // issue 11
+    (Context::Server, "<Esc>", Action::StopSearch), // issue 11 (a run's Esc is global and first)
     (Context::Server, "<Enter>", Action::KeyspaceFocus),
     (Context::Server, "<Up>", Action::KeyspaceUp),
     (Context::Server, "k", Action::KeyspaceUp),

@@ -1,5 +1,6 @@
-//! The Server tab's overview for on-call engineers (issue 11), driven by keys through the synchronous
-//! harness against a redis-server the test starts: INFO highlights, the slow log, a script that keeps
+//! The Server tab for on-call engineers (issue 11), driven by keys through the synchronous harness
+//! against a redis-server the test starts: the row position and column widths, searches inside a key
+//! (HSCAN/ZSCAN MATCH, Esc stops), and the overview: INFO highlights, the slow log, a script that keeps
 //! the server busy, and SCRIPT KILL after a y/n (OK, then NOTBUSY, then UNKILLABLE for one that wrote).
 #![cfg(feature = "tui")]
 
@@ -10,6 +11,7 @@ use evalbench::engine::live::TargetSpec;
 use evalbench::engine::reply::Reply;
 use evalbench::tui::app::{Confirm, Overlay, Tab};
 use evalbench::tui::harness::Harness;
+use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -185,4 +187,162 @@ fn server_overview_and_script_kill() {
     // i: back to the key list. (The server is killed with the test.)
     h.press("i");
     assert!(!h.app.server.as_ref().unwrap().overview.shown);
+}
+
+fn words(w: &[&str]) -> Vec<Vec<u8>> {
+    w.iter().map(|s| s.as_bytes().to_vec()).collect()
+}
+
+#[test]
+fn positions_widths_and_searches_inside_a_key() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    let mut commands = Vec::new();
+    let mut mset = words(&["MSET"]);
+    for i in 0..1500 {
+        mset.push(format!("item:{i}").into_bytes());
+        mset.push(b"v".to_vec());
+    }
+    commands.push(mset);
+    let mut hset = words(&["HSET", "big:hash"]);
+    for i in 0..5000 {
+        hset.push(format!("f{i}").into_bytes());
+        hset.push(format!("v{i}").into_bytes());
+    }
+    commands.push(hset);
+    let mut zadd = words(&["ZADD", "board"]);
+    for i in 0..300 {
+        zadd.push(i.to_string().into_bytes());
+        zadd.push(format!("m{i}").into_bytes());
+    }
+    commands.push(zadd);
+    commands.push(vec![
+        b"HSET".to_vec(),
+        b"user:1".to_vec(),
+        b"bio".to_vec(),
+        vec![b'x'; 5000],
+    ]);
+    commands.push(words(&["RPUSH", "queue", "a", "b"]));
+    conn.pipeline(&commands);
+    let mut h = workbench(&server);
+
+    // The row position: "1/1,000+" while the scan may list more.
+    h.press("<A-5>");
+    let listed = h.app.server.as_ref().unwrap().keys.len();
+    assert!((1000..1504).contains(&listed), "{listed}");
+    let screen = h.render(200, 30);
+    let listed_text = format!("{},{:03}", listed / 1000, listed % 1000);
+    assert!(
+        screen.contains(&format!("┌Server keys · 1/{listed_text}+")),
+        "{screen}"
+    );
+    // The key column is as wide as the keys in view (at least 10), not the whole pane.
+    assert!(
+        screen.contains("│key        type   ttl     size    encoding   memory"),
+        "{screen}"
+    );
+    h.press("<Down>").press("<Down>").press("<Down>");
+    assert!(h
+        .render(200, 30)
+        .contains(&format!("┌Server keys · 4/{listed_text}+")));
+    for _ in 0..5 {
+        h.press("<End>");
+    }
+    assert!(h.render(200, 30).contains("┌Server keys · 1,504/1,504─"));
+
+    // A search inside the hash: HSCAN MATCH, a page of COUNT 1000 per call, to the end.
+    h.press("/").type_text("big:hash\n").press("f");
+    assert!(matches!(h.app.overlay, Some(Overlay::Prompt(_))));
+    h.type_text("f12*\n");
+    let value = h.app.server.as_ref().unwrap().value.clone().unwrap();
+    let found: BTreeSet<String> = value.lines.iter().cloned().collect();
+    let expected: BTreeSet<String> = (0..5000)
+        .map(|i| format!("f{i}"))
+        .filter(|f| f.starts_with("f12"))
+        .map(|f| format!("{f}  v{}", &f[1..]))
+        .collect();
+    assert_eq!(found, expected);
+    assert_eq!(found.len(), 111);
+    assert!(value.next.is_none());
+    let screen = h.render(200, 30);
+    assert!(
+        screen.contains(&format!(
+            "hash 'big:hash' MATCH f12* · 111 match · {} calls · end",
+            value.calls
+        )),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(" row 1/111 · hashtable · c: copy · f: search · Enter: keys "),
+        "{screen}"
+    );
+
+    // A search matching everything pauses a little ahead of the view; Esc stops it there: the
+    // server is asked nothing more, even when scrolling to the end.
+    h.press("f");
+    for _ in 0.."f12*".len() {
+        h.press("<Backspace>");
+    }
+    h.type_text("f*\n");
+    let read = h
+        .app
+        .server
+        .as_ref()
+        .unwrap()
+        .value
+        .as_ref()
+        .unwrap()
+        .lines
+        .len();
+    assert!((200..5000).contains(&read), "{read}");
+    h.press("<Esc>");
+    let calls = h.app.server.as_ref().unwrap().value.as_ref().unwrap().calls;
+    assert_eq!(
+        h.app.status,
+        format!("search stopped after {calls} calls: {},{:03} match so far (Esc again shows the whole value)", read / 1000, read % 1000)
+    );
+    for _ in 0..5 {
+        h.press("<End>");
+    }
+    let value = h.app.server.as_ref().unwrap().value.clone().unwrap();
+    assert_eq!((value.lines.len(), value.calls), (read, calls));
+    assert!(h.render(200, 30).contains("· stopped (Esc: whole value)"));
+    // Esc again: the whole value, as before the search.
+    h.press("<Esc>");
+    assert_eq!(h.app.status, "search cleared: the whole value");
+    assert!(h.render(200, 30).contains("hash 'big:hash' · "));
+
+    // A sorted set: ZSCAN MATCH, members with their scores.
+    h.press("<Enter>").press("/");
+    for _ in 0.."big:hash".len() {
+        h.press("<Backspace>");
+    }
+    h.type_text("board\n").press("f").type_text("m29*\n");
+    let value = h.app.server.as_ref().unwrap().value.clone().unwrap();
+    let found: BTreeSet<String> = value.lines.iter().cloned().collect();
+    let expected: BTreeSet<String> = (0..300)
+        .filter(|i| format!("m{i}").starts_with("m29"))
+        .map(|i| format!("{:>12}  m{i}", i))
+        .collect();
+    assert_eq!(found, expected);
+
+    // A list cannot be searched on the server: said, nothing asked.
+    h.press("<Enter>").press("/");
+    for _ in 0.."board".len() {
+        h.press("<Backspace>");
+    }
+    h.type_text("queue\n").press("f");
+    assert!(h.app.overlay.is_none());
+    assert_eq!(
+        h.app.status,
+        "a search inside a key works on hashes, sets and sorted sets (HSCAN, SSCAN, ZSCAN MATCH); 'queue' is a list"
+    );
+
+    // A long value is cut with its length shown.
+    h.press("o").type_text("user:1\n");
+    let screen = h.render(120, 30);
+    assert!(screen.contains("│bio  xxxxxxxx"), "{screen}");
+    assert!(screen.contains("x… 5,000 B│"), "{screen}");
 }
