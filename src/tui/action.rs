@@ -67,6 +67,8 @@ pub enum Action {
     SearchInKey,
     /// Stop the search inside a key; again: the whole value (issue 11).
     StopSearch,
+    /// The next function of the library in the editor, for F5's FCALL (issue 13).
+    PickFunction,
     // Editor
     Find,
     FindNext,
@@ -163,6 +165,7 @@ impl Action {
         Action::ServerScriptKill, // issue 11
         Action::SearchInKey,      // issue 11
         Action::StopSearch,       // issue 11
+        Action::PickFunction,     // issue 13
         Action::Find,
         Action::FindNext,
         Action::Undo,
@@ -257,6 +260,7 @@ impl Action {
             Action::ServerScriptKill => "server_script_kill",
             Action::SearchInKey => "search_in_key",
             Action::StopSearch => "stop_search",
+            Action::PickFunction => "pick_function",
             Action::Find => "find",
             Action::FindNext => "find_next",
             Action::Undo => "undo",
@@ -333,6 +337,7 @@ impl Action {
             Action::ServerScriptKill => "SCRIPT KILL",
             Action::SearchInKey => "search in key",
             Action::StopSearch => "stop search",
+            Action::PickFunction => "function",
             Action::Find => "find",
             Action::FindNext => "next match",
             Action::Undo => "undo",
@@ -459,6 +464,9 @@ impl Action {
             }
             Action::StopSearch => {
                 "stop the search inside the key (no run to stop); again: the whole value"
+            }
+            Action::PickFunction => {
+                "the function F5 calls in a library (#!lua name=): the next one"
             }
             Action::OpenKey => "open a server key by its exact name (no scan)",
             Action::CopyToSandbox => "copy the selected key into the sandbox seed",

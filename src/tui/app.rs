@@ -152,6 +152,8 @@ pub enum Effect {
         /// The sandbox's run clock (Unix ms): the seed's time plus the clock offset, the same at
         /// every run whatever the wall clock says, so seed TTLs count from the run's start.
         clock_ms: i64,
+        /// The script is a function library: FCALL this function of it (issue 13).
+        function: Option<String>,
     },
     /// A request to the live inspector thread.
     Inspect(InspectRequest),
@@ -194,6 +196,8 @@ impl ListState {
 pub struct App {
     pub editor: EditorState,
     pub inputs: InputsState,
+    /// The function F5 calls when the editor holds a function library (issue 13, form_function.rs).
+    pub form_function: super::form_function::FormFunction,
     pub keyspace: KeyspaceView,
     pub keymap: Keymap,
     pub config: Config,
@@ -253,6 +257,7 @@ impl App {
         App {
             editor: EditorState::new(script, path),
             inputs: InputsState::default(),
+            form_function: super::form_function::FormFunction::for_code(script.as_bytes()), // issue 13
             keyspace: KeyspaceView::default(),
             keymap,
             config,
@@ -351,6 +356,7 @@ impl App {
         // The connection check (a PING every few seconds).
         effects.extend(super::connection::housekeeping(self));
         effects.extend(super::debugger::housekeeping(self)); // step keys queued while the script ran
+        super::form_function::housekeeping(self); // issue 13: the library's functions in the form
         effects
     }
 
@@ -668,6 +674,7 @@ impl App {
             | Action::ServerScriptKill => {
                 self.status = "this key works in the Server tab (Alt-5)".into()
             }
+            Action::PickFunction => super::form_function::pick_next(self), // issue 13
             Action::Up
             | Action::Down
             | Action::PageUp
@@ -961,7 +968,24 @@ impl App {
             argv,
             ..RunRequest::default()
         };
-        self.rerun(request, Default::default())
+        // A function library: FCALL the form's function (issue 13).
+        let function = match super::form_function::for_run(self) {
+            Some(Err(why)) => {
+                self.status = why;
+                return Vec::new();
+            }
+            Some(Ok(_)) if self.use_live => {
+                self.status = "FCALL on the live server is not offered yet: F7 runs the function in the sandbox".into();
+                return Vec::new();
+            }
+            Some(Ok(name)) => Some(name),
+            None => None,
+        };
+        let mut effects = self.rerun(request, Default::default());
+        if let Some(Effect::Run { function: f, .. }) = effects.first_mut() {
+            *f = function;
+        }
+        effects
     }
 
     /// Send `request` to the engine (`consent`: after the live guard asked).
@@ -988,6 +1012,7 @@ impl App {
             consent,
             live: self.use_live,
             clock_ms: self.seed_now_ms + self.clock_offset_ms,
+            function: None,
         }]
     }
 

@@ -13,6 +13,7 @@ pub mod editing;
 pub mod editor;
 pub mod file_actions;
 pub mod files;
+pub mod form_function; // issue 13: the function F5 calls in a library buffer
 pub mod harness;
 pub mod highlight;
 pub mod inputs;
@@ -66,14 +67,26 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                 consent,
                 live,
                 clock_ms,
-            } => worker.send(EngineCommand::Run {
-                id,
-                request,
-                seed,
-                busy_threshold_ms,
-                consent,
-                live,
-                clock_ms,
+                function,
+            } => worker.send(match function {
+                // issue 13: a library's function, in the sandbox
+                Some(function) => EngineCommand::RunFunction {
+                    id,
+                    request,
+                    seed,
+                    busy_threshold_ms,
+                    clock_ms,
+                    function,
+                },
+                None => EngineCommand::Run {
+                    id,
+                    request,
+                    seed,
+                    busy_threshold_ms,
+                    consent,
+                    live,
+                    clock_ms,
+                },
             }),
             Effect::Inspect(request) => {
                 if let Some(inspector) = inspector {
