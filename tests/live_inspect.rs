@@ -514,3 +514,48 @@ fn search_inside_a_key_pages_with_match() {
         );
     }
 }
+
+/// Issue 13: the server's libraries as FUNCTION LIST shows them (no code), and one library's code by
+/// its exact name (a name with glob characters matches only itself).
+#[test]
+fn function_libraries_are_listed_and_read_one_at_a_time() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    let counters = include_str!("../samples/counter_library.lua");
+    let star = "#!lua name=lib_star\nredis.register_function('f_star', function() return 1 end)";
+    let starred = "#!lua name=lib_\nredis.register_function('f_other', function() return 2 end)";
+    for code in [counters, star, starred] {
+        assert!(!conn.cmd(&["FUNCTION", "LOAD", code]).is_error());
+    }
+    for resp3 in [false, true] {
+        let mut live = backend(&server, resp3);
+        let (libraries, total) = evalbench::engine::live::functions::list(&mut live).unwrap();
+        assert_eq!(total, 3);
+        let names: Vec<&str> = libraries.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, vec!["counters", "lib_", "lib_star"]);
+        let counters_lib = &libraries[0];
+        assert_eq!(counters_lib.engine, "LUA");
+        let functions: Vec<(&str, Vec<String>, Option<String>)> = counters_lib
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.flags.clone(), f.description.clone()))
+            .collect();
+        assert!(functions.contains(&("counter_incr", vec![], None)));
+        assert!(functions.contains(&(
+            "counter_get",
+            vec!["no-writes".to_string()],
+            Some("the counter, 0 when it does not exist".to_string())
+        )));
+        let code = evalbench::engine::live::functions::code(&mut live, "counters").unwrap();
+        assert_eq!(code.as_deref(), Some(counters.as_bytes()));
+        // "lib_" is a prefix of "lib_star": only the exact name's code comes back.
+        let code = evalbench::engine::live::functions::code(&mut live, "lib_").unwrap();
+        assert_eq!(code.as_deref(), Some(starred.as_bytes()));
+        assert_eq!(
+            evalbench::engine::live::functions::code(&mut live, "nope").unwrap(),
+            None
+        );
+    }
+}

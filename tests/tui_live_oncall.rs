@@ -76,6 +76,11 @@ fn server_overview_and_script_kill() {
     conn.cmd(&["SET", "counter", "41"]);
     let slow = "local i = 0 while i < 5e6 do i = i + 1 end return i";
     assert_eq!(conn.cmd(&["EVAL", slow, "0"]), Reply::Int(5_000_000));
+    let library = include_str!("../samples/counter_library.lua");
+    assert_eq!(
+        conn.cmd(&["FUNCTION", "LOAD", library]),
+        Reply::bulk("counters")
+    );
     let mut h = workbench(&server);
 
     // Alt-5 then i: the overview instead of the key list.
@@ -98,6 +103,12 @@ fn server_overview_and_script_kill() {
         screen.contains("no script keeps the server busy"),
         "{screen}"
     );
+    assert!(
+        screen.contains("│Function libraries (FUNCTION LIST): 1"),
+        "{screen}"
+    );
+    assert!(screen.contains("│counters: counter_"), "{screen}");
+    assert!(screen.contains("counter_get [no-writes]"), "{screen}");
     assert!(screen.contains("Slow log (SLOWLOG GET 10 of "), "{screen}");
     assert!(screen.contains(&format!("µs  EVAL {slow} 0")), "{screen}");
     assert!(

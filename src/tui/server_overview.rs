@@ -47,6 +47,7 @@ impl OverviewState {
                 overview.keyspace = before.keyspace.clone();
                 overview.slowlog = before.slowlog.clone();
                 overview.slowlog_len = before.slowlog_len;
+                overview.libraries = before.libraries.clone();
                 self.kept = !overview.highlights.is_empty();
             }
         }

@@ -2,6 +2,8 @@
 //! (see `instrument`), bounded type-aware copies of keys into the sandbox (`copy`), and server discovery.
 
 pub mod copy;
+/// The server's function libraries: FUNCTION LIST, one library's code (issue 13).
+pub mod functions;
 pub mod guard;
 /// The whole guarded run with its phases and cancel (issue 11).
 pub mod guarded;

@@ -57,9 +57,12 @@ pub struct Overview {
     pub busy: Option<String>,
     /// The function running now, when the server can name it.
     pub running: Option<RunningFunction>,
+    /// FUNCTION LIST (without code): the libraries by name and how many there are (issue 13);
+    /// None when the server did not answer it (busy, or FUNCTION denied by an ACL).
+    pub libraries: Option<(Vec<super::functions::LiveLibrary>, usize)>,
 }
 
-fn text(reply: &Reply) -> Option<String> {
+pub(super) fn text(reply: &Reply) -> Option<String> {
     match reply {
         Reply::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
         Reply::Status(s) => Some(s.clone()),
@@ -77,7 +80,7 @@ fn int(reply: &Reply) -> Option<i64> {
 }
 
 /// A field of a RESP3 map or a RESP2 flat array of pairs.
-fn field<'a>(reply: &'a Reply, name: &str) -> Option<&'a Reply> {
+pub(super) fn field<'a>(reply: &'a Reply, name: &str) -> Option<&'a Reply> {
     match reply {
         Reply::Map(pairs) => pairs
             .iter()
@@ -187,6 +190,9 @@ pub fn read(live: &mut LiveBackend) -> Result<Overview, LiveError> {
                 (overview.highlights, overview.keyspace) = parse_info(&info);
             }
         }
+    }
+    if overview.busy.is_none() {
+        overview.libraries = super::functions::list(live).ok();
     }
     if let Reply::Array(entries) = &slowlog {
         overview.slowlog = entries

@@ -110,6 +110,35 @@ pub fn draw(
             .into_iter()
             .map(|l| Line::styled(l, theme.text)),
     );
+    if let Some((libraries, total)) = &overview.libraries {
+        lines.push(header(&format!(
+            "Function libraries (FUNCTION LIST): {total}"
+        )));
+        for lib in libraries {
+            let functions: Vec<String> = lib
+                .functions
+                .iter()
+                .map(|f| {
+                    if f.flags.is_empty() {
+                        f.name.clone()
+                    } else {
+                        format!("{} [{}]", f.name, f.flags.join(", "))
+                    }
+                })
+                .collect();
+            lines.push(plain(
+                crate::engine::display::display_safe(&format!(
+                    "{}: {}",
+                    lib.name,
+                    functions.join(", ")
+                ))
+                .into_owned(),
+            ));
+        }
+        if libraries.len() < *total {
+            lines.push(plain(format!("… {} more", total - libraries.len())));
+        }
+    }
     let kept = overview
         .slowlog_len
         .map_or(String::new(), |n| format!(" of {n} kept"));
