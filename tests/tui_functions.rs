@@ -89,3 +89,13 @@ fn a_library_that_does_not_load_is_said_and_not_run() {
     h.press("<F5>");
     assert_eq!(h.app.last_run.as_ref().unwrap().report.reply, Reply::Int(1));
 }
+
+#[test]
+fn the_compact_form_names_the_call_too() {
+    let h = Harness::new(LIBRARY, &["counter:page"], &["5"], "");
+    let screen = h.render(80, 24);
+    assert!(
+        screen.contains("FCALL counter_incr · KEYS (1) slot 13456 counter:page"),
+        "{screen}"
+    );
+}

@@ -140,6 +140,12 @@ fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         if label.width() > (row.width / 2) as usize {
             label = title(name, &text, theme);
         }
+        // A function library: the call F5 makes, before KEYS (issue 13).
+        if name == "KEYS" {
+            if let Some(call) = app.form_function.describe_fitting().last() {
+                label.spans.insert(0, Span::raw(format!("{call} · ")));
+            }
+        }
         label.spans.push(Span::raw(" "));
         let style = if focused {
             theme.focus_border
