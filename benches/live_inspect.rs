@@ -118,6 +118,7 @@ fn main() {
                 kind: "string".into(),
                 cursor: PageCursor::Start,
                 count: VALUE_PAGE,
+                pattern: None, // issue 11: the plain value, not a search
             });
             times.push(t.elapsed().as_secs_f64() * 1000.0);
             listed = keys.len();

@@ -146,6 +146,19 @@ pub fn run_live(
                         ),
                     });
                 }
+                // A dry run stopped at the busy threshold (or memory budget) or that took a large
+                // share of it would block the server: only --yes sends it (issue 11).
+                if !args.yes {
+                    if let Some(why) = slow_dry_run(&run.report, live.server.busy_threshold_ms) {
+                        return Err(CliError {
+                            code: EXIT_BAD_INPUT,
+                            message: format!(
+                                "refused: {why}.\nNothing was sent to {}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).",
+                                live.target.display
+                            ),
+                        });
+                    }
+                }
                 dry = Some(run.report);
             }
             Err(CopyError::Live(e)) => return Err(backend_error(e)),
@@ -220,6 +233,24 @@ pub fn run_live(
         crate::engine::display::display_text(&text).into_owned()
     };
     Ok((code, out))
+}
+
+/// Why a finished dry run is too slow to send unasked (the guard's concern in words), if it is.
+fn slow_dry_run(report: &crate::engine::RunReport, threshold_ms: u64) -> Option<String> {
+    use crate::engine::live::guarded::{concerns, Concern};
+    let limit = crate::engine::sandbox::DEFAULT_MEMORY_LIMIT;
+    concerns(report, &[], threshold_ms, limit)
+        .into_iter()
+        .find_map(|c| match c {
+            Concern::Incomplete { why, ms } => {
+                Some(format!("the dry run in the sandbox on a copy of KEYS did not complete: {why} after {ms:.1} ms (on the server it would keep every other client waiting until it ends or is killed)"))
+            }
+            Concern::Slow { ms, threshold_ms } => Some(format!(
+                "the dry run in the sandbox on a copy of KEYS took {ms:.1} ms, {:.0}% of the server's busy threshold of {threshold_ms} ms (the server may be slower)",
+                ms * 100.0 / threshold_ms as f64
+            )),
+            _ => None,
+        })
 }
 
 /// `evalbench copy`: keys from a live server as keyspace JSON.

@@ -476,3 +476,35 @@ fn a_key_too_large_to_dry_run_is_no_obstacle_to_a_read_only_run() {
         serde_json::json!([{"kind": "dry-run-differs", "line": 0, "message": "no dry run (key 'big' is a set of 10001 members, above the copy limit of 10000; copy refused); the script ran as EVAL_RO, so the server refused any write: the Lua value and conversion notes are not shown"}])
     );
 }
+
+/// Issue 11: a dry run stopped at the busy threshold is not sent without --yes (nor one that took
+/// half of it: the same guard::concerns, unit-tested there); the refusal names the dry-run time and
+/// the server never ran the script.
+#[test]
+fn a_slow_dry_run_is_not_sent_without_yes() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+    conn.cmd(&["CONFIG", "RESETSTAT"]);
+    let dir = tempdir();
+    let spin = script(&dir, "spin.lua", "while true do end");
+    let port = server.port.to_string();
+    let (code, stdout, stderr) = run(&["-p", &port, "--read-only", "--read-timeout", "2", &spin]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.starts_with("evalbench: refused: the dry run in the sandbox on a copy of KEYS did not complete: stopped at the busy threshold (100 ms) after "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with(&format!(" ms (on the server it would keep every other client waiting until it ends or is killed).\nNothing was sent to 127.0.0.1:{port}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).\n")),
+        "{stderr}"
+    );
+    // The script never reached the server.
+    let Reply::Bulk(stats) = conn.cmd(&["INFO", "commandstats"]) else {
+        panic!("INFO")
+    };
+    let stats = String::from_utf8_lossy(&stats).into_owned();
+    assert!(!stats.contains("cmdstat_eval"), "{stats}");
+}

@@ -6,7 +6,7 @@ mod common;
 
 use common::{Conn, RedisServer};
 use evalbench::engine::live::inspect::{
-    first_page, page, summarize, summarize_many, KeyScan, Page, PageCursor, Row,
+    first_page, page, page_matching, summarize, summarize_many, KeyScan, Page, PageCursor, Row,
 };
 use evalbench::engine::live::{LiveBackend, LiveError, TargetSpec};
 use evalbench::engine::reply::Reply;
@@ -471,4 +471,91 @@ fn a_dropped_connection_is_reopened_and_reads_are_sent_again_but_scripts_never()
     assert_eq!(conn.cmd(&["GET", "n"]), Reply::Nil);
     assert_eq!(live.run(&request, allowed).unwrap().reply, Reply::Int(1));
     assert_eq!(conn.cmd(&["GET", "n"]), Reply::Bulk(b"1".to_vec()));
+}
+
+/// Issue 11: a search inside a key is one HSCAN/SSCAN/ZSCAN call with MATCH per page, until the
+/// cursor returns to 0; the pages together hold exactly the matching elements (RESP2 and RESP3).
+#[test]
+fn search_inside_a_key_pages_with_match() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    let mut sadd = args(&["SADD", "s"]);
+    sadd.extend((0..3000).map(|i| format!("m{i}").into_bytes()));
+    run(&mut conn, vec![sadd, args(&["RPUSH", "l", "a"])]);
+    for resp3 in [false, true] {
+        let mut live = backend(&server, resp3);
+        let (mut found, mut cursor, mut calls) = (BTreeSet::new(), PageCursor::Start, 0);
+        loop {
+            let page = page_matching(&mut live, b"s", "set", cursor, 500, b"m29*").unwrap();
+            calls += 1;
+            for row in page.rows {
+                let Row::Member(m) = row else {
+                    panic!("{row:?}")
+                };
+                found.insert(String::from_utf8(m).unwrap());
+            }
+            match page.next {
+                Some(next) => cursor = next,
+                None => break,
+            }
+        }
+        let expected: BTreeSet<String> = (0..3000)
+            .map(|i| format!("m{i}"))
+            .filter(|m| m.starts_with("m29"))
+            .collect();
+        assert_eq!(found, expected);
+        assert!(calls > 1, "{calls}");
+        let err = page_matching(&mut live, b"l", "list", PageCursor::Start, 10, b"*").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "a search inside a key works on hashes, sets and sorted sets (HSCAN, SSCAN, ZSCAN MATCH); 'l' is a list"
+        );
+    }
+}
+
+/// Issue 13: the server's libraries as FUNCTION LIST shows them (no code), and one library's code by
+/// its exact name (a name with glob characters matches only itself).
+#[test]
+fn function_libraries_are_listed_and_read_one_at_a_time() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    let counters = include_str!("../samples/counter_library.lua");
+    let star = "#!lua name=lib_star\nredis.register_function('f_star', function() return 1 end)";
+    let starred = "#!lua name=lib_\nredis.register_function('f_other', function() return 2 end)";
+    for code in [counters, star, starred] {
+        assert!(!conn.cmd(&["FUNCTION", "LOAD", code]).is_error());
+    }
+    for resp3 in [false, true] {
+        let mut live = backend(&server, resp3);
+        let (libraries, total) = evalbench::engine::live::functions::list(&mut live).unwrap();
+        assert_eq!(total, 3);
+        let names: Vec<&str> = libraries.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, vec!["counters", "lib_", "lib_star"]);
+        let counters_lib = &libraries[0];
+        assert_eq!(counters_lib.engine, "LUA");
+        let functions: Vec<(&str, Vec<String>, Option<String>)> = counters_lib
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.flags.clone(), f.description.clone()))
+            .collect();
+        assert!(functions.contains(&("counter_incr", vec![], None)));
+        assert!(functions.contains(&(
+            "counter_get",
+            vec!["no-writes".to_string()],
+            Some("the counter, 0 when it does not exist".to_string())
+        )));
+        let code = evalbench::engine::live::functions::code(&mut live, "counters").unwrap();
+        assert_eq!(code.as_deref(), Some(counters.as_bytes()));
+        // "lib_" is a prefix of "lib_star": only the exact name's code comes back.
+        let code = evalbench::engine::live::functions::code(&mut live, "lib_").unwrap();
+        assert_eq!(code.as_deref(), Some(starred.as_bytes()));
+        assert_eq!(
+            evalbench::engine::live::functions::code(&mut live, "nope").unwrap(),
+            None
+        );
+    }
 }

@@ -61,6 +61,16 @@ pub enum Action {
     OpenKey,
     CopyToSandbox,
     CopyDeclaredKeys,
+    /// The Server tab's overview: INFO, SLOWLOG, busy state (issue 11).
+    ServerOverview,
+    /// SCRIPT KILL from the Server tab, after a y/n (issue 11).
+    ServerScriptKill,
+    /// Search inside the selected server key: HSCAN/SSCAN/ZSCAN MATCH (issue 11).
+    SearchInKey,
+    /// Stop the search inside a key; again: the whole value (issue 11).
+    StopSearch,
+    /// The next function of the library in the editor, for F5's FCALL (issue 13).
+    PickFunction,
     // Editor
     Find,
     FindNext,
@@ -170,6 +180,11 @@ impl Action {
         Action::OpenKey,
         Action::CopyToSandbox,
         Action::CopyDeclaredKeys,
+        Action::ServerOverview,   // issue 11
+        Action::ServerScriptKill, // issue 11
+        Action::SearchInKey,      // issue 11
+        Action::StopSearch,       // issue 11
+        Action::PickFunction,     // issue 13
         Action::Find,
         Action::FindNext,
         Action::Undo,
@@ -272,6 +287,11 @@ impl Action {
             Action::OpenKey => "open_key",
             Action::CopyToSandbox => "copy_to_sandbox",
             Action::CopyDeclaredKeys => "copy_declared_keys",
+            Action::ServerOverview => "server_overview",
+            Action::ServerScriptKill => "server_script_kill",
+            Action::SearchInKey => "search_in_key",
+            Action::StopSearch => "stop_search",
+            Action::PickFunction => "pick_function",
             Action::Find => "find",
             Action::FindNext => "find_next",
             Action::Undo => "undo",
@@ -355,6 +375,11 @@ impl Action {
             Action::OpenKey => "open key",
             Action::CopyToSandbox => "copy to seed",
             Action::CopyDeclaredKeys => "copy KEYS",
+            Action::ServerOverview => "overview",
+            Action::ServerScriptKill => "SCRIPT KILL",
+            Action::SearchInKey => "search in key",
+            Action::StopSearch => "stop search",
+            Action::PickFunction => "function",
             Action::Find => "find",
             Action::FindNext => "next match",
             Action::Undo => "undo",
@@ -410,6 +435,10 @@ impl Action {
                 | Action::OpenKey
                 | Action::CopyToSandbox
                 | Action::CopyDeclaredKeys
+                | Action::ServerOverview
+                | Action::ServerScriptKill
+                | Action::SearchInKey
+                | Action::StopSearch
                 | Action::KeyspaceFocus
                 | Action::KeyspaceUp
                 | Action::KeyspaceDown
@@ -479,7 +508,20 @@ impl Action {
             Action::KeyspacePageDown => "page down in the focused key list or value view",
             Action::KeyspaceTop => "first key, or top of the value view",
             Action::KeyspaceBottom => "last key, or end of the value view",
-            Action::Rescan => "scan the server's keys again",
+            Action::Rescan => "scan the server's keys again (in the overview: read it now)",
+            Action::ServerOverview => {
+                "server overview: INFO highlights, SLOWLOG, the running script (and back to the keys)"
+            }
+            Action::ServerScriptKill => "SCRIPT KILL the script running on the server (asks first)",
+            Action::SearchInKey => {
+                "search inside the selected hash, set or sorted set (HSCAN/SSCAN/ZSCAN MATCH; Esc stops)"
+            }
+            Action::StopSearch => {
+                "stop the search inside the key (no run to stop); again: the whole value"
+            }
+            Action::PickFunction => {
+                "the function F5 calls in a library (#!lua name=): the next one"
+            }
             Action::OpenKey => "open a server key by its exact name (no scan)",
             Action::CopyToSandbox => "copy the selected key into the sandbox seed",
             Action::CopyDeclaredKeys => {

@@ -100,6 +100,10 @@ pub enum PromptPurpose {
     ScanMatch,
     /// A key on the live server, by name.
     OpenServerKey,
+    /// The MATCH glob of a search inside a server key (issue 11).
+    SearchInKey {
+        key: Vec<u8>,
+    },
     /// A line of the script to go to (editing.rs).
     GotoLine,
     // The debugger's prompts (tui/debugger.rs).
@@ -142,6 +146,8 @@ pub enum Confirm {
     OpenLesson(usize),
     /// Reset the lesson's script to its start.
     ResetLesson,
+    /// SCRIPT KILL from the Server tab's overview (issue 11).
+    ScriptKill,
 }
 
 pub enum Overlay {
@@ -170,6 +176,8 @@ pub enum Effect {
         /// The sandbox's run clock (Unix ms): the seed's time plus the clock offset, the same at
         /// every run whatever the wall clock says, so seed TTLs count from the run's start.
         clock_ms: i64,
+        /// The script is a function library: FCALL this function of it (issue 13).
+        function: Option<String>,
     },
     /// A request to the live inspector thread.
     Inspect(InspectRequest),
@@ -218,6 +226,8 @@ impl ListState {
 pub struct App {
     pub editor: EditorState,
     pub inputs: InputsState,
+    /// The function F5 calls when the editor holds a function library (issue 13, form_function.rs).
+    pub form_function: super::form_function::FormFunction,
     pub keyspace: KeyspaceView,
     pub keymap: Keymap,
     pub config: Config,
@@ -292,6 +302,7 @@ impl App {
         App {
             editor: EditorState::new(script, path),
             inputs: InputsState::default(),
+            form_function: super::form_function::FormFunction::for_code(script.as_bytes()), // issue 13
             keyspace: KeyspaceView::default(),
             keymap,
             config,
@@ -408,6 +419,7 @@ impl App {
         super::race::housekeeping(self); // a race lab's report (issue 14)
         effects.extend(super::tests_tab::housekeeping(self)); // test results from their thread
         effects.extend(super::lint_diagnostics::housekeeping(self)); // lint once the text rests
+        super::form_function::housekeeping(self); // issue 13: the library's functions in the form
         effects
     }
 
@@ -571,6 +583,7 @@ impl App {
                             }
                             Confirm::OpenLesson(index) => super::lessons::open(self, index),
                             Confirm::ResetLesson => super::lessons::reset(self),
+                            Confirm::ScriptKill => return super::server_overview::kill(self),
                         }
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
@@ -736,9 +749,16 @@ impl App {
             Action::ScriptLoad => return super::server::script_load(self),
             Action::RaceLab => return super::race::open(self), // issue 14
             Action::CopyDeclaredKeys => return super::server::copy_declared_keys(self),
-            Action::Rescan | Action::OpenKey | Action::CopyToSandbox => {
+            Action::Rescan
+            | Action::OpenKey
+            | Action::CopyToSandbox
+            | Action::ServerOverview // issue 11
+            | Action::SearchInKey
+            | Action::StopSearch
+            | Action::ServerScriptKill => {
                 self.status = "this key works in the Server tab (Alt-5)".into()
             }
+            Action::PickFunction => super::form_function::pick_next(self), // issue 13
             Action::Up
             | Action::Down
             | Action::PageUp
@@ -1015,7 +1035,9 @@ impl App {
             }
             PromptPurpose::GotoLine => super::editing::goto_line(self, &input),
             PromptPurpose::ExportRun => super::export_run::answer(self, &input),
-            PromptPurpose::ScanMatch | PromptPurpose::OpenServerKey => {
+            PromptPurpose::ScanMatch
+            | PromptPurpose::OpenServerKey
+            | PromptPurpose::SearchInKey { .. } => {
                 return super::server::answer_prompt(self, &prompt.purpose, input)
             }
             PromptPurpose::Breakpoint { .. }
@@ -1048,7 +1070,24 @@ impl App {
             argv,
             ..RunRequest::default()
         };
-        self.rerun(request, Default::default())
+        // A function library: FCALL the form's function (issue 13).
+        let function = match super::form_function::for_run(self) {
+            Some(Err(why)) => {
+                self.status = why;
+                return Vec::new();
+            }
+            Some(Ok(_)) if self.use_live => {
+                self.status = "FCALL on the live server is not offered yet: F7 runs the function in the sandbox".into();
+                return Vec::new();
+            }
+            Some(Ok(name)) => Some(name),
+            None => None,
+        };
+        let mut effects = self.rerun(request, Default::default());
+        if let Some(Effect::Run { function: f, .. }) = effects.first_mut() {
+            *f = function;
+        }
+        effects
     }
 
     /// Send `request` to the engine (`consent`: after the live guard asked).
@@ -1075,6 +1114,7 @@ impl App {
             consent,
             live: self.use_live,
             clock_ms: self.seed_now_ms + self.clock_offset_ms,
+            function: None,
         }]
     }
 

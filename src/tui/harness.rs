@@ -194,6 +194,7 @@ impl Harness {
                     consent,
                     live,
                     clock_ms,
+                    function,
                 } => {
                     self.effects.push("run");
                     self.clock.set_us(clock_ms * 1000);
@@ -201,6 +202,15 @@ impl Harness {
                         Some(backend) => {
                             super::worker::run_live(backend, id, request, &consent, &self.control)
                         }
+                        // issue 13: a library's function
+                        None if function.is_some() => RunResult::fcall(
+                            &mut self.sandbox,
+                            id,
+                            request,
+                            seed,
+                            busy_threshold_ms,
+                            function.as_deref().unwrap_or_default(),
+                        ),
                         None => {
                             RunResult::run(&mut self.sandbox, id, request, seed, busy_threshold_ms)
                         }

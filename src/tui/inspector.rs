@@ -28,12 +28,13 @@ pub enum InspectRequest {
     More { generation: u64, want: usize },
     /// TYPE, TTL, size, encoding and memory of these keys.
     Summaries { keys: Vec<Vec<u8>> },
-    /// One page of a key's value.
+    /// One page of a key's value; with `pattern`, of a search inside it (HSCAN/SSCAN/ZSCAN MATCH).
     Page {
         key: Vec<u8>,
         kind: String,
         cursor: PageCursor,
         count: usize,
+        pattern: Option<Vec<u8>>,
     },
     /// A key by its exact name (no scan).
     Open { key: Vec<u8> },
@@ -45,6 +46,10 @@ pub enum InspectRequest {
     ScriptLoad { script: Vec<u8> },
     /// Is the server there? (the status bar's connection state)
     Ping,
+    /// INFO highlights, the slow log and the busy state (the Server overview, issue 11).
+    Overview,
+    /// SCRIPT KILL, after the user agreed (the Server overview).
+    ScriptKill,
 }
 
 /// Whether the server's script cache holds the user's script (what an application's EVALSHA
@@ -72,6 +77,8 @@ pub enum InspectEvent {
         key: Vec<u8>,
         cursor: PageCursor,
         page: Page,
+        /// The search it belongs to (None: the plain value).
+        pattern: Option<Vec<u8>>,
     },
     Opened {
         key: Vec<u8>,
@@ -95,6 +102,10 @@ pub enum InspectEvent {
     Health {
         error: Option<String>,
     },
+    /// The Server overview as read now.
+    Overview(Box<crate::engine::live::overview::Overview>),
+    /// SCRIPT KILL's answer in words.
+    Killed(String),
     /// A request failed; `what` names it ("scan", "page of 'k'", ...).
     Failed {
         what: String,
@@ -186,12 +197,29 @@ impl InspectorCore {
                 kind,
                 cursor,
                 count,
-            } => vec![
-                match inspect::page(&mut self.live, &key, &kind, cursor.clone(), count) {
-                    Ok(page) => InspectEvent::Page { key, cursor, page },
+                pattern,
+            } => {
+                let page = match &pattern {
+                    Some(p) => inspect::page_matching(
+                        &mut self.live,
+                        &key,
+                        &kind,
+                        cursor.clone(),
+                        count,
+                        p,
+                    ),
+                    None => inspect::page(&mut self.live, &key, &kind, cursor.clone(), count),
+                };
+                vec![match page {
+                    Ok(page) => InspectEvent::Page {
+                        key,
+                        cursor,
+                        page,
+                        pattern,
+                    },
                     Err(e) => failed(&format!("page of '{}'", String::from_utf8_lossy(&key)), e),
-                },
-            ],
+                }]
+            }
             InspectRequest::Open { key } => vec![match inspect::summarize(&mut self.live, &key) {
                 Ok(summary) => InspectEvent::Opened { key, summary },
                 Err(e) => failed(&format!("open '{}'", String::from_utf8_lossy(&key)), e),
@@ -224,6 +252,19 @@ impl InspectorCore {
                     Err(e) => Some(e.to_string()),
                 },
             }],
+            InspectRequest::Overview => {
+                vec![match crate::engine::live::overview::read(&mut self.live) {
+                    Ok(overview) => InspectEvent::Overview(Box::new(overview)),
+                    Err(e) => failed("server overview", e),
+                }]
+            }
+            InspectRequest::ScriptKill => {
+                // On fresh connections (every master of a cluster: the script's keys are unknown).
+                let answers = crate::engine::live::script_kill_for(&self.live.target, &[]);
+                vec![InspectEvent::Killed(
+                    crate::engine::live::overview::describe_kill(answers, self.live.server.cluster),
+                )]
+            }
             InspectRequest::ScriptLoad { script } => {
                 let (sha, _) = shas(&script);
                 let mut texts = vec![script.clone()];

@@ -104,6 +104,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<A-3>", Action::TabKeyspace),
     (Context::Global, "<A-4>", Action::TabWarnings),
     (Context::Global, "<A-5>", Action::TabServer),
+    (Context::Global, "<A-f>", Action::PickFunction), // issue 13
     (Context::Global, "<F7>", Action::ToggleBackend),
     (Context::Global, "<F8>", Action::ScriptLoad),
     (Context::Global, "<Esc>", Action::Cancel),
@@ -157,6 +158,10 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Server, "c", Action::CopyToSandbox),
     (Context::Server, "C", Action::CopyDeclaredKeys),
     (Context::Server, "R", Action::Rescan),
+    (Context::Server, "i", Action::ServerOverview), // issue 11
+    (Context::Server, "X", Action::ServerScriptKill), // issue 11
+    (Context::Server, "f", Action::SearchInKey),    // issue 11
+    (Context::Server, "<Esc>", Action::StopSearch), // issue 11 (a run's Esc is global and first)
     (Context::Server, "<Enter>", Action::KeyspaceFocus),
     (Context::Server, "<Up>", Action::KeyspaceUp),
     (Context::Server, "k", Action::KeyspaceUp),

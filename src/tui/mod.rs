@@ -14,6 +14,7 @@ pub mod editor;
 pub mod export_run; // issue 14: the last run as HTML / Markdown
 pub mod file_actions;
 pub mod files;
+pub mod form_function; // issue 13: the function F5 calls in a library buffer
 pub mod harness;
 pub mod highlight;
 pub mod inputs;
@@ -27,6 +28,7 @@ pub mod mouse;
 pub mod race; // the Race tab (issue 14)
 pub mod reply_compare; // the Reply tab under a second profile (issue 12)
 pub mod server;
+pub mod server_overview; // issue 11: the Server tab's overview
 /// Tests in the workbench: save as case, the Tests tab (issue 14).
 pub mod tests_tab;
 pub mod theme;
@@ -75,14 +77,26 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                 consent,
                 live,
                 clock_ms,
-            } => worker.send(EngineCommand::Run {
-                id,
-                request,
-                seed,
-                busy_threshold_ms,
-                consent,
-                live,
-                clock_ms,
+                function,
+            } => worker.send(match function {
+                // issue 13: a library's function, in the sandbox
+                Some(function) => EngineCommand::RunFunction {
+                    id,
+                    request,
+                    seed,
+                    busy_threshold_ms,
+                    clock_ms,
+                    function,
+                },
+                None => EngineCommand::Run {
+                    id,
+                    request,
+                    seed,
+                    busy_threshold_ms,
+                    consent,
+                    live,
+                    clock_ms,
+                },
             }),
             Effect::Inspect(request) => {
                 if let Some(inspector) = inspector {

@@ -24,6 +24,9 @@ pub const MAX_VALUE_LINES: usize = 10_000;
 /// Keys around the selection whose summaries are fetched.
 const SUMMARY_BEFORE: usize = 40;
 const SUMMARY_AFTER: usize = 80;
+/// Elements the server examines per call of a search inside a key (HSCAN/SSCAN/ZSCAN COUNT): about
+/// a millisecond of server work, as a SCAN call of the key list.
+pub const SEARCH_COUNT: usize = 1000;
 /// Rows moved by PageUp / PageDown.
 const PAGE: isize = 10;
 
@@ -50,6 +53,21 @@ pub struct ValueView {
     /// For a string: its length in bytes, and the bytes read so far.
     pub total: Option<u64>,
     pub bytes: u64,
+    /// Per line: the length in bytes of the value it shows (a field's value, a member, an
+    /// element), for "cut, N B" when the line is wider than the pane; None for a string's lines.
+    pub lengths: Vec<Option<u64>>,
+    /// A search inside the key (HSCAN/SSCAN/ZSCAN MATCH): the glob, the calls made, and whether
+    /// Esc stopped it before the end.
+    pub pattern: Option<String>,
+    pub calls: usize,
+    pub stopped: bool,
+}
+
+/// A search inside a key: the key and the MATCH glob (issue 11).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeySearch {
+    pub key: Vec<u8>,
+    pub pattern: String,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -75,6 +93,10 @@ pub struct ServerView {
     /// The last failure, shown in the tab until the next success.
     pub error: Option<String>,
     started: bool,
+    /// The overview (INFO, SLOWLOG, busy state) shown instead of the keys (issue 11).
+    pub overview: super::server_overview::OverviewState,
+    /// The search inside the selected key, if any (issue 11).
+    pub search: Option<KeySearch>,
 }
 
 impl ServerView {
@@ -193,6 +215,11 @@ impl ServerView {
         let fresh = self.value.as_ref().is_none_or(|v| v.key != key);
         if fresh {
             let summary = summary?;
+            let pattern = self
+                .search
+                .as_ref()
+                .filter(|s| s.key == key)
+                .map(|s| s.pattern.clone());
             self.value = Some(ValueView {
                 key: key.clone(),
                 kind: summary.kind.clone(),
@@ -201,18 +228,27 @@ impl ServerView {
                 loading: true,
                 total: None,
                 bytes: 0,
+                lengths: Vec::new(),
+                calls: 0,
+                stopped: false,
+                pattern: pattern.clone(),
             });
             self.value_scroll = 0;
-            return Some(page_request(key, summary.kind, PageCursor::Start));
+            return Some(page_request(key, summary.kind, PageCursor::Start, pattern));
         }
         let value = self.value.as_mut()?;
         let near_end = self.value_scroll + 2 * VALUE_PAGE >= value.lines.len();
-        if value.loading || !near_end || value.lines.len() >= MAX_VALUE_LINES {
+        if value.loading || value.stopped || !near_end || value.lines.len() >= MAX_VALUE_LINES {
             return None;
         }
         let cursor = value.next.clone()?;
         value.loading = true;
-        Some(page_request(key, value.kind.clone(), cursor))
+        Some(page_request(
+            key,
+            value.kind.clone(),
+            cursor,
+            value.pattern.clone(),
+        ))
     }
 
     fn add_keys(&mut self, keys: Vec<Vec<u8>>) {
@@ -240,8 +276,10 @@ impl ServerView {
     }
 }
 
-fn page_request(key: Vec<u8>, kind: String, cursor: PageCursor) -> Effect {
-    let count = if kind == "string" {
+fn page_request(key: Vec<u8>, kind: String, cursor: PageCursor, pattern: Option<String>) -> Effect {
+    let count = if pattern.is_some() {
+        SEARCH_COUNT
+    } else if kind == "string" {
         STRING_PAGE
     } else {
         VALUE_PAGE
@@ -251,31 +289,57 @@ fn page_request(key: Vec<u8>, kind: String, cursor: PageCursor) -> Effect {
         kind,
         cursor,
         count,
+        pattern: pattern.map(String::into_bytes),
     })
 }
 
 /// The lines a page adds to the value view.
+#[cfg(test)]
 fn page_lines(rows: &[Row]) -> Vec<String> {
+    page_lines_with_lengths(rows).0
+}
+
+/// The lines a page adds to the value view, each with the byte length of the value it shows.
+fn page_lines_with_lengths(rows: &[Row]) -> (Vec<String>, Vec<Option<u64>>) {
     let mut lines = Vec::new();
+    let mut lengths = Vec::new();
     for row in rows {
+        let len = |b: &[u8]| Some(b.len() as u64);
         match row {
-            Row::Field { field, value } => lines.push(format!("{}  {}", text(field), text(value))),
-            Row::Member(member) => lines.push(text(member)),
-            Row::Scored { member, score } => {
-                lines.push(format!("{:>12}  {}", score_text(*score), text(member)))
+            Row::Field { field, value } => {
+                lines.push(format!("{}  {}", text(field), text(value)));
+                lengths.push(len(value));
             }
-            Row::Item { index, value } => lines.push(format!("{index:>6}  {}", text(value))),
+            Row::Member(member) => {
+                lines.push(text(member));
+                lengths.push(len(member));
+            }
+            Row::Scored { member, score } => {
+                lines.push(format!("{:>12}  {}", score_text(*score), text(member)));
+                lengths.push(len(member));
+            }
+            Row::Item { index, value } => {
+                lines.push(format!("{index:>6}  {}", text(value)));
+                lengths.push(len(value));
+            }
             Row::Entry { id, fields } => {
                 let fields: Vec<String> = fields
                     .iter()
                     .map(|(f, v)| format!("{}={}", text(f), text(v)))
                     .collect();
+                let size = fields.iter().map(|f| f.len() as u64).sum::<u64>();
                 lines.push(format!("{}  {}", text(id), fields.join(" ")));
+                lengths.push(Some(size));
             }
-            Row::Bytes { data, .. } => lines.extend(data.chunks(STRING_LINE).map(text)),
+            Row::Bytes { data, .. } => {
+                for chunk in data.chunks(STRING_LINE) {
+                    lines.push(text(chunk));
+                    lengths.push(None);
+                }
+            }
         }
     }
-    lines
+    (lines, lengths)
 }
 
 /// A score as Redis prints it: integers without a fraction, `inf`/`-inf`.
@@ -294,6 +358,9 @@ pub fn housekeeping(app: &mut App) -> Vec<Effect> {
     if let Some(view) = app.server.as_mut() {
         if opened || view.started {
             effects.extend(view.needs());
+        }
+        if opened {
+            effects.extend(view.overview.needs());
         }
         let sha = app.editor.sha1();
         let known = app.script_cache.as_ref().is_some_and(|(s, _)| *s == sha);
@@ -365,6 +432,13 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
                 super::keyspace::show_seed(app, copied.first().map(Vec::as_slice));
             }
         }
+        InspectEvent::Overview(overview) => {
+            if let Some(view) = app.server.as_mut() {
+                view.overview.on_overview(*overview);
+                view.error = None;
+            }
+        }
+        InspectEvent::Killed(answer) => super::server_overview::on_killed(app, answer),
         InspectEvent::Failed { what, message } => {
             if what == "SCRIPT EXISTS" {
                 // The mark shows "cache ?"; asking again at every tick would only repeat the failure.
@@ -376,6 +450,9 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
             let text = format!("{what}: {message}");
             app.status = text.clone();
             if let Some(view) = app.server.as_mut() {
+                if what == "server overview" {
+                    view.overview.on_failed();
+                }
                 view.error = Some(text);
                 if let Some(v) = view.value.as_mut() {
                     v.loading = false;
@@ -415,20 +492,33 @@ fn on_view_event(view: &mut ServerView, event: InspectEvent) {
                 view.summaries.insert(key, summary);
             }
         }
-        InspectEvent::Page { key, cursor, page } => {
-            let Some(value) = view.value.as_mut().filter(|v| v.key == key) else {
-                return; // the selection moved on
+        InspectEvent::Page {
+            key,
+            cursor,
+            page,
+            pattern,
+        } => {
+            let Some(value) = view.value.as_mut().filter(|v| {
+                v.key == key && v.pattern.as_deref().map(str::as_bytes) == pattern.as_deref()
+            }) else {
+                return; // the selection or the search moved on
             };
             if cursor == PageCursor::Start {
                 value.lines.clear();
+                value.lengths.clear();
                 value.bytes = 0;
+            }
+            if pattern.is_some() {
+                value.calls += 1;
             }
             for row in &page.rows {
                 if let Row::Bytes { data, .. } = row {
                     value.bytes += data.len() as u64;
                 }
             }
-            value.lines.extend(page_lines(&page.rows));
+            let (lines, lengths) = page_lines_with_lengths(&page.rows);
+            value.lines.extend(lines);
+            value.lengths.extend(lengths);
             value.next = page.next;
             value.total = page.total.or(value.total);
             value.loading = false;
@@ -473,6 +563,11 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             view.type_filter = super::keyspace::next_type_filter(view.type_filter);
             return vec![view.restart()];
         }
+        Action::ServerOverview => super::server_overview::toggle(app),
+        Action::SearchInKey => return ask_search(app),
+        Action::StopSearch => stop_search(app),
+        Action::ServerScriptKill => super::server_overview::ask_kill(app),
+        Action::Rescan if view.overview.shown => super::server_overview::refresh(app),
         Action::Rescan => {
             app.status = "scanning the server again".into();
             return vec![view.restart()];
@@ -538,6 +633,16 @@ pub fn answer_prompt(app: &mut App, purpose: &PromptPurpose, input: String) -> V
             view.pattern = input;
             vec![view.restart()]
         }
+        PromptPurpose::SearchInKey { key } => {
+            view.search = (!input.is_empty()).then(|| KeySearch {
+                key: key.clone(),
+                pattern: input,
+            });
+            // The value is read again: from the first page of the search, or whole.
+            view.value = None;
+            view.value_focus = true;
+            Vec::new()
+        }
         PromptPurpose::OpenServerKey if !input.is_empty() => {
             vec![Effect::Inspect(InspectRequest::Open {
                 key: input.into_bytes(),
@@ -545,6 +650,73 @@ pub fn answer_prompt(app: &mut App, purpose: &PromptPurpose, input: String) -> V
         }
         _ => Vec::new(),
     }
+}
+
+/// `f`: ask for the MATCH glob of a search inside the selected key.
+fn ask_search(app: &mut App) -> Vec<Effect> {
+    let Some(view) = app.server.as_ref() else {
+        return Vec::new();
+    };
+    let Some(key) = view.selected_key().cloned() else {
+        app.status = "no key selected".into();
+        return Vec::new();
+    };
+    let kind = view.summaries.get(&key).cloned().flatten().map(|s| s.kind);
+    if let Some(kind) = kind.filter(|k| !crate::engine::live::inspect::searchable(k)) {
+        app.status = format!(
+            "a search inside a key works on hashes, sets and sorted sets (HSCAN, SSCAN, ZSCAN MATCH); '{}' is a {kind}",
+            text(&key)
+        );
+        return Vec::new();
+    }
+    let current = view
+        .search
+        .as_ref()
+        .filter(|s| s.key == key)
+        .map_or(String::new(), |s| s.pattern.clone());
+    let title = format!(
+        "Search inside '{}' (MATCH glob, empty for the whole value; Esc stops a search)",
+        text(&key)
+    );
+    app.open_prompt(PromptPurpose::SearchInKey { key }, title, current);
+    Vec::new()
+}
+
+/// Esc in the Server tab with no run to stop: stop the search inside the key (the server is asked
+/// nothing more); Esc on a stopped or finished search shows the whole value again.
+fn stop_search(app: &mut App) {
+    let Some(view) = app.server.as_mut() else {
+        return;
+    };
+    let Some(value) = view.value.as_mut().filter(|v| v.pattern.is_some()) else {
+        app.status = "no search inside a key to stop (f starts one)".into();
+        return;
+    };
+    let matches = thousands(value.lines.len() as u64);
+    if value.next.is_some() && !value.stopped {
+        value.stopped = true;
+        app.status = format!(
+            "search stopped after {} calls: {matches} match so far (Esc again shows the whole value)",
+            value.calls
+        );
+    } else {
+        view.search = None;
+        view.value = None;
+        app.status = "search cleared: the whole value".into();
+    }
+}
+
+/// "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// F8: SCRIPT LOAD the script (and its traced copy) into the live server's cache.

@@ -28,6 +28,15 @@ pub enum EngineCommand {
         /// TTLs count from the run's start, whatever the wall clock says).
         clock_ms: i64,
     },
+    /// The script is a function library: load it and FCALL `function` in the sandbox (issue 13).
+    RunFunction {
+        id: u64,
+        request: RunRequest,
+        seed: Db,
+        busy_threshold_ms: u64,
+        clock_ms: i64,
+        function: String,
+    },
     /// SCRIPT FLUSH.
     Flush,
     Stop,
@@ -223,6 +232,31 @@ impl Worker {
                                     busy_threshold_ms,
                                 ),
                             };
+                            if event_tx
+                                .send(EngineEvent::Finished(Box::new(result)))
+                                .is_err()
+                            {
+                                break;
+                            }
+                        }
+                        // issue 13: a library's function (tui/form_function.rs)
+                        EngineCommand::RunFunction {
+                            id,
+                            request,
+                            seed,
+                            busy_threshold_ms,
+                            clock_ms,
+                            function,
+                        } => {
+                            clock.set_us(clock_ms.saturating_mul(1000));
+                            let result = RunResult::fcall(
+                                &mut sandbox,
+                                id,
+                                request,
+                                seed,
+                                busy_threshold_ms,
+                                &function,
+                            );
                             if event_tx
                                 .send(EngineEvent::Finished(Box::new(result)))
                                 .is_err()

@@ -461,6 +461,70 @@ pub fn page(
     Ok(Page { rows, next, total })
 }
 
+/// Types whose elements the server can search with a MATCH glob (HSCAN, SSCAN, ZSCAN).
+pub fn searchable(kind: &str) -> bool {
+    matches!(kind, "hash" | "set" | "zset")
+}
+
+/// One page of a search inside a key (issue 11): a single HSCAN/SSCAN/ZSCAN call with MATCH
+/// `pattern` and COUNT `count` (the elements the server examines, not the matches: a page may hold
+/// none and still not be the last). Fields for a hash, members for a set, members with their scores
+/// for a sorted set.
+pub fn page_matching(
+    live: &mut LiveBackend,
+    key: &[u8],
+    kind: &str,
+    cursor: PageCursor,
+    count: usize,
+    pattern: &[u8],
+) -> Result<Page, LiveError> {
+    let command: &[u8] = match kind {
+        "hash" => b"HSCAN",
+        "set" => b"SSCAN",
+        "zset" => b"ZSCAN",
+        other => {
+            return Err(LiveError::Server(format!(
+                "a search inside a key works on hashes, sets and sorted sets (HSCAN, SSCAN, ZSCAN MATCH); '{}' is a {other}",
+                String::from_utf8_lossy(key)
+            )))
+        }
+    };
+    let scan_cursor = match &cursor {
+        PageCursor::Scan(c) => c.clone(),
+        _ => b"0".to_vec(),
+    };
+    let n = count.max(1).to_string();
+    let (next, items) = scan_reply(live.command(&[
+        command,
+        key,
+        &scan_cursor,
+        b"MATCH",
+        pattern,
+        b"COUNT",
+        n.as_bytes(),
+    ])?)?;
+    let rows = match kind {
+        "hash" => pairs(items)
+            .into_iter()
+            .map(|(field, value)| Row::Field { field, value })
+            .collect(),
+        "zset" => pairs(items)
+            .into_iter()
+            .filter_map(|(member, s)| {
+                let score = std::str::from_utf8(&s).ok()?.parse().ok()?;
+                Some(Row::Scored { member, score })
+            })
+            .collect(),
+        _ => items.into_iter().map(Row::Member).collect(),
+    };
+    let next = (next != b"0").then_some(PageCursor::Scan(next));
+    Ok(Page {
+        rows,
+        next,
+        total: None,
+    })
+}
+
 /// ZRANGE WITHSCORES: RESP2 flat member score ..., RESP3 [[member, score], ...].
 fn zset_rows(reply: Reply) -> Vec<Row> {
     let Reply::Array(items) = reply else {

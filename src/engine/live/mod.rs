@@ -2,6 +2,8 @@
 //! (see `instrument`), bounded type-aware copies of keys into the sandbox (`copy`), and server discovery.
 
 pub mod copy;
+/// The server's function libraries: FUNCTION LIST, one library's code (issue 13).
+pub mod functions;
 pub mod guard;
 /// The whole guarded run with its phases and cancel (issue 11).
 pub mod guarded;
@@ -9,6 +11,8 @@ pub mod inspect;
 pub mod instrument;
 /// Redis's own Lua debugger (SCRIPT DEBUG) driven on its own connection.
 pub mod ldb;
+/// INFO highlights, the slow log and the busy state for the Server tab's overview (issue 11).
+pub mod overview;
 
 use crate::engine::reply::{Protocol, Reply};
 use crate::engine::report::{Outcome, RunReport, Warning, WarningKind};

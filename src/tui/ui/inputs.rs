@@ -75,11 +75,28 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     keys.set_cursor_line_style(Style::default());
     // The cursor shows only in the focused field (and not under an overlay).
     keys.set_cursor_style(cursor_style(app, app.focus == Focus::Keys));
-    keys.set_block(
-        block("", app.focus == Focus::Keys, theme)
-            .title(keys_title(&app.inputs.keys_text(), theme, width))
-            .borders(Borders::TOP),
+    // A function library: the function F5 calls, on the right of the KEYS title, as long as fits
+    // (the key names give way first) (issue 13).
+    let call = app.form_function.describe_fitting();
+    let reserve = call.last().map_or(0, |c| c.chars().count() + 3);
+    let keys_line = keys_title(
+        &app.inputs.keys_text(),
+        theme,
+        width.saturating_sub(reserve),
     );
+    let mut keys_block = block("", app.focus == Focus::Keys, theme)
+        .title(keys_line.clone())
+        .borders(Borders::TOP);
+    let room = width.saturating_sub(keys_line.width() + 1);
+    if let Some(call) = call.iter().find(|c| c.chars().count() + 2 <= room) {
+        let style = if app.form_function.error.is_some() {
+            theme.error
+        } else {
+            theme.header
+        };
+        keys_block = keys_block.title(Line::styled(format!(" {call} "), style).right_aligned());
+    }
+    keys.set_block(keys_block);
     let mut argv = app.inputs.argv.clone();
     argv.set_cursor_line_style(Style::default());
     argv.set_cursor_style(cursor_style(app, app.focus == Focus::Argv));
@@ -122,6 +139,12 @@ fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         // Slot numbers are for the full form; here the count and the warning.
         if label.width() > (row.width / 2) as usize {
             label = title(name, &text, theme);
+        }
+        // A function library: the call F5 makes, before KEYS (issue 13).
+        if name == "KEYS" {
+            if let Some(call) = app.form_function.describe_fitting().last() {
+                label.spans.insert(0, Span::raw(format!("{call} · ")));
+            }
         }
         label.spans.push(Span::raw(" "));
         let style = if focused {

@@ -11,6 +11,7 @@ mod present; // presenter mode (issue 14)
 mod race; // the Race tab (issue 14)
 mod reply_compare; // issue 12
 mod server;
+mod server_overview; // issue 11
 mod statusbar;
 
 use super::app::{App, Focus, Overlay, Tab};
@@ -133,6 +134,7 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 super::app::Confirm::ResetLesson => {
                     "Reset to the lesson's starting script? Ctrl-Z brings yours back. (y/n)".into()
                 }
+                super::app::Confirm::ScriptKill => super::server_overview::KILL_QUESTION.into(),
             };
             draw_prompt(frame, area, "Confirm", &text, Style::default(), theme)
         }

@@ -4,7 +4,7 @@
 use super::block;
 use crate::tui::app::App;
 use crate::tui::keyspace::{fit, text, ttl_text};
-use crate::tui::server::{ServerView, MAX_LISTED, MAX_VALUE_LINES};
+use crate::tui::server::{thousands, ServerView, MAX_LISTED, MAX_VALUE_LINES};
 use crate::tui::theme::Theme;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Line;
@@ -20,6 +20,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         );
         return;
     };
+    if view.overview.shown {
+        return super::server_overview::draw(frame, area, app, view, theme, focused);
+    }
     let (list_area, value_area) = super::list_and_value(area, view.value_focus);
     if let Some(list_area) = list_area {
         let list_focused = focused && !view.value_focus;
@@ -30,17 +33,19 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
     }
 }
 
-/// "1,234,567".
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
+/// A value line cut to `width` with the length of the value it shows: "f1  xxxxx… 10,000 B".
+fn cut(line: &str, width: usize, len: Option<u64>) -> String {
+    match len {
+        Some(len) if line.chars().count() > width => {
+            let suffix = format!("… {} B", thousands(len));
+            let keep = width.saturating_sub(suffix.chars().count());
+            if keep < 4 {
+                return fit(line, width);
+            }
+            line.chars().take(keep).collect::<String>() + &suffix
         }
-        out.push(c);
+        _ => fit(line, width),
     }
-    out
 }
 
 fn bytes_text(n: u64) -> String {
@@ -49,6 +54,21 @@ fn bytes_text(n: u64) -> String {
         n if n >= 10 << 10 => format!("{} KB", n >> 10),
         n => format!("{n} B"),
     }
+}
+
+/// The selected row of the key list: "123/1,000+" while the scan may list more (issue 11).
+fn position(view: &ServerView) -> String {
+    let listed = view.keys.len() as u64;
+    let at = (view.list.selected as u64 + 1).min(listed);
+    let more = if view.progress.done { "" } else { "+" };
+    format!("{}/{}{more}", thousands(at), thousands(listed))
+}
+
+/// The width of the key column: the longest key in view, at least 10 and at most what leaves the
+/// other columns their room (issue 11: short keys leave the room to the columns that need it).
+fn key_column(keys: &[String], available: u16) -> u16 {
+    let longest = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
+    (longest.max(10) as u16).min(available.max(10))
 }
 
 /// "1,000 of 3,008 keys · ↓ for more", "~12,000 of 100,000 scanned · 3 match · done" and the like
@@ -94,6 +114,7 @@ fn draw_list(
     if let Some(t) = view.type_filter {
         title.push_str(&format!(" TYPE {t}"));
     }
+    title.push_str(&format!(" · {}", position(view)));
     let hint = format!(" {} ", progress_text(view));
     let block =
         block(&title, focused, theme).title_bottom(Line::from(hint).style(theme.line_number));
@@ -126,19 +147,28 @@ fn draw_list(
     while columns.len() > 1 && inner < 20 + columns.iter().map(|(_, w)| w + 1).sum::<u16>() {
         columns.pop();
     }
-    let key_width = inner.saturating_sub(columns.iter().map(|(_, w)| w + 1).sum::<u16>()) as usize;
+    let available = inner.saturating_sub(columns.iter().map(|(_, w)| w + 1).sum::<u16>());
     // Only the visible window is built (borders and header take 3 rows).
     let height = (area.height as usize).saturating_sub(3).max(1);
     let selected = view.list.selected.min(view.keys.len() - 1);
     let offset = selected.saturating_sub(height - 1);
     let now = app.now_ms.max(1);
+    let names: Vec<String> = view
+        .keys
+        .iter()
+        .skip(offset)
+        .take(height)
+        .map(|k| text(k))
+        .collect();
+    let key_width = key_column(&names, available);
     let rows: Vec<Row> = view
         .keys
         .iter()
         .skip(offset)
         .take(height)
-        .map(|key| {
-            let mut cells = vec![Cell::from(fit(&text(key), key_width))];
+        .zip(&names)
+        .map(|(key, name)| {
+            let mut cells = vec![Cell::from(fit(name, key_width as usize))];
             match view.summaries.get(key) {
                 Some(Some(s)) => {
                     for (name, _) in &columns {
@@ -158,7 +188,7 @@ fn draw_list(
             Row::new(cells).style(theme.text)
         })
         .collect();
-    let mut widths = vec![Constraint::Min(10)];
+    let mut widths = vec![Constraint::Length(key_width)];
     widths.extend(columns.iter().map(|(_, w)| Constraint::Length(*w)));
     let mut header = vec!["key"];
     header.extend(columns.iter().map(|(name, _)| *name));
@@ -190,9 +220,10 @@ fn draw_value(frame: &mut Frame, area: Rect, view: &ServerView, theme: &Theme, f
     let lines: Vec<Line> = value
         .lines
         .iter()
+        .zip(value.lengths.iter().chain(std::iter::repeat(&None)))
         .skip(start)
         .take(body)
-        .map(|l| Line::styled(fit(l, width), theme.text))
+        .map(|(l, len)| Line::styled(cut(l, width, *len), theme.text))
         .collect();
     // "16,384/102,400 B" of a string, "200/5,000" rows of a collection: what was read of it.
     let summary = view.summaries.get(&value.key).cloned().flatten();
@@ -205,7 +236,11 @@ fn draw_value(frame: &mut Frame, area: Rect, view: &ServerView, theme: &Theme, f
             size.map_or(String::new(), |n| format!("/{}", thousands(n)))
         ),
     };
-    let more = if value.loading {
+    let more = if value.stopped {
+        "stopped (Esc: whole value)"
+    } else if value.loading && value.pattern.is_some() {
+        "searching… (Esc stops)"
+    } else if value.loading {
         "reading…"
     } else if value.next.is_none() {
         "end"
@@ -214,15 +249,45 @@ fn draw_value(frame: &mut Frame, area: Rect, view: &ServerView, theme: &Theme, f
     } else {
         "↓ more"
     };
-    let title = format!(
-        "{} '{}' · {read} · {more}",
-        value.kind,
-        fit(&text(&value.key), 24)
-    );
-    let encoding = summary
-        .and_then(|s| s.encoding)
-        .map_or(String::new(), |e| format!("{e} · "));
-    let hint = format!(" {encoding}c: copy to sandbox · Enter: keys ");
+    let title = match &value.pattern {
+        // A search: the matches found and the calls it took, never a total it cannot know.
+        Some(pattern) => format!(
+            "{} '{}' MATCH {} · {} match · {} calls · {more}",
+            value.kind,
+            fit(&text(&value.key), 24),
+            crate::engine::display::display_safe(pattern),
+            thousands(value.lines.len() as u64),
+            value.calls
+        ),
+        None => format!(
+            "{} '{}' · {read} · {more}",
+            value.kind,
+            fit(&text(&value.key), 24)
+        ),
+    };
+    let encoding = summary.and_then(|s| s.encoding);
+    // The top row's position among the rows read: "row 12/200+" while more can be read.
+    let position = if value.lines.is_empty() {
+        None
+    } else {
+        let more = if value.next.is_some() && !value.stopped {
+            "+"
+        } else {
+            ""
+        };
+        Some(format!(
+            "row {}/{}{more}",
+            thousands(start as u64 + 1),
+            thousands(value.lines.len() as u64)
+        ))
+    };
+    // Fitted to the pane by priority: the position first, the key hints last.
+    let mut parts: Vec<String> = position.into_iter().chain(encoding).collect();
+    parts.extend(["c: copy", "f: search", "Enter: keys"].map(String::from));
+    while parts.len() > 1 && parts.join(" · ").chars().count() + 4 > area.width as usize {
+        parts.pop();
+    }
+    let hint = format!(" {} ", parts.join(" · "));
     frame.render_widget(
         Paragraph::new(lines).block(
             block(&title, focused, theme).title_bottom(Line::from(hint).style(theme.line_number)),

@@ -1,0 +1,114 @@
+//! The live server's function libraries (issue 13): `FUNCTION LIST` (names, functions, flags, no
+//! code) for the Server overview, and one library's code by its exact name (`FUNCTION LIST WITHCODE
+//! LIBRARYNAME`) when it is opened, so a server with many large libraries is never read whole.
+//! Nothing here writes: FUNCTION LOAD/DELETE/FLUSH/RESTORE are not offered.
+
+use super::overview::{field, text};
+use super::{LiveBackend, LiveError};
+use crate::engine::reply::Reply;
+
+/// Libraries listed at most (the list says how many more there are).
+pub const MAX_LIBRARIES: usize = 200;
+
+/// A function of a library on the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveFunction {
+    pub name: String,
+    pub description: Option<String>,
+    pub flags: Vec<String>,
+}
+
+/// A library on the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveLibrary {
+    pub name: String,
+    pub engine: String,
+    pub functions: Vec<LiveFunction>,
+}
+
+fn items(reply: &Reply) -> &[Reply] {
+    match reply {
+        Reply::Array(items) | Reply::Set(items) => items,
+        _ => &[],
+    }
+}
+
+fn library(reply: &Reply) -> Option<LiveLibrary> {
+    let functions = items(field(reply, "functions")?)
+        .iter()
+        .filter_map(|f| {
+            Some(LiveFunction {
+                name: text(field(f, "name")?)?,
+                description: field(f, "description").and_then(text),
+                flags: field(f, "flags")
+                    .map(|flags| items(flags).iter().filter_map(text).collect())
+                    .unwrap_or_default(),
+            })
+        })
+        .collect();
+    Some(LiveLibrary {
+        name: text(field(reply, "library_name")?)?,
+        engine: field(reply, "engine").and_then(text).unwrap_or_default(),
+        functions,
+    })
+}
+
+fn checked(reply: Reply) -> Result<Reply, LiveError> {
+    match reply {
+        Reply::Error(e) => Err(LiveError::Server(e)),
+        other => Ok(other),
+    }
+}
+
+/// The server's libraries by name (at most `MAX_LIBRARIES`), and how many there are in all.
+pub fn list(live: &mut LiveBackend) -> Result<(Vec<LiveLibrary>, usize), LiveError> {
+    let reply = checked(live.command(&[b"FUNCTION", b"LIST"])?)?;
+    let all = items(&reply);
+    let mut libraries: Vec<LiveLibrary> = all.iter().filter_map(library).collect();
+    libraries.sort_by(|a, b| a.name.cmp(&b.name));
+    libraries.truncate(MAX_LIBRARIES);
+    Ok((libraries, all.len()))
+}
+
+/// A glob that matches `name` only (LIBRARYNAME is a pattern: its special characters escaped).
+fn exact_pattern(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One library's code (shebang included, as FUNCTION LOAD took it); None when there is no such
+/// library.
+pub fn code(live: &mut LiveBackend, name: &str) -> Result<Option<Vec<u8>>, LiveError> {
+    let pattern = exact_pattern(name);
+    let reply = checked(live.command(&[
+        b"FUNCTION",
+        b"LIST",
+        b"WITHCODE",
+        b"LIBRARYNAME",
+        pattern.as_bytes(),
+    ])?)?;
+    Ok(items(&reply)
+        .iter()
+        .find(|lib| field(lib, "library_name").and_then(text).as_deref() == Some(name))
+        .and_then(|lib| match field(lib, "library_code")? {
+            Reply::Bulk(b) => Some(b.clone()),
+            Reply::Verbatim { text, .. } => Some(text.clone()),
+            other => text(other).map(String::into_bytes),
+        }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_names_are_matched_exactly() {
+        assert_eq!(exact_pattern("my*lib?[x]"), "my\\*lib\\?\\[x\\]");
+    }
+}

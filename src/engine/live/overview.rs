@@ -1,0 +1,279 @@
+//! The on-call engineer's view of a live server (issue 11): INFO highlights, the slow log and whether a
+//! script keeps the server busy. Bounded reads only (SLOWLOG GET with a count); nothing is written.
+//! Redis 7.0 names no running EVAL script while it runs (every command but SCRIPT KILL, SHUTDOWN and,
+//! for a function, FUNCTION STATS answers BUSY): the overview says what the server can tell.
+
+use super::{LiveBackend, LiveError};
+use crate::engine::reply::Reply;
+
+/// Slow-log entries read per refresh.
+pub const SLOWLOG_ENTRIES: usize = 10;
+/// A slow-log command is shown up to this many characters.
+const SLOWLOG_COMMAND_CHARS: usize = 200;
+
+/// The INFO fields shown, in order, with their labels.
+const HIGHLIGHTS: &[(&str, &str)] = &[
+    ("redis_version", "version"),
+    ("role", "role"),
+    ("uptime_in_seconds", "uptime (s)"),
+    ("used_memory_human", "used memory"),
+    ("maxmemory_human", "maxmemory"),
+    ("connected_clients", "clients"),
+    ("blocked_clients", "blocked clients"),
+    ("instantaneous_ops_per_sec", "ops/sec"),
+    ("total_commands_processed", "commands"),
+];
+
+/// One SLOWLOG GET entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlowEntry {
+    pub id: i64,
+    /// Unix time the command started.
+    pub started: i64,
+    pub micros: i64,
+    /// The command and its arguments as the server logged them (it shortens long ones itself).
+    pub command: String,
+    pub client: String,
+}
+
+/// A function the server runs now (FUNCTION STATS answers while one is busy).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunningFunction {
+    pub name: String,
+    pub command: String,
+    pub duration_ms: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overview {
+    /// (label, value) of the INFO fields the server reported.
+    pub highlights: Vec<(String, String)>,
+    /// The INFO keyspace lines ("db0: keys=3,expires=0,avg_ttl=0").
+    pub keyspace: Vec<String>,
+    pub slowlog: Vec<SlowEntry>,
+    /// SLOWLOG LEN: the entries the server keeps.
+    pub slowlog_len: Option<i64>,
+    /// The server's BUSY reply: a script (or function) runs past the busy threshold.
+    pub busy: Option<String>,
+    /// The function running now, when the server can name it.
+    pub running: Option<RunningFunction>,
+    /// FUNCTION LIST (without code): the libraries by name and how many there are (issue 13);
+    /// None when the server did not answer it (busy, or FUNCTION denied by an ACL).
+    pub libraries: Option<(Vec<super::functions::LiveLibrary>, usize)>,
+}
+
+pub(super) fn text(reply: &Reply) -> Option<String> {
+    match reply {
+        Reply::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Reply::Status(s) => Some(s.clone()),
+        Reply::Verbatim { text, .. } => Some(String::from_utf8_lossy(text).into_owned()),
+        Reply::Int(i) => Some(i.to_string()),
+        _ => None,
+    }
+}
+
+fn int(reply: &Reply) -> Option<i64> {
+    match reply {
+        Reply::Int(i) => Some(*i),
+        other => text(other)?.parse().ok(),
+    }
+}
+
+/// A field of a RESP3 map or a RESP2 flat array of pairs.
+pub(super) fn field<'a>(reply: &'a Reply, name: &str) -> Option<&'a Reply> {
+    match reply {
+        Reply::Map(pairs) => pairs
+            .iter()
+            .find(|(k, _)| text(k).as_deref() == Some(name))
+            .map(|(_, v)| v),
+        Reply::Array(items) => items
+            .chunks(2)
+            .find(|p| p.len() == 2 && text(&p[0]).as_deref() == Some(name))
+            .map(|p| &p[1]),
+        _ => None,
+    }
+}
+
+fn is_busy(reply: &Reply) -> Option<String> {
+    match reply {
+        Reply::Error(e) if e.starts_with("BUSY") => Some(e.clone()),
+        _ => None,
+    }
+}
+
+/// The highlights and keyspace lines of an INFO text.
+pub fn parse_info(info: &str) -> (Vec<(String, String)>, Vec<String>) {
+    let mut fields = std::collections::HashMap::new();
+    let mut keyspace = Vec::new();
+    for line in info.lines() {
+        let Some((k, v)) = line.trim_end().split_once(':') else {
+            continue;
+        };
+        if k.starts_with("db") && k[2..].chars().all(|c| c.is_ascii_digit()) && k.len() > 2 {
+            keyspace.push(format!("{k}: {v}"));
+        }
+        fields.insert(k.to_string(), v.to_string());
+    }
+    let highlights = HIGHLIGHTS
+        .iter()
+        .filter_map(|(name, label)| Some((label.to_string(), fields.get(*name)?.clone())))
+        .collect();
+    (highlights, keyspace)
+}
+
+fn slow_entry(reply: &Reply) -> Option<SlowEntry> {
+    let Reply::Array(parts) = reply else {
+        return None;
+    };
+    let args = match parts.get(3)? {
+        Reply::Array(args) => args.iter().filter_map(text).collect::<Vec<_>>(),
+        _ => Vec::new(),
+    };
+    let mut command = args.join(" ");
+    if command.chars().count() > SLOWLOG_COMMAND_CHARS {
+        command = command
+            .chars()
+            .take(SLOWLOG_COMMAND_CHARS)
+            .collect::<String>()
+            + "…";
+    }
+    Some(SlowEntry {
+        id: int(parts.first()?)?,
+        started: int(parts.get(1)?)?,
+        micros: int(parts.get(2)?)?,
+        command: crate::engine::display::display_safe(&command).into_owned(),
+        client: parts.get(4).and_then(text).unwrap_or_default(),
+    })
+}
+
+fn running_function(stats: &Reply) -> Option<RunningFunction> {
+    let running = field(stats, "running_script")?;
+    let command = match field(running, "command")? {
+        Reply::Array(args) => args.iter().filter_map(text).collect::<Vec<_>>().join(" "),
+        other => text(other).unwrap_or_default(),
+    };
+    Some(RunningFunction {
+        name: text(field(running, "name")?)?,
+        command: crate::engine::display::display_safe(&command).into_owned(),
+        duration_ms: int(field(running, "duration_ms")?)?,
+    })
+}
+
+/// Read the overview: INFO, SLOWLOG GET (bounded), SLOWLOG LEN and FUNCTION STATS in one round trip.
+/// A server busy with a script answers BUSY to all but FUNCTION STATS (and that only for a function).
+pub fn read(live: &mut LiveBackend) -> Result<Overview, LiveError> {
+    let count = SLOWLOG_ENTRIES.to_string();
+    let commands: Vec<Vec<Vec<u8>>> = [
+        vec!["INFO"],
+        vec!["SLOWLOG", "GET", &count],
+        vec!["SLOWLOG", "LEN"],
+        vec!["FUNCTION", "STATS"],
+    ]
+    .iter()
+    .map(|c| c.iter().map(|a| a.as_bytes().to_vec()).collect())
+    .collect();
+    let replies = live.pipeline(&commands)?;
+    let [info, slowlog, slowlog_len, stats] = <[Reply; 4]>::try_from(replies)
+        .map_err(|r| LiveError::Server(format!("{} replies to 4 commands", r.len())))?;
+    let mut overview = Overview {
+        busy: [&info, &slowlog, &stats].into_iter().find_map(is_busy),
+        running: running_function(&stats),
+        slowlog_len: int(&slowlog_len),
+        ..Overview::default()
+    };
+    match &info {
+        Reply::Error(e) if overview.busy.is_none() => {
+            return Err(LiveError::Server(format!("INFO: {e}")))
+        }
+        reply => {
+            if let Some(info) = text(reply) {
+                (overview.highlights, overview.keyspace) = parse_info(&info);
+            }
+        }
+    }
+    if overview.busy.is_none() {
+        overview.libraries = super::functions::list(live).ok();
+    }
+    if let Reply::Array(entries) = &slowlog {
+        overview.slowlog = entries
+            .iter()
+            .take(SLOWLOG_ENTRIES)
+            .filter_map(slow_entry)
+            .collect();
+    }
+    Ok(overview)
+}
+
+/// SCRIPT KILL's answers (`script_kill_for`) in words for the overview: as a live run's kill, except
+/// NOTBUSY, which here means no script was running (not one that ended before the kill).
+pub fn describe_kill(answers: Result<super::KillAnswers, LiveError>, cluster: bool) -> String {
+    let all_not_busy = answers.as_ref().is_ok_and(|a| {
+        !a.is_empty()
+            && a.iter()
+                .all(|(_, r)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY")))
+    });
+    if all_not_busy {
+        return "sent SCRIPT KILL: NOTBUSY (no script was running)".into();
+    }
+    super::describe_kill(answers, cluster)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_highlights_in_order() {
+        let info = "# Server\r\nredis_version:7.0.15\r\nuptime_in_seconds:12\r\n# Clients\r\nconnected_clients:3\r\n# Replication\r\nrole:master\r\n# Keyspace\r\ndb0:keys=2,expires=1,avg_ttl=5\r\ndb12:keys=1,expires=0,avg_ttl=0\r\n";
+        let (highlights, keyspace) = parse_info(info);
+        assert_eq!(
+            highlights,
+            vec![
+                ("version".to_string(), "7.0.15".to_string()),
+                ("role".into(), "master".into()),
+                ("uptime (s)".into(), "12".into()),
+                ("clients".into(), "3".into()),
+            ]
+        );
+        assert_eq!(
+            keyspace,
+            vec![
+                "db0: keys=2,expires=1,avg_ttl=5".to_string(),
+                "db12: keys=1,expires=0,avg_ttl=0".into()
+            ]
+        );
+    }
+
+    #[test]
+    fn running_function_from_resp2_and_resp3() {
+        let running = |r: Reply| {
+            Reply::Array(vec![
+                Reply::bulk("running_script"),
+                r,
+                Reply::bulk("engines"),
+                Reply::Array(vec![]),
+            ])
+        };
+        assert_eq!(running_function(&running(Reply::Nil)), None);
+        let stats = running(Reply::Map(vec![
+            (Reply::bulk("name"), Reply::bulk("spin")),
+            (
+                Reply::bulk("command"),
+                Reply::Array(vec![
+                    Reply::bulk("fcall"),
+                    Reply::bulk("spin"),
+                    Reply::bulk("0"),
+                ]),
+            ),
+            (Reply::bulk("duration_ms"), Reply::Int(1500)),
+        ]));
+        assert_eq!(
+            running_function(&stats),
+            Some(RunningFunction {
+                name: "spin".into(),
+                command: "fcall spin 0".into(),
+                duration_ms: 1500
+            })
+        );
+    }
+}

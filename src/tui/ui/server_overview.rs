@@ -1,0 +1,169 @@
+//! The Server tab's overview (issue 11): INFO highlights, the running script (the server's busy
+//! state, a function FUNCTION STATS names, our own live run), the last SCRIPT KILL and the slow log.
+
+use super::block;
+use crate::tui::app::App;
+use crate::tui::keyspace::fit;
+use crate::tui::server::ServerView;
+use crate::tui::theme::Theme;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::Frame;
+
+/// The running-script lines: what the server says, and our own live run when it is on the server.
+fn running_lines(app: &App, view: &ServerView) -> Vec<String> {
+    let mut lines = Vec::new();
+    let state = &view.overview;
+    let busy = state.data.as_ref().and_then(|(o, _)| o.busy.clone());
+    match (&busy, state.busy_since) {
+        (Some(text), since) => {
+            let secs = since.map_or(0.0, |t| t.elapsed().as_secs_f64());
+            lines.push(format!(
+                "BUSY for at least {secs:.1} s: the server runs a script past its busy threshold and answers every other client: {text}"
+            ));
+        }
+        (None, _) => lines.push("no script keeps the server busy".into()),
+    }
+    if let Some(f) = state.data.as_ref().and_then(|(o, _)| o.running.clone()) {
+        lines.push(format!(
+            "function '{}' running for {} ms: {}",
+            f.name, f.duration_ms, f.command
+        ));
+    } else if busy.is_some() {
+        lines.push(
+            "Redis 7.0 does not name a running EVAL script: SCRIPT KILL (X) stops it unless it has written"
+                .into(),
+        );
+    }
+    if let Some(running) = &app.running {
+        use crate::engine::live::guarded::Phase;
+        if let Some((Phase::OnServer, since)) = running.phase {
+            let sha = app.editor.sha1();
+            lines.push(format!(
+                "our live run: script {} on the server for {:.1} s (Esc sends SCRIPT KILL)",
+                &sha[..sha.len().min(12)],
+                since.elapsed().as_secs_f64()
+            ));
+        }
+    }
+    if let Some(answer) = &state.kill_answer {
+        lines.push(format!("last SCRIPT KILL: {answer}"));
+    }
+    lines
+}
+
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    app: &App,
+    view: &ServerView,
+    theme: &Theme,
+    focused: bool,
+) {
+    let width = area.width.saturating_sub(2) as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    let header = |text: &str| Line::styled(fit(text, width), theme.header);
+    let plain = |text: String| Line::styled(fit(&text, width), theme.text);
+    let Some((overview, _)) = &view.overview.data else {
+        let text = match &view.error {
+            Some(e) => e.clone(),
+            None => "Reading INFO, SLOWLOG and FUNCTION STATS…".into(),
+        };
+        frame.render_widget(
+            Paragraph::new(text).block(block("Server overview", focused, theme)),
+            area,
+        );
+        return;
+    };
+    if !overview.highlights.is_empty() {
+        let parts: Vec<String> = overview
+            .highlights
+            .iter()
+            .map(|(label, value)| format!("{label} {value}"))
+            .collect();
+        // As many "label value" pairs per line as fit.
+        let mut line = String::new();
+        for part in parts {
+            if !line.is_empty() && line.chars().count() + 3 + part.chars().count() > width {
+                lines.push(plain(std::mem::take(&mut line)));
+            }
+            if !line.is_empty() {
+                line.push_str(" · ");
+            }
+            line.push_str(&part);
+        }
+        lines.push(plain(line));
+    }
+    for db in &overview.keyspace {
+        lines.push(plain(db.clone()));
+    }
+    if view.overview.kept {
+        lines.push(plain(
+            "(INFO and SLOWLOG as read before the server turned busy)".into(),
+        ));
+    }
+    lines.push(header("Running script"));
+    // Wrapped, not cut: the BUSY text and the kill's answer say what to do.
+    lines.extend(
+        running_lines(app, view)
+            .into_iter()
+            .map(|l| Line::styled(l, theme.text)),
+    );
+    if let Some((libraries, total)) = &overview.libraries {
+        lines.push(header(&format!(
+            "Function libraries (FUNCTION LIST): {total}"
+        )));
+        for lib in libraries {
+            let functions: Vec<String> = lib
+                .functions
+                .iter()
+                .map(|f| {
+                    if f.flags.is_empty() {
+                        f.name.clone()
+                    } else {
+                        format!("{} [{}]", f.name, f.flags.join(", "))
+                    }
+                })
+                .collect();
+            lines.push(plain(
+                crate::engine::display::display_safe(&format!(
+                    "{}: {}",
+                    lib.name,
+                    functions.join(", ")
+                ))
+                .into_owned(),
+            ));
+        }
+        if libraries.len() < *total {
+            lines.push(plain(format!("… {} more", total - libraries.len())));
+        }
+    }
+    let kept = overview
+        .slowlog_len
+        .map_or(String::new(), |n| format!(" of {n} kept"));
+    lines.push(header(&format!(
+        "Slow log (SLOWLOG GET {}{kept})",
+        crate::engine::live::overview::SLOWLOG_ENTRIES
+    )));
+    if overview.slowlog.is_empty() && overview.busy.is_none() {
+        lines.push(plain("empty".into()));
+    }
+    for entry in &overview.slowlog {
+        lines.push(plain(format!(
+            "#{:<4} {:>10} µs  {}  {}",
+            entry.id, entry.micros, entry.command, entry.client
+        )));
+    }
+    let title = format!(
+        "Server overview · {}",
+        app.live_server.as_deref().unwrap_or("live server")
+    );
+    let hint = " R: read now (every 2 s) · X: SCRIPT KILL · i: keys ";
+    frame.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+            block(&title, focused, theme).title_bottom(Line::from(hint).style(theme.line_number)),
+        ),
+        area,
+    );
+}

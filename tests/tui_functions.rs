@@ -1,0 +1,101 @@
+//! Functions in the workbench's form (issue 13): a library buffer (`#!lua name=`) lists the functions
+//! it registers, Alt-F picks one, F5 calls it with FCALL (FCALL_RO for a no-writes function) on the
+//! form's KEYS and ARGV in the sandbox, with the trace and reply as for a script.
+#![cfg(feature = "tui")]
+
+use evalbench::engine::reply::Reply;
+use evalbench::tui::harness::Harness;
+
+const LIBRARY: &str = include_str!("../samples/counter_library.lua");
+
+#[test]
+fn the_form_calls_the_chosen_function_of_a_library() {
+    let mut h = Harness::new(
+        LIBRARY,
+        &["counter:page"],
+        &["5"],
+        r#"{"counter:page": "10"}"#,
+    );
+    let screen = h.render(200, 40);
+    assert!(
+        screen.contains("─KEYS (1) slot counter:page→13456─"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("─ FCALL counter_incr · 1/2 of 'counters' · Alt-F │"),
+        "{screen}"
+    );
+    // Narrower: the command and the name alone.
+    let screen = h.render(120, 40);
+    assert!(
+        screen.contains("─KEYS (1) slot counter:page→13456─"),
+        "{screen}"
+    );
+    assert!(screen.contains("─ FCALL counter_incr │"), "{screen}");
+
+    // F5: FCALL counter_incr counter:page 5, traced.
+    h.press("<F5>");
+    let run = h.app.last_run.as_ref().expect("a run");
+    assert_eq!(run.report.reply, Reply::Int(15));
+    assert_eq!(run.report.trace.len(), 1);
+    assert_eq!(
+        run.report.trace[0].command,
+        vec![b"INCRBY".to_vec(), b"counter:page".to_vec(), b"5".to_vec()]
+    );
+    assert!(run.report.trace[0].write);
+
+    // Alt-F: the next function, with its flags; F5 calls it with FCALL_RO.
+    h.press("<A-f>");
+    assert_eq!(
+        h.app.status,
+        "FCALL_RO counter_get [no-writes] · 2/2 of 'counters'"
+    );
+    assert!(h
+        .render(200, 40)
+        .contains(" FCALL_RO counter_get [no-writes] · 2/2 of 'counters' · Alt-F "));
+    h.press("<F5>");
+    let run = h.app.last_run.as_ref().expect("a run");
+    assert_eq!(run.report.reply, Reply::Int(10));
+    assert!(!run.report.trace[0].write);
+    // Around the list and back.
+    h.press("<A-f>");
+    assert_eq!(h.app.status, "FCALL counter_incr · 1/2 of 'counters'");
+}
+
+#[test]
+fn a_library_that_does_not_load_is_said_and_not_run() {
+    let mut h = Harness::new("#!lua name=empty\nlocal x = 1\n", &[], &[], "");
+    assert!(h
+        .render(200, 40)
+        .contains(" library 'empty': FUNCTION LOAD failed: ERR No functions registered · Alt-F "));
+    assert!(h
+        .render(100, 40)
+        .contains(" FUNCTION LOAD failed (F5 says why) "));
+    h.press("<F5>");
+    assert!(h.app.last_run.is_none());
+    assert_eq!(
+        h.app.status,
+        "library 'empty': FUNCTION LOAD failed: ERR No functions registered"
+    );
+
+    // A plain script: Alt-F says F5 runs it with EVAL, and the form shows no function.
+    let mut h = Harness::new("return 1", &[], &[], "");
+    h.press("<A-f>");
+    assert_eq!(
+        h.app.status,
+        "the editor holds a script, not a function library (#!lua name=...): F5 runs it with EVAL"
+    );
+    assert!(!h.render(120, 40).contains("Alt-F"));
+    h.press("<F5>");
+    assert_eq!(h.app.last_run.as_ref().unwrap().report.reply, Reply::Int(1));
+}
+
+#[test]
+fn the_compact_form_names_the_call_too() {
+    let h = Harness::new(LIBRARY, &["counter:page"], &["5"], "");
+    let screen = h.render(80, 24);
+    assert!(
+        screen.contains("FCALL counter_incr · KEYS (1) slot 13456 counter:page"),
+        "{screen}"
+    );
+}
