@@ -216,7 +216,7 @@ fn help_lists_every_bound_action() {
     let mut h = sample();
     h.press("<F1>");
     // Tall enough for the whole list; the overlay is at most 80 columns wide.
-    let screen = h.render(120, 120);
+    let screen = h.render(120, 200);
     let mut missing = Vec::new();
     for action in Action::ALL {
         let keys: Vec<String> = h

@@ -121,7 +121,7 @@ fn a_failing_case_shows_its_diff_and_enter_loads_it_into_the_form() {
     assert_eq!(h.app.status, "tests: 1 passed, 1 failed");
     assert_eq!(
         panes(&h),
-        r#"1 │ 2 │ 3 │ 4 │ 6 │ 7 Tests
+        r#"1 │ 2 │ 3 │ 4 │ 6 │ 9 Tests
 ┌Tests counter.test.toml: 1 passed, 1 failed─────────┐
 │ok    counts                                        │
 │FAIL  capped                                        │
