@@ -29,7 +29,7 @@ fn stock() -> Harness {
 }
 
 #[test]
-fn alt_7_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
+fn alt_8_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
     let mut h = stock();
     let before = h.render(120, 40);
     assert!(!before.contains("Race"), "no Race tab before a lab ran");
@@ -121,6 +121,29 @@ fn a_lab_file_in_the_editor_runs_as_written_and_shows_the_broken_invariant() {
     assert!(screen.contains("keyspace after step 4: {}"), "{screen}");
     assert!(
         screen.contains("broken: redis.call('EXISTS', 'lock') == 1 (false)"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn on_a_small_terminal_the_race_tab_shows_an_outcome_with_what_each_client_got_and_a_step() {
+    let mut h = stock();
+    race(&mut h);
+    let screen = h.render(80, 24);
+    let rows: Vec<&str> = screen.lines().collect();
+    let title = rows
+        .iter()
+        .position(|l| l.contains("Race: (editor) (2 clients)"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    // The first outcome (plain's lost update: both clients sold the one item) and what each got.
+    assert_eq!(
+        rows[title + 1].trim_end(),
+        "│plain       4 sched. LOST   {\"stock\":\"0\"}  1:(integer) 1 2:(integer) 1        │",
+        "{screen}"
+    );
+    // No row left for the steps: the current one is in the steps pane's title.
+    assert!(
+        screen.contains("┌step 1/4: client 1: GET stock -> \"1\"─"),
         "{screen}"
     );
 }

@@ -337,3 +337,30 @@ fn lint_waits_until_the_text_rests() {
     assert!(h.app.lint.busy(), "a lint is due");
     assert!(h.app.lint.diagnostics().is_empty());
 }
+
+#[test]
+fn on_a_small_terminal_the_failing_case_shows_its_first_difference_under_the_list() {
+    let dir = scratch("small");
+    std::fs::write(
+        dir.join("counter.test.toml"),
+        "[[case]]\nname = \"capped\"\nkeys = [\"hits\"]\nargv = [\"2\"]\nseed = { hits = \"3\" }\nerror = \"ERR over the cap\"\n",
+    )
+    .unwrap();
+    let mut h = counter(&dir);
+    let edited = COUNTER.replace("ERR over the cap", "ERR capped");
+    h.app.editor = EditorState::new(&edited, Some(dir.join("counter.lua")));
+    h.press("<C-t>");
+    assert_eq!(h.app.status, "tests: 0 passed, 1 failed");
+    // At 80x24 the tab has no room for the differences pane: the first one is under the list.
+    let screen = h.render(80, 24);
+    let rows: Vec<&str> = screen.lines().collect();
+    let at = rows
+        .iter()
+        .position(|l| l.contains("FAIL  capped"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert_eq!(
+        rows[at + 1].trim_end(),
+        "│  line 1: expected error \"ERR over the cap\", got error \"ERR capped\"           │",
+        "{screen}"
+    );
+}

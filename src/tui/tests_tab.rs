@@ -431,7 +431,15 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         );
         return;
     }
-    let detail_height = if area.height >= 14 { 7 } else { 0 };
+    // The selected case's differences under the list; on a small terminal what the list leaves
+    // (a short list needs few rows), nothing when under 3 rows.
+    let list_needs = (pane.results.len() as u16 + 2).max(3);
+    let detail_height = if area.height >= 14 {
+        7
+    } else {
+        area.height.saturating_sub(list_needs).min(7)
+    };
+    let detail_height = if detail_height < 3 { 0 } else { detail_height };
     let [list_area, detail_area] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(detail_height)]).areas(area);
     let inner_rows = list_area.height.saturating_sub(2) as usize;
@@ -460,6 +468,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
             ))
         })
         .collect();
+    let mut lines = lines;
+    // No room for the differences pane: the selected case's first difference under the list.
+    if detail_height == 0 && lines.len() < inner_rows {
+        if let Some(f) = pane.results.get(selected).and_then(|r| r.failures.first()) {
+            lines.push(Line::from(Span::styled(
+                display_safe(&format!("  line {}: {}", f.line, f.message)).into_owned(),
+                theme.error,
+            )));
+        }
+    }
     frame.render_widget(
         Paragraph::new(lines).block(super::ui::block(&title, focused, theme)),
         list_area,

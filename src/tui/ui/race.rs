@@ -20,8 +20,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         );
         return;
     };
+    // 40% for the outcomes, but at least one row of them (and of the steps) on a small terminal.
+    let list_height = (area.height * 2 / 5)
+        .max(3)
+        .min(area.height.saturating_sub(3).max(3));
     let [list_area, steps_area] =
-        Layout::vertical([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(area);
+        Layout::vertical([Constraint::Length(list_height), Constraint::Min(0)]).areas(area);
     // The outcome list, the selected row kept in view.
     let mut lines = Vec::new();
     for (row, &(s, o)) in view.rows.iter().enumerate() {
@@ -36,12 +40,19 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         } else {
             "LOST"
         };
+        // Two outcomes may share a keyspace and differ in what the clients got back: show both.
+        let returns: Vec<String> = outcome
+            .clients
+            .iter()
+            .map(|c| format!("{}:{}", c.client, c.result))
+            .collect();
         let text = format!(
-            "{:<6} {:>6} sched. {:<6} {}",
+            "{:<6} {:>6} sched. {:<6} {}  {}",
             strategy.strategy.id(),
             outcome.schedules,
             verdict,
-            display_safe(&outcome.keyspace.to_string())
+            display_safe(&outcome.keyspace.to_string()),
+            display_safe(&returns.join(" "))
         );
         let style = if row == view.selected {
             theme.selected
@@ -118,13 +129,24 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         )));
     }
     let order: Vec<String> = outcome.schedule.iter().map(|c| c.to_string()).collect();
-    let title = format!(
-        "Schedule {} · step {}/{} (] [)",
-        order.join(" "),
-        (view.step + 1).min(outcome.steps.len()),
-        outcome.steps.len()
-    );
     let steps_inner = steps_area.height.saturating_sub(2) as usize;
+    let title = match outcome.steps.get(view.step) {
+        // No row inside on a small terminal: the current step in the title.
+        Some(step) if steps_inner == 0 => format!(
+            "step {}/{}: client {}: {} -> {}",
+            view.step + 1,
+            outcome.steps.len(),
+            step.client,
+            display_safe(&step.command),
+            display_safe(&step.reply)
+        ),
+        _ => format!(
+            "Schedule {} · step {}/{} (] [)",
+            order.join(" "),
+            (view.step + 1).min(outcome.steps.len()),
+            outcome.steps.len()
+        ),
+    };
     let scroll = view.step.saturating_sub(steps_inner.saturating_sub(4));
     frame.render_widget(
         Paragraph::new(lines)
