@@ -103,14 +103,15 @@ unsafe fn size_if_plain(l: L) -> Option<usize> {
     let top = ffi::lua_gettop(l);
     let mut total = 0usize;
     items(format, |item| {
-        total += match item {
+        // Saturating: past what memory holds, the allocation fails as the original's would.
+        total = total.saturating_add(match item {
             Item::Literal(bytes) => bytes.len(),
             // A number would be converted in place by the original: leave it to it.
             Item::Arg(idx) if idx <= top && ffi::lua_type(l, idx) == ffi::LUA_TSTRING => {
                 piece(bytes_at(l, idx)).len()
             }
             Item::Arg(_) => return None,
-        };
+        });
         Some(())
     })?;
     (total >= BUILD_ITSELF_FROM).then_some(total)
