@@ -202,6 +202,48 @@ fn the_kill_of_a_refused_allocation_survives_pcall_and_the_vm_stays_usable() {
     assert_eq!(after.reply, Reply::Int(1 << 20));
 }
 
+/// `string.format` of big `%s` arguments builds its result with stop checks between chunks
+/// (issue 9): the kill, also through `pcall`, leaves a VM whose `string.format` still works.
+#[test]
+fn a_string_format_loop_is_killed_and_the_vm_stays_usable() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sandbox = Sandbox::new();
+        sandbox.config.busy_threshold_ms = 100;
+        let direct = run(&mut sandbox, HOSTILE_LOOPS[4].1);
+        let under_pcall = run(
+            &mut sandbox,
+            "local big = string.rep('x', 2^24) while true do local ok, s = pcall(string.format, '%s%s%s%s', big, big, big, big) end",
+        );
+        // No threshold for the follow-up (a debug build on a loaded machine may be slow).
+        sandbox.config.busy_threshold_ms = 0;
+        let after = run(
+            &mut sandbox,
+            "local big = string.rep('ab', 2^20) local s = string.format('%s%%%s', big, big) return {#s, s:sub(2^21 - 1, 2^21 + 2), string.format('%s=%d', 'n', 5)}",
+        );
+        let _ = tx.send((direct, under_pcall, after));
+    });
+    let (direct, under_pcall, after) = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the runs return");
+    assert_eq!(HOSTILE_LOOPS[4].0, "string.format %s");
+    for killed in [&direct, &under_pcall] {
+        assert_eq!(killed.outcome, Outcome::Killed, "{:?}", killed.reply);
+        assert_eq!(
+            killed.reply,
+            Reply::Error(format!(
+                "ERR Script killed by user with SCRIPT KILL... script: {}, on @user_script:1.",
+                killed.sha1
+            ))
+        );
+    }
+    assert_eq!(after.outcome, Outcome::Returned, "{:?}", after.reply);
+    assert_eq!(
+        after.reply,
+        Reply::Array(vec![Reply::Int((1 << 22) + 1), bulk("ab%a"), bulk("n=5")])
+    );
+}
+
 #[test]
 fn cancel_stops_time_spent_in_c_functions() {
     let (cancel_tx, cancel_rx) = std::sync::mpsc::channel();

@@ -13,6 +13,8 @@ pub mod convert;
 // The Redis Functions engine's Lua state (issue 13).
 pub mod function;
 pub mod raw;
+// string.format that the busy threshold can stop (issue 9).
+pub mod strformat;
 pub mod structlib;
 #[cfg(test)]
 pub(crate) mod testutil;
