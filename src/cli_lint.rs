@@ -1,14 +1,14 @@
 //! `evalbench lint`: the engine's static analysis (engine/analysis) as compiler-style lines or JSON.
 
 use crate::cli::{read_script, CliError, EXIT_ERROR_REPLY, EXIT_OK};
-use crate::engine::analysis::{lint, rules};
+use crate::engine::analysis::{lint_in, rules};
 use crate::engine::display::display_text;
 use clap::Args;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-pub const LINT_HELP: &str = "Each finding is FILE:LINE:COLUMN: SEVERITY[RULE]: what, then the fix. Errors are what every\nRedis refuses (syntax, globals, Lua 5.2+); warnings are risks (keys not in KEYS, writes before\nchecks, unbounded reads, ...). The README's lint table lists every rule.\n\nExit status: 0 no error (and no finding of a --deny rule), 1 otherwise, 2 a file could not be read.\n\nExamples:\n  evalbench lint samples/*.lua\n  evalbench lint --deny all script.lua              (any finding fails, for CI)\n  evalbench lint --deny key-not-from-keys --json script.lua";
+pub const LINT_HELP: &str = "Each finding is FILE:LINE:COLUMN: SEVERITY[RULE]: what, then the fix. Errors are what every\nRedis refuses (syntax, globals, Lua 5.2+); warnings are risks (keys not in KEYS, writes before\nchecks, unbounded reads, ...). The README's lint table lists every rule.\n\nExit status: 0 no error (and no finding of a --deny rule), 1 otherwise, 2 a file could not be read.\n\nExamples:\n  evalbench lint samples/*.lua\n  evalbench lint --deny all script.lua              (any finding fails, for CI)\n  evalbench lint --deny key-not-from-keys --json script.lua\n  evalbench lint --profile valkey-9.1 script.lua    (commands as Valkey 9.1 has them)";
 
 #[derive(Args, Debug)]
 pub struct LintArgs {
@@ -21,6 +21,9 @@ pub struct LintArgs {
     /// One JSON document: per file its findings with rule, severity, line, column, message, fix.
     #[arg(long)]
     pub json: bool,
+    /// Check for this server (its commands): redis-7.0 (default), redis-7.2, redis-7.4, redis-8.0, valkey-8.1, valkey-9.1.
+    #[arg(long, value_name = "ID")]
+    pub profile: Option<String>,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
@@ -37,13 +40,17 @@ pub fn lint_main(args: &LintArgs) -> Result<(i32, String), CliError> {
         }
     }
     let denied = |rule: &str| args.deny.iter().any(|d| d == "all" || d == rule);
+    let profile = match &args.profile {
+        Some(id) => crate::engine::profile::Profile::by_id(id).map_err(CliError::input)?,
+        None => crate::engine::profile::DEFAULT,
+    };
     let mut failed = false;
     let mut text = String::new();
     let mut files = Vec::new();
     for path in &args.files {
         let script = read_script(path)?;
         let source = String::from_utf8_lossy(&script);
-        let findings = lint(&source);
+        let findings = lint_in(&source, profile);
         for f in &findings {
             if f.severity == rules::Severity::Error || denied(f.rule) {
                 failed = true;

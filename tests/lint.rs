@@ -15,6 +15,12 @@ fn findings(source: &str) -> Vec<String> {
 /// (rule, a script that breaks it, the one finding, a script that does not)
 const CASES: &[(&str, &str, &str, &str)] = &[
     (
+        "command-not-in-profile",
+        "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end\nreturn redis.call('HEXPIRE', KEYS[1], 60, 'FIELDS', 1, ARGV[1])",
+        "2:8 command-not-in-profile: HEXPIRE is not a command of redis-7.0: scripts can call it on redis-7.4, redis-8.0, valkey-9.1",
+        "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end\nreturn redis.call('EXPIRE', KEYS[1], 60)",
+    ),
+    (
         "syntax",
         "local x = = 2\nreturn x",
         "1:11 syntax: unexpected symbol near '='",
@@ -244,4 +250,54 @@ fn hostile_and_odd_scripts_never_crash_it() {
             );
         }
     }
+}
+
+#[test]
+fn commands_follow_the_profile() {
+    use evalbench::engine::analysis::lint_in;
+    use evalbench::engine::profile::Profile;
+    let script = "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end\nreturn redis.call('BLPOP', KEYS[1], 0)";
+    let on = |id: &str| -> Vec<String> {
+        lint_in(script, Profile::by_id(id).unwrap())
+            .into_iter()
+            .map(|d| format!("{}:{} {}: {}", d.line, d.column, d.rule, d.message))
+            .collect()
+    };
+    assert_eq!(
+        on("redis-7.0"),
+        ["2:8 command-not-in-profile: BLPOP is refused in scripts by redis-7.0: scripts can call it on redis-7.2, redis-7.4, redis-8.0, valkey-8.1, valkey-9.1"]
+    );
+    assert!(on("redis-7.2").is_empty(), "{:?}", on("redis-7.2"));
+    // A name no server knows: a module's command or a typo.
+    assert_eq!(
+        findings("local v = redis.call('GTE', KEYS[1])\nreturn v"),
+        ["1:11 command-not-in-profile: GTE is not a command of redis-7.0, nor of any profile (a module's command, or a typo?)"]
+    );
+    // The CLI's --profile.
+    let dir = std::env::temp_dir().join(format!("evalbench-lint-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("blpop.lua");
+    std::fs::write(&file, script).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["lint", "--profile", "redis-7.2"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(out.status.code(), Some(0));
+    let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args([
+            "lint",
+            "--profile",
+            "redis-7.0",
+            "--deny",
+            "command-not-in-profile",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("BLPOP is refused in scripts by redis-7.0")
+    );
 }

@@ -257,7 +257,7 @@ fn lint_runs_off_the_ui_thread_and_typing_goes_on_while_it_runs() {
     let (g, l) = (gate.clone(), lints.clone());
     h.app.lint.enabled = true;
     h.app.lint.idle = Duration::ZERO;
-    h.app.lint.linter = Arc::new(move |text: &str| {
+    h.app.lint.linter = Arc::new(move |text: &str, _profile| {
         l.fetch_add(1, Ordering::SeqCst);
         let waited = Instant::now();
         while !g.load(Ordering::SeqCst) && waited.elapsed() < Duration::from_secs(30) {

@@ -5,8 +5,9 @@
 
 use super::app::{App, Effect};
 use super::theme::Theme;
-use crate::engine::analysis::{lint, rules::Severity, Diagnostic};
+use crate::engine::analysis::{lint_in, rules::Severity, Diagnostic};
 use crate::engine::display::display_safe;
+use crate::engine::profile::Profile;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 pub const IDLE: Duration = Duration::from_millis(300);
 
 /// What lints a text (the engine's lint; a test puts a slow one in its place).
-pub type Linter = Arc<dyn Fn(&str) -> Vec<Diagnostic> + Send + Sync>;
+pub type Linter = Arc<dyn Fn(&str, &'static Profile) -> Vec<Diagnostic> + Send + Sync>;
 
 pub struct LintState {
     /// Off in the test harness unless a test turns it on (screens must not depend on timing).
@@ -38,7 +39,7 @@ impl Default for LintState {
         LintState {
             enabled: true,
             idle: IDLE,
-            linter: Arc::new(|text: &str| lint(text)),
+            linter: Arc::new(|text: &str, profile: &'static Profile| lint_in(text, profile)),
             diagnostics: Vec::new(),
             linted: None,
             seen: None,
@@ -71,6 +72,8 @@ impl LintState {
 /// A text to lint, on a thread of its own.
 pub struct LintJob {
     text: String,
+    /// The workbench's profile: the commands of its server.
+    profile: &'static Profile,
     linter: Linter,
     findings: Sender<Vec<Diagnostic>>,
 }
@@ -86,7 +89,7 @@ impl LintJob {
         let spawned = std::thread::Builder::new()
             .name("evalbench-lint".into())
             .spawn(move || {
-                let findings = (self.linter)(&self.text);
+                let findings = (self.linter)(&self.text, self.profile);
                 let _ = self.findings.send(findings);
             });
         // No thread: the receiver sees the sender dropped and the text is linted again later.
@@ -131,6 +134,7 @@ pub fn housekeeping(app: &mut App) -> Vec<Effect> {
     state.in_flight = Some((sha, receiver));
     vec![Effect::Lint(LintJob {
         text: String::from_utf8_lossy(&app.editor.bytes()).into_owned(),
+        profile: app.config.profile,
         linter: state.linter.clone(),
         findings: sender,
     })]

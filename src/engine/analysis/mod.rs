@@ -5,7 +5,8 @@
 
 pub mod rules;
 
-use crate::engine::commands::{lower, resolve};
+use crate::engine::commands::{lookup_in, lower, resolve_in, Refusal};
+use crate::engine::profile::{self, Profile, PROFILES};
 use full_moon::ast::{
     self, BinOp, Block, Call, Expression, Field, FunctionArgs, FunctionBody, LastStmt, Parameter,
     Prefix, Stmt, Suffix, UnOp, Var,
@@ -32,8 +33,13 @@ impl Diagnostic {
     }
 }
 
-/// Lint a script; findings in line order.
+/// Lint a script for Redis 7.0 (the default profile); findings in line order.
 pub fn lint(source: &str) -> Vec<Diagnostic> {
+    lint_in(source, profile::DEFAULT)
+}
+
+/// Lint a script for a server profile: commands are those of its table.
+pub fn lint_in(source: &str, profile: &'static Profile) -> Vec<Diagnostic> {
     let source = strip_shebang(source);
     // Lua's own compiler first: its message is the one Redis gives, and its nesting limit (200
     // levels) bounds how deep the parser and the walk below recurse.
@@ -47,7 +53,7 @@ pub fn lint(source: &str) -> Vec<Diagnostic> {
             // Lua compiled it: a construct this parser does not know; nothing to say of it.
             return Vec::new();
         }
-        let mut walker = Walker::default();
+        let mut walker = Walker::new(profile);
         walker.scopes.push(HashMap::new());
         walker.functions.push(FunctionFacts::default());
         walker.block(parsed.ast().nodes());
@@ -213,8 +219,9 @@ struct FunctionFacts {
     error_exits: Vec<(usize, &'static str)>,
 }
 
-#[derive(Default)]
 struct Walker {
+    /// The server the script is checked for (its command table).
+    profile: &'static Profile,
     scopes: Vec<HashMap<String, Origin>>,
     functions: Vec<FunctionFacts>,
     /// SETNX calls by the text of their key argument.
@@ -292,6 +299,17 @@ fn string_literal(token: &TokenReference) -> Option<String> {
 }
 
 impl Walker {
+    fn new(profile: &'static Profile) -> Walker {
+        Walker {
+            profile,
+            scopes: Vec::new(),
+            functions: Vec::new(),
+            setnx: Vec::new(),
+            reported_globals: HashSet::new(),
+            out: Vec::new(),
+        }
+    }
+
     fn lookup(&self, name: &str) -> Option<&Origin> {
         self.scopes.iter().rev().find_map(|s| s.get(name))
     }
@@ -714,6 +732,30 @@ impl Walker {
         callee
     }
 
+    /// A command the profile lacks or refuses in scripts, with the profiles that do run it.
+    fn not_in_profile(&mut self, prefix: &Prefix, command: &str, refusal: &Refusal) {
+        let runs_it = |p: &'static Profile| {
+            lookup_in(p, command)
+                .is_some_and(|r| !r.info.has(crate::engine::commands::table::F_NOSCRIPT))
+        };
+        let elsewhere: Vec<&str> = PROFILES
+            .iter()
+            .filter(|p| runs_it(p))
+            .map(|p| p.id)
+            .collect();
+        let upper = command.to_uppercase();
+        let what = match refusal {
+            Refusal::NoScript => format!("{upper} is refused in scripts by {}", self.profile.id),
+            _ => format!("{upper} is not a command of {}", self.profile.id),
+        };
+        let message = if elsewhere.is_empty() {
+            format!("{what}, nor of any profile (a module's command, or a typo?)")
+        } else {
+            format!("{what}: scripts can call it on {}", elsewhere.join(", "))
+        };
+        self.report(COMMAND_NOT_IN_PROFILE, prefix, message);
+    }
+
     fn redis_call(&mut self, prefix: &Prefix, args: &[&Expression]) {
         let Some(Origin::Literal(name)) = args.first().map(|a| self.origin(a)) else {
             return;
@@ -730,8 +772,13 @@ impl Walker {
                 _ => b"x".to_vec(),
             })
             .collect();
-        let Ok(resolved) = resolve(&fake) else {
-            return;
+        let resolved = match resolve_in(self.profile, &fake) {
+            Ok(resolved) => resolved,
+            Err(refusal @ (Refusal::Unknown | Refusal::NoScript)) => {
+                self.not_in_profile(prefix, &command, &refusal);
+                return;
+            }
+            Err(_) => return,
         };
         let key_positions: Vec<usize> = if expands {
             Vec::new()

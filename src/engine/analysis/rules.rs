@@ -39,6 +39,7 @@ pub const REPLY_WITHOUT_TONUMBER: &str = "reply-without-tonumber";
 pub const DROPPED_PCALL_ERROR: &str = "dropped-pcall-error";
 pub const NONDETERMINISTIC: &str = "nondeterministic";
 pub const ONE_COMMAND: &str = "one-command";
+pub const COMMAND_NOT_IN_PROFILE: &str = "command-not-in-profile";
 
 pub const RULES: &[Rule] = &[
     Rule {
@@ -112,6 +113,12 @@ pub const RULES: &[Rule] = &[
         severity: Severity::Warning,
         explanation: "the command's result differs from run to run: tests and dry runs cannot predict it",
         fix: "pass what varies in ARGV (the time, a random choice) when the script's result must be reproducible",
+    },
+    Rule {
+        id: COMMAND_NOT_IN_PROFILE,
+        severity: Severity::Warning,
+        explanation: "the server version chosen (`--profile`) has no such command, or refuses it in scripts: the call fails there (profile-aware: versions differ)",
+        fix: "use a command that server has (the message names the profiles that have it), or lint for the server you run",
     },
     Rule {
         id: ONE_COMMAND,
