@@ -743,12 +743,24 @@ fn load_libraries(
     name: &str,
 ) -> Result<crate::engine::FunctionCall, CliError> {
     let script_path = PathBuf::from(&args.script_and_args[0]);
-    let mut libraries = Vec::new();
-    for path in &args.library {
-        libraries.push((path.clone(), read_script(path)?));
+    load_function_libraries(sandbox, &args.library, &script_path, request, name)
+}
+
+/// FUNCTION LOAD each of `libraries`, then the script (`request`'s text, read from
+/// `script_path`); the FCALL of function `name` with the request's KEYS/ARGV (run and debug).
+pub(crate) fn load_function_libraries(
+    sandbox: &mut Sandbox,
+    libraries: &[PathBuf],
+    script_path: &Path,
+    request: &RunRequest,
+    name: &str,
+) -> Result<crate::engine::FunctionCall, CliError> {
+    let mut loaded = Vec::new();
+    for path in libraries {
+        loaded.push((path.clone(), read_script(path)?));
     }
-    libraries.push((script_path, request.script.clone()));
-    for (path, code) in &libraries {
+    loaded.push((script_path.to_path_buf(), request.script.clone()));
+    for (path, code) in &loaded {
         sandbox.function_load(code, false).map_err(|e| {
             CliError::input(format!(
                 "{}: FUNCTION LOAD failed: {e}",

@@ -872,26 +872,7 @@ fn load_libraries(
     request: &crate::engine::RunRequest,
     name: &str,
 ) -> Result<crate::engine::FunctionCall, CliError> {
-    let mut libraries = Vec::new();
-    for path in &args.library {
-        libraries.push((path.clone(), crate::cli::read_script(path)?));
-    }
-    libraries.push((script_path.to_path_buf(), request.script.clone()));
-    for (path, code) in &libraries {
-        sandbox.function_load(code, false).map_err(|e| {
-            CliError::input(format!(
-                "{}: FUNCTION LOAD failed: {e}",
-                display_text(&path.display().to_string())
-            ))
-        })?;
-    }
-    Ok(crate::engine::FunctionCall {
-        name: name.to_string(),
-        keys: request.keys.clone(),
-        argv: request.argv.clone(),
-        protocol: request.protocol,
-        read_only: request.read_only,
-    })
+    crate::cli::load_function_libraries(sandbox, &args.library, script_path, request, name)
 }
 
 /// Executions per line with code, `!` on lines never run (the text report of `debug` and `run`).

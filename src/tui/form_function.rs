@@ -244,18 +244,6 @@ impl RunResult {
                 busy_threshold_ms,
             ),
         };
-        let after = sandbox.keyspace().db(0).clone();
-        RunResult {
-            id,
-            request,
-            report,
-            before: seed,
-            after,
-            now_ms: sandbox.now_ms(),
-            question: None,
-            live: false,
-            dry_run_ns: None,
-            kill: None,
-        }
+        RunResult::of_sandbox(sandbox, id, request, report, seed)
     }
 }

@@ -80,13 +80,23 @@ impl RunResult {
         sandbox.config.busy_threshold_ms = busy_threshold_ms;
         sandbox.set_db0(seed.clone());
         let report = sandbox.run(&request);
-        let after = sandbox.keyspace().db(0).clone();
+        RunResult::of_sandbox(sandbox, id, request, report, seed)
+    }
+
+    /// A sandbox run's result: its report, the keyspace before (`seed`) and now.
+    pub fn of_sandbox(
+        sandbox: &Sandbox,
+        id: u64,
+        request: RunRequest,
+        report: crate::engine::RunReport,
+        seed: Db,
+    ) -> RunResult {
         RunResult {
             id,
             request,
             report,
             before: seed,
-            after,
+            after: sandbox.keyspace().db(0).clone(),
             now_ms: sandbox.now_ms(),
             question: None,
             live: false,

@@ -148,18 +148,8 @@ pub fn render(doc: &Document) -> String {
     }
 
     out.push_str("<h2>Timing</h2>\n<p>");
-    let _ = write!(
-        out,
-        "{:.3} ms of the {} ms busy threshold ({:.2}%)",
-        doc.elapsed_ms, doc.busy_threshold_ms, doc.threshold_percent
-    );
-    if let Some(w) = doc.first_write_ms {
-        let _ = write!(out, "; first write at {w:.3} ms");
-    }
-    if let Some(rt) = doc.round_trip_ms {
-        let _ = write!(out, " (server time); round trip {rt:.3} ms");
-    }
-    out.push_str(".</p>\n");
+    out.push_str(&doc.timing_sentence());
+    out.push_str("</p>\n");
     if !doc.line_times.is_empty() {
         out.push_str("<p>Time in redis.call per line:</p>\n<table>\n<tr><th>line</th><th>calls</th><th>µs</th></tr>\n");
         for t in &doc.line_times {

@@ -140,6 +140,25 @@ pub struct Document {
 }
 
 impl Document {
+    /// The run's time against the busy threshold, in words (both formats; numbers only, nothing
+    /// to escape).
+    pub(super) fn timing_sentence(&self) -> String {
+        let mut out = format!(
+            "{:.3} ms of the {} ms busy threshold ({:.2}%)",
+            self.elapsed_ms, self.busy_threshold_ms, self.threshold_percent
+        );
+        if let Some(w) = self.first_write_ms {
+            out.push_str(&format!("; first write at {w:.3} ms"));
+        }
+        if let Some(rt) = self.round_trip_ms {
+            out.push_str(&format!(" (server time); round trip {rt:.3} ms"));
+        }
+        out.push('.');
+        out
+    }
+}
+
+impl Document {
     pub fn new(run: &RunExport) -> Document {
         let report = run.report;
         let profile = match Profile::by_id(report.profile) {
