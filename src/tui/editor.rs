@@ -45,6 +45,11 @@ pub fn decode_script(bytes: &[u8]) -> String {
 
 /// Buffer text back to the script's bytes.
 pub fn encode_script(text: &str) -> Vec<u8> {
+    // Raw bytes are shown as non-ASCII characters: an ASCII text (nearly every script) is its own
+    // bytes, copied at memory speed (this runs for the hash on every keystroke).
+    if text.is_ascii() {
+        return text.as_bytes().to_vec();
+    }
     let mut out = Vec::with_capacity(text.len());
     for c in text.chars() {
         match raw_byte(c) {

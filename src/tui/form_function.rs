@@ -162,6 +162,19 @@ pub fn flags_text(flags: &ScriptFlags) -> String {
 /// After every event: the form follows the editor (a library is loaded again once it changed; the
 /// editor caches its SHA1, so an unchanged buffer costs a comparison).
 pub fn housekeeping(app: &mut App) {
+    // A script (no `#!` first line) is never a library: no need to hash the buffer on every
+    // keystroke (a 5,000-line script would cost a frame's budget).
+    let shebang = app
+        .editor
+        .lines()
+        .first()
+        .is_some_and(|l| l.starts_with("#!"));
+    if !shebang {
+        if app.form_function.library.is_some() || !app.form_function.sha.is_empty() {
+            app.form_function = FormFunction::default();
+        }
+        return;
+    }
     let sha = app.editor.sha1();
     if sha != app.form_function.sha {
         let code = app.editor.bytes();

@@ -28,8 +28,11 @@ pub struct LintState {
     /// The findings shown, and the SHA1 of the text they are of.
     diagnostics: Vec<Diagnostic>,
     linted: Option<String>,
-    /// The text's SHA1 when last looked at, and since when it is so.
-    seen: Option<(String, Instant)>,
+    /// The editor revision the findings were last found current at.
+    linted_revision: Option<u64>,
+    /// The editor's revision when last looked at, and since when it is so (a revision, not a
+    /// hash: hashing the text on every keystroke would cost a large script its frame budget).
+    seen: Option<(u64, Instant)>,
     /// The lint in progress: the SHA1 of its text and where its findings come.
     in_flight: Option<(String, Receiver<Vec<Diagnostic>>)>,
 }
@@ -42,6 +45,7 @@ impl Default for LintState {
             linter: Arc::new(|text: &str, profile: &'static Profile| lint_in(text, profile)),
             diagnostics: Vec::new(),
             linted: None,
+            linted_revision: None,
             seen: None,
             in_flight: None,
         }
@@ -60,7 +64,7 @@ impl LintState {
                 && self
                     .seen
                     .as_ref()
-                    .is_some_and(|(sha, _)| self.linted.as_ref() != Some(sha)))
+                    .is_some_and(|(revision, _)| self.linted_revision != Some(*revision)))
     }
 
     /// The findings are of the editor's text as it is (no lint due or running).
@@ -103,14 +107,14 @@ pub fn housekeeping(app: &mut App) -> Vec<Effect> {
     if !state.enabled {
         return Vec::new();
     }
-    let sha = app.editor.sha1();
     if let Some((of, receiver)) = &state.in_flight {
         match receiver.try_recv() {
             Ok(findings) => {
                 // Findings of an older text are dropped: the current one is linted next.
-                if *of == sha {
+                if *of == app.editor.sha1() {
                     state.diagnostics = findings;
                     state.linted = Some(of.clone());
+                    state.linted_revision = Some(app.editor.revision());
                 }
                 state.in_flight = None;
             }
@@ -119,15 +123,22 @@ pub fn housekeeping(app: &mut App) -> Vec<Effect> {
         }
     }
     let now = Instant::now();
+    let revision = app.editor.revision();
     match &state.seen {
-        Some((seen, _)) if *seen == sha => {}
-        _ => state.seen = Some((sha.clone(), now)),
+        Some((seen, _)) if *seen == revision => {}
+        _ => state.seen = Some((revision, now)),
     }
     let rested = state
         .seen
         .as_ref()
         .is_some_and(|(_, since)| now.duration_since(*since) >= state.idle);
-    if state.linted.as_deref() == Some(sha.as_str()) || !rested {
+    if !rested {
+        return Vec::new();
+    }
+    // The text rests: hashed once (the editor caches the hash by revision).
+    let sha = app.editor.sha1();
+    if state.linted.as_deref() == Some(sha.as_str()) {
+        state.linted_revision = Some(revision);
         return Vec::new();
     }
     let (sender, receiver) = channel();
