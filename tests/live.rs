@@ -687,11 +687,14 @@ fn tls_with_a_ca_file_works_and_an_unknown_ca_is_one_clear_line() {
         &tls_port.to_string(),
     ]);
     assert_eq!(reply, Reply::ok());
+    // The connect timeout covers the TLS handshake: the default 3 s ran out twice while 8 builds
+    // shared the 2 cores (the test is of trust, not of timing).
     let spec = |cacert: Option<std::path::PathBuf>| TargetSpec {
         host: Some("127.0.0.1".into()),
         port: Some(tls_port),
         tls: true,
         cacert,
+        connect_timeout_ms: Some(30_000),
         ..TargetSpec::default()
     };
     let mut live = LiveBackend::connect(spec(Some(dir.join("ca.crt"))).resolve().unwrap())
