@@ -44,8 +44,9 @@ pub fn load_lab(name: &str) -> Result<Lab, CliError> {
             names.join(", ")
         )));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+    // Bounded, regular files only (a device or FIFO would never end).
+    let text = crate::engine::input::read_bounded_text(path, &crate::engine::input::LAB)
+        .map_err(|e| CliError::input(e.to_string()))?;
     race::parse_lab(path, &text).map_err(|e| CliError::input(e.to_string()))
 }
 

@@ -433,3 +433,16 @@ fn a_bad_lab_file_says_where() {
         "evalbench: --clients 1 clients: a lab runs 2 to 8 clients\n"
     );
 }
+
+#[test]
+fn a_lab_that_is_not_a_regular_file_is_refused_at_once() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["race", "/dev/zero"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "evalbench: cannot read /dev/zero: it is a character device, not a regular file (evalbench reads a race lab from a regular file only; give the path of one)\n"
+    );
+}

@@ -30,6 +30,14 @@ pub const KEYSPACE_JSON: Limit = Limit {
     advice: "seed only the keys the script uses (evalbench copy KEY ... prints them)",
 };
 
+/// A race lab (`evalbench race FILE`): its logic, invariants and a seed keyspace.
+pub const LAB: Limit = Limit {
+    bytes: 16 << 20,
+    what: "a race lab",
+    advice:
+        "a lab holds one logic and a small seed keyspace: check that this is the lab file you meant",
+};
+
 /// Small settings files: config.toml, themes, PEM certificates and keys.
 pub const SETTINGS: Limit = Limit {
     bytes: 4 << 20,

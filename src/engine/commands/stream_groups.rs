@@ -386,18 +386,7 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         let items = serve(s, &group, &consumer, start, limit, history, noack, now);
         served.push((Reply::Bulk(key.clone()), Reply::Array(items)));
     }
-    Ok(if served.is_empty() {
-        Reply::NilArray
-    } else if ctx.resp3 {
-        Reply::Map(served)
-    } else {
-        Reply::Array(
-            served
-                .into_iter()
-                .map(|(k, v)| Reply::Array(vec![k, v]))
-                .collect(),
-        )
-    })
+    Ok(super::streams::streams_reply(served, ctx.resp3))
 }
 
 /// Look the consumer up (it was seen now) or create it.
