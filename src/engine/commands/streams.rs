@@ -520,6 +520,23 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     })())
 }
 
+/// XREAD's and XREADGROUP's reply: nil when no stream served anything, else per stream its key and
+/// entries (a map under RESP3).
+pub(super) fn streams_reply(served: Vec<(Reply, Reply)>, resp3: bool) -> Reply {
+    if served.is_empty() {
+        Reply::NilArray
+    } else if resp3 {
+        Reply::Map(served)
+    } else {
+        Reply::Array(
+            served
+                .into_iter()
+                .map(|(k, v)| Reply::Array(vec![k, v]))
+                .collect(),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::TestServer;
@@ -852,22 +869,5 @@ mod tests {
             .map(|s| s.as_bytes().to_vec())
             .collect();
         assert_eq!(super::xread_keys(&args), vec![4, 5]);
-    }
-}
-
-/// XREAD's and XREADGROUP's reply: nil when no stream served anything, else per stream its key and
-/// entries (a map under RESP3).
-pub(super) fn streams_reply(served: Vec<(Reply, Reply)>, resp3: bool) -> Reply {
-    if served.is_empty() {
-        Reply::NilArray
-    } else if resp3 {
-        Reply::Map(served)
-    } else {
-        Reply::Array(
-            served
-                .into_iter()
-                .map(|(k, v)| Reply::Array(vec![k, v]))
-                .collect(),
-        )
     }
 }
