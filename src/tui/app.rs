@@ -148,6 +148,11 @@ pub enum Confirm {
     ResetLesson,
     /// SCRIPT KILL from the Server tab's overview (issue 11).
     ScriptKill,
+    /// Open a server's function library read-only over unsaved changes (issue 13).
+    OpenServerLibrary {
+        name: String,
+        code: Vec<u8>,
+    },
 }
 
 pub enum Overlay {
@@ -471,6 +476,10 @@ impl App {
                     Focus::Editor if self.debugger.session.is_some() => {
                         self.status = super::debugger::EDIT_REFUSED.into()
                     }
+                    // A server's library stays as it is (tui/read_only.rs).
+                    Focus::Editor if self.editor.read_only.is_some() => {
+                        super::read_only::refuse(self);
+                    }
                     Focus::Editor => self.editor.paste(text),
                     Focus::Keys | Focus::Argv => self.inputs.paste(self.focus == Focus::Keys, text),
                     Focus::Panes => {}
@@ -518,6 +527,10 @@ impl App {
         match self.focus {
             Focus::Editor if super::debugger::refuses_key(self, &key) => {
                 self.status = super::debugger::EDIT_REFUSED.into()
+            }
+            // A server's library stays as it is (tui/read_only.rs).
+            Focus::Editor if self.editor.read_only.is_some() && super::read_only::edits(&key) => {
+                super::read_only::refuse(self);
             }
             Focus::Editor => self.editor.on_key(key),
             Focus::Keys => self.inputs.on_key(true, key),
@@ -584,6 +597,9 @@ impl App {
                             Confirm::OpenLesson(index) => super::lessons::open(self, index),
                             Confirm::ResetLesson => super::lessons::reset(self),
                             Confirm::ScriptKill => return super::server_overview::kill(self),
+                            Confirm::OpenServerLibrary { name, code } => {
+                                super::server_library::open(self, name, code)
+                            }
                         }
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
@@ -1320,6 +1336,10 @@ impl App {
     }
 
     fn save(&mut self) {
+        // A server's library: ask for a local name for its editable copy (tui/read_only.rs).
+        if super::read_only::save_prompt(self) {
+            return;
+        }
         let Some(path) = self.editor.path.clone() else {
             self.prompt(PromptPurpose::SaveAs, "Save the script as", "script.lua");
             return;
@@ -1349,6 +1369,7 @@ impl App {
                 files::remember_recent(&path);
                 self.status = sidecar_problem
                     .unwrap_or_else(|| format!("saved {} and its sidecar", path.display()));
+                super::read_only::saved(self); // a server library's copy is editable now
             }
             Err(e) => self.status = e,
         }
@@ -1477,6 +1498,10 @@ impl App {
     pub fn autosave(&mut self) {
         // An earlier session's autosave stays untouched until the recovery question is answered.
         if matches!(self.overlay, Some(Overlay::Confirm(Confirm::Recover))) {
+            return;
+        }
+        // A server's library is not the user's script: nothing to autosave (tui/read_only.rs).
+        if self.editor.read_only.is_some() {
             return;
         }
         let state = files::Autosaved {

@@ -114,9 +114,13 @@ pub fn draw(
         lines.push(header(&format!(
             "Function libraries (FUNCTION LIST): {total}"
         )));
-        for lib in libraries {
-            let functions: Vec<String> = lib
-                .functions
+        let selected = crate::tui::server_library::selected(app);
+        for (i, lib) in libraries.iter().enumerate() {
+            // By name: FUNCTION LIST gives a library's functions in the server's hash order.
+            let mut sorted: Vec<&crate::engine::live::functions::LiveFunction> =
+                lib.functions.iter().collect();
+            sorted.sort_by(|a, b| a.name.cmp(&b.name));
+            let functions: Vec<String> = sorted
                 .iter()
                 .map(|f| {
                     if f.flags.is_empty() {
@@ -126,14 +130,36 @@ pub fn draw(
                     }
                 })
                 .collect();
-            lines.push(plain(
-                crate::engine::display::display_safe(&format!(
-                    "{}: {}",
-                    lib.name,
-                    functions.join(", ")
-                ))
-                .into_owned(),
-            ));
+            let line = crate::engine::display::display_safe(&format!(
+                "{}: {}",
+                lib.name,
+                functions.join(", ")
+            ))
+            .into_owned();
+            if selected != Some(i) {
+                lines.push(plain(line));
+                continue;
+            }
+            // The selected library (issue 13): each function with its flags and description.
+            lines.push(Line::styled(fit(&line, width), theme.selected));
+            for f in &sorted {
+                let flags = if f.flags.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", f.flags.join(", "))
+                };
+                let description = f
+                    .description
+                    .as_ref()
+                    .map_or(String::new(), |d| format!(": {d}"));
+                lines.push(plain(
+                    crate::engine::display::display_safe(&format!(
+                        "  {}{flags}{description}",
+                        f.name
+                    ))
+                    .into_owned(),
+                ));
+            }
         }
         if libraries.len() < *total {
             lines.push(plain(format!("… {} more", total - libraries.len())));
@@ -159,7 +185,15 @@ pub fn draw(
         "Server overview · {}",
         app.live_server.as_deref().unwrap_or("live server")
     );
-    let hint = " R: read now (every 2 s) · X: SCRIPT KILL · i: keys ";
+    let hint = if overview
+        .libraries
+        .as_ref()
+        .is_some_and(|(l, _)| !l.is_empty())
+    {
+        " R: read now (every 2 s) · X: SCRIPT KILL · i: keys · ↑↓ Enter: open a library "
+    } else {
+        " R: read now (every 2 s) · X: SCRIPT KILL · i: keys "
+    };
     frame.render_widget(
         Paragraph::new(lines).wrap(Wrap { trim: false }).block(
             block(&title, focused, theme).title_bottom(Line::from(hint).style(theme.line_number)),
