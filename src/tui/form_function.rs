@@ -233,23 +233,8 @@ impl RunResult {
     ) -> RunResult {
         sandbox.config.busy_threshold_ms = busy_threshold_ms;
         sandbox.set_db0(seed.clone());
-        sandbox.function_flush();
-        let report = match sandbox.function_load(&request.script, false) {
-            Ok(_) => {
-                let read_only = sandbox
-                    .function_libraries()
-                    .iter()
-                    .flat_map(|lib| lib.functions.iter())
-                    .find(|f| f.name == function)
-                    .is_some_and(|f| f.flags.no_writes);
-                sandbox.fcall(&FunctionCall {
-                    name: function.to_string(),
-                    keys: request.keys.clone(),
-                    argv: request.argv.clone(),
-                    protocol: request.protocol,
-                    read_only,
-                })
-            }
+        let report = match load_call(sandbox, &request, function) {
+            Ok(call) => sandbox.fcall(&call),
             Err(e) => crate::engine::RunReport::refused(
                 sha1_hex(&request.script),
                 e,
@@ -259,4 +244,29 @@ impl RunResult {
         };
         RunResult::of_sandbox(sandbox, id, request, report, seed)
     }
+}
+
+/// FUNCTION LOAD the request's library (the sandbox's libraries replaced by it) and the FCALL of
+/// `function` on the request's KEYS and ARGV: FCALL_RO for a `no-writes` function. Shared by F5
+/// and the debugger (tui/debug_engine.rs). Err: FUNCTION LOAD's error.
+pub fn load_call(
+    sandbox: &mut Sandbox,
+    request: &RunRequest,
+    function: &str,
+) -> Result<FunctionCall, String> {
+    sandbox.function_flush();
+    sandbox.function_load(&request.script, false)?;
+    let read_only = sandbox
+        .function_libraries()
+        .iter()
+        .flat_map(|lib| lib.functions.iter())
+        .find(|f| f.name == function)
+        .is_some_and(|f| f.flags.no_writes);
+    Ok(FunctionCall {
+        name: function.to_string(),
+        keys: request.keys.clone(),
+        argv: request.argv.clone(),
+        protocol: request.protocol,
+        read_only,
+    })
 }
