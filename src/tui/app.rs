@@ -1355,7 +1355,16 @@ impl App {
         let path = files::expand_home(&path);
         self.editor.path = Some(path.clone());
         let text = self.editor.text();
-        let result = files::save_script(&path, &text, &self.inputs, &self.seed, self.seed_now_ms);
+        // A library's chosen function goes to the sidecar too (issue 13, form_function.rs).
+        let function = self.form_function.chosen().map(str::to_string);
+        let result = files::save_script_with(
+            &path,
+            &text,
+            &self.inputs,
+            &self.seed,
+            self.seed_now_ms,
+            function.as_deref(),
+        );
         match result {
             Ok(sidecar_problem) => {
                 self.editor.modified = false;
@@ -1386,6 +1395,7 @@ impl App {
             Ok(opened) => {
                 self.editor = EditorState::new(&opened.text, opened.path.clone());
                 self.debugger.forget_script(); // breakpoints and line counts were the old file's
+                let function = opened.sidecar.as_ref().and_then(|c| c.function.clone());
                 match opened.sidecar {
                     Some(car) => {
                         self.inputs = InputsState::from_lists(&car.keys, &car.argv);
@@ -1407,6 +1417,8 @@ impl App {
                     (Some(p), None) => format!("opened {}", p.display()),
                     (None, None) => "opened a built-in sample; Ctrl-S saves a copy".into(),
                 };
+                // The sidecar's function of a library (issue 13).
+                super::form_function::apply_sidecar(self, function.as_deref());
                 files::mark_clean(&files::Autosaved {
                     text: opened.text,
                     path: opened.path,

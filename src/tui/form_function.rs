@@ -270,3 +270,29 @@ pub fn load_call(
         read_only,
     })
 }
+
+/// A file was opened whose sidecar names `function` (`"function"`): the form calls it. A name
+/// the library does not register, or a script that is no library, is said in the status line.
+pub fn apply_sidecar(app: &mut App, function: Option<&str>) {
+    let Some(name) = function else {
+        return;
+    };
+    let code = app.editor.bytes();
+    let form = &mut app.form_function;
+    form.refresh(&code);
+    let note = if !form.is_library() {
+        format!("the sidecar's function '{name}' is not used: the script is not a function library (#!lua name=...)")
+    } else if let Some(at) = form.functions.iter().position(|f| f.name == name) {
+        form.selected = at;
+        return;
+    } else if form.error.is_some() {
+        return; // the load error is on the form already
+    } else {
+        format!(
+            "the sidecar's function '{name}' is not registered by the library: F5 calls '{}' (Alt-F picks another)",
+            form.chosen().unwrap_or_default()
+        )
+    };
+    app.status =
+        crate::engine::display::display_safe(&format!("{}; {note}", app.status)).into_owned();
+}
