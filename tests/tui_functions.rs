@@ -125,6 +125,7 @@ fn the_sidecars_function_is_the_forms() {
     );
     let mut h = Harness::new("return 1", &[], &[], "");
     h.app.open_file(path.clone());
+    h.settle(); // the event loop's housekeeping after the open
     assert_eq!(h.app.status, format!("opened {}", path.display()));
     assert_eq!(h.app.form_function.chosen(), Some("counter_get"));
     assert!(h
@@ -150,6 +151,7 @@ fn a_sidecar_function_the_library_lacks_is_said() {
     let (dir, path) = library_file("missing", r#"{"function": "counter_reset"}"#);
     let mut h = Harness::new("return 1", &[], &[], "");
     h.app.open_file(path.clone());
+    h.settle(); // the event loop's housekeeping after the open
     assert_eq!(
         h.app.status,
         format!(
@@ -167,6 +169,7 @@ fn the_bundled_library_sample_shows_functions() {
     let mut h = Harness::new("return 1", &[], &[], "");
     // Built into the binary (the picker lists it where there is no samples/ folder).
     h.app.open_file("embedded:counter_library.lua".into());
+    h.settle();
     assert_eq!(
         h.app.status,
         "opened a built-in sample; Ctrl-S saves a copy"
