@@ -254,3 +254,54 @@ fn a_library_gone_from_the_server_is_said() {
     );
     assert_eq!(h.app.editor.text(), "return 1");
 }
+
+#[test]
+fn the_selected_library_stays_in_view_in_a_long_list() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    for i in 0..40 {
+        let code = format!(
+            "#!lua name=lib{i:02}\nredis.register_function{{function_name='f{i:02}', callback=function() return {i} end, description='number {i}'}}\n"
+        );
+        assert_eq!(
+            conn.cmd(&["FUNCTION", "LOAD", &code]),
+            Reply::bulk(format!("lib{i:02}"))
+        );
+    }
+    let mut h = workbench(&server, "return 1");
+    h.press("<A-5>").press("i");
+    let screen = h.render(200, 30);
+    assert!(
+        screen.contains("│Function libraries (FUNCTION LIST): 40"),
+        "{screen}"
+    );
+    assert!(screen.contains("│  f00: number 0"), "{screen}");
+    // End: the last library, scrolled into view with its function.
+    h.press("<End>");
+    assert_eq!(
+        h.app.status,
+        "library 'lib39' (40 of 40, 1 function): Enter or o opens it read-only in the editor"
+    );
+    let screen = h.render(200, 30);
+    assert!(screen.contains("│lib39: f39"), "{screen}");
+    assert!(screen.contains("│  f39: number 39"), "{screen}");
+    assert!(!screen.contains("│lib00: f00"), "{screen}");
+    // Up ten: still in view; Home: the top again.
+    h.keys("<Up> <Up> <Up> <Up> <Up> <Up> <Up> <Up> <Up> <Up>");
+    let screen = h.render(200, 30);
+    assert!(screen.contains("│  f29: number 29"), "{screen}");
+    h.press("<Home>");
+    let screen = h.render(200, 30);
+    assert!(
+        screen.contains("│Function libraries (FUNCTION LIST): 40"),
+        "{screen}"
+    );
+    // o opens the selected one.
+    h.press("<End>").press("o");
+    assert_eq!(
+        h.app.editor.read_only.as_ref().map(|r| r.library.as_str()),
+        Some("lib39")
+    );
+}

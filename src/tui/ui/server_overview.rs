@@ -63,6 +63,8 @@ pub fn draw(
 ) {
     let width = area.width.saturating_sub(2) as usize;
     let mut lines: Vec<Line> = Vec::new();
+    // The selected library's lines (issue 13): scrolled into view when the list is long.
+    let mut keep_in_view: Option<std::ops::Range<usize>> = None;
     let header = |text: &str| Line::styled(fit(text, width), theme.header);
     let plain = |text: String| Line::styled(fit(&text, width), theme.text);
     let Some((overview, _)) = &view.overview.data else {
@@ -115,6 +117,7 @@ pub fn draw(
             "Function libraries (FUNCTION LIST): {total}"
         )));
         let selected = crate::tui::server_library::selected(app);
+        let mut selected_lines = 0..0;
         for (i, lib) in libraries.iter().enumerate() {
             // By name: FUNCTION LIST gives a library's functions in the server's hash order.
             let mut sorted: Vec<&crate::engine::live::functions::LiveFunction> =
@@ -141,6 +144,7 @@ pub fn draw(
                 continue;
             }
             // The selected library (issue 13): each function with its flags and description.
+            selected_lines.start = lines.len();
             lines.push(Line::styled(fit(&line, width), theme.selected));
             for f in &sorted {
                 let flags = if f.flags.is_empty() {
@@ -160,7 +164,9 @@ pub fn draw(
                     .into_owned(),
                 ));
             }
+            selected_lines.end = lines.len();
         }
+        keep_in_view = Some(selected_lines);
         if libraries.len() < *total {
             lines.push(plain(format!("… {} more", total - libraries.len())));
         }
@@ -194,10 +200,30 @@ pub fn draw(
     } else {
         " R: read now (every 2 s) · X: SCRIPT KILL · i: keys "
     };
+    let height = area.height.saturating_sub(2) as usize;
+    let top = keep_in_view.map_or(0, |range| scroll_to(&lines, range, width, height));
     frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
-            block(&title, focused, theme).title_bottom(Line::from(hint).style(theme.line_number)),
-        ),
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((top.min(u16::MAX as usize) as u16, 0))
+            .block(
+                block(&title, focused, theme)
+                    .title_bottom(Line::from(hint).style(theme.line_number)),
+            ),
         area,
     );
+}
+
+/// The first row to show so that the rows of `lines[range]` are in a pane of `height` rows:
+/// 0 when they fit from the top, else the selected library's last line at the bottom (its first
+/// line, when the library alone is taller than the pane). Rows count the wrapping of long lines.
+fn scroll_to(lines: &[Line], range: std::ops::Range<usize>, width: usize, height: usize) -> usize {
+    let rows = |line: &Line| line.width().max(1).div_ceil(width.max(1));
+    let start: usize = lines[..range.start].iter().map(rows).sum();
+    let end: usize = start + lines[range].iter().map(rows).sum::<usize>();
+    if end <= height {
+        0
+    } else {
+        (end - height).min(start)
+    }
 }
