@@ -93,12 +93,19 @@ fn a_breakpoint_in_a_function_stops_there_with_its_locals() {
         screen.contains("│▸ args = {\"5\"}  (table, 1 entry)"),
         "{screen}"
     );
+    assert!(
+        screen.contains("│▶ 0 counter_incr line 20   local n = amount(args)"),
+        "{screen}"
+    );
 
     // F11 into the library's local helper, F10 back out to line 21.
     h.press("<F11>");
     assert_eq!(stop_line(&h), Some(12));
-    assert_eq!(stack(&h)[0].1, 12);
-    assert_eq!(stack(&h)[1].1, 20);
+    // The registered callback's frame is named by the function FCALL called.
+    assert_eq!(
+        stack(&h),
+        vec![("amount".to_string(), 12), ("counter_incr".to_string(), 20)]
+    );
     h.press("<S-F11>");
     assert_eq!(stop_line(&h), Some(21));
     assert_eq!(var(&h, "n").as_deref(), Some("5"));
@@ -150,4 +157,15 @@ fn a_library_that_does_not_load_is_not_debugged() {
         h.app.status,
         "library 'empty': FUNCTION LOAD failed: ERR No functions registered"
     );
+}
+
+#[test]
+fn f10_starts_at_the_functions_first_line() {
+    let mut h = harness();
+    h.press("<F10>");
+    assert_eq!(stop_line(&h), Some(20));
+    assert_eq!(stack(&h), vec![("counter_incr".to_string(), 20)]);
+    assert_eq!(var(&h, "args").as_deref(), Some("{\"5\"}"));
+    h.press("<S-F5>");
+    assert!(h.app.debugger.session.is_none());
 }

@@ -158,6 +158,17 @@ fn a_server_library_opens_read_only_from_the_overview() {
         vec![b"INCRBY".to_vec(), b"counter:page".to_vec(), b"5".to_vec()]
     );
     assert_eq!(h.app.editor.bytes(), LIBRARY.as_bytes());
+
+    // The debugger: a breakpoint (not an edit) in the function's body, F5 stops there.
+    h.app.editor.goto_line(24);
+    h.press("<F9>");
+    assert_eq!(h.app.status, "breakpoint at line 24");
+    h.press("<F5>");
+    assert_eq!(h.app.debugger.paused_line(), Some(24));
+    h.press("<S-F5>");
+    assert!(h.app.debugger.session.is_none());
+    assert_eq!(h.app.editor.bytes(), LIBRARY.as_bytes());
+    assert!(h.app.editor.read_only.is_some());
 }
 
 #[test]

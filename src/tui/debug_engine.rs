@@ -250,6 +250,8 @@ struct ChannelFrontend<'a> {
     events: &'a Sender<EngineEvent>,
     view: ViewRequest,
     now_ms: i64,
+    /// The FCALL's function when a library is debugged (issue 13): its frame is named by it.
+    function: Option<String>,
 }
 
 impl ChannelFrontend<'_> {
@@ -263,6 +265,12 @@ impl ChannelFrontend<'_> {
     fn send_view(&self, stop: &mut Stop<'_>) {
         let mut view = build_view(self.id, stop, &self.view);
         view.now_ms = self.now_ms;
+        // The registered callback is anonymous to Lua ("?"): it is the function FCALL called.
+        if let (Some(name), Some(outermost)) = (&self.function, view.frames.last_mut()) {
+            if outermost.function == "?" {
+                outermost.function = name.clone();
+            }
+        }
         let _ = self
             .events
             .send(EngineEvent::Debug(DebugEvent::Stopped(Box::new(view))));
@@ -516,6 +524,7 @@ pub fn run(
         events,
         view,
         now_ms: sandbox.now_ms(),
+        function: function.clone(),
     };
     let report = match &function {
         // A library: loaded as FUNCTION LOAD does (not under the debugger), then its FCALL.
