@@ -151,7 +151,8 @@ pub enum Confirm {
     /// Open a server's function library read-only over unsaved changes (issue 13).
     OpenServerLibrary {
         name: String,
-        code: Vec<u8>,
+        /// Shared: the question is cloned on every key while it shows.
+        code: std::sync::Arc<[u8]>,
     },
 }
 
@@ -598,7 +599,7 @@ impl App {
                             Confirm::ResetLesson => super::lessons::reset(self),
                             Confirm::ScriptKill => return super::server_overview::kill(self),
                             Confirm::OpenServerLibrary { name, code } => {
-                                super::server_library::open(self, name, code)
+                                super::server_library::open(self, name, &code)
                             }
                         }
                     }

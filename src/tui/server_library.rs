@@ -88,10 +88,13 @@ pub fn on_code(app: &mut App, name: String, code: Option<Vec<u8>>) {
     // Never drop the user's unsaved script without asking (as opening a file does).
     if app.editor.modified {
         app.status = "the script has unsaved changes: y opens the server's library in its place, n keeps it (Ctrl-S saves it first)".into();
-        app.overlay = Some(Overlay::Confirm(Confirm::OpenServerLibrary { name, code }));
+        app.overlay = Some(Overlay::Confirm(Confirm::OpenServerLibrary {
+            name,
+            code: code.into(),
+        }));
         return;
     }
-    open(app, name, code);
+    open(app, name, &code);
 }
 
 /// The confirm question before replacing unsaved changes.
@@ -103,13 +106,13 @@ pub fn question(name: &str) -> String {
 }
 
 /// Open `code` read-only in the editor: KEYS, ARGV and the seed stay (the function runs on them).
-pub fn open(app: &mut App, name: String, code: Vec<u8>) {
+pub fn open(app: &mut App, name: String, code: &[u8]) {
     // Leaving this script: its unsaved changes were given up (the question was asked).
     if app.editor.modified {
         super::files::discard_autosave(app.editor.path.as_deref());
     }
     super::files::release_autosave(app.editor.path.as_deref());
-    let text = super::editor::decode_script(&code);
+    let text = super::editor::decode_script(code);
     app.editor = super::editor::EditorState::new(&text, None);
     app.editor.read_only = Some(ReadOnly {
         library: name.clone(),
