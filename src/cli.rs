@@ -386,6 +386,9 @@ pub struct Sidecar {
     pub keyspace: Option<serde_json::Value>,
     #[serde(default)]
     pub expected: Option<serde_json::Value>,
+    /// A function library's function to call (issue 13; the workbench's form picks it).
+    #[serde(default)]
+    pub function: Option<String>,
 }
 
 pub fn sidecar_path(script: &Path) -> PathBuf {

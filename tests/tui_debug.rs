@@ -616,6 +616,7 @@ fn quitting_while_stopped_never_waits_on_the_engine() {
         breaks: Default::default(),
         stop_at_start: true,
         view: Default::default(),
+        function: None,
     })));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
@@ -661,6 +662,7 @@ fn a_closed_command_channel_aborts_the_paused_run() {
             breaks: Default::default(),
             stop_at_start: true,
             view: Default::default(),
+            function: None,
         };
         let result = run(&mut sandbox, start, &command_rx, &event_tx);
         result.report.reply.to_cli()
@@ -767,6 +769,7 @@ fn esc_while_the_debugged_script_runs_cancels_it() {
         breaks: Default::default(),
         stop_at_start: false,
         view: Default::default(),
+        function: None,
     })));
     std::thread::sleep(std::time::Duration::from_millis(100));
     worker.cancel();
@@ -848,6 +851,7 @@ fn every_differential_case_debugged_to_the_end_is_its_plain_run() {
             breaks: Breaks::default(),
             stop_at_start: true,
             view: Default::default(),
+            function: None,
         })));
         let got = loop {
             let events = debugger.answer().expect("an answer");

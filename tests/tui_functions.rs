@@ -3,6 +3,8 @@
 //! form's KEYS and ARGV in the sandbox, with the trace and reply as for a script.
 #![cfg(feature = "tui")]
 
+mod common;
+
 use evalbench::engine::reply::Reply;
 use evalbench::tui::harness::Harness;
 
@@ -97,5 +99,93 @@ fn the_compact_form_names_the_call_too() {
     assert!(
         screen.contains("FCALL counter_incr · KEYS (1) slot 13456 counter:page"),
         "{screen}"
+    );
+}
+
+/// A library and its sidecar in a temporary folder of their own.
+fn library_file(name: &str, sidecar: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "evalbench-tui-functions-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.lua"));
+    std::fs::write(&path, LIBRARY).unwrap();
+    std::fs::write(dir.join(format!("{name}.json")), sidecar).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn the_sidecars_function_is_the_forms() {
+    common::isolate_app_dirs();
+    let (dir, path) = library_file(
+        "reader",
+        r#"{"function": "counter_get", "keys": ["counter:page"], "keyspace": {"counter:page": "7"}}"#,
+    );
+    let mut h = Harness::new("return 1", &[], &[], "");
+    h.app.open_file(path.clone());
+    h.settle(); // the event loop's housekeeping after the open
+    assert_eq!(h.app.status, format!("opened {}", path.display()));
+    assert_eq!(h.app.form_function.chosen(), Some("counter_get"));
+    assert!(h
+        .render(200, 40)
+        .contains(" FCALL_RO counter_get [no-writes] · 2/2 of 'counters' · Alt-F "));
+    h.press("<F5>");
+    let run = h.app.last_run.as_ref().expect("a run");
+    assert_eq!(run.report.reply, Reply::Int(7));
+    assert!(!run.report.trace[0].write);
+
+    // Alt-F, Ctrl-S: the sidecar keeps the form's choice.
+    h.press("<A-f>").press("<C-s>");
+    let car: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("reader.json")).unwrap()).unwrap();
+    assert_eq!(car["function"], "counter_incr");
+    assert_eq!(car["keys"], serde_json::json!(["counter:page"]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_sidecar_function_the_library_lacks_is_said() {
+    common::isolate_app_dirs();
+    let (dir, path) = library_file("missing", r#"{"function": "counter_reset"}"#);
+    let mut h = Harness::new("return 1", &[], &[], "");
+    h.app.open_file(path.clone());
+    h.settle(); // the event loop's housekeeping after the open
+    assert_eq!(
+        h.app.status,
+        format!(
+            "opened {}; the sidecar's function 'counter_reset' is not registered by the library: F5 calls 'counter_incr' (Alt-F picks another)",
+            path.display()
+        )
+    );
+    assert_eq!(h.app.form_function.chosen(), Some("counter_incr"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_bundled_library_sample_shows_functions() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("return 1", &[], &[], "");
+    // Built into the binary (the picker lists it where there is no samples/ folder).
+    h.app.open_file("embedded:counter_library.lua".into());
+    h.settle();
+    assert_eq!(
+        h.app.status,
+        "opened a built-in sample; Ctrl-S saves a copy"
+    );
+    let screen = h.render(200, 40);
+    assert!(
+        screen.contains("─KEYS (1) slot counter:page→13456─"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(" FCALL counter_incr · 1/2 of 'counters' · Alt-F "),
+        "{screen}"
+    );
+    h.press("<F5>");
+    assert_eq!(
+        h.app.last_run.as_ref().expect("a run").report.reply,
+        Reply::Int(15)
     );
 }

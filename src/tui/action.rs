@@ -522,7 +522,7 @@ impl Action {
             Action::PickFunction => {
                 "the function F5 calls in a library (#!lua name=): the next one"
             }
-            Action::OpenKey => "open a server key by its exact name (no scan)",
+            Action::OpenKey => "open a server key by its exact name (no scan); in the overview: the selected function library, read-only (Enter too, Up/Down pick it)",
             Action::CopyToSandbox => "copy the selected key into the sandbox seed",
             Action::CopyDeclaredKeys => {
                 "copy the form's KEYS from the server into the sandbox seed"

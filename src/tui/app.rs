@@ -148,6 +148,12 @@ pub enum Confirm {
     ResetLesson,
     /// SCRIPT KILL from the Server tab's overview (issue 11).
     ScriptKill,
+    /// Open a server's function library read-only over unsaved changes (issue 13).
+    OpenServerLibrary {
+        name: String,
+        /// Shared: the question is cloned on every key while it shows.
+        code: std::sync::Arc<[u8]>,
+    },
 }
 
 pub enum Overlay {
@@ -471,6 +477,10 @@ impl App {
                     Focus::Editor if self.debugger.session.is_some() => {
                         self.status = super::debugger::EDIT_REFUSED.into()
                     }
+                    // A server's library stays as it is (tui/read_only.rs).
+                    Focus::Editor if self.editor.read_only.is_some() => {
+                        super::read_only::refuse(self);
+                    }
                     Focus::Editor => self.editor.paste(text),
                     Focus::Keys | Focus::Argv => self.inputs.paste(self.focus == Focus::Keys, text),
                     Focus::Panes => {}
@@ -518,6 +528,10 @@ impl App {
         match self.focus {
             Focus::Editor if super::debugger::refuses_key(self, &key) => {
                 self.status = super::debugger::EDIT_REFUSED.into()
+            }
+            // A server's library stays as it is (tui/read_only.rs).
+            Focus::Editor if self.editor.read_only.is_some() && super::read_only::edits(&key) => {
+                super::read_only::refuse(self);
             }
             Focus::Editor => self.editor.on_key(key),
             Focus::Keys => self.inputs.on_key(true, key),
@@ -584,6 +598,9 @@ impl App {
                             Confirm::OpenLesson(index) => super::lessons::open(self, index),
                             Confirm::ResetLesson => super::lessons::reset(self),
                             Confirm::ScriptKill => return super::server_overview::kill(self),
+                            Confirm::OpenServerLibrary { name, code } => {
+                                super::server_library::open(self, name, &code)
+                            }
                         }
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
@@ -1320,6 +1337,10 @@ impl App {
     }
 
     fn save(&mut self) {
+        // A server's library: ask for a local name for its editable copy (tui/read_only.rs).
+        if super::read_only::save_prompt(self) {
+            return;
+        }
         let Some(path) = self.editor.path.clone() else {
             self.prompt(PromptPurpose::SaveAs, "Save the script as", "script.lua");
             return;
@@ -1335,7 +1356,16 @@ impl App {
         let path = files::expand_home(&path);
         self.editor.path = Some(path.clone());
         let text = self.editor.text();
-        let result = files::save_script(&path, &text, &self.inputs, &self.seed, self.seed_now_ms);
+        // A library's chosen function goes to the sidecar too (issue 13, form_function.rs).
+        let function = self.form_function.chosen().map(str::to_string);
+        let result = files::save_script_with(
+            &path,
+            &text,
+            &self.inputs,
+            &self.seed,
+            self.seed_now_ms,
+            function.as_deref(),
+        );
         match result {
             Ok(sidecar_problem) => {
                 self.editor.modified = false;
@@ -1349,6 +1379,7 @@ impl App {
                 files::remember_recent(&path);
                 self.status = sidecar_problem
                     .unwrap_or_else(|| format!("saved {} and its sidecar", path.display()));
+                super::read_only::saved(self); // a server library's copy is editable now
             }
             Err(e) => self.status = e,
         }
@@ -1365,6 +1396,7 @@ impl App {
             Ok(opened) => {
                 self.editor = EditorState::new(&opened.text, opened.path.clone());
                 self.debugger.forget_script(); // breakpoints and line counts were the old file's
+                let function = opened.sidecar.as_ref().and_then(|c| c.function.clone());
                 match opened.sidecar {
                     Some(car) => {
                         self.inputs = InputsState::from_lists(&car.keys, &car.argv);
@@ -1386,6 +1418,8 @@ impl App {
                     (Some(p), None) => format!("opened {}", p.display()),
                     (None, None) => "opened a built-in sample; Ctrl-S saves a copy".into(),
                 };
+                // The sidecar's function of a library (issue 13).
+                super::form_function::apply_sidecar(self, function.as_deref());
                 files::mark_clean(&files::Autosaved {
                     text: opened.text,
                     path: opened.path,
@@ -1477,6 +1511,10 @@ impl App {
     pub fn autosave(&mut self) {
         // An earlier session's autosave stays untouched until the recovery question is answered.
         if matches!(self.overlay, Some(Overlay::Confirm(Confirm::Recover))) {
+            return;
+        }
+        // A server's library is not the user's script: nothing to autosave (tui/read_only.rs).
+        if self.editor.read_only.is_some() {
             return;
         }
         let state = files::Autosaved {

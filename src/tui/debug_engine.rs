@@ -99,6 +99,8 @@ pub struct StartDebug {
     /// Stop at the first line (F10 / F11 start), or run to the first breakpoint (F5).
     pub stop_at_start: bool,
     pub view: ViewRequest,
+    /// The script is a function library: debug the FCALL of this function (issue 13).
+    pub function: Option<String>,
 }
 
 /// The UI's commands to a paused run (each tagged with its session's id: a command left from an
@@ -248,6 +250,8 @@ struct ChannelFrontend<'a> {
     events: &'a Sender<EngineEvent>,
     view: ViewRequest,
     now_ms: i64,
+    /// The FCALL's function when a library is debugged (issue 13): its frame is named by it.
+    function: Option<String>,
 }
 
 impl ChannelFrontend<'_> {
@@ -261,6 +265,12 @@ impl ChannelFrontend<'_> {
     fn send_view(&self, stop: &mut Stop<'_>) {
         let mut view = build_view(self.id, stop, &self.view);
         view.now_ms = self.now_ms;
+        // The registered callback is anonymous to Lua ("?"): it is the function FCALL called.
+        if let (Some(name), Some(outermost)) = (&self.function, view.frames.last_mut()) {
+            if outermost.function == "?" {
+                outermost.function = name.clone();
+            }
+        }
         let _ = self
             .events
             .send(EngineEvent::Debug(DebugEvent::Stopped(Box::new(view))));
@@ -491,11 +501,17 @@ pub fn run(
         breaks,
         stop_at_start,
         view,
+        function,
     } = start;
-    let mut session = match DebugSession::new(&request.script) {
+    // A library's code is parsed as FUNCTION LOAD takes it (its shebang names the library).
+    let parsed = match &function {
+        Some(_) => DebugSession::for_library(&request.script),
+        None => DebugSession::new(&request.script),
+    };
+    let mut session = match parsed {
         Ok(s) => s,
         // A script that does not compile: the plain run reports it (the UI refuses it first).
-        Err(_) => return RunResult::run(sandbox, id, request, seed, busy_threshold_ms),
+        Err(_) => return plain_run(sandbox, id, request, seed, busy_threshold_ms, &function),
     };
     breaks.apply(&mut session);
     session.stop_at_start = stop_at_start;
@@ -508,8 +524,16 @@ pub fn run(
         events,
         view,
         now_ms: sandbox.now_ms(),
+        function: function.clone(),
     };
-    let report = sandbox.debug(&request, &mut session, &mut frontend);
+    let report = match &function {
+        // A library: loaded as FUNCTION LOAD does (not under the debugger), then its FCALL.
+        Some(name) => match super::form_function::load_call(sandbox, &request, name) {
+            Ok(call) => sandbox.debug_function(&call, &mut session, &mut frontend),
+            Err(_) => return plain_run(sandbox, id, request, seed, busy_threshold_ms, &function),
+        },
+        None => sandbox.debug(&request, &mut session, &mut frontend),
+    };
     let _ = events.send(EngineEvent::Debug(DebugEvent::Ended {
         id,
         coverage: report.coverage,
@@ -526,6 +550,22 @@ pub fn run(
         live: false,
         dry_run_ns: None,
         kill: None,
+    }
+}
+
+/// The run without the debugger: it reports what stopped the session from starting (a compile
+/// or FUNCTION LOAD error), as F5 would.
+fn plain_run(
+    sandbox: &mut Sandbox,
+    id: u64,
+    request: RunRequest,
+    seed: Db,
+    busy_threshold_ms: u64,
+    function: &Option<String>,
+) -> RunResult {
+    match function {
+        Some(name) => RunResult::fcall(sandbox, id, request, seed, busy_threshold_ms, name),
+        None => RunResult::run(sandbox, id, request, seed, busy_threshold_ms),
     }
 }
 

@@ -389,14 +389,28 @@ fn start(app: &mut App, stop_at_start: bool, pending: Option<Resume>) -> Vec<Eff
             return Vec::new();
         }
     };
+    // A function library debugs the form's function (issue 13): FUNCTION LOAD, then its FCALL.
+    let function = match super::form_function::for_run(app) {
+        Some(Ok(name)) => Some(name),
+        Some(Err(why)) => {
+            app.status = why;
+            return Vec::new();
+        }
+        None => None,
+    };
     let script = app.editor.bytes();
-    let session = match DebugSession::new(&script) {
+    let parsed = match function {
+        Some(_) => DebugSession::for_library(&script),
+        None => DebugSession::new(&script),
+    };
+    let session = match parsed {
         Ok(s) => s,
         Err((message, line)) => {
             // Shown at its line, as a run's error is.
             let text = match line {
                 Some(n) => message
                     .strip_prefix(&format!("user_script:{n}: "))
+                    .or_else(|| message.strip_prefix(&format!("user_function:{n}: ")))
                     .unwrap_or(&message)
                     .to_string(),
                 None => message.clone(),
@@ -450,6 +464,7 @@ fn start(app: &mut App, stop_at_start: bool, pending: Option<Resume>) -> Vec<Eff
         breaks: app.debugger.breaks(),
         stop_at_start,
         view: app.debugger.view(),
+        function,
     })))]
 }
 
@@ -468,7 +483,12 @@ fn script_lines(app: &App) -> Result<DebugSession, String> {
     if let Some(s) = &app.debugger.session {
         return Ok(s.script.clone());
     }
-    DebugSession::new(&app.editor.bytes()).map_err(|(m, _)| m)
+    // A library's lines as FUNCTION LOAD takes them (issue 13).
+    let code = app.editor.bytes();
+    if app.form_function.is_library() {
+        return DebugSession::for_library(&code).map_err(|(m, _)| m);
+    }
+    DebugSession::new(&code).map_err(|(m, _)| m)
 }
 
 /// Set (or change) a breakpoint; a line without code moves to the next line with code (said in

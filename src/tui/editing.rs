@@ -28,6 +28,10 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         app.status = super::debugger::EDIT_REFUSED.into();
         return Vec::new();
     }
+    // A server's library stays as it is (tui/read_only.rs).
+    if changes_script(action) && super::read_only::refuse(app) {
+        return Vec::new();
+    }
     let editor = &mut app.editor;
     match action {
         Action::Undo if !editor.undo() => app.status = "nothing to undo".into(),

@@ -64,6 +64,8 @@ pub struct EditorState {
     pub textarea: TextArea<'static>,
     pub path: Option<PathBuf>,
     pub modified: bool,
+    /// Opened from a live server (issue 13): edits are refused, Ctrl-S saves an editable copy.
+    pub read_only: Option<super::read_only::ReadOnly>,
     /// The line (1-based) and message of the last run's error.
     pub error: Option<(u32, String)>,
     /// First visible line (0-based); follows the cursor.
@@ -144,6 +146,7 @@ impl EditorState {
             search: None,
             path,
             modified: false,
+            read_only: None,
             error: None,
             scroll: 0,
             wrap: false,

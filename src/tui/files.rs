@@ -32,6 +32,11 @@ const EMBEDDED_SAMPLES: &[(&str, &str, &str)] = &[
         include_str!("../../samples/batch_delete.json"),
     ),
     (
+        "counter_library.lua", // issue 13: a function library
+        include_str!("../../samples/counter_library.lua"),
+        include_str!("../../samples/counter_library.json"),
+    ),
+    (
         "capped_counter.lua",
         include_str!("../../samples/capped_counter.lua"),
         include_str!("../../samples/capped_counter.json"),
@@ -169,6 +174,8 @@ pub struct Sidecar {
     pub keys: Vec<String>,
     pub argv: Vec<String>,
     pub seed: Db,
+    /// The function of a library the form calls (issue 13, `"function"`).
+    pub function: Option<String>,
 }
 
 pub struct Opened {
@@ -198,6 +205,7 @@ fn parse_sidecar(car_path: &Path, text: &str, now_ms: i64) -> Result<Sidecar, St
         keys: car.keys,
         argv: car.argv,
         seed,
+        function: car.function,
     })
 }
 
@@ -254,6 +262,18 @@ pub fn save_script(
     seed: &Db,
     now_ms: i64,
 ) -> Result<Option<String>, String> {
+    save_script_with(path, text, inputs, seed, now_ms, None)
+}
+
+/// `save_script`, and the form's function of a library as the sidecar's `"function"` (issue 13).
+pub fn save_script_with(
+    path: &Path,
+    text: &str,
+    inputs: &InputsState,
+    seed: &Db,
+    now_ms: i64,
+    function: Option<&str>,
+) -> Result<Option<String>, String> {
     let car_path = sidecar_path(path);
     if car_path == path {
         return Err(format!(
@@ -284,6 +304,9 @@ pub fn save_script(
     car.insert("keys".into(), keys.into());
     car.insert("argv".into(), argv.into());
     car.insert("keyspace".into(), keyspace_to_json(seed, now_ms));
+    if let Some(function) = function {
+        car.insert("function".into(), function.into());
+    }
     let json = serde_json::to_string_pretty(&serde_json::Value::Object(car))
         .unwrap_or_else(|_| "{}".into());
     Ok(write_atomically(&car_path, format!("{json}\n").as_bytes())

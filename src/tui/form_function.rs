@@ -233,23 +233,8 @@ impl RunResult {
     ) -> RunResult {
         sandbox.config.busy_threshold_ms = busy_threshold_ms;
         sandbox.set_db0(seed.clone());
-        sandbox.function_flush();
-        let report = match sandbox.function_load(&request.script, false) {
-            Ok(_) => {
-                let read_only = sandbox
-                    .function_libraries()
-                    .iter()
-                    .flat_map(|lib| lib.functions.iter())
-                    .find(|f| f.name == function)
-                    .is_some_and(|f| f.flags.no_writes);
-                sandbox.fcall(&FunctionCall {
-                    name: function.to_string(),
-                    keys: request.keys.clone(),
-                    argv: request.argv.clone(),
-                    protocol: request.protocol,
-                    read_only,
-                })
-            }
+        let report = match load_call(sandbox, &request, function) {
+            Ok(call) => sandbox.fcall(&call),
             Err(e) => crate::engine::RunReport::refused(
                 sha1_hex(&request.script),
                 e,
@@ -259,4 +244,55 @@ impl RunResult {
         };
         RunResult::of_sandbox(sandbox, id, request, report, seed)
     }
+}
+
+/// FUNCTION LOAD the request's library (the sandbox's libraries replaced by it) and the FCALL of
+/// `function` on the request's KEYS and ARGV: FCALL_RO for a `no-writes` function. Shared by F5
+/// and the debugger (tui/debug_engine.rs). Err: FUNCTION LOAD's error.
+pub fn load_call(
+    sandbox: &mut Sandbox,
+    request: &RunRequest,
+    function: &str,
+) -> Result<FunctionCall, String> {
+    sandbox.function_flush();
+    sandbox.function_load(&request.script, false)?;
+    let read_only = sandbox
+        .function_libraries()
+        .iter()
+        .flat_map(|lib| lib.functions.iter())
+        .find(|f| f.name == function)
+        .is_some_and(|f| f.flags.no_writes);
+    Ok(FunctionCall {
+        name: function.to_string(),
+        keys: request.keys.clone(),
+        argv: request.argv.clone(),
+        protocol: request.protocol,
+        read_only,
+    })
+}
+
+/// A file was opened whose sidecar names `function` (`"function"`): the form calls it. A name
+/// the library does not register, or a script that is no library, is said in the status line.
+pub fn apply_sidecar(app: &mut App, function: Option<&str>) {
+    let Some(name) = function else {
+        return;
+    };
+    let code = app.editor.bytes();
+    let form = &mut app.form_function;
+    form.refresh(&code);
+    let note = if !form.is_library() {
+        format!("the sidecar's function '{name}' is not used: the script is not a function library (#!lua name=...)")
+    } else if let Some(at) = form.functions.iter().position(|f| f.name == name) {
+        form.selected = at;
+        return;
+    } else if form.error.is_some() {
+        return; // the load error is on the form already
+    } else {
+        format!(
+            "the sidecar's function '{name}' is not registered by the library: F5 calls '{}' (Alt-F picks another)",
+            form.chosen().unwrap_or_default()
+        )
+    };
+    app.status =
+        crate::engine::display::display_safe(&format!("{}; {note}", app.status)).into_owned();
 }

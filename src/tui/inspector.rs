@@ -50,6 +50,8 @@ pub enum InspectRequest {
     Overview,
     /// SCRIPT KILL, after the user agreed (the Server overview).
     ScriptKill,
+    /// One function library's code by its exact name (issue 13, tui/server_library.rs).
+    LibraryCode { name: String },
 }
 
 /// Whether the server's script cache holds the user's script (what an application's EVALSHA
@@ -106,6 +108,11 @@ pub enum InspectEvent {
     Overview(Box<crate::engine::live::overview::Overview>),
     /// SCRIPT KILL's answer in words.
     Killed(String),
+    /// A library's code (None: no such library on the server).
+    LibraryCode {
+        name: String,
+        code: Option<Vec<u8>>,
+    },
     /// A request failed; `what` names it ("scan", "page of 'k'", ...).
     Failed {
         what: String,
@@ -264,6 +271,14 @@ impl InspectorCore {
                 vec![InspectEvent::Killed(
                     crate::engine::live::overview::describe_kill(answers, self.live.server.cluster),
                 )]
+            }
+            InspectRequest::LibraryCode { name } => {
+                vec![
+                    match crate::engine::live::functions::code(&mut self.live, &name) {
+                        Ok(code) => InspectEvent::LibraryCode { name, code },
+                        Err(e) => failed(&format!("library '{name}'"), e),
+                    },
+                ]
             }
             InspectRequest::ScriptLoad { script } => {
                 let (sha, _) = shas(&script);

@@ -26,8 +26,10 @@ pub mod lessons; // issue 14: lessons in the workbench
 pub mod lint_diagnostics;
 pub mod mouse;
 pub mod race; // the Race tab (issue 14)
+pub mod read_only; // issue 13: read-only buffers (a server's library)
 pub mod reply_compare; // the Reply tab under a second profile (issue 12)
 pub mod server;
+pub mod server_library; // issue 13: a server's library opened read-only
 pub mod server_overview; // issue 11: the Server tab's overview
 /// Tests in the workbench: save as case, the Tests tab (issue 14).
 pub mod tests_tab;

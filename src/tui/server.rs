@@ -439,6 +439,8 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
             }
         }
         InspectEvent::Killed(answer) => super::server_overview::on_killed(app, answer),
+        // issue 13: a library's code, to open read-only
+        InspectEvent::LibraryCode { name, code } => super::server_library::on_code(app, name, code),
         InspectEvent::Failed { what, message } => {
             if what == "SCRIPT EXISTS" {
                 // The mark shows "cache ?"; asking again at every tick would only repeat the failure.
@@ -547,6 +549,25 @@ fn on_view_event(view: &mut ServerView, event: InspectEvent) {
 
 /// An action in the Server tab.
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    // The overview's library list (issue 13): Up/Down pick a library, Enter or o opens it.
+    if app.server.as_ref().is_some_and(|v| v.overview.shown) {
+        let step = match action {
+            Action::KeyspaceUp => Some(-1),
+            Action::KeyspaceDown => Some(1),
+            Action::KeyspacePageUp => Some(-PAGE),
+            Action::KeyspacePageDown => Some(PAGE),
+            Action::KeyspaceTop => Some(isize::MIN / 2),
+            Action::KeyspaceBottom => Some(isize::MAX / 2),
+            _ => None,
+        };
+        if let Some(delta) = step {
+            super::server_library::move_by(app, delta);
+            return Vec::new();
+        }
+        if matches!(action, Action::KeyspaceFocus | Action::OpenKey) {
+            return super::server_library::request_open(app);
+        }
+    }
     let Some(view) = app.server.as_mut() else {
         return Vec::new();
     };

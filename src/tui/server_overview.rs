@@ -23,6 +23,8 @@ pub struct OverviewState {
     pub kept: bool,
     /// The last SCRIPT KILL's answer, in words.
     pub kill_answer: Option<String>,
+    /// The selected function library (issue 13, tui/server_library.rs).
+    pub library: usize,
     pending: bool,
     next_read: Option<Instant>,
 }

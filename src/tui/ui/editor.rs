@@ -21,9 +21,11 @@ const TAB: &str = "  ";
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let editor = &app.editor;
     let focused = app.focus == Focus::Editor && app.overlay.is_none();
-    let name = match &editor.path {
-        Some(p) => p.display().to_string(),
-        None => "untitled".into(),
+    let name = match (&editor.path, &editor.read_only) {
+        (Some(p), _) => p.display().to_string(),
+        // A server's library (tui/read_only.rs): where it came from, and that it is read-only.
+        (None, Some(read_only)) => crate::tui::read_only::title(read_only),
+        (None, None) => "untitled".into(),
     };
     let title = format!(
         "{}{}",

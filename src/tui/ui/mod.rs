@@ -135,6 +135,9 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                     "Reset to the lesson's starting script? Ctrl-Z brings yours back. (y/n)".into()
                 }
                 super::app::Confirm::ScriptKill => super::server_overview::KILL_QUESTION.into(),
+                super::app::Confirm::OpenServerLibrary { name, .. } => {
+                    crate::tui::server_library::question(name)
+                }
             };
             draw_prompt(frame, area, "Confirm", &text, Style::default(), theme)
         }

@@ -63,6 +63,8 @@ pub fn draw(
 ) {
     let width = area.width.saturating_sub(2) as usize;
     let mut lines: Vec<Line> = Vec::new();
+    // The selected library's lines (issue 13): scrolled into view when the list is long.
+    let mut keep_in_view: Option<std::ops::Range<usize>> = None;
     let header = |text: &str| Line::styled(fit(text, width), theme.header);
     let plain = |text: String| Line::styled(fit(&text, width), theme.text);
     let Some((overview, _)) = &view.overview.data else {
@@ -114,9 +116,14 @@ pub fn draw(
         lines.push(header(&format!(
             "Function libraries (FUNCTION LIST): {total}"
         )));
-        for lib in libraries {
-            let functions: Vec<String> = lib
-                .functions
+        let selected = crate::tui::server_library::selected(app);
+        let mut selected_lines = 0..0;
+        for (i, lib) in libraries.iter().enumerate() {
+            // By name: FUNCTION LIST gives a library's functions in the server's hash order.
+            let mut sorted: Vec<&crate::engine::live::functions::LiveFunction> =
+                lib.functions.iter().collect();
+            sorted.sort_by(|a, b| a.name.cmp(&b.name));
+            let functions: Vec<String> = sorted
                 .iter()
                 .map(|f| {
                     if f.flags.is_empty() {
@@ -126,15 +133,40 @@ pub fn draw(
                     }
                 })
                 .collect();
-            lines.push(plain(
-                crate::engine::display::display_safe(&format!(
-                    "{}: {}",
-                    lib.name,
-                    functions.join(", ")
-                ))
-                .into_owned(),
-            ));
+            let line = crate::engine::display::display_safe(&format!(
+                "{}: {}",
+                lib.name,
+                functions.join(", ")
+            ))
+            .into_owned();
+            if selected != Some(i) {
+                lines.push(plain(line));
+                continue;
+            }
+            // The selected library (issue 13): each function with its flags and description.
+            selected_lines.start = lines.len();
+            lines.push(Line::styled(fit(&line, width), theme.selected));
+            for f in &sorted {
+                let flags = if f.flags.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", f.flags.join(", "))
+                };
+                let description = f
+                    .description
+                    .as_ref()
+                    .map_or(String::new(), |d| format!(": {d}"));
+                lines.push(plain(
+                    crate::engine::display::display_safe(&format!(
+                        "  {}{flags}{description}",
+                        f.name
+                    ))
+                    .into_owned(),
+                ));
+            }
+            selected_lines.end = lines.len();
         }
+        keep_in_view = Some(selected_lines);
         if libraries.len() < *total {
             lines.push(plain(format!("… {} more", total - libraries.len())));
         }
@@ -159,11 +191,39 @@ pub fn draw(
         "Server overview · {}",
         app.live_server.as_deref().unwrap_or("live server")
     );
-    let hint = " R: read now (every 2 s) · X: SCRIPT KILL · i: keys ";
+    let hint = if overview
+        .libraries
+        .as_ref()
+        .is_some_and(|(l, _)| !l.is_empty())
+    {
+        " R: read now (every 2 s) · X: SCRIPT KILL · i: keys · ↑↓ Enter: open a library "
+    } else {
+        " R: read now (every 2 s) · X: SCRIPT KILL · i: keys "
+    };
+    let height = area.height.saturating_sub(2) as usize;
+    let top = keep_in_view.map_or(0, |range| scroll_to(&lines, range, width, height));
     frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
-            block(&title, focused, theme).title_bottom(Line::from(hint).style(theme.line_number)),
-        ),
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((top.min(u16::MAX as usize) as u16, 0))
+            .block(
+                block(&title, focused, theme)
+                    .title_bottom(Line::from(hint).style(theme.line_number)),
+            ),
         area,
     );
+}
+
+/// The first row to show so that the rows of `lines[range]` are in a pane of `height` rows:
+/// 0 when they fit from the top, else the selected library's last line at the bottom (its first
+/// line, when the library alone is taller than the pane). Rows count the wrapping of long lines.
+fn scroll_to(lines: &[Line], range: std::ops::Range<usize>, width: usize, height: usize) -> usize {
+    let rows = |line: &Line| line.width().max(1).div_ceil(width.max(1));
+    let start: usize = lines[..range.start].iter().map(rows).sum();
+    let end: usize = start + lines[range].iter().map(rows).sum::<usize>();
+    if end <= height {
+        0
+    } else {
+        (end - height).min(start)
+    }
 }

@@ -58,13 +58,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         }
         _ => format!("- / {threshold} ms"),
     };
-    let file = app
-        .editor
-        .path
-        .as_ref()
-        .map_or("untitled".to_string(), |p| {
-            display_safe(&p.display().to_string()).into_owned()
-        });
+    let file = match (&app.editor.path, &app.editor.read_only) {
+        (Some(p), _) => display_safe(&p.display().to_string()).into_owned(),
+        // A server's library (tui/read_only.rs).
+        (None, Some(read_only)) => {
+            display_safe(&format!("[read-only] library '{}'", read_only.library)).into_owned()
+        }
+        (None, None) => "untitled".to_string(),
+    };
     let first = Line::from(vec![
         Span::styled(
             format!(" {} ", display_safe(&app.backend_label())),
