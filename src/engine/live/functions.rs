@@ -70,6 +70,32 @@ pub fn list(live: &mut LiveBackend) -> Result<(Vec<LiveLibrary>, usize), LiveErr
     Ok((libraries, all.len()))
 }
 
+/// The library holding function `name` (Redis looks function names up ignoring case; an exact
+/// spelling wins) and that function as the server lists it. All libraries are searched, not only
+/// the first `MAX_LIBRARIES`.
+pub fn find_function(
+    live: &mut LiveBackend,
+    name: &str,
+) -> Result<Option<(LiveLibrary, LiveFunction)>, LiveError> {
+    let reply = checked(live.command(&[b"FUNCTION", b"LIST"])?)?;
+    let libraries: Vec<LiveLibrary> = items(&reply).iter().filter_map(library).collect();
+    let pick = |exact: bool| {
+        libraries.iter().find_map(|lib| {
+            lib.functions
+                .iter()
+                .find(|f| {
+                    if exact {
+                        f.name == name
+                    } else {
+                        f.name.eq_ignore_ascii_case(name)
+                    }
+                })
+                .map(|f| (lib.clone(), f.clone()))
+        })
+    };
+    Ok(pick(true).or_else(|| pick(false)))
+}
+
 /// A glob that matches `name` only (LIBRARYNAME is a pattern: its special characters escaped).
 fn exact_pattern(name: &str) -> String {
     let mut out = String::new();
@@ -85,6 +111,14 @@ fn exact_pattern(name: &str) -> String {
 /// One library's code (shebang included, as FUNCTION LOAD took it); None when there is no such
 /// library.
 pub fn code(live: &mut LiveBackend, name: &str) -> Result<Option<Vec<u8>>, LiveError> {
+    Ok(library_with_code(live, name)?.map(|(_, code)| code))
+}
+
+/// One library (exact name) with its functions and code; None when there is no such library.
+pub fn library_with_code(
+    live: &mut LiveBackend,
+    name: &str,
+) -> Result<Option<(LiveLibrary, Vec<u8>)>, LiveError> {
     let pattern = exact_pattern(name);
     let reply = checked(live.command(&[
         b"FUNCTION",
@@ -96,10 +130,13 @@ pub fn code(live: &mut LiveBackend, name: &str) -> Result<Option<Vec<u8>>, LiveE
     Ok(items(&reply)
         .iter()
         .find(|lib| field(lib, "library_name").and_then(text).as_deref() == Some(name))
-        .and_then(|lib| match field(lib, "library_code")? {
-            Reply::Bulk(b) => Some(b.clone()),
-            Reply::Verbatim { text, .. } => Some(text.clone()),
-            other => text(other).map(String::into_bytes),
+        .and_then(|lib| {
+            let code = match field(lib, "library_code")? {
+                Reply::Bulk(b) => b.clone(),
+                Reply::Verbatim { text, .. } => text.clone(),
+                other => text(other)?.into_bytes(),
+            };
+            Some((library(lib)?, code))
         }))
 }
 
