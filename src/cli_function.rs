@@ -143,7 +143,11 @@ pub fn function_main(args: &FunctionArgs) -> Result<(i32, String), CliError> {
 
 fn list_command(args: &ListArgs) -> Result<(i32, String), CliError> {
     let mut live = connect(&args.server, false)?;
-    let (libraries, total) = list(&mut live).map_err(backend_error)?;
+    let (mut libraries, total) = list(&mut live).map_err(backend_error)?;
+    // The server lists a library's functions in its hash order: by name, for a stable listing.
+    for l in &mut libraries {
+        l.functions.sort_by(|a, b| a.name.cmp(&b.name));
+    }
     if args.json {
         let libs: Vec<serde_json::Value> = libraries
             .iter()
