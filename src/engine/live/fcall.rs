@@ -148,7 +148,7 @@ fn outcome_of(reply: &Reply) -> (Outcome, Option<u32>) {
 /// BUSY), and what happened in words.
 pub fn function_kill(target: &Target) -> String {
     let answer = open(target).and_then(|mut con| {
-        con.req_command(&redis::cmd("FUNCTION").arg("KILL"))
+        con.req_command(redis::cmd("FUNCTION").arg("KILL"))
             .map(to_reply)
             .or_else(|e| match (e.code(), e.detail()) {
                 (Some(code), Some(detail)) => Ok(Reply::Error(format!("{code} {detail}"))),
