@@ -221,16 +221,14 @@ pub fn send_fcall(
     Ok(report)
 }
 
-/// The guard's question for a function, in words: what the dry run showed and what y sends.
-pub fn question_text(question: &Question, function: &ServerFunction, read_only: bool) -> String {
+/// The guard's question for a call of `function`, in words: what the dry run showed and what y
+/// sends (FCALL_RO unless the consent allows writes).
+pub fn question_text(question: &Question, function: &str) -> String {
     let parts: Vec<String> = question.concerns.iter().map(describe_concern).collect();
-    let send = if read_only {
-        format!(
-            "y sends FCALL_RO {} (the server refuses any write)",
-            function.name
-        )
+    let send = if question.consent.writes {
+        format!("y sends FCALL {function} with writes allowed")
     } else {
-        format!("y sends FCALL {} with writes allowed", function.name)
+        format!("y sends FCALL_RO {function} (the server refuses any write)")
     };
     format!(
         "{}. Nothing was sent. {send}; Esc on the server sends FUNCTION KILL. Send it to the live server? (y/n)",

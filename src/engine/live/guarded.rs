@@ -568,6 +568,12 @@ pub fn kill_running(
         let answers = super::script_kill_for(target, keys);
         let not_busy = matches!(&answers, Ok(a) if !a.is_empty()
             && a.iter().all(|(_, r)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"))));
+        // A function runs (issue 13): the server answers BUSY to SCRIPT KILL; FUNCTION KILL stops it.
+        let function_runs = matches!(&answers, Ok(a)
+            if a.iter().any(|(_, r)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("BUSY"))));
+        if function_runs {
+            return super::fcall::function_kill(target);
+        }
         let still_running =
             control.phase() == Phase::OnServer && control.generation() == generation;
         if !(not_busy && still_running) {

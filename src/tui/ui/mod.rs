@@ -135,6 +135,16 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                     "Reset to the lesson's starting script? Ctrl-Z brings yours back. (y/n)".into()
                 }
                 super::app::Confirm::ScriptKill => super::server_overview::KILL_QUESTION.into(),
+                // issue 13: live Functions (tui/live_function.rs)
+                super::app::Confirm::LiveFcall(_, question, function) => {
+                    super::live_function::dialog_text(question, function)
+                }
+                super::app::Confirm::LoadLibrary(planned) => {
+                    let border = theme.focus_border;
+                    super::live_function::draw_plan(frame, area, &planned.1, border);
+                    make_safe(frame.buffer_mut());
+                    return;
+                }
             };
             draw_prompt(frame, area, "Confirm", &text, Style::default(), theme)
         }
