@@ -254,8 +254,7 @@ impl Harness {
                 Effect::LiveFunction(job) => {
                     self.effects.push("live-function");
                     let answer = super::live_function::run_job(self.live.as_mut(), job);
-                    self.app
-                        .on_engine_event(EngineEvent::LiveFunction(answer));
+                    self.app.on_engine_event(EngineEvent::LiveFunction(answer));
                 }
                 Effect::Cancel => self.effects.push("cancel"),
                 Effect::Quit => self.effects.push("quit"),

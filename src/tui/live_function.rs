@@ -226,7 +226,10 @@ pub fn on_answer(app: &mut App, answer: LiveFunctionAnswer) {
                     "loaded library {} to the server",
                     String::from_utf8_lossy(&name)
                 ),
-                Ok(other) => format!("the server refused the library {library}: {}", other.to_cli()),
+                Ok(other) => format!(
+                    "the server refused the library {library}: {}",
+                    other.to_cli()
+                ),
                 Err(e) => format!("library {library} not loaded: {e}"),
             };
         }
@@ -264,7 +267,9 @@ pub fn draw_plan(frame: &mut Frame, area: Rect, plan: &LoadPlan, border: Style) 
     if lines.len() > room {
         let more = lines.len() - room + 1;
         lines.truncate(room.saturating_sub(1));
-        lines.push(format!("… {more} more lines (evalbench function load shows them all)"));
+        lines.push(format!(
+            "… {more} more lines (evalbench function load shows them all)"
+        ));
     }
     lines.push(String::new());
     lines.push(load_question(plan));

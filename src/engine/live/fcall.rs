@@ -109,6 +109,22 @@ fn dry_run_fcall(
         ))
     })?;
     control.watch_dry_run(sandbox.cancel_handle());
+    // A cancel while the library loaded: the run below would clear the stop flag it set.
+    if control.is_cancelled() {
+        let mut report = RunReport::refused(
+            sha1_hex(&function.code),
+            "evalbench: cancelled".into(),
+            call.protocol,
+            live.server.busy_threshold_ms,
+        );
+        report.outcome = Outcome::Cancelled;
+        return Ok(Some(DryRun {
+            report,
+            after: before.clone(),
+            before,
+            writes: Vec::new(),
+        }));
+    }
     sandbox.set_db0(before.clone());
     // FCALL_RO asked: the dry run is one too (a function without no-writes is refused as the
     // server refuses it); otherwise FCALL, so the writes show.
