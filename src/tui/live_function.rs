@@ -260,7 +260,7 @@ pub fn draw_plan(frame: &mut Frame, area: Rect, plan: &LoadPlan, border: Style) 
         .lines()
         .map(|l| crate::engine::display::display_safe(l).into_owned())
         .collect();
-    let width = area.width.saturating_sub(4).min(100).max(20);
+    let width = area.width.saturating_sub(4).clamp(20, 100);
     let height = area.height.saturating_sub(2).max(5);
     // Room for the border, a blank line and the question.
     let room = height.saturating_sub(4) as usize;
