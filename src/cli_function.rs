@@ -24,6 +24,9 @@ pub const FUNCTION_HELP: &str = "The function libraries of a live server (Redis 
 
 #[derive(Args, Debug)]
 pub struct FunctionArgs {
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
     #[command(subcommand)]
     pub action: FunctionAction,
 }

@@ -469,3 +469,24 @@ fn run_function_on_a_server_calls_it_only_when_the_library_is_the_file() {
     assert_eq!(stderr, format!("evalbench: the server's library shop (which holds stock_take) differs from {other}: run what the server has with `evalbench function call`, or load this file first (evalbench function load --server URL --replace --yes {other}; without --yes it shows the diff). Nothing was sent.\n"));
     assert_eq!(conn.cmd(&["GET", "stock:1"]), Reply::bulk("3"));
 }
+
+#[test]
+fn function_help_has_examples_and_a_server_is_required() {
+    for args in [&["function", "--help"][..], &["function", "load", "--help"]] {
+        let (code, stdout, _) = evalbench(args);
+        assert_eq!(code, 0, "{args:?}");
+        assert!(
+            stdout.contains(
+                "\nExamples:\n  evalbench function list --server redis://127.0.0.1:6379\n"
+            ),
+            "{stdout}"
+        );
+        assert!(stdout.contains("FUNCTION DUMP, RESTORE, DELETE and FLUSH are not offered."));
+    }
+    let (code, _, stderr) = evalbench(&["function", "list"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr,
+        "evalbench: evalbench function works on a live server: give --server URL (or -h/-p)\n"
+    );
+}
