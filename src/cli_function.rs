@@ -8,7 +8,7 @@ use crate::cli::{
 };
 use crate::cli_live::server_spec;
 use crate::engine::display::display_text;
-use crate::engine::live::fcall::{guarded_fcall, sends_read_only, server_function};
+use crate::engine::live::fcall::{guarded_fcall, sends_read_only, server_function_for};
 use crate::engine::live::function_load::{load, plan_load, LoadRefusal};
 use crate::engine::live::functions::{library_with_code, list};
 use crate::engine::live::guarded::{describe_concern, Consent, GuardedRun, RunControl};
@@ -358,7 +358,7 @@ pub fn run_live_function(
             if replace { " --replace" } else { "" }
         )
     };
-    match server_function(&mut live, name).map_err(backend_error)? {
+    match server_function_for(&mut live, name, &request.keys).map_err(backend_error)? {
         None => {
             return Err(CliError::input(format!(
                 "{} has no function named {name}: load the library first ({}). Nothing was sent.",
@@ -426,7 +426,9 @@ fn live_call(
         }
     }
     // The function and its library as the server has them (read before the call).
-    let function = server_function(live, &call.name).ok().flatten();
+    let function = server_function_for(live, &call.name, &call.keys)
+        .ok()
+        .flatten();
     let read_only = function
         .as_ref()
         .is_some_and(|f| sends_read_only(live, call, f));

@@ -490,3 +490,108 @@ fn function_help_has_examples_and_a_server_is_required() {
         "evalbench: evalbench function works on a live server: give --server URL (or -h/-p)\n"
     );
 }
+
+/// Three masters on loopback ports (as tests/live_cluster.rs), each with a third of the slots.
+fn start_cluster(dir: &std::path::Path) -> Option<Vec<RedisServer>> {
+    let dir_arg = dir.display().to_string();
+    let mut nodes = Vec::new();
+    for _ in 0..3 {
+        nodes.push(RedisServer::start_with(&[
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes-PORT.conf",
+            "--dir",
+            &dir_arg,
+        ])?);
+    }
+    let mut conns: Vec<Conn> = nodes.iter().map(|n| n.connect()).collect();
+    for (conn, (from, to)) in
+        conns
+            .iter_mut()
+            .zip([("0", "5460"), ("5461", "10922"), ("10923", "16383")])
+    {
+        assert_eq!(
+            conn.cmd(&["CLUSTER", "ADDSLOTSRANGE", from, to]),
+            Reply::ok()
+        );
+    }
+    for node in &nodes[1..] {
+        conns[0].cmd(&["CLUSTER", "MEET", "127.0.0.1", &node.port.to_string()]);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !conns.iter_mut().all(|c| match c.cmd(&["CLUSTER", "INFO"]) {
+        Reply::Bulk(b) => {
+            let text = String::from_utf8_lossy(&b).into_owned();
+            text.contains("cluster_state:ok") && text.contains("cluster_known_nodes:3")
+        }
+        _ => false,
+    }) {
+        assert!(std::time::Instant::now() < deadline, "the cluster is ready");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Some(nodes)
+}
+
+#[test]
+fn on_a_cluster_a_load_goes_to_one_master_and_a_call_to_its_keys_master() {
+    let dir = tempdir("cluster");
+    let Some(nodes) = start_cluster(&dir) else {
+        return;
+    };
+    let shop = write(&dir, "shop.lua", SHOP);
+    let url = |i: usize| format!("redis://127.0.0.1:{}", nodes[i].port);
+    let (code, stdout, stderr) =
+        evalbench(&["function", "load", "--server", &url(1), "--yes", &shop]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains(&format!("\n  cluster: FUNCTION LOAD goes to one master (127.0.0.1:{}); the other masters do not get the library (load it on each)\n", nodes[0].port)),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("\nloaded: shop\n"), "{stdout}");
+    let libraries = |i: usize| nodes[i].connect().cmd(&["FUNCTION", "LIST"]);
+    assert_ne!(libraries(0), Reply::Array(vec![]));
+    assert_eq!(libraries(1), Reply::Array(vec![]));
+    assert_eq!(libraries(2), Reply::Array(vec![]));
+
+    // A key of the first master's slots: the call reaches it (from another node's URL) and the
+    // function is found there; a key of the third master's: that master has no such function.
+    let key_in = |from: u16, to: u16| {
+        (0..1000)
+            .map(|i| format!("stock:{i}"))
+            .find(|k| (from..=to).contains(&evalbench::engine::lint::hash_slot(k.as_bytes())))
+            .unwrap()
+    };
+    let (first, third) = (key_in(0, 5460), key_in(10923, 16383));
+    nodes[0].connect().cmd(&["SET", &first, "5"]);
+    let (code, stdout, stderr) = evalbench(&[
+        "function",
+        "call",
+        "--server",
+        &url(1),
+        "--yes",
+        "stock_take",
+        &first,
+        ",",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("\n(integer) 3\n"), "{stdout}");
+    assert_eq!(nodes[0].connect().cmd(&["GET", &first]), Reply::bulk("3"));
+    let (code, _, stderr) = evalbench(&[
+        "function",
+        "call",
+        "--server",
+        &url(1),
+        "--yes",
+        "stock_take",
+        &third,
+        ",",
+        "2",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.starts_with("evalbench: not sent: the server has no function named stock_take"),
+        "{stderr}"
+    );
+}

@@ -9,7 +9,7 @@
 use super::app::{App, Confirm, Effect, Overlay};
 use super::worker::RunResult;
 use crate::engine::keyspace::Db;
-use crate::engine::live::fcall::{guarded_fcall, question_text, server_function};
+use crate::engine::live::fcall::{guarded_fcall, question_text, server_function_for};
 use crate::engine::live::function_load::{load, plan_load, LoadPlan};
 use crate::engine::live::guarded::{Consent, Question, RunControl};
 use crate::engine::live::LiveBackend;
@@ -105,7 +105,7 @@ pub fn run_live_fcall(
     control: &RunControl,
     function: &str,
 ) -> RunResult {
-    match server_function(live, function) {
+    match server_function_for(live, function, &request.keys) {
         Ok(Some(f)) if f.code == request.script => {}
         Ok(Some(f)) => {
             let text = format!(

@@ -24,12 +24,12 @@
 //! so it always needs consent, even when its dry run wrote nothing (`Concern::MayWrite`).
 
 use super::copy::{copy_keys, CopyError, CopyLimits};
-use super::functions::find_function;
+use super::functions::{find_function_on, library_with_code_on};
 use super::guard::{explain_with_dry_run, DryRun};
 use super::guarded::{
     concerns, describe_concern, Concern, Consent, GuardedRun, Phase, Question, RunControl,
 };
-use super::{open, to_cmd, to_reply, LiveBackend, LiveError, Target};
+use super::{open, to_cmd, to_reply, ClusterNode, LiveBackend, LiveError, Target};
 use crate::engine::keyspace::Db;
 use crate::engine::reply::Reply;
 use crate::engine::report::Outcome;
@@ -60,10 +60,35 @@ pub fn server_function(
     live: &mut LiveBackend,
     name: &str,
 ) -> Result<Option<ServerFunction>, LiveError> {
-    let Some((library, function)) = find_function(live, name)? else {
+    server_function_for(live, name, &[])
+}
+
+/// The master of a cluster an FCALL with these KEYS goes to (each master has its own libraries):
+/// the one serving the first key's slot; without keys, the first master. None off a cluster.
+pub fn node_for_call(live: &LiveBackend, keys: &[Vec<u8>]) -> Option<ClusterNode> {
+    if !live.server.cluster {
+        return None;
+    }
+    match keys.first() {
+        Some(key) => {
+            let slot = crate::engine::lint::hash_slot(key);
+            live.masters.iter().find(|m| m.serves(slot)).cloned()
+        }
+        None => live.masters.first().cloned(),
+    }
+}
+
+/// `server_function` as the node an FCALL with these KEYS reaches has it.
+pub fn server_function_for(
+    live: &mut LiveBackend,
+    name: &str,
+    keys: &[Vec<u8>],
+) -> Result<Option<ServerFunction>, LiveError> {
+    let node = node_for_call(live, keys);
+    let Some((library, function)) = find_function_on(live, node.as_ref(), name)? else {
         return Ok(None);
     };
-    let Some(code) = super::functions::code(live, &library.name)? else {
+    let Some((_, code)) = library_with_code_on(live, node.as_ref(), &library.name)? else {
         // Deleted between the two reads.
         return Ok(None);
     };
@@ -322,7 +347,7 @@ fn guarded_fcall_inner(
         );
         plain(report, Db::new(), Db::new(), dry)
     };
-    let function = match server_function(live, &call.name) {
+    let function = match server_function_for(live, &call.name, &call.keys) {
         Ok(Some(f)) => f,
         Ok(None) => {
             let text = format!(

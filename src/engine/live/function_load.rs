@@ -5,7 +5,7 @@
 //! (INFO replication, read again before sending); on a cluster the load goes to one master, named.
 //! FUNCTION DUMP/RESTORE/FLUSH/DELETE are never offered.
 
-use super::functions::{library_with_code, LiveLibrary};
+use super::functions::{library_with_code_on, LiveLibrary};
 use super::{ClusterNode, LiveBackend, LiveError};
 use crate::engine::reply::Reply;
 use crate::engine::script::ScriptFlags;
@@ -138,10 +138,17 @@ pub fn plan_load(
         }
         Err(e) => (library_name(code).unwrap_or_default(), Vec::new(), Some(e)),
     };
+    // On a cluster each master has its own libraries: the load (and so the comparison) is the first
+    // master's.
+    let node = if live.server.cluster {
+        live.cluster_masters()?.first().cloned()
+    } else {
+        None
+    };
     let server_library: Option<(LiveLibrary, Vec<u8>)> = if library.is_empty() {
         None
     } else {
-        library_with_code(live, &library)?
+        library_with_code_on(live, node.as_ref(), &library)?
     };
     let mut plan = LoadPlan {
         library,
@@ -195,9 +202,7 @@ pub fn plan_load(
                 .to_string();
         }
     }
-    if live.server.cluster {
-        plan.cluster_node = live.cluster_masters()?.first().map(ClusterNode::addr);
-    }
+    plan.cluster_node = node.as_ref().map(ClusterNode::addr);
     Ok(plan)
 }
 

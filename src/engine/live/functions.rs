@@ -4,7 +4,7 @@
 //! Nothing here writes: FUNCTION LOAD/DELETE/FLUSH/RESTORE are not offered.
 
 use super::overview::{field, text};
-use super::{LiveBackend, LiveError};
+use super::{ClusterNode, LiveBackend, LiveError};
 use crate::engine::reply::Reply;
 
 /// Libraries listed at most (the list says how many more there are).
@@ -77,7 +77,28 @@ pub fn find_function(
     live: &mut LiveBackend,
     name: &str,
 ) -> Result<Option<(LiveLibrary, LiveFunction)>, LiveError> {
-    let reply = checked(live.command(&[b"FUNCTION", b"LIST"])?)?;
+    find_function_on(live, None, name)
+}
+
+/// A command to `node` of a cluster (its libraries are its own), else as routed.
+fn ask(
+    live: &mut LiveBackend,
+    node: Option<&ClusterNode>,
+    args: &[&[u8]],
+) -> Result<Reply, LiveError> {
+    match node {
+        Some(node) => live.command_on(node, args),
+        None => live.command(args),
+    }
+}
+
+/// `find_function` on one master of a cluster (each master has its own libraries).
+pub fn find_function_on(
+    live: &mut LiveBackend,
+    node: Option<&ClusterNode>,
+    name: &str,
+) -> Result<Option<(LiveLibrary, LiveFunction)>, LiveError> {
+    let reply = checked(ask(live, node, &[b"FUNCTION", b"LIST"])?)?;
     let libraries: Vec<LiveLibrary> = items(&reply).iter().filter_map(library).collect();
     let pick = |exact: bool| {
         libraries.iter().find_map(|lib| {
@@ -119,14 +140,27 @@ pub fn library_with_code(
     live: &mut LiveBackend,
     name: &str,
 ) -> Result<Option<(LiveLibrary, Vec<u8>)>, LiveError> {
+    library_with_code_on(live, None, name)
+}
+
+/// `library_with_code` on one master of a cluster.
+pub fn library_with_code_on(
+    live: &mut LiveBackend,
+    node: Option<&ClusterNode>,
+    name: &str,
+) -> Result<Option<(LiveLibrary, Vec<u8>)>, LiveError> {
     let pattern = exact_pattern(name);
-    let reply = checked(live.command(&[
-        b"FUNCTION",
-        b"LIST",
-        b"WITHCODE",
-        b"LIBRARYNAME",
-        pattern.as_bytes(),
-    ])?)?;
+    let reply = checked(ask(
+        live,
+        node,
+        &[
+            b"FUNCTION",
+            b"LIST",
+            b"WITHCODE",
+            b"LIBRARYNAME",
+            pattern.as_bytes(),
+        ],
+    )?)?;
     Ok(items(&reply)
         .iter()
         .find(|lib| field(lib, "library_name").and_then(text).as_deref() == Some(name))
