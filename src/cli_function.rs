@@ -349,6 +349,16 @@ pub fn run_live_function(
             "--library loads libraries into the sandbox; on a live server the functions are the server's (drop --library)",
         ));
     }
+    if args.repeat > 1 {
+        return Err(CliError::input(
+            "--repeat runs in the sandbox only (a live run is sent once); drop --repeat or --server",
+        ));
+    }
+    if args.dump_keyspace || args.no_trace {
+        return Err(CliError::input(
+            "--dump-keyspace and --no-trace are not offered with --function on a live server yet (the trace is the dry run's); drop them",
+        ));
+    }
     let target = spec.resolve().map_err(|e| CliError::input(e.to_string()))?;
     let mut live = LiveBackend::connect(target).map_err(backend_error)?;
     let file = args.script_and_args[0].to_string_lossy().into_owned();

@@ -432,6 +432,16 @@ fn run_function_on_a_server_calls_it_only_when_the_library_is_the_file() {
     assert_eq!(stderr, format!("evalbench: 127.0.0.1:{port} has no function named stock_peek: load the library first (evalbench function load --server URL --yes {shop}). Nothing was sent.\n"));
 
     conn.cmd(&["FUNCTION", "LOAD", SHOP]);
+    let (code, _, stderr) = run(&[
+        "--repeat",
+        "2",
+        "--function",
+        "stock_peek",
+        &shop,
+        "stock:1",
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(stderr, "evalbench: --repeat runs in the sandbox only (a live run is sent once); drop --repeat or --server\n");
     let (code, stdout, stderr) = run(&["--function", "stock_peek", &shop, "stock:1"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
