@@ -73,9 +73,12 @@ pub enum Command {
     /// Run one logic as N clients: plain commands, one script, MULTI/EXEC, WATCH; every interleaving's outcome.
     #[command(after_help = crate::cli_race::RACE_HELP, disable_help_flag = true)]
     Race(crate::cli_race::RaceArgs), // issue 14: the race lab
+    /// A live server's function libraries: list, show, load (guarded), call (FCALL, guarded).
+    #[command(after_help = crate::cli_function::FUNCTION_HELP)]
+    Function(crate::cli_function::FunctionArgs), // issue 13: live Functions
 }
 
-const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nFunctions: --function NAME runs SCRIPT as a function library (#!lua name=...): it is loaded as\nFUNCTION LOAD would, then FCALL NAME (FCALL_RO with --read-only); --library FILE loads more libraries first.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --function counter_incr samples/counter_library.lua counter:page , 5\n  evalbench run --profile valkey-9.1 samples/unlock.lua lock:order , token-1   (as Valkey 9.1 answers)\n  evalbench run --compare-profile valkey-9.1 samples/unlock.lua lock:order , token-1   (and Valkey 9.1's reply if it differs)\n  evalbench run --sidecar --export run.html samples/stock_decrement.lua   (a page to share: .md or .html)\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2";
+const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO.\n\nFunctions: --function NAME runs SCRIPT as a function library (#!lua name=...): it is loaded as\nFUNCTION LOAD would, then FCALL NAME (FCALL_RO with --read-only); --library FILE loads more libraries first.\nWith --server, the function is the server's: it runs (guarded as a script, see `evalbench function --help`)\nonly when the server's library holding NAME has SCRIPT's code; otherwise exit 2 and how to load it.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --function counter_incr samples/counter_library.lua counter:page , 5\n  evalbench run --profile valkey-9.1 samples/unlock.lua lock:order , token-1   (as Valkey 9.1 answers)\n  evalbench run --compare-profile valkey-9.1 samples/unlock.lua lock:order , token-1   (and Valkey 9.1's reply if it differs)\n  evalbench run --sidecar --export run.html samples/stock_decrement.lua   (a page to share: .md or .html)\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --server redis://127.0.0.1:6379 --yes --function counter_incr samples/counter_library.lua counter:page , 5";
 
 /// Where the live server is, as redis-cli takes it.
 #[derive(Args, Debug, Default, Clone, PartialEq)]
@@ -529,11 +532,6 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
                 "--export writes sandbox runs for now (a live run's keyspace changes are not recorded); drop --server, or drop --export",
             ));
         }
-        if args.function.is_some() {
-            return Err(CliError::input(
-                "--function runs in the sandbox only for now (FCALL on a live server is not supported yet); drop --server",
-            ));
-        }
         if args.keyspace.is_some() {
             return Err(CliError::input(
                 "--keyspace seeds the sandbox; with a live server the data is the server's (drop --keyspace, or drop --server to run in the sandbox)",
@@ -544,7 +542,11 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
                 "--coverage counts lines in the sandbox; a live server cannot (drop --coverage or --server)",
             ));
         }
-        let (code, text) = crate::cli_live::run_live(args, spec, &request)?;
+        // --function on a live server: the server's function, when its library is this file (issue 13).
+        let (code, text) = match &args.function {
+            Some(name) => crate::cli_function::run_live_function(args, spec, &request, name)?,
+            None => crate::cli_live::run_live(args, spec, &request)?,
+        };
         write_out(out, text.as_bytes())?;
         return Ok(code);
     }

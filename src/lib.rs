@@ -6,6 +6,8 @@ pub mod cli_debug;
 pub mod cli_debug_live;
 /// `evalbench run --export FILE` (issue 14).
 pub mod cli_export;
+/// `evalbench function` and `run --function --server`: a live server's libraries (issue 13).
+pub mod cli_function;
 /// `evalbench lesson` (issue 14).
 pub mod cli_lesson;
 pub mod cli_lint;

@@ -37,6 +37,7 @@ fn main() {
             Some(Command::Lint(args)) => evalbench::cli_lint::lint_main(args),
             Some(Command::Lesson(args)) => evalbench::cli_lesson::lesson_main(args),
             Some(Command::Race(args)) => evalbench::cli_race::race_main(args), // issue 14
+            Some(Command::Function(args)) => evalbench::cli_function::function_main(args), // issue 13
             None => cli::run_demo(parsed.file.as_deref()),
         });
     let result = worker

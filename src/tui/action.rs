@@ -71,6 +71,8 @@ pub enum Action {
     StopSearch,
     /// The next function of the library in the editor, for F5's FCALL (issue 13).
     PickFunction,
+    /// Load the editor's library to the live server, after showing what changes (issue 13).
+    LoadLibrary,
     // Editor
     Find,
     FindNext,
@@ -185,6 +187,7 @@ impl Action {
         Action::SearchInKey,      // issue 11
         Action::StopSearch,       // issue 11
         Action::PickFunction,     // issue 13
+        Action::LoadLibrary,      // issue 13
         Action::Find,
         Action::FindNext,
         Action::Undo,
@@ -292,6 +295,7 @@ impl Action {
             Action::SearchInKey => "search_in_key",
             Action::StopSearch => "stop_search",
             Action::PickFunction => "pick_function",
+            Action::LoadLibrary => "load_library",
             Action::Find => "find",
             Action::FindNext => "find_next",
             Action::Undo => "undo",
@@ -380,6 +384,7 @@ impl Action {
             Action::SearchInKey => "search in key",
             Action::StopSearch => "stop search",
             Action::PickFunction => "function",
+            Action::LoadLibrary => "load library",
             Action::Find => "find",
             Action::FindNext => "next match",
             Action::Undo => "undo",
@@ -523,6 +528,9 @@ impl Action {
                 "the function F5 calls in a library (#!lua name=): the next one"
             }
             Action::OpenKey => "open a server key by its exact name (no scan); in the overview: the selected function library, read-only (Enter too, Up/Down pick it)",
+            Action::LoadLibrary => {
+                "load the editor's library to the live server (FUNCTION LOAD): shows what changes, asks y/n"
+            }
             Action::CopyToSandbox => "copy the selected key into the sandbox seed",
             Action::CopyDeclaredKeys => {
                 "copy the form's KEYS from the server into the sandbox seed"

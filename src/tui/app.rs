@@ -154,6 +154,14 @@ pub enum Confirm {
         /// Shared: the question is cloned on every key while it shows.
         code: std::sync::Arc<[u8]>,
     },
+    /// A live FCALL of this function after the guard asked (issue 13, tui/live_function.rs).
+    LiveFcall(
+        Box<RunRequest>,
+        Box<crate::engine::live::guarded::Question>,
+        String,
+    ),
+    /// FUNCTION LOAD [REPLACE] of the editor's library as planned (issue 13, tui/live_function.rs).
+    LoadLibrary(Box<(Vec<u8>, crate::engine::live::function_load::LoadPlan)>),
 }
 
 pub enum Overlay {
@@ -199,6 +207,8 @@ pub enum Effect {
     RunTests(super::tests_tab::TestsJob),
     /// Lint the editor's text off the UI thread (tui/lint_diagnostics.rs).
     Lint(super::lint_diagnostics::LintJob),
+    /// Plan or send FUNCTION LOAD on the engine thread's live connection (tui/live_function.rs).
+    LiveFunction(super::live_function::LiveFunctionJob),
 }
 
 /// A run in progress.
@@ -234,6 +244,8 @@ pub struct App {
     pub inputs: InputsState,
     /// The function F5 calls when the editor holds a function library (issue 13, form_function.rs).
     pub form_function: super::form_function::FormFunction,
+    /// The function of the live FCALL in progress (issue 13): its guard's question names it.
+    pub live_function: Option<String>,
     pub keyspace: KeyspaceView,
     pub keymap: Keymap,
     pub config: Config,
@@ -309,6 +321,7 @@ impl App {
             editor: EditorState::new(script, path),
             inputs: InputsState::default(),
             form_function: super::form_function::FormFunction::for_code(script.as_bytes()), // issue 13
+            live_function: None, // issue 13: live FCALL
             keyspace: KeyspaceView::default(),
             keymap,
             config,
@@ -601,6 +614,16 @@ impl App {
                             Confirm::OpenServerLibrary { name, code } => {
                                 super::server_library::open(self, name, &code)
                             }
+                            // issue 13: live Functions (tui/live_function.rs)
+                            Confirm::LiveFcall(request, question, function) => {
+                                return super::live_function::send_with_consent(
+                                    self, *request, *question, function,
+                                )
+                            }
+                            Confirm::LoadLibrary(planned) => {
+                                let (code, plan) = *planned;
+                                return super::live_function::confirm_load(self, code, plan);
+                            }
                         }
                     }
                     KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
@@ -705,6 +728,10 @@ impl App {
                             "cancelling before the script reaches the server: nothing will be sent"
                                 .into()
                         }
+                        // issue 13: a function is stopped by FUNCTION KILL
+                        Some(Phase::OnServer) if self.live_function.is_some() => {
+                            "the function runs on the server: sending FUNCTION KILL…".into()
+                        }
                         Some(Phase::OnServer) => {
                             "the script runs on the server: sending SCRIPT KILL…".into()
                         }
@@ -776,6 +803,7 @@ impl App {
                 self.status = "this key works in the Server tab (Alt-5)".into()
             }
             Action::PickFunction => super::form_function::pick_next(self), // issue 13
+            Action::LoadLibrary => return super::live_function::start_load(self), // issue 13
             Action::Up
             | Action::Down
             | Action::PageUp
@@ -1093,13 +1121,11 @@ impl App {
                 self.status = why;
                 return Vec::new();
             }
-            Some(Ok(_)) if self.use_live => {
-                self.status = "FCALL on the live server is not offered yet: F7 runs the function in the sandbox".into();
-                return Vec::new();
-            }
             Some(Ok(name)) => Some(name),
             None => None,
         };
+        // On a live server the FCALL goes there, guarded (issue 13, tui/live_function.rs).
+        self.live_function = function.clone().filter(|_| self.use_live);
         let mut effects = self.rerun(request, Default::default());
         if let Some(Effect::Run { function: f, .. }) = effects.first_mut() {
             *f = function;
@@ -1108,7 +1134,7 @@ impl App {
     }
 
     /// Send `request` to the engine (`consent`: after the live guard asked).
-    fn rerun(
+    pub(crate) fn rerun(
         &mut self,
         request: RunRequest,
         consent: crate::engine::live::guarded::Consent,
@@ -1189,7 +1215,16 @@ impl App {
                 self.editor
                     .set_error(report.error_line.map(|line| (line, report.reply.to_cli())));
                 self.trace_list = ListState::default();
-                if let Some(question) = &result.question {
+                if let (Some(question), Some(function)) = (&result.question, &self.live_function) {
+                    // issue 13: a live FCALL's question names it
+                    self.status = "nothing was sent: the live guard asks first (y/n)".into();
+                    super::live_function::ask(
+                        self,
+                        result.request.clone(),
+                        question.clone(),
+                        function.clone(),
+                    );
+                } else if let Some(question) = &result.question {
                     self.status = "nothing was sent: the live guard asks first (y/n)".into();
                     self.overlay = Some(Overlay::Confirm(Confirm::LiveSend(
                         Box::new(result.request.clone()),
@@ -1201,6 +1236,7 @@ impl App {
             EngineEvent::Phase(phase) => self.enter_phase(phase),
             EngineEvent::Debug(event) => super::debugger::on_event(self, event),
             EngineEvent::Compared(id, c) => super::reply_compare::on_result(self, id, *c), // issue 12
+            EngineEvent::LiveFunction(answer) => super::live_function::on_answer(self, answer), // issue 13
         }
     }
 

@@ -199,6 +199,17 @@ impl Harness {
                     self.effects.push("run");
                     self.clock.set_us(clock_ms * 1000);
                     let mut result = match self.live.as_mut().filter(|_| live) {
+                        // issue 13: a library's function on the live server
+                        Some(backend) if function.is_some() => {
+                            super::live_function::run_live_fcall(
+                                backend,
+                                id,
+                                request,
+                                &consent,
+                                &self.control,
+                                function.as_deref().unwrap_or_default(),
+                            )
+                        }
                         Some(backend) => {
                             super::worker::run_live(backend, id, request, &consent, &self.control)
                         }
@@ -238,6 +249,12 @@ impl Harness {
                     let id = job.id;
                     let compared = EngineEvent::Compared(id, Box::new(job.run()));
                     self.app.on_engine_event(compared);
+                }
+                // issue 13: FUNCTION LOAD's plan and send, as the engine thread would
+                Effect::LiveFunction(job) => {
+                    self.effects.push("live-function");
+                    let answer = super::live_function::run_job(self.live.as_mut(), job);
+                    self.app.on_engine_event(EngineEvent::LiveFunction(answer));
                 }
                 Effect::Cancel => self.effects.push("cancel"),
                 Effect::Quit => self.effects.push("quit"),

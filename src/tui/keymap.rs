@@ -105,6 +105,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<A-4>", Action::TabWarnings),
     (Context::Global, "<A-5>", Action::TabServer),
     (Context::Global, "<A-f>", Action::PickFunction), // issue 13
+    (Context::Global, "<A-u>", Action::LoadLibrary),  // issue 13: load library to server
     (Context::Global, "<F7>", Action::ToggleBackend),
     (Context::Global, "<F8>", Action::ScriptLoad),
     (Context::Global, "<Esc>", Action::Cancel),

@@ -24,6 +24,7 @@ pub mod keyspace;
 pub mod lessons; // issue 14: lessons in the workbench
 /// Lint while typing (issue 14).
 pub mod lint_diagnostics;
+pub mod live_function; // issue 13: live FCALL and FUNCTION LOAD in the workbench
 pub mod mouse;
 pub mod race; // the Race tab (issue 14)
 pub mod read_only; // issue 13: read-only buffers (a server's library)
@@ -81,6 +82,13 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                 clock_ms,
                 function,
             } => worker.send(match function {
+                // issue 13: a library's function on the live server, guarded
+                Some(function) if live => EngineCommand::LiveFcall {
+                    id,
+                    request,
+                    consent,
+                    function,
+                },
                 // issue 13: a library's function, in the sandbox
                 Some(function) => EngineCommand::RunFunction {
                     id,
@@ -106,6 +114,8 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                     inspected = true;
                 }
             }
+            // issue 13: FUNCTION LOAD's plan and send, on the engine thread
+            Effect::LiveFunction(job) => worker.send(EngineCommand::LiveFunction(job)),
             Effect::Cancel => worker.cancel(),
             Effect::Quit => {}
             // Copy/cut to the system clipboard: one OSC 52 write.

@@ -37,6 +37,15 @@ pub enum EngineCommand {
         clock_ms: i64,
         function: String,
     },
+    /// F5 on a library with a live backend: the guarded FCALL of the server's function (issue 13).
+    LiveFcall {
+        id: u64,
+        request: RunRequest,
+        consent: Consent,
+        function: String,
+    },
+    /// Plan or send FUNCTION LOAD on the live connection (issue 13, tui/live_function.rs).
+    LiveFunction(super::live_function::LiveFunctionJob),
     /// SCRIPT FLUSH.
     Flush,
     Stop,
@@ -114,6 +123,8 @@ pub enum EngineEvent {
     Debug(super::debug_engine::DebugEvent),
     /// The run with this id under a second profile (issue 12).
     Compared(u64, Box<crate::engine::compare::ProfileComparison>),
+    /// A FUNCTION LOAD plan or answer (issue 13, tui/live_function.rs).
+    LiveFunction(super::live_function::LiveFunctionAnswer),
 }
 
 pub struct Worker {
@@ -271,6 +282,37 @@ impl Worker {
                                 .send(EngineEvent::Finished(Box::new(result)))
                                 .is_err()
                             {
+                                break;
+                            }
+                        }
+                        // issue 13: live Functions (tui/live_function.rs)
+                        EngineCommand::LiveFcall {
+                            id,
+                            request,
+                            consent,
+                            function,
+                        } => {
+                            let result = match live.as_mut() {
+                                Some(live) => super::live_function::run_live_fcall(
+                                    live,
+                                    id,
+                                    request,
+                                    &consent,
+                                    &run_control,
+                                    &function,
+                                ),
+                                None => continue,
+                            };
+                            if event_tx
+                                .send(EngineEvent::Finished(Box::new(result)))
+                                .is_err()
+                            {
+                                break;
+                            }
+                        }
+                        EngineCommand::LiveFunction(job) => {
+                            let answer = super::live_function::run_job(live.as_mut(), job);
+                            if event_tx.send(EngineEvent::LiveFunction(answer)).is_err() {
                                 break;
                             }
                         }

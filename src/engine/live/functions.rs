@@ -4,7 +4,7 @@
 //! Nothing here writes: FUNCTION LOAD/DELETE/FLUSH/RESTORE are not offered.
 
 use super::overview::{field, text};
-use super::{LiveBackend, LiveError};
+use super::{ClusterNode, LiveBackend, LiveError};
 use crate::engine::reply::Reply;
 
 /// Libraries listed at most (the list says how many more there are).
@@ -70,6 +70,53 @@ pub fn list(live: &mut LiveBackend) -> Result<(Vec<LiveLibrary>, usize), LiveErr
     Ok((libraries, all.len()))
 }
 
+/// The library holding function `name` (Redis looks function names up ignoring case; an exact
+/// spelling wins) and that function as the server lists it. All libraries are searched, not only
+/// the first `MAX_LIBRARIES`.
+pub fn find_function(
+    live: &mut LiveBackend,
+    name: &str,
+) -> Result<Option<(LiveLibrary, LiveFunction)>, LiveError> {
+    find_function_on(live, None, name)
+}
+
+/// A command to `node` of a cluster (its libraries are its own), else as routed.
+fn ask(
+    live: &mut LiveBackend,
+    node: Option<&ClusterNode>,
+    args: &[&[u8]],
+) -> Result<Reply, LiveError> {
+    match node {
+        Some(node) => live.command_on(node, args),
+        None => live.command(args),
+    }
+}
+
+/// `find_function` on one master of a cluster (each master has its own libraries).
+pub fn find_function_on(
+    live: &mut LiveBackend,
+    node: Option<&ClusterNode>,
+    name: &str,
+) -> Result<Option<(LiveLibrary, LiveFunction)>, LiveError> {
+    let reply = checked(ask(live, node, &[b"FUNCTION", b"LIST"])?)?;
+    let libraries: Vec<LiveLibrary> = items(&reply).iter().filter_map(library).collect();
+    let pick = |exact: bool| {
+        libraries.iter().find_map(|lib| {
+            lib.functions
+                .iter()
+                .find(|f| {
+                    if exact {
+                        f.name == name
+                    } else {
+                        f.name.eq_ignore_ascii_case(name)
+                    }
+                })
+                .map(|f| (lib.clone(), f.clone()))
+        })
+    };
+    Ok(pick(true).or_else(|| pick(false)))
+}
+
 /// A glob that matches `name` only (LIBRARYNAME is a pattern: its special characters escaped).
 fn exact_pattern(name: &str) -> String {
     let mut out = String::new();
@@ -85,21 +132,45 @@ fn exact_pattern(name: &str) -> String {
 /// One library's code (shebang included, as FUNCTION LOAD took it); None when there is no such
 /// library.
 pub fn code(live: &mut LiveBackend, name: &str) -> Result<Option<Vec<u8>>, LiveError> {
+    Ok(library_with_code(live, name)?.map(|(_, code)| code))
+}
+
+/// One library (exact name) with its functions and code; None when there is no such library.
+pub fn library_with_code(
+    live: &mut LiveBackend,
+    name: &str,
+) -> Result<Option<(LiveLibrary, Vec<u8>)>, LiveError> {
+    library_with_code_on(live, None, name)
+}
+
+/// `library_with_code` on one master of a cluster.
+pub fn library_with_code_on(
+    live: &mut LiveBackend,
+    node: Option<&ClusterNode>,
+    name: &str,
+) -> Result<Option<(LiveLibrary, Vec<u8>)>, LiveError> {
     let pattern = exact_pattern(name);
-    let reply = checked(live.command(&[
-        b"FUNCTION",
-        b"LIST",
-        b"WITHCODE",
-        b"LIBRARYNAME",
-        pattern.as_bytes(),
-    ])?)?;
+    let reply = checked(ask(
+        live,
+        node,
+        &[
+            b"FUNCTION",
+            b"LIST",
+            b"WITHCODE",
+            b"LIBRARYNAME",
+            pattern.as_bytes(),
+        ],
+    )?)?;
     Ok(items(&reply)
         .iter()
         .find(|lib| field(lib, "library_name").and_then(text).as_deref() == Some(name))
-        .and_then(|lib| match field(lib, "library_code")? {
-            Reply::Bulk(b) => Some(b.clone()),
-            Reply::Verbatim { text, .. } => Some(text.clone()),
-            other => text(other).map(String::into_bytes),
+        .and_then(|lib| {
+            let code = match field(lib, "library_code")? {
+                Reply::Bulk(b) => b.clone(),
+                Reply::Verbatim { text, .. } => text.clone(),
+                other => text(other)?.into_bytes(),
+            };
+            Some((library(lib)?, code))
         }))
 }
 

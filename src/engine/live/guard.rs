@@ -63,7 +63,18 @@ pub fn dry_run_with(
         read_only: false,
         ..request.clone()
     });
-    let writes = report
+    let writes = write_lines(&report);
+    Ok(Some(DryRun {
+        report,
+        before,
+        after: sandbox.keyspace().db(0).clone(),
+        writes,
+    }))
+}
+
+/// Each write call of a dry run as `line N: COMMAND args`.
+pub fn write_lines(report: &RunReport) -> Vec<String> {
+    report
         .trace
         .iter()
         .filter(|t| t.write)
@@ -75,13 +86,7 @@ pub fn dry_run_with(
                 .collect();
             format!("line {}: {}", t.line, command.join(" "))
         })
-        .collect();
-    Ok(Some(DryRun {
-        report,
-        before,
-        after: sandbox.keyspace().db(0).clone(),
-        writes,
-    }))
+        .collect()
 }
 
 /// The server sends only the converted reply. When the live run replied as its dry run did, the dry

@@ -162,7 +162,7 @@ impl RunControl {
     }
 
     /// The dry run's stop flag: a cancel sets it (at once when the run was already cancelled).
-    fn watch_dry_run(&self, stop: Arc<AtomicBool>) {
+    pub(crate) fn watch_dry_run(&self, stop: Arc<AtomicBool>) {
         let mut s = self.lock();
         if s.cancelled {
             stop.store(true, Ordering::Relaxed);
@@ -263,6 +263,9 @@ pub enum Concern {
     Slow { ms: f64, threshold_ms: u64 },
     /// No dry run: the declared keys could not be copied (the copy limit).
     NoDryRun { why: String },
+    /// A function without the `no-writes` flag (issue 13): FCALL_RO refuses it, so the server cannot
+    /// be told to refuse its writes; the dry run wrote nothing, but the live data may differ.
+    MayWrite { function: String },
 }
 
 /// The guard's question: the concerns, and the consent a yes gives.
@@ -288,7 +291,7 @@ impl Question {
     }
 }
 
-fn describe_concern(concern: &Concern) -> String {
+pub fn describe_concern(concern: &Concern) -> String {
     match concern {
         Concern::Writes(writes) => format!(
             "The dry run WRITES ({}{})",
@@ -312,6 +315,9 @@ fn describe_concern(concern: &Concern) -> String {
             ms * 100.0 / *threshold_ms as f64
         ),
         Concern::NoDryRun { why } => format!("No dry run is possible: {why}"),
+        Concern::MayWrite { function } => format!(
+            "The function {function} is not flagged no-writes: the dry run wrote nothing, but the server cannot be told to refuse its writes (FCALL_RO refuses such a function)"
+        ),
     }
 }
 
@@ -562,6 +568,12 @@ pub fn kill_running(
         let answers = super::script_kill_for(target, keys);
         let not_busy = matches!(&answers, Ok(a) if !a.is_empty()
             && a.iter().all(|(_, r)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"))));
+        // A function runs (issue 13): the server answers BUSY to SCRIPT KILL; FUNCTION KILL stops it.
+        let function_runs = matches!(&answers, Ok(a)
+            if a.iter().any(|(_, r)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("BUSY"))));
+        if function_runs {
+            return super::fcall::function_kill(target);
+        }
         let still_running =
             control.phase() == Phase::OnServer && control.generation() == generation;
         if !(not_busy && still_running) {

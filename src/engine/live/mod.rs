@@ -2,6 +2,8 @@
 //! (see `instrument`), bounded type-aware copies of keys into the sandbox (`copy`), and server discovery.
 
 pub mod copy;
+pub mod fcall; // FCALL/FCALL_RO on a live server, guarded (issue 13)
+pub mod function_load; // FUNCTION LOAD [REPLACE] to a server, guarded (issue 13)
 /// The server's function libraries: FUNCTION LIST, one library's code (issue 13).
 pub mod functions;
 pub mod guard;
@@ -400,9 +402,11 @@ impl LiveBackend {
         // and anything but a script is sent again once: the reads of the dry run and the inspector
         // heal the connection before a script is sent on it. A script is never sent twice: it may
         // have run before the connection dropped.
-        let is_script = args
-            .first()
-            .is_some_and(|name| name.len() >= 4 && name[..4].eq_ignore_ascii_case(b"EVAL"));
+        let is_script = args.first().is_some_and(|name| {
+            (name.len() >= 4 && name[..4].eq_ignore_ascii_case(b"EVAL"))
+                    // A function call is a script too (issue 13).
+                    || (name.len() >= 5 && name[..5].eq_ignore_ascii_case(b"FCALL"))
+        });
         if matches!(&result, Err(e) if e.is_connection_dropped()) && !is_script {
             self.reconnect();
             let retried = self.send(&cmd);

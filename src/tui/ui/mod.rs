@@ -138,6 +138,16 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 super::app::Confirm::OpenServerLibrary { name, .. } => {
                     crate::tui::server_library::question(name)
                 }
+                // issue 13: live Functions (tui/live_function.rs)
+                super::app::Confirm::LiveFcall(_, question, function) => {
+                    super::live_function::dialog_text(question, function)
+                }
+                super::app::Confirm::LoadLibrary(planned) => {
+                    let border = theme.focus_border;
+                    super::live_function::draw_plan(frame, area, &planned.1, border);
+                    make_safe(frame.buffer_mut());
+                    return;
+                }
             };
             draw_prompt(frame, area, "Confirm", &text, Style::default(), theme)
         }
