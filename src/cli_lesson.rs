@@ -12,6 +12,9 @@ pub const LESSON_HELP: &str = "A guided path through the classic cases of Redis 
 
 #[derive(Args, Debug)]
 pub struct LessonArgs {
+    /// Print help (the top level turns clap's own off, as `-h` is the host).
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
     #[command(subcommand)]
     pub command: LessonCommand,
 }
@@ -19,9 +22,16 @@ pub struct LessonArgs {
 #[derive(Subcommand, Debug)]
 pub enum LessonCommand {
     /// List the lessons, in order.
-    List,
+    List {
+        /// Print help.
+        #[arg(long, action = clap::ArgAction::Help)]
+        help: Option<bool>,
+    },
     /// Print a lesson's task and starting script (with --hints N, its first N hints).
     Show {
+        /// Print help.
+        #[arg(long, action = clap::ArgAction::Help)]
+        help: Option<bool>,
         /// The lesson's number (1, 2, ...) or folder name.
         #[arg(value_name = "N")]
         lesson: String,
@@ -31,6 +41,9 @@ pub enum LessonCommand {
     },
     /// Run a lesson's checks on a script and say which pass.
     Check {
+        /// Print help.
+        #[arg(long, action = clap::ArgAction::Help)]
+        help: Option<bool>,
         /// The lesson's number (1, 2, ...) or folder name.
         #[arg(value_name = "N")]
         lesson: String,
@@ -44,7 +57,7 @@ pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
     let all = lessons::all().map_err(CliError::input)?;
     let mut out = String::new();
     match &args.command {
-        LessonCommand::List => {
+        LessonCommand::List { .. } => {
             for l in &all {
                 let _ = writeln!(
                     out,
@@ -58,7 +71,7 @@ pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
             }
             Ok((EXIT_OK, out))
         }
-        LessonCommand::Show { lesson, hints } => {
+        LessonCommand::Show { lesson, hints, .. } => {
             let l = named(&all, lesson)?;
             let _ = writeln!(out, "Lesson {}: {}\n\n{}\n", l.number, l.title, l.task);
             let _ = writeln!(out, "Starting script (start.lua):\n\n{}", l.start);
@@ -76,7 +89,7 @@ pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
             }
             Ok((EXIT_OK, out))
         }
-        LessonCommand::Check { lesson, file } => {
+        LessonCommand::Check { lesson, file, .. } => {
             let l = named(&all, lesson)?;
             let script = read_script(file)?;
             let result = l.check(&script);

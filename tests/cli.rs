@@ -246,6 +246,40 @@ fn help_has_examples() {
     assert!(text.contains("--busy-threshold"), "{text}");
 }
 
+/// Every command and subcommand in clap's own tree answers `--help` (the top level turns clap's help
+/// flag off for `-h`, the host, and that setting reaches every subcommand: each must offer it again).
+#[test]
+fn every_subcommand_answers_help() {
+    use clap::CommandFactory;
+    fn walk(command: &clap::Command, path: Vec<String>, all: &mut Vec<Vec<String>>) {
+        for sub in command.get_subcommands() {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            let mut p = path.clone();
+            p.push(sub.get_name().to_string());
+            walk(sub, p.clone(), all);
+            all.push(p);
+        }
+    }
+    let mut all = Vec::new();
+    walk(&evalbench::cli::Cli::command(), Vec::new(), &mut all);
+    assert!(all.len() >= 12, "{all:?}");
+    for path in all {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("--help");
+        let out = evalbench(&args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("Usage: evalbench"), "{args:?}: {text}");
+    }
+}
+
 #[test]
 fn sidecar_supplies_keys_argv_and_keyspace_only_when_asked() {
     let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/rate_limiter.lua");

@@ -15,6 +15,20 @@ use std::time::{Duration, Instant};
 pub struct RedisServer {
     child: Child,
     pub port: u16,
+    /// The server's own working directory: a replica (or SAVE) writes `dump.rdb` there, never into
+    /// the crate root where every later test server would load it.
+    dir: std::path::PathBuf,
+}
+
+/// A fresh, empty working directory for one server (removed when the server is dropped).
+fn server_dir(port: u16) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "evalbench-test-redis-{}-{port}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the test server's directory");
+    dir
 }
 
 impl RedisServer {
@@ -64,7 +78,10 @@ impl RedisServer {
             .and_then(|l| l.local_addr())
             .map_err(|_| ())?
             .port();
+        let dir = server_dir(port);
         let spawned = Command::new(binary)
+            .arg("--dir")
+            .arg(&dir)
             .args([
                 "--port",
                 &port.to_string(),
@@ -82,6 +99,7 @@ impl RedisServer {
         let child = match spawned {
             Ok(c) => c,
             Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
                 if std::env::var("CI").is_ok_and(|v| v == "true") {
                     panic!("CI=true but {binary} could not be started: {e}");
                 }
@@ -89,7 +107,7 @@ impl RedisServer {
                 return Ok(None);
             }
         };
-        let mut server = RedisServer { child, port };
+        let mut server = RedisServer { child, port, dir };
         let pid = format!("process_id:{}", server.child.id());
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
@@ -150,6 +168,8 @@ impl RedisServer {
         self.stop();
         let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         self.child = Command::new(&binary)
+            .arg("--dir")
+            .arg(&self.dir)
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
@@ -173,6 +193,7 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
