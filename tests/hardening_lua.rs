@@ -309,6 +309,53 @@ mod workbench {
         assert_eq!(result.report.outcome, Outcome::Cancelled);
     }
 
+    fn finished(worker: &Worker) -> Box<evalbench::tui::worker::RunResult> {
+        loop {
+            match worker.events.recv_timeout(Duration::from_secs(60)) {
+                Ok(EngineEvent::Finished(result)) => return result,
+                Ok(_) => continue,
+                Err(e) => panic!("no finished run within 60 s: {e}"),
+            }
+        }
+    }
+
+    fn send_run(worker: &Worker, script: &str, busy_threshold_ms: u64) {
+        worker.send(EngineCommand::Run {
+            id: 1,
+            request: RunRequest::new(script),
+            seed: Db::new(),
+            busy_threshold_ms,
+            consent: Default::default(),
+            live: false,
+            clock_ms: 0,
+        });
+    }
+
+    #[test]
+    fn esc_stops_a_run_queued_before_it_starts() {
+        // The second run is still queued when Esc is pressed; it must not clear the stop on its way
+        // in (it never stops by itself: no busy threshold).
+        let worker = Worker::start();
+        send_run(&worker, "while true do end", 2_000);
+        send_run(&worker, "while true do end", 0);
+        std::thread::sleep(Duration::from_millis(100));
+        worker.cancel();
+        assert_eq!(finished(&worker).report.outcome, Outcome::Cancelled);
+        assert_eq!(finished(&worker).report.outcome, Outcome::Cancelled);
+    }
+
+    #[test]
+    fn esc_after_a_run_ended_does_not_stop_the_next_one() {
+        let worker = Worker::start();
+        send_run(&worker, "return 1", 0);
+        finished(&worker);
+        worker.cancel();
+        send_run(&worker, "return 2", 0);
+        let result = finished(&worker);
+        assert_eq!(result.report.outcome, Outcome::Returned);
+        assert_eq!(result.report.reply, evalbench::engine::reply::Reply::Int(2));
+    }
+
     #[test]
     fn quitting_does_not_wait_on_a_busy_engine_thread() {
         // table.sort without a comparator neither allocates nor returns to the VM for a long time,

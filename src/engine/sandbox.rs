@@ -167,7 +167,8 @@ impl Sandbox {
         self.vm.has_script(sha)
     }
 
-    /// Set to true from another thread to stop the running script.
+    /// Set to true from another thread to stop the running script (or the next one, when none runs
+    /// yet); the run it stops clears it.
     pub fn cancel_handle(&self) -> Arc<AtomicBool> {
         self.core.run.cancel.clone()
     }
@@ -234,8 +235,9 @@ impl Sandbox {
         let now_ms = self.core.clock.now_ms();
         // Keys that expired between runs are gone, as Redis's active expiry would have them.
         self.core.keyspace.purge_expired(now_ms);
+        // The stop flag is not cleared here: a cancel that lands between a caller handing out the
+        // flag and this run starting must still stop it. The run that a cancel stopped consumes it.
         let cancel = self.core.run.cancel.clone();
-        cancel.store(false, Ordering::Relaxed);
         let started = Instant::now();
         self.core.run = RunScratch {
             active: true,
@@ -315,6 +317,7 @@ impl Sandbox {
         api::set_current_core(std::ptr::null_mut());
         vm.after_run();
         let cancel = self.core.run.cancel.clone();
+        cancel.store(false, Ordering::Relaxed);
         let run = std::mem::replace(&mut self.core.run, RunScratch::with_cancel(cancel));
         unsafe {
             mlua::ffi::lua_sethook(

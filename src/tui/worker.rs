@@ -8,7 +8,7 @@ use crate::engine::live::guarded::{
 };
 use crate::engine::live::LiveBackend;
 use crate::engine::{RunReport, RunRequest, Sandbox};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -128,7 +128,14 @@ pub enum EngineEvent {
 }
 
 pub struct Worker {
-    commands: Sender<EngineCommand>,
+    /// Each command goes with its number (1, 2, ...): a cancel stops the commands sent before it.
+    commands: Sender<(u64, EngineCommand)>,
+    sent: AtomicU64,
+    /// The number of the last command sent when the user last cancelled: the engine thread arms the
+    /// sandbox's stop flag for a command it starts only when that command was sent before the
+    /// cancel (an Esc pressed as a run ended never stops the next one, and one pressed before a
+    /// queued run starts still stops it).
+    cancelled_upto: Arc<AtomicU64>,
     pub events: Receiver<EngineEvent>,
     cancel: Arc<AtomicBool>,
     /// The live server, to send SCRIPT KILL from another connection when the user cancels, and
@@ -202,7 +209,9 @@ impl Worker {
         profile: &'static crate::engine::profile::Profile,
     ) -> Worker {
         let live_target = live.as_ref().map(|l| (l.target.clone(), l.server.cluster));
-        let (commands, command_rx) = channel::<EngineCommand>();
+        let (commands, command_rx) = channel::<(u64, EngineCommand)>();
+        let cancelled_upto = Arc::new(AtomicU64::new(0));
+        let engine_cancelled_upto = cancelled_upto.clone();
         let (event_tx, events) = channel::<EngineEvent>();
         let phases = Mutex::new(event_tx.clone());
         let control = Arc::new(RunControl::with_observer(move |phase| {
@@ -230,8 +239,15 @@ impl Worker {
                 sandbox.config.snapshots = true;
                 sandbox.config.memory_limit = memory_limit;
                 sandbox.set_profile(profile);
-                let _ = cancel_tx.send(sandbox.cancel_handle());
-                while let Ok(command) = command_rx.recv() {
+                let stop = sandbox.cancel_handle();
+                let _ = cancel_tx.send(stop.clone());
+                while let Ok((number, command)) = command_rx.recv() {
+                    // Cleared first, then armed if a cancel covers this command: a cancel racing this
+                    // check stores its flag after its number, so it is never overwritten.
+                    stop.store(false, Ordering::SeqCst);
+                    if engine_cancelled_upto.load(Ordering::SeqCst) >= number {
+                        stop.store(true, Ordering::SeqCst);
+                    }
                     match command {
                         EngineCommand::Run {
                             id,
@@ -347,6 +363,8 @@ impl Worker {
         let cancel = cancel_rx.recv().expect("engine thread started");
         Worker {
             commands,
+            sent: AtomicU64::new(0),
+            cancelled_upto,
             events,
             cancel,
             live_target,
@@ -372,7 +390,8 @@ impl Worker {
     }
 
     pub fn send(&self, command: EngineCommand) {
-        let _ = self.commands.send(command);
+        let number = self.sent.fetch_add(1, Ordering::SeqCst) + 1;
+        let _ = self.commands.send((number, command));
     }
 
     /// Stop the running script (Esc). In the sandbox: its stop flag. On a live server, before the
@@ -381,7 +400,9 @@ impl Worker {
     /// way; its answer comes with the run's result. SCRIPT KILL only stops a script that has not
     /// written (UNKILLABLE otherwise); evalbench never escalates to SHUTDOWN NOSAVE.
     pub fn cancel(&self) {
-        self.cancel.store(true, Ordering::Relaxed);
+        self.cancelled_upto
+            .store(self.sent.load(Ordering::SeqCst), Ordering::SeqCst);
+        self.cancel.store(true, Ordering::SeqCst);
         if let (CancelAction::Kill { keys, generation }, Some((target, cluster))) =
             (self.control.cancel(), self.live_target.clone())
         {
@@ -420,7 +441,7 @@ impl Drop for Worker {
         // A paused debug session sees its channel close and aborts.
         self.debug.take();
         self.cancel();
-        let _ = self.commands.send(EngineCommand::Stop);
+        self.send(EngineCommand::Stop);
         let wait = if self.live_target.is_some() {
             std::time::Duration::ZERO
         } else {

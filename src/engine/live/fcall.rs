@@ -151,27 +151,12 @@ fn dry_run_fcall(
         }));
     }
     sandbox.set_db0(before.clone());
-    // A run clears its stop flag as it starts: a cancel landing just before would be lost, so a
-    // watcher passes the control's cancel on for as long as the dry run lasts.
-    let stop = sandbox.cancel_handle();
-    let finished = std::sync::atomic::AtomicBool::new(false);
-    let report = std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !finished.load(std::sync::atomic::Ordering::Relaxed) {
-                if control.is_cancelled() {
-                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        });
-        // FCALL_RO asked: the dry run is one too (a function without no-writes is refused as the
-        // server refuses it); otherwise FCALL, so the writes show.
-        let report = sandbox.fcall(&FunctionCall {
-            name: function.name.clone(),
-            ..call.clone()
-        });
-        finished.store(true, std::sync::atomic::Ordering::Relaxed);
-        report
+    // FCALL_RO asked: the dry run is one too (a function without no-writes is refused as the
+    // server refuses it); otherwise FCALL, so the writes show. A cancel from here on stops it: the
+    // control holds its stop flag, which a run never clears before it starts.
+    let report = sandbox.fcall(&FunctionCall {
+        name: function.name.clone(),
+        ..call.clone()
     });
     let writes = super::guard::write_lines(&report);
     Ok(Some(DryRun {
