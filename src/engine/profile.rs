@@ -113,7 +113,78 @@ pub struct Profile {
     pub xsetid_checks_max_deleted: bool,
     /// XINFO CONSUMERS reports `inactive` (ms since the consumer last got an entry; 7.2+).
     pub xinfo_consumers_inactive: bool,
+    /// XREAD / XREADGROUP: BLOCK in scripts, the `+` ID, the unbalanced-streams error (issue 12).
+    pub stream_read: &'static StreamRead,
 }
+
+/// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LastEntryId {
+    /// Redis 7.0, 7.2: not an ID (`Invalid stream ID ...`).
+    Invalid,
+    /// Redis 7.4, Valkey: read after the stream's last ID minus one, so an entry is served only
+    /// when the last ID is a live entry. A last ID of 0-0 is an error when `zero_is_error`
+    /// (`the stream last element ID is 0-0`; Redis 7.4, Valkey 8.1), else reads nothing.
+    BeforeLastId { zero_is_error: bool },
+    /// Redis 8.0: the last live entry, whatever was deleted after it.
+    LastLiveEntry,
+}
+
+/// How XREAD and XREADGROUP differ between the servers (issue 12, commands/streams.rs and
+/// stream_groups.rs).
+#[derive(Debug, PartialEq)]
+pub struct StreamRead {
+    /// BLOCK in a script is accepted (its timeout checked, then it never blocks): 7.4 and later,
+    /// Valkey 8.1 and later. Earlier servers refuse it.
+    pub block_in_scripts: bool,
+    pub last_entry_id: LastEntryId,
+    /// The errors for an odd number of STREAMS arguments.
+    pub unbalanced_xread: &'static str,
+    pub unbalanced_xreadgroup: &'static str,
+}
+
+const UNBALANCED_7_0: &str =
+    "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
+const UNBALANCED_XREAD: &str =
+    "ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified.";
+const UNBALANCED_XREADGROUP: &str =
+    "ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be specified.";
+
+static STREAM_READ_7_0: StreamRead = StreamRead {
+    block_in_scripts: false,
+    last_entry_id: LastEntryId::Invalid,
+    unbalanced_xread: UNBALANCED_7_0,
+    unbalanced_xreadgroup: UNBALANCED_7_0,
+};
+static STREAM_READ_7_2: StreamRead = StreamRead {
+    block_in_scripts: false,
+    last_entry_id: LastEntryId::Invalid,
+    unbalanced_xread: UNBALANCED_XREAD,
+    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
+};
+/// Redis 7.4 and Valkey 8.1.
+static STREAM_READ_7_4: StreamRead = StreamRead {
+    block_in_scripts: true,
+    last_entry_id: LastEntryId::BeforeLastId {
+        zero_is_error: true,
+    },
+    unbalanced_xread: UNBALANCED_XREAD,
+    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
+};
+static STREAM_READ_8_0: StreamRead = StreamRead {
+    block_in_scripts: true,
+    last_entry_id: LastEntryId::LastLiveEntry,
+    unbalanced_xread: "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified.",
+    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
+};
+static STREAM_READ_VALKEY_9: StreamRead = StreamRead {
+    block_in_scripts: true,
+    last_entry_id: LastEntryId::BeforeLastId {
+        zero_is_error: false,
+    },
+    unbalanced_xread: UNBALANCED_XREAD,
+    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
+};
 
 /// The default profile, and the one the built-in command table describes.
 pub const DEFAULT: &Profile = &PROFILES[0];
@@ -152,6 +223,7 @@ pub static PROFILES: [Profile; 6] = [
         xreadgroup_consumer_always: false, // issue 13
         xsetid_checks_max_deleted: false,  // issue 13
         xinfo_consumers_inactive: false,   // issue 13
+        stream_read: &STREAM_READ_7_0,     // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -186,6 +258,7 @@ pub static PROFILES: [Profile; 6] = [
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
+        stream_read: &STREAM_READ_7_2,    // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -220,6 +293,7 @@ pub static PROFILES: [Profile; 6] = [
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
+        stream_read: &STREAM_READ_7_4,    // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -254,6 +328,7 @@ pub static PROFILES: [Profile; 6] = [
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
+        stream_read: &STREAM_READ_8_0,    // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -288,6 +363,7 @@ pub static PROFILES: [Profile; 6] = [
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
+        stream_read: &STREAM_READ_7_4,    // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -317,11 +393,12 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Valkey,
         timeout_out_of_range: true,
         set_ifeq: true,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: true,           // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
+        geo_coordinates_double: false,      // issue 13
+        geo_member_named: true,             // issue 13
+        xreadgroup_consumer_always: true,   // issue 13
+        xsetid_checks_max_deleted: true,    // issue 13
+        xinfo_consumers_inactive: true,     // issue 13
+        stream_read: &STREAM_READ_VALKEY_9, // issue 12
     },
 ];
 

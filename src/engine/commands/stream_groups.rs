@@ -1,12 +1,12 @@
 //! Stream consumer groups (`src/t_stream.c` of Redis 7.0.15): XGROUP CREATE / SETID / DESTROY
-//! / CREATECONSUMER / DELCONSUMER, XREADGROUP (BLOCK refused as scripts see it), XACK,
+//! / CREATECONSUMER / DELCONSUMER, XREADGROUP (BLOCK refused or, on later servers, never blocking), XACK,
 //! XPENDING (summary and extended, IDLE), XCLAIM, XAUTOCLAIM, XSETID and XINFO STREAM [FULL] /
 //! GROUPS / CONSUMERS, with the group's `entries_read` counter and lag computed as 7.0 does.
 //! Delivery and seen times come from the run clock, so idle times are deterministic.
 
 use super::streams::{
-    entry_reply, interval_id, parse_id_arg, stream_mut, strict_id, xread_keys, BAD_END, BAD_START,
-    UNBALANCED,
+    block_in_script, entry_reply, interval_id, parse_id_arg, stream_mut, strict_id, xread_keys,
+    BAD_END, BAD_START,
 };
 use super::{errors, flatten, int_arg, lower, until_nul, Command, Ctx};
 use crate::engine::keyspace::stream::{
@@ -14,6 +14,7 @@ use crate::engine::keyspace::stream::{
 };
 use crate::engine::keyspace::{StreamId, StreamValue, Value};
 use crate::engine::lua::api::current_profile;
+use crate::engine::profile::LastEntryId;
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -39,6 +40,7 @@ const KEY_REQUIRED: &str = "ERR The XGROUP subcommand requires the key to exist.
 const BUSYGROUP: &str = "BUSYGROUP Consumer Group name already exists";
 const ENTRIESREAD_RANGE: &str = "ERR value for ENTRIESREAD must be positive or -1";
 const MISSING_GROUP: &str = "ERR Missing GROUP option for XREADGROUP";
+const PLUS_IN_GROUP: &str = "ERR The + ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The + ID would just return an empty result set.";
 const DOLLAR_IN_GROUP: &str = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.";
 const ENTRIES_ADDED_NEGATIVE: &str = "ERR entries_added must be positive";
 const SETID_BELOW_MAXDELETED: &str =
@@ -309,10 +311,8 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         let moreargs = args.len() - 1 - i;
         match lower(&args[i]).as_str() {
             "block" if moreargs > 0 => {
-                return Err(Reply::err(format!(
-                    "ERR {} command is not allowed with BLOCK option from scripts",
-                    text(&args[0])
-                )));
+                block_in_script(ctx, args, i + 1)?;
+                i += 1;
             }
             "count" if moreargs > 0 => {
                 count = int_arg(&args[i + 1])?.max(0);
@@ -321,7 +321,9 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             "streams" if moreargs > 0 => {
                 streams_arg = i + 1;
                 if !(args.len() - streams_arg).is_multiple_of(2) {
-                    return Err(Reply::err(UNBALANCED));
+                    return Err(Reply::err(
+                        current_profile().stream_read.unbalanced_xreadgroup,
+                    ));
                 }
                 break;
             }
@@ -355,6 +357,9 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         }
         ids.push(match until_nul(id_arg) {
             b"$" => return Err(Reply::err(DOLLAR_IN_GROUP)),
+            b"+" if current_profile().stream_read.last_entry_id != LastEntryId::Invalid => {
+                return Err(Reply::err(PLUS_IN_GROUP))
+            }
             b">" => None,
             other => Some(strict_id(other)?).filter(|id| *id != StreamId::MAX),
         });
