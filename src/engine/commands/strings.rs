@@ -20,6 +20,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("mget", mget),
     Command::new("mset", mset),
     Command::new("msetnx", msetnx),
+    Command::with_keys("msetex", msetex, msetex_keys), // Valkey 9.1 (issue 12)
     Command::new("append", append),
     Command::new("strlen", strlen),
     Command::new("incr", incr),
@@ -377,6 +378,72 @@ fn mset(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 fn msetnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     mset_generic(ctx, args, true)
+}
+
+/// MSETEX numkeys key value [key value ...] [NX | XX] [EX | PX | EXAT | PXAT time | KEEPTTL]
+/// (Valkey 9.1): SET's options for several keys at once, all or none; 1 when written, else 0.
+fn msetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    flatten((|| {
+        let numkeys = super::number::parse_i64(&args[1])
+            .filter(|n| (1..=i64::from(i32::MAX)).contains(n))
+            .ok_or_else(|| Reply::err("ERR invalid numkeys value or out of range"))?
+            as usize;
+        let options_at = numkeys
+            .checked_mul(2)
+            .and_then(|n| n.checked_add(2))
+            .filter(|at| *at <= args.len())
+            .ok_or_else(|| Reply::err(errors::SYNTAX))?;
+        let o = parse_ext_options(args, options_at, true, false)?;
+        if o.get {
+            return Err(Reply::err(errors::SYNTAX));
+        }
+        let expire = match o.expire {
+            Some((kind, arg)) => Some(expire_at_ms(ctx, kind, arg, "msetex")?),
+            None => None,
+        };
+        let pairs = args[2..options_at].chunks_exact(2);
+        if o.nx || o.xx {
+            let mut found = pairs.clone().map(|kv| ctx.entry(&kv[0]).is_some());
+            let blocked = if o.nx {
+                found.any(|f| f)
+            } else {
+                !found.all(|f| f)
+            };
+            if blocked {
+                return Ok(Reply::Int(0));
+            }
+        }
+        let now = ctx.now_ms;
+        let db = ctx.db();
+        for kv in pairs {
+            let value = Value::Str(kv[1].clone());
+            if o.keepttl {
+                db.set_keep_ttl(kv[0].clone(), value, now);
+            } else {
+                db.insert_entry(
+                    kv[0].clone(),
+                    Entry {
+                        value,
+                        expire_at_ms: expire,
+                    },
+                );
+            }
+        }
+        Ok(Reply::Int(1))
+    })())
+}
+
+/// MSETEX's keys: `numkeys` keys from argument 2, every other argument.
+fn msetex_keys(args: &[Vec<u8>]) -> Vec<usize> {
+    let n = args
+        .get(1)
+        .and_then(|a| super::number::parse_i64(a))
+        .filter(|n| *n >= 1)
+        .unwrap_or(0) as usize;
+    (0..n)
+        .map(|i| 2 + 2 * i)
+        .take_while(|at| *at < args.len())
+        .collect()
 }
 
 // ---- lengths and ranges ----
