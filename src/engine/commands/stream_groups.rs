@@ -14,7 +14,7 @@ use crate::engine::keyspace::stream::{
 };
 use crate::engine::keyspace::{StreamId, StreamValue, Value};
 use crate::engine::lua::api::current_profile;
-use crate::engine::profile::LastEntryId;
+use crate::engine::profile::{GroupLag, LastEntryId};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -123,7 +123,9 @@ fn has_tombstones_from(s: &StreamValue, start: StreamId) -> bool {
     if s.entries.is_empty() || s.max_deleted_id == StreamId::default() {
         return false;
     }
-    if first_id(s) > s.max_deleted_id {
+    // Before the fixes a tombstone before the first entry does not count.
+    if !current_profile().streams.group_lag.fragmentation_fixed() && first_id(s) > s.max_deleted_id
+    {
         return false;
     }
     start <= s.max_deleted_id
@@ -137,6 +139,13 @@ fn estimate_distance(s: &StreamValue, id: StreamId) -> i64 {
     let added = s.entries_added as i64;
     if s.entries.is_empty() && id <= s.last_id {
         return added;
+    }
+    // Fixed servers: tombstones between the ID and the last one leave the distance unknown.
+    if current_profile().streams.group_lag.fragmentation_fixed()
+        && id != StreamId::default()
+        && id < s.max_deleted_id
+    {
+        return ENTRIES_READ_UNKNOWN;
     }
     match id.cmp(&s.last_id) {
         std::cmp::Ordering::Equal => return added,
@@ -159,6 +168,15 @@ fn estimate_distance(s: &StreamValue, id: StreamId) -> i64 {
 fn lag(s: &StreamValue, g: &ConsumerGroup) -> Option<i64> {
     if s.entries_added == 0 {
         return Some(0);
+    }
+    if current_profile().streams.group_lag == GroupLag::Redis80 {
+        if s.entries.is_empty() {
+            return Some(0);
+        }
+        let first = first_id(s);
+        if g.last_id < first && s.max_deleted_id < first {
+            return Some(s.entries.len() as i64);
+        }
     }
     if g.entries_read != ENTRIES_READ_UNKNOWN && !has_tombstones_from(s, g.last_id) {
         return Some(s.entries_added as i64 - g.entries_read);
@@ -321,9 +339,7 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             "streams" if moreargs > 0 => {
                 streams_arg = i + 1;
                 if !(args.len() - streams_arg).is_multiple_of(2) {
-                    return Err(Reply::err(
-                        current_profile().stream_read.unbalanced_xreadgroup,
-                    ));
+                    return Err(Reply::err(current_profile().streams.unbalanced_xreadgroup));
                 }
                 break;
             }
@@ -357,7 +373,7 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         }
         ids.push(match until_nul(id_arg) {
             b"$" => return Err(Reply::err(DOLLAR_IN_GROUP)),
-            b"+" if current_profile().stream_read.last_entry_id != LastEntryId::Invalid => {
+            b"+" if current_profile().streams.last_entry_id != LastEntryId::Invalid => {
                 return Err(Reply::err(PLUS_IN_GROUP))
             }
             b">" => None,
@@ -451,8 +467,16 @@ fn serve(
         .map(|(id, _)| *id)
         .collect();
     let mut out = Vec::with_capacity(picked.len());
+    // Fixed servers look for tombstones after the group's last ID (not after the served entry),
+    // and recount when that ID is behind the first entry (trimmed past it).
+    let fixed = current_profile().streams.group_lag.fragmentation_fixed();
     for id in picked {
-        let tombstones = has_tombstones_from(s, id);
+        let tombstones = if fixed {
+            let last = s.groups[group].last_id;
+            last < first_id(s) || has_tombstones_from(s, last)
+        } else {
+            has_tombstones_from(s, id)
+        };
         let estimate = estimate_distance(s, id);
         let entries_added = s.entries_added;
         let g = s.groups.get_mut(group).expect("group checked");

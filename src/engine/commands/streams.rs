@@ -1,6 +1,6 @@
 //! Stream commands (t_stream.c @7.0.15): XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM and XREAD
 //! (BLOCK never blocks in a script; later servers' `+` ID and BLOCK rules come from the
-//! profile's `stream_read`). Consumer groups are in stream_groups.rs.
+//! profile's `streams`). Consumer groups are in stream_groups.rs.
 
 use super::{errors, flatten, lower, number, Command, Ctx};
 use crate::engine::keyspace::stream::{StreamFields, TrimStrategy, NODE_MAX_ENTRIES};
@@ -464,7 +464,7 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 "streams" if moreargs > 0 => {
                     streams_arg = i + 1;
                     if !(args.len() - streams_arg).is_multiple_of(2) {
-                        return Err(Reply::err(current_profile().stream_read.unbalanced_xread));
+                        return Err(Reply::err(current_profile().streams.unbalanced_xread));
                     }
                     break;
                 }
@@ -479,7 +479,7 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         }
         let n = (args.len() - streams_arg) / 2;
         let keys = &args[streams_arg..streams_arg + n];
-        let last_entry = current_profile().stream_read.last_entry_id;
+        let last_entry = current_profile().streams.last_entry_id;
         let mut ids = Vec::with_capacity(n);
         for (key, id_arg) in keys.iter().zip(&args[streams_arg + n..]) {
             let stream = stream_mut(ctx, key)?;
@@ -527,7 +527,7 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 /// BLOCK's timeout (at `at`) in a script: refused before 7.4; checked and then ignored on later
 /// servers (a script never blocks: the read answers at once, nil when nothing is there).
 pub(super) fn block_in_script(ctx: &Ctx, args: &[Vec<u8>], at: usize) -> Result<(), Reply> {
-    if !current_profile().stream_read.block_in_scripts {
+    if !current_profile().streams.block_in_scripts {
         let name = String::from_utf8_lossy(&args[0]);
         return Err(Reply::err(format!(
             "ERR {name} command is not allowed with BLOCK option from scripts"
