@@ -116,6 +116,8 @@ pub struct Profile {
     /// XREAD / XREADGROUP: BLOCK in scripts, the `+` ID, the unbalanced-streams error, and how a
     /// consumer group's lag is computed (issue 12).
     pub streams: &'static StreamRules,
+    /// The HELP entry of every HELP reply: `    Prints this help.` (7.0) or `    Print this help.`.
+    pub help_line: &'static str,
 }
 
 /// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
@@ -256,12 +258,13 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: false,
         set_ifeq: false,
-        geo_coordinates_double: false,     // issue 13
-        geo_member_named: false,           // issue 13
-        xreadgroup_consumer_always: false, // issue 13
-        xsetid_checks_max_deleted: false,  // issue 13
-        xinfo_consumers_inactive: false,   // issue 13
-        streams: &STREAMS_7_0,             // issue 12
+        geo_coordinates_double: false,      // issue 13
+        geo_member_named: false,            // issue 13
+        xreadgroup_consumer_always: false,  // issue 13
+        xsetid_checks_max_deleted: false,   // issue 13
+        xinfo_consumers_inactive: false,    // issue 13
+        streams: &STREAMS_7_0,              // issue 12
+        help_line: "    Prints this help.", // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -291,12 +294,13 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: false,          // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
-        streams: &STREAMS_7_2,            // issue 12
+        geo_coordinates_double: false,     // issue 13
+        geo_member_named: false,           // issue 13
+        xreadgroup_consumer_always: true,  // issue 13
+        xsetid_checks_max_deleted: true,   // issue 13
+        xinfo_consumers_inactive: true,    // issue 13
+        streams: &STREAMS_7_2,             // issue 12
+        help_line: "    Print this help.", // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -326,12 +330,13 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: false,          // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
-        streams: &STREAMS_7_4,            // issue 12
+        geo_coordinates_double: false,     // issue 13
+        geo_member_named: false,           // issue 13
+        xreadgroup_consumer_always: true,  // issue 13
+        xsetid_checks_max_deleted: true,   // issue 13
+        xinfo_consumers_inactive: true,    // issue 13
+        streams: &STREAMS_7_4,             // issue 12
+        help_line: "    Print this help.", // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -361,12 +366,13 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
-        geo_coordinates_double: true,     // issue 13
-        geo_member_named: false,          // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
-        streams: &STREAMS_8_0,            // issue 12
+        geo_coordinates_double: true,      // issue 13
+        geo_member_named: false,           // issue 13
+        xreadgroup_consumer_always: true,  // issue 13
+        xsetid_checks_max_deleted: true,   // issue 13
+        xinfo_consumers_inactive: true,    // issue 13
+        streams: &STREAMS_8_0,             // issue 12
+        help_line: "    Print this help.", // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -396,12 +402,13 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Valkey,
         timeout_out_of_range: true,
         set_ifeq: true,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: false,          // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
-        streams: &STREAMS_VALKEY_8,       // issue 12
+        geo_coordinates_double: false,     // issue 13
+        geo_member_named: false,           // issue 13
+        xreadgroup_consumer_always: true,  // issue 13
+        xsetid_checks_max_deleted: true,   // issue 13
+        xinfo_consumers_inactive: true,    // issue 13
+        streams: &STREAMS_VALKEY_8,        // issue 12
+        help_line: "    Print this help.", // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -431,12 +438,13 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Valkey,
         timeout_out_of_range: true,
         set_ifeq: true,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: true,           // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
-        streams: &STREAMS_VALKEY_9,       // issue 12
+        geo_coordinates_double: false,     // issue 13
+        geo_member_named: true,            // issue 13
+        xreadgroup_consumer_always: true,  // issue 13
+        xsetid_checks_max_deleted: true,   // issue 13
+        xinfo_consumers_inactive: true,    // issue 13
+        streams: &STREAMS_VALKEY_9,        // issue 12
+        help_line: "    Print this help.", // issue 12
     },
 ];
 

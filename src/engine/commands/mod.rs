@@ -19,6 +19,7 @@ mod geohash; // Redis's 52-bit geohash and distance (issue 13)
 mod hash_ex; // HGETEX HSETEX HGETDEL (issue 12)
 mod hash_ttl; // HEXPIRE ... HPERSIST (issue 12)
 mod hashes;
+mod help; // the HELP replies' shared tail, per profile (issue 12)
 mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
 mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)

@@ -68,8 +68,6 @@ const XGROUP_HELP: &[&str] = &[
     "    Remove the specified group.",
     "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
     "    Set the current group ID and entries_read counter.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 const XINFO_HELP: &[&str] = &[
@@ -80,8 +78,6 @@ const XINFO_HELP: &[&str] = &[
     "    Show the stream consumer groups.",
     "STREAM <key> [FULL [COUNT <count>]",
     "    Show information about the stream.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 fn text(arg: &[u8]) -> String {
@@ -95,10 +91,6 @@ fn subcommand_syntax(args: &[Vec<u8>]) -> Reply {
         text(&args[1]),
         text(&args[0]).to_uppercase()
     ))
-}
-
-fn help(lines: &[&str]) -> Reply {
-    Reply::Array(lines.iter().map(|l| Reply::Status((*l).into())).collect())
 }
 
 /// `SCG_INVALID_ENTRIES_READ` or a counter.
@@ -197,7 +189,7 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     let argc = args.len();
     if opt == "help" {
         return Ok(if argc == 2 {
-            help(XGROUP_HELP)
+            super::help::help_reply(ctx, XGROUP_HELP)
         } else {
             subcommand_syntax(args)
         });
@@ -1073,7 +1065,7 @@ fn xinfo(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let opt = lower(&args[1]);
         if opt == "help" {
             return Ok(if args.len() == 2 {
-                help(XINFO_HELP)
+                super::help::help_reply(ctx, XINFO_HELP)
             } else {
                 subcommand_syntax(args)
             });
