@@ -331,7 +331,7 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             "streams" if moreargs > 0 => {
                 streams_arg = i + 1;
                 if !(args.len() - streams_arg).is_multiple_of(2) {
-                    return Err(Reply::err(current_profile().streams.unbalanced_xreadgroup));
+                    return Err(Reply::err(ctx.profile.streams.unbalanced_xreadgroup));
                 }
                 break;
             }
@@ -365,7 +365,7 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         }
         ids.push(match until_nul(id_arg) {
             b"$" => return Err(Reply::err(DOLLAR_IN_GROUP)),
-            b"+" if current_profile().streams.last_entry_id != LastEntryId::Invalid => {
+            b"+" if ctx.profile.streams.last_entry_id != LastEntryId::Invalid => {
                 return Err(Reply::err(PLUS_IN_GROUP))
             }
             b">" => None,

@@ -5,7 +5,6 @@
 use super::{errors, flatten, lower, number, Command, Ctx};
 use crate::engine::keyspace::stream::{StreamFields, TrimStrategy, NODE_MAX_ENTRIES};
 use crate::engine::keyspace::{StreamId, StreamValue, Value};
-use crate::engine::lua::api::current_profile;
 use crate::engine::profile::LastEntryId;
 use crate::engine::reply::Reply;
 
@@ -464,7 +463,7 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 "streams" if moreargs > 0 => {
                     streams_arg = i + 1;
                     if !(args.len() - streams_arg).is_multiple_of(2) {
-                        return Err(Reply::err(current_profile().streams.unbalanced_xread));
+                        return Err(Reply::err(ctx.profile.streams.unbalanced_xread));
                     }
                     break;
                 }
@@ -479,7 +478,7 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         }
         let n = (args.len() - streams_arg) / 2;
         let keys = &args[streams_arg..streams_arg + n];
-        let last_entry = current_profile().streams.last_entry_id;
+        let last_entry = ctx.profile.streams.last_entry_id;
         let mut ids = Vec::with_capacity(n);
         for (key, id_arg) in keys.iter().zip(&args[streams_arg + n..]) {
             let stream = stream_mut(ctx, key)?;
@@ -527,7 +526,7 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 /// BLOCK's timeout (at `at`) in a script: refused before 7.4; checked and then ignored on later
 /// servers (a script never blocks: the read answers at once, nil when nothing is there).
 pub(super) fn block_in_script(ctx: &Ctx, args: &[Vec<u8>], at: usize) -> Result<(), Reply> {
-    if !current_profile().streams.block_in_scripts {
+    if !ctx.profile.streams.block_in_scripts {
         let name = String::from_utf8_lossy(&args[0]);
         return Err(Reply::err(format!(
             "ERR {name} command is not allowed with BLOCK option from scripts"
@@ -902,5 +901,36 @@ mod tests {
             .map(|s| s.as_bytes().to_vec())
             .collect();
         assert_eq!(super::xread_keys(&args), vec![4, 5]);
+    }
+
+    /// Issue 12: 7.4 and later check BLOCK's timeout and answer at once; `+` reads the last
+    /// entry (7.4: after the last ID minus one, 8.0: the last live entry).
+    #[test]
+    fn block_and_last_entry_per_profile() {
+        use crate::engine::profile::Profile;
+        let mut s = TestServer::new();
+        s.call(&["XADD", "st", "5-5", "a", "1"]);
+        s.call(&["XADD", "st", "6-0", "b", "2"]);
+        s.call(&["XDEL", "st", "6-0"]);
+        let last = |s: &mut TestServer| s.call(&["XREAD", "STREAMS", "st", "+"]).to_resp2();
+        assert_eq!(last(&mut s), err(super::INVALID_ID));
+        s.profile = Profile::by_id("redis-7.4").unwrap();
+        assert_eq!(last(&mut s), Reply::NilArray);
+        assert_eq!(
+            s.call(&["XREAD", "BLOCK", "-1", "STREAMS", "st", "0"]),
+            err("ERR timeout is negative")
+        );
+        assert_eq!(
+            s.call(&["XREAD", "BLOCK", "100", "STREAMS", "st", "$"]),
+            Reply::NilArray
+        );
+        s.profile = Profile::by_id("redis-8.0").unwrap();
+        assert_eq!(
+            last(&mut s),
+            Reply::Array(vec![Reply::Array(vec![
+                b("st"),
+                Reply::Array(vec![entry("5-5", &["a", "1"])])
+            ])])
+        );
     }
 }
