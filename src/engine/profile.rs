@@ -118,6 +118,9 @@ pub struct Profile {
     pub streams: &'static StreamRules,
     /// The HELP entry of every HELP reply: `    Prints this help.` (7.0) or `    Print this help.`.
     pub help_line: &'static str,
+    /// GETEX checks its expire value before the key (Valkey 9): a bad one is an error even for a
+    /// missing key or another type (issue 12, commands/strings.rs).
+    pub getex_checks_expire_first: bool,
 }
 
 /// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
@@ -265,6 +268,7 @@ pub static PROFILES: [Profile; 6] = [
         xinfo_consumers_inactive: false,    // issue 13
         streams: &STREAMS_7_0,              // issue 12
         help_line: "    Prints this help.", // issue 12
+        getex_checks_expire_first: false,   // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -301,6 +305,7 @@ pub static PROFILES: [Profile; 6] = [
         xinfo_consumers_inactive: true,    // issue 13
         streams: &STREAMS_7_2,             // issue 12
         help_line: "    Print this help.", // issue 12
+        getex_checks_expire_first: false,  // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -337,6 +342,7 @@ pub static PROFILES: [Profile; 6] = [
         xinfo_consumers_inactive: true,    // issue 13
         streams: &STREAMS_7_4,             // issue 12
         help_line: "    Print this help.", // issue 12
+        getex_checks_expire_first: false,  // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -373,6 +379,7 @@ pub static PROFILES: [Profile; 6] = [
         xinfo_consumers_inactive: true,    // issue 13
         streams: &STREAMS_8_0,             // issue 12
         help_line: "    Print this help.", // issue 12
+        getex_checks_expire_first: false,  // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -409,6 +416,7 @@ pub static PROFILES: [Profile; 6] = [
         xinfo_consumers_inactive: true,    // issue 13
         streams: &STREAMS_VALKEY_8,        // issue 12
         help_line: "    Print this help.", // issue 12
+        getex_checks_expire_first: false,  // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -445,6 +453,7 @@ pub static PROFILES: [Profile; 6] = [
         xinfo_consumers_inactive: true,    // issue 13
         streams: &STREAMS_VALKEY_9,        // issue 12
         help_line: "    Print this help.", // issue 12
+        getex_checks_expire_first: true,   // issue 12
     },
 ];
 

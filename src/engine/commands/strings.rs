@@ -317,13 +317,23 @@ fn getex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 fn getex_body(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     let o = parse_ext_options(args, 2, false, false)?;
     let key = &args[1];
-    // A missing key answers nil before the expire value is even looked at.
+    let expire_of = |ctx: &Ctx| match o.expire {
+        Some((kind, arg)) => expire_at_ms(ctx, kind, arg, "getex").map(|at| Some((kind, at))),
+        None => Ok(None),
+    };
+    // Valkey 9 checks the expire value first; earlier servers answer a missing key (nil) or
+    // another type before the expire value is even looked at.
+    let early = if ctx.profile.getex_checks_expire_first {
+        Some(expire_of(ctx)?)
+    } else {
+        None
+    };
     let Some(value) = string_value(ctx, key)?.cloned() else {
         return Ok(Reply::Nil);
     };
-    let expire = match o.expire {
-        Some((kind, arg)) => Some((kind, expire_at_ms(ctx, kind, arg, "getex")?)),
-        None => None,
+    let expire = match early {
+        Some(expire) => expire,
+        None => expire_of(ctx)?,
     };
     let now = ctx.now_ms;
     match expire {
@@ -1416,5 +1426,20 @@ mod tests {
             ibf(Some("-1.18973149535723176502e+4932"), "1e-4940").map(|s| s.len()),
             Ok(4934)
         );
+    }
+
+    /// Issue 12: MSETEX's keys are every other argument after numkeys, as far as they go.
+    #[test]
+    fn msetex_key_positions() {
+        let args =
+            |a: &[&str]| -> Vec<Vec<u8>> { a.iter().map(|s| s.as_bytes().to_vec()).collect() };
+        let keys = |a: &[&str]| super::msetex_keys(&args(a));
+        assert_eq!(
+            keys(&["MSETEX", "2", "a", "1", "b", "2", "EX", "10"]),
+            vec![2, 4]
+        );
+        assert_eq!(keys(&["MSETEX", "3", "a", "1", "b"]), vec![2, 4]);
+        assert_eq!(keys(&["MSETEX", "0", "a", "1"]), Vec::<usize>::new());
+        assert_eq!(keys(&["MSETEX", "x", "a", "1"]), Vec::<usize>::new());
     }
 }
