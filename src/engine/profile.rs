@@ -113,7 +113,121 @@ pub struct Profile {
     pub xsetid_checks_max_deleted: bool,
     /// XINFO CONSUMERS reports `inactive` (ms since the consumer last got an entry; 7.2+).
     pub xinfo_consumers_inactive: bool,
+    /// XREAD / XREADGROUP: BLOCK in scripts, the `+` ID, the unbalanced-streams error, and how a
+    /// consumer group's lag is computed (issue 12).
+    pub streams: &'static StreamRules,
+    /// The HELP entry of every HELP reply: `    Prints this help.` (7.0) or `    Print this help.`.
+    pub help_line: &'static str,
+    /// GETEX checks its expire value before the key (Valkey 9): a bad one is an error even for a
+    /// missing key or another type (issue 12, commands/strings.rs).
+    pub getex_checks_expire_first: bool,
 }
+
+/// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LastEntryId {
+    /// Redis 7.0, 7.2: not an ID (`Invalid stream ID ...`).
+    Invalid,
+    /// Redis 7.4, Valkey: read after the stream's last ID minus one, so an entry is served only
+    /// when the last ID is a live entry. A last ID of 0-0 is an error when `zero_is_error`
+    /// (`the stream last element ID is 0-0`; Redis 7.4, Valkey 8.1), else reads nothing.
+    BeforeLastId { zero_is_error: bool },
+    /// Redis 8.0: the last live entry, whatever was deleted after it.
+    LastLiveEntry,
+}
+
+/// How the stream commands differ between the servers (issue 12, commands/streams.rs and
+/// stream_groups.rs).
+#[derive(Debug, PartialEq)]
+pub struct StreamRules {
+    /// BLOCK in a script is accepted (its timeout checked, then it never blocks): 7.4 and later,
+    /// Valkey 8.1 and later. Earlier servers refuse it.
+    pub block_in_scripts: bool,
+    pub last_entry_id: LastEntryId,
+    /// The errors for an odd number of STREAMS arguments.
+    pub unbalanced_xread: &'static str,
+    pub unbalanced_xreadgroup: &'static str,
+    pub group_lag: GroupLag,
+}
+
+/// How a consumer group's lag and `entries-read` follow deletions and trimming (t_stream.c's
+/// `streamReplyWithCGLag`, `streamEstimateDistanceFromFirstEverEntry`, `streamRangeHasTombstones`
+/// and the counter update in `streamReplyWithRange`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupLag {
+    /// Redis 7.0 to 7.4: a tombstone before the first entry never fragments the stream.
+    Redis70,
+    /// Valkey 8.1 and later (valkey#1952): any tombstone after the group's last ID fragments
+    /// the stream, an ID before the last tombstone has no estimate, and a read recounts from the
+    /// group's last ID (and from scratch when that is behind the first entry).
+    Valkey81,
+    /// Redis 8.0 (redis#13338, #13958): Valkey's rules, and also an exact lag for an emptied
+    /// stream (0) and for a group behind both the first entry and the last tombstone (the length).
+    Redis80,
+}
+
+impl GroupLag {
+    /// The tombstone and counter fixes Redis 8.0 and Valkey 8.1 share.
+    pub fn fragmentation_fixed(self) -> bool {
+        self != GroupLag::Redis70
+    }
+}
+
+const UNBALANCED_7_0: &str =
+    "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
+const UNBALANCED_XREAD: &str =
+    "ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified.";
+const UNBALANCED_XREADGROUP: &str =
+    "ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be specified.";
+
+static STREAMS_7_0: StreamRules = StreamRules {
+    block_in_scripts: false,
+    last_entry_id: LastEntryId::Invalid,
+    unbalanced_xread: UNBALANCED_7_0,
+    unbalanced_xreadgroup: UNBALANCED_7_0,
+    group_lag: GroupLag::Redis70,
+};
+static STREAMS_7_2: StreamRules = StreamRules {
+    block_in_scripts: false,
+    last_entry_id: LastEntryId::Invalid,
+    unbalanced_xread: UNBALANCED_XREAD,
+    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
+    group_lag: GroupLag::Redis70,
+};
+static STREAMS_7_4: StreamRules = StreamRules {
+    block_in_scripts: true,
+    last_entry_id: LastEntryId::BeforeLastId {
+        zero_is_error: true,
+    },
+    unbalanced_xread: UNBALANCED_XREAD,
+    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
+    group_lag: GroupLag::Redis70,
+};
+static STREAMS_VALKEY_8: StreamRules = StreamRules {
+    block_in_scripts: true,
+    last_entry_id: LastEntryId::BeforeLastId {
+        zero_is_error: true,
+    },
+    unbalanced_xread: UNBALANCED_XREAD,
+    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
+    group_lag: GroupLag::Valkey81,
+};
+static STREAMS_8_0: StreamRules = StreamRules {
+    block_in_scripts: true,
+    last_entry_id: LastEntryId::LastLiveEntry,
+    unbalanced_xread: "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified.",
+    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
+    group_lag: GroupLag::Redis80,
+};
+static STREAMS_VALKEY_9: StreamRules = StreamRules {
+    block_in_scripts: true,
+    last_entry_id: LastEntryId::BeforeLastId {
+        zero_is_error: false,
+    },
+    unbalanced_xread: UNBALANCED_XREAD,
+    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
+    group_lag: GroupLag::Valkey81,
+};
 
 /// The default profile, and the one the built-in command table describes.
 pub const DEFAULT: &Profile = &PROFILES[0];
@@ -147,11 +261,14 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: false,
         set_ifeq: false,
-        geo_coordinates_double: false,     // issue 13
-        geo_member_named: false,           // issue 13
-        xreadgroup_consumer_always: false, // issue 13
-        xsetid_checks_max_deleted: false,  // issue 13
-        xinfo_consumers_inactive: false,   // issue 13
+        geo_coordinates_double: false,      // issue 13
+        geo_member_named: false,            // issue 13
+        xreadgroup_consumer_always: false,  // issue 13
+        xsetid_checks_max_deleted: false,   // issue 13
+        xinfo_consumers_inactive: false,    // issue 13
+        streams: &STREAMS_7_0,              // issue 12
+        help_line: "    Prints this help.", // issue 12
+        getex_checks_expire_first: false,   // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -181,11 +298,14 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: false,          // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
+        geo_coordinates_double: false,     // issue 13
+        geo_member_named: false,           // issue 13
+        xreadgroup_consumer_always: true,  // issue 13
+        xsetid_checks_max_deleted: true,   // issue 13
+        xinfo_consumers_inactive: true,    // issue 13
+        streams: &STREAMS_7_2,             // issue 12
+        help_line: "    Print this help.", // issue 12
+        getex_checks_expire_first: false,  // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -215,11 +335,14 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: false,          // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
+        geo_coordinates_double: false,     // issue 13
+        geo_member_named: false,           // issue 13
+        xreadgroup_consumer_always: true,  // issue 13
+        xsetid_checks_max_deleted: true,   // issue 13
+        xinfo_consumers_inactive: true,    // issue 13
+        streams: &STREAMS_7_4,             // issue 12
+        help_line: "    Print this help.", // issue 12
+        getex_checks_expire_first: false,  // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -249,11 +372,14 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
-        geo_coordinates_double: true,     // issue 13
-        geo_member_named: false,          // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
+        geo_coordinates_double: true,      // issue 13
+        geo_member_named: false,           // issue 13
+        xreadgroup_consumer_always: true,  // issue 13
+        xsetid_checks_max_deleted: true,   // issue 13
+        xinfo_consumers_inactive: true,    // issue 13
+        streams: &STREAMS_8_0,             // issue 12
+        help_line: "    Print this help.", // issue 12
+        getex_checks_expire_first: false,  // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -283,11 +409,14 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Valkey,
         timeout_out_of_range: true,
         set_ifeq: true,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: false,          // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
+        geo_coordinates_double: false,     // issue 13
+        geo_member_named: false,           // issue 13
+        xreadgroup_consumer_always: true,  // issue 13
+        xsetid_checks_max_deleted: true,   // issue 13
+        xinfo_consumers_inactive: true,    // issue 13
+        streams: &STREAMS_VALKEY_8,        // issue 12
+        help_line: "    Print this help.", // issue 12
+        getex_checks_expire_first: false,  // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -317,11 +446,14 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Valkey,
         timeout_out_of_range: true,
         set_ifeq: true,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: true,           // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
+        geo_coordinates_double: false,     // issue 13
+        geo_member_named: true,            // issue 13
+        xreadgroup_consumer_always: true,  // issue 13
+        xsetid_checks_max_deleted: true,   // issue 13
+        xinfo_consumers_inactive: true,    // issue 13
+        streams: &STREAMS_VALKEY_9,        // issue 12
+        help_line: "    Print this help.", // issue 12
+        getex_checks_expire_first: true,   // issue 12
     },
 ];
 

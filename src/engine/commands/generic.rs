@@ -61,8 +61,6 @@ const OBJECT_HELP: &[&str] = &[
     "REFCOUNT <key>",
     "    Return the number of references of the value associated with the specified",
     "    <key>.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 /// The command name as Redis's table spells it (error texts use it).
@@ -494,13 +492,8 @@ fn object_freq(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     object_entry(ctx, &args[2]).map_or(Reply::Nil, |_| Reply::err(FREQ_NOT_LFU))
 }
 
-fn object_help(_ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
-    Reply::Array(
-        OBJECT_HELP
-            .iter()
-            .map(|l| Reply::Status((*l).into()))
-            .collect(),
-    )
+fn object_help(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
+    super::help::help_reply(ctx, OBJECT_HELP) // issue 12: the HELP line follows the profile
 }
 
 #[cfg(test)]

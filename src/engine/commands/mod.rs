@@ -11,6 +11,7 @@ pub mod table;
 
 mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
 mod blocking; // BLPOP ... WAIT in scripts, 7.2 and later (issue 12)
+mod cluster; // CLUSTERSCAN without cluster support (issue 12)
 mod generic;
 mod geo; // GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH* GEORADIUS* (issue 13)
 mod geo_sort; // the sorts of a geo search result (issue 13)
@@ -18,6 +19,7 @@ mod geohash; // Redis's 52-bit geohash and distance (issue 13)
 mod hash_ex; // HGETEX HSETEX HGETDEL (issue 12)
 mod hash_ttl; // HEXPIRE ... HPERSIST (issue 12)
 mod hashes;
+mod help; // the HELP replies' shared tail, per profile (issue 12)
 mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
 mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)
@@ -177,6 +179,7 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(hash_ttl::COMMANDS) // issue 12
         .chain(hash_ex::COMMANDS) // issue 12
         .chain(blocking::COMMANDS) // issue 12
+        .chain(cluster::COMMANDS) // issue 12
         .chain(lists::COMMANDS)
         .chain(sets::COMMANDS)
         .chain(zsets::COMMANDS)
@@ -397,7 +400,7 @@ pub fn base_table() -> &'static [RedisCommandInfo] {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 17] = [
+    let families: [(&str, &[Command]); 18] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS),         // issue 13
@@ -423,7 +426,8 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
         ("stream groups", stream_groups::COMMANDS), // issue 13
         ("geo", geo::COMMANDS),                     // issue 13
         ("server", server::COMMANDS),
-        ("memory", memory::COMMANDS), // issue 13
+        ("memory", memory::COMMANDS),                        // issue 13
+        ("cluster (no cluster support)", cluster::COMMANDS), // issue 12
     ];
     families
         .into_iter()

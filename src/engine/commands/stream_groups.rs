@@ -1,12 +1,12 @@
 //! Stream consumer groups (`src/t_stream.c` of Redis 7.0.15): XGROUP CREATE / SETID / DESTROY
-//! / CREATECONSUMER / DELCONSUMER, XREADGROUP (BLOCK refused as scripts see it), XACK,
+//! / CREATECONSUMER / DELCONSUMER, XREADGROUP (BLOCK refused or, on later servers, never blocking), XACK,
 //! XPENDING (summary and extended, IDLE), XCLAIM, XAUTOCLAIM, XSETID and XINFO STREAM [FULL] /
 //! GROUPS / CONSUMERS, with the group's `entries_read` counter and lag computed as 7.0 does.
 //! Delivery and seen times come from the run clock, so idle times are deterministic.
 
 use super::streams::{
-    entry_reply, interval_id, parse_id_arg, stream_mut, strict_id, xread_keys, BAD_END, BAD_START,
-    UNBALANCED,
+    block_in_script, entry_reply, interval_id, parse_id_arg, stream_mut, strict_id, xread_keys,
+    BAD_END, BAD_START,
 };
 use super::{errors, flatten, int_arg, lower, until_nul, Command, Ctx};
 use crate::engine::keyspace::stream::{
@@ -14,6 +14,7 @@ use crate::engine::keyspace::stream::{
 };
 use crate::engine::keyspace::{StreamId, StreamValue, Value};
 use crate::engine::lua::api::current_profile;
+use crate::engine::profile::{GroupLag, LastEntryId};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -39,6 +40,7 @@ const KEY_REQUIRED: &str = "ERR The XGROUP subcommand requires the key to exist.
 const BUSYGROUP: &str = "BUSYGROUP Consumer Group name already exists";
 const ENTRIESREAD_RANGE: &str = "ERR value for ENTRIESREAD must be positive or -1";
 const MISSING_GROUP: &str = "ERR Missing GROUP option for XREADGROUP";
+const PLUS_IN_GROUP: &str = "ERR The + ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The + ID would just return an empty result set.";
 const DOLLAR_IN_GROUP: &str = "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.";
 const ENTRIES_ADDED_NEGATIVE: &str = "ERR entries_added must be positive";
 const SETID_BELOW_MAXDELETED: &str =
@@ -66,8 +68,6 @@ const XGROUP_HELP: &[&str] = &[
     "    Remove the specified group.",
     "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
     "    Set the current group ID and entries_read counter.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 const XINFO_HELP: &[&str] = &[
@@ -78,8 +78,6 @@ const XINFO_HELP: &[&str] = &[
     "    Show the stream consumer groups.",
     "STREAM <key> [FULL [COUNT <count>]",
     "    Show information about the stream.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 fn text(arg: &[u8]) -> String {
@@ -93,10 +91,6 @@ fn subcommand_syntax(args: &[Vec<u8>]) -> Reply {
         text(&args[1]),
         text(&args[0]).to_uppercase()
     ))
-}
-
-fn help(lines: &[&str]) -> Reply {
-    Reply::Array(lines.iter().map(|l| Reply::Status((*l).into())).collect())
 }
 
 /// `SCG_INVALID_ENTRIES_READ` or a counter.
@@ -121,7 +115,9 @@ fn has_tombstones_from(s: &StreamValue, start: StreamId) -> bool {
     if s.entries.is_empty() || s.max_deleted_id == StreamId::default() {
         return false;
     }
-    if first_id(s) > s.max_deleted_id {
+    // Before the fixes a tombstone before the first entry does not count.
+    if !current_profile().streams.group_lag.fragmentation_fixed() && first_id(s) > s.max_deleted_id
+    {
         return false;
     }
     start <= s.max_deleted_id
@@ -135,6 +131,13 @@ fn estimate_distance(s: &StreamValue, id: StreamId) -> i64 {
     let added = s.entries_added as i64;
     if s.entries.is_empty() && id <= s.last_id {
         return added;
+    }
+    // Fixed servers: tombstones between the ID and the last one leave the distance unknown.
+    if current_profile().streams.group_lag.fragmentation_fixed()
+        && id != StreamId::default()
+        && id < s.max_deleted_id
+    {
+        return ENTRIES_READ_UNKNOWN;
     }
     match id.cmp(&s.last_id) {
         std::cmp::Ordering::Equal => return added,
@@ -158,6 +161,15 @@ fn lag(s: &StreamValue, g: &ConsumerGroup) -> Option<i64> {
     if s.entries_added == 0 {
         return Some(0);
     }
+    if current_profile().streams.group_lag == GroupLag::Redis80 {
+        if s.entries.is_empty() {
+            return Some(0);
+        }
+        let first = first_id(s);
+        if g.last_id < first && s.max_deleted_id < first {
+            return Some(s.entries.len() as i64);
+        }
+    }
     if g.entries_read != ENTRIES_READ_UNKNOWN && !has_tombstones_from(s, g.last_id) {
         return Some(s.entries_added as i64 - g.entries_read);
     }
@@ -177,7 +189,7 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     let argc = args.len();
     if opt == "help" {
         return Ok(if argc == 2 {
-            help(XGROUP_HELP)
+            super::help::help_reply(ctx, XGROUP_HELP)
         } else {
             subcommand_syntax(args)
         });
@@ -309,10 +321,8 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         let moreargs = args.len() - 1 - i;
         match lower(&args[i]).as_str() {
             "block" if moreargs > 0 => {
-                return Err(Reply::err(format!(
-                    "ERR {} command is not allowed with BLOCK option from scripts",
-                    text(&args[0])
-                )));
+                block_in_script(ctx, args, i + 1)?;
+                i += 1;
             }
             "count" if moreargs > 0 => {
                 count = int_arg(&args[i + 1])?.max(0);
@@ -321,7 +331,7 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             "streams" if moreargs > 0 => {
                 streams_arg = i + 1;
                 if !(args.len() - streams_arg).is_multiple_of(2) {
-                    return Err(Reply::err(UNBALANCED));
+                    return Err(Reply::err(ctx.profile.streams.unbalanced_xreadgroup));
                 }
                 break;
             }
@@ -355,6 +365,9 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         }
         ids.push(match until_nul(id_arg) {
             b"$" => return Err(Reply::err(DOLLAR_IN_GROUP)),
+            b"+" if ctx.profile.streams.last_entry_id != LastEntryId::Invalid => {
+                return Err(Reply::err(PLUS_IN_GROUP))
+            }
             b">" => None,
             other => Some(strict_id(other)?).filter(|id| *id != StreamId::MAX),
         });
@@ -446,8 +459,16 @@ fn serve(
         .map(|(id, _)| *id)
         .collect();
     let mut out = Vec::with_capacity(picked.len());
+    // Fixed servers look for tombstones after the group's last ID (not after the served entry),
+    // and recount when that ID is behind the first entry (trimmed past it).
+    let fixed = current_profile().streams.group_lag.fragmentation_fixed();
     for id in picked {
-        let tombstones = has_tombstones_from(s, id);
+        let tombstones = if fixed {
+            let last = s.groups[group].last_id;
+            last < first_id(s) || has_tombstones_from(s, last)
+        } else {
+            has_tombstones_from(s, id)
+        };
         let estimate = estimate_distance(s, id);
         let entries_added = s.entries_added;
         let g = s.groups.get_mut(group).expect("group checked");
@@ -1044,7 +1065,7 @@ fn xinfo(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let opt = lower(&args[1]);
         if opt == "help" {
             return Ok(if args.len() == 2 {
-                help(XINFO_HELP)
+                super::help::help_reply(ctx, XINFO_HELP)
             } else {
                 subcommand_syntax(args)
             });

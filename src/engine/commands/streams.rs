@@ -1,9 +1,11 @@
 //! Stream commands (t_stream.c @7.0.15): XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM and XREAD
-//! without BLOCK. Consumer groups are in stream_groups.rs.
+//! (BLOCK never blocks in a script; later servers' `+` ID and BLOCK rules come from the
+//! profile's `streams`). Consumer groups are in stream_groups.rs.
 
 use super::{errors, flatten, lower, number, Command, Ctx};
 use crate::engine::keyspace::stream::{StreamFields, TrimStrategy, NODE_MAX_ENTRIES};
 use crate::engine::keyspace::{StreamId, StreamValue, Value};
+use crate::engine::profile::LastEntryId;
 use crate::engine::reply::Reply;
 
 pub(super) const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
@@ -22,8 +24,6 @@ const LIMIT_NO_APPROX: &str = "ERR syntax error, LIMIT cannot be used without th
 const XTRIM_NO_STRATEGY: &str = "ERR syntax error, XTRIM must be called with a trimming strategy";
 pub(super) const BAD_START: &str = "ERR invalid start ID for the interval";
 pub(super) const BAD_END: &str = "ERR invalid end ID for the interval";
-pub(super) const UNBALANCED: &str =
-    "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
 const GROUP_ONLY: &str =
     "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
 const NOACK_ONLY: &str =
@@ -453,10 +453,8 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             let moreargs = args.len() - 1 - i;
             match lower(&args[i]).as_str() {
                 "block" if moreargs > 0 => {
-                    let name = String::from_utf8_lossy(&args[0]);
-                    return Err(Reply::err(format!(
-                        "ERR {name} command is not allowed with BLOCK option from scripts"
-                    )));
+                    block_in_script(ctx, args, i + 1)?;
+                    i += 1;
                 }
                 "count" if moreargs > 0 => {
                     count = super::int_arg(&args[i + 1])?.max(0);
@@ -465,7 +463,7 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 "streams" if moreargs > 0 => {
                     streams_arg = i + 1;
                     if !(args.len() - streams_arg).is_multiple_of(2) {
-                        return Err(Reply::err(UNBALANCED));
+                        return Err(Reply::err(ctx.profile.streams.unbalanced_xread));
                     }
                     break;
                 }
@@ -480,6 +478,7 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         }
         let n = (args.len() - streams_arg) / 2;
         let keys = &args[streams_arg..streams_arg + n];
+        let last_entry = ctx.profile.streams.last_entry_id;
         let mut ids = Vec::with_capacity(n);
         for (key, id_arg) in keys.iter().zip(&args[streams_arg + n..]) {
             let stream = stream_mut(ctx, key)?;
@@ -487,6 +486,10 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             ids.push(match super::until_nul(id_arg) {
                 b"$" => stream.map_or(StreamId::default(), |s| s.last_id),
                 b">" => return Err(Reply::err(GT_ONLY)),
+                b"+" if last_entry != LastEntryId::Invalid => stream
+                    .map_or(Ok(StreamId::default()), |s| {
+                        before_last_entry(s, last_entry)
+                    })?,
                 other => strict_id(other)?,
             });
         }
@@ -518,6 +521,35 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         }
         Ok(streams_reply(served, ctx.resp3))
     })())
+}
+
+/// BLOCK's timeout (at `at`) in a script: refused before 7.4; checked and then ignored on later
+/// servers (a script never blocks: the read answers at once, nil when nothing is there).
+pub(super) fn block_in_script(ctx: &Ctx, args: &[Vec<u8>], at: usize) -> Result<(), Reply> {
+    if !ctx.profile.streams.block_in_scripts {
+        let name = String::from_utf8_lossy(&args[0]);
+        return Err(Reply::err(format!(
+            "ERR {name} command is not allowed with BLOCK option from scripts"
+        )));
+    }
+    super::blocking::check_timeout(ctx, &args[at], false)
+}
+
+/// The ID XREAD reads after for `+`, which serves the stream's last entry.
+fn before_last_entry(s: &StreamValue, rule: LastEntryId) -> Result<StreamId, Reply> {
+    match rule {
+        LastEntryId::LastLiveEntry => Ok(s
+            .entries
+            .last_key_value()
+            .and_then(|(id, _)| id.decr())
+            .unwrap_or(s.last_id)),
+        LastEntryId::BeforeLastId { zero_is_error } => match s.last_id.decr() {
+            Some(id) => Ok(id),
+            None if zero_is_error => Err(Reply::err("ERR the stream last element ID is 0-0")),
+            None => Ok(StreamId::default()),
+        },
+        LastEntryId::Invalid => Err(Reply::err(INVALID_ID)),
+    }
 }
 
 /// XREAD's and XREADGROUP's reply: nil when no stream served anything, else per stream its key and
@@ -842,7 +874,7 @@ mod tests {
         );
         assert_eq!(
             s.call(&["XREAD", "STREAMS", "st", "nokey", "0"]),
-            err(super::UNBALANCED)
+            err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
         );
         assert_eq!(
             s.call(&["XREAD", "STREAMS", "st", ">"]),
@@ -869,5 +901,36 @@ mod tests {
             .map(|s| s.as_bytes().to_vec())
             .collect();
         assert_eq!(super::xread_keys(&args), vec![4, 5]);
+    }
+
+    /// Issue 12: 7.4 and later check BLOCK's timeout and answer at once; `+` reads the last
+    /// entry (7.4: after the last ID minus one, 8.0: the last live entry).
+    #[test]
+    fn block_and_last_entry_per_profile() {
+        use crate::engine::profile::Profile;
+        let mut s = TestServer::new();
+        s.call(&["XADD", "st", "5-5", "a", "1"]);
+        s.call(&["XADD", "st", "6-0", "b", "2"]);
+        s.call(&["XDEL", "st", "6-0"]);
+        let last = |s: &mut TestServer| s.call(&["XREAD", "STREAMS", "st", "+"]).to_resp2();
+        assert_eq!(last(&mut s), err(super::INVALID_ID));
+        s.profile = Profile::by_id("redis-7.4").unwrap();
+        assert_eq!(last(&mut s), Reply::NilArray);
+        assert_eq!(
+            s.call(&["XREAD", "BLOCK", "-1", "STREAMS", "st", "0"]),
+            err("ERR timeout is negative")
+        );
+        assert_eq!(
+            s.call(&["XREAD", "BLOCK", "100", "STREAMS", "st", "$"]),
+            Reply::NilArray
+        );
+        s.profile = Profile::by_id("redis-8.0").unwrap();
+        assert_eq!(
+            last(&mut s),
+            Reply::Array(vec![Reply::Array(vec![
+                b("st"),
+                Reply::Array(vec![entry("5-5", &["a", "1"])])
+            ])])
+        );
     }
 }

@@ -20,6 +20,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("mget", mget),
     Command::new("mset", mset),
     Command::new("msetnx", msetnx),
+    Command::with_keys("msetex", msetex, msetex_keys), // Valkey 9.1 (issue 12)
     Command::new("append", append),
     Command::new("strlen", strlen),
     Command::new("incr", incr),
@@ -316,13 +317,23 @@ fn getex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 fn getex_body(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     let o = parse_ext_options(args, 2, false, false)?;
     let key = &args[1];
-    // A missing key answers nil before the expire value is even looked at.
+    let expire_of = |ctx: &Ctx| match o.expire {
+        Some((kind, arg)) => expire_at_ms(ctx, kind, arg, "getex").map(|at| Some((kind, at))),
+        None => Ok(None),
+    };
+    // Valkey 9 checks the expire value first; earlier servers answer a missing key (nil) or
+    // another type before the expire value is even looked at.
+    let early = if ctx.profile.getex_checks_expire_first {
+        Some(expire_of(ctx)?)
+    } else {
+        None
+    };
     let Some(value) = string_value(ctx, key)?.cloned() else {
         return Ok(Reply::Nil);
     };
-    let expire = match o.expire {
-        Some((kind, arg)) => Some((kind, expire_at_ms(ctx, kind, arg, "getex")?)),
-        None => None,
+    let expire = match early {
+        Some(expire) => expire,
+        None => expire_of(ctx)?,
     };
     let now = ctx.now_ms;
     match expire {
@@ -377,6 +388,72 @@ fn mset(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 fn msetnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     mset_generic(ctx, args, true)
+}
+
+/// MSETEX numkeys key value [key value ...] [NX | XX] [EX | PX | EXAT | PXAT time | KEEPTTL]
+/// (Valkey 9.1): SET's options for several keys at once, all or none; 1 when written, else 0.
+fn msetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    flatten((|| {
+        let numkeys = super::number::parse_i64(&args[1])
+            .filter(|n| (1..=i64::from(i32::MAX)).contains(n))
+            .ok_or_else(|| Reply::err("ERR invalid numkeys value or out of range"))?
+            as usize;
+        let options_at = numkeys
+            .checked_mul(2)
+            .and_then(|n| n.checked_add(2))
+            .filter(|at| *at <= args.len())
+            .ok_or_else(|| Reply::err(errors::SYNTAX))?;
+        let o = parse_ext_options(args, options_at, true, false)?;
+        if o.get {
+            return Err(Reply::err(errors::SYNTAX));
+        }
+        let expire = match o.expire {
+            Some((kind, arg)) => Some(expire_at_ms(ctx, kind, arg, "msetex")?),
+            None => None,
+        };
+        let pairs = args[2..options_at].chunks_exact(2);
+        if o.nx || o.xx {
+            let mut found = pairs.clone().map(|kv| ctx.entry(&kv[0]).is_some());
+            let blocked = if o.nx {
+                found.any(|f| f)
+            } else {
+                !found.all(|f| f)
+            };
+            if blocked {
+                return Ok(Reply::Int(0));
+            }
+        }
+        let now = ctx.now_ms;
+        let db = ctx.db();
+        for kv in pairs {
+            let value = Value::Str(kv[1].clone());
+            if o.keepttl {
+                db.set_keep_ttl(kv[0].clone(), value, now);
+            } else {
+                db.insert_entry(
+                    kv[0].clone(),
+                    Entry {
+                        value,
+                        expire_at_ms: expire,
+                    },
+                );
+            }
+        }
+        Ok(Reply::Int(1))
+    })())
+}
+
+/// MSETEX's keys: `numkeys` keys from argument 2, every other argument.
+fn msetex_keys(args: &[Vec<u8>]) -> Vec<usize> {
+    let n = args
+        .get(1)
+        .and_then(|a| super::number::parse_i64(a))
+        .filter(|n| *n >= 1)
+        .unwrap_or(0) as usize;
+    (0..n)
+        .map(|i| 2 + 2 * i)
+        .take_while(|at| *at < args.len())
+        .collect()
 }
 
 // ---- lengths and ranges ----
@@ -1349,5 +1426,20 @@ mod tests {
             ibf(Some("-1.18973149535723176502e+4932"), "1e-4940").map(|s| s.len()),
             Ok(4934)
         );
+    }
+
+    /// Issue 12: MSETEX's keys are every other argument after numkeys, as far as they go.
+    #[test]
+    fn msetex_key_positions() {
+        let args =
+            |a: &[&str]| -> Vec<Vec<u8>> { a.iter().map(|s| s.as_bytes().to_vec()).collect() };
+        let keys = |a: &[&str]| super::msetex_keys(&args(a));
+        assert_eq!(
+            keys(&["MSETEX", "2", "a", "1", "b", "2", "EX", "10"]),
+            vec![2, 4]
+        );
+        assert_eq!(keys(&["MSETEX", "3", "a", "1", "b"]), vec![2, 4]);
+        assert_eq!(keys(&["MSETEX", "0", "a", "1"]), Vec::<usize>::new());
+        assert_eq!(keys(&["MSETEX", "x", "a", "1"]), Vec::<usize>::new());
     }
 }
