@@ -444,12 +444,11 @@ pub(super) fn encoding(value: &Value) -> &'static str {
         }
         Value::Hash(_) => "hashtable",
         Value::List(_) => "quicklist",
-        Value::Set(s) if s.len() <= 512 && s.iter().all(|m| number::parse_i64(m).is_some()) => {
-            "intset"
-        }
+        // Sets and sorted sets convert one way (a removal never converts them back): their
+        // values remember it.
+        Value::Set(s) if s.is_intset() => "intset",
         Value::Set(_) => "hashtable",
-        Value::ZSet(z) if z.len() <= 128 && z.iter().all(|(m, _)| small(m)) => "listpack",
-        Value::ZSet(_) => "skiplist",
+        Value::ZSet(z) => z.encoding(),
         Value::Stream(_) => "stream",
     }
 }

@@ -48,7 +48,15 @@ pub struct FunctionVm {
 
 impl FunctionVm {
     pub fn new(memory_limit: usize) -> FunctionVm {
-        let vm = Vm::new(memory_limit);
+        FunctionVm::with_profile(memory_limit, crate::engine::profile::DEFAULT)
+    }
+
+    /// A function VM with the environment of a server profile (Valkey's `server` names, ...).
+    pub fn with_profile(
+        memory_limit: usize,
+        profile: &'static crate::engine::profile::Profile,
+    ) -> FunctionVm {
+        let vm = Vm::with_profile(memory_limit, profile);
         let l = vm.state();
         unsafe {
             // The real globals, as EVAL scripts see them (a read-only proxy).
@@ -56,6 +64,15 @@ impl FunctionVm {
             let run_globals = ffi::lua_gettop(l);
             ffi::lua_getfield(l, run_globals, c"redis".as_ptr());
             let redis = ffi::lua_gettop(l);
+            // Functions run with the common API only: EVAL alone has replicate_commands,
+            // breakpoint and debug (eval.c registers them, function_lua.c does not).
+            ffi::lua_pushvalue(l, redis);
+            raw::see_through_proxy(l, -1);
+            for name in [c"replicate_commands", c"breakpoint", c"debug"] {
+                ffi::lua_pushnil(l);
+                ffi::lua_setfield(l, -2, name.as_ptr());
+            }
+            ffi::lua_pop(l, 1);
             // The library API's `redis`: register_function, log, the levels, the version.
             ffi::lua_newtable(l);
             let api_redis = ffi::lua_gettop(l);
