@@ -11,6 +11,7 @@ pub mod table;
 
 mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
 mod blocking; // BLPOP ... WAIT in scripts, 7.2 and later (issue 12)
+mod cluster; // CLUSTER *, ASKING, READONLY, READWRITE: cluster disabled (issue 13)
 mod generic;
 mod geo; // GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH* GEORADIUS* (issue 13)
 mod geo_sort; // the sorts of a geo search result (issue 13)
@@ -21,6 +22,7 @@ mod hashes;
 mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
 mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)
+mod pubsub; // PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARD*, SPUBLISH (issue 13)
 mod server;
 mod sets;
 mod sort; // SORT SORT_RO (issue 13)
@@ -183,6 +185,8 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(streams::COMMANDS)
         .chain(stream_groups::COMMANDS) // issue 13
         .chain(server::COMMANDS)
+        .chain(cluster::COMMANDS) // issue 13
+        .chain(pubsub::COMMANDS) // issue 13
 }
 
 /// The registry of a profile: its command table (Redis 7.0.15's, or that with the profile's
@@ -397,7 +401,7 @@ pub fn base_table() -> &'static [RedisCommandInfo] {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 17] = [
+    let families: [(&str, &[Command]); 19] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS),         // issue 13
@@ -423,7 +427,12 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
         ("stream groups", stream_groups::COMMANDS), // issue 13
         ("geo", geo::COMMANDS),                     // issue 13
         ("server", server::COMMANDS),
-        ("memory", memory::COMMANDS), // issue 13
+        ("memory", memory::COMMANDS),                   // issue 13
+        ("pub/sub (no subscribers)", pubsub::COMMANDS), // issue 13
+        (
+            "cluster (disabled, as on a standalone server)",
+            cluster::COMMANDS,
+        ), // issue 13
     ];
     families
         .into_iter()
