@@ -71,8 +71,13 @@ fn string_for_bits<'a>(
     if grown > 0 {
         ctx.reserve(grown)?;
     }
-    if current.is_none() {
-        ctx.db().set(key.to_vec(), Value::Str(Vec::new()));
+    match current {
+        None => {
+            ctx.db()
+                .set(key.to_vec(), Value::Str(vec![0; needed as usize]));
+            super::sds::created_raw(ctx, key, needed as usize);
+        }
+        Some(len) => super::sds::grew(ctx, key, len as usize, needed.max(len) as usize),
     }
     let Some(Value::Str(s)) = ctx.value(key) else {
         unreachable!("the string was found or created above")
@@ -328,7 +333,8 @@ fn bitop(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             })
             .collect();
         // `setKey`: a new value without a TTL, whatever the destination held.
-        ctx.db().set(dest, Value::Str(result));
+        ctx.db().set(dest.clone(), Value::Str(result));
+        super::sds::created_raw(ctx, &dest, maxlen); // issue 13: a raw object
         Ok(Reply::Int(maxlen as i64))
     })())
 }

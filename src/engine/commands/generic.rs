@@ -458,12 +458,20 @@ fn object_entry<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Option<&'a Entry> {
     ctx.entry(key).map(|e| &*e)
 }
 
+/// The encoding of a key's value: a string a command grew in place is raw (commands/sds.rs).
+pub(super) fn entry_encoding(entry: &Entry) -> &'static str {
+    match (&entry.value, entry.raw) {
+        (Value::Str(_), Some(_)) => "raw",
+        (value, _) => encoding(value),
+    }
+}
+
 fn object_encoding(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     let dialect = ctx.profile.field_ttl;
     object_entry(ctx, &args[2]).map_or(Reply::Nil, |e| {
         Reply::bulk(super::hash_ttl::encoding_with_field_ttls(
             &e.value,
-            encoding(&e.value),
+            entry_encoding(e),
             dialect,
         ))
     })
@@ -536,6 +544,7 @@ mod tests {
             Entry {
                 value,
                 expire_at_ms: at,
+                raw: None,
             },
         );
     }

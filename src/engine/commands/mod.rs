@@ -23,6 +23,7 @@ mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
 mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)
 mod pubsub; // PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARD*, SPUBLISH (issue 13)
+mod sds; // a raw string's allocation: OBJECT ENCODING raw, MEMORY USAGE (issue 13)
 mod server;
 mod sets;
 mod sort; // SORT SORT_RO (issue 13)
