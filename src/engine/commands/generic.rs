@@ -433,16 +433,13 @@ fn dbsize(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
 
 /// The encoding Redis 7.0 would report for a value with these contents (default config).
 pub(super) fn encoding(value: &Value) -> &'static str {
-    let small = |b: &[u8]| b.len() <= 64;
     match value {
         Value::Str(s) if s.len() <= 20 && number::parse_i64(s).is_some() => "int",
         Value::Str(s) if s.len() <= 44 => "embstr",
         Value::Str(_) => "raw",
-        // hash-max-listpack-entries is 512 in 7.0 (the zset limit is 128).
-        Value::Hash(h) if h.len() <= 512 && h.iter().all(|(f, v)| small(f) && small(v)) => {
-            "listpack"
-        }
-        Value::Hash(_) => "hashtable",
+        // hash-max-listpack-entries is 512 in 7.0 (the zset limit is 128); one way (issue 13).
+        Value::Hash(h) if h.is_hashtable() => "hashtable",
+        Value::Hash(_) => "listpack",
         Value::List(_) => "quicklist",
         // Sets and sorted sets convert one way (a removal never converts them back): their
         // values remember it.
