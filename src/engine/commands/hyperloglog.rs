@@ -12,6 +12,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("pfadd", pfadd),
     Command::new("pfcount", pfcount),
     Command::new("pfmerge", pfmerge),
+    Command::new("pfdebug", pfdebug),
 ];
 
 const NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
@@ -469,6 +470,82 @@ fn pfmerge(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         entry.raw = Some(sds.raw);
         invalidate_cache(s);
         Ok(Reply::ok())
+    })())
+}
+
+/// `PFDEBUG GETREG|DECODE|ENCODING|TODENSE key` (`pfdebugCommand`): the registers, the sparse
+/// opcodes as text, the encoding, or a conversion to dense. GETREG converts too.
+fn pfdebug(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    flatten((|| {
+        let sub = String::from_utf8_lossy(super::until_nul(&args[1])).into_owned();
+        let Some(entry) = ctx.entry(&args[2]) else {
+            return Err(Reply::err("ERR The specified key does not exist"));
+        };
+        check_hll(&entry.value)?;
+        let Value::Str(s) = &mut entry.value else {
+            unreachable!("checked above")
+        };
+        // `dbUnshareStringValue` (issue 13, sds.rs).
+        let mut sds = Sds::unshare(entry.raw, s);
+        entry.raw = Some(sds.raw);
+        if args.len() != 3 {
+            return Err(Reply::err(format!(
+                "ERR Wrong number of arguments for the '{sub}' subcommand"
+            )));
+        }
+        let mut densify = |s: &mut Vec<u8>| -> Result<bool, Reply> {
+            if s[4] != ENCODING_SPARSE {
+                return Ok(false);
+            }
+            to_dense(s).map_err(|()| Reply::err(NOT_HLL))?;
+            sds.raw = sds::exact(s.len());
+            Ok(true)
+        };
+        let reply = match sub.to_ascii_lowercase().as_str() {
+            "getreg" => {
+                densify(s)?;
+                let registers = registers_of(s).ok_or_else(|| Reply::err(NOT_HLL))?;
+                Reply::Array(
+                    registers
+                        .into_iter()
+                        .map(|r| Reply::Int(r as i64))
+                        .collect(),
+                )
+            }
+            "decode" => {
+                if s[4] != ENCODING_SPARSE {
+                    return Err(Reply::err("ERR HLL encoding is not sparse"));
+                }
+                let mut ops = Vec::new();
+                let mut at = HEADER;
+                while at < s.len() {
+                    let (len, value, size) = sparse_op(s, at);
+                    ops.push(match (value, size) {
+                        (0, 1) => format!("z:{len}"),
+                        (0, _) => format!("Z:{len}"),
+                        _ => format!("v:{value},{len}"),
+                    });
+                    at += size;
+                }
+                Reply::bulk(ops.join(" "))
+            }
+            "encoding" => Reply::Status(
+                if s[4] == ENCODING_DENSE {
+                    "dense"
+                } else {
+                    "sparse"
+                }
+                .into(),
+            ),
+            "todense" => Reply::Int(densify(s)? as i64),
+            _ => {
+                return Err(Reply::err(format!(
+                    "ERR Unknown PFDEBUG subcommand '{sub}'"
+                )))
+            }
+        };
+        entry.raw = Some(sds.raw);
+        Ok(reply)
     })())
 }
 
