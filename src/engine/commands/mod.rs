@@ -12,6 +12,7 @@ pub mod table;
 mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
 mod blocking; // BLPOP ... WAIT in scripts, 7.2 and later (issue 12)
 mod cluster; // CLUSTER *, ASKING, READONLY, READWRITE: cluster disabled (issue 13)
+mod command; // COMMAND COUNT, LIST, GETKEYS from the profile's table (issue 13)
 mod generic;
 mod geo; // GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH* GEORADIUS* (issue 13)
 mod geo_sort; // the sorts of a geo search result (issue 13)
@@ -188,6 +189,7 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(server::COMMANDS)
         .chain(cluster::COMMANDS) // issue 13
         .chain(pubsub::COMMANDS) // issue 13
+        .chain(command::COMMANDS) // issue 13
 }
 
 /// The registry of a profile: its command table (Redis 7.0.15's, or that with the profile's
@@ -402,7 +404,7 @@ pub fn base_table() -> &'static [RedisCommandInfo] {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 19] = [
+    let families: [(&str, &[Command]); 20] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS),         // issue 13
@@ -434,6 +436,7 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
             "cluster (disabled, as on a standalone server)",
             cluster::COMMANDS,
         ), // issue 13
+        ("command table", command::COMMANDS),           // issue 13
     ];
     families
         .into_iter()
