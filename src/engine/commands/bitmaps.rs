@@ -71,15 +71,18 @@ fn string_for_bits<'a>(
     if grown > 0 {
         ctx.reserve(grown)?;
     }
-    match current {
-        None => {
-            ctx.db()
-                .set(key.to_vec(), Value::Str(vec![0; needed as usize]));
-            super::sds::created_raw(ctx, key, needed as usize);
-        }
-        Some(len) => super::sds::grew(ctx, key, len as usize, needed.max(len) as usize),
+    if current.is_none() {
+        ctx.db().set(key.to_vec(), Value::Str(Vec::new()));
     }
-    let Some(Value::Str(s)) = ctx.value(key) else {
+    let Some(entry) = ctx.entry(key) else {
+        unreachable!("the string was found or created above")
+    };
+    // A raw sds (issue 13, sds.rs): created of exactly `needed` bytes, or unshared and grown.
+    match current {
+        None => entry.raw = Some(super::sds::exact(needed as usize)),
+        Some(len) => super::sds::unshare_and_grow(entry, len as usize, needed.max(len) as usize),
+    }
+    let Value::Str(s) = &mut entry.value else {
         unreachable!("the string was found or created above")
     };
     if (s.len() as u64) < needed {

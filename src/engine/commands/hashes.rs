@@ -234,8 +234,9 @@ fn hincrby(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             let new = old
                 .checked_add(incr)
                 .ok_or_else(|| Reply::err(errors::OVERFLOW))?;
-            h.insert(args[2].clone(), number::int_bytes(new));
-            h.note_write(&args[2], &number::int_bytes(new)); // issue 13: one-way conversion
+            let text = number::int_bytes(new);
+            h.insert(args[2].clone(), text.clone());
+            h.note_write(&args[2], &text); // issue 13: one-way conversion
             Ok(Reply::Int(new))
         })();
         // An error after creating the key leaves nothing behind (Redis never creates it then).
