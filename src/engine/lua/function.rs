@@ -31,6 +31,8 @@ pub struct Registered {
 struct LoadCtx {
     registered: Vec<Registered>,
     started: Instant,
+    /// The API table's name in the profile (`redis`, Valkey's `server`), for the error texts.
+    api_table: &'static str,
 }
 
 thread_local! {
@@ -173,6 +175,7 @@ impl FunctionVm {
         let mut ctx = LoadCtx {
             registered: Vec::new(),
             started: Instant::now(),
+            api_table: self.vm.profile().api_table,
         };
         LOADING.with(|c| c.set(&mut ctx));
         ffi::lua_sethook(l, Some(load_hook), ffi::LUA_MASKCOUNT, 100_000);
@@ -257,6 +260,17 @@ unsafe fn push_error_table(l: L, msg: &[u8]) {
 }
 
 fn raise(l: L, msg: &str) -> Raise {
+    // The texts name `redis.register_function`; Valkey names its table `server`.
+    let loading = LOADING.with(|c| c.get());
+    let api_table = if loading.is_null() {
+        super::api::current_profile().api_table
+    } else {
+        unsafe { (*loading).api_table }
+    };
+    let msg = msg.replace(
+        "redis.register_function",
+        &format!("{api_table}.register_function"),
+    );
     unsafe { push_error_table(l, msg.as_bytes()) };
     Raise::OnStack
 }
