@@ -138,6 +138,9 @@ impl Sandbox {
         super::commands::warm_up(profile);
         self.core.profile = profile;
         self.vm = Vm::with_profile(self.vm.memory_limit(), profile);
+        // Function libraries follow the profile too (issue 13).
+        self.functions
+            .set_profile(profile, self.config.memory_limit);
         self.last_sha = None;
     }
 

@@ -74,7 +74,15 @@ fn string_for_bits<'a>(
     if current.is_none() {
         ctx.db().set(key.to_vec(), Value::Str(Vec::new()));
     }
-    let Some(Value::Str(s)) = ctx.value(key) else {
+    let Some(entry) = ctx.entry(key) else {
+        unreachable!("the string was found or created above")
+    };
+    // A raw sds (issue 13, sds.rs): created of exactly `needed` bytes, or unshared and grown.
+    match current {
+        None => entry.raw = Some(super::sds::exact(needed as usize)),
+        Some(len) => super::sds::unshare_and_grow(entry, len as usize, needed.max(len) as usize),
+    }
+    let Value::Str(s) = &mut entry.value else {
         unreachable!("the string was found or created above")
     };
     if (s.len() as u64) < needed {
@@ -328,7 +336,8 @@ fn bitop(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             })
             .collect();
         // `setKey`: a new value without a TTL, whatever the destination held.
-        ctx.db().set(dest, Value::Str(result));
+        ctx.db().set(dest.clone(), Value::Str(result));
+        super::sds::created_raw(ctx, &dest, maxlen); // issue 13: a raw object
         Ok(Reply::Int(maxlen as i64))
     })())
 }

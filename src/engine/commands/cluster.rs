@@ -1,14 +1,87 @@
-//! Cluster-only commands a script may call (issue 12). The sandbox is a server without cluster
-//! support, so they answer as such a server does.
+//! Cluster commands a script may call, on a standalone server (the sandbox is one): every
+//! `CLUSTER` subcommand, `ASKING`, `READONLY` and `READWRITE` answer that cluster support is
+//! disabled (Redis 7.0.15 `src/cluster.c`). Valkey accepts READONLY/READWRITE there ("OK").
 
 use super::{Command, Ctx};
+use crate::engine::profile::Product;
 use crate::engine::reply::Reply;
 
+const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
+
+/// Subcommands of every profile's `CLUSTER` (a name a profile's server lacks stays unknown there).
 pub static COMMANDS: &[Command] = &[
-    Command::new("clusterscan", cluster_disabled), // Valkey 9.1
+    Command::new("asking", disabled),
+    Command::new("clusterscan", disabled), // Valkey 9.1
+    Command::new("readonly", read_only_or_write),
+    Command::new("readwrite", read_only_or_write),
+    Command::new("cluster|addslots", disabled),
+    Command::new("cluster|addslotsrange", disabled),
+    Command::new("cluster|bumpepoch", disabled),
+    Command::new("cluster|cancelslotmigrations", disabled),
+    Command::new("cluster|count-failure-reports", disabled),
+    Command::new("cluster|countkeysinslot", disabled),
+    Command::new("cluster|delslots", disabled),
+    Command::new("cluster|delslotsrange", disabled),
+    Command::new("cluster|failover", disabled),
+    Command::new("cluster|flushslot", disabled),
+    Command::new("cluster|flushslots", disabled),
+    Command::new("cluster|forget", disabled),
+    Command::new("cluster|getkeysinslot", disabled),
+    Command::new("cluster|getslotmigrations", disabled),
+    Command::new("cluster|help", disabled),
+    Command::new("cluster|info", disabled),
+    Command::new("cluster|keyslot", disabled),
+    Command::new("cluster|links", disabled),
+    Command::new("cluster|meet", disabled),
+    Command::new("cluster|migrateslots", disabled),
+    Command::new("cluster|myid", disabled),
+    Command::new("cluster|myshardid", disabled),
+    Command::new("cluster|nodes", disabled),
+    Command::new("cluster|replicas", disabled),
+    Command::new("cluster|replicate", disabled),
+    Command::new("cluster|saveconfig", disabled),
+    Command::new("cluster|set-config-epoch", disabled),
+    Command::new("cluster|setslot", disabled),
+    Command::new("cluster|shards", disabled),
+    Command::new("cluster|slaves", disabled),
+    Command::new("cluster|slot-stats", disabled),
+    Command::new("cluster|slots", disabled),
+    Command::new("cluster|syncslots", disabled),
 ];
 
-/// What a server started without `cluster-enabled` answers, whatever the arguments.
-fn cluster_disabled(_ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
-    Reply::err("ERR This instance has cluster support disabled")
+fn disabled(_ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
+    Reply::err(CLUSTER_DISABLED)
+}
+
+/// READONLY / READWRITE: Redis refuses them without cluster support; Valkey answers OK.
+fn read_only_or_write(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
+    match ctx.profile.product {
+        Product::Redis => Reply::err(CLUSTER_DISABLED),
+        Product::Valkey => Reply::Status("OK".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::commands::TestServer;
+    use crate::engine::reply::Reply;
+
+    #[test]
+    fn cluster_is_disabled() {
+        let mut s = TestServer::new();
+        for args in [
+            &["CLUSTER", "INFO"][..],
+            &["CLUSTER", "KEYSLOT", "a"],
+            &["cluster", "help"],
+            &["ASKING"],
+            &["READONLY"],
+            &["READWRITE"],
+        ] {
+            assert_eq!(
+                s.call(args),
+                Reply::Error("ERR This instance has cluster support disabled".into()),
+                "{args:?}"
+            );
+        }
+    }
 }

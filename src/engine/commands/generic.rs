@@ -431,23 +431,19 @@ fn dbsize(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
 
 /// The encoding Redis 7.0 would report for a value with these contents (default config).
 pub(super) fn encoding(value: &Value) -> &'static str {
-    let small = |b: &[u8]| b.len() <= 64;
     match value {
         Value::Str(s) if s.len() <= 20 && number::parse_i64(s).is_some() => "int",
         Value::Str(s) if s.len() <= 44 => "embstr",
         Value::Str(_) => "raw",
-        // hash-max-listpack-entries is 512 in 7.0 (the zset limit is 128).
-        Value::Hash(h) if h.len() <= 512 && h.iter().all(|(f, v)| small(f) && small(v)) => {
-            "listpack"
-        }
-        Value::Hash(_) => "hashtable",
+        // hash-max-listpack-entries is 512 in 7.0 (the zset limit is 128); one way (issue 13).
+        Value::Hash(h) if h.is_hashtable() => "hashtable",
+        Value::Hash(_) => "listpack",
         Value::List(_) => "quicklist",
-        Value::Set(s) if s.len() <= 512 && s.iter().all(|m| number::parse_i64(m).is_some()) => {
-            "intset"
-        }
+        // Sets and sorted sets convert one way (a removal never converts them back): their
+        // values remember it.
+        Value::Set(s) if s.is_intset() => "intset",
         Value::Set(_) => "hashtable",
-        Value::ZSet(z) if z.len() <= 128 && z.iter().all(|(m, _)| small(m)) => "listpack",
-        Value::ZSet(_) => "skiplist",
+        Value::ZSet(z) => z.encoding(),
         Value::Stream(_) => "stream",
     }
 }
@@ -457,12 +453,20 @@ fn object_entry<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Option<&'a Entry> {
     ctx.entry(key).map(|e| &*e)
 }
 
+/// The encoding of a key's value: a string a command grew in place is raw (commands/sds.rs).
+pub(super) fn entry_encoding(entry: &Entry) -> &'static str {
+    match (&entry.value, entry.raw) {
+        (Value::Str(_), Some(_)) => "raw",
+        (value, _) => encoding(value),
+    }
+}
+
 fn object_encoding(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     let dialect = ctx.profile.field_ttl;
     object_entry(ctx, &args[2]).map_or(Reply::Nil, |e| {
         Reply::bulk(super::hash_ttl::encoding_with_field_ttls(
             &e.value,
-            encoding(&e.value),
+            entry_encoding(e),
             dialect,
         ))
     })
@@ -530,6 +534,7 @@ mod tests {
             Entry {
                 value,
                 expire_at_ms: at,
+                raw: None,
             },
         );
     }

@@ -117,6 +117,7 @@ fn hsetnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             return Ok(Reply::Int(0));
         }
         h.insert(args[2].clone(), args[3].clone());
+        h.note_write(&args[2], &args[3]); // issue 13: one-way conversion
         Ok(Reply::Int(1))
     })())
 }
@@ -233,7 +234,9 @@ fn hincrby(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             let new = old
                 .checked_add(incr)
                 .ok_or_else(|| Reply::err(errors::OVERFLOW))?;
-            h.insert(args[2].clone(), number::int_bytes(new));
+            let text = number::int_bytes(new);
+            h.insert(args[2].clone(), text.clone());
+            h.note_write(&args[2], &text); // issue 13: one-way conversion
             Ok(Reply::Int(new))
         })();
         // An error after creating the key leaves nothing behind (Redis never creates it then).
@@ -267,6 +270,7 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             }
             let text = long_double::format_human(new).into_bytes();
             h.insert(args[2].clone(), text.clone());
+            h.note_write(&args[2], &text); // issue 13: one-way conversion
             Ok(Reply::Bulk(text))
         })();
         // An error after creating the key leaves nothing behind (Redis never creates it then).

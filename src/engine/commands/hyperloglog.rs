@@ -4,14 +4,15 @@
 //! stale), then 16384 6-bit registers, sparse (ZERO/XZERO/VAL opcodes) until an opcode would make
 //! the string longer than `hll-sparse-max-bytes` (3000) or a register exceeds 32, then dense.
 
-use super::{errors, flatten, Command, Ctx};
-use crate::engine::keyspace::Value;
+use super::{errors, flatten, sds, Command, Ctx};
+use crate::engine::keyspace::{RawSds, Value};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
     Command::new("pfadd", pfadd),
     Command::new("pfcount", pfcount),
     Command::new("pfmerge", pfmerge),
+    Command::new("pfdebug", pfdebug),
 ];
 
 const NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
@@ -325,6 +326,33 @@ fn check_hll(value: &Value) -> Result<&Vec<u8>, Reply> {
     }
 }
 
+/// The allocation of an HLL string as Redis grows it (issue 13, sds.rs): `dbUnshareStringValue`
+/// makes it raw; each sparse update first makes room for 3 more bytes (`hllSparseSet`), and the
+/// dense form is a new sds of exactly its size.
+struct Sds {
+    raw: RawSds,
+}
+
+impl Sds {
+    fn unshare(raw: Option<RawSds>, s: &[u8]) -> Sds {
+        Sds {
+            raw: raw.unwrap_or_else(|| sds::exact(s.len())),
+        }
+    }
+
+    fn set_register(&mut self, s: &mut Vec<u8>, index: usize, count: u8) -> Result<bool, ()> {
+        let sparse = s[4] == ENCODING_SPARSE;
+        if sparse && count <= VAL_MAX_VALUE {
+            self.raw = sds::make_room(self.raw, s.len() + 3);
+        }
+        let result = set_register(s, index, count);
+        if sparse && s[4] == ENCODING_DENSE {
+            self.raw = sds::exact(s.len());
+        }
+        result
+    }
+}
+
 fn pfadd(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
         let key = &args[1];
@@ -339,12 +367,18 @@ fn pfadd(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 check_hll(v)?;
             }
         }
-        let Some(Value::Str(s)) = ctx.value(key) else {
+        let Some(entry) = ctx.entry(key) else {
             unreachable!("checked or created above")
         };
+        let Value::Str(s) = &mut entry.value else {
+            unreachable!("checked or created above")
+        };
+        let mut sds = Sds::unshare(entry.raw, s);
         for element in &args[2..] {
             let (index, count) = pattern(element);
-            match set_register(s, index, count) {
+            let result = sds.set_register(s, index, count);
+            entry.raw = Some(sds.raw);
+            match result {
                 Ok(grew) => updated |= grew,
                 Err(()) => return Err(Reply::err(CORRUPTED)),
             }
@@ -371,13 +405,15 @@ fn pfcount(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             }
             return Ok(Reply::Int(estimate(&max) as i64));
         }
-        let Some(v) = ctx.value(&args[1]) else {
+        let Some(entry) = ctx.entry(&args[1]) else {
             return Ok(Reply::Int(0));
         };
-        check_hll(v)?;
-        let Value::Str(s) = v else {
+        check_hll(&entry.value)?;
+        // `dbUnshareStringValue`: PFCOUNT may write the cache, so the string becomes raw.
+        let Value::Str(s) = &mut entry.value else {
             unreachable!("checked above")
         };
+        entry.raw = Some(Sds::unshare(entry.raw, s).raw);
         if s[15] & 0x80 == 0 {
             return Ok(Reply::Int(
                 u64::from_le_bytes(s[8..16].try_into().expect("8 bytes")) as i64,
@@ -409,20 +445,107 @@ fn pfmerge(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             ctx.reserve(DENSE_SIZE as u64)?;
             ctx.db().set(dest.clone(), Value::Str(new_hll()));
         }
-        let Some(Value::Str(s)) = ctx.value(dest) else {
+        let Some(entry) = ctx.entry(dest) else {
             unreachable!("checked or created above")
         };
-        if use_dense && to_dense(s).is_err() {
-            return Err(Reply::err(CORRUPTED));
+        let Value::Str(s) = &mut entry.value else {
+            unreachable!("checked or created above")
+        };
+        let mut sds = Sds::unshare(entry.raw, s);
+        if use_dense && s[4] == ENCODING_SPARSE {
+            // `hllSparseToDense`: a new sds of the dense size.
+            let dense = to_dense(s);
+            sds.raw = sds::exact(s.len());
+            entry.raw = Some(sds.raw);
+            if dense.is_err() {
+                return Err(Reply::err(CORRUPTED));
+            }
         }
         for (index, &count) in max.iter().enumerate() {
             if count > 0 {
                 // A sparse destination was checked whole above, so this cannot fail.
-                let _ = set_register(s, index, count);
+                let _ = sds.set_register(s, index, count);
             }
         }
+        entry.raw = Some(sds.raw);
         invalidate_cache(s);
         Ok(Reply::ok())
+    })())
+}
+
+/// `PFDEBUG GETREG|DECODE|ENCODING|TODENSE key` (`pfdebugCommand`): the registers, the sparse
+/// opcodes as text, the encoding, or a conversion to dense. GETREG converts too.
+fn pfdebug(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    flatten((|| {
+        let sub = String::from_utf8_lossy(super::until_nul(&args[1])).into_owned();
+        let Some(entry) = ctx.entry(&args[2]) else {
+            return Err(Reply::err("ERR The specified key does not exist"));
+        };
+        check_hll(&entry.value)?;
+        let Value::Str(s) = &mut entry.value else {
+            unreachable!("checked above")
+        };
+        // `dbUnshareStringValue` (issue 13, sds.rs).
+        let mut sds = Sds::unshare(entry.raw, s);
+        entry.raw = Some(sds.raw);
+        if args.len() != 3 {
+            return Err(Reply::err(format!(
+                "ERR Wrong number of arguments for the '{sub}' subcommand"
+            )));
+        }
+        let mut densify = |s: &mut Vec<u8>| -> Result<bool, Reply> {
+            if s[4] != ENCODING_SPARSE {
+                return Ok(false);
+            }
+            to_dense(s).map_err(|()| Reply::err(NOT_HLL))?;
+            sds.raw = sds::exact(s.len());
+            Ok(true)
+        };
+        let reply = match sub.to_ascii_lowercase().as_str() {
+            "getreg" => {
+                densify(s)?;
+                let registers = registers_of(s).ok_or_else(|| Reply::err(NOT_HLL))?;
+                Reply::Array(
+                    registers
+                        .into_iter()
+                        .map(|r| Reply::Int(r as i64))
+                        .collect(),
+                )
+            }
+            "decode" => {
+                if s[4] != ENCODING_SPARSE {
+                    return Err(Reply::err("ERR HLL encoding is not sparse"));
+                }
+                let mut ops = Vec::new();
+                let mut at = HEADER;
+                while at < s.len() {
+                    let (len, value, size) = sparse_op(s, at);
+                    ops.push(match (value, size) {
+                        (0, 1) => format!("z:{len}"),
+                        (0, _) => format!("Z:{len}"),
+                        _ => format!("v:{value},{len}"),
+                    });
+                    at += size;
+                }
+                Reply::bulk(ops.join(" "))
+            }
+            "encoding" => Reply::Status(
+                if s[4] == ENCODING_DENSE {
+                    "dense"
+                } else {
+                    "sparse"
+                }
+                .into(),
+            ),
+            "todense" => Reply::Int(densify(s)? as i64),
+            _ => {
+                return Err(Reply::err(format!(
+                    "ERR Unknown PFDEBUG subcommand '{sub}'"
+                )))
+            }
+        };
+        entry.raw = Some(sds.raw);
+        Ok(reply)
     })())
 }
 

@@ -322,7 +322,12 @@ fn memory_usage(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             return Ok(Reply::Nil);
         }
         let entry = db.entry_mut_any(key).expect("checked above");
-        let usage = value_size(&mut entry.value, samples) + sds_size(key.len()) + DICT_ENTRY;
+        let value = match (&entry.value, entry.raw) {
+            // A raw string a command grew in place: its allocation (issue 13, sds.rs).
+            (Value::Str(_), Some(raw)) => ROBJ + raw.bytes,
+            _ => value_size(&mut entry.value, samples),
+        };
+        let usage = value + sds_size(key.len()) + DICT_ENTRY;
         Ok(Reply::Int(usage as i64))
     })())
 }

@@ -11,7 +11,8 @@ pub mod table;
 
 mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
 mod blocking; // BLPOP ... WAIT in scripts, 7.2 and later (issue 12)
-mod cluster; // CLUSTERSCAN without cluster support (issue 12)
+mod cluster; // CLUSTER *, CLUSTERSCAN, ASKING, READONLY, READWRITE: cluster disabled (issues 12, 13)
+mod command; // COMMAND COUNT, LIST, GETKEYS from the profile's table (issue 13)
 mod generic;
 mod geo; // GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH* GEORADIUS* (issue 13)
 mod geo_sort; // the sorts of a geo search result (issue 13)
@@ -23,6 +24,8 @@ mod help; // the HELP replies' shared tail, per profile (issue 12)
 mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
 mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)
+mod pubsub; // PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARD*, SPUBLISH (issue 13)
+mod sds; // a raw string's allocation: OBJECT ENCODING raw, MEMORY USAGE (issue 13)
 mod server;
 mod sets;
 mod sort; // SORT SORT_RO (issue 13)
@@ -186,6 +189,9 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
         .chain(streams::COMMANDS)
         .chain(stream_groups::COMMANDS) // issue 13
         .chain(server::COMMANDS)
+        .chain(cluster::COMMANDS) // issue 13
+        .chain(pubsub::COMMANDS) // issue 13
+        .chain(command::COMMANDS) // issue 13
 }
 
 /// The registry of a profile: its command table (Redis 7.0.15's, or that with the profile's
@@ -400,7 +406,7 @@ pub fn base_table() -> &'static [RedisCommandInfo] {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 18] = [
+    let families: [(&str, &[Command]); 20] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS),         // issue 13
@@ -426,8 +432,13 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
         ("stream groups", stream_groups::COMMANDS), // issue 13
         ("geo", geo::COMMANDS),                     // issue 13
         ("server", server::COMMANDS),
-        ("memory", memory::COMMANDS),                        // issue 13
-        ("cluster (no cluster support)", cluster::COMMANDS), // issue 12
+        ("memory", memory::COMMANDS),                   // issue 13
+        ("pub/sub (no subscribers)", pubsub::COMMANDS), // issue 13
+        (
+            "cluster (disabled, as on a standalone server)",
+            cluster::COMMANDS,
+        ), // issue 13
+        ("command table", command::COMMANDS),           // issue 13
     ];
     families
         .into_iter()

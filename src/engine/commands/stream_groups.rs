@@ -84,8 +84,8 @@ fn text(arg: &[u8]) -> String {
     String::from_utf8_lossy(until_nul(arg)).into_owned()
 }
 
-/// `addReplySubcommandSyntaxError`.
-fn subcommand_syntax(args: &[Vec<u8>]) -> Reply {
+/// `addReplySubcommandSyntaxError` (also PUBSUB's, pubsub.rs).
+pub(super) fn subcommand_syntax(args: &[Vec<u8>]) -> Reply {
     Reply::err(format!(
         "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
         text(&args[1]),

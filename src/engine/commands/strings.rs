@@ -71,8 +71,15 @@ fn get_generic(ctx: &mut Ctx, key: &[u8]) -> Result<Reply, Reply> {
 
 /// Store `bytes` at `key`, keeping its TTL (Redis `dbOverwrite`, used by INCR, APPEND, ...).
 fn overwrite(ctx: &mut Ctx, key: &[u8], bytes: Vec<u8>) {
-    match ctx.value(key) {
-        Some(Value::Str(s)) => *s = bytes,
+    match ctx.entry(key) {
+        Some(Entry {
+            value: Value::Str(s),
+            raw,
+            ..
+        }) => {
+            *s = bytes;
+            *raw = None; // a new object (int or embstr), no longer raw
+        }
         _ => ctx.db().set(key.to_vec(), Value::Str(bytes)),
     }
 }
@@ -217,6 +224,7 @@ fn set_generic(
             Entry {
                 value: Value::Str(value.to_vec()),
                 expire_at_ms: expire,
+                raw: None,
             },
         );
     }
@@ -435,6 +443,7 @@ fn msetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                     Entry {
                         value,
                         expire_at_ms: expire,
+                        raw: None,
                     },
                 );
             }
@@ -477,8 +486,11 @@ fn append(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let grown = s.len() as u64 * 2 + args[2].len() as u64;
         ctx.reserve(grown)?;
         let s = string_value(ctx, &args[1])?.expect("checked above");
+        let old = s.len();
         s.extend_from_slice(&args[2]);
-        Ok(Reply::Int(s.len() as i64))
+        let len = s.len();
+        super::sds::grew(ctx, &args[1], old, len); // issue 13: now raw, with room
+        Ok(Reply::Int(len as i64))
     })())
 }
 
@@ -533,7 +545,10 @@ fn setrange(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                     ctx.reserve(old + grown)?;
                 }
                 let s = string_value(ctx, &args[1])?.expect("checked above");
-                write_at(s, offset as usize, value)
+                let old = s.len();
+                let len = write_at(s, offset as usize, value);
+                super::sds::grew(ctx, &args[1], old, len); // issue 13: now raw
+                len
             }
             None => {
                 check_string_length(offset, value.len() as u64)?;
@@ -541,6 +556,7 @@ fn setrange(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 let mut s = Vec::new();
                 let len = write_at(&mut s, offset as usize, value);
                 ctx.db().set(args[1].clone(), Value::Str(s));
+                super::sds::created_raw(ctx, &args[1], len); // issue 13
                 len
             }
         };
@@ -1372,6 +1388,7 @@ mod tests {
         let past = Entry {
             value: Value::Str(b"5".to_vec()),
             expire_at_ms: Some(s.now_ms - 1),
+            raw: None,
         };
         for key in ["a", "b", "c"] {
             s.keyspace

@@ -5,6 +5,7 @@
 pub mod library;
 
 use super::lua::function::{FunctionVm, Registered};
+use super::profile::Profile;
 use super::script::ScriptFlags;
 use std::collections::BTreeMap;
 
@@ -39,17 +40,46 @@ pub struct LibraryInfo {
 }
 
 /// The libraries of a sandbox and the Lua state their functions live in (created on first use).
-#[derive(Default)]
 pub struct Functions {
     vm: Option<FunctionVm>,
     libraries: BTreeMap<String, LibraryInfo>,
+    /// The server profile the function VM's environment follows (the sandbox's).
+    profile: &'static Profile,
+}
+
+impl Default for Functions {
+    fn default() -> Self {
+        Functions {
+            vm: None,
+            libraries: BTreeMap::new(),
+            profile: crate::engine::profile::DEFAULT,
+        }
+    }
 }
 
 impl Functions {
     pub fn vm(&mut self, memory_limit: usize) -> &mut FunctionVm {
-        let vm = self.vm.get_or_insert_with(|| FunctionVm::new(memory_limit));
+        let profile = self.profile;
+        let vm = self
+            .vm
+            .get_or_insert_with(|| FunctionVm::with_profile(memory_limit, profile));
         vm.vm().set_memory_limit(memory_limit);
         vm
+    }
+
+    /// Follow another server profile: a fresh function VM with its environment, and every
+    /// library loaded into it again (one that no longer loads there is dropped, as that
+    /// server would refuse it).
+    pub fn set_profile(&mut self, profile: &'static Profile, memory_limit: usize) {
+        if std::ptr::eq(self.profile, profile) {
+            return;
+        }
+        self.profile = profile;
+        self.vm = None;
+        let libraries = std::mem::take(&mut self.libraries);
+        for lib in libraries.values() {
+            let _ = self.load(&lib.code, false, memory_limit);
+        }
     }
 
     pub fn libraries(&self) -> impl Iterator<Item = &LibraryInfo> {

@@ -13,7 +13,14 @@ pub struct HashValue {
     /// Absolute expiry (Unix ms) of the fields that have one; `None` until a field gets a TTL,
     /// so a hash without field TTLs costs one word.
     expires: Option<Box<FxHashMap<Vec<u8>, i64>>>,
+    /// Redis converted it to a hash table (issue 13): once past the listpack limits it stays one,
+    /// whatever is deleted later.
+    hashtable: bool,
 }
+
+/// Redis's defaults (7.0.15 as installed): `hash-max-listpack-entries`, `hash-max-listpack-value`.
+pub const LISTPACK_MAX_ENTRIES: usize = 512;
+pub const LISTPACK_MAX_VALUE: usize = 64;
 
 /// Where a field whose TTL changed goes: Redis keeps a small hash with field TTLs as a listpack
 /// ordered by expiry (fields with a TTL first, soonest first; the others after, in order);
@@ -48,6 +55,7 @@ impl FromIterator<(Vec<u8>, Vec<u8>)> for HashValue {
         HashValue {
             fields: iter.into_iter().collect(),
             expires: None,
+            hashtable: false,
         }
     }
 }
@@ -93,6 +101,28 @@ impl HashValue {
         self.expires.as_ref()?.get(field).copied()
     }
 
+    /// `hashTypeSet`'s conversion, after writing `field` = `value`: a field or value longer than
+    /// a listpack takes, or one field too many, makes it a hash table for good.
+    pub fn note_write(&mut self, field: &[u8], value: &[u8]) {
+        if field.len() > LISTPACK_MAX_VALUE
+            || value.len() > LISTPACK_MAX_VALUE
+            || self.fields.len() > LISTPACK_MAX_ENTRIES
+        {
+            self.hashtable = true;
+        }
+    }
+
+    /// Whether Redis holds it as a hash table: converted once, or (a value built otherwise, a
+    /// seed) past the limits now.
+    pub fn is_hashtable(&self) -> bool {
+        self.hashtable
+            || self.fields.len() > LISTPACK_MAX_ENTRIES
+            || self
+                .fields
+                .iter()
+                .any(|(f, v)| f.len() > LISTPACK_MAX_VALUE || v.len() > LISTPACK_MAX_VALUE)
+    }
+
     /// Set or replace a field's value. `keep_ttl` (HINCRBY, HINCRBYFLOAT) keeps the field's
     /// TTL; otherwise (HSET) an existing field loses it, as on the server. True if new.
     pub fn set_value(
@@ -102,12 +132,15 @@ impl HashValue {
         keep_ttl: bool,
         order: TtlOrder,
     ) -> bool {
+        self.note_write(&field, &value);
         if !keep_ttl && self.field_expire_at(&field).is_some() {
             self.fields.insert(field.clone(), value);
             self.persist(&field, order);
             return false;
         }
-        self.fields.insert(field, value).is_none()
+        let new = self.fields.insert(field, value).is_none();
+        self.note_write(b"", b"");
+        new
     }
 
     /// Remove a field and its TTL; `ordered` keeps the others in order (O(n)).

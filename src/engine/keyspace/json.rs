@@ -67,6 +67,7 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
         return Ok(Entry {
             value: Value::Str(bytes),
             expire_at_ms: None,
+            raw: None,
         });
     }
     let Json::Object(obj) = spec else {
@@ -223,6 +224,7 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
     Ok(Entry {
         value,
         expire_at_ms,
+        raw: None,
     })
 }
 

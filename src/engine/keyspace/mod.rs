@@ -77,11 +77,31 @@ impl Value {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Entry {
     pub value: Value,
     /// Absolute expiry time in Unix milliseconds.
     pub expire_at_ms: Option<i64>,
+    /// A string Redis holds `raw` whatever its length (grown in place by APPEND, SETRANGE,
+    /// SETBIT, BITFIELD; made by BITOP, PFADD): its sds allocation, for OBJECT ENCODING and
+    /// MEMORY USAGE (issue 13, commands/sds.rs). None: the encoding follows from the bytes.
+    pub raw: Option<RawSds>,
+}
+
+/// The allocation of a raw string's sds (Redis 7.0 `sds.c`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawSds {
+    /// Bytes of the allocation (header, content, spare room, terminator): `zmalloc_size`.
+    pub bytes: usize,
+    /// Content bytes it holds without growing (`sdsalloc`).
+    pub capacity: usize,
+}
+
+/// Entries are equal by what a script can read; the raw mark is how Redis stores it.
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value && self.expire_at_ms == other.expire_at_ms
+    }
 }
 
 /// One logical database.
@@ -145,6 +165,7 @@ impl Db {
             Entry {
                 value,
                 expire_at_ms: None,
+                raw: None,
             },
         );
     }
@@ -157,6 +178,7 @@ impl Db {
             Entry {
                 value,
                 expire_at_ms,
+                raw: None,
             },
         );
     }

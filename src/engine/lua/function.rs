@@ -31,6 +31,8 @@ pub struct Registered {
 struct LoadCtx {
     registered: Vec<Registered>,
     started: Instant,
+    /// The API table's name in the profile (`redis`, Valkey's `server`), for the error texts.
+    api_table: &'static str,
 }
 
 thread_local! {
@@ -48,7 +50,15 @@ pub struct FunctionVm {
 
 impl FunctionVm {
     pub fn new(memory_limit: usize) -> FunctionVm {
-        let vm = Vm::new(memory_limit);
+        FunctionVm::with_profile(memory_limit, crate::engine::profile::DEFAULT)
+    }
+
+    /// A function VM with the environment of a server profile (Valkey's `server` names, ...).
+    pub fn with_profile(
+        memory_limit: usize,
+        profile: &'static crate::engine::profile::Profile,
+    ) -> FunctionVm {
+        let vm = Vm::with_profile(memory_limit, profile);
         let l = vm.state();
         unsafe {
             // The real globals, as EVAL scripts see them (a read-only proxy).
@@ -56,6 +66,15 @@ impl FunctionVm {
             let run_globals = ffi::lua_gettop(l);
             ffi::lua_getfield(l, run_globals, c"redis".as_ptr());
             let redis = ffi::lua_gettop(l);
+            // Functions run with the common API only: EVAL alone has replicate_commands,
+            // breakpoint and debug (eval.c registers them, function_lua.c does not).
+            ffi::lua_pushvalue(l, redis);
+            raw::see_through_proxy(l, -1);
+            for name in [c"replicate_commands", c"breakpoint", c"debug"] {
+                ffi::lua_pushnil(l);
+                ffi::lua_setfield(l, -2, name.as_ptr());
+            }
+            ffi::lua_pop(l, 1);
             // The library API's `redis`: register_function, log, the levels, the version.
             ffi::lua_newtable(l);
             let api_redis = ffi::lua_gettop(l);
@@ -156,6 +175,7 @@ impl FunctionVm {
         let mut ctx = LoadCtx {
             registered: Vec::new(),
             started: Instant::now(),
+            api_table: self.vm.profile().api_table,
         };
         LOADING.with(|c| c.set(&mut ctx));
         ffi::lua_sethook(l, Some(load_hook), ffi::LUA_MASKCOUNT, 100_000);
@@ -240,6 +260,17 @@ unsafe fn push_error_table(l: L, msg: &[u8]) {
 }
 
 fn raise(l: L, msg: &str) -> Raise {
+    // The texts name `redis.register_function`; Valkey names its table `server`.
+    let loading = LOADING.with(|c| c.get());
+    let api_table = if loading.is_null() {
+        super::api::current_profile().api_table
+    } else {
+        unsafe { (*loading).api_table }
+    };
+    let msg = msg.replace(
+        "redis.register_function",
+        &format!("{api_table}.register_function"),
+    );
     unsafe { push_error_table(l, msg.as_bytes()) };
     Raise::OnStack
 }
