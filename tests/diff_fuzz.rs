@@ -188,7 +188,7 @@ fn group_of(sides: &mut Sides, p: &Program, outcomes: &Outcomes) -> String {
     if let (Some(Json::Array(ra)), Some(Json::Array(sa))) = (ra, sa) {
         if let Some(at) = (0..ra.len().min(sa.len())).find(|&i| ra[i] != sa[i]) {
             if let Some(s) = p.stmts.get(at) {
-                return format!("new: reply of {}", s.command);
+                return format!("new: reply of {}: {}", s.command, what_differs(&ra[at], &sa[at]));
             }
         }
         if redis_reply == sandbox_reply {
@@ -197,7 +197,26 @@ fn group_of(sides: &mut Sides, p: &Program, outcomes: &Outcomes) -> String {
         }
     }
     let last = p.stmts.last().map_or("", |s| s.command.as_str());
-    format!("new: script reply ({last})")
+    format!(
+        "new: script reply ({last}): {}",
+        what_differs(redis_reply, sandbox_reply)
+    )
+}
+
+/// What differs between two typed replies, in a few words: the second half of a group's name.
+fn what_differs(redis: &Json, sandbox: &Json) -> &'static str {
+    let kind = |j: &Json| match j {
+        Json::Object(m) => m.keys().next().cloned().unwrap_or_default(),
+        Json::Null => "null".to_string(),
+        _ => "other".to_string(),
+    };
+    match (kind(redis).as_str(), kind(sandbox).as_str()) {
+        ("error", "error") => "error text",
+        ("error", _) => "server errors, sandbox replies",
+        (_, "error") => "sandbox errors, server replies",
+        (r, s) if r != s => "reply type",
+        _ => "value",
+    }
 }
 
 fn slug(group: &str) -> String {

@@ -113,6 +113,9 @@ pub struct Profile {
     pub xsetid_checks_max_deleted: bool,
     /// XINFO CONSUMERS reports `inactive` (ms since the consumer last got an entry; 7.2+).
     pub xinfo_consumers_inactive: bool,
+    /// The last line of every `<CONTAINER> HELP` reply: `Prints this help.` (7.0) or `Print this
+    /// help.` (7.2 and later). Issue 12, found by the differential fuzzer.
+    pub help_footer: &'static str,
 }
 
 /// The default profile, and the one the built-in command table describes.
@@ -152,6 +155,7 @@ pub static PROFILES: [Profile; 6] = [
         xreadgroup_consumer_always: false, // issue 13
         xsetid_checks_max_deleted: false,  // issue 13
         xinfo_consumers_inactive: false,   // issue 13
+        help_footer: "    Prints this help.", // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -186,6 +190,7 @@ pub static PROFILES: [Profile; 6] = [
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
+        help_footer: "    Print this help.", // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -220,6 +225,7 @@ pub static PROFILES: [Profile; 6] = [
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
+        help_footer: "    Print this help.", // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -254,6 +260,7 @@ pub static PROFILES: [Profile; 6] = [
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
+        help_footer: "    Print this help.", // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -288,6 +295,7 @@ pub static PROFILES: [Profile; 6] = [
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
+        help_footer: "    Print this help.", // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -322,6 +330,7 @@ pub static PROFILES: [Profile; 6] = [
         xreadgroup_consumer_always: true, // issue 13
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
+        help_footer: "    Print this help.", // issue 12
     },
 ];
 

@@ -47,6 +47,7 @@ const SHARED_REFCOUNT: i64 = i32::MAX as i64;
 /// Integers below this are shared objects (`OBJ_SHARED_INTEGERS`).
 const SHARED_INTEGERS: i64 = 10_000;
 
+/// Without the `HELP` entry: `help_reply` adds the profile's.
 const OBJECT_HELP: &[&str] = &[
     "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "ENCODING <key>",
@@ -61,8 +62,6 @@ const OBJECT_HELP: &[&str] = &[
     "REFCOUNT <key>",
     "    Return the number of references of the value associated with the specified",
     "    <key>.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 /// The command name as Redis's table spells it (error texts use it).
@@ -494,13 +493,8 @@ fn object_freq(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     object_entry(ctx, &args[2]).map_or(Reply::Nil, |_| Reply::err(FREQ_NOT_LFU))
 }
 
-fn object_help(_ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
-    Reply::Array(
-        OBJECT_HELP
-            .iter()
-            .map(|l| Reply::Status((*l).into()))
-            .collect(),
-    )
+fn object_help(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
+    super::help_reply(ctx.profile, OBJECT_HELP)
 }
 
 #[cfg(test)]

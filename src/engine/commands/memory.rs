@@ -22,6 +22,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("memory|help", memory_help),
 ];
 
+/// Without the `HELP` entry: `help_reply` adds the profile's.
 const MEMORY_HELP: &[&str] = &[
     "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DOCTOR",
@@ -35,8 +36,6 @@ const MEMORY_HELP: &[&str] = &[
     "USAGE <key> [SAMPLES <count>]",
     "    Return memory in bytes used by <key> and its value. Nested values are",
     "    sampled up to <count> times (default: 5, 0 means sample all).",
-    "HELP",
-    "    Prints this help.",
 ];
 
 // Sizes of Redis's structures on 64-bit builds.
@@ -329,13 +328,8 @@ fn memory_usage(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     })())
 }
 
-fn memory_help(_ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
-    Reply::Array(
-        MEMORY_HELP
-            .iter()
-            .map(|l| Reply::Status((*l).into()))
-            .collect(),
-    )
+fn memory_help(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
+    super::help_reply(ctx.profile, MEMORY_HELP)
 }
 
 #[cfg(test)]

@@ -466,6 +466,19 @@ pub fn float_arg(arg: &[u8]) -> Result<f64, Reply> {
     number::parse_f64(arg).ok_or_else(|| Reply::err(errors::NOT_FLOAT))
 }
 
+/// A `<CONTAINER> HELP` reply (`addReplyHelp`): the container's lines, then the `HELP` entry
+/// whose wording is the profile's.
+pub fn help_reply(profile: &Profile, lines: &[&str]) -> Reply {
+    let footer = ["HELP", profile.help_footer];
+    Reply::Array(
+        lines
+            .iter()
+            .chain(footer.iter())
+            .map(|l| Reply::Status((*l).into()))
+            .collect(),
+    )
+}
+
 /// `Reply` from a handler body written with `?` on `Result<Reply, Reply>`.
 pub fn flatten(result: Result<Reply, Reply>) -> Reply {
     result.unwrap_or_else(|e| e)

@@ -50,6 +50,7 @@ const SETID_BELOW_MAX_DELETED: &str =
 const SETID_ADDED_BELOW_LEN: &str =
     "ERR The entries_added specified in XSETID is smaller than the target stream length";
 
+/// Without the `HELP` entry: `help_reply` adds the profile's.
 const XGROUP_HELP: &[&str] = &[
     "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CREATE <key> <groupname> <id|$> [option]",
@@ -66,10 +67,9 @@ const XGROUP_HELP: &[&str] = &[
     "    Remove the specified group.",
     "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
     "    Set the current group ID and entries_read counter.",
-    "HELP",
-    "    Prints this help.",
 ];
 
+/// Without the `HELP` entry: `help_reply` adds the profile's.
 const XINFO_HELP: &[&str] = &[
     "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CONSUMERS <key> <groupname>",
@@ -78,8 +78,6 @@ const XINFO_HELP: &[&str] = &[
     "    Show the stream consumer groups.",
     "STREAM <key> [FULL [COUNT <count>]",
     "    Show information about the stream.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 fn text(arg: &[u8]) -> String {
@@ -95,9 +93,6 @@ fn subcommand_syntax(args: &[Vec<u8>]) -> Reply {
     ))
 }
 
-fn help(lines: &[&str]) -> Reply {
-    Reply::Array(lines.iter().map(|l| Reply::Status((*l).into())).collect())
-}
 
 /// `SCG_INVALID_ENTRIES_READ` or a counter.
 fn entries_read_reply(v: i64) -> Reply {
@@ -177,7 +172,7 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     let argc = args.len();
     if opt == "help" {
         return Ok(if argc == 2 {
-            help(XGROUP_HELP)
+            super::help_reply(ctx.profile, XGROUP_HELP)
         } else {
             subcommand_syntax(args)
         });
@@ -1044,7 +1039,7 @@ fn xinfo(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let opt = lower(&args[1]);
         if opt == "help" {
             return Ok(if args.len() == 2 {
-                help(XINFO_HELP)
+                super::help_reply(ctx.profile, XINFO_HELP)
             } else {
                 subcommand_syntax(args)
             });
