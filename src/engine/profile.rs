@@ -116,6 +116,19 @@ pub struct Profile {
     /// The last line of every `<CONTAINER> HELP` reply: `Prints this help.` (7.0) or `Print this
     /// help.` (7.2 and later). Issue 12, found by the differential fuzzer.
     pub help_footer: &'static str,
+    /// BITCOUNT and BITPOS read their range (and BIT|BYTE) before looking the key up, so a
+    /// missing key no longer hides a bad range (7.4 and later). Issue 12, differential fuzzer.
+    pub bit_range_before_lookup: bool,
+    /// `BITCOUNT key start` without an end counts to the end of the string (Valkey 8.1 and later;
+    /// Redis calls it a syntax error).
+    pub bitcount_end_optional: bool,
+    /// LPOS RANK refuses -9223372036854775808 (`value must between -9223372036854775807 and
+    /// 9223372036854775807`, 7.2 and later); LREM's count the same from 7.4 on.
+    pub lpos_rank_excludes_llong_min: bool,
+    pub lrem_count_excludes_llong_min: bool,
+    /// SCAN ... TYPE with a name that is no type: `unknown type name 'x'` (Valkey 8 and later)
+    /// rather than an empty result.
+    pub scan_type_checked: bool,
 }
 
 /// The default profile, and the one the built-in command table describes.
@@ -156,6 +169,11 @@ pub static PROFILES: [Profile; 6] = [
         xsetid_checks_max_deleted: false,  // issue 13
         xinfo_consumers_inactive: false,   // issue 13
         help_footer: "    Prints this help.", // issue 12
+        bit_range_before_lookup: false, // issue 12
+        bitcount_end_optional: false, // issue 12
+        lpos_rank_excludes_llong_min: false, // issue 12
+        lrem_count_excludes_llong_min: false, // issue 12
+        scan_type_checked: false, // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -191,6 +209,11 @@ pub static PROFILES: [Profile; 6] = [
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
         help_footer: "    Print this help.", // issue 12
+        bit_range_before_lookup: false, // issue 12
+        bitcount_end_optional: false, // issue 12
+        lpos_rank_excludes_llong_min: true, // issue 12
+        lrem_count_excludes_llong_min: false, // issue 12
+        scan_type_checked: false, // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -226,6 +249,11 @@ pub static PROFILES: [Profile; 6] = [
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
         help_footer: "    Print this help.", // issue 12
+        bit_range_before_lookup: true, // issue 12
+        bitcount_end_optional: false, // issue 12
+        lpos_rank_excludes_llong_min: true, // issue 12
+        lrem_count_excludes_llong_min: true, // issue 12
+        scan_type_checked: false, // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -261,6 +289,11 @@ pub static PROFILES: [Profile; 6] = [
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
         help_footer: "    Print this help.", // issue 12
+        bit_range_before_lookup: true, // issue 12
+        bitcount_end_optional: false, // issue 12
+        lpos_rank_excludes_llong_min: true, // issue 12
+        lrem_count_excludes_llong_min: true, // issue 12
+        scan_type_checked: false, // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -296,6 +329,11 @@ pub static PROFILES: [Profile; 6] = [
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
         help_footer: "    Print this help.", // issue 12
+        bit_range_before_lookup: true, // issue 12
+        bitcount_end_optional: true, // issue 12
+        lpos_rank_excludes_llong_min: true, // issue 12
+        lrem_count_excludes_llong_min: true, // issue 12
+        scan_type_checked: true, // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -331,6 +369,11 @@ pub static PROFILES: [Profile; 6] = [
         xsetid_checks_max_deleted: true,  // issue 13
         xinfo_consumers_inactive: true,   // issue 13
         help_footer: "    Print this help.", // issue 12
+        bit_range_before_lookup: true, // issue 12
+        bitcount_end_optional: true, // issue 12
+        lpos_rank_excludes_llong_min: true, // issue 12
+        lrem_count_excludes_llong_min: true, // issue 12
+        scan_type_checked: true, // issue 12
     },
 ];
 
