@@ -29,6 +29,18 @@ pub enum FieldTtlDialect {
     Valkey,
 }
 
+/// What XREAD makes of the `+` ID (issue 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XreadPlusId {
+    /// Redis 7.0 and 7.2: not an ID.
+    Invalid,
+    /// Redis 7.4, Valkey: read after the stream's last ID less one (nothing once the last entry
+    /// is deleted); a stream whose last ID is 0-0 is an error where `zero_is_error`.
+    BeforeLastId { zero_is_error: bool },
+    /// Redis 8.0: the last live entry.
+    LastEntry,
+}
+
 /// The server family: error wording and the `server` alias follow it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Product {
@@ -129,6 +141,11 @@ pub struct Profile {
     /// SCAN ... TYPE with a name that is no type: `unknown type name 'x'` (Valkey 8 and later)
     /// rather than an empty result.
     pub scan_type_checked: bool,
+    /// XREAD's `+` ID; XREADGROUP refuses it with its own error where XREAD knows it.
+    pub xread_plus_id: XreadPlusId,
+    /// `Unbalanced 'xread' list of streams: for each stream key <this> must be specified.` (7.2 and
+    /// later; XREADGROUP's says `an ID or '>'`), or `None`: 7.0's `Unbalanced XREAD list ...` for both.
+    pub xread_unbalanced_ids: Option<&'static str>,
 }
 
 /// The default profile, and the one the built-in command table describes.
@@ -174,6 +191,8 @@ pub static PROFILES: [Profile; 6] = [
         lpos_rank_excludes_llong_min: false, // issue 12
         lrem_count_excludes_llong_min: false, // issue 12
         scan_type_checked: false, // issue 12
+        xread_plus_id: XreadPlusId::Invalid, // issue 12
+        xread_unbalanced_ids: None, // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -214,6 +233,8 @@ pub static PROFILES: [Profile; 6] = [
         lpos_rank_excludes_llong_min: true, // issue 12
         lrem_count_excludes_llong_min: false, // issue 12
         scan_type_checked: false, // issue 12
+        xread_plus_id: XreadPlusId::Invalid, // issue 12
+        xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -254,6 +275,8 @@ pub static PROFILES: [Profile; 6] = [
         lpos_rank_excludes_llong_min: true, // issue 12
         lrem_count_excludes_llong_min: true, // issue 12
         scan_type_checked: false, // issue 12
+        xread_plus_id: XreadPlusId::BeforeLastId { zero_is_error: true }, // issue 12
+        xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -294,6 +317,8 @@ pub static PROFILES: [Profile; 6] = [
         lpos_rank_excludes_llong_min: true, // issue 12
         lrem_count_excludes_llong_min: true, // issue 12
         scan_type_checked: false, // issue 12
+        xread_plus_id: XreadPlusId::LastEntry, // issue 12
+        xread_unbalanced_ids: Some("an ID, '+', or '$'"), // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -334,6 +359,8 @@ pub static PROFILES: [Profile; 6] = [
         lpos_rank_excludes_llong_min: true, // issue 12
         lrem_count_excludes_llong_min: true, // issue 12
         scan_type_checked: true, // issue 12
+        xread_plus_id: XreadPlusId::BeforeLastId { zero_is_error: true }, // issue 12
+        xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -374,6 +401,8 @@ pub static PROFILES: [Profile; 6] = [
         lpos_rank_excludes_llong_min: true, // issue 12
         lrem_count_excludes_llong_min: true, // issue 12
         scan_type_checked: true, // issue 12
+        xread_plus_id: XreadPlusId::BeforeLastId { zero_is_error: false }, // issue 12
+        xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
     },
 ];
 

@@ -6,7 +6,6 @@
 
 use super::streams::{
     entry_reply, interval_id, parse_id_arg, stream_mut, strict_id, xread_keys, BAD_END, BAD_START,
-    UNBALANCED,
 };
 use super::{errors, flatten, int_arg, lower, until_nul, Command, Ctx};
 use crate::engine::keyspace::stream::{
@@ -316,7 +315,7 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             "streams" if moreargs > 0 => {
                 streams_arg = i + 1;
                 if !(args.len() - streams_arg).is_multiple_of(2) {
-                    return Err(Reply::err(UNBALANCED));
+                    return Err(super::stream_read_ids::unbalanced(ctx.profile, true));
                 }
                 break;
             }
@@ -351,6 +350,7 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         ids.push(match until_nul(id_arg) {
             b"$" => return Err(Reply::err(DOLLAR_IN_GROUP)),
             b">" => None,
+            b"+" => return Err(super::stream_read_ids::xreadgroup_plus(ctx.profile)), // issue 12
             other => Some(strict_id(other)?).filter(|id| *id != StreamId::MAX),
         });
     }

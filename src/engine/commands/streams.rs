@@ -465,7 +465,7 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 "streams" if moreargs > 0 => {
                     streams_arg = i + 1;
                     if !(args.len() - streams_arg).is_multiple_of(2) {
-                        return Err(Reply::err(UNBALANCED));
+                        return Err(super::stream_read_ids::unbalanced(ctx.profile, false));
                     }
                     break;
                 }
@@ -481,11 +481,14 @@ fn xread(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let n = (args.len() - streams_arg) / 2;
         let keys = &args[streams_arg..streams_arg + n];
         let mut ids = Vec::with_capacity(n);
+        let profile = ctx.profile;
         for (key, id_arg) in keys.iter().zip(&args[streams_arg + n..]) {
             let stream = stream_mut(ctx, key)?;
             // `strcmp(arg, "$")`: a C-string comparison.
             ids.push(match super::until_nul(id_arg) {
                 b"$" => stream.map_or(StreamId::default(), |s| s.last_id),
+                // Issue 12: `+` (the last entry) from 7.4 on.
+                b"+" => super::stream_read_ids::xread_plus(profile, stream.as_deref())?,
                 b">" => return Err(Reply::err(GT_ONLY)),
                 other => strict_id(other)?,
             });
