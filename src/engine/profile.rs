@@ -146,6 +146,9 @@ pub struct Profile {
     /// `Unbalanced 'xread' list of streams: for each stream key <this> must be specified.` (7.2 and
     /// later; XREADGROUP's says `an ID or '>'`), or `None`: 7.0's `Unbalanced XREAD list ...` for both.
     pub xread_unbalanced_ids: Option<&'static str>,
+    /// Command replies become Lua tables sized for their entries (`lua_createtable`, Valkey):
+    /// `#` of a RESP3 array with nulls and the `pairs` order of maps and sets follow it.
+    pub presized_reply_tables: bool,
 }
 
 /// The default profile, and the one the built-in command table describes.
@@ -193,6 +196,7 @@ pub static PROFILES: [Profile; 6] = [
         scan_type_checked: false, // issue 12
         xread_plus_id: XreadPlusId::Invalid, // issue 12
         xread_unbalanced_ids: None, // issue 12
+        presized_reply_tables: false, // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -235,6 +239,7 @@ pub static PROFILES: [Profile; 6] = [
         scan_type_checked: false, // issue 12
         xread_plus_id: XreadPlusId::Invalid, // issue 12
         xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
+        presized_reply_tables: false, // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -277,6 +282,7 @@ pub static PROFILES: [Profile; 6] = [
         scan_type_checked: false, // issue 12
         xread_plus_id: XreadPlusId::BeforeLastId { zero_is_error: true }, // issue 12
         xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
+        presized_reply_tables: false, // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -319,6 +325,7 @@ pub static PROFILES: [Profile; 6] = [
         scan_type_checked: false, // issue 12
         xread_plus_id: XreadPlusId::LastEntry, // issue 12
         xread_unbalanced_ids: Some("an ID, '+', or '$'"), // issue 12
+        presized_reply_tables: false, // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -361,6 +368,7 @@ pub static PROFILES: [Profile; 6] = [
         scan_type_checked: true, // issue 12
         xread_plus_id: XreadPlusId::BeforeLastId { zero_is_error: true }, // issue 12
         xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
+        presized_reply_tables: true, // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -403,6 +411,7 @@ pub static PROFILES: [Profile; 6] = [
         scan_type_checked: true, // issue 12
         xread_plus_id: XreadPlusId::BeforeLastId { zero_is_error: false }, // issue 12
         xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
+        presized_reply_tables: true, // issue 12
     },
 ];
 
