@@ -149,6 +149,9 @@ pub struct Profile {
     /// Command replies become Lua tables sized for their entries (`lua_createtable`, Valkey):
     /// `#` of a RESP3 array with nulls and the `pairs` order of maps and sets follow it.
     pub presized_reply_tables: bool,
+    /// GETEX checks its expire value before it looks the key up (Valkey 9): a missing key with
+    /// `EX 0` is an error rather than nil.
+    pub getex_expire_before_lookup: bool,
 }
 
 /// The default profile, and the one the built-in command table describes.
@@ -197,6 +200,7 @@ pub static PROFILES: [Profile; 6] = [
         xread_plus_id: XreadPlusId::Invalid, // issue 12
         xread_unbalanced_ids: None, // issue 12
         presized_reply_tables: false, // issue 12
+        getex_expire_before_lookup: false, // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -240,6 +244,7 @@ pub static PROFILES: [Profile; 6] = [
         xread_plus_id: XreadPlusId::Invalid, // issue 12
         xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
         presized_reply_tables: false, // issue 12
+        getex_expire_before_lookup: false, // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -283,6 +288,7 @@ pub static PROFILES: [Profile; 6] = [
         xread_plus_id: XreadPlusId::BeforeLastId { zero_is_error: true }, // issue 12
         xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
         presized_reply_tables: false, // issue 12
+        getex_expire_before_lookup: false, // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -326,6 +332,7 @@ pub static PROFILES: [Profile; 6] = [
         xread_plus_id: XreadPlusId::LastEntry, // issue 12
         xread_unbalanced_ids: Some("an ID, '+', or '$'"), // issue 12
         presized_reply_tables: false, // issue 12
+        getex_expire_before_lookup: false, // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -369,6 +376,7 @@ pub static PROFILES: [Profile; 6] = [
         xread_plus_id: XreadPlusId::BeforeLastId { zero_is_error: true }, // issue 12
         xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
         presized_reply_tables: true, // issue 12
+        getex_expire_before_lookup: false, // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -412,6 +420,7 @@ pub static PROFILES: [Profile; 6] = [
         xread_plus_id: XreadPlusId::BeforeLastId { zero_is_error: false }, // issue 12
         xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
         presized_reply_tables: true, // issue 12
+        getex_expire_before_lookup: true, // issue 12
     },
 ];
 

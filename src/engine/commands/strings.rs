@@ -316,14 +316,20 @@ fn getex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 fn getex_body(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     let o = parse_ext_options(args, 2, false, false)?;
     let key = &args[1];
-    // A missing key answers nil before the expire value is even looked at.
+    let mut expire = None;
+    // Valkey 9 reads the expire value first; elsewhere a missing key (or another type) answers
+    // before the expire value is even looked at.
+    if ctx.profile.getex_expire_before_lookup {
+        if let Some((kind, arg)) = o.expire {
+            expire = Some((kind, expire_at_ms(ctx, kind, arg, "getex")?));
+        }
+    }
     let Some(value) = string_value(ctx, key)?.cloned() else {
         return Ok(Reply::Nil);
     };
-    let expire = match o.expire {
-        Some((kind, arg)) => Some((kind, expire_at_ms(ctx, kind, arg, "getex")?)),
-        None => None,
-    };
+    if let (None, Some((kind, arg))) = (expire, o.expire) {
+        expire = Some((kind, expire_at_ms(ctx, kind, arg, "getex")?));
+    }
     let now = ctx.now_ms;
     match expire {
         // An absolute time already past deletes the key (`checkAlreadyExpired`, wall clock).
