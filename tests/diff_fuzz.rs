@@ -22,6 +22,44 @@ use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+/// Mismatch groups a later profile's server is known to show (issue 12), reported, not failed:
+/// (profiles, the group's name, why). The same causes as in tests/cases/known_differences.txt.
+const PROFILE_KNOWN: &[(&str, &str, &str)] = &[
+    (
+        "redis-7.2,redis-7.4,redis-8.0,valkey-8.1,valkey-9.1",
+        "LSET): sandbox errors, server replies",
+        "7.2 and later keep small lists as listpack, whose LSET truncates the index to 32 bits; the sandbox models 7.0's quicklist",
+    ),
+    (
+        "redis-7.2,redis-7.4,redis-8.0,valkey-8.1,valkey-9.1",
+        "reply of LSET: sandbox errors, server replies",
+        "7.2 and later keep small lists as listpack, whose LSET truncates the index to 32 bits; the sandbox models 7.0's quicklist",
+    ),
+    (
+        "valkey-8.1,valkey-9.1",
+        "reply of LCS: value",
+        "Valkey's Lua hashes strings with murmur32: the pairs order of LCS's RESP3 map differs",
+    ),
+    (
+        "redis-8.0,valkey-9.1",
+        "reply of SORT",
+        "Redis 8.0 and Valkey 9 parse numbers with a stricter parser ('', ' 1', hex, overflow); the sandbox follows 7.0's strtod",
+    ),
+    (
+        "redis-7.2,redis-7.4",
+        "server crash",
+        "the installable 7.2.4 and 7.4.1 builds predate crash fixes of their lines' current patch releases",
+    ),
+];
+
+/// Why `group` is a known difference of `profile`, if it is.
+fn known_for(profile: &str, group: &str) -> Option<&'static str> {
+    PROFILE_KNOWN
+        .iter()
+        .find(|(ids, name, _)| ids.split(',').any(|id| id == profile) && group.contains(name))
+        .map(|(_, _, why)| *why)
+}
+
 /// The CI run's seed: the same cases every run (a prefix, as far as the time allows).
 const CI_SEED: u64 = 15;
 const MAX_STATEMENTS: usize = 12;
@@ -81,9 +119,9 @@ impl Sides<'_> {
     fn differ(&mut self, p: &Program) -> Option<Outcomes> {
         let case = case_of(p);
         let conn = &mut self.conn;
-        let (redis_reply, redis_ks) = match std::panic::catch_unwind(
-            std::panic::AssertUnwindSafe(|| plain_eval(conn, &case)),
-        ) {
+        let (redis_reply, redis_ks) = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+            || plain_eval(conn, &case),
+        )) {
             Ok(outcome) => outcome,
             Err(_) => {
                 // Another server for the cases that follow.
@@ -208,7 +246,11 @@ fn group_of(sides: &mut Sides, p: &Program, outcomes: &Outcomes) -> String {
     if let (Some(Json::Array(ra)), Some(Json::Array(sa))) = (ra, sa) {
         if let Some(at) = (0..ra.len().min(sa.len())).find(|&i| ra[i] != sa[i]) {
             if let Some(s) = p.stmts.get(at) {
-                return format!("new: reply of {}: {}", s.command, what_differs(&ra[at], &sa[at]));
+                return format!(
+                    "new: reply of {}: {}",
+                    s.command,
+                    what_differs(&ra[at], &sa[at])
+                );
             }
         }
         if redis_reply == sandbox_reply {
@@ -363,8 +405,12 @@ fn sandbox_matches_redis_on_random_scripts() {
         started.elapsed().as_secs_f64()
     );
     for (group, (count, _)) in &groups {
-        eprintln!("  {count:6}  {group}");
+        match known_for(profile.id, group) {
+            Some(why) => eprintln!("  {count:6}  {group} (known difference: {why})"),
+            None => eprintln!("  {count:6}  {group}"),
+        }
     }
+    groups.retain(|group, _| known_for(profile.id, group).is_none());
     assert!(ran > 0, "no case ran");
     assert!(
         groups.is_empty(),

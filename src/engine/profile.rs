@@ -186,21 +186,21 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: false,
         set_ifeq: false,
-        geo_coordinates_double: false,     // issue 13
-        geo_member_named: false,           // issue 13
-        xreadgroup_consumer_always: false, // issue 13
-        xsetid_checks_max_deleted: false,  // issue 13
-        xinfo_consumers_inactive: false,   // issue 13
+        geo_coordinates_double: false,        // issue 13
+        geo_member_named: false,              // issue 13
+        xreadgroup_consumer_always: false,    // issue 13
+        xsetid_checks_max_deleted: false,     // issue 13
+        xinfo_consumers_inactive: false,      // issue 13
         help_footer: "    Prints this help.", // issue 12
-        bit_range_before_lookup: false, // issue 12
-        bitcount_end_optional: false, // issue 12
-        lpos_rank_excludes_llong_min: false, // issue 12
+        bit_range_before_lookup: false,       // issue 12
+        bitcount_end_optional: false,         // issue 12
+        lpos_rank_excludes_llong_min: false,  // issue 12
         lrem_count_excludes_llong_min: false, // issue 12
-        scan_type_checked: false, // issue 12
-        xread_plus_id: XreadPlusId::Invalid, // issue 12
-        xread_unbalanced_ids: None, // issue 12
-        presized_reply_tables: false, // issue 12
-        getex_expire_before_lookup: false, // issue 12
+        scan_type_checked: false,             // issue 12
+        xread_plus_id: XreadPlusId::Invalid,  // issue 12
+        xread_unbalanced_ids: None,           // issue 12
+        presized_reply_tables: false,         // issue 12
+        getex_expire_before_lookup: false,    // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -230,21 +230,21 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: false,          // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
-        help_footer: "    Print this help.", // issue 12
-        bit_range_before_lookup: false, // issue 12
-        bitcount_end_optional: false, // issue 12
-        lpos_rank_excludes_llong_min: true, // issue 12
-        lrem_count_excludes_llong_min: false, // issue 12
-        scan_type_checked: false, // issue 12
-        xread_plus_id: XreadPlusId::Invalid, // issue 12
+        geo_coordinates_double: false,              // issue 13
+        geo_member_named: false,                    // issue 13
+        xreadgroup_consumer_always: true,           // issue 13
+        xsetid_checks_max_deleted: true,            // issue 13
+        xinfo_consumers_inactive: true,             // issue 13
+        help_footer: "    Print this help.",        // issue 12
+        bit_range_before_lookup: false,             // issue 12
+        bitcount_end_optional: false,               // issue 12
+        lpos_rank_excludes_llong_min: true,         // issue 12
+        lrem_count_excludes_llong_min: false,       // issue 12
+        scan_type_checked: false,                   // issue 12
+        xread_plus_id: XreadPlusId::Invalid,        // issue 12
         xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
-        presized_reply_tables: false, // issue 12
-        getex_expire_before_lookup: false, // issue 12
+        presized_reply_tables: false,               // issue 12
+        getex_expire_before_lookup: false,          // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -274,21 +274,23 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: false,          // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
+        geo_coordinates_double: false,       // issue 13
+        geo_member_named: false,             // issue 13
+        xreadgroup_consumer_always: true,    // issue 13
+        xsetid_checks_max_deleted: true,     // issue 13
+        xinfo_consumers_inactive: true,      // issue 13
         help_footer: "    Print this help.", // issue 12
-        bit_range_before_lookup: true, // issue 12
-        bitcount_end_optional: false, // issue 12
-        lpos_rank_excludes_llong_min: true, // issue 12
+        bit_range_before_lookup: true,       // issue 12
+        bitcount_end_optional: false,        // issue 12
+        lpos_rank_excludes_llong_min: true,  // issue 12
         lrem_count_excludes_llong_min: true, // issue 12
-        scan_type_checked: false, // issue 12
-        xread_plus_id: XreadPlusId::BeforeLastId { zero_is_error: true }, // issue 12
+        scan_type_checked: false,            // issue 12
+        xread_plus_id: XreadPlusId::BeforeLastId {
+            zero_is_error: true,
+        }, // issue 12
         xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
-        presized_reply_tables: false, // issue 12
-        getex_expire_before_lookup: false, // issue 12
+        presized_reply_tables: false,        // issue 12
+        getex_expire_before_lookup: false,   // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -318,21 +320,21 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
-        geo_coordinates_double: true,     // issue 13
-        geo_member_named: false,          // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
-        help_footer: "    Print this help.", // issue 12
-        bit_range_before_lookup: true, // issue 12
-        bitcount_end_optional: false, // issue 12
-        lpos_rank_excludes_llong_min: true, // issue 12
-        lrem_count_excludes_llong_min: true, // issue 12
-        scan_type_checked: false, // issue 12
-        xread_plus_id: XreadPlusId::LastEntry, // issue 12
+        geo_coordinates_double: true,                     // issue 13
+        geo_member_named: false,                          // issue 13
+        xreadgroup_consumer_always: true,                 // issue 13
+        xsetid_checks_max_deleted: true,                  // issue 13
+        xinfo_consumers_inactive: true,                   // issue 13
+        help_footer: "    Print this help.",              // issue 12
+        bit_range_before_lookup: true,                    // issue 12
+        bitcount_end_optional: false,                     // issue 12
+        lpos_rank_excludes_llong_min: true,               // issue 12
+        lrem_count_excludes_llong_min: true,              // issue 12
+        scan_type_checked: false,                         // issue 12
+        xread_plus_id: XreadPlusId::LastEntry,            // issue 12
         xread_unbalanced_ids: Some("an ID, '+', or '$'"), // issue 12
-        presized_reply_tables: false, // issue 12
-        getex_expire_before_lookup: false, // issue 12
+        presized_reply_tables: false,                     // issue 12
+        getex_expire_before_lookup: false,                // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -362,21 +364,23 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Valkey,
         timeout_out_of_range: true,
         set_ifeq: true,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: false,          // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
+        geo_coordinates_double: false,       // issue 13
+        geo_member_named: false,             // issue 13
+        xreadgroup_consumer_always: true,    // issue 13
+        xsetid_checks_max_deleted: true,     // issue 13
+        xinfo_consumers_inactive: true,      // issue 13
         help_footer: "    Print this help.", // issue 12
-        bit_range_before_lookup: true, // issue 12
-        bitcount_end_optional: true, // issue 12
-        lpos_rank_excludes_llong_min: true, // issue 12
+        bit_range_before_lookup: true,       // issue 12
+        bitcount_end_optional: true,         // issue 12
+        lpos_rank_excludes_llong_min: true,  // issue 12
         lrem_count_excludes_llong_min: true, // issue 12
-        scan_type_checked: true, // issue 12
-        xread_plus_id: XreadPlusId::BeforeLastId { zero_is_error: true }, // issue 12
+        scan_type_checked: true,             // issue 12
+        xread_plus_id: XreadPlusId::BeforeLastId {
+            zero_is_error: true,
+        }, // issue 12
         xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
-        presized_reply_tables: true, // issue 12
-        getex_expire_before_lookup: false, // issue 12
+        presized_reply_tables: true,         // issue 12
+        getex_expire_before_lookup: false,   // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -406,21 +410,23 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Valkey,
         timeout_out_of_range: true,
         set_ifeq: true,
-        geo_coordinates_double: false,    // issue 13
-        geo_member_named: true,           // issue 13
-        xreadgroup_consumer_always: true, // issue 13
-        xsetid_checks_max_deleted: true,  // issue 13
-        xinfo_consumers_inactive: true,   // issue 13
+        geo_coordinates_double: false,       // issue 13
+        geo_member_named: true,              // issue 13
+        xreadgroup_consumer_always: true,    // issue 13
+        xsetid_checks_max_deleted: true,     // issue 13
+        xinfo_consumers_inactive: true,      // issue 13
         help_footer: "    Print this help.", // issue 12
-        bit_range_before_lookup: true, // issue 12
-        bitcount_end_optional: true, // issue 12
-        lpos_rank_excludes_llong_min: true, // issue 12
+        bit_range_before_lookup: true,       // issue 12
+        bitcount_end_optional: true,         // issue 12
+        lpos_rank_excludes_llong_min: true,  // issue 12
         lrem_count_excludes_llong_min: true, // issue 12
-        scan_type_checked: true, // issue 12
-        xread_plus_id: XreadPlusId::BeforeLastId { zero_is_error: false }, // issue 12
+        scan_type_checked: true,             // issue 12
+        xread_plus_id: XreadPlusId::BeforeLastId {
+            zero_is_error: false,
+        }, // issue 12
         xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
-        presized_reply_tables: true, // issue 12
-        getex_expire_before_lookup: true, // issue 12
+        presized_reply_tables: true,         // issue 12
+        getex_expire_before_lookup: true,    // issue 12
     },
 ];
 

@@ -919,7 +919,10 @@ fn statement<S: Src>(src: &mut S, opts: &Options) -> Stmt {
     // are grouped by it.
     let mut words = template.split(' ');
     let mut command = words.next().unwrap_or_default().to_string();
-    if let Some(sub) = words.next().filter(|w| w.chars().all(|c| c.is_ascii_uppercase())) {
+    if let Some(sub) = words
+        .next()
+        .filter(|w| w.chars().all(|c| c.is_ascii_uppercase()))
+    {
         command = format!("{command} {sub}");
     }
     Stmt {

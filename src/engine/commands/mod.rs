@@ -24,8 +24,8 @@ mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)
 mod server;
 mod sets;
 mod sort; // SORT SORT_RO (issue 13)
-mod stream_read_ids; // XREAD/XREADGROUP `+` and the unbalanced text per profile (issue 12)
 mod stream_groups; // XGROUP XREADGROUP XACK XPENDING XSETID XINFO (issue 13)
+mod stream_read_ids; // XREAD/XREADGROUP `+` and the unbalanced text per profile (issue 12)
 mod streams;
 mod strings;
 mod zsets;

@@ -92,7 +92,6 @@ fn subcommand_syntax(args: &[Vec<u8>]) -> Reply {
     ))
 }
 
-
 /// `SCG_INVALID_ENTRIES_READ` or a counter.
 fn entries_read_reply(v: i64) -> Reply {
     if v == ENTRIES_READ_UNKNOWN {

@@ -2,8 +2,8 @@
 
 use super::{errors, flatten, glob_match, int_arg, lower, number, Command, Ctx};
 use crate::engine::keyspace::{SetValue, Value, ZSetValue};
-use crate::engine::reply::{format_double_resp2, Reply};
 use crate::engine::profile::{NumberFormat, Profile};
+use crate::engine::reply::{format_double_resp2, Reply};
 use std::collections::HashMap;
 
 pub static COMMANDS: &[Command] = &[
