@@ -186,21 +186,22 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: false,
         set_ifeq: false,
-        geo_coordinates_double: false,        // issue 13
-        geo_member_named: false,              // issue 13
-        xreadgroup_consumer_always: false,    // issue 13
-        xsetid_checks_max_deleted: false,     // issue 13
-        xinfo_consumers_inactive: false,      // issue 13
-        help_footer: "    Prints this help.", // issue 12
-        bit_range_before_lookup: false,       // issue 12
-        bitcount_end_optional: false,         // issue 12
-        lpos_rank_excludes_llong_min: false,  // issue 12
-        lrem_count_excludes_llong_min: false, // issue 12
-        scan_type_checked: false,             // issue 12
-        xread_plus_id: XreadPlusId::Invalid,  // issue 12
-        xread_unbalanced_ids: None,           // issue 12
-        presized_reply_tables: false,         // issue 12
-        getex_expire_before_lookup: false,    // issue 12
+        geo_coordinates_double: false,     // issue 13
+        geo_member_named: false,           // issue 13
+        xreadgroup_consumer_always: false, // issue 13
+        xsetid_checks_max_deleted: false,  // issue 13
+        xinfo_consumers_inactive: false,   // issue 13
+        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
+        help_footer: "    Prints this help.",
+        bit_range_before_lookup: false,
+        bitcount_end_optional: false,
+        lpos_rank_excludes_llong_min: false,
+        lrem_count_excludes_llong_min: false,
+        scan_type_checked: false,
+        xread_plus_id: XreadPlusId::Invalid,
+        xread_unbalanced_ids: None,
+        presized_reply_tables: false,
+        getex_expire_before_lookup: false,
     },
     Profile {
         id: "redis-7.2",
@@ -230,21 +231,22 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
-        geo_coordinates_double: false,              // issue 13
-        geo_member_named: false,                    // issue 13
-        xreadgroup_consumer_always: true,           // issue 13
-        xsetid_checks_max_deleted: true,            // issue 13
-        xinfo_consumers_inactive: true,             // issue 13
-        help_footer: "    Print this help.",        // issue 12
-        bit_range_before_lookup: false,             // issue 12
-        bitcount_end_optional: false,               // issue 12
-        lpos_rank_excludes_llong_min: true,         // issue 12
-        lrem_count_excludes_llong_min: false,       // issue 12
-        scan_type_checked: false,                   // issue 12
-        xread_plus_id: XreadPlusId::Invalid,        // issue 12
-        xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
-        presized_reply_tables: false,               // issue 12
-        getex_expire_before_lookup: false,          // issue 12
+        geo_coordinates_double: false,    // issue 13
+        geo_member_named: false,          // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
+        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
+        help_footer: "    Print this help.",
+        bit_range_before_lookup: false,
+        bitcount_end_optional: false,
+        lpos_rank_excludes_llong_min: true,
+        lrem_count_excludes_llong_min: false,
+        scan_type_checked: false,
+        xread_plus_id: XreadPlusId::Invalid,
+        xread_unbalanced_ids: Some("an ID or '$'"),
+        presized_reply_tables: false,
+        getex_expire_before_lookup: false,
     },
     Profile {
         id: "redis-7.4",
@@ -274,23 +276,24 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
-        geo_coordinates_double: false,       // issue 13
-        geo_member_named: false,             // issue 13
-        xreadgroup_consumer_always: true,    // issue 13
-        xsetid_checks_max_deleted: true,     // issue 13
-        xinfo_consumers_inactive: true,      // issue 13
-        help_footer: "    Print this help.", // issue 12
-        bit_range_before_lookup: true,       // issue 12
-        bitcount_end_optional: false,        // issue 12
-        lpos_rank_excludes_llong_min: true,  // issue 12
-        lrem_count_excludes_llong_min: true, // issue 12
-        scan_type_checked: false,            // issue 12
+        geo_coordinates_double: false,    // issue 13
+        geo_member_named: false,          // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
+        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
+        help_footer: "    Print this help.",
+        bit_range_before_lookup: true,
+        bitcount_end_optional: false,
+        lpos_rank_excludes_llong_min: true,
+        lrem_count_excludes_llong_min: true,
+        scan_type_checked: false,
         xread_plus_id: XreadPlusId::BeforeLastId {
             zero_is_error: true,
         }, // issue 12
-        xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
-        presized_reply_tables: false,        // issue 12
-        getex_expire_before_lookup: false,   // issue 12
+        xread_unbalanced_ids: Some("an ID or '$'"),
+        presized_reply_tables: false,
+        getex_expire_before_lookup: false,
     },
     Profile {
         id: "redis-8.0",
@@ -320,21 +323,22 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Redis,
         timeout_out_of_range: true,
         set_ifeq: false,
-        geo_coordinates_double: true,                     // issue 13
-        geo_member_named: false,                          // issue 13
-        xreadgroup_consumer_always: true,                 // issue 13
-        xsetid_checks_max_deleted: true,                  // issue 13
-        xinfo_consumers_inactive: true,                   // issue 13
-        help_footer: "    Print this help.",              // issue 12
-        bit_range_before_lookup: true,                    // issue 12
-        bitcount_end_optional: false,                     // issue 12
-        lpos_rank_excludes_llong_min: true,               // issue 12
-        lrem_count_excludes_llong_min: true,              // issue 12
-        scan_type_checked: false,                         // issue 12
-        xread_plus_id: XreadPlusId::LastEntry,            // issue 12
-        xread_unbalanced_ids: Some("an ID, '+', or '$'"), // issue 12
-        presized_reply_tables: false,                     // issue 12
-        getex_expire_before_lookup: false,                // issue 12
+        geo_coordinates_double: true,     // issue 13
+        geo_member_named: false,          // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
+        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
+        help_footer: "    Print this help.",
+        bit_range_before_lookup: true,
+        bitcount_end_optional: false,
+        lpos_rank_excludes_llong_min: true,
+        lrem_count_excludes_llong_min: true,
+        scan_type_checked: false,
+        xread_plus_id: XreadPlusId::LastEntry,
+        xread_unbalanced_ids: Some("an ID, '+', or '$'"),
+        presized_reply_tables: false,
+        getex_expire_before_lookup: false,
     },
     Profile {
         id: "valkey-8.1",
@@ -364,23 +368,24 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Valkey,
         timeout_out_of_range: true,
         set_ifeq: true,
-        geo_coordinates_double: false,       // issue 13
-        geo_member_named: false,             // issue 13
-        xreadgroup_consumer_always: true,    // issue 13
-        xsetid_checks_max_deleted: true,     // issue 13
-        xinfo_consumers_inactive: true,      // issue 13
-        help_footer: "    Print this help.", // issue 12
-        bit_range_before_lookup: true,       // issue 12
-        bitcount_end_optional: true,         // issue 12
-        lpos_rank_excludes_llong_min: true,  // issue 12
-        lrem_count_excludes_llong_min: true, // issue 12
-        scan_type_checked: true,             // issue 12
+        geo_coordinates_double: false,    // issue 13
+        geo_member_named: false,          // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
+        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
+        help_footer: "    Print this help.",
+        bit_range_before_lookup: true,
+        bitcount_end_optional: true,
+        lpos_rank_excludes_llong_min: true,
+        lrem_count_excludes_llong_min: true,
+        scan_type_checked: true,
         xread_plus_id: XreadPlusId::BeforeLastId {
             zero_is_error: true,
         }, // issue 12
-        xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
-        presized_reply_tables: true,         // issue 12
-        getex_expire_before_lookup: false,   // issue 12
+        xread_unbalanced_ids: Some("an ID or '$'"),
+        presized_reply_tables: true,
+        getex_expire_before_lookup: false,
     },
     Profile {
         id: "valkey-9.1",
@@ -410,23 +415,24 @@ pub static PROFILES: [Profile; 6] = [
         field_ttl: FieldTtlDialect::Valkey,
         timeout_out_of_range: true,
         set_ifeq: true,
-        geo_coordinates_double: false,       // issue 13
-        geo_member_named: true,              // issue 13
-        xreadgroup_consumer_always: true,    // issue 13
-        xsetid_checks_max_deleted: true,     // issue 13
-        xinfo_consumers_inactive: true,      // issue 13
-        help_footer: "    Print this help.", // issue 12
-        bit_range_before_lookup: true,       // issue 12
-        bitcount_end_optional: true,         // issue 12
-        lpos_rank_excludes_llong_min: true,  // issue 12
-        lrem_count_excludes_llong_min: true, // issue 12
-        scan_type_checked: true,             // issue 12
+        geo_coordinates_double: false,    // issue 13
+        geo_member_named: true,           // issue 13
+        xreadgroup_consumer_always: true, // issue 13
+        xsetid_checks_max_deleted: true,  // issue 13
+        xinfo_consumers_inactive: true,   // issue 13
+        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
+        help_footer: "    Print this help.",
+        bit_range_before_lookup: true,
+        bitcount_end_optional: true,
+        lpos_rank_excludes_llong_min: true,
+        lrem_count_excludes_llong_min: true,
+        scan_type_checked: true,
         xread_plus_id: XreadPlusId::BeforeLastId {
             zero_is_error: false,
         }, // issue 12
-        xread_unbalanced_ids: Some("an ID or '$'"), // issue 12
-        presized_reply_tables: true,         // issue 12
-        getex_expire_before_lookup: true,    // issue 12
+        xread_unbalanced_ids: Some("an ID or '$'"),
+        presized_reply_tables: true,
+        getex_expire_before_lookup: true,
     },
 ];
 
