@@ -22,6 +22,44 @@ use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+/// Mismatch groups a later profile's server is known to show (issue 12), reported, not failed:
+/// (profiles, the group's name, why). The same causes as in tests/cases/known_differences.txt.
+const PROFILE_KNOWN: &[(&str, &str, &str)] = &[
+    (
+        "redis-7.2,redis-7.4,redis-8.0,valkey-8.1,valkey-9.1",
+        "LSET): sandbox errors, server replies",
+        "7.2 and later keep small lists as listpack, whose LSET truncates the index to 32 bits; the sandbox models 7.0's quicklist",
+    ),
+    (
+        "redis-7.2,redis-7.4,redis-8.0,valkey-8.1,valkey-9.1",
+        "reply of LSET: sandbox errors, server replies",
+        "7.2 and later keep small lists as listpack, whose LSET truncates the index to 32 bits; the sandbox models 7.0's quicklist",
+    ),
+    (
+        "valkey-8.1,valkey-9.1",
+        "reply of LCS: value",
+        "Valkey's Lua hashes strings with murmur32: the pairs order of LCS's RESP3 map differs",
+    ),
+    (
+        "redis-8.0,valkey-9.1",
+        "reply of SORT",
+        "Redis 8.0 and Valkey 9 parse numbers with a stricter parser ('', ' 1', hex, overflow); the sandbox follows 7.0's strtod",
+    ),
+    (
+        "redis-7.2,redis-7.4",
+        "server crash",
+        "the installable 7.2.4 and 7.4.1 builds predate crash fixes of their lines' current patch releases",
+    ),
+];
+
+/// Why `group` is a known difference of `profile`, if it is.
+fn known_for(profile: &str, group: &str) -> Option<&'static str> {
+    PROFILE_KNOWN
+        .iter()
+        .find(|(ids, name, _)| ids.split(',').any(|id| id == profile) && group.contains(name))
+        .map(|(_, _, why)| *why)
+}
+
 /// The CI run's seed: the same cases every run (a prefix, as far as the time allows).
 const CI_SEED: u64 = 15;
 const MAX_STATEMENTS: usize = 12;
@@ -65,17 +103,33 @@ fn case_of(p: &Program) -> Case {
 }
 
 struct Sides<'a> {
-    conn: &'a mut Conn,
+    profile: &'static str,
+    server: RedisServer,
+    conn: Conn,
     sandbox: &'a mut Sandbox,
 }
 
 /// Both sides' (reply, keyspace), or `None` when they agree.
 type Outcomes = ((Json, Json), (Json, Json));
 
+/// The server's reply when a script made it exit (the 7.2.4 and 7.4.1 builds predate crash fixes).
+const CRASH: &str = "the server closed the connection";
+
 impl Sides<'_> {
     fn differ(&mut self, p: &Program) -> Option<Outcomes> {
         let case = case_of(p);
-        let (redis_reply, redis_ks) = plain_eval(self.conn, &case);
+        let conn = &mut self.conn;
+        let (redis_reply, redis_ks) = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+            || plain_eval(conn, &case),
+        )) {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                // Another server for the cases that follow.
+                self.server = RedisServer::start_profile(self.profile).expect("restart the server");
+                self.conn = self.server.connect();
+                (json!({ "crash": CRASH }), json!({}))
+            }
+        };
         let (sb_reply, sb_ks) = sandbox_eval(self.sandbox, &case);
         let redis = (redis_reply, coarse_keyspace(&redis_ks));
         let sandbox = (sb_reply, coarse_keyspace(&sb_ks));
@@ -184,11 +238,19 @@ fn group_of(sides: &mut Sides, p: &Program, outcomes: &Outcomes) -> String {
         return causes.join("+");
     }
     let ((redis_reply, _), (sandbox_reply, _)) = outcomes;
+    if redis_reply.get("crash").is_some() {
+        let last = p.stmts.last().map_or("", |s| s.command.as_str());
+        return format!("server crash ({last})");
+    }
     let (ra, sa) = (redis_reply.get("array"), sandbox_reply.get("array"));
     if let (Some(Json::Array(ra)), Some(Json::Array(sa))) = (ra, sa) {
         if let Some(at) = (0..ra.len().min(sa.len())).find(|&i| ra[i] != sa[i]) {
             if let Some(s) = p.stmts.get(at) {
-                return format!("new: reply of {}", s.command);
+                return format!(
+                    "new: reply of {}: {}",
+                    s.command,
+                    what_differs(&ra[at], &sa[at])
+                );
             }
         }
         if redis_reply == sandbox_reply {
@@ -197,7 +259,26 @@ fn group_of(sides: &mut Sides, p: &Program, outcomes: &Outcomes) -> String {
         }
     }
     let last = p.stmts.last().map_or("", |s| s.command.as_str());
-    format!("new: script reply ({last})")
+    format!(
+        "new: script reply ({last}): {}",
+        what_differs(redis_reply, sandbox_reply)
+    )
+}
+
+/// What differs between two typed replies, in a few words: the second half of a group's name.
+fn what_differs(redis: &Json, sandbox: &Json) -> &'static str {
+    let kind = |j: &Json| match j {
+        Json::Object(m) => m.keys().next().cloned().unwrap_or_default(),
+        Json::Null => "null".to_string(),
+        _ => "other".to_string(),
+    };
+    match (kind(redis).as_str(), kind(sandbox).as_str()) {
+        ("error", "error") => "error text",
+        ("error", _) => "server errors, sandbox replies",
+        (_, "error") => "sandbox errors, server replies",
+        (r, s) if r != s => "reply type",
+        _ => "value",
+    }
 }
 
 fn slug(group: &str) -> String {
@@ -225,7 +306,7 @@ fn sandbox_matches_redis_on_random_scripts() {
     let Some(server) = RedisServer::start_profile(profile.id) else {
         return;
     };
-    let mut conn = server.connect();
+    let conn = server.connect();
     let cases_wanted = env_u64("EVALBENCH_DIFF_FUZZ_CASES");
     let on_demand = cases_wanted.is_some();
     let seed = env_u64("EVALBENCH_FUZZ_SEED").unwrap_or_else(|| {
@@ -258,7 +339,9 @@ fn sandbox_matches_redis_on_random_scripts() {
     let mut sandbox = Sandbox::new();
     sandbox.set_profile(profile);
     let mut sides = Sides {
-        conn: &mut conn,
+        profile: profile.id,
+        server,
+        conn,
         sandbox: &mut sandbox,
     };
     let started = Instant::now();
@@ -273,7 +356,7 @@ fn sandbox_matches_redis_on_random_scripts() {
         }
         let p = gen::program(&mut rng, &opts, MAX_STATEMENTS);
         ran += 1;
-        let Some(_) = sides.differ(&p) else {
+        let Some(first) = sides.differ(&p) else {
             matched += 1;
             continue;
         };
@@ -288,9 +371,14 @@ fn sandbox_matches_redis_on_random_scripts() {
                 );
                 (group, text)
             }
-            // Gone on a rerun: a timing-dependent case.
+            // Gone on a rerun: a timing-dependent case, or a crash of an old server build that
+            // needs more than this script (its heap's history).
             None => (
-                "not reproducible".to_string(),
+                if (first.0).0.get("crash").is_some() {
+                    "server crash, not reproducible".to_string()
+                } else {
+                    "not reproducible".to_string()
+                },
                 format!(
                     "# seed {seed} case {ran}\n{}",
                     p.to_case("not reproducible")
@@ -317,8 +405,12 @@ fn sandbox_matches_redis_on_random_scripts() {
         started.elapsed().as_secs_f64()
     );
     for (group, (count, _)) in &groups {
-        eprintln!("  {count:6}  {group}");
+        match known_for(profile.id, group) {
+            Some(why) => eprintln!("  {count:6}  {group} (known difference: {why})"),
+            None => eprintln!("  {count:6}  {group}"),
+        }
     }
+    groups.retain(|group, _| known_for(profile.id, group).is_none());
     assert!(ran > 0, "no case ran");
     assert!(
         groups.is_empty(),

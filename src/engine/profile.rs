@@ -121,6 +121,22 @@ pub struct Profile {
     /// GETEX checks its expire value before the key (Valkey 9): a bad one is an error even for a
     /// missing key or another type (issue 12, commands/strings.rs).
     pub getex_checks_expire_first: bool,
+    /// BITCOUNT and BITPOS read their range (and BIT|BYTE) before looking the key up, so a
+    /// missing key no longer hides a bad range (7.4 and later). Issue 12, differential fuzzer.
+    pub bit_range_before_lookup: bool,
+    /// `BITCOUNT key start` without an end counts to the end of the string (Valkey 8.1 and later;
+    /// Redis calls it a syntax error).
+    pub bitcount_end_optional: bool,
+    /// LPOS RANK refuses -9223372036854775808 (`value must between -9223372036854775807 and
+    /// 9223372036854775807`, 7.2 and later); LREM's count the same from 7.4 on.
+    pub lpos_rank_excludes_llong_min: bool,
+    pub lrem_count_excludes_llong_min: bool,
+    /// SCAN ... TYPE with a name that is no type: `unknown type name 'x'` (Valkey 8 and later)
+    /// rather than an empty result.
+    pub scan_type_checked: bool,
+    /// Command replies become Lua tables sized for their entries (`lua_createtable`, Valkey):
+    /// `#` of a RESP3 array with nulls and the `pairs` order of maps and sets follow it.
+    pub presized_reply_tables: bool,
 }
 
 /// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
@@ -269,6 +285,13 @@ pub static PROFILES: [Profile; 6] = [
         streams: &STREAMS_7_0,              // issue 12
         help_line: "    Prints this help.", // issue 12
         getex_checks_expire_first: false,   // issue 12
+        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
+        bit_range_before_lookup: false,
+        bitcount_end_optional: false,
+        lpos_rank_excludes_llong_min: false,
+        lrem_count_excludes_llong_min: false,
+        scan_type_checked: false,
+        presized_reply_tables: false,
     },
     Profile {
         id: "redis-7.2",
@@ -306,6 +329,13 @@ pub static PROFILES: [Profile; 6] = [
         streams: &STREAMS_7_2,             // issue 12
         help_line: "    Print this help.", // issue 12
         getex_checks_expire_first: false,  // issue 12
+        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
+        bit_range_before_lookup: false,
+        bitcount_end_optional: false,
+        lpos_rank_excludes_llong_min: true,
+        lrem_count_excludes_llong_min: false,
+        scan_type_checked: false,
+        presized_reply_tables: false,
     },
     Profile {
         id: "redis-7.4",
@@ -343,6 +373,13 @@ pub static PROFILES: [Profile; 6] = [
         streams: &STREAMS_7_4,             // issue 12
         help_line: "    Print this help.", // issue 12
         getex_checks_expire_first: false,  // issue 12
+        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
+        bit_range_before_lookup: true,
+        bitcount_end_optional: false,
+        lpos_rank_excludes_llong_min: true,
+        lrem_count_excludes_llong_min: true,
+        scan_type_checked: false,
+        presized_reply_tables: false,
     },
     Profile {
         id: "redis-8.0",
@@ -380,6 +417,13 @@ pub static PROFILES: [Profile; 6] = [
         streams: &STREAMS_8_0,             // issue 12
         help_line: "    Print this help.", // issue 12
         getex_checks_expire_first: false,  // issue 12
+        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
+        bit_range_before_lookup: true,
+        bitcount_end_optional: false,
+        lpos_rank_excludes_llong_min: true,
+        lrem_count_excludes_llong_min: true,
+        scan_type_checked: false,
+        presized_reply_tables: false,
     },
     Profile {
         id: "valkey-8.1",
@@ -417,6 +461,13 @@ pub static PROFILES: [Profile; 6] = [
         streams: &STREAMS_VALKEY_8,        // issue 12
         help_line: "    Print this help.", // issue 12
         getex_checks_expire_first: false,  // issue 12
+        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
+        bit_range_before_lookup: true,
+        bitcount_end_optional: true,
+        lpos_rank_excludes_llong_min: true,
+        lrem_count_excludes_llong_min: true,
+        scan_type_checked: true,
+        presized_reply_tables: true,
     },
     Profile {
         id: "valkey-9.1",
@@ -454,6 +505,13 @@ pub static PROFILES: [Profile; 6] = [
         streams: &STREAMS_VALKEY_9,        // issue 12
         help_line: "    Print this help.", // issue 12
         getex_checks_expire_first: true,   // issue 12
+        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
+        bit_range_before_lookup: true,
+        bitcount_end_optional: true,
+        lpos_rank_excludes_llong_min: true,
+        lrem_count_excludes_llong_min: true,
+        scan_type_checked: true,
+        presized_reply_tables: true,
     },
 ];
 

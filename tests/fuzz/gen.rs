@@ -915,7 +915,16 @@ fn statement<S: Src>(src: &mut S, opts: &Options) -> Stmt {
         Norm::Bucket(unit) => format!("B({call}, {unit})"),
         Norm::Absolute(unit) => format!("A({call}, {unit})"),
     };
-    let command = template.split(' ').next().unwrap_or_default().to_string();
+    // The command, with its subcommand when the template fixes one (`OBJECT HELP`): mismatches
+    // are grouped by it.
+    let mut words = template.split(' ');
+    let mut command = words.next().unwrap_or_default().to_string();
+    if let Some(sub) = words
+        .next()
+        .filter(|w| w.chars().all(|c| c.is_ascii_uppercase()))
+    {
+        command = format!("{command} {sub}");
+    }
     Stmt {
         command,
         expr,

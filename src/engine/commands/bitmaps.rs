@@ -174,15 +174,33 @@ fn unit_is_bit(arg: &[u8]) -> Result<bool, Reply> {
 
 fn bitcount(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        // The key is looked up before the range is parsed: a missing key is 0 whatever follows.
+        // Redis 7.0 looks the key up before it parses the range: a missing key is 0 whatever
+        // follows. Later servers parse first (start, end, unit).
+        // Valkey 8.1 and later take `BITCOUNT key start` (to the end of the string).
+        let end_optional = ctx.profile.bitcount_end_optional;
+        if ctx.profile.bit_range_before_lookup {
+            match args.len() {
+                2 => {}
+                3..=5 if args.len() > 3 || end_optional => {
+                    int_arg(&args[2])?;
+                    if let Some(end) = args.get(3) {
+                        int_arg(end)?;
+                    }
+                    if let Some(unit) = args.get(4) {
+                        unit_is_bit(unit)?;
+                    }
+                }
+                _ => return Err(Reply::err(errors::SYNTAX)),
+            }
+        }
         let Some(s) = read_string(ctx, &args[1])? else {
             return Ok(Reply::Int(0));
         };
         let range = match args.len() {
             2 => resolve_range(s.len() as i64, 0, -1, false),
-            4 | 5 => {
+            3..=5 if args.len() > 3 || end_optional => {
                 let start = int_arg(&args[2])?;
-                let end = int_arg(&args[3])?;
+                let end = args.get(3).map_or(Ok(-1), |end| int_arg(end))?;
                 if start < 0 && end < 0 && start > end {
                     return Ok(Reply::Int(0));
                 }
@@ -232,6 +250,22 @@ fn bitpos(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             return Err(Reply::err(BITPOS_BAD_BIT));
         }
         let bit = bit == 1;
+        // As BITCOUNT: later servers parse the range (start, unit, end) before the lookup.
+        if ctx.profile.bit_range_before_lookup {
+            match args.len() {
+                3 => {}
+                4..=6 => {
+                    int_arg(&args[3])?;
+                    if let Some(unit) = args.get(5) {
+                        unit_is_bit(unit)?;
+                    }
+                    if let Some(end) = args.get(4) {
+                        int_arg(end)?;
+                    }
+                }
+                _ => return Err(Reply::err(errors::SYNTAX)),
+            }
+        }
         let Some(s) = read_string(ctx, &args[1])? else {
             return Ok(Reply::Int(if bit { -1 } else { 0 }));
         };

@@ -47,6 +47,10 @@ const SHARED_REFCOUNT: i64 = i32::MAX as i64;
 /// Integers below this are shared objects (`OBJ_SHARED_INTEGERS`).
 const SHARED_INTEGERS: i64 = 10_000;
 
+/// The type names SCAN TYPE knows (`obj_type_name`), for a profile that checks them.
+const SCAN_TYPES: &[&str] = &["string", "list", "set", "zset", "hash", "stream"];
+
+/// Without the `HELP` entry: `help_reply` adds the profile's.
 const OBJECT_HELP: &[&str] = &[
     "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "ENCODING <key>",
@@ -353,7 +357,17 @@ fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
                     .filter(|p| p.as_slice() != b"*")
                     .map(|p| p.as_slice());
             }
-            "type" if has_value => type_name = Some(c_str(&args[i + 1]).to_ascii_lowercase()),
+            "type" if has_value => {
+                let name = c_str(&args[i + 1]).to_ascii_lowercase();
+                // Valkey looks the name up among the types (`getObjectTypeByName`).
+                if ctx.profile.scan_type_checked && !SCAN_TYPES.contains(&name.as_str()) {
+                    return Err(Reply::err(format!(
+                        "ERR unknown type name '{}'",
+                        c_str(&args[i + 1])
+                    )));
+                }
+                type_name = Some(name)
+            }
             _ => return Err(Reply::err(errors::SYNTAX)),
         }
         i += 2;

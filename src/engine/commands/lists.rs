@@ -6,6 +6,9 @@ use crate::engine::keyspace::{ListValue, Value};
 use crate::engine::reply::Reply;
 
 const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
+/// `getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX)` (LPOS RANK from 7.2, LREM from 7.4).
+const LLONG_MIN_OUT_OF_RANGE: &str =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
 const RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
 const COUNT_NEGATIVE: &str = "ERR COUNT can't be negative";
 const MAXLEN_NEGATIVE: &str = "ERR MAXLEN can't be negative";
@@ -234,6 +237,9 @@ fn linsert(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 fn lrem(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
         let count = int_arg(&args[2])?;
+        if count == i64::MIN && ctx.profile.lrem_count_excludes_llong_min {
+            return Err(Reply::err(LLONG_MIN_OUT_OF_RANGE));
+        }
         let key = &args[1];
         let Some(list) = list_mut(ctx, key)? else {
             return Ok(Reply::Int(0));
@@ -308,6 +314,9 @@ fn lpos(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             match opt.as_str() {
                 "rank" => {
                     rank = int_arg(val)?;
+                    if rank == i64::MIN && ctx.profile.lpos_rank_excludes_llong_min {
+                        return Err(Reply::err(LLONG_MIN_OUT_OF_RANGE));
+                    }
                     if rank == 0 {
                         return Err(Reply::err(RANK_ZERO));
                     }

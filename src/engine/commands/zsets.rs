@@ -2,6 +2,7 @@
 
 use super::{errors, flatten, glob_match, int_arg, lower, number, Command, Ctx};
 use crate::engine::keyspace::{SetValue, Value, ZSetValue};
+use crate::engine::profile::{NumberFormat, Profile};
 use crate::engine::reply::{format_double_resp2, Reply};
 use std::collections::HashMap;
 
@@ -500,14 +501,33 @@ fn zrevrank(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten(rank_generic(ctx, args, true))
 }
 
+/// `zrankGenericCommand`. `WITHSCORE` exists where the command table allows a fourth argument
+/// (7.2 and later); it is checked before the key is looked up.
 fn rank_generic(ctx: &mut Ctx, args: &[Vec<u8>], reverse: bool) -> Result<Reply, Reply> {
+    if args.len() > 4 {
+        return Err(Reply::err(errors::wrong_args(&lower(&args[0]))));
+    }
+    let with_score = match args.get(3) {
+        Some(opt) if lower(opt) == "withscore" => true,
+        Some(_) => return Err(Reply::err(errors::SYNTAX)),
+        None => false,
+    };
+    let missing = if with_score {
+        Reply::NilArray
+    } else {
+        Reply::Nil
+    };
     let Some(z) = zset_mut(ctx, &args[1])? else {
-        return Ok(Reply::Nil);
+        return Ok(missing);
     };
     let len = z.len();
-    Ok(match z.rank(&args[2]) {
-        Some(r) => Reply::Int(if reverse { len - 1 - r } else { r } as i64),
-        None => Reply::Nil,
+    let Some(r) = z.rank(&args[2]) else {
+        return Ok(missing);
+    };
+    let rank = Reply::Int(if reverse { len - 1 - r } else { r } as i64);
+    Ok(match z.score(&args[2]) {
+        Some(score) if with_score => Reply::Array(vec![rank, Reply::Double(score)]),
+        _ => rank,
     })
 }
 
@@ -1315,9 +1335,19 @@ pub(super) fn d2string(v: f64) -> String {
     format_double_resp2(v)
 }
 
+/// A listpack's score as ZSCAN returns it: the profile's `d2string` (the shortest text from 7.2
+/// on, whose double replies are `d2string`'s; 7.0's `%.17g` with integers as integers).
+fn listpack_score(profile: &Profile, v: f64) -> String {
+    match profile.double_replies {
+        NumberFormat::ReplyDouble => profile.double_text(v),
+        _ => d2string(v),
+    }
+}
+
 fn zscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
         let cursor = super::hashes::parse_cursor(&args[2])?;
+        let profile = ctx.profile;
         let Some(z) = zset_mut(ctx, &args[1])? else {
             return Ok(Reply::Array(vec![
                 Reply::bulk("0"),
@@ -1347,19 +1377,25 @@ fn zscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         }
         // A listpack answers in one call; a skiplist (a hash table in Redis, whose order we
         // cannot copy) is paged by rank, the cursor being the next rank.
-        let (page, next, text): (Members, u64, fn(f64) -> String) = if z.is_skiplist() {
+        let skiplist = z.is_skiplist();
+        let (page, next): (Members, u64) = if skiplist {
             let start = usize::try_from(cursor).unwrap_or(usize::MAX);
             let end = start.saturating_add(count as usize).min(z.len());
             let next = if end >= z.len() { 0 } else { end as u64 };
-            (owned(z.range(start, end)), next, format_double_resp2)
+            (owned(z.range(start, end)), next)
         } else {
-            (owned(z.iter()), 0, d2string)
+            (owned(z.iter()), 0)
         };
         let mut out = Vec::new();
         for (m, s) in page {
             if pattern.is_none_or(|p| glob_match(p, &m, false)) {
+                let text = if skiplist {
+                    format_double_resp2(s)
+                } else {
+                    listpack_score(profile, s)
+                };
                 out.push(Reply::Bulk(m));
-                out.push(Reply::Bulk(text(s).into_bytes()));
+                out.push(Reply::Bulk(text.into_bytes()));
             }
         }
         Ok(Reply::Array(vec![

@@ -93,7 +93,7 @@ pub unsafe fn push_reply(l: L, reply: &Reply, resp3: bool) {
         Reply::Map(pairs) => {
             ffi::lua_newtable(l);
             ffi::lua_pushstring(l, c"map".as_ptr());
-            ffi::lua_newtable(l);
+            new_reply_table(l, 0, pairs.len());
             for (k, v) in pairs {
                 push_reply(l, k, true);
                 push_reply(l, v, true);
@@ -104,7 +104,7 @@ pub unsafe fn push_reply(l: L, reply: &Reply, resp3: bool) {
         Reply::Set(items) => {
             ffi::lua_newtable(l);
             ffi::lua_pushstring(l, c"set".as_ptr());
-            ffi::lua_newtable(l);
+            new_reply_table(l, 0, items.len());
             for item in items {
                 push_reply(l, item, true);
                 ffi::lua_pushboolean(l, 1);
@@ -133,8 +133,19 @@ pub unsafe fn push_reply(l: L, reply: &Reply, resp3: bool) {
     }
 }
 
+/// The table of an array, map or set reply: sized for its entries up front on a profile that
+/// does so (Valkey's `lua_createtable`), which decides `#t` over nils and the order `pairs` gives.
+unsafe fn new_reply_table(l: L, array: usize, hash: usize) {
+    if super::api::current_profile().presized_reply_tables {
+        let size = |n: usize| c_int::try_from(n).unwrap_or(c_int::MAX);
+        ffi::lua_createtable(l, size(array), size(hash));
+    } else {
+        ffi::lua_newtable(l);
+    }
+}
+
 unsafe fn push_array(l: L, items: &[Reply], resp3: bool) {
-    ffi::lua_newtable(l);
+    new_reply_table(l, items.len(), 0);
     for (i, item) in items.iter().enumerate() {
         ffi::lua_pushnumber(l, (i + 1) as f64);
         push_reply(l, item, resp3);
