@@ -137,6 +137,10 @@ pub struct Profile {
     /// Command replies become Lua tables sized for their entries (`lua_createtable`, Valkey):
     /// `#` of a RESP3 array with nulls and the `pairs` order of maps and sets follow it.
     pub presized_reply_tables: bool,
+    /// `register_function` accepts any name; the names (letters, digits, `_`) and duplicates are
+    /// checked once the library's code has run, without the `Error registering functions: `
+    /// prefix and where no `pcall` can catch them (Valkey's `functionsCreateWithLibraryCtx`).
+    pub function_names_checked_after_load: bool,
 }
 
 /// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
@@ -292,6 +296,7 @@ pub static PROFILES: [Profile; 6] = [
         lrem_count_excludes_llong_min: false,
         scan_type_checked: false,
         presized_reply_tables: false,
+        function_names_checked_after_load: false, // issue 13: Valkey
     },
     Profile {
         id: "redis-7.2",
@@ -336,6 +341,7 @@ pub static PROFILES: [Profile; 6] = [
         lrem_count_excludes_llong_min: false,
         scan_type_checked: false,
         presized_reply_tables: false,
+        function_names_checked_after_load: false, // issue 13: Valkey
     },
     Profile {
         id: "redis-7.4",
@@ -380,6 +386,7 @@ pub static PROFILES: [Profile; 6] = [
         lrem_count_excludes_llong_min: true,
         scan_type_checked: false,
         presized_reply_tables: false,
+        function_names_checked_after_load: false, // issue 13: Valkey
     },
     Profile {
         id: "redis-8.0",
@@ -424,6 +431,7 @@ pub static PROFILES: [Profile; 6] = [
         lrem_count_excludes_llong_min: true,
         scan_type_checked: false,
         presized_reply_tables: false,
+        function_names_checked_after_load: false, // issue 13: Valkey
     },
     Profile {
         id: "valkey-8.1",
@@ -468,6 +476,7 @@ pub static PROFILES: [Profile; 6] = [
         lrem_count_excludes_llong_min: true,
         scan_type_checked: true,
         presized_reply_tables: true,
+        function_names_checked_after_load: true, // issue 13: Valkey
     },
     Profile {
         id: "valkey-9.1",
@@ -512,6 +521,7 @@ pub static PROFILES: [Profile; 6] = [
         lrem_count_excludes_llong_min: true,
         scan_type_checked: true,
         presized_reply_tables: true,
+        function_names_checked_after_load: true, // issue 13: Valkey
     },
 ];
 

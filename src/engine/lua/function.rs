@@ -33,7 +33,13 @@ struct LoadCtx {
     started: Instant,
     /// The API table's name in the profile (`redis`, Valkey's `server`), for the error texts.
     api_table: &'static str,
+    /// Valkey: names are checked after the code ran; the first bad one's error.
+    names_after_load: bool,
+    deferred_error: Option<&'static str>,
 }
+
+/// Valkey's text for a bad function name (Redis 7's says "Library names").
+const BAD_FUNCTION_NAME_TEXT: &str = "Function names can only contain letters, numbers, or underscores(_) and must be at least one character long";
 
 thread_local! {
     /// The load in progress (null outside `FunctionVm::load`).
@@ -176,16 +182,21 @@ impl FunctionVm {
             registered: Vec::new(),
             started: Instant::now(),
             api_table: self.vm.profile().api_table,
+            names_after_load: self.vm.profile().function_names_checked_after_load,
+            deferred_error: None,
         };
         LOADING.with(|c| c.set(&mut ctx));
         ffi::lua_sethook(l, Some(load_hook), ffi::LUA_MASKCOUNT, 100_000);
         let status = ffi::lua_pcall(l, 0, 0, 0);
         LOADING.with(|c| c.set(std::ptr::null_mut()));
-        if status == 0 {
+        if status == 0 && ctx.deferred_error.is_none() {
             return Ok(ctx.registered);
         }
         for f in &ctx.registered {
             ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, f.function_ref);
+        }
+        if let (0, Some(error)) = (status, ctx.deferred_error) {
+            return Err(error.to_string());
         }
         Err(format!(
             "Error registering functions: {}",
@@ -337,6 +348,16 @@ unsafe extern "C-unwind" fn register_function(l: L) -> c_int {
         };
         if let Some(error) = error {
             ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, function_ref);
+            if (*ctx).names_after_load {
+                // Valkey: the library runs on; the first bad name fails the load afterwards.
+                let deferred = if error == BAD_NAME_TEXT {
+                    BAD_FUNCTION_NAME_TEXT
+                } else {
+                    error
+                };
+                (*ctx).deferred_error.get_or_insert(deferred);
+                return Ok(0);
+            }
             return Err(raise(l, error));
         }
         registered.push(Registered {
