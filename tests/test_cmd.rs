@@ -538,3 +538,85 @@ fn server_never_sends_writing_cases_to_a_replica() {
         "{xml}"
     );
 }
+
+/// `--server` on a function library: its cases FCALL the server's own library when it holds the
+/// file's code (nothing is loaded by the test run); a writing function only with --yes.
+#[test]
+fn server_runs_a_library_s_cases_with_fcall_of_the_server_s_library() {
+    let Some(server) = common::RedisServer::start() else {
+        return;
+    };
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let mut conn = server.connect();
+    let dir = scratch("server-library");
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let code = std::fs::read_to_string(samples.join("counter_library.lua")).unwrap();
+    std::fs::write(dir.join("counter_library.lua"), &code).unwrap();
+    std::fs::copy(
+        samples.join("counter_library.test.toml"),
+        dir.join("counter_library.test.toml"),
+    )
+    .unwrap();
+    let run = |yes: bool| {
+        let mut args = vec!["test", "--server", &url, "--db", "9"];
+        if yes {
+            args.push("--yes");
+        }
+        let out = evalbench_in(&dir, &args);
+        (out.status.code(), without_times(&stdout_of(&out)))
+    };
+    let header = |yes: bool| {
+        format!(
+            "server: redis 7.0.15 127.0.0.1:{}, scratch db 9{}\ncounter_library.test.toml\n",
+            server.port,
+            if yes { ", writes allowed (--yes)" } else { "" }
+        )
+    };
+    let skipped = |why: &str| {
+        format!(
+            "  skip    the sidecar run: counter_incr adds to the counter\n          not run on the server: {why}\n  skip    counter_incr is refused by FCALL_RO (it writes)\n          not run on the server: {why}\n0 cases: 0 passed, 0 failed, 2 not run on the server"
+        )
+    };
+
+    // Not loaded on the server: nothing is sent, and nothing is loaded.
+    let (status, text) = run(true);
+    assert_eq!(
+        text,
+        header(true) + &skipped("the server has no function counter_incr: load the library first with `evalbench function load` (a write to the whole server)")
+    );
+    assert_eq!(status, Some(0));
+    assert_eq!(
+        format!("{:?}", conn.cmd(&["FUNCTION", "LIST"])),
+        "Array([])"
+    );
+
+    // Loaded with other code: not sent either.
+    let other = code.replace("-- A function library", "-- An older function library");
+    conn.cmd(&["FUNCTION", "LOAD", &other]);
+    let (_, text) = run(true);
+    assert_eq!(
+        text,
+        header(true) + &skipped("the server's library 'counters' holding counter_incr has other code than the file: load the file first with `evalbench function load --replace` (a write to the whole server)")
+    );
+
+    // The file's code: without --yes a function that may write is not sent; with it, FCALL and
+    // FCALL_RO on the scratch db, the server's own replies.
+    conn.cmd(&["FUNCTION", "LOAD", "REPLACE", &code]);
+    let (_, text) = run(false);
+    assert_eq!(
+        text,
+        header(false)
+            + &skipped(
+                "the function counter_incr is not flagged no-writes: give --yes to run it on the scratch db"
+            )
+    );
+    let (status, text) = run(true);
+    assert_eq!(
+        text,
+        header(true)
+            + "  ok      the sidecar run: counter_incr adds to the counter\n  ok      counter_incr is refused by FCALL_RO (it writes)\n2 cases: 2 passed, 0 failed"
+    );
+    assert_eq!(status, Some(0));
+    conn.cmd(&["SELECT", "9"]);
+    assert_eq!(format!("{:?}", conn.cmd(&["DBSIZE"])), "Int(0)");
+}

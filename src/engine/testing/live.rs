@@ -1,14 +1,17 @@
 //! `evalbench test --server`: a test file's cases run on a live server, each on an empty scratch
 //! database (`--db N`), guarded as runs are: a case that writes (it has a seed, or its sandbox run
 //! wrote) runs only with consent (`--yes`), never on a replica; a case without consent is sent as
-//! EVAL_RO, so the server itself refuses a write the sandbox did not foresee. The scratch database
+//! EVAL_RO, so the server itself refuses a write the sandbox did not foresee. A function library's
+//! cases FCALL the server's own library when it holds exactly the file's code (FCALL_RO without
+//! consent, so only a `no-writes` function runs then); nothing is loaded. The scratch database
 //! must be empty before each case; everything in it is removed after each case.
 
 use super::{check, CaseResult, Failure, TestCase};
 use crate::engine::keyspace::{keyspace_from_json_value, Db, Value};
 use crate::engine::live::copy::{copy_keys, CopyLimits};
+use crate::engine::live::fcall::{send_fcall, server_function, ServerFunction};
 use crate::engine::live::{LiveBackend, LiveError, WriteMode};
-use crate::engine::{Reply, RunRequest};
+use crate::engine::{FunctionCall, Reply, RunRequest};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// At most this many keys are read back from the scratch database after a run.
@@ -36,18 +39,41 @@ pub fn run_case_live(
     dry_run: &CaseResult,
     allow_writes: bool,
 ) -> Result<LiveCase, LiveError> {
-    if function.is_some() {
-        return Ok(LiveCase::Skipped(
-            "FCALL on a live server is not supported yet: this case runs in the sandbox only"
-                .into(),
-        ));
-    }
+    // A function library: the server's own library must hold exactly this code (loading it is a
+    // write to every database of the server, which a test never does by itself).
+    let function = match function {
+        None => None,
+        Some(name) => match server_function(live, name)? {
+            Some(f) if f.code == script => Some(f),
+            Some(f) => {
+                return Ok(LiveCase::Skipped(format!(
+                    "the server's library '{}' holding {name} has other code than the file: load the file first with `evalbench function load --replace` (a write to the whole server)",
+                    f.library
+                )))
+            }
+            None => {
+                return Ok(LiveCase::Skipped(format!(
+                    "the server has no function {name}: load the library first with `evalbench function load` (a write to the whole server)"
+                )))
+            }
+        },
+    };
     if case.steps.iter().any(|s| s.advance_ms > 0) {
         return Ok(LiveCase::Skipped(
             "it moves the clock (advance_ms), which a live server's clock cannot do".into(),
         ));
     }
     let writes = case_writes(case, dry_run);
+    if let Some(f) = function
+        .as_ref()
+        .filter(|f| !f.no_writes() && !allow_writes)
+    {
+        // FCALL_RO of it would be refused by the server, whatever it does.
+        return Ok(LiveCase::Skipped(format!(
+            "the function {} is not flagged no-writes: give --yes to run it on the scratch db",
+            f.name
+        )));
+    }
     if writes && !allow_writes {
         return Ok(LiveCase::Skipped(
             "it writes (its seed, or its script in the sandbox): give --yes to run it on the scratch db".into(),
@@ -67,7 +93,7 @@ pub fn run_case_live(
             if keys.len() >= MAX_KEYS { " or more" } else { "" }
         )));
     }
-    let result = run_steps(live, script, case, allow_writes);
+    let result = run_steps(live, script, function.as_ref(), case, allow_writes);
     // Whatever happened, the scratch db is left empty.
     let cleaned = clear(live);
     let result = result?;
@@ -78,6 +104,7 @@ pub fn run_case_live(
 fn run_steps(
     live: &mut LiveBackend,
     script: &[u8],
+    function: Option<&ServerFunction>,
     case: &TestCase,
     allow_writes: bool,
 ) -> Result<CaseResult, LiveError> {
@@ -117,7 +144,19 @@ fn run_steps(
         };
         let mut report = None;
         for _ in 0..step.repeat {
-            let r = live.run(&request, mode)?;
+            let r = match function {
+                Some(f) => {
+                    let call = FunctionCall {
+                        name: f.name.clone(),
+                        keys: request.keys.clone(),
+                        argv: request.argv.clone(),
+                        protocol: request.protocol,
+                        read_only: step.read_only,
+                    };
+                    send_fcall(live, &call, f, mode == WriteMode::ReadOnly)?
+                }
+                None => live.run(&request, mode)?,
+            };
             result.runs += 1;
             result.elapsed_ns += r.elapsed_ns;
             report = Some(r);
