@@ -467,7 +467,7 @@ fn shortest(d: f64, out: &mut Vec<u8>) {
     const EXACT: f64 = 9_007_199_254_740_992.0;
     if a.fract() == 0.0 && a < EXACT {
         let n = a as u64;
-        if n % 100_000_000 != 0 {
+        if !n.is_multiple_of(100_000_000) {
             out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
             return;
         }
