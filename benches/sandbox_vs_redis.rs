@@ -5,8 +5,10 @@
 //! restore its fixture (not counted: only EVALSHA's time is). The sandbox's time is the median
 //! of timed runs on one VM, the keyspace reset to the seed before each run outside the timing.
 //! Also: the stop latency of `while true do end` after the busy threshold.
-//! Prints a table of ratios and their geometric means (tracing on and off); criterion benchmarks
-//! of each sample follow. `cargo bench --bench sandbox_vs_redis`; needs redis-server on PATH.
+//! Rounds (a warm-up round, then 31, or 11 with `EVALBENCH_BENCH_QUICK=1`) each measure every
+//! sample on both sides. Prints a table of ratios (medians over the rounds) and their geometric
+//! means (tracing on and off), the spread of the rounds' geometric means (min / median / max),
+//! the load average and whether the process is pinned; criterion benchmarks of each sample follow. `cargo bench --bench sandbox_vs_redis`; needs redis-server on PATH.
 //! `EVALBENCH_PROFILE=valkey-9.1` measures that profile's sandbox against that server (installed by
 //! `.ci/install-servers`).
 
@@ -164,6 +166,46 @@ fn stop_latency_ms(profile: &'static Profile, threshold_ms: u64, runs: usize) ->
     (late[late.len() / 2], late[late.len() - 1])
 }
 
+/// The 1-minute load average (/proc/loadavg), to print beside the figures.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// CPUs this process may run on (1 when pinned with `taskset -c N`).
+fn cpus_allowed() -> usize {
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return 0;
+        }
+        libc::CPU_COUNT(&set) as usize
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn min(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+fn max(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// One sample's figures over the rounds.
+#[derive(Default)]
+struct Rounds {
+    redis: Vec<f64>,
+    on: Vec<f64>,
+    off: Vec<f64>,
+}
+
 fn main() {
     let profile_id = std::env::var("EVALBENCH_PROFILE").unwrap_or_else(|_| "redis-7.0".into());
     let profile = Profile::by_id(&profile_id).unwrap_or_else(|e| panic!("{e}"));
@@ -171,64 +213,96 @@ fn main() {
         eprintln!("the server of profile {profile_id} is needed for this benchmark");
         return;
     };
-    println!("profile {profile_id}");
+    let load_before = load_average();
+    let cpus = cpus_allowed();
+    println!(
+        "profile {profile_id}, load average {load_before}, {cpus} CPU(s) allowed{}",
+        if cpus == 1 {
+            " (pinned)"
+        } else {
+            "; for steadier figures pin the bench and its server to one CPU: taskset -c 1 (README, Benchmarks)"
+        }
+    );
     let mut conn = server.connect();
     let samples = samples();
     let quick = std::env::var("EVALBENCH_BENCH_QUICK").is_ok();
     let (batches, per_batch, runs, rounds) = if quick {
-        (2, 50, 300, 3)
+        (2, 50, 300, 11)
     } else {
-        (4, 200, 2000, 11)
+        (4, 200, 2000, 31)
     };
 
-    // This machine is shared and noisy: each round measures Redis and the sandbox back to back, and
-    // the figures reported are the medians over the rounds.
+    // This machine is shared and noisy. Each round measures every sample, Redis and the sandbox
+    // back to back, so a round is the whole suite at one moment; a first round warms both sides
+    // up (caches, allocator, the server's script cache) and is not counted. Figures: medians over
+    // the rounds, and the spread of the rounds' geometric means.
+    let mut sandboxes: Vec<(Sandbox, Db)> = samples
+        .iter()
+        .map(|sample| {
+            let mut sandbox = Sandbox::new();
+            sandbox.set_profile(profile);
+            let seed_db = keyspace_from_json(&sample.seed.to_string(), sandbox.now_ms())
+                .expect("sample seed");
+            (sandbox, seed_db)
+        })
+        .collect();
+    let mut figures: Vec<Rounds> = samples.iter().map(|_| Rounds::default()).collect();
+    for round in 0..=rounds {
+        for ((sample, (sandbox, seed_db)), figures) in
+            samples.iter().zip(&mut sandboxes).zip(&mut figures)
+        {
+            let r = redis_usec_per_call(&mut conn, sample, batches, per_batch);
+            sandbox.config.tracing = true;
+            let t_on = sandbox_usec(sandbox, sample, seed_db, runs);
+            sandbox.config.tracing = false;
+            let t_off = sandbox_usec(sandbox, sample, seed_db, runs);
+            if round > 0 {
+                figures.redis.push(r);
+                figures.on.push(t_on);
+                figures.off.push(t_off);
+            }
+        }
+    }
+
     println!(
         "\n{:<22} {:>10} {:>12} {:>8} {:>12} {:>8}   (medians of {rounds} interleaved rounds)",
         "script", "redis µs", "sandbox µs", "ratio", "no-trace µs", "ratio"
     );
+    let ratios = |side: &[f64], redis: &[f64]| -> Vec<f64> {
+        side.iter().zip(redis).map(|(s, r)| s / r).collect()
+    };
     let (mut ratios_on, mut ratios_off) = (Vec::new(), Vec::new());
     let (mut best_on, mut best_off) = (Vec::new(), Vec::new());
-    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    for sample in &samples {
-        let mut sandbox = Sandbox::new();
-        sandbox.set_profile(profile);
-        let seed_db =
-            keyspace_from_json(&sample.seed.to_string(), sandbox.now_ms()).expect("sample seed");
-        let (mut redis, mut on, mut off, mut r_on, mut r_off) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..rounds {
-            let r = redis_usec_per_call(&mut conn, sample, batches, per_batch);
-            sandbox.config.tracing = true;
-            let t_on = sandbox_usec(&mut sandbox, sample, &seed_db, runs);
-            sandbox.config.tracing = false;
-            let t_off = sandbox_usec(&mut sandbox, sample, &seed_db, runs);
-            redis.push(r);
-            on.push(t_on);
-            off.push(t_off);
-            r_on.push(t_on / r);
-            r_off.push(t_off / r);
-        }
-        let (ratio_on, ratio_off) = (median(r_on), median(r_off));
+    for (sample, f) in samples.iter().zip(&figures) {
+        let (ratio_on, ratio_off) = (
+            median(ratios(&f.on, &f.redis)),
+            median(ratios(&f.off, &f.redis)),
+        );
         // Best of the rounds on each side: the estimator least moved by other load on the machine.
-        best_on.push(min(&on) / min(&redis));
-        best_off.push(min(&off) / min(&redis));
+        best_on.push(min(&f.on) / min(&f.redis));
+        best_off.push(min(&f.off) / min(&f.redis));
         println!(
             "{:<22} {:>10.2} {:>12.2} {:>8.2} {:>12.2} {:>8.2}",
             sample.name,
-            median(redis),
-            median(on),
+            median(f.redis.clone()),
+            median(f.on.clone()),
             ratio_on,
-            median(off),
+            median(f.off.clone()),
             ratio_off
         );
         ratios_on.push(ratio_on);
         ratios_off.push(ratio_off);
     }
+    // Each round's geometric mean over the samples: how far one run of the suite may land.
+    let per_round = |side: fn(&Rounds) -> &Vec<f64>| -> Vec<f64> {
+        (0..rounds)
+            .map(|r| {
+                let ratios: Vec<f64> = figures.iter().map(|f| side(f)[r] / f.redis[r]).collect();
+                geometric_mean(&ratios)
+            })
+            .collect()
+    };
+    let (rounds_on, rounds_off) = (per_round(|f| &f.on), per_round(|f| &f.off));
     println!(
         "geometric mean sandbox/redis: tracing on {:.2}, tracing off {:.2} ({} scripts, medians of per-round ratios)",
         geometric_mean(&ratios_on),
@@ -236,17 +310,32 @@ fn main() {
         samples.len()
     );
     println!(
+        "geometric mean sandbox/redis per round (min / median / max of {rounds}): tracing on {:.2} / {:.2} / {:.2}, tracing off {:.2} / {:.2} / {:.2}",
+        min(&rounds_on),
+        median(rounds_on.clone()),
+        max(&rounds_on),
+        min(&rounds_off),
+        median(rounds_off.clone()),
+        max(&rounds_off)
+    );
+    println!(
         "geometric mean sandbox/redis: tracing on {:.2}, tracing off {:.2} (best of {rounds} rounds on each side)",
         geometric_mean(&best_on),
         geometric_mean(&best_off)
     );
     let (median, worst) = stop_latency_ms(profile, 100, if quick { 5 } else { 20 });
-    println!("while-true stop latency after a 100 ms threshold: median {median:.3} ms, worst {worst:.3} ms\n");
+    println!("while-true stop latency after a 100 ms threshold: median {median:.3} ms, worst {worst:.3} ms");
+    println!(
+        "load average {load_before} before, {} after\n",
+        load_average()
+    );
 
+    // Quick: a glance at each sample (the ratios above are the figures this bench is for).
+    let (measure, warm_up) = if quick { (300, 100) } else { (2000, 500) };
     let mut criterion = Criterion::default()
         .configure_from_args()
-        .measurement_time(Duration::from_secs(2))
-        .warm_up_time(Duration::from_millis(500));
+        .measurement_time(Duration::from_millis(measure))
+        .warm_up_time(Duration::from_millis(warm_up));
     let mut group = criterion.benchmark_group("sandbox");
     for sample in &samples {
         let mut sandbox = Sandbox::new();

@@ -2,10 +2,13 @@
 //! runs N times (default 20) with a 100 ms threshold; prints the median, p99 and worst time past
 //! the threshold.
 //!
-//! `cargo run --release --example stop_latency [RUNS] [NAME-FILTER]`; with STOP_LATENCY_TIMELINE=1
+//! `cargo run --release --example stop_latency [RUNS] [NAME-FILTER]`; `EVALBENCH_PROFILE=ID` runs
+//! the loops in that server profile (default redis-7.0; `all`: each profile in turn, issue 12);
+//! with STOP_LATENCY_TIMELINE=1
 //! each run's deadline and end (CLOCK_MONOTONIC) go to stderr, to match with
 //! `perf record -k CLOCK_MONOTONIC -g` samples (`perf script`) of the late part.
 
+use evalbench::engine::profile::{Profile, PROFILES};
 use evalbench::engine::report::Outcome;
 use evalbench::engine::{RunRequest, Sandbox};
 
@@ -29,7 +32,6 @@ const LOOPS: &[(&str, &str)] = &[
 ];
 
 fn main() {
-    const THRESHOLD_MS: u64 = 100;
     let mut args = std::env::args().skip(1);
     let runs: usize = args
         .next()
@@ -39,10 +41,32 @@ fn main() {
     let filter = args.next().unwrap_or_default();
     // Each run's deadline and end on CLOCK_MONOTONIC (stderr), to read a perf profile of the late part.
     let timeline = std::env::var_os("STOP_LATENCY_TIMELINE").is_some();
-    for (name, script) in LOOPS.iter().filter(|(n, _)| n.contains(filter.as_str())) {
+    let wanted = std::env::var("EVALBENCH_PROFILE").unwrap_or_else(|_| "redis-7.0".into());
+    let profiles: Vec<&'static Profile> = if wanted == "all" {
+        PROFILES.iter().collect()
+    } else {
+        match Profile::by_id(&wanted) {
+            Ok(p) => vec![p],
+            Err(e) => {
+                eprintln!("stop_latency: EVALBENCH_PROFILE: {e}");
+                std::process::exit(2);
+            }
+        }
+    };
+    for profile in profiles {
+        println!("profile {}", profile.id);
+        measure(profile, runs, &filter, timeline);
+    }
+}
+
+/// Each loop `runs` times in `profile`, with the median, p99 and worst time past the threshold.
+fn measure(profile: &'static Profile, runs: usize, filter: &str, timeline: bool) {
+    const THRESHOLD_MS: u64 = 100;
+    for (name, script) in LOOPS.iter().filter(|(n, _)| n.contains(filter)) {
         let mut late: Vec<f64> = (0..runs)
             .map(|_| {
                 let mut sandbox = Sandbox::new();
+                sandbox.set_profile(profile);
                 sandbox.config.busy_threshold_ms = THRESHOLD_MS;
                 let start = monotonic_ns();
                 let report = sandbox.run(&RunRequest::new(*script));

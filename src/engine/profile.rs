@@ -607,11 +607,10 @@ pub fn ids() -> String {
 
 /// Write `d` as `format` says.
 pub fn format_number(format: NumberFormat, d: f64, out: &mut Vec<u8>) {
-    use std::io::Write as _;
     match format {
         NumberFormat::Printf17g => {
             if d.fract() == 0.0 && d != 0.0 && d.abs() < 1e15 {
-                let _ = write!(out, "{}", d as i64);
+                push_integer(d as i64, out);
             } else {
                 out.extend_from_slice(crate::engine::reply::format_g(d, 17).as_bytes());
             }
@@ -629,12 +628,17 @@ pub fn format_number(format: NumberFormat, d: f64, out: &mut Vec<u8>) {
             // Redis's `double2ll`: integral and within ±LLONG_MAX/2 (which is 2^62 as a double).
             const LIMIT: f64 = 4_611_686_018_427_387_904.0;
             if d.fract() == 0.0 && (-LIMIT..=LIMIT).contains(&d) {
-                let _ = write!(out, "{}", d as i64);
+                push_integer(d as i64, out);
             } else {
                 shortest(d, out)
             }
         }
     }
+}
+
+/// `n` in decimal (itoa: no formatter, no allocation; this runs for every number a script passes).
+fn push_integer(n: i64, out: &mut Vec<u8>) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// The shortest digits that read back as `d`, laid out as `fpconv_dtoa` does: plain digits for
@@ -657,6 +661,22 @@ fn shortest(d: f64, out: &mut Vec<u8>) {
         out.push(b'0');
         return;
     }
+    // An integer below 2^53 with at most 7 trailing zeros: its shortest digits are its own digits
+    // (every integer there is a double, so no shorter text reads back the same), laid out plain.
+    // Scripts mostly pass such numbers; this skips the formatting below (issue 12, speed).
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    if a.fract() == 0.0 && a < EXACT {
+        let n = a as u64;
+        if !n.is_multiple_of(100_000_000) {
+            out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+            return;
+        }
+    }
+    shortest_general(a, out)
+}
+
+/// `shortest` of a positive finite `a`, from Rust's shortest round-trip digits.
+fn shortest_general(a: f64, out: &mut Vec<u8>) {
     // Rust's `{:e}` gives the shortest round-trip digits: `1.2345e-7`.
     let sci = format!("{a:e}");
     let (mantissa, exp) = sci.split_once('e').expect("exponent");
@@ -759,6 +779,41 @@ mod tests {
         assert_eq!(text(ReplyDouble, 1e17), "100000000000000000");
         assert_eq!(text(ReplyDouble, 0.1), "0.1");
         assert_eq!(text(Shortest, f64::NEG_INFINITY), "-inf");
+    }
+
+    /// The integer fast path of `shortest` writes what the general layout writes.
+    #[test]
+    fn shortest_integers_match_the_general_layout() {
+        let mut values: Vec<f64> = vec![1.0, 9.0, 10.0, 1e7, 1e8, 1.2e8, 99999999.0, 1e15 + 1.0];
+        values.extend([
+            2f64.powi(53) - 1.0,
+            2f64.powi(53) - 2.0,
+            2f64.powi(52) + 1.0,
+        ]);
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..20_000 {
+            // xorshift: integers of every length up to 2^53, some with trailing zeros.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = (x % 16) as i32 + 1;
+            let n = (x >> 11) % 10u64.pow(digits as u32);
+            values.push((n.max(1) * 10u64.pow((x >> 60) as u32 % 4)) as f64);
+        }
+        for d in values.into_iter().filter(|d| *d < 2f64.powi(53)) {
+            for v in [d, -d] {
+                let mut general = Vec::new();
+                if v < 0.0 {
+                    general.push(b'-');
+                }
+                shortest_general(v.abs(), &mut general);
+                assert_eq!(
+                    text(NumberFormat::Shortest, v),
+                    String::from_utf8(general).unwrap(),
+                    "{v}"
+                );
+            }
+        }
     }
 
     #[test]

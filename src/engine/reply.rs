@@ -672,7 +672,15 @@ fn bytes_json(kind: &str, bytes: &[u8]) -> Json {
 
 /// redis-cli's quoting of a bulk string (`sdscatrepr`).
 pub fn quote_bytes(bytes: &[u8]) -> String {
-    let mut out = String::from("\"");
+    let mut out = String::with_capacity(bytes.len() + 2);
+    quote_bytes_into(bytes, &mut out);
+    out
+}
+
+/// `quote_bytes` appended to `out` (no String of its own: the run's reply preview calls it per value).
+pub fn quote_bytes_into(bytes: &[u8], out: &mut String) {
+    out.reserve(bytes.len() + 2);
+    out.push('"');
     for &b in bytes {
         match b {
             b'\\' => out.push_str("\\\\"),
@@ -683,11 +691,15 @@ pub fn quote_bytes(bytes: &[u8]) -> String {
             7 => out.push_str("\\a"),
             8 => out.push_str("\\b"),
             0x20..=0x7e => out.push(b as char),
-            _ => out.push_str(&format!("\\x{b:02x}")),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.push_str("\\x");
+                out.push(HEX[usize::from(b >> 4)] as char);
+                out.push(HEX[usize::from(b & 15)] as char);
+            }
         }
     }
     out.push('"');
-    out
 }
 
 /// Parse one RESP2/RESP3 reply from `input`; returns the reply and the bytes consumed,
@@ -839,6 +851,18 @@ mod tests {
         assert_eq!(format_g(0.1, 14), "0.1");
         assert_eq!(format_g(-0.0, 17), "-0");
         assert_eq!(format_g(100000000.0, 17), "100000000");
+    }
+
+    /// redis-cli's `sdscatrepr` layout, written straight into the caller's buffer.
+    #[test]
+    fn quote_bytes_escapes_as_redis_cli() {
+        assert_eq!(
+            quote_bytes(b"a\"b\\c\n\r\t\x07\x08\x00\x1f\x7f\xff~"),
+            r#""a\"b\\c\n\r\t\a\b\x00\x1f\x7f\xff~""#
+        );
+        let mut out = String::from("{");
+        quote_bytes_into(b"k\x01", &mut out);
+        assert_eq!(out, r#"{"k\x01""#);
     }
 
     #[test]

@@ -251,7 +251,7 @@ impl Sandbox {
                 .then(|| started + Duration::from_millis(self.config.busy_threshold_ms)),
             tracing: self.config.tracing,
             snapshots_enabled: self.config.snapshots,
-            ..RunScratch::with_cancel(cancel)
+            ..RunScratch::idle(cancel, started)
         };
         api::set_current_core(&mut *self.core);
         // Under the debugger the call stops and may be replayed (engine/debug/hook.rs).
@@ -321,7 +321,7 @@ impl Sandbox {
         vm.after_run();
         let cancel = self.core.run.cancel.clone();
         cancel.store(false, Ordering::Relaxed);
-        let run = std::mem::replace(&mut self.core.run, RunScratch::with_cancel(cancel));
+        let run = std::mem::replace(&mut self.core.run, RunScratch::idle(cancel, started));
         unsafe {
             mlua::ffi::lua_sethook(
                 vm.state(),

@@ -136,13 +136,15 @@ impl Db {
 
     /// Drop every expired key.
     pub fn purge_expired(&mut self, now_ms: i64) {
-        self.entries.retain(|_, e| Self::is_live(e, now_ms));
-        // Expired hash fields go too (issue 12).
-        for e in self.entries.values_mut() {
-            if let Value::Hash(h) = &mut e.value {
+        // One pass (this runs before every run): a live key stays, minus its expired hash fields
+        // (issue 12).
+        self.entries.retain(|_, e| {
+            let live = Self::is_live(e, now_ms);
+            if let (true, Value::Hash(h)) = (live, &mut e.value) {
                 h.purge_expired(now_ms);
             }
-        }
+            live
+        });
     }
 
     pub fn get(&self, key: &[u8], now_ms: i64) -> Option<&Entry> {

@@ -617,8 +617,8 @@ unsafe fn describe_into(l: L, idx: c_int, depth: usize, out: &mut String) {
         ffi::LUA_TNUMBER => {
             let d = ffi::lua_tonumber(l, idx);
             if d.fract() == 0.0 && d != 0.0 && d.abs() < 1e14 {
-                use std::fmt::Write as _;
-                let _ = write!(out, "{}", d as i64);
+                // itoa: no formatter on this per-run path (issue 12, speed).
+                out.push_str(itoa::Buffer::new().format(d as i64));
             } else {
                 out.push_str(&lua_number_text(d));
             }
@@ -627,7 +627,7 @@ unsafe fn describe_into(l: L, idx: c_int, depth: usize, out: &mut String) {
             // Quote what the description can show, not the whole of a 50 MB string.
             let bytes = raw::to_bytes(l, idx).unwrap_or_default();
             let shown = &bytes[..bytes.len().min(DESCRIBE_MAX_LEN)];
-            out.push_str(&crate::engine::reply::quote_bytes(shown));
+            crate::engine::reply::quote_bytes_into(shown, out);
             if shown.len() < bytes.len() {
                 out.push_str(&format!(
                     "… ({} bytes)",
