@@ -306,14 +306,7 @@ pub fn guarded_fcall(
 }
 
 fn plain(report: RunReport, before: Db, after: Db, dry_run_ns: Option<u64>) -> GuardedRun {
-    GuardedRun {
-        report,
-        before,
-        after,
-        question: None,
-        sent: false,
-        dry_run_ns,
-    }
+    GuardedRun::not_sent(report, before, after, dry_run_ns)
 }
 
 fn guarded_fcall_inner(
@@ -451,32 +444,7 @@ fn guarded_fcall_inner(
             );
         }
         if !found.is_empty() {
-            let question = Question {
-                consent: Consent {
-                    writes: !read_only,
-                    slow: found
-                        .iter()
-                        .any(|c| matches!(c, Concern::Incomplete { .. } | Concern::Slow { .. })),
-                    unchecked: false,
-                    dry_run: Some(Box::new(dry.report.clone())),
-                },
-                concerns: found,
-            };
-            let mut report = dry.report;
-            report.reply = Reply::Error(format!(
-                "evalbench: not sent to the live server yet: {} (the trace and keyspace diff are the dry run's)",
-                question
-                    .concerns
-                    .iter()
-                    .map(describe_concern)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ));
-            report.outcome = Outcome::Refused;
-            return GuardedRun {
-                question: Some(question),
-                ..plain(report, dry.before, dry.after, dry_ns)
-            };
+            return GuardedRun::asking(dry, found, !read_only);
         }
         (dry.before, Some(dry.report))
     };

@@ -5,7 +5,7 @@
 //! it: before the script reaches the server nothing is sent; once it is there, SCRIPT KILL is sent.
 
 use super::copy::{copy_keys, CopyError, CopyLimits};
-use super::guard::{dry_run_with, explain_with_dry_run};
+use super::guard::{dry_run_with, explain_with_dry_run, DryRun};
 use super::{LiveBackend, LiveError, Target, WriteMode};
 use crate::engine::keyspace::Db;
 use crate::engine::reply::Reply;
@@ -368,6 +368,57 @@ pub struct GuardedRun {
     pub dry_run_ns: Option<u64>,
 }
 
+impl GuardedRun {
+    /// Nothing sent: `report` says why.
+    pub(crate) fn not_sent(
+        report: RunReport,
+        before: Db,
+        after: Db,
+        dry_run_ns: Option<u64>,
+    ) -> GuardedRun {
+        GuardedRun {
+            report,
+            before,
+            after,
+            question: None,
+            sent: false,
+            dry_run_ns,
+        }
+    }
+
+    /// Nothing sent: the dry run raised `concerns`, and the question asks for consent (`writes`:
+    /// y allows writes). The report is the dry run's, its reply saying what waits.
+    pub(crate) fn asking(dry: DryRun, concerns: Vec<Concern>, writes: bool) -> GuardedRun {
+        let dry_ns = Some(dry.report.elapsed_ns);
+        let question = Question {
+            consent: Consent {
+                writes,
+                slow: concerns
+                    .iter()
+                    .any(|c| matches!(c, Concern::Incomplete { .. } | Concern::Slow { .. })),
+                unchecked: false,
+                dry_run: Some(Box::new(dry.report.clone())),
+            },
+            concerns,
+        };
+        let mut report = dry.report;
+        report.reply = Reply::Error(format!(
+            "evalbench: not sent to the live server yet: {} (the trace and keyspace diff are the dry run's)",
+            question
+                .concerns
+                .iter()
+                .map(describe_concern)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+        report.outcome = Outcome::Refused;
+        GuardedRun {
+            question: Some(question),
+            ..GuardedRun::not_sent(report, dry.before, dry.after, dry_ns)
+        }
+    }
+}
+
 /// Run `request` on the live server behind the guard. `control` must have been `begin`-ed; the
 /// run leaves it Idle.
 pub fn guarded_run(
@@ -478,32 +529,8 @@ fn guarded_run_inner(
         }
         let found = concerns(&dry.report, &dry.writes, threshold, memory_limit);
         if !found.is_empty() {
-            let question = Question {
-                consent: Consent {
-                    writes: !dry.writes.is_empty(),
-                    slow: found
-                        .iter()
-                        .any(|c| matches!(c, Concern::Incomplete { .. } | Concern::Slow { .. })),
-                    unchecked: false,
-                    dry_run: Some(Box::new(dry.report.clone())),
-                },
-                concerns: found,
-            };
-            let mut report = dry.report;
-            report.reply = Reply::Error(format!(
-                "evalbench: not sent to the live server yet: {} (the trace and keyspace diff are the dry run's)",
-                question
-                    .concerns
-                    .iter()
-                    .map(describe_concern)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ));
-            report.outcome = Outcome::Refused;
-            return GuardedRun {
-                question: Some(question),
-                ..plain(report, dry.before, dry.after, dry_ns)
-            };
+            let writes = !dry.writes.is_empty();
+            return GuardedRun::asking(dry, found, writes);
         }
         (dry.before, Some(dry.report))
     };
