@@ -133,18 +133,7 @@ pub fn run_live_fcall(
     control.begin(&call.keys);
     let run = guarded_fcall(live, &call, consent, control, now);
     let kill = control.kill_answer(std::time::Duration::from_secs(3));
-    RunResult {
-        id,
-        request,
-        report: run.report,
-        before: run.before,
-        after: run.after,
-        now_ms: now,
-        question: run.question,
-        live: run.sent,
-        dry_run_ns: run.dry_run_ns,
-        kill,
-    }
+    RunResult::of_guarded(id, request, run, now, kill)
 }
 
 /// The guard asked about a live FCALL: the dialog names FCALL/FCALL_RO and the function.

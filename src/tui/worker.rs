@@ -170,17 +170,31 @@ pub fn run_live(
     let run = guarded_run(live, &request, consent, control, now);
     // The answer of a SCRIPT KILL sent while the script ran, in words (it comes from another thread).
     let kill = control.kill_answer(KILL_ANSWER_WAIT);
-    RunResult {
-        id,
-        request,
-        report: run.report,
-        before: run.before,
-        after: run.after,
-        now_ms: now,
-        question: run.question,
-        live: run.sent,
-        dry_run_ns: run.dry_run_ns,
-        kill,
+    RunResult::of_guarded(id, request, run, now, kill)
+}
+
+impl RunResult {
+    /// The result of a guarded live run (a script, or a function's FCALL), with what SCRIPT KILL
+    /// or FUNCTION KILL answered when the user stopped it.
+    pub fn of_guarded(
+        id: u64,
+        request: RunRequest,
+        run: crate::engine::live::guarded::GuardedRun,
+        now_ms: i64,
+        kill: Option<String>,
+    ) -> RunResult {
+        RunResult {
+            id,
+            request,
+            report: run.report,
+            before: run.before,
+            after: run.after,
+            now_ms,
+            question: run.question,
+            live: run.sent,
+            dry_run_ns: run.dry_run_ns,
+            kill,
+        }
     }
 }
 
