@@ -88,7 +88,7 @@ fn a_server_library_opens_read_only_from_the_overview() {
     assert_eq!(h.app.focus, Focus::Editor);
     assert_eq!(
         h.app.status,
-        "opened server library 'counters' read-only (FCALL counter_incr · 1/2 of 'counters': F5 calls it in the sandbox, Alt-F picks another); Ctrl-S saves an editable copy"
+        "opened server library 'counters' read-only (FCALL counter_incr · 1/2 of 'counters': F5 calls it on the server (guarded), Alt-F picks another); Ctrl-S saves an editable copy"
     );
     let screen = h.render(200, 40);
     assert!(

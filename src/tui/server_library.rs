@@ -127,7 +127,14 @@ pub fn open(app: &mut App, name: String, code: &[u8]) {
     app.focus = Focus::Editor;
     super::form_function::housekeeping(app);
     let call = match app.form_function.describe() {
-        Some(line) => format!("{line}: F5 calls it in the sandbox, Alt-F picks another"),
+        Some(line) => format!(
+            "{line}: F5 calls it {}, Alt-F picks another",
+            if app.use_live {
+                "on the server (guarded)"
+            } else {
+                "in the sandbox"
+            }
+        ),
         None => "not a function library the sandbox loads".into(),
     };
     app.status = display_safe(&format!(
