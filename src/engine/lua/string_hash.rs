@@ -75,7 +75,8 @@ mod tests {
     use crate::engine::reply::Reply;
     use crate::engine::sandbox::{FunctionCall, RunRequest, Sandbox};
 
-    const OBJECT: &str = "cjson.encode({name = 'ann', age = 31, city = 'Oslo', email = 'e', active = true})";
+    const OBJECT: &str =
+        "cjson.encode({name = 'ann', age = 31, city = 'Oslo', email = 'e', active = true})";
     // What redis-server 7.0.15 and valkey-server 8.1.1 reply (redis-cli EVAL).
     const REDIS_ORDER: &str = r#"{"name":"ann","active":true,"city":"Oslo","age":31,"email":"e"}"#;
     const VALKEY_ORDER: &str = r#"{"email":"e","city":"Oslo","age":31,"name":"ann","active":true}"#;
@@ -85,7 +86,9 @@ mod tests {
     }
 
     fn encoded(sandbox: &mut Sandbox) -> Reply {
-        sandbox.run(&RunRequest::new(format!("return {OBJECT}"))).reply
+        sandbox
+            .run(&RunRequest::new(format!("return {OBJECT}")))
+            .reply
     }
 
     fn bulk(text: &str) -> Reply {
@@ -96,13 +99,24 @@ mod tests {
     fn every_vm_has_its_profiles_string_hash() {
         for p in &PROFILES {
             let vm = Vm::with_profile(8 << 20, p);
-            assert_eq!(unsafe { string_hash_of(vm.state()) }, p.lua_string_hash, "{}", p.id);
+            assert_eq!(
+                unsafe { string_hash_of(vm.state()) },
+                p.lua_string_hash,
+                "{}",
+                p.id
+            );
             let mut function_vm = FunctionVm::with_profile(8 << 20, p);
             let l = function_vm.vm().state();
             assert_eq!(unsafe { string_hash_of(l) }, p.lua_string_hash, "{}", p.id);
         }
-        assert_eq!(profile("redis-7.0").lua_string_hash, LuaStringHash::EveryByte);
-        assert_eq!(profile("valkey-9.1").lua_string_hash, LuaStringHash::Murmur32);
+        assert_eq!(
+            profile("redis-7.0").lua_string_hash,
+            LuaStringHash::EveryByte
+        );
+        assert_eq!(
+            profile("valkey-9.1").lua_string_hash,
+            LuaStringHash::Murmur32
+        );
     }
 
     #[test]
