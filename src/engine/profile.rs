@@ -4,6 +4,8 @@
 //! testing a version. Each profile was checked against the real server named in
 //! `version_tested` (tests/differential.rs runs the whole corpus per profile).
 
+pub use super::lua::string_hash::LuaStringHash;
+
 /// How a Lua number becomes text: `redis.call` arguments and double replies seen under RESP2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NumberFormat {
@@ -141,6 +143,9 @@ pub struct Profile {
     /// checked once the library's code has run, without the `Error registering functions: `
     /// prefix and where no `pcall` can catch them (Valkey's `functionsCreateWithLibraryCtx`).
     pub function_names_checked_after_load: bool,
+    /// Lua's string hash in the server's deps/lua (`luaS_newlstr`): decides `pairs()` order over
+    /// string keys, so RESP3 maps/sets built by scripts and `cjson.encode` key order (issue 12).
+    pub lua_string_hash: LuaStringHash,
 }
 
 /// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
@@ -297,6 +302,7 @@ pub static PROFILES: [Profile; 6] = [
         scan_type_checked: false,
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
+        lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
     },
     Profile {
         id: "redis-7.2",
@@ -342,6 +348,7 @@ pub static PROFILES: [Profile; 6] = [
         scan_type_checked: false,
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
+        lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
     },
     Profile {
         id: "redis-7.4",
@@ -387,6 +394,7 @@ pub static PROFILES: [Profile; 6] = [
         scan_type_checked: false,
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
+        lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
     },
     Profile {
         id: "redis-8.0",
@@ -432,6 +440,7 @@ pub static PROFILES: [Profile; 6] = [
         scan_type_checked: false,
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
+        lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
     },
     Profile {
         id: "valkey-8.1",
@@ -477,6 +486,7 @@ pub static PROFILES: [Profile; 6] = [
         scan_type_checked: true,
         presized_reply_tables: true,
         function_names_checked_after_load: true, // issue 13: Valkey
+        lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
     },
     Profile {
         id: "valkey-9.1",
@@ -522,6 +532,7 @@ pub static PROFILES: [Profile; 6] = [
         scan_type_checked: true,
         presized_reply_tables: true,
         function_names_checked_after_load: true, // issue 13: Valkey
+        lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
     },
 ];
 

@@ -15,6 +15,8 @@ pub mod function;
 pub mod raw;
 // string.format that the busy threshold can stop (issue 9).
 pub mod strformat;
+// Lua's string hash per server (issue 12): pairs() order over string keys.
+pub mod string_hash;
 pub mod structlib;
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -353,12 +353,13 @@ impl Vm {
             stop_site: None,
             big_blocks: false,
         });
-        let l = unsafe {
+        // The state's string hash is the profile's server's (pairs() order over string keys).
+        let l = super::string_hash::with_string_hash(profile.lua_string_hash, || unsafe {
             ffi::lua_newstate(
                 lua_alloc_function(),
                 &mut *alloc as *mut AllocState as *mut c_void,
             )
-        };
+        });
         assert!(!l.is_null(), "cannot create a Lua state");
         alloc.main = l;
         let mut vm = Vm {

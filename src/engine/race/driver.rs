@@ -193,7 +193,11 @@ pub struct Runner {
 
 impl Runner {
     pub fn new(lab: &Lab) -> Result<Runner, LabError> {
-        let lua = Lua::new();
+        // The lab runs as on the default profile's server: its string hash (pairs() order).
+        let lua = crate::engine::lua::string_hash::with_string_hash(
+            profile::DEFAULT.lua_string_hash,
+            Lua::new,
+        );
         let internal = |e: mlua::Error| LabError {
             path: lab.path.clone(),
             line: 1,
