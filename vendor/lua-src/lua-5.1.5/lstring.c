@@ -152,10 +152,17 @@ static unsigned int murmur32_hash (const char *str, size_t l) {
 }
 
 
+/*
+** evalbench: a string longer than this is sampled in every mode. Hashing every
+** byte of a 64 MiB result takes tens of milliseconds in one C call that no stop
+** check can split; only the order of tables keyed by such strings differs.
+*/
+#define STRHASH_FULL_MAX ((size_t)64 * 1024)
+
 TString *luaS_newlstr (lua_State *L, const char *str, size_t l) {
   GCObject *o;
   unsigned int h;
-  switch (G(L)->strhash) {
+  switch (l > STRHASH_FULL_MAX ? LUA_STRHASH_STOCK : G(L)->strhash) {
     case LUA_STRHASH_EVERY_BYTE: h = mix_hash(str, l, 1); break;
     case LUA_STRHASH_MURMUR32: h = murmur32_hash(str, l); break;
     default: h = mix_hash(str, l, (l>>5)+1); break;  /* sample long strings */
