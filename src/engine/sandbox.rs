@@ -235,13 +235,13 @@ impl Sandbox {
         // Lua's allocator adds the last counted Rust figure: make it current.
         super::budget::refresh();
 
-        let now_ms = self.core.clock.now_ms();
+        let started = Instant::now();
+        let now_ms = self.core.clock.now_ms_at(started);
         // Keys that expired between runs are gone, as Redis's active expiry would have them.
         self.core.keyspace.purge_expired(now_ms);
         // The stop flag is not cleared here: a cancel that lands between a caller handing out the
         // flag and this run starting must still stop it. The run that a cancel stopped consumes it.
         let cancel = self.core.run.cancel.clone();
-        let started = Instant::now();
         self.core.run = RunScratch {
             active: true,
             now_ms,
