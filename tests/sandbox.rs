@@ -314,3 +314,69 @@ fn seeded_scores_parse_to_the_nearest_double() {
         "[[\"a\",-91.26398983444395],[\"b\",0.30000000000000004]]"
     );
 }
+
+/// The vendored Lua converts a plain decimal integer of up to 15 digits without strtod
+/// (lobject.c `str2int_exact`): it must give strtod's double for every such string. A trailing
+/// space sends the same text down the strtod path, so the script compares the two conversions.
+#[test]
+fn integer_strings_convert_as_strtod_does() {
+    let mut texts: Vec<String> = [
+        "0",
+        "-0",
+        "7",
+        "-7",
+        "007",
+        "-007",
+        "999999999999999",
+        "-999999999999999",
+        "1000000000000000",
+        "9007199254740993",
+        "12345678901234567",
+        "-",
+        "",
+        "1-",
+        "--1",
+        "+1",
+        "1.5",
+        "1e5",
+        "0x10",
+        " 12",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // Every length up to 17 digits, with and without a sign and leading zeros.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for len in 1..=17 {
+        for _ in 0..20 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits: String = (0..len)
+                .map(|i| char::from(b'0' + ((x >> (i * 3)) % 10) as u8))
+                .collect();
+            texts.push(if x % 3 == 0 {
+                format!("-{digits}")
+            } else {
+                digits
+            });
+        }
+    }
+    let mut sandbox = Sandbox::new();
+    let argv: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let report = run(
+        &mut sandbox,
+        "local bad = {}
+         for i, s in ipairs(ARGV) do
+           local a, b = tonumber(s), tonumber(s .. ' ')
+           if a ~= b or (a == 0 and 1 / a ~= 1 / b) then bad[#bad + 1] = s end
+         end
+         return {#ARGV, bad}",
+        &[],
+        &argv,
+    );
+    assert_eq!(
+        report.reply_for(Protocol::Resp2),
+        Reply::Array(vec![Reply::Int(texts.len() as i64), Reply::Array(vec![])])
+    );
+}

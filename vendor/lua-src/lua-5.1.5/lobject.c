@@ -87,8 +87,29 @@ int luaO_rawequalObj (const TValue *t1, const TValue *t2) {
 }
 
 
+/*
+** evalbench: a plain decimal integer of at most 15 digits (`tonumber(ARGV[1])`, the commonest
+** conversion in scripts) is converted here; every step is exact in a double, so the result is
+** strtod's, at a tenth of its cost.
+*/
+static int str2int_exact (const char *s, lua_Number *result) {
+  const char *p = s;
+  lua_Number v = 0;
+  int digits = 0;
+  if (*p == '-') p++;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (++digits > 15) return 0;
+    v = v * 10 + (*p - '0');
+  }
+  if (digits == 0 || *p != '\0') return 0;
+  *result = (*s == '-') ? -v : v;
+  return 1;
+}
+
+
 int luaO_str2d (const char *s, lua_Number *result) {
   char *endptr;
+  if (str2int_exact(s, result)) return 1;
   *result = lua_str2number(s, &endptr);
   if (endptr == s) return 0;  /* conversion failed */
   if (*endptr == 'x' || *endptr == 'X')  /* maybe an hexadecimal constant? */
