@@ -15,6 +15,7 @@ use super::zsets::d2string;
 use super::{errors, flatten, int_arg, lower, Command, Ctx};
 use crate::engine::keyspace::stream::lp_str;
 use crate::engine::keyspace::Value;
+use crate::engine::profile::{FieldTtlDialect, NumberFormat, Profile};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -67,6 +68,98 @@ const LISTPACK_EMPTY: u64 = 7;
 const HASH_MAX_LISTPACK_ENTRIES: usize = 512;
 /// `OBJ_COMPUTE_SIZE_DEF_SAMPLES`.
 const DEFAULT_SAMPLES: usize = 5;
+/// `sizeof(long long)`: an expire field embedded in a Valkey object.
+const EXPIRE_FIELD: usize = 8;
+/// Valkey 8.1 embeds a string value with its key while the object stays within 64 bytes.
+const VALKEY_EMBED_LIMIT: usize = 64;
+
+/// What `zmalloc_size` answers for a request: the allocator each tested server was built with.
+#[derive(Debug, PartialEq)]
+pub enum Allocator {
+    /// jemalloc 5.3 with this quantum: 16 in Debian's packages, 8 in Redis's own builds
+    /// (`--with-lg-quantum=3` in deps/Makefile), which add the classes 24, 40 and 56.
+    Jemalloc { quantum: usize },
+    /// glibc's `malloc_usable_size` (a Valkey built with `MALLOC=libc`): 16-byte chunks with an
+    /// 8-byte header, at least 32.
+    Glibc,
+}
+
+impl Allocator {
+    pub fn size(&self, n: usize) -> usize {
+        match *self {
+            // The 8-byte class comes before the quantum's multiples.
+            Allocator::Jemalloc { .. } if n <= 8 => 8,
+            Allocator::Jemalloc { quantum } if n <= 64 => n.div_ceil(quantum) * quantum,
+            Allocator::Jemalloc { .. } => jemalloc_size(n),
+            Allocator::Glibc => (n + 8).div_ceil(16).max(2) * 16 - 8,
+        }
+    }
+
+    /// `sdsZmallocSize` of an sds created with exactly `len` bytes (`sdsnewlen`).
+    fn sds(&self, len: usize) -> usize {
+        self.size(sds_header(len) + len + 1)
+    }
+}
+
+/// Where a server keeps a key and how MEMORY USAGE counts it.
+#[derive(Debug, PartialEq)]
+pub enum KeyLayout {
+    /// Redis: the key is an sds of its own in a `dictEntry` of 24 bytes, both added to the
+    /// value's size; the value is a 16-byte robj.
+    SdsInDictEntry,
+    /// Valkey 8.1: the key is embedded in the value's robj (an sds type 5 with a header-size
+    /// byte) and the keyspace hash table has no entries; MEMORY USAGE is the value's size only,
+    /// which counts the robj as 16 bytes unless the string value is embedded with the key.
+    EmbeddedInObject,
+    /// Valkey 9.1: as 8.1, but every value counts its robj's allocation (key and expire with
+    /// it), and an embedded string value takes the place of the robj's `ptr`.
+    EmbeddedCounted,
+}
+
+/// The sizes MEMORY USAGE adds up that differ between servers (`Profile::memory`).
+#[derive(Debug, PartialEq)]
+pub struct MemoryLayout {
+    pub allocator: Allocator,
+    pub key: KeyLayout,
+    /// `sizeof(streamConsumer)`: 7.2 added `active_time`.
+    pub stream_consumer: usize,
+    /// `sizeof(listpackEx)`: the header of a Redis hash with field TTLs (7.4+).
+    pub listpack_ex: usize,
+}
+
+pub const MEMORY_REDIS_7_0: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 16 },
+    key: KeyLayout::SdsInDictEntry,
+    stream_consumer: 24,
+    listpack_ex: 32,
+};
+/// Redis 7.2 and 7.4 as tested: Redis's own builds (jemalloc with an 8-byte quantum).
+pub const MEMORY_REDIS_7_2: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 8 },
+    key: KeyLayout::SdsInDictEntry,
+    stream_consumer: 32,
+    listpack_ex: 32,
+};
+/// Redis 8.0 as tested: Debian's package (the system jemalloc, 16-byte quantum).
+pub const MEMORY_REDIS_8_0: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 16 },
+    key: KeyLayout::SdsInDictEntry,
+    stream_consumer: 32,
+    listpack_ex: 32,
+};
+pub const MEMORY_VALKEY_8_1: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 16 },
+    key: KeyLayout::EmbeddedInObject,
+    stream_consumer: 32,
+    listpack_ex: 32,
+};
+/// Valkey 9.1 as tested: built with libc malloc.
+pub const MEMORY_VALKEY_9_1: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Glibc,
+    key: KeyLayout::EmbeddedCounted,
+    stream_consumer: 32,
+    listpack_ex: 32,
+};
 
 /// The size class jemalloc rounds an allocation of `n` bytes up to (`zmalloc_size`): 8, 16,
 /// then four classes per doubling (with a 16-byte quantum up to 128).
@@ -85,14 +178,28 @@ pub fn jemalloc_size(n: usize) -> usize {
 /// `sdsZmallocSize` of an sds created with exactly `len` bytes (`sdsnewlen`): the header
 /// (1, 3, 5 or 9 bytes by length), the bytes and the terminator.
 fn sds_size(len: usize) -> usize {
-    let header = match len {
+    jemalloc_size(sds_header(len) + len + 1)
+}
+
+/// The header `sdsnewlen` gives `len` bytes: type 5, 8, 16 or 32.
+fn sds_header(len: usize) -> usize {
+    match len {
         0 => 3, // an empty sds is made type 8
         1..=31 => 1,
         32..=255 => 3,
         256..=65_535 => 5,
         _ => 9,
-    };
-    jemalloc_size(header + len + 1)
+    }
+}
+
+/// Bytes a Valkey key takes embedded in its robj: a header-size byte, then an sds whose
+/// header is 1 byte (type 5, below 32 bytes) or the type 8+ header and one more (measured on
+/// Valkey 9.1: a 34-byte key fits a 56-byte object, a 35-byte one does not).
+fn embedded_key(len: usize) -> usize {
+    1 + match len {
+        0..=31 => 1 + len + 1,
+        _ => sds_header(len) + 1 + len + 1,
+    }
 }
 
 /// Hash table buckets after adding `n` entries one by one: 4, doubling when full (`dictExpand`
@@ -152,16 +259,82 @@ fn listpack_bytes<'a>(elements: impl Iterator<Item = &'a [u8]>) -> u64 {
     LISTPACK_EMPTY + elements.map(lp_str).sum::<u64>()
 }
 
-/// `objectComputeSize` for the encoding the sandbox reports.
-fn value_size(value: &mut Value, samples: usize) -> usize {
-    let enc = encoding(value);
-    match value {
-        Value::Str(s) => match enc {
+/// The key a value is measured under: Valkey embeds it (and an expire field) in the robj.
+struct KeyInfo<'a> {
+    name: &'a [u8],
+    has_expire: bool,
+}
+
+/// What the robj itself counts for a value other than an embedded string.
+fn object_size(mem: &MemoryLayout, key: &KeyInfo) -> usize {
+    match mem.key {
+        KeyLayout::SdsInDictEntry | KeyLayout::EmbeddedInObject => ROBJ,
+        KeyLayout::EmbeddedCounted => mem.allocator.size(ROBJ + valkey_key_bytes(key)),
+    }
+}
+
+/// The embedded key and the expire field of a Valkey object (a key of 128 bytes or more
+/// always gets the field: `KEY_SIZE_TO_INCLUDE_EXPIRE_THRESHOLD`).
+fn valkey_key_bytes(key: &KeyInfo) -> usize {
+    let expire = key.has_expire || key.name.len() >= 128;
+    embedded_key(key.name.len()) + if expire { EXPIRE_FIELD } else { 0 }
+}
+
+/// A string value: an integer in the robj's pointer, embedded after the object header
+/// (embstr), or an sds of its own (raw).
+fn string_size(mem: &MemoryLayout, key: &KeyInfo, s: &[u8], enc: &str) -> usize {
+    let a = &mem.allocator;
+    // The value as an sds type 8 (`sdsReqSize(len, SDS_TYPE_8)`).
+    let embedded_value = 3 + s.len() + 1;
+    match mem.key {
+        KeyLayout::SdsInDictEntry => match enc {
             "int" => ROBJ,
-            // The object header and an sds type 8 in one allocation.
-            "embstr" => jemalloc_size(ROBJ + 3 + s.len() + 1),
-            _ => ROBJ + sds_size(s.len()),
+            "embstr" => a.size(ROBJ + embedded_value),
+            _ => ROBJ + a.sds(s.len()),
         },
+        KeyLayout::EmbeddedInObject => {
+            let embedded = ROBJ + valkey_key_bytes(key) + embedded_value;
+            match enc {
+                "int" => ROBJ,
+                "embstr" if embedded <= VALKEY_EMBED_LIMIT => a.size(embedded),
+                _ => ROBJ + a.sds(s.len()),
+            }
+        }
+        KeyLayout::EmbeddedCounted => {
+            // The value replaces the robj's `ptr` (at least pointer-sized, to unembed it
+            // later); values are embedded up to 128 bytes in all.
+            let embedded = ROBJ - POINTER + valkey_key_bytes(key) + embedded_value.max(POINTER);
+            match enc {
+                "int" => object_size(mem, key),
+                _ if embedded <= 2 * VALKEY_EMBED_LIMIT => a.size(embedded),
+                _ => object_size(mem, key) + a.sds(s.len()),
+            }
+        }
+    }
+}
+
+/// A score as a listpack stores it: `d2string`, the shortest text from 7.2 on (the profile's
+/// double replies), 7.0's `%.17g` with integers as integers.
+fn score_text(profile: &Profile, score: f64) -> String {
+    match profile.double_replies {
+        NumberFormat::ReplyDouble => profile.double_text(score),
+        _ => d2string(score),
+    }
+}
+
+/// `objectComputeSize` for the encoding the sandbox reports.
+fn value_size(
+    value: &mut Value,
+    samples: usize,
+    profile: &Profile,
+    key: &KeyInfo,
+    field_ttls_listpack: bool,
+) -> usize {
+    let enc = encoding(value);
+    let mem = profile.memory;
+    let a = &mem.allocator;
+    match value {
+        Value::Str(s) => string_size(mem, key, s, enc),
         Value::List(list) => {
             // Nodes filled in order, each up to 8 KB (`_quicklistNodeAllowInsert`).
             let mut nodes: Vec<u64> = Vec::new();
@@ -207,14 +380,25 @@ fn value_size(value: &mut Value, samples: usize) -> usize {
             }
         }
         Value::Hash(hash) => {
-            if enc == "listpack" {
+            if enc == "listpack" && field_ttls_listpack {
+                // `listpackEx`: its header, then a listpack of field, value and TTL (0: none).
+                let bytes = LISTPACK_EMPTY
+                    + hash
+                        .iter()
+                        .map(|(f, v)| {
+                            let ttl = hash.field_expire_at(f).unwrap_or(0).to_string();
+                            lp_str(f) + lp_str(v) + lp_str(ttl.as_bytes())
+                        })
+                        .sum::<u64>();
+                object_size(mem, key) + a.size(mem.listpack_ex) + a.size(bytes as usize)
+            } else if enc == "listpack" {
                 let elements = hash.iter().flat_map(|(f, v)| [f.as_slice(), v.as_slice()]);
-                ROBJ + jemalloc_size(listpack_bytes(elements) as usize)
+                object_size(mem, key) + a.size(listpack_bytes(elements) as usize)
             } else {
                 let base = ROBJ + DICT + POINTER * converted_dict_slots(hash.len());
                 let sizes = hash
                     .iter()
-                    .map(|(f, v)| sds_size(f.len()) + sds_size(v.len()) + DICT_ENTRY);
+                    .map(|(f, v)| a.sds(f.len()) + a.sds(v.len()) + DICT_ENTRY);
                 add_sampled(base, sizes, samples, hash.len())
             }
         }
@@ -223,9 +407,9 @@ fn value_size(value: &mut Value, samples: usize) -> usize {
                 let bytes = LISTPACK_EMPTY
                     + zset
                         .iter()
-                        .map(|(m, score)| lp_str(m) + lp_str(d2string(score).as_bytes()))
+                        .map(|(m, score)| lp_str(m) + lp_str(score_text(profile, score).as_bytes()))
                         .sum::<u64>();
-                ROBJ + jemalloc_size(bytes as usize)
+                object_size(mem, key) + a.size(bytes as usize)
             } else {
                 let header = ZSKIPLIST_NODE + ZSKIPLIST_LEVEL * ZSKIPLIST_MAXLEVEL;
                 let base = ROBJ
@@ -233,11 +417,9 @@ fn value_size(value: &mut Value, samples: usize) -> usize {
                     + ZSKIPLIST
                     + DICT
                     + POINTER * dict_slots(zset.len())
-                    + jemalloc_size(header);
-                let node = jemalloc_size(ZSKIPLIST_NODE + ZSKIPLIST_LEVEL);
-                let sizes = zset
-                    .iter()
-                    .map(|(m, _)| sds_size(m.len()) + DICT_ENTRY + node);
+                    + a.size(header);
+                let node = a.size(ZSKIPLIST_NODE + ZSKIPLIST_LEVEL);
+                let sizes = zset.iter().map(|(m, _)| a.sds(m.len()) + DICT_ENTRY + node);
                 add_sampled(base, sizes, samples, zset.len())
             }
         }
@@ -254,7 +436,7 @@ fn value_size(value: &mut Value, samples: usize) -> usize {
                 } else {
                     bytes
                 };
-                jemalloc_size(room as usize)
+                a.size(room as usize)
             };
             let sampled = nodes.len().min(samples);
             let lpsize: usize = (0..sampled).map(alloc).sum();
@@ -265,19 +447,21 @@ fn value_size(value: &mut Value, samples: usize) -> usize {
                 asize += lpsize / sampled.max(1) * last;
                 asize += alloc(last);
             }
-            asize + stream_groups_size(stream)
+            asize + stream_groups_size(stream, mem.stream_consumer)
         }
     }
 }
 
 /// Consumer groups in `objectComputeSize` (issue 13): per group its struct, its PEL's radix tree
 /// (`streamRadixTreeMemoryUsage`) and NACKs; per consumer its struct, name and PEL tree.
-fn stream_groups_size(stream: &crate::engine::keyspace::StreamValue) -> usize {
+fn stream_groups_size(
+    stream: &crate::engine::keyspace::StreamValue,
+    stream_consumer: usize,
+) -> usize {
     use crate::engine::keyspace::stream::id_rax_node_count;
-    /// `sizeof(streamCG)`, `sizeof(streamNACK)`, `sizeof(streamConsumer)` (7.0).
+    /// `sizeof(streamCG)`, `sizeof(streamNACK)`.
     const STREAM_CG: usize = 40;
     const STREAM_NACK: usize = 24;
-    const STREAM_CONSUMER: usize = 24;
     let tree = |len: usize, nodes: usize| len * STREAM_ID + nodes * (RAX_NODE + RAX_NODE_OVERHEAD);
     stream
         .groups
@@ -288,7 +472,7 @@ fn stream_groups_size(stream: &crate::engine::keyspace::StreamValue) -> usize {
                 .consumers
                 .iter()
                 .map(|(name, c)| {
-                    STREAM_CONSUMER
+                    stream_consumer
                         + name.len()
                         + tree(c.pel.len(), id_rax_node_count(c.pel.iter().copied()))
                 })
@@ -317,18 +501,37 @@ fn memory_usage(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         // Redis looks the key up in the table directly: a key past its expiry that nothing has
         // reclaimed yet is still measured.
         let key = &args[2];
+        let profile = ctx.profile;
+        let mem = profile.memory;
+        let redis_listpack_ex = ctx.profile.field_ttl == FieldTtlDialect::Redis;
         let db = ctx.db();
         if !db.raw_entries().contains_key(key.as_slice()) {
             return Ok(Reply::Nil);
         }
         let entry = db.entry_mut_any(key).expect("checked above");
+        let key_info = KeyInfo {
+            name: key,
+            has_expire: entry.expire_at_ms.is_some(),
+        };
+        let field_ttls_listpack =
+            redis_listpack_ex && matches!(&entry.value, Value::Hash(h) if h.had_field_ttls());
         let value = match (&entry.value, entry.raw) {
             // A raw string a command grew in place: its allocation (issue 13, sds.rs).
             (Value::Str(_), Some(raw)) => ROBJ + raw.bytes,
-            _ => value_size(&mut entry.value, samples),
+            _ => value_size(
+                &mut entry.value,
+                samples,
+                profile,
+                &key_info,
+                field_ttls_listpack,
+            ),
         };
-        let usage = value + sds_size(key.len()) + DICT_ENTRY;
-        Ok(Reply::Int(usage as i64))
+        // Redis adds the key's sds and its dict entry; Valkey's value embeds the key.
+        let key_size = match mem.key {
+            KeyLayout::SdsInDictEntry => mem.allocator.sds(key.len()) + DICT_ENTRY,
+            KeyLayout::EmbeddedInObject | KeyLayout::EmbeddedCounted => 0,
+        };
+        Ok(Reply::Int((value + key_size) as i64))
     })())
 }
 
