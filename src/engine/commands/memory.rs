@@ -192,14 +192,11 @@ fn sds_header(len: usize) -> usize {
     }
 }
 
-/// Bytes a Valkey key takes embedded in its robj: a header-size byte, then an sds whose
-/// header is 1 byte (type 5, below 32 bytes) or the type 8+ header and one more (measured on
-/// Valkey 9.1: a 34-byte key fits a 56-byte object, a 35-byte one does not).
+/// Bytes a Valkey key takes embedded in its robj: a header-size byte, then an sds of the
+/// smallest type (`sdsReqType`: type 5, a 1-byte header, below 32 bytes).
 fn embedded_key(len: usize) -> usize {
-    1 + match len {
-        0..=31 => 1 + len + 1,
-        _ => sds_header(len) + 1 + len + 1,
-    }
+    let header = if len < 32 { 1 } else { sds_header(len) };
+    1 + header + len + 1
 }
 
 /// Hash table buckets after adding `n` entries one by one: 4, doubling when full (`dictExpand`
@@ -293,10 +290,15 @@ fn string_size(mem: &MemoryLayout, key: &KeyInfo, s: &[u8], enc: &str) -> usize 
             _ => ROBJ + a.sds(s.len()),
         },
         KeyLayout::EmbeddedInObject => {
-            let embedded = ROBJ + valkey_key_bytes(key) + embedded_value;
+            // 8.1 decides with the key's header taken as 3 bytes (a longer one, type 8, can
+            // make a 64-byte object 65: valkey#2087).
+            let expire = valkey_key_bytes(key) - embedded_key(key.name.len());
+            let decided = ROBJ + key.name.len() + 3 + expire + embedded_value;
             match enc {
                 "int" => ROBJ,
-                "embstr" if embedded <= VALKEY_EMBED_LIMIT => a.size(embedded),
+                "embstr" if decided <= VALKEY_EMBED_LIMIT => {
+                    a.size(ROBJ + valkey_key_bytes(key) + embedded_value)
+                }
                 _ => ROBJ + a.sds(s.len()),
             }
         }
@@ -304,9 +306,10 @@ fn string_size(mem: &MemoryLayout, key: &KeyInfo, s: &[u8], enc: &str) -> usize 
             // The value replaces the robj's `ptr` (at least pointer-sized, to unembed it
             // later); values are embedded up to 128 bytes in all.
             let embedded = ROBJ - POINTER + valkey_key_bytes(key) + embedded_value.max(POINTER);
+            // Integers stay text when they fit embedded (OBJECT ENCODING says embstr).
             match enc {
-                "int" => object_size(mem, key),
                 _ if embedded <= 2 * VALKEY_EMBED_LIMIT => a.size(embedded),
+                "int" => object_size(mem, key),
                 _ => object_size(mem, key) + a.sds(s.len()),
             }
         }
