@@ -13,7 +13,7 @@
 use super::generic::encoding;
 use super::zsets::d2string;
 use super::{errors, flatten, int_arg, lower, Command, Ctx};
-use crate::engine::keyspace::stream::lp_str;
+use crate::engine::keyspace::stream::{lp_str, StreamId};
 use crate::engine::keyspace::Value;
 use crate::engine::profile::{FieldTtlDialect, NumberFormat, Profile};
 use crate::engine::reply::Reply;
@@ -116,11 +116,21 @@ pub enum KeyLayout {
     EmbeddedCounted,
 }
 
+/// How MEMORY USAGE counts a stream's radix trees (the entries' and each PEL).
+#[derive(Debug, PartialEq)]
+pub enum RaxAccounting {
+    /// Redis's `streamRadixTreeMemoryUsage`: 16 bytes a key and `4 + 8 * 30` a node.
+    Estimate,
+    /// Valkey's `raxAllocSize`: the allocations themselves, the `rax` struct and every node.
+    Allocated,
+}
+
 /// The sizes MEMORY USAGE adds up that differ between servers (`Profile::memory`).
 #[derive(Debug, PartialEq)]
 pub struct MemoryLayout {
     pub allocator: Allocator,
     pub key: KeyLayout,
+    pub rax: RaxAccounting,
     /// `sizeof(streamConsumer)`: 7.2 added `active_time`.
     pub stream_consumer: usize,
     /// `sizeof(listpackEx)`: the header of a Redis hash with field TTLs (7.4+).
@@ -130,6 +140,7 @@ pub struct MemoryLayout {
 pub const MEMORY_REDIS_7_0: MemoryLayout = MemoryLayout {
     allocator: Allocator::Jemalloc { quantum: 16 },
     key: KeyLayout::SdsInDictEntry,
+    rax: RaxAccounting::Estimate,
     stream_consumer: 24,
     listpack_ex: 32,
 };
@@ -137,6 +148,7 @@ pub const MEMORY_REDIS_7_0: MemoryLayout = MemoryLayout {
 pub const MEMORY_REDIS_7_2: MemoryLayout = MemoryLayout {
     allocator: Allocator::Jemalloc { quantum: 8 },
     key: KeyLayout::SdsInDictEntry,
+    rax: RaxAccounting::Estimate,
     stream_consumer: 32,
     listpack_ex: 32,
 };
@@ -144,12 +156,14 @@ pub const MEMORY_REDIS_7_2: MemoryLayout = MemoryLayout {
 pub const MEMORY_REDIS_8_0: MemoryLayout = MemoryLayout {
     allocator: Allocator::Jemalloc { quantum: 16 },
     key: KeyLayout::SdsInDictEntry,
+    rax: RaxAccounting::Estimate,
     stream_consumer: 32,
     listpack_ex: 32,
 };
 pub const MEMORY_VALKEY_8_1: MemoryLayout = MemoryLayout {
     allocator: Allocator::Jemalloc { quantum: 16 },
     key: KeyLayout::EmbeddedInObject,
+    rax: RaxAccounting::Allocated,
     stream_consumer: 32,
     listpack_ex: 32,
 };
@@ -157,6 +171,7 @@ pub const MEMORY_VALKEY_8_1: MemoryLayout = MemoryLayout {
 pub const MEMORY_VALKEY_9_1: MemoryLayout = MemoryLayout {
     allocator: Allocator::Glibc,
     key: KeyLayout::EmbeddedCounted,
+    rax: RaxAccounting::Allocated,
     stream_consumer: 32,
     listpack_ex: 32,
 };
@@ -428,8 +443,13 @@ fn value_size(
         }
         Value::Stream(stream) => {
             let (nodes, rax_nodes) = stream.node_layout();
-            let rax = nodes.len() * STREAM_ID + rax_nodes * (RAX_NODE + RAX_NODE_OVERHEAD);
-            let mut asize = ROBJ + STREAM + rax;
+            let rax = match mem.rax {
+                RaxAccounting::Estimate => {
+                    nodes.len() * STREAM_ID + rax_nodes * (RAX_NODE + RAX_NODE_OVERHEAD)
+                }
+                RaxAccounting::Allocated => rax_allocated(stream.node_first_ids(), a),
+            };
+            let mut asize = object_size(mem, key) + STREAM + rax;
             // A node is allocated with 4 KB of room and shrunk to fit when the next one starts.
             let last = nodes.len().saturating_sub(1);
             let alloc = |i: usize| {
@@ -450,39 +470,89 @@ fn value_size(
                 asize += lpsize / sampled.max(1) * last;
                 asize += alloc(last);
             }
-            asize + stream_groups_size(stream, mem.stream_consumer)
+            asize + stream_groups_size(stream, mem)
         }
     }
 }
 
 /// Consumer groups in `objectComputeSize` (issue 13): per group its struct, its PEL's radix tree
 /// (`streamRadixTreeMemoryUsage`) and NACKs; per consumer its struct, name and PEL tree.
-fn stream_groups_size(
-    stream: &crate::engine::keyspace::StreamValue,
-    stream_consumer: usize,
-) -> usize {
+fn stream_groups_size(stream: &crate::engine::keyspace::StreamValue, mem: &MemoryLayout) -> usize {
     use crate::engine::keyspace::stream::id_rax_node_count;
     /// `sizeof(streamCG)`, `sizeof(streamNACK)`.
     const STREAM_CG: usize = 40;
     const STREAM_NACK: usize = 24;
-    let tree = |len: usize, nodes: usize| len * STREAM_ID + nodes * (RAX_NODE + RAX_NODE_OVERHEAD);
+    let tree = |ids: Vec<StreamId>| match mem.rax {
+        RaxAccounting::Estimate => {
+            let nodes = id_rax_node_count(ids.iter().copied());
+            ids.len() * STREAM_ID + nodes * (RAX_NODE + RAX_NODE_OVERHEAD)
+        }
+        RaxAccounting::Allocated => rax_allocated(ids, &mem.allocator),
+    };
     stream
         .groups
         .values()
         .map(|g| {
-            let pel = tree(g.pel.len(), id_rax_node_count(g.pel.keys().copied()));
+            let pel = tree(g.pel.keys().copied().collect());
             let consumers: usize = g
                 .consumers
                 .iter()
                 .map(|(name, c)| {
-                    stream_consumer
-                        + name.len()
-                        + tree(c.pel.len(), id_rax_node_count(c.pel.iter().copied()))
+                    mem.stream_consumer + name.len() + tree(c.pel.iter().copied().collect())
                 })
                 .sum();
             STREAM_CG + pel + STREAM_NACK * g.pel.len() + consumers
         })
         .sum()
+}
+
+/// `raxAllocSize` of a radix tree keyed by these stream IDs (ascending): the `rax` struct and
+/// every node as `rax.c` lays it out (a 4-byte header, the chars padded to a pointer, one child
+/// pointer for a compressed chain or one per char for a branch, and the value pointer of a
+/// key). The shape follows from the keys: a branch where they differ, a compressed chain where
+/// they agree, a childless key node at the end.
+fn rax_allocated(ids: Vec<StreamId>, a: &Allocator) -> usize {
+    /// `sizeof(rax)` with its allocation counter.
+    const RAX: usize = 32;
+    fn node(a: &Allocator, chars: usize, children: usize, key: bool) -> usize {
+        let padding = (POINTER - (RAX_NODE + chars) % POINTER) % POINTER;
+        a.size(RAX_NODE + chars + padding + POINTER * children + usize::from(key) * POINTER)
+    }
+    fn walk(a: &Allocator, keys: &[[u8; 16]], depth: usize) -> usize {
+        if depth == 16 {
+            return node(a, 0, 0, true);
+        }
+        let mut runs: Vec<&[[u8; 16]]> = Vec::new();
+        let mut start = 0;
+        for i in 1..=keys.len() {
+            if i == keys.len() || keys[i][depth] != keys[start][depth] {
+                runs.push(&keys[start..i]);
+                start = i;
+            }
+        }
+        if runs.len() > 1 {
+            let children: usize = runs.iter().map(|run| walk(a, run, depth + 1)).sum();
+            return node(a, runs.len(), runs.len(), false) + children;
+        }
+        let (first, last) = (keys[0], keys[keys.len() - 1]);
+        let shared = (depth..16).take_while(|&d| first[d] == last[d]).count();
+        node(a, shared, 1, false) + walk(a, keys, depth + shared)
+    }
+    let keys: Vec<[u8; 16]> = ids
+        .iter()
+        .map(|id| {
+            let mut k = [0u8; 16];
+            k[..8].copy_from_slice(&id.ms.to_be_bytes());
+            k[8..].copy_from_slice(&id.seq.to_be_bytes());
+            k
+        })
+        .collect();
+    let nodes = if keys.is_empty() {
+        node(a, 0, 0, false)
+    } else {
+        walk(a, &keys, 0)
+    };
+    a.size(RAX) + nodes
 }
 
 fn memory_usage(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
