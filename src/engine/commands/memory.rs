@@ -125,12 +125,24 @@ pub enum RaxAccounting {
     Allocated,
 }
 
+/// The hash table a hash past its listpack limits becomes.
+#[derive(Debug, PartialEq)]
+pub enum HashTableLayout {
+    /// Redis's `dict`: a bucket array of pointers and a 24-byte `dictEntry` per field, with
+    /// the field and the value as sds strings of their own.
+    Dict,
+    /// Valkey 8.1's `hashtable`: 64-byte buckets of 7 entries, each entry one allocation
+    /// holding the field and (up to 128 bytes in all) the value.
+    Hashtable,
+}
+
 /// The sizes MEMORY USAGE adds up that differ between servers (`Profile::memory`).
 #[derive(Debug, PartialEq)]
 pub struct MemoryLayout {
     pub allocator: Allocator,
     pub key: KeyLayout,
     pub rax: RaxAccounting,
+    pub hash_table: HashTableLayout,
     /// `sizeof(streamConsumer)`: 7.2 added `active_time`.
     pub stream_consumer: usize,
     /// `sizeof(listpackEx)`: the header of a Redis hash with field TTLs (7.4+).
@@ -141,6 +153,7 @@ pub const MEMORY_REDIS_7_0: MemoryLayout = MemoryLayout {
     allocator: Allocator::Jemalloc { quantum: 16 },
     key: KeyLayout::SdsInDictEntry,
     rax: RaxAccounting::Estimate,
+    hash_table: HashTableLayout::Dict,
     stream_consumer: 24,
     listpack_ex: 32,
 };
@@ -149,6 +162,7 @@ pub const MEMORY_REDIS_7_2: MemoryLayout = MemoryLayout {
     allocator: Allocator::Jemalloc { quantum: 8 },
     key: KeyLayout::SdsInDictEntry,
     rax: RaxAccounting::Estimate,
+    hash_table: HashTableLayout::Dict,
     stream_consumer: 32,
     listpack_ex: 32,
 };
@@ -157,6 +171,7 @@ pub const MEMORY_REDIS_8_0: MemoryLayout = MemoryLayout {
     allocator: Allocator::Jemalloc { quantum: 16 },
     key: KeyLayout::SdsInDictEntry,
     rax: RaxAccounting::Estimate,
+    hash_table: HashTableLayout::Dict,
     stream_consumer: 32,
     listpack_ex: 32,
 };
@@ -164,6 +179,7 @@ pub const MEMORY_VALKEY_8_1: MemoryLayout = MemoryLayout {
     allocator: Allocator::Jemalloc { quantum: 16 },
     key: KeyLayout::EmbeddedInObject,
     rax: RaxAccounting::Allocated,
+    hash_table: HashTableLayout::Hashtable,
     stream_consumer: 32,
     listpack_ex: 32,
 };
@@ -172,6 +188,7 @@ pub const MEMORY_VALKEY_9_1: MemoryLayout = MemoryLayout {
     allocator: Allocator::Glibc,
     key: KeyLayout::EmbeddedCounted,
     rax: RaxAccounting::Allocated,
+    hash_table: HashTableLayout::Hashtable,
     stream_consumer: 32,
     listpack_ex: 32,
 };
@@ -219,8 +236,13 @@ fn embedded_key(len: usize) -> usize {
 /// rehash, one old bucket per later add, has moved every non-empty bucket; how many are
 /// non-empty depends on Redis's random hash seed, so this takes the expected number.
 fn dict_slots(n: usize) -> usize {
-    let size = n.next_power_of_two().max(4);
-    if n <= 4 {
+    dict_slots_from(n, 4)
+}
+
+/// `dict_slots` for a table that started with `first` slots.
+fn dict_slots_from(n: usize, first: usize) -> usize {
+    let size = n.next_power_of_two().max(first);
+    if n <= first {
         return size;
     }
     let old = size / 2;
@@ -234,17 +256,61 @@ fn dict_slots(n: usize) -> usize {
     }
 }
 
-/// Buckets of a hash converted from a listpack: the table is sized for all the entries at once
-/// (at the 513th entry, `hash-max-listpack-entries` + 1), then grows as `dict_slots`.
-fn converted_dict_slots(n: usize) -> usize {
-    let at_conversion = n
-        .min(HASH_MAX_LISTPACK_ENTRIES + 1)
-        .next_power_of_two()
-        .max(4);
-    if n <= at_conversion {
-        at_conversion
+/// Buckets of a hash converted from a listpack with `converted_with` fields: the table is sized
+/// for them at once (`dictExpand`; a hash that had no conversion, a seed, at the 513th entry,
+/// `hash-max-listpack-entries` + 1), then grows as `dict_slots`.
+fn converted_dict_slots(n: usize, converted_with: Option<usize>) -> usize {
+    let with = converted_with.unwrap_or(n.min(HASH_MAX_LISTPACK_ENTRIES + 1));
+    dict_slots_from(n, with.next_power_of_two().max(4))
+}
+
+/// `hashtableMemUsage` of a Valkey hash of `n` fields: the struct and its buckets. The table
+/// was made at the conversion from a listpack, sized for the fields it had then (a seed: all
+/// of them, or 513), and grew as fields were added: past 7 entries a bucket it doubles, both
+/// tables counting until the next adds have moved every old bucket (one each). Child buckets
+/// (a bucket's eighth entry) depend on the random hash seed and are not counted: exact up to
+/// 7 fields.
+fn hashtable_size(n: usize, converted_with: Option<usize>) -> usize {
+    /// `sizeof(hashtable)`, a bucket, the entries a bucket holds.
+    const HASHTABLE: usize = 72;
+    const BUCKET: usize = 64;
+    const ENTRIES_PER_BUCKET: usize = 7;
+    // `numBucketsForCapacity`: `ceil(n * 5 / 32)`, a power of two.
+    let buckets_for = |n: usize| (n * 5).div_ceil(32).max(1).next_power_of_two();
+    let converted_with = converted_with.unwrap_or(n.min(HASH_MAX_LISTPACK_ENTRIES + 1));
+    let (mut buckets, mut old, mut to_move) = (buckets_for(converted_with), 0, 0);
+    for used in converted_with..n {
+        // The add moves an old bucket, then finds the table full or not.
+        if to_move > 0 {
+            to_move -= 1;
+            if to_move == 0 {
+                old = 0;
+            }
+        }
+        if used + 1 > buckets * ENTRIES_PER_BUCKET {
+            (old, to_move) = (buckets, buckets);
+            buckets = buckets_for(used + 1);
+        }
+    }
+    HASHTABLE + BUCKET * (buckets + old)
+}
+
+/// `hashTypeEntryMemUsage` (Valkey 8.1): the field as an sds of the smallest type and the
+/// value as an sds type 8 in one allocation while they fit 128 bytes; else the field after a
+/// pointer to a value of its own.
+fn hashtable_entry(a: &Allocator, field: &[u8], value: &[u8]) -> usize {
+    const EMBED_LIMIT: usize = 128;
+    let field_sds = if field.len() < 32 {
+        1
     } else {
-        dict_slots(n)
+        sds_header(field.len())
+    } + field.len()
+        + 1;
+    let value_sds = 3 + value.len() + 1;
+    if field_sds + value_sds <= EMBED_LIMIT {
+        a.size(field_sds + value_sds)
+    } else {
+        a.size(POINTER + field_sds) + a.sds(value.len())
     }
 }
 
@@ -412,8 +478,14 @@ fn value_size(
             } else if enc == "listpack" {
                 let elements = hash.iter().flat_map(|(f, v)| [f.as_slice(), v.as_slice()]);
                 object_size(mem, key) + a.size(listpack_bytes(elements) as usize)
+            } else if mem.hash_table == HashTableLayout::Hashtable {
+                let base =
+                    object_size(mem, key) + hashtable_size(hash.len(), hash.converted_with());
+                let sizes = hash.iter().map(|(f, v)| hashtable_entry(a, f, v));
+                add_sampled(base, sizes, samples, hash.len())
             } else {
-                let base = ROBJ + DICT + POINTER * converted_dict_slots(hash.len());
+                let slots = converted_dict_slots(hash.len(), hash.converted_with());
+                let base = ROBJ + DICT + POINTER * slots;
                 let sizes = hash
                     .iter()
                     .map(|(f, v)| a.sds(f.len()) + a.sds(v.len()) + DICT_ENTRY);
