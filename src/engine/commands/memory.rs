@@ -143,6 +143,9 @@ pub struct MemoryLayout {
     pub key: KeyLayout,
     pub rax: RaxAccounting,
     pub hash_table: HashTableLayout,
+    /// Valkey samples a stream's groups and their consumers as it does a collection's elements
+    /// (Redis counts them all).
+    pub stream_groups_sampled: bool,
     /// `sizeof(streamConsumer)`: 7.2 added `active_time`.
     pub stream_consumer: usize,
     /// `sizeof(listpackEx)`: the header of a Redis hash with field TTLs (7.4+).
@@ -154,6 +157,7 @@ pub const MEMORY_REDIS_7_0: MemoryLayout = MemoryLayout {
     key: KeyLayout::SdsInDictEntry,
     rax: RaxAccounting::Estimate,
     hash_table: HashTableLayout::Dict,
+    stream_groups_sampled: false,
     stream_consumer: 24,
     listpack_ex: 32,
 };
@@ -163,6 +167,7 @@ pub const MEMORY_REDIS_7_2: MemoryLayout = MemoryLayout {
     key: KeyLayout::SdsInDictEntry,
     rax: RaxAccounting::Estimate,
     hash_table: HashTableLayout::Dict,
+    stream_groups_sampled: false,
     stream_consumer: 32,
     listpack_ex: 32,
 };
@@ -172,6 +177,7 @@ pub const MEMORY_REDIS_8_0: MemoryLayout = MemoryLayout {
     key: KeyLayout::SdsInDictEntry,
     rax: RaxAccounting::Estimate,
     hash_table: HashTableLayout::Dict,
+    stream_groups_sampled: false,
     stream_consumer: 32,
     listpack_ex: 32,
 };
@@ -180,6 +186,7 @@ pub const MEMORY_VALKEY_8_1: MemoryLayout = MemoryLayout {
     key: KeyLayout::EmbeddedInObject,
     rax: RaxAccounting::Allocated,
     hash_table: HashTableLayout::Hashtable,
+    stream_groups_sampled: true,
     stream_consumer: 32,
     listpack_ex: 32,
 };
@@ -189,6 +196,7 @@ pub const MEMORY_VALKEY_9_1: MemoryLayout = MemoryLayout {
     key: KeyLayout::EmbeddedCounted,
     rax: RaxAccounting::Allocated,
     hash_table: HashTableLayout::Hashtable,
+    stream_groups_sampled: true,
     stream_consumer: 32,
     listpack_ex: 32,
 };
@@ -542,14 +550,18 @@ fn value_size(
                 asize += lpsize / sampled.max(1) * last;
                 asize += alloc(last);
             }
-            asize + stream_groups_size(stream, mem)
+            asize + stream_groups_size(stream, mem, samples)
         }
     }
 }
 
 /// Consumer groups in `objectComputeSize` (issue 13): per group its struct, its PEL's radix tree
 /// (`streamRadixTreeMemoryUsage`) and NACKs; per consumer its struct, name and PEL tree.
-fn stream_groups_size(stream: &crate::engine::keyspace::StreamValue, mem: &MemoryLayout) -> usize {
+fn stream_groups_size(
+    stream: &crate::engine::keyspace::StreamValue,
+    mem: &MemoryLayout,
+    samples: usize,
+) -> usize {
     use crate::engine::keyspace::stream::id_rax_node_count;
     /// `sizeof(streamCG)`, `sizeof(streamNACK)`.
     const STREAM_CG: usize = 40;
@@ -561,21 +573,32 @@ fn stream_groups_size(stream: &crate::engine::keyspace::StreamValue, mem: &Memor
         }
         RaxAccounting::Allocated => rax_allocated(ids, &mem.allocator),
     };
-    stream
-        .groups
-        .values()
-        .map(|g| {
-            let pel = tree(g.pel.keys().copied().collect());
-            let consumers: usize = g
-                .consumers
-                .iter()
-                .map(|(name, c)| {
-                    mem.stream_consumer + name.len() + tree(c.pel.iter().copied().collect())
-                })
-                .sum();
-            STREAM_CG + pel + STREAM_NACK * g.pel.len() + consumers
-        })
-        .sum()
+    let consumer_size = |(name, c): (&Vec<u8>, &crate::engine::keyspace::stream::Consumer)| {
+        mem.stream_consumer + name.len() + tree(c.pel.iter().copied().collect())
+    };
+    let group_size = |g: &crate::engine::keyspace::stream::ConsumerGroup, consumers: usize| {
+        STREAM_CG + tree(g.pel.keys().copied().collect()) + STREAM_NACK * g.pel.len() + consumers
+    };
+    if !mem.stream_groups_sampled {
+        return stream
+            .groups
+            .values()
+            .map(|g| group_size(g, g.consumers.iter().map(consumer_size).sum()))
+            .sum();
+    }
+    // Valkey: the first `samples` groups (in name order), each with the average of its first
+    // `samples` consumers times their number, summed into an integer as C does.
+    let mut sum = 0usize;
+    let mut seen = 0usize;
+    for g in stream.groups.values().take(samples) {
+        let consumers = g.consumers.iter().map(consumer_size);
+        sum += group_size(g, add_sampled(0, consumers, samples, g.consumers.len()));
+        seen += 1;
+    }
+    if seen == 0 {
+        return 0;
+    }
+    (sum as f64 / seen as f64 * stream.groups.len() as f64) as usize
 }
 
 /// `raxAllocSize` of a radix tree keyed by these stream IDs (ascending): the `rax` struct and
