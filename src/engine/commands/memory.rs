@@ -1,14 +1,17 @@
-//! MEMORY USAGE and MEMORY HELP (`memoryCommand` and `objectComputeSize` in `src/object.c` of
-//! Redis 7.0.15, 64-bit, jemalloc 5.3): the bytes Redis would account for a key, computed from
-//! the sizes of its C structures rounded up to jemalloc's size classes, for the encoding OBJECT
-//! ENCODING reports.
+//! MEMORY USAGE and MEMORY HELP (`memoryCommand` and `objectComputeSize` in `src/object.c`):
+//! the bytes a server would account for a key, computed from the sizes of its C structures as
+//! its allocator rounds them, for the encoding OBJECT ENCODING reports. What differs between
+//! servers (allocator, where the key lives, Valkey's hashtable and radix tree accounting, struct
+//! sizes) is a `MemoryLayout` per profile (`Profile::memory`).
 //!
-//! Exact for strings created whole (int, embstr, raw), listpack hashes and sorted sets, intsets,
-//! lists (quicklist nodes filled in order up to 8 KB) and streams without consumer groups.
-//! Approximate where Redis's figure depends on history or chance the sandbox does not keep: a
-//! string grown in place (SETBIT, APPEND, SETRANGE: Redis's buffer has spare room), hash tables
-//! (their size after growth and during rehashing, and which five elements the sample meets in
-//! hash order) and skiplist node levels (random in Redis; counted as level 1 here).
+//! Exact for strings created whole (int, embstr, raw), listpack hashes (with field TTLs too) and
+//! sorted sets, intsets, lists (quicklist nodes filled in order up to 8 KB), streams with their
+//! groups, and hash tables of a few entries. Approximate where the figure depends on history or
+//! chance the sandbox does not keep: a string grown in place (SETBIT, APPEND, SETRANGE: the
+//! buffer has spare room; sized with 7.0's allocator), hash tables (their size after growth and
+//! during rehashing, Valkey's child buckets, and which five elements the sample meets in hash
+//! order), skiplist node levels (random; counted as level 1 here), and glibc's usable sizes
+//! (Valkey 9.1 as tested), which depend on the heap's past.
 
 use super::generic::encoding;
 use super::zsets::d2string;
