@@ -722,4 +722,45 @@ mod tests {
             .collect();
         assert_eq!(got, [8, 16, 32, 48, 64, 160, 192, 5120, 16384, 20480]);
     }
+
+    #[test]
+    fn allocator_classes_per_build() {
+        let sizes = [1, 9, 17, 21, 25, 41, 57, 65, 129];
+        let q16 = Allocator::Jemalloc { quantum: 16 };
+        let q8 = Allocator::Jemalloc { quantum: 8 };
+        let got = |a: &Allocator| sizes.iter().map(|&n| a.size(n)).collect::<Vec<_>>();
+        assert_eq!(got(&q16), [8, 16, 32, 32, 32, 48, 64, 80, 160]);
+        assert_eq!(got(&q8), [8, 16, 24, 24, 32, 48, 64, 80, 160]);
+        // glibc: 16-byte chunks with an 8-byte header, 32 at least.
+        assert_eq!(
+            got(&Allocator::Glibc),
+            [24, 24, 24, 24, 40, 56, 72, 72, 136]
+        );
+    }
+
+    #[test]
+    fn rax_allocations() {
+        let a = Allocator::Jemalloc { quantum: 16 };
+        // Measured on Valkey 8.1: an empty tree (struct and root) and one key (a compressed
+        // chain of 16 bytes and the key node).
+        assert_eq!(rax_allocated(Vec::new(), &a), 40);
+        assert_eq!(rax_allocated(vec![StreamId { ms: 1, seq: 1 }], &a), 80);
+        // Two keys differing in the last byte: chain of 15, a branch of 2, two key nodes.
+        let two = vec![StreamId { ms: 1, seq: 1 }, StreamId { ms: 1, seq: 2 }];
+        assert_eq!(rax_allocated(two, &a), 32 + 32 + 32 + 2 * 16);
+    }
+
+    #[test]
+    fn valkey_hash_entries() {
+        let a = Allocator::Jemalloc { quantum: 16 };
+        // Measured on Valkey 8.1: embedded up to 128 bytes, else the value on its own.
+        assert_eq!(hashtable_entry(&a, b"f", b"v"), 8);
+        assert_eq!(hashtable_entry(&a, b"a", &[b'x'; 120]), 128);
+        assert_eq!(hashtable_entry(&a, b"a", &[b'x'; 125]), 176);
+        assert_eq!(hashtable_entry(&a, &[b'f'; 100], &[b'x'; 65]), 192);
+        // One bucket up to 7 entries; the 8th add (one by one) doubles it, both tables counting.
+        assert_eq!(hashtable_size(1, Some(0)), 72 + 64);
+        assert_eq!(hashtable_size(8, Some(0)), 72 + 3 * 64);
+        assert_eq!(hashtable_size(9, Some(0)), 72 + 2 * 64);
+    }
 }
