@@ -8,7 +8,7 @@
 //! sorted sets, intsets, lists (quicklist nodes filled in order up to 8 KB), streams with their
 //! groups, and hash tables of a few entries. Approximate where the figure depends on history or
 //! chance the sandbox does not keep: a string grown in place (SETBIT, APPEND, SETRANGE: the
-//! buffer has spare room; sized with 7.0's allocator), hash tables (their size after growth and
+//! buffer has spare room; commands/sds.rs sizes it with 16-byte-quantum classes), hash tables (their size after growth and
 //! during rehashing, Valkey's child buckets, and which five elements the sample meets in hash
 //! order), skiplist node levels (random; counted as level 1 here), and glibc's usable sizes
 //! (Valkey 9.1 as tested), which depend on the heap's past.
