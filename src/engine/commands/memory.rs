@@ -71,6 +71,8 @@ const LISTPACK_EMPTY: u64 = 7;
 const HASH_MAX_LISTPACK_ENTRIES: usize = 512;
 /// `OBJ_COMPUTE_SIZE_DEF_SAMPLES`.
 const DEFAULT_SAMPLES: usize = 5;
+/// `sizeof(listpackEx)`: the header of a Redis hash with field TTLs (7.4, 8.0).
+const LISTPACK_EX: usize = 32;
 /// `sizeof(long long)`: an expire field embedded in a Valkey object.
 const EXPIRE_FIELD: usize = 8;
 /// Valkey 8.1 embeds a string value with its key while the object stays within 64 bytes.
@@ -151,8 +153,6 @@ pub struct MemoryLayout {
     pub stream_groups_sampled: bool,
     /// `sizeof(streamConsumer)`: 7.2 added `active_time`.
     pub stream_consumer: usize,
-    /// `sizeof(listpackEx)`: the header of a Redis hash with field TTLs (7.4+).
-    pub listpack_ex: usize,
 }
 
 pub const MEMORY_REDIS_7_0: MemoryLayout = MemoryLayout {
@@ -162,7 +162,6 @@ pub const MEMORY_REDIS_7_0: MemoryLayout = MemoryLayout {
     hash_table: HashTableLayout::Dict,
     stream_groups_sampled: false,
     stream_consumer: 24,
-    listpack_ex: 32,
 };
 /// Redis 7.2 and 7.4 as tested: Redis's own builds (jemalloc with an 8-byte quantum).
 pub const MEMORY_REDIS_7_2: MemoryLayout = MemoryLayout {
@@ -172,7 +171,6 @@ pub const MEMORY_REDIS_7_2: MemoryLayout = MemoryLayout {
     hash_table: HashTableLayout::Dict,
     stream_groups_sampled: false,
     stream_consumer: 32,
-    listpack_ex: 32,
 };
 /// Redis 8.0 as tested: Debian's package (the system jemalloc, 16-byte quantum).
 pub const MEMORY_REDIS_8_0: MemoryLayout = MemoryLayout {
@@ -182,7 +180,6 @@ pub const MEMORY_REDIS_8_0: MemoryLayout = MemoryLayout {
     hash_table: HashTableLayout::Dict,
     stream_groups_sampled: false,
     stream_consumer: 32,
-    listpack_ex: 32,
 };
 pub const MEMORY_VALKEY_8_1: MemoryLayout = MemoryLayout {
     allocator: Allocator::Jemalloc { quantum: 16 },
@@ -191,7 +188,6 @@ pub const MEMORY_VALKEY_8_1: MemoryLayout = MemoryLayout {
     hash_table: HashTableLayout::Hashtable,
     stream_groups_sampled: true,
     stream_consumer: 32,
-    listpack_ex: 32,
 };
 /// Valkey 9.1 as tested: built with libc malloc.
 pub const MEMORY_VALKEY_9_1: MemoryLayout = MemoryLayout {
@@ -201,7 +197,6 @@ pub const MEMORY_VALKEY_9_1: MemoryLayout = MemoryLayout {
     hash_table: HashTableLayout::Hashtable,
     stream_groups_sampled: true,
     stream_consumer: 32,
-    listpack_ex: 32,
 };
 
 /// The size class jemalloc rounds an allocation of `n` bytes up to (`zmalloc_size`): 8, 16,
@@ -485,7 +480,7 @@ fn value_size(
                             lp_str(f) + lp_str(v) + lp_str(ttl.as_bytes())
                         })
                         .sum::<u64>();
-                object_size(mem, key) + a.size(mem.listpack_ex) + a.size(bytes as usize)
+                object_size(mem, key) + a.size(LISTPACK_EX) + a.size(bytes as usize)
             } else if enc == "listpack" {
                 let elements = hash.iter().flat_map(|(f, v)| [f.as_slice(), v.as_slice()]);
                 object_size(mem, key) + a.size(listpack_bytes(elements) as usize)
