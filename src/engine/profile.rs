@@ -4,6 +4,10 @@
 //! testing a version. Each profile was checked against the real server named in
 //! `version_tested` (tests/differential.rs runs the whole corpus per profile).
 
+pub use super::commands::memory::MemoryLayout;
+use super::commands::memory::{
+    MEMORY_REDIS_7_0, MEMORY_REDIS_7_2, MEMORY_REDIS_8_0, MEMORY_VALKEY_8_1, MEMORY_VALKEY_9_1,
+};
 pub use super::lua::string_hash::LuaStringHash;
 
 /// How a Lua number becomes text: `redis.call` arguments and double replies seen under RESP2.
@@ -146,6 +150,8 @@ pub struct Profile {
     /// Lua's string hash in the server's deps/lua (`luaS_newlstr`): decides `pairs()` order over
     /// string keys, so RESP3 maps/sets built by scripts and `cjson.encode` key order (issue 12).
     pub lua_string_hash: LuaStringHash,
+    /// MEMORY USAGE: the allocator's size classes and where the key lives (issue 12).
+    pub memory: &'static MemoryLayout,
 }
 
 /// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
@@ -303,6 +309,7 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
+        memory: &MEMORY_REDIS_7_0,
     },
     Profile {
         id: "redis-7.2",
@@ -349,6 +356,7 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
+        memory: &MEMORY_REDIS_7_2,
     },
     Profile {
         id: "redis-7.4",
@@ -395,6 +403,7 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
+        memory: &MEMORY_REDIS_7_2,
     },
     Profile {
         id: "redis-8.0",
@@ -441,6 +450,7 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
+        memory: &MEMORY_REDIS_8_0,
     },
     Profile {
         id: "valkey-8.1",
@@ -487,6 +497,7 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: true,
         function_names_checked_after_load: true, // issue 13: Valkey
         lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
+        memory: &MEMORY_VALKEY_8_1,
     },
     Profile {
         id: "valkey-9.1",
@@ -533,6 +544,7 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: true,
         function_names_checked_after_load: true, // issue 13: Valkey
         lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
+        memory: &MEMORY_VALKEY_9_1,
     },
 ];
 

@@ -1,20 +1,24 @@
-//! MEMORY USAGE and MEMORY HELP (`memoryCommand` and `objectComputeSize` in `src/object.c` of
-//! Redis 7.0.15, 64-bit, jemalloc 5.3): the bytes Redis would account for a key, computed from
-//! the sizes of its C structures rounded up to jemalloc's size classes, for the encoding OBJECT
-//! ENCODING reports.
+//! MEMORY USAGE and MEMORY HELP (`memoryCommand` and `objectComputeSize` in `src/object.c`):
+//! the bytes a server would account for a key, computed from the sizes of its C structures as
+//! its allocator rounds them, for the encoding OBJECT ENCODING reports. What differs between
+//! servers (allocator, where the key lives, Valkey's hashtable and radix tree accounting, struct
+//! sizes) is a `MemoryLayout` per profile (`Profile::memory`).
 //!
-//! Exact for strings created whole (int, embstr, raw), listpack hashes and sorted sets, intsets,
-//! lists (quicklist nodes filled in order up to 8 KB) and streams without consumer groups.
-//! Approximate where Redis's figure depends on history or chance the sandbox does not keep: a
-//! string grown in place (SETBIT, APPEND, SETRANGE: Redis's buffer has spare room), hash tables
-//! (their size after growth and during rehashing, and which five elements the sample meets in
-//! hash order) and skiplist node levels (random in Redis; counted as level 1 here).
+//! Exact for strings created whole (int, embstr, raw), listpack hashes (with field TTLs too) and
+//! sorted sets, intsets, lists (quicklist nodes filled in order up to 8 KB), streams with their
+//! groups, and hash tables of a few entries. Approximate where the figure depends on history or
+//! chance the sandbox does not keep: a string grown in place (SETBIT, APPEND, SETRANGE: the
+//! buffer has spare room; commands/sds.rs sizes it with 16-byte-quantum classes), hash tables (their size after growth and
+//! during rehashing, Valkey's child buckets, and which five elements the sample meets in hash
+//! order), skiplist node levels (random; counted as level 1 here), and glibc's usable sizes
+//! (Valkey 9.1 as tested), which depend on the heap's past.
 
 use super::generic::encoding;
 use super::zsets::d2string;
 use super::{errors, flatten, int_arg, lower, Command, Ctx};
-use crate::engine::keyspace::stream::lp_str;
+use crate::engine::keyspace::stream::{lp_str, StreamId};
 use crate::engine::keyspace::Value;
+use crate::engine::profile::{FieldTtlDialect, NumberFormat, Profile};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -67,6 +71,133 @@ const LISTPACK_EMPTY: u64 = 7;
 const HASH_MAX_LISTPACK_ENTRIES: usize = 512;
 /// `OBJ_COMPUTE_SIZE_DEF_SAMPLES`.
 const DEFAULT_SAMPLES: usize = 5;
+/// `sizeof(listpackEx)`: the header of a Redis hash with field TTLs (7.4, 8.0).
+const LISTPACK_EX: usize = 32;
+/// `sizeof(long long)`: an expire field embedded in a Valkey object.
+const EXPIRE_FIELD: usize = 8;
+/// Valkey 8.1 embeds a string value with its key while the object stays within 64 bytes.
+const VALKEY_EMBED_LIMIT: usize = 64;
+
+/// What `zmalloc_size` answers for a request: the allocator each tested server was built with.
+#[derive(Debug, PartialEq)]
+pub enum Allocator {
+    /// jemalloc 5.3 with this quantum: 16 in Debian's packages, 8 in Redis's own builds
+    /// (`--with-lg-quantum=3` in deps/Makefile), which add the classes 24, 40 and 56.
+    Jemalloc { quantum: usize },
+    /// glibc's `malloc_usable_size` (a Valkey built with `MALLOC=libc`): 16-byte chunks with an
+    /// 8-byte header, at least 32.
+    Glibc,
+}
+
+impl Allocator {
+    pub fn size(&self, n: usize) -> usize {
+        match *self {
+            // The 8-byte class comes before the quantum's multiples.
+            Allocator::Jemalloc { .. } if n <= 8 => 8,
+            Allocator::Jemalloc { quantum } if n <= 64 => n.div_ceil(quantum) * quantum,
+            Allocator::Jemalloc { .. } => jemalloc_size(n),
+            Allocator::Glibc => (n + 8).div_ceil(16).max(2) * 16 - 8,
+        }
+    }
+
+    /// `sdsZmallocSize` of an sds created with exactly `len` bytes (`sdsnewlen`).
+    fn sds(&self, len: usize) -> usize {
+        self.size(sds_header(len) + len + 1)
+    }
+}
+
+/// Where a server keeps a key and how MEMORY USAGE counts it.
+#[derive(Debug, PartialEq)]
+pub enum KeyLayout {
+    /// Redis: the key is an sds of its own in a `dictEntry` of 24 bytes, both added to the
+    /// value's size; the value is a 16-byte robj.
+    SdsInDictEntry,
+    /// Valkey 8.1: the key is embedded in the value's robj (an sds type 5 with a header-size
+    /// byte) and the keyspace hash table has no entries; MEMORY USAGE is the value's size only,
+    /// which counts the robj as 16 bytes unless the string value is embedded with the key.
+    EmbeddedInObject,
+    /// Valkey 9.1: as 8.1, but every value counts its robj's allocation (key and expire with
+    /// it), and an embedded string value takes the place of the robj's `ptr`.
+    EmbeddedCounted,
+}
+
+/// How MEMORY USAGE counts a stream's radix trees (the entries' and each PEL).
+#[derive(Debug, PartialEq)]
+pub enum RaxAccounting {
+    /// Redis's `streamRadixTreeMemoryUsage`: 16 bytes a key and `4 + 8 * 30` a node.
+    Estimate,
+    /// Valkey's `raxAllocSize`: the allocations themselves, the `rax` struct and every node.
+    Allocated,
+}
+
+/// The hash table a hash past its listpack limits becomes.
+#[derive(Debug, PartialEq)]
+pub enum HashTableLayout {
+    /// Redis's `dict`: a bucket array of pointers and a 24-byte `dictEntry` per field, with
+    /// the field and the value as sds strings of their own.
+    Dict,
+    /// Valkey 8.1's `hashtable`: 64-byte buckets of 7 entries, each entry one allocation
+    /// holding the field and (up to 128 bytes in all) the value.
+    Hashtable,
+}
+
+/// The sizes MEMORY USAGE adds up that differ between servers (`Profile::memory`).
+#[derive(Debug, PartialEq)]
+pub struct MemoryLayout {
+    pub allocator: Allocator,
+    pub key: KeyLayout,
+    pub rax: RaxAccounting,
+    pub hash_table: HashTableLayout,
+    /// Valkey samples a stream's groups and their consumers as it does a collection's elements
+    /// (Redis counts them all).
+    pub stream_groups_sampled: bool,
+    /// `sizeof(streamConsumer)`: 7.2 added `active_time`.
+    pub stream_consumer: usize,
+}
+
+pub const MEMORY_REDIS_7_0: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 16 },
+    key: KeyLayout::SdsInDictEntry,
+    rax: RaxAccounting::Estimate,
+    hash_table: HashTableLayout::Dict,
+    stream_groups_sampled: false,
+    stream_consumer: 24,
+};
+/// Redis 7.2 and 7.4 as tested: Redis's own builds (jemalloc with an 8-byte quantum).
+pub const MEMORY_REDIS_7_2: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 8 },
+    key: KeyLayout::SdsInDictEntry,
+    rax: RaxAccounting::Estimate,
+    hash_table: HashTableLayout::Dict,
+    stream_groups_sampled: false,
+    stream_consumer: 32,
+};
+/// Redis 8.0 as tested: Debian's package (the system jemalloc, 16-byte quantum).
+pub const MEMORY_REDIS_8_0: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 16 },
+    key: KeyLayout::SdsInDictEntry,
+    rax: RaxAccounting::Estimate,
+    hash_table: HashTableLayout::Dict,
+    stream_groups_sampled: false,
+    stream_consumer: 32,
+};
+pub const MEMORY_VALKEY_8_1: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 16 },
+    key: KeyLayout::EmbeddedInObject,
+    rax: RaxAccounting::Allocated,
+    hash_table: HashTableLayout::Hashtable,
+    stream_groups_sampled: true,
+    stream_consumer: 32,
+};
+/// Valkey 9.1 as tested: built with libc malloc.
+pub const MEMORY_VALKEY_9_1: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Glibc,
+    key: KeyLayout::EmbeddedCounted,
+    rax: RaxAccounting::Allocated,
+    hash_table: HashTableLayout::Hashtable,
+    stream_groups_sampled: true,
+    stream_consumer: 32,
+};
 
 /// The size class jemalloc rounds an allocation of `n` bytes up to (`zmalloc_size`): 8, 16,
 /// then four classes per doubling (with a 16-byte quantum up to 128).
@@ -85,14 +216,25 @@ pub fn jemalloc_size(n: usize) -> usize {
 /// `sdsZmallocSize` of an sds created with exactly `len` bytes (`sdsnewlen`): the header
 /// (1, 3, 5 or 9 bytes by length), the bytes and the terminator.
 fn sds_size(len: usize) -> usize {
-    let header = match len {
+    jemalloc_size(sds_header(len) + len + 1)
+}
+
+/// The header `sdsnewlen` gives `len` bytes: type 5, 8, 16 or 32.
+fn sds_header(len: usize) -> usize {
+    match len {
         0 => 3, // an empty sds is made type 8
         1..=31 => 1,
         32..=255 => 3,
         256..=65_535 => 5,
         _ => 9,
-    };
-    jemalloc_size(header + len + 1)
+    }
+}
+
+/// Bytes a Valkey key takes embedded in its robj: a header-size byte, then an sds of the
+/// smallest type (`sdsReqType`: type 5, a 1-byte header, below 32 bytes).
+fn embedded_key(len: usize) -> usize {
+    let header = if len < 32 { 1 } else { sds_header(len) };
+    1 + header + len + 1
 }
 
 /// Hash table buckets after adding `n` entries one by one: 4, doubling when full (`dictExpand`
@@ -100,8 +242,13 @@ fn sds_size(len: usize) -> usize {
 /// rehash, one old bucket per later add, has moved every non-empty bucket; how many are
 /// non-empty depends on Redis's random hash seed, so this takes the expected number.
 fn dict_slots(n: usize) -> usize {
-    let size = n.next_power_of_two().max(4);
-    if n <= 4 {
+    dict_slots_from(n, 4)
+}
+
+/// `dict_slots` for a table that started with `first` slots.
+fn dict_slots_from(n: usize, first: usize) -> usize {
+    let size = n.next_power_of_two().max(first);
+    if n <= first {
         return size;
     }
     let old = size / 2;
@@ -115,17 +262,61 @@ fn dict_slots(n: usize) -> usize {
     }
 }
 
-/// Buckets of a hash converted from a listpack: the table is sized for all the entries at once
-/// (at the 513th entry, `hash-max-listpack-entries` + 1), then grows as `dict_slots`.
-fn converted_dict_slots(n: usize) -> usize {
-    let at_conversion = n
-        .min(HASH_MAX_LISTPACK_ENTRIES + 1)
-        .next_power_of_two()
-        .max(4);
-    if n <= at_conversion {
-        at_conversion
+/// Buckets of a hash converted from a listpack with `converted_with` fields: the table is sized
+/// for them at once (`dictExpand`; a hash that had no conversion, a seed, at the 513th entry,
+/// `hash-max-listpack-entries` + 1), then grows as `dict_slots`.
+fn converted_dict_slots(n: usize, converted_with: Option<usize>) -> usize {
+    let with = converted_with.unwrap_or(n.min(HASH_MAX_LISTPACK_ENTRIES + 1));
+    dict_slots_from(n, with.next_power_of_two().max(4))
+}
+
+/// `hashtableMemUsage` of a Valkey hash of `n` fields: the struct and its buckets. The table
+/// was made at the conversion from a listpack, sized for the fields it had then (a seed: all
+/// of them, or 513), and grew as fields were added: past 7 entries a bucket it doubles, both
+/// tables counting until the next adds have moved every old bucket (one each). Child buckets
+/// (a bucket's eighth entry) depend on the random hash seed and are not counted: exact up to
+/// 7 fields.
+fn hashtable_size(n: usize, converted_with: Option<usize>) -> usize {
+    /// `sizeof(hashtable)`, a bucket, the entries a bucket holds.
+    const HASHTABLE: usize = 72;
+    const BUCKET: usize = 64;
+    const ENTRIES_PER_BUCKET: usize = 7;
+    // `numBucketsForCapacity`: `ceil(n * 5 / 32)`, a power of two.
+    let buckets_for = |n: usize| (n * 5).div_ceil(32).max(1).next_power_of_two();
+    let converted_with = converted_with.unwrap_or(n.min(HASH_MAX_LISTPACK_ENTRIES + 1));
+    let (mut buckets, mut old, mut to_move) = (buckets_for(converted_with), 0, 0);
+    for used in converted_with..n {
+        // The add moves an old bucket, then finds the table full or not.
+        if to_move > 0 {
+            to_move -= 1;
+            if to_move == 0 {
+                old = 0;
+            }
+        }
+        if used + 1 > buckets * ENTRIES_PER_BUCKET {
+            (old, to_move) = (buckets, buckets);
+            buckets = buckets_for(used + 1);
+        }
+    }
+    HASHTABLE + BUCKET * (buckets + old)
+}
+
+/// `hashTypeEntryMemUsage` (Valkey 8.1): the field as an sds of the smallest type and the
+/// value as an sds type 8 in one allocation while they fit 128 bytes; else the field after a
+/// pointer to a value of its own.
+fn hashtable_entry(a: &Allocator, field: &[u8], value: &[u8]) -> usize {
+    const EMBED_LIMIT: usize = 128;
+    let field_sds = if field.len() < 32 {
+        1
     } else {
-        dict_slots(n)
+        sds_header(field.len())
+    } + field.len()
+        + 1;
+    let value_sds = 3 + value.len() + 1;
+    if field_sds + value_sds <= EMBED_LIMIT {
+        a.size(field_sds + value_sds)
+    } else {
+        a.size(POINTER + field_sds) + a.sds(value.len())
     }
 }
 
@@ -152,16 +343,88 @@ fn listpack_bytes<'a>(elements: impl Iterator<Item = &'a [u8]>) -> u64 {
     LISTPACK_EMPTY + elements.map(lp_str).sum::<u64>()
 }
 
-/// `objectComputeSize` for the encoding the sandbox reports.
-fn value_size(value: &mut Value, samples: usize) -> usize {
-    let enc = encoding(value);
-    match value {
-        Value::Str(s) => match enc {
+/// The key a value is measured under: Valkey embeds it (and an expire field) in the robj.
+struct KeyInfo<'a> {
+    name: &'a [u8],
+    has_expire: bool,
+}
+
+/// What the robj itself counts for a value other than an embedded string.
+fn object_size(mem: &MemoryLayout, key: &KeyInfo) -> usize {
+    match mem.key {
+        KeyLayout::SdsInDictEntry | KeyLayout::EmbeddedInObject => ROBJ,
+        KeyLayout::EmbeddedCounted => mem.allocator.size(ROBJ + valkey_key_bytes(key)),
+    }
+}
+
+/// The embedded key and the expire field of a Valkey object (a key of 128 bytes or more
+/// always gets the field: `KEY_SIZE_TO_INCLUDE_EXPIRE_THRESHOLD`).
+fn valkey_key_bytes(key: &KeyInfo) -> usize {
+    let expire = key.has_expire || key.name.len() >= 128;
+    embedded_key(key.name.len()) + if expire { EXPIRE_FIELD } else { 0 }
+}
+
+/// A string value: an integer in the robj's pointer, embedded after the object header
+/// (embstr), or an sds of its own (raw).
+fn string_size(mem: &MemoryLayout, key: &KeyInfo, s: &[u8], enc: &str) -> usize {
+    let a = &mem.allocator;
+    // The value as an sds type 8 (`sdsReqSize(len, SDS_TYPE_8)`).
+    let embedded_value = 3 + s.len() + 1;
+    match mem.key {
+        KeyLayout::SdsInDictEntry => match enc {
             "int" => ROBJ,
-            // The object header and an sds type 8 in one allocation.
-            "embstr" => jemalloc_size(ROBJ + 3 + s.len() + 1),
-            _ => ROBJ + sds_size(s.len()),
+            "embstr" => a.size(ROBJ + embedded_value),
+            _ => ROBJ + a.sds(s.len()),
         },
+        KeyLayout::EmbeddedInObject => {
+            // 8.1 decides with the key's header taken as 3 bytes (a longer one, type 8, can
+            // make a 64-byte object 65: valkey#2087).
+            let expire = valkey_key_bytes(key) - embedded_key(key.name.len());
+            let decided = ROBJ + key.name.len() + 3 + expire + embedded_value;
+            match enc {
+                "int" => ROBJ,
+                "embstr" if decided <= VALKEY_EMBED_LIMIT => {
+                    a.size(ROBJ + valkey_key_bytes(key) + embedded_value)
+                }
+                _ => ROBJ + a.sds(s.len()),
+            }
+        }
+        KeyLayout::EmbeddedCounted => {
+            // The value replaces the robj's `ptr` (at least pointer-sized, to unembed it
+            // later); values are embedded up to 128 bytes in all.
+            let embedded = ROBJ - POINTER + valkey_key_bytes(key) + embedded_value.max(POINTER);
+            // Integers stay text when they fit embedded (OBJECT ENCODING says embstr).
+            match enc {
+                _ if embedded <= 2 * VALKEY_EMBED_LIMIT => a.size(embedded),
+                "int" => object_size(mem, key),
+                _ => object_size(mem, key) + a.sds(s.len()),
+            }
+        }
+    }
+}
+
+/// A score as a listpack stores it: `d2string`, the shortest text from 7.2 on (the profile's
+/// double replies), 7.0's `%.17g` with integers as integers.
+fn score_text(profile: &Profile, score: f64) -> String {
+    match profile.double_replies {
+        NumberFormat::ReplyDouble => profile.double_text(score),
+        _ => d2string(score),
+    }
+}
+
+/// `objectComputeSize` for the encoding the sandbox reports.
+fn value_size(
+    value: &mut Value,
+    samples: usize,
+    profile: &Profile,
+    key: &KeyInfo,
+    field_ttls_listpack: bool,
+) -> usize {
+    let enc = encoding(value);
+    let mem = profile.memory;
+    let a = &mem.allocator;
+    match value {
+        Value::Str(s) => string_size(mem, key, s, enc),
         Value::List(list) => {
             // Nodes filled in order, each up to 8 KB (`_quicklistNodeAllowInsert`).
             let mut nodes: Vec<u64> = Vec::new();
@@ -207,14 +470,31 @@ fn value_size(value: &mut Value, samples: usize) -> usize {
             }
         }
         Value::Hash(hash) => {
-            if enc == "listpack" {
+            if enc == "listpack" && field_ttls_listpack {
+                // `listpackEx`: its header, then a listpack of field, value and TTL (0: none).
+                let bytes = LISTPACK_EMPTY
+                    + hash
+                        .iter()
+                        .map(|(f, v)| {
+                            let ttl = hash.field_expire_at(f).unwrap_or(0).to_string();
+                            lp_str(f) + lp_str(v) + lp_str(ttl.as_bytes())
+                        })
+                        .sum::<u64>();
+                object_size(mem, key) + a.size(LISTPACK_EX) + a.size(bytes as usize)
+            } else if enc == "listpack" {
                 let elements = hash.iter().flat_map(|(f, v)| [f.as_slice(), v.as_slice()]);
-                ROBJ + jemalloc_size(listpack_bytes(elements) as usize)
+                object_size(mem, key) + a.size(listpack_bytes(elements) as usize)
+            } else if mem.hash_table == HashTableLayout::Hashtable {
+                let base =
+                    object_size(mem, key) + hashtable_size(hash.len(), hash.converted_with());
+                let sizes = hash.iter().map(|(f, v)| hashtable_entry(a, f, v));
+                add_sampled(base, sizes, samples, hash.len())
             } else {
-                let base = ROBJ + DICT + POINTER * converted_dict_slots(hash.len());
+                let slots = converted_dict_slots(hash.len(), hash.converted_with());
+                let base = ROBJ + DICT + POINTER * slots;
                 let sizes = hash
                     .iter()
-                    .map(|(f, v)| sds_size(f.len()) + sds_size(v.len()) + DICT_ENTRY);
+                    .map(|(f, v)| a.sds(f.len()) + a.sds(v.len()) + DICT_ENTRY);
                 add_sampled(base, sizes, samples, hash.len())
             }
         }
@@ -223,9 +503,9 @@ fn value_size(value: &mut Value, samples: usize) -> usize {
                 let bytes = LISTPACK_EMPTY
                     + zset
                         .iter()
-                        .map(|(m, score)| lp_str(m) + lp_str(d2string(score).as_bytes()))
+                        .map(|(m, score)| lp_str(m) + lp_str(score_text(profile, score).as_bytes()))
                         .sum::<u64>();
-                ROBJ + jemalloc_size(bytes as usize)
+                object_size(mem, key) + a.size(bytes as usize)
             } else {
                 let header = ZSKIPLIST_NODE + ZSKIPLIST_LEVEL * ZSKIPLIST_MAXLEVEL;
                 let base = ROBJ
@@ -233,18 +513,21 @@ fn value_size(value: &mut Value, samples: usize) -> usize {
                     + ZSKIPLIST
                     + DICT
                     + POINTER * dict_slots(zset.len())
-                    + jemalloc_size(header);
-                let node = jemalloc_size(ZSKIPLIST_NODE + ZSKIPLIST_LEVEL);
-                let sizes = zset
-                    .iter()
-                    .map(|(m, _)| sds_size(m.len()) + DICT_ENTRY + node);
+                    + a.size(header);
+                let node = a.size(ZSKIPLIST_NODE + ZSKIPLIST_LEVEL);
+                let sizes = zset.iter().map(|(m, _)| a.sds(m.len()) + DICT_ENTRY + node);
                 add_sampled(base, sizes, samples, zset.len())
             }
         }
         Value::Stream(stream) => {
             let (nodes, rax_nodes) = stream.node_layout();
-            let rax = nodes.len() * STREAM_ID + rax_nodes * (RAX_NODE + RAX_NODE_OVERHEAD);
-            let mut asize = ROBJ + STREAM + rax;
+            let rax = match mem.rax {
+                RaxAccounting::Estimate => {
+                    nodes.len() * STREAM_ID + rax_nodes * (RAX_NODE + RAX_NODE_OVERHEAD)
+                }
+                RaxAccounting::Allocated => rax_allocated(stream.node_first_ids(), a),
+            };
+            let mut asize = object_size(mem, key) + STREAM + rax;
             // A node is allocated with 4 KB of room and shrunk to fit when the next one starts.
             let last = nodes.len().saturating_sub(1);
             let alloc = |i: usize| {
@@ -254,7 +537,7 @@ fn value_size(value: &mut Value, samples: usize) -> usize {
                 } else {
                     bytes
                 };
-                jemalloc_size(room as usize)
+                a.size(room as usize)
             };
             let sampled = nodes.len().min(samples);
             let lpsize: usize = (0..sampled).map(alloc).sum();
@@ -265,37 +548,104 @@ fn value_size(value: &mut Value, samples: usize) -> usize {
                 asize += lpsize / sampled.max(1) * last;
                 asize += alloc(last);
             }
-            asize + stream_groups_size(stream)
+            asize + stream_groups_size(stream, mem, samples)
         }
     }
 }
 
 /// Consumer groups in `objectComputeSize` (issue 13): per group its struct, its PEL's radix tree
 /// (`streamRadixTreeMemoryUsage`) and NACKs; per consumer its struct, name and PEL tree.
-fn stream_groups_size(stream: &crate::engine::keyspace::StreamValue) -> usize {
+fn stream_groups_size(
+    stream: &crate::engine::keyspace::StreamValue,
+    mem: &MemoryLayout,
+    samples: usize,
+) -> usize {
     use crate::engine::keyspace::stream::id_rax_node_count;
-    /// `sizeof(streamCG)`, `sizeof(streamNACK)`, `sizeof(streamConsumer)` (7.0).
+    /// `sizeof(streamCG)`, `sizeof(streamNACK)`.
     const STREAM_CG: usize = 40;
     const STREAM_NACK: usize = 24;
-    const STREAM_CONSUMER: usize = 24;
-    let tree = |len: usize, nodes: usize| len * STREAM_ID + nodes * (RAX_NODE + RAX_NODE_OVERHEAD);
-    stream
-        .groups
-        .values()
-        .map(|g| {
-            let pel = tree(g.pel.len(), id_rax_node_count(g.pel.keys().copied()));
-            let consumers: usize = g
-                .consumers
-                .iter()
-                .map(|(name, c)| {
-                    STREAM_CONSUMER
-                        + name.len()
-                        + tree(c.pel.len(), id_rax_node_count(c.pel.iter().copied()))
-                })
-                .sum();
-            STREAM_CG + pel + STREAM_NACK * g.pel.len() + consumers
+    let tree = |ids: Vec<StreamId>| match mem.rax {
+        RaxAccounting::Estimate => {
+            let nodes = id_rax_node_count(ids.iter().copied());
+            ids.len() * STREAM_ID + nodes * (RAX_NODE + RAX_NODE_OVERHEAD)
+        }
+        RaxAccounting::Allocated => rax_allocated(ids, &mem.allocator),
+    };
+    let consumer_size = |(name, c): (&Vec<u8>, &crate::engine::keyspace::stream::Consumer)| {
+        mem.stream_consumer + name.len() + tree(c.pel.iter().copied().collect())
+    };
+    let group_size = |g: &crate::engine::keyspace::stream::ConsumerGroup, consumers: usize| {
+        STREAM_CG + tree(g.pel.keys().copied().collect()) + STREAM_NACK * g.pel.len() + consumers
+    };
+    if !mem.stream_groups_sampled {
+        return stream
+            .groups
+            .values()
+            .map(|g| group_size(g, g.consumers.iter().map(consumer_size).sum()))
+            .sum();
+    }
+    // Valkey: the first `samples` groups (in name order), each with the average of its first
+    // `samples` consumers times their number, summed into an integer as C does.
+    let mut sum = 0usize;
+    let mut seen = 0usize;
+    for g in stream.groups.values().take(samples) {
+        let consumers = g.consumers.iter().map(consumer_size);
+        sum += group_size(g, add_sampled(0, consumers, samples, g.consumers.len()));
+        seen += 1;
+    }
+    if seen == 0 {
+        return 0;
+    }
+    (sum as f64 / seen as f64 * stream.groups.len() as f64) as usize
+}
+
+/// `raxAllocSize` of a radix tree keyed by these stream IDs (ascending): the `rax` struct and
+/// every node as `rax.c` lays it out (a 4-byte header, the chars padded to a pointer, one child
+/// pointer for a compressed chain or one per char for a branch, and the value pointer of a
+/// key). The shape follows from the keys: a branch where they differ, a compressed chain where
+/// they agree, a childless key node at the end.
+fn rax_allocated(ids: Vec<StreamId>, a: &Allocator) -> usize {
+    /// `sizeof(rax)` with its allocation counter.
+    const RAX: usize = 32;
+    fn node(a: &Allocator, chars: usize, children: usize, key: bool) -> usize {
+        let padding = (POINTER - (RAX_NODE + chars) % POINTER) % POINTER;
+        a.size(RAX_NODE + chars + padding + POINTER * children + usize::from(key) * POINTER)
+    }
+    fn walk(a: &Allocator, keys: &[[u8; 16]], depth: usize) -> usize {
+        if depth == 16 {
+            return node(a, 0, 0, true);
+        }
+        let mut runs: Vec<&[[u8; 16]]> = Vec::new();
+        let mut start = 0;
+        for i in 1..=keys.len() {
+            if i == keys.len() || keys[i][depth] != keys[start][depth] {
+                runs.push(&keys[start..i]);
+                start = i;
+            }
+        }
+        if runs.len() > 1 {
+            let children: usize = runs.iter().map(|run| walk(a, run, depth + 1)).sum();
+            return node(a, runs.len(), runs.len(), false) + children;
+        }
+        let (first, last) = (keys[0], keys[keys.len() - 1]);
+        let shared = (depth..16).take_while(|&d| first[d] == last[d]).count();
+        node(a, shared, 1, false) + walk(a, keys, depth + shared)
+    }
+    let keys: Vec<[u8; 16]> = ids
+        .iter()
+        .map(|id| {
+            let mut k = [0u8; 16];
+            k[..8].copy_from_slice(&id.ms.to_be_bytes());
+            k[8..].copy_from_slice(&id.seq.to_be_bytes());
+            k
         })
-        .sum()
+        .collect();
+    let nodes = if keys.is_empty() {
+        node(a, 0, 0, false)
+    } else {
+        walk(a, &keys, 0)
+    };
+    a.size(RAX) + nodes
 }
 
 fn memory_usage(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
@@ -317,18 +667,37 @@ fn memory_usage(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         // Redis looks the key up in the table directly: a key past its expiry that nothing has
         // reclaimed yet is still measured.
         let key = &args[2];
+        let profile = ctx.profile;
+        let mem = profile.memory;
+        let redis_listpack_ex = ctx.profile.field_ttl == FieldTtlDialect::Redis;
         let db = ctx.db();
         if !db.raw_entries().contains_key(key.as_slice()) {
             return Ok(Reply::Nil);
         }
         let entry = db.entry_mut_any(key).expect("checked above");
+        let key_info = KeyInfo {
+            name: key,
+            has_expire: entry.expire_at_ms.is_some(),
+        };
+        let field_ttls_listpack =
+            redis_listpack_ex && matches!(&entry.value, Value::Hash(h) if h.had_field_ttls());
         let value = match (&entry.value, entry.raw) {
             // A raw string a command grew in place: its allocation (issue 13, sds.rs).
             (Value::Str(_), Some(raw)) => ROBJ + raw.bytes,
-            _ => value_size(&mut entry.value, samples),
+            _ => value_size(
+                &mut entry.value,
+                samples,
+                profile,
+                &key_info,
+                field_ttls_listpack,
+            ),
         };
-        let usage = value + sds_size(key.len()) + DICT_ENTRY;
-        Ok(Reply::Int(usage as i64))
+        // Redis adds the key's sds and its dict entry; Valkey's value embeds the key.
+        let key_size = match mem.key {
+            KeyLayout::SdsInDictEntry => mem.allocator.sds(key.len()) + DICT_ENTRY,
+            KeyLayout::EmbeddedInObject | KeyLayout::EmbeddedCounted => 0,
+        };
+        Ok(Reply::Int((value + key_size) as i64))
     })())
 }
 
@@ -347,5 +716,46 @@ mod tests {
             .map(|&n| jemalloc_size(n))
             .collect();
         assert_eq!(got, [8, 16, 32, 48, 64, 160, 192, 5120, 16384, 20480]);
+    }
+
+    #[test]
+    fn allocator_classes_per_build() {
+        let sizes = [1, 9, 17, 21, 25, 41, 57, 65, 129];
+        let q16 = Allocator::Jemalloc { quantum: 16 };
+        let q8 = Allocator::Jemalloc { quantum: 8 };
+        let got = |a: &Allocator| sizes.iter().map(|&n| a.size(n)).collect::<Vec<_>>();
+        assert_eq!(got(&q16), [8, 16, 32, 32, 32, 48, 64, 80, 160]);
+        assert_eq!(got(&q8), [8, 16, 24, 24, 32, 48, 64, 80, 160]);
+        // glibc: 16-byte chunks with an 8-byte header, 32 at least.
+        assert_eq!(
+            got(&Allocator::Glibc),
+            [24, 24, 24, 24, 40, 56, 72, 72, 136]
+        );
+    }
+
+    #[test]
+    fn rax_allocations() {
+        let a = Allocator::Jemalloc { quantum: 16 };
+        // Measured on Valkey 8.1: an empty tree (struct and root) and one key (a compressed
+        // chain of 16 bytes and the key node).
+        assert_eq!(rax_allocated(Vec::new(), &a), 40);
+        assert_eq!(rax_allocated(vec![StreamId { ms: 1, seq: 1 }], &a), 80);
+        // Two keys differing in the last byte: chain of 15, a branch of 2, two key nodes.
+        let two = vec![StreamId { ms: 1, seq: 1 }, StreamId { ms: 1, seq: 2 }];
+        assert_eq!(rax_allocated(two, &a), 32 + 32 + 32 + 2 * 16);
+    }
+
+    #[test]
+    fn valkey_hash_entries() {
+        let a = Allocator::Jemalloc { quantum: 16 };
+        // Measured on Valkey 8.1: embedded up to 128 bytes, else the value on its own.
+        assert_eq!(hashtable_entry(&a, b"f", b"v"), 8);
+        assert_eq!(hashtable_entry(&a, b"a", &[b'x'; 120]), 128);
+        assert_eq!(hashtable_entry(&a, b"a", &[b'x'; 125]), 176);
+        assert_eq!(hashtable_entry(&a, &[b'f'; 100], &[b'x'; 65]), 192);
+        // One bucket up to 7 entries; the 8th add (one by one) doubles it, both tables counting.
+        assert_eq!(hashtable_size(1, Some(0)), 72 + 64);
+        assert_eq!(hashtable_size(8, Some(0)), 72 + 3 * 64);
+        assert_eq!(hashtable_size(9, Some(0)), 72 + 2 * 64);
     }
 }

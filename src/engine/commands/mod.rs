@@ -23,7 +23,7 @@ mod hashes;
 mod help; // the HELP replies' shared tail, per profile (issue 12)
 mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
-mod memory; // MEMORY USAGE, MEMORY HELP (issue 13)
+pub mod memory; // MEMORY USAGE, MEMORY HELP (issue 13); its per-server sizes (issue 12)
 mod pubsub; // PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARD*, SPUBLISH (issue 13)
 mod sds; // a raw string's allocation: OBJECT ENCODING raw, MEMORY USAGE (issue 13)
 mod server;

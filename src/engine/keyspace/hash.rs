@@ -14,8 +14,8 @@ pub struct HashValue {
     /// so a hash without field TTLs costs one word.
     expires: Option<Box<FxHashMap<Vec<u8>, i64>>>,
     /// Redis converted it to a hash table (issue 13): once past the listpack limits it stays one,
-    /// whatever is deleted later.
-    hashtable: bool,
+    /// whatever is deleted later. The number of fields it then had sized the table (MEMORY USAGE).
+    converted_with: Option<u32>,
 }
 
 /// Redis's defaults (7.0.15 as installed): `hash-max-listpack-entries`, `hash-max-listpack-value`.
@@ -55,7 +55,7 @@ impl FromIterator<(Vec<u8>, Vec<u8>)> for HashValue {
         HashValue {
             fields: iter.into_iter().collect(),
             expires: None,
-            hashtable: false,
+            converted_with: None,
         }
     }
 }
@@ -108,14 +108,20 @@ impl HashValue {
             || value.len() > LISTPACK_MAX_VALUE
             || self.fields.len() > LISTPACK_MAX_ENTRIES
         {
-            self.hashtable = true;
+            self.converted_with
+                .get_or_insert(self.fields.len().try_into().unwrap_or(u32::MAX));
         }
+    }
+
+    /// The number of fields the hash had when a write converted it to a hash table.
+    pub fn converted_with(&self) -> Option<usize> {
+        self.converted_with.map(|n| n as usize)
     }
 
     /// Whether Redis holds it as a hash table: converted once, or (a value built otherwise, a
     /// seed) past the limits now.
     pub fn is_hashtable(&self) -> bool {
-        self.hashtable
+        self.converted_with.is_some()
             || self.fields.len() > LISTPACK_MAX_ENTRIES
             || self
                 .fields

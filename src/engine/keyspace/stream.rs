@@ -178,6 +178,12 @@ impl StreamValue {
         (bytes, rax_node_count(&keys))
     }
 
+    /// The first ID of each listpack node: the keys of the stream's radix tree.
+    pub fn node_first_ids(&mut self) -> Vec<StreamId> {
+        self.sync_nodes();
+        self.nodes.keys().copied().collect()
+    }
+
     fn sync_nodes(&mut self) {
         if self.nodes_live == self.entries.len() {
             return;
