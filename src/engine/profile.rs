@@ -146,7 +146,34 @@ pub struct Profile {
     /// Lua's string hash in the server's deps/lua (`luaS_newlstr`): decides `pairs()` order over
     /// string keys, so RESP3 maps/sets built by scripts and `cjson.encode` key order (issue 12).
     pub lua_string_hash: LuaStringHash,
+    /// Small sets and lists as listpacks (7.2 and later, `t_set.c`/`t_list.c`); `None`: 7.0's
+    /// intset-or-hashtable sets and quicklist lists.
+    pub listpack_collections: Option<ListpackLimits>,
+    /// SUNION and SDIFF build their reply in a hash table as soon as one input set is not an
+    /// intset (Redis 8.0 #13567, Valkey 8.1): a plain intset first otherwise.
+    pub set_ops_reply_hashtable: bool,
+    /// LSET passes its index on as a C `int` (`listTypeReplaceAtIndex`, 7.2 and later): an
+    /// index beyond 32 bits is cut to its low 32 bits.
+    pub lset_index_int: bool,
 }
+
+/// The listpack limits of small sets and lists (the servers' defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListpackLimits {
+    /// `set-max-listpack-entries`.
+    pub set_max_entries: usize,
+    /// `set-max-listpack-value`: the longest member a listpack set holds.
+    pub set_max_value: usize,
+    /// `list-max-listpack-size -2`: a list's listpack (and a quicklist node) up to 8 KiB.
+    pub list_max_bytes: usize,
+}
+
+/// The defaults of 7.2 and later.
+pub const LISTPACK_DEFAULTS: ListpackLimits = ListpackLimits {
+    set_max_entries: 128,
+    set_max_value: 64,
+    list_max_bytes: 8192,
+};
 
 /// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -303,6 +330,9 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
+        listpack_collections: None,               // issue 12: t_set.c, t_list.c
+        set_ops_reply_hashtable: false,
+        lset_index_int: false,
     },
     Profile {
         id: "redis-7.2",
@@ -349,6 +379,9 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
+        listpack_collections: Some(LISTPACK_DEFAULTS), // issue 12: t_set.c, t_list.c
+        set_ops_reply_hashtable: false,
+        lset_index_int: true,
     },
     Profile {
         id: "redis-7.4",
@@ -395,6 +428,9 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
+        listpack_collections: Some(LISTPACK_DEFAULTS), // issue 12: t_set.c, t_list.c
+        set_ops_reply_hashtable: false,
+        lset_index_int: true,
     },
     Profile {
         id: "redis-8.0",
@@ -441,6 +477,9 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
+        listpack_collections: Some(LISTPACK_DEFAULTS), // issue 12: t_set.c, t_list.c
+        set_ops_reply_hashtable: true,
+        lset_index_int: true,
     },
     Profile {
         id: "valkey-8.1",
@@ -487,6 +526,9 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: true,
         function_names_checked_after_load: true, // issue 13: Valkey
         lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
+        listpack_collections: Some(LISTPACK_DEFAULTS), // issue 12: t_set.c, t_list.c
+        set_ops_reply_hashtable: true,
+        lset_index_int: true,
     },
     Profile {
         id: "valkey-9.1",
@@ -533,6 +575,9 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: true,
         function_names_checked_after_load: true, // issue 13: Valkey
         lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
+        listpack_collections: Some(LISTPACK_DEFAULTS), // issue 12: t_set.c, t_list.c
+        set_ops_reply_hashtable: true,
+        lset_index_int: true,
     },
 ];
 

@@ -443,7 +443,8 @@ fn dbsize(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
     Reply::Int(ctx.db().held() as i64)
 }
 
-/// The encoding Redis 7.0 would report for a value with these contents (default config).
+/// The encoding Redis would report for a value with these contents (default config): sets
+/// and lists keep the encoding their history gave them.
 pub(super) fn encoding(value: &Value) -> &'static str {
     match value {
         Value::Str(s) if s.len() <= 20 && number::parse_i64(s).is_some() => "int",
@@ -452,11 +453,10 @@ pub(super) fn encoding(value: &Value) -> &'static str {
         // hash-max-listpack-entries is 512 in 7.0 (the zset limit is 128); one way (issue 13).
         Value::Hash(h) if h.is_hashtable() => "hashtable",
         Value::Hash(_) => "listpack",
-        Value::List(_) => "quicklist",
+        Value::List(l) => l.encoding().name(),
         // Sets and sorted sets convert one way (a removal never converts them back): their
         // values remember it.
-        Value::Set(s) if s.is_intset() => "intset",
-        Value::Set(_) => "hashtable",
+        Value::Set(s) => s.encoding().name(),
         Value::ZSet(z) => z.encoding(),
         Value::Stream(_) => "stream",
     }
