@@ -166,13 +166,23 @@ pub struct ListpackLimits {
     pub set_max_value: usize,
     /// `list-max-listpack-size -2`: a list's listpack (and a quicklist node) up to 8 KiB.
     pub list_max_bytes: usize,
+    /// A list element above `list_max_bytes` gets a plain quicklist node of its own
+    /// (`isLargeElement`, 7.4 and Valkey 8.1 on; 7.2 packs elements up to 1 GiB).
+    pub list_plain_nodes: bool,
 }
 
-/// The defaults of 7.2 and later.
+/// The defaults of 7.2.
 pub const LISTPACK_DEFAULTS: ListpackLimits = ListpackLimits {
     set_max_entries: 128,
     set_max_value: 64,
     list_max_bytes: 8192,
+    list_plain_nodes: false,
+};
+
+/// 7.4 and later, Valkey 8.1 and later: large list elements in plain nodes.
+pub const LISTPACK_PLAIN_NODES: ListpackLimits = ListpackLimits {
+    list_plain_nodes: true,
+    ..LISTPACK_DEFAULTS
 };
 
 /// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
@@ -428,7 +438,7 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
-        listpack_collections: Some(LISTPACK_DEFAULTS), // issue 12: t_set.c, t_list.c
+        listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
         set_ops_reply_hashtable: false,
         lset_index_int: true,
     },
@@ -477,7 +487,7 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
-        listpack_collections: Some(LISTPACK_DEFAULTS), // issue 12: t_set.c, t_list.c
+        listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
         set_ops_reply_hashtable: true,
         lset_index_int: true,
     },
@@ -526,7 +536,7 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: true,
         function_names_checked_after_load: true, // issue 13: Valkey
         lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
-        listpack_collections: Some(LISTPACK_DEFAULTS), // issue 12: t_set.c, t_list.c
+        listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
         set_ops_reply_hashtable: true,
         lset_index_int: true,
     },
@@ -575,7 +585,7 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: true,
         function_names_checked_after_load: true, // issue 13: Valkey
         lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
-        listpack_collections: Some(LISTPACK_DEFAULTS), // issue 12: t_set.c, t_list.c
+        listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
         set_ops_reply_hashtable: true,
         lset_index_int: true,
     },

@@ -768,15 +768,15 @@ mod tests {
             assert_eq!(s.call(&["OBJECT", "ENCODING", k]), Reply::bulk(*enc), "{k}");
         }
         let mut set = SetValue::new();
-        set.insert(b"1".to_vec());
-        set.insert(b"-2".to_vec());
+        set.insert(b"1".to_vec(), None);
+        set.insert(b"-2".to_vec(), None);
         assert_eq!(encoding(&Value::Set(set.clone())), "intset");
-        set.insert(b"a".to_vec());
+        set.insert(b"a".to_vec(), None);
         assert_eq!(encoding(&Value::Set(set)), "hashtable");
         let big_set: SetValue = {
             let mut b = SetValue::new();
             (0..513).for_each(|i| {
-                b.insert(i.to_string().into_bytes());
+                b.insert(i.to_string().into_bytes(), None);
             });
             b
         };

@@ -3,6 +3,7 @@
 //! every command here; `ListValue` also keeps the encoding, converted where Redis converts it.
 
 use super::{errors, flatten, float_arg, int_arg, lower, number, Command, Ctx};
+use crate::engine::keyspace::list::ListEnd;
 use crate::engine::keyspace::{ListValue, Value};
 use crate::engine::reply::Reply;
 
@@ -65,18 +66,19 @@ pub(super) fn list_mut<'a>(
     }
 }
 
-pub(super) fn pop_end(list: &mut ListValue, end: End) -> Option<Vec<u8>> {
+fn list_end(end: End) -> ListEnd {
     match end {
-        End::Left => list.pop_front(),
-        End::Right => list.pop_back(),
+        End::Left => ListEnd::Head,
+        End::Right => ListEnd::Tail,
     }
 }
 
+pub(super) fn pop_end(list: &mut ListValue, end: End) -> Option<Vec<u8>> {
+    list.pop(list_end(end))
+}
+
 fn push_end(list: &mut ListValue, end: End, item: Vec<u8>) {
-    match end {
-        End::Left => list.push_front(item),
-        End::Right => list.push_back(item),
-    }
+    list.push(list_end(end), item)
 }
 
 /// After a write removed elements from `key` (`listElementsRemoved`, LTRIM, LREM): an emptied
@@ -234,7 +236,7 @@ fn lset(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         // The growing check comes first, replaced or not (7.2+).
         list.before_append(std::iter::once(args[3].as_slice()), listpack);
         let i = list_index(i, list.len()).ok_or_else(|| Reply::err(errors::INDEX_OUT_OF_RANGE))?;
-        list[i] = args[3].clone();
+        list.replace(i, args[3].clone());
         list.after_shrink(listpack);
         Ok(Reply::ok())
     })())
@@ -256,7 +258,7 @@ fn linsert(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let Some(pos) = list.iter().position(|v| *v == args[3]) else {
             return Ok(Reply::Int(-1));
         };
-        list.insert(pos + after as usize, args[4].clone());
+        list.insert(pos, after, args[4].clone());
         Ok(Reply::Int(list.len() as i64))
     })())
 }
@@ -279,30 +281,30 @@ fn lrem(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         };
         // One pass either way, so a long list with many matches stays linear.
         let mut removed = 0u64;
+        let mut keep = vec![true; list.len()];
         if count >= 0 {
-            list.retain(|v| {
-                let drop = removed < limit && v == target;
-                removed += drop as u64;
-                !drop
-            });
+            for (i, v) in list.iter().enumerate() {
+                if removed == limit {
+                    break;
+                }
+                if v == target {
+                    keep[i] = false;
+                    removed += 1;
+                }
+            }
         } else {
-            // From the tail: find where the last `limit` matches begin, then drop matches past it.
-            let mut cut = list.len();
             for i in (0..list.len()).rev() {
                 if removed == limit {
                     break;
                 }
                 if list[i] == *target {
+                    keep[i] = false;
                     removed += 1;
-                    cut = i;
                 }
             }
-            let mut i = 0;
-            list.retain(|v| {
-                let keep = i < cut || v != target;
-                i += 1;
-                keep
-            });
+        }
+        if removed > 0 {
+            list.retain_elements(&keep);
         }
         if removed > 0 {
             elements_removed(ctx, key);
@@ -321,8 +323,8 @@ fn ltrim(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         };
         match norm_range(start, end, list.len()) {
             Some((s, e)) => {
-                list.truncate(e + 1);
-                list.drain(..s);
+                let keep: Vec<bool> = (0..list.len()).map(|i| (s..=e).contains(&i)).collect();
+                list.retain_elements(&keep);
             }
             None => list.clear(),
         }

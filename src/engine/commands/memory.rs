@@ -57,8 +57,6 @@ const RAX_NODE: usize = 4;
 const RAX_NODE_OVERHEAD: usize = 8 * 30;
 /// A stream listpack is allocated with `stream-node-max-bytes` of room up front.
 const STREAM_LISTPACK_PREALLOC: u64 = 4096;
-/// `list-max-listpack-size -2`: a quicklist node holds up to 8 KB.
-const QUICKLIST_NODE_MAX: u64 = 8192;
 /// An empty listpack: 6-byte header and the end byte.
 const LISTPACK_EMPTY: u64 = 7;
 /// `hash-max-listpack-entries`.
@@ -165,8 +163,9 @@ fn value_size(value: &mut Value, samples: usize) -> usize {
                 // 7.2+: one listpack, grown to its exact size.
                 return ROBJ + jemalloc_size(list.listpack_bytes() as usize);
             }
-            // Nodes filled in order, each up to 8 KB (`_quicklistNodeAllowInsert`).
-            let nodes = list.quicklist_nodes_within(QUICKLIST_NODE_MAX);
+            // Nodes filled in order, each up to 8 KB (`_quicklistNodeAllowInsert`); a 7.2+
+            // list keeps the nodes its pushes and pops made.
+            let nodes = list.node_bytes();
             let count = nodes.len();
             let sizes = nodes
                 .into_iter()
