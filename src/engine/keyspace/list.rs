@@ -46,6 +46,9 @@ pub struct ListValue {
     encoding: ListEncoding,
     /// A 7.2+ quicklist's nodes (`None` for 7.0's lists and for a listpack).
     nodes: Option<Nodes>,
+    /// A listpack's element count and `lpBytes`, kept as it changes (a push checks the size
+    /// limit against it; counting the whole list each time would be quadratic).
+    lp_bytes: Option<(usize, u64)>,
 }
 
 /// Lists are equal by their elements and encoding (the nodes are how Redis lays them out).
@@ -209,6 +212,7 @@ impl FromIterator<Vec<u8>> for ListValue {
             items: iter.into_iter().collect(),
             encoding: ListEncoding::Quicklist,
             nodes: None,
+            lp_bytes: None,
         }
     }
 }
@@ -240,6 +244,7 @@ impl ListValue {
                 None => ListEncoding::Quicklist,
             },
             nodes: None,
+            lp_bytes: listpack.map(|_| (0, LISTPACK_EMPTY)),
         }
     }
     /// The list one RPUSH of all these elements creates: what seeding a server does.
@@ -251,6 +256,8 @@ impl ListValue {
         let mut list = ListValue::created(listpack);
         list.before_append(items.iter().map(Vec::as_slice), listpack);
         list.items = items;
+        list.lp_bytes = (list.encoding == ListEncoding::Listpack)
+            .then(|| (list.items.len(), list.count_listpack_bytes()));
         // Pushed at the tail of an empty quicklist: nodes filled in order.
         if let (ListEncoding::Quicklist, Some(lp)) = (list.encoding, listpack) {
             list.nodes = Some(Nodes::in_order(&list.items, lp));
@@ -262,7 +269,21 @@ impl ListValue {
     }
     /// `lpBytes` of a listpack holding every element.
     pub fn listpack_bytes(&self) -> u64 {
+        match self.lp_bytes {
+            Some((len, bytes)) if len == self.items.len() => bytes,
+            _ => self.count_listpack_bytes(),
+        }
+    }
+    fn count_listpack_bytes(&self) -> u64 {
         LISTPACK_EMPTY + self.items.iter().map(|i| lp_str(i)).sum::<u64>()
+    }
+    /// A listpack's bytes before a write, to carry over to after it (`None` for a quicklist).
+    fn lp_before(&self) -> Option<u64> {
+        (self.encoding == ListEncoding::Listpack).then(|| self.listpack_bytes())
+    }
+    /// The listpack's bytes after a write that added `added` and removed `removed` bytes.
+    fn lp_after(&mut self, before: Option<u64>, added: u64, removed: u64) {
+        self.lp_bytes = before.map(|b| (self.items.len(), b + added - removed));
     }
     /// `listTypeTryConversionAppend`, before a write adds `added` (LPUSH, RPUSH, LINSERT, LSET,
     /// LMOVE's destination): a listpack that would pass the size limit with their bytes (raw
@@ -280,6 +301,7 @@ impl ListValue {
         let bytes = self.listpack_bytes();
         if bytes + added > lp.list_max_bytes as u64 {
             self.encoding = ListEncoding::Quicklist;
+            self.lp_bytes = None;
             let mut list = VecDeque::new();
             if !self.items.is_empty() {
                 list.push_back(Node {
@@ -315,7 +337,9 @@ impl ListValue {
             && !nodes.list[0].plain
             && nodes.list[0].bytes <= lp.list_max_bytes as u64 / divisor
         {
+            let bytes = nodes.list[0].bytes;
             self.encoding = ListEncoding::Listpack;
+            self.lp_bytes = Some((self.items.len(), bytes));
             self.nodes = None;
         }
     }
@@ -351,6 +375,14 @@ impl ListValue {
     }
     /// Push at one end (`quicklistPush`: into the end node when it has room, else a new node).
     pub fn push(&mut self, end: ListEnd, item: Vec<u8>) {
+        if let Some(before) = self.lp_before() {
+            let added = lp_str(&item);
+            match end {
+                ListEnd::Head => self.items.push_front(item),
+                ListEnd::Tail => self.items.push_back(item),
+            }
+            return self.lp_after(Some(before), added, 0);
+        }
         if let Some(nodes) = self.nodes_in_step() {
             let at = match end {
                 ListEnd::Head => Some(0),
@@ -378,6 +410,14 @@ impl ListValue {
             ListEnd::Tail => self.items.back(),
         }?
         .clone();
+        if let Some(before) = self.lp_before() {
+            let popped = match end {
+                ListEnd::Head => self.items.pop_front(),
+                ListEnd::Tail => self.items.pop_back(),
+            };
+            self.lp_after(Some(before), 0, lp_str(&item));
+            return popped;
+        }
         if let Some(nodes) = self.nodes_in_step() {
             let i = match end {
                 ListEnd::Head => 0,
@@ -398,6 +438,15 @@ impl ListValue {
     /// Keep the elements `keep` says (LREM, LTRIM: an emptied node goes away, nodes never
     /// merge).
     pub fn retain_elements(&mut self, keep: &[bool]) {
+        if self.encoding == ListEncoding::Listpack {
+            let mut i = 0;
+            self.items.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+            self.lp_bytes = Some((self.items.len(), self.count_listpack_bytes()));
+            return;
+        }
         let len = self.items.len();
         let items = &self.items;
         if let Some(nodes) = self.nodes.as_mut().filter(|n| n.total() == len) {
@@ -423,6 +472,11 @@ impl ListValue {
     /// plain nodes are involved (a large element goes into a plain node of its own, splitting
     /// its node; a small one replacing a plain node joins the next node).
     pub fn replace(&mut self, index: usize, item: Vec<u8>) {
+        if let Some(before) = self.lp_before() {
+            let added = lp_str(&item);
+            let old = std::mem::replace(&mut self.items[index], item);
+            return self.lp_after(Some(before), added, lp_str(&old));
+        }
         let items = &self.items;
         let len = items.len();
         if let Some(nodes) = self.nodes.as_mut().filter(|n| n.total() == len) {
@@ -468,6 +522,12 @@ impl ListValue {
     /// node when it has room, else the neighbour's at a node's edge, a new node there, or a
     /// split of the pivot's node.
     pub fn insert(&mut self, pivot: usize, after: bool, item: Vec<u8>) {
+        if let Some(before) = self.lp_before() {
+            let added = lp_str(&item);
+            self.items
+                .insert(if after { pivot + 1 } else { pivot }, item);
+            return self.lp_after(Some(before), added, 0);
+        }
         let items = &self.items;
         let len = items.len();
         if let Some(nodes) = self.nodes.as_mut().filter(|n| n.total() == len) {
