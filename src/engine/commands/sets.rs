@@ -200,6 +200,17 @@ fn spop_count(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     }
     let remaining = (size - count) as usize;
     let count = count as usize;
+    // A listpack is walked once from its head: what is popped, and what stays, keep its order.
+    let listpack_order: Option<Vec<Vec<u8>>> =
+        (set.encoding() == SetEncoding::Listpack).then(|| set.iter().cloned().collect());
+    let in_listpack_order = |picked: Vec<Vec<u8>>| match &listpack_order {
+        Some(order) => order
+            .iter()
+            .filter(|m| picked.contains(m))
+            .cloned()
+            .collect(),
+        None => picked,
+    };
     let mut popped = Vec::with_capacity(count);
     if remaining * 5 > count {
         // Few to pop: pick them one by one.
@@ -213,6 +224,7 @@ fn spop_count(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             };
             popped.extend(take(set, i));
         }
+        popped = in_listpack_order(popped);
     } else {
         // Most of the set goes: pick the members that stay into a new set (an intset from an
         // intset, else a listpack where the profile has them), and return what is left of the
@@ -222,6 +234,7 @@ fn spop_count(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             (_, Some(_)) => SetValue::with_encoding(SetEncoding::Listpack),
             (_, None) => SetValue::with_encoding(SetEncoding::Hashtable),
         };
+        let mut picked = Vec::with_capacity(remaining);
         for _ in 0..remaining {
             let Some(len) = read_mut(ctx, key)?.map(|s| s.len()) else {
                 break;
@@ -230,9 +243,10 @@ fn spop_count(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             let Some(set) = read_mut(ctx, key)? else {
                 break;
             };
-            if let Some(m) = take(set, i) {
-                kept.insert(m, listpack);
-            }
+            picked.extend(take(set, i));
+        }
+        for m in in_listpack_order(picked) {
+            kept.insert(m, listpack);
         }
         if let Some(set) = read_mut(ctx, key)? {
             popped = set.iter().cloned().collect();
