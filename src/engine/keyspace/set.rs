@@ -235,4 +235,68 @@ mod tests {
         assert_eq!(s.len(), 513);
         assert_eq!(s.get_index(512).map(|m| m.as_slice()), Some(&b"1000"[..]));
     }
+
+    const LP: Option<ListpackLimits> = Some(crate::engine::profile::LISTPACK_DEFAULTS);
+
+    /// 7.2+: an intset takes a string as a listpack (its integers first, in order), a listpack
+    /// appends and closes gaps, and turns into a hash table past 128 members or 64 bytes.
+    #[test]
+    fn listpack_between_intset_and_hashtable() {
+        let mut s = SetValue::create(b"3", 3, LP);
+        for m in ["3", "1", "b", "a"] {
+            s.insert(m.as_bytes().to_vec(), LP);
+        }
+        assert_eq!(s.encoding(), SetEncoding::Listpack);
+        assert_eq!(members(&s), ["1", "3", "b", "a"]);
+        s.remove(b"3");
+        s.insert(b"0".to_vec(), LP);
+        assert_eq!(members(&s), ["1", "b", "a", "0"]);
+        s.insert(vec![b'x'; 65], LP);
+        assert_eq!(s.encoding(), SetEncoding::Hashtable);
+
+        let mut full = SetValue::create(b"m", 1, LP);
+        for i in 0..128 {
+            full.insert(format!("m{i}").into_bytes(), LP);
+        }
+        assert_eq!(full.encoding(), SetEncoding::Listpack);
+        full.insert(b"one more".to_vec(), LP);
+        assert_eq!(full.encoding(), SetEncoding::Hashtable);
+    }
+
+    /// SADD's size hint: 129 new members make a hash table at once; an existing listpack
+    /// converts before the members are added, new or not.
+    #[test]
+    fn size_hints_decide_the_first_encoding() {
+        assert_eq!(
+            SetValue::create(b"a", 128, LP).encoding(),
+            SetEncoding::Listpack
+        );
+        assert_eq!(
+            SetValue::create(b"a", 129, LP).encoding(),
+            SetEncoding::Hashtable
+        );
+        assert_eq!(
+            SetValue::create(b"1", 512, LP).encoding(),
+            SetEncoding::Intset
+        );
+        assert_eq!(
+            SetValue::create(b"1", 513, LP).encoding(),
+            SetEncoding::Hashtable
+        );
+        assert_eq!(
+            SetValue::create(b"a", 1, None).encoding(),
+            SetEncoding::Hashtable
+        );
+        let mut s = SetValue::create(b"a", 1, LP);
+        s.insert(b"a".to_vec(), LP);
+        s.maybe_convert(129, LP);
+        assert_eq!(s.encoding(), SetEncoding::Hashtable);
+        let mut ints =
+            SetValue::created_by_sadd(["2", "1"].map(|m| m.as_bytes().to_vec()).into_iter(), LP);
+        ints.insert(b"x".to_vec(), LP);
+        ints.remove(b"x");
+        ints.convert_to_intset_if_fits();
+        assert_eq!(ints.encoding(), SetEncoding::Intset);
+        assert_eq!(members(&ints), ["1", "2"]);
+    }
 }
