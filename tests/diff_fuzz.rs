@@ -26,16 +26,6 @@ use std::time::{Duration, Instant};
 /// (profiles, the group's name, why). The same causes as in tests/cases/known_differences.txt.
 const PROFILE_KNOWN: &[(&str, &str, &str)] = &[
     (
-        "redis-7.2,redis-7.4,redis-8.0,valkey-8.1,valkey-9.1",
-        "LSET): sandbox errors, server replies",
-        "7.2 and later keep small lists as listpack, whose LSET truncates the index to 32 bits; the sandbox models 7.0's quicklist",
-    ),
-    (
-        "redis-7.2,redis-7.4,redis-8.0,valkey-8.1,valkey-9.1",
-        "reply of LSET: sandbox errors, server replies",
-        "7.2 and later keep small lists as listpack, whose LSET truncates the index to 32 bits; the sandbox models 7.0's quicklist",
-    ),
-    (
         "redis-8.0,valkey-9.1",
         "reply of SORT",
         "Redis 8.0 and Valkey 9 parse numbers with a stricter parser ('', ' 1', hex, overflow); the sandbox follows 7.0's strtod",

@@ -152,7 +152,44 @@ pub struct Profile {
     pub lua_string_hash: LuaStringHash,
     /// MEMORY USAGE: the allocator's size classes and where the key lives (issue 12).
     pub memory: &'static MemoryLayout,
+    /// Small sets and lists as listpacks (7.2 and later, `t_set.c`/`t_list.c`); `None`: 7.0's
+    /// intset-or-hashtable sets and quicklist lists.
+    pub listpack_collections: Option<ListpackLimits>,
+    /// SUNION and SDIFF build their reply in a hash table as soon as one input set is not an
+    /// intset (Redis 8.0 #13567, Valkey 8.1): a plain intset first otherwise.
+    pub set_ops_reply_hashtable: bool,
+    /// LSET passes its index on as a C `int` (`listTypeReplaceAtIndex`, 7.2 and later): an
+    /// index beyond 32 bits is cut to its low 32 bits.
+    pub lset_index_int: bool,
 }
+
+/// The listpack limits of small sets and lists (the servers' defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListpackLimits {
+    /// `set-max-listpack-entries`.
+    pub set_max_entries: usize,
+    /// `set-max-listpack-value`: the longest member a listpack set holds.
+    pub set_max_value: usize,
+    /// `list-max-listpack-size -2`: a list's listpack (and a quicklist node) up to 8 KiB.
+    pub list_max_bytes: usize,
+    /// A list element above `list_max_bytes` gets a plain quicklist node of its own
+    /// (`isLargeElement`, 7.4 and Valkey 8.1 on; 7.2 packs elements up to 1 GiB).
+    pub list_plain_nodes: bool,
+}
+
+/// The defaults of 7.2.
+pub const LISTPACK_DEFAULTS: ListpackLimits = ListpackLimits {
+    set_max_entries: 128,
+    set_max_value: 64,
+    list_max_bytes: 8192,
+    list_plain_nodes: false,
+};
+
+/// 7.4 and later, Valkey 8.1 and later: large list elements in plain nodes.
+pub const LISTPACK_PLAIN_NODES: ListpackLimits = ListpackLimits {
+    list_plain_nodes: true,
+    ..LISTPACK_DEFAULTS
+};
 
 /// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -310,6 +347,9 @@ pub static PROFILES: [Profile; 6] = [
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
         memory: &MEMORY_REDIS_7_0,
+        listpack_collections: None,               // issue 12: t_set.c, t_list.c
+        set_ops_reply_hashtable: false,
+        lset_index_int: false,
     },
     Profile {
         id: "redis-7.2",
@@ -357,6 +397,9 @@ pub static PROFILES: [Profile; 6] = [
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
         memory: &MEMORY_REDIS_7_2,
+        listpack_collections: Some(LISTPACK_DEFAULTS), // issue 12: t_set.c, t_list.c
+        set_ops_reply_hashtable: false,
+        lset_index_int: true,
     },
     Profile {
         id: "redis-7.4",
@@ -404,6 +447,9 @@ pub static PROFILES: [Profile; 6] = [
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
         memory: &MEMORY_REDIS_7_2,
+        listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
+        set_ops_reply_hashtable: false,
+        lset_index_int: true,
     },
     Profile {
         id: "redis-8.0",
@@ -451,6 +497,9 @@ pub static PROFILES: [Profile; 6] = [
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
         memory: &MEMORY_REDIS_8_0,
+        listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
+        set_ops_reply_hashtable: true,
+        lset_index_int: true,
     },
     Profile {
         id: "valkey-8.1",
@@ -498,6 +547,9 @@ pub static PROFILES: [Profile; 6] = [
         function_names_checked_after_load: true, // issue 13: Valkey
         lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
         memory: &MEMORY_VALKEY_8_1,
+        listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
+        set_ops_reply_hashtable: true,
+        lset_index_int: true,
     },
     Profile {
         id: "valkey-9.1",
@@ -545,6 +597,9 @@ pub static PROFILES: [Profile; 6] = [
         function_names_checked_after_load: true, // issue 13: Valkey
         lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
         memory: &MEMORY_VALKEY_9_1,
+        listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
+        set_ops_reply_hashtable: true,
+        lset_index_int: true,
     },
 ];
 

@@ -152,8 +152,10 @@ impl Sandbox {
         &mut self.core.keyspace
     }
 
-    /// Replace database 0 (the caller's database) with `db`.
-    pub fn set_db0(&mut self, db: Db) {
+    /// Replace database 0 (the caller's database) with `db`, a seed: its sets and lists take the
+    /// encodings seeding this profile's server gives them (issue 12: 7.2+ listpacks).
+    pub fn set_db0(&mut self, mut db: Db) {
+        db.encode_as_seeded(self.core.profile.listpack_collections);
         *self.core.keyspace.db_mut(0) = db;
     }
 

@@ -731,13 +731,7 @@ pub fn parse_add_key(input: &str, now_ms: i64) -> Result<(Vec<u8>, Value), Strin
         "string" => Value::Str(words[2..].join(" ").into_bytes()),
         "hash" => Value::Hash(pairs()?.into_iter().collect()),
         "list" => Value::List(items.into_iter().collect()),
-        "set" => {
-            let mut set = SetValue::new();
-            for m in items {
-                set.insert(m);
-            }
-            Value::Set(set)
-        }
+        "set" => Value::Set(SetValue::created_by_sadd(items.into_iter(), None)),
         "zset" => {
             let mut z = ZSetValue::new();
             for (score, member) in pairs()? {

@@ -3,7 +3,7 @@
 //! them and they never block there: they act at once, or answer as if the timeout had passed.
 //! Which profiles reach these handlers is the command table's business (commands/profiles).
 
-use super::lists::{end_arg, list_mut, move_generic, pop_end, End};
+use super::lists::{elements_removed, end_arg, list_mut, move_generic, pop_end, End};
 use super::{flatten, float_arg, int_arg, zsets, Command, Ctx};
 use crate::engine::reply::Reply;
 
@@ -63,7 +63,7 @@ fn blocking_pop(ctx: &mut Ctx, args: &[Vec<u8>], end: End) -> Reply {
             let Some(item) = pop_end(list, end) else {
                 continue;
             };
-            ctx.db().remove_if_empty(key);
+            elements_removed(ctx, key);
             return Ok(Reply::Array(vec![
                 Reply::Bulk(key.clone()),
                 Reply::Bulk(item),

@@ -443,7 +443,8 @@ fn dbsize(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
     Reply::Int(ctx.db().held() as i64)
 }
 
-/// The encoding Redis 7.0 would report for a value with these contents (default config).
+/// The encoding Redis would report for a value with these contents (default config): sets
+/// and lists keep the encoding their history gave them.
 pub(super) fn encoding(value: &Value) -> &'static str {
     match value {
         Value::Str(s) if s.len() <= 20 && number::parse_i64(s).is_some() => "int",
@@ -452,11 +453,10 @@ pub(super) fn encoding(value: &Value) -> &'static str {
         // hash-max-listpack-entries is 512 in 7.0 (the zset limit is 128); one way (issue 13).
         Value::Hash(h) if h.is_hashtable() => "hashtable",
         Value::Hash(_) => "listpack",
-        Value::List(_) => "quicklist",
+        Value::List(l) => l.encoding().name(),
         // Sets and sorted sets convert one way (a removal never converts them back): their
         // values remember it.
-        Value::Set(s) if s.is_intset() => "intset",
-        Value::Set(_) => "hashtable",
+        Value::Set(s) => s.encoding().name(),
         Value::ZSet(z) => z.encoding(),
         Value::Stream(_) => "stream",
     }
@@ -768,15 +768,15 @@ mod tests {
             assert_eq!(s.call(&["OBJECT", "ENCODING", k]), Reply::bulk(*enc), "{k}");
         }
         let mut set = SetValue::new();
-        set.insert(b"1".to_vec());
-        set.insert(b"-2".to_vec());
+        set.insert(b"1".to_vec(), None);
+        set.insert(b"-2".to_vec(), None);
         assert_eq!(encoding(&Value::Set(set.clone())), "intset");
-        set.insert(b"a".to_vec());
+        set.insert(b"a".to_vec(), None);
         assert_eq!(encoding(&Value::Set(set)), "hashtable");
         let big_set: SetValue = {
             let mut b = SetValue::new();
             (0..513).for_each(|i| {
-                b.insert(i.to_string().into_bytes());
+                b.insert(i.to_string().into_bytes(), None);
             });
             b
         };

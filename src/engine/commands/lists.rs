@@ -1,7 +1,9 @@
-//! List commands (t_list.c @7.0.15). Lists are `VecDeque`s: O(1) at both ends and for
-//! index access, as quicklist is close enough to that for every command here.
+//! List commands (t_list.c @7.0.15; 7.2's listpack lists where the profile has them). Lists are
+//! `VecDeque`s: O(1) at both ends and for index access, as quicklist is close enough to that for
+//! every command here; `ListValue` also keeps the encoding, converted where Redis converts it.
 
 use super::{errors, flatten, float_arg, int_arg, lower, number, Command, Ctx};
+use crate::engine::keyspace::list::ListEnd;
 use crate::engine::keyspace::{ListValue, Value};
 use crate::engine::reply::Reply;
 
@@ -64,18 +66,31 @@ pub(super) fn list_mut<'a>(
     }
 }
 
-pub(super) fn pop_end(list: &mut ListValue, end: End) -> Option<Vec<u8>> {
+fn list_end(end: End) -> ListEnd {
     match end {
-        End::Left => list.pop_front(),
-        End::Right => list.pop_back(),
+        End::Left => ListEnd::Head,
+        End::Right => ListEnd::Tail,
     }
 }
 
+pub(super) fn pop_end(list: &mut ListValue, end: End) -> Option<Vec<u8>> {
+    list.pop(list_end(end))
+}
+
 fn push_end(list: &mut ListValue, end: End, item: Vec<u8>) {
-    match end {
-        End::Left => list.push_front(item),
-        End::Right => list.push_back(item),
+    list.push(list_end(end), item)
+}
+
+/// After a write removed elements from `key` (`listElementsRemoved`, LTRIM, LREM): an emptied
+/// list goes away, another may become a listpack again (7.2+).
+pub(super) fn elements_removed(ctx: &mut Ctx, key: &[u8]) {
+    let listpack = ctx.profile.listpack_collections;
+    if let Ok(Some(list)) = list_mut(ctx, key) {
+        if !list.is_empty() {
+            list.after_shrink(listpack);
+        }
     }
+    ctx.db().remove_if_empty(key);
 }
 
 /// Redis range normalisation (`listTypeRange`-style): `None` when the range is empty.
@@ -96,15 +111,18 @@ fn norm_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
 fn push_generic(ctx: &mut Ctx, args: &[Vec<u8>], end: End, only_existing: bool) -> Reply {
     flatten((|| {
         let key = &args[1];
+        let listpack = ctx.profile.listpack_collections;
         if list_mut(ctx, key)?.is_none() {
             if only_existing {
                 return Ok(Reply::Int(0));
             }
-            ctx.db().set(key.clone(), Value::List(ListValue::new()));
+            ctx.db()
+                .set(key.clone(), Value::List(ListValue::created(listpack)));
         }
         let Some(list) = list_mut(ctx, key)? else {
             return Ok(Reply::Int(0));
         };
+        list.before_append(args[2..].iter().map(Vec::as_slice), listpack);
         for item in &args[2..] {
             push_end(list, end, item.clone());
         }
@@ -158,7 +176,7 @@ fn pop_generic(ctx: &mut Ctx, args: &[Vec<u8>], end: End) -> Reply {
                 )
             }
         };
-        ctx.db().remove_if_empty(key);
+        elements_removed(ctx, key);
         Ok(reply)
     })())
 }
@@ -208,10 +226,18 @@ fn lindex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 fn lset(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
+        let listpack = ctx.profile.listpack_collections;
+        let index_int = ctx.profile.lset_index_int;
         let list = list_mut(ctx, &args[1])?.ok_or_else(|| Reply::err(errors::NO_SUCH_KEY))?;
-        let i = int_arg(&args[2])?;
+        let mut i = int_arg(&args[2])?;
+        if index_int {
+            i = i64::from(i as i32);
+        }
+        // The growing check comes first, replaced or not (7.2+).
+        list.before_append(std::iter::once(args[3].as_slice()), listpack);
         let i = list_index(i, list.len()).ok_or_else(|| Reply::err(errors::INDEX_OUT_OF_RANGE))?;
-        list[i] = args[3].clone();
+        list.replace(i, args[3].clone());
+        list.after_shrink(listpack);
         Ok(Reply::ok())
     })())
 }
@@ -223,13 +249,16 @@ fn linsert(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             "before" => false,
             _ => return Err(Reply::err(errors::SYNTAX)),
         };
+        let listpack = ctx.profile.listpack_collections;
         let Some(list) = list_mut(ctx, &args[1])? else {
             return Ok(Reply::Int(0));
         };
+        // Converted before the pivot is looked for, inserted or not (7.2+).
+        list.before_append(std::iter::once(args[4].as_slice()), listpack);
         let Some(pos) = list.iter().position(|v| *v == args[3]) else {
             return Ok(Reply::Int(-1));
         };
-        list.insert(pos + after as usize, args[4].clone());
+        list.insert(pos, after, args[4].clone());
         Ok(Reply::Int(list.len() as i64))
     })())
 }
@@ -252,32 +281,34 @@ fn lrem(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         };
         // One pass either way, so a long list with many matches stays linear.
         let mut removed = 0u64;
+        let mut keep = vec![true; list.len()];
         if count >= 0 {
-            list.retain(|v| {
-                let drop = removed < limit && v == target;
-                removed += drop as u64;
-                !drop
-            });
+            for (i, v) in list.iter().enumerate() {
+                if removed == limit {
+                    break;
+                }
+                if v == target {
+                    keep[i] = false;
+                    removed += 1;
+                }
+            }
         } else {
-            // From the tail: find where the last `limit` matches begin, then drop matches past it.
-            let mut cut = list.len();
             for i in (0..list.len()).rev() {
                 if removed == limit {
                     break;
                 }
                 if list[i] == *target {
+                    keep[i] = false;
                     removed += 1;
-                    cut = i;
                 }
             }
-            let mut i = 0;
-            list.retain(|v| {
-                let keep = i < cut || v != target;
-                i += 1;
-                keep
-            });
         }
-        ctx.db().remove_if_empty(key);
+        if removed > 0 {
+            list.retain_elements(&keep);
+        }
+        if removed > 0 {
+            elements_removed(ctx, key);
+        }
         Ok(Reply::Int(removed as i64))
     })())
 }
@@ -292,12 +323,12 @@ fn ltrim(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         };
         match norm_range(start, end, list.len()) {
             Some((s, e)) => {
-                list.truncate(e + 1);
-                list.drain(..s);
+                let keep: Vec<bool> = (0..list.len()).map(|i| (s..=e).contains(&i)).collect();
+                list.retain_elements(&keep);
             }
             None => list.clear(),
         }
-        ctx.db().remove_if_empty(key);
+        elements_removed(ctx, key);
         Ok(Reply::ok())
     })())
 }
@@ -413,13 +444,16 @@ pub(super) fn move_generic(
     };
     // Push before deleting an emptied source, as Redis does: with `src == dst` the list is not
     // empty again and keeps its key (and its TTL).
-    match list_mut(ctx, dst)? {
-        Some(l) => push_end(l, to, item.clone()),
-        None => ctx
-            .db()
-            .set(dst.to_vec(), Value::List(ListValue::from([item.clone()]))),
+    let listpack = ctx.profile.listpack_collections;
+    if list_mut(ctx, dst)?.is_none() {
+        ctx.db()
+            .set(dst.to_vec(), Value::List(ListValue::created(listpack)));
     }
-    ctx.db().remove_if_empty(src);
+    if let Some(l) = list_mut(ctx, dst)? {
+        l.before_append(std::iter::once(item.as_slice()), listpack);
+        push_end(l, to, item.clone());
+    }
+    elements_removed(ctx, src);
     Ok(Reply::Bulk(item))
 }
 
@@ -505,7 +539,7 @@ fn mpop_generic(
             .filter_map(|_| pop_end(list, end))
             .map(Reply::Bulk)
             .collect();
-        ctx.db().remove_if_empty(key);
+        elements_removed(ctx, key);
         return Ok(Reply::Array(vec![
             Reply::Bulk(key.clone()),
             Reply::Array(items),

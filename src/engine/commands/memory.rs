@@ -61,10 +61,6 @@ const RAX_NODE: usize = 4;
 const RAX_NODE_OVERHEAD: usize = 8 * 30;
 /// A stream listpack is allocated with `stream-node-max-bytes` of room up front.
 const STREAM_LISTPACK_PREALLOC: u64 = 4096;
-/// `list-max-listpack-size -2`: a quicklist node holds up to 8 KB.
-const QUICKLIST_NODE_MAX: u64 = 8192;
-/// `quicklist.c` SIZE_ESTIMATE_OVERHEAD.
-const QUICKLIST_ENTRY_OVERHEAD: u64 = 8;
 /// An empty listpack: 6-byte header and the end byte.
 const LISTPACK_EMPTY: u64 = 7;
 /// `hash-max-listpack-entries`.
@@ -426,19 +422,13 @@ fn value_size(
     match value {
         Value::Str(s) => string_size(mem, key, s, enc),
         Value::List(list) => {
-            // Nodes filled in order, each up to 8 KB (`_quicklistNodeAllowInsert`).
-            let mut nodes: Vec<u64> = Vec::new();
-            for item in list.iter() {
-                match nodes.last_mut() {
-                    Some(bytes)
-                        if *bytes + item.len() as u64 + QUICKLIST_ENTRY_OVERHEAD
-                            <= QUICKLIST_NODE_MAX =>
-                    {
-                        *bytes += lp_str(item)
-                    }
-                    _ => nodes.push(LISTPACK_EMPTY + lp_str(item)),
-                }
+            if enc == "listpack" {
+                // 7.2+: one listpack, grown to its exact size.
+                return ROBJ + jemalloc_size(list.listpack_bytes() as usize);
             }
+            // Nodes filled in order, each up to 8 KB (`_quicklistNodeAllowInsert`); a 7.2+
+            // list keeps the nodes its pushes and pops made.
+            let nodes = list.node_bytes();
             let count = nodes.len();
             let sizes = nodes
                 .into_iter()
@@ -463,6 +453,9 @@ fn value_size(
                     .max()
                     .unwrap_or(2);
                 ROBJ + jemalloc_size(8 + width * set.len())
+            } else if enc == "listpack" {
+                // 7.2+: a listpack set, as a listpack hash (`lpBytes`).
+                ROBJ + jemalloc_size(listpack_bytes(set.iter().map(Vec::as_slice)) as usize)
             } else {
                 let base = ROBJ + DICT + POINTER * dict_slots(set.len());
                 let sizes = set.iter().map(|m| DICT_ENTRY + sds_size(m.len()));

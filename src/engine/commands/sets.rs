@@ -1,11 +1,14 @@
-//! Set commands (t_set.c @7.0.15). `SetValue` keeps Redis's order where it is defined: numeric
-//! for intsets, insertion order (our choice) for hash-table sets.
+//! Set commands (t_set.c @7.0.15, and 7.2's listpack sets where the profile has them).
+//! `SetValue` keeps Redis's order where it is defined: numeric for intsets, listpack order for
+//! listpacks, insertion order (our choice) for hash-table sets.
 
 use super::hashes::{
     parse_cursor, parse_scan_options, random_count_arg, random_indexes, scan_reply, scan_window,
 };
 use super::{errors, flatten, glob_match, number, Command, Ctx};
+use crate::engine::keyspace::set::SetEncoding;
 use crate::engine::keyspace::{Db, SetValue, Value};
+use crate::engine::profile::Profile;
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -78,13 +81,23 @@ fn store(ctx: &mut Ctx, dst: &[u8], result: SetValue) -> Reply {
 
 fn sadd(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        if read_mut(ctx, &args[1])?.is_none() {
-            ctx.db().set(args[1].clone(), Value::Set(SetValue::new()));
+        let listpack = ctx.profile.listpack_collections;
+        // The size hint is the member count (`setTypeCreate`, `setTypeMaybeConvert`).
+        let hint = args.len() - 2;
+        match read_mut(ctx, &args[1])? {
+            Some(set) => set.maybe_convert(hint, listpack),
+            None => {
+                let set = SetValue::create(&args[2], hint, listpack);
+                ctx.db().set(args[1].clone(), Value::Set(set));
+            }
         }
         let Some(set) = read_mut(ctx, &args[1])? else {
             return Ok(Reply::Int(0));
         };
-        let added = args[2..].iter().filter(|m| set.insert(m.to_vec())).count();
+        let added = args[2..]
+            .iter()
+            .filter(|m| set.insert(m.to_vec(), listpack))
+            .count();
         Ok(Reply::Int(added as i64))
     })())
 }
@@ -168,6 +181,8 @@ fn spop_count(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         _ => return Err(Reply::err(errors::OUT_OF_RANGE)),
     };
     let key = &args[1];
+    let profile = ctx.profile;
+    let listpack = profile.listpack_collections;
     let Some(set) = read_mut(ctx, key)? else {
         return Ok(Reply::Set(Vec::new()));
     };
@@ -177,7 +192,7 @@ fn spop_count(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     let size = set.len() as u64;
     if count >= size {
         // The whole set, as SUNION of it would list it; the key goes away.
-        let all = union_of(&[Some(&*set)]);
+        let all = union_of(&[Some(&*set)], true, profile);
         let reply = Reply::Set(members_reply(all.iter()));
         let now = ctx.now_ms;
         ctx.db().remove(key, now);
@@ -185,6 +200,17 @@ fn spop_count(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     }
     let remaining = (size - count) as usize;
     let count = count as usize;
+    // A listpack is walked once from its head: what is popped, and what stays, keep its order.
+    let listpack_order: Option<Vec<Vec<u8>>> =
+        (set.encoding() == SetEncoding::Listpack).then(|| set.iter().cloned().collect());
+    let in_listpack_order = |picked: Vec<Vec<u8>>| match &listpack_order {
+        Some(order) => order
+            .iter()
+            .filter(|m| picked.contains(m))
+            .cloned()
+            .collect(),
+        None => picked,
+    };
     let mut popped = Vec::with_capacity(count);
     if remaining * 5 > count {
         // Few to pop: pick them one by one.
@@ -198,10 +224,17 @@ fn spop_count(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             };
             popped.extend(take(set, i));
         }
+        popped = in_listpack_order(popped);
     } else {
-        // Most of the set goes: pick the members that stay into a new set (which may be an
-        // intset again), and return what is left of the old one in its order.
-        let mut kept = SetValue::new();
+        // Most of the set goes: pick the members that stay into a new set (an intset from an
+        // intset, else a listpack where the profile has them), and return what is left of the
+        // old one in its order.
+        let mut kept = match (set.encoding(), listpack) {
+            (SetEncoding::Intset, _) => SetValue::with_encoding(SetEncoding::Intset),
+            (_, Some(_)) => SetValue::with_encoding(SetEncoding::Listpack),
+            (_, None) => SetValue::with_encoding(SetEncoding::Hashtable),
+        };
+        let mut picked = Vec::with_capacity(remaining);
         for _ in 0..remaining {
             let Some(len) = read_mut(ctx, key)?.map(|s| s.len()) else {
                 break;
@@ -210,9 +243,10 @@ fn spop_count(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             let Some(set) = read_mut(ctx, key)? else {
                 break;
             };
-            if let Some(m) = take(set, i) {
-                kept.insert(m);
-            }
+            picked.extend(take(set, i));
+        }
+        for m in in_listpack_order(picked) {
+            kept.insert(m, listpack);
         }
         if let Some(set) = read_mut(ctx, key)? {
             popped = set.iter().cloned().collect();
@@ -273,11 +307,13 @@ fn smove(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             return Ok(Reply::Int(0));
         }
         ctx.db().remove_if_empty(src);
+        let listpack = ctx.profile.listpack_collections;
         if !dst_exists {
-            ctx.db().set(dst.clone(), Value::Set(SetValue::new()));
+            let set = SetValue::create(member, 1, listpack);
+            ctx.db().set(dst.clone(), Value::Set(set));
         }
         if let Some(d) = read_mut(ctx, dst)? {
-            d.insert(member.clone());
+            d.insert(member.clone(), listpack);
         }
         Ok(Reply::Int(1))
     })())
@@ -293,6 +329,7 @@ enum Inter {
 
 /// `sinterGenericCommand`: walk the smallest set and keep what every other set has.
 fn inter(ctx: &mut Ctx, keys: &[Vec<u8>], mode: Inter) -> Reply {
+    let listpack = ctx.profile.listpack_collections;
     let found = match sets_of(ctx, keys) {
         Ok(sets) => sets,
         Err(e) => return e,
@@ -321,9 +358,19 @@ fn inter(ctx: &mut Ctx, keys: &[Vec<u8>], mode: Inter) -> Reply {
         Inter::Card(limit) => return Reply::Int(common.take(limit).count() as i64),
         Inter::Store(dst) => dst,
     };
-    let mut result = SetValue::new();
+    // The result starts as the smallest set's encoding (7.2+: a listpack for a hash table; 7.0:
+    // an intset) and becomes an intset again when every member is an integer.
+    let mut result = match (first.encoding(), listpack) {
+        (_, None) | (SetEncoding::Intset, _) => SetValue::new(),
+        (_, Some(_)) => SetValue::with_encoding(SetEncoding::Listpack),
+    };
+    let mut only_integers = true;
     for m in common {
-        result.insert(m.clone());
+        only_integers &= number::parse_i64(m).is_some();
+        result.insert(m.clone(), listpack);
+    }
+    if only_integers {
+        result.convert_to_intset_if_fits();
     }
     store(ctx, &dst, result)
 }
@@ -375,20 +422,38 @@ fn sintercard_keys(args: &[Vec<u8>]) -> Vec<usize> {
 
 // ---- union and difference ----
 
-/// The union as `sunionDiffGenericCommand` builds it: a new set (an intset while it can be).
-fn union_of(sets: &[Option<&SetValue>]) -> SetValue {
-    let mut result = SetValue::new();
+/// The set `sunionDiffGenericCommand` builds the result in: an intset (converted as members
+/// come), or, for a reply on 8.0 and Valkey, a hash table once an input set is not an intset.
+fn result_set(sets: &[Option<&SetValue>], reply: bool, profile: &Profile) -> SetValue {
+    let hashtable =
+        reply && profile.set_ops_reply_hashtable && sets.iter().flatten().any(|s| !s.is_intset());
+    if hashtable {
+        SetValue::with_encoding(SetEncoding::Hashtable)
+    } else {
+        SetValue::new()
+    }
+}
+
+/// The union as `sunionDiffGenericCommand` builds it (`reply`: SUNION rather than SUNIONSTORE).
+fn union_of(sets: &[Option<&SetValue>], reply: bool, profile: &Profile) -> SetValue {
+    let mut result = result_set(sets, reply, profile);
     for set in sets.iter().flatten() {
         for m in set.iter() {
-            result.insert(m.clone());
+            result.insert(m.clone(), profile.listpack_collections);
         }
     }
     result
 }
 
 /// The difference, with Redis's choice of algorithm (it decides the encoding of the result).
-fn diff_of(keys: &[Vec<u8>], sets: &[Option<&SetValue>]) -> SetValue {
-    let mut result = SetValue::new();
+fn diff_of(
+    keys: &[Vec<u8>],
+    sets: &[Option<&SetValue>],
+    reply: bool,
+    profile: &Profile,
+) -> SetValue {
+    let listpack = profile.listpack_collections;
+    let mut result = result_set(sets, reply, profile);
     let Some(first) = sets[0] else { return result };
     // A later key naming the first set empties the result.
     if keys[1..]
@@ -406,13 +471,13 @@ fn diff_of(keys: &[Vec<u8>], sets: &[Option<&SetValue>]) -> SetValue {
         others.sort_by_key(|s| std::cmp::Reverse(s.len()));
         for m in first.iter() {
             if !others.iter().any(|s| s.contains(m)) {
-                result.insert(m.clone());
+                result.insert(m.clone(), listpack);
             }
         }
     } else {
         // Copy the first set, then take every other set's members out.
         for m in first.iter() {
-            result.insert(m.clone());
+            result.insert(m.clone(), listpack);
         }
         for set in sets[1..].iter().flatten() {
             if result.is_empty() {
@@ -427,9 +492,11 @@ fn diff_of(keys: &[Vec<u8>], sets: &[Option<&SetValue>]) -> SetValue {
 }
 
 fn union_diff(ctx: &mut Ctx, keys: &[Vec<u8>], dst: Option<&[u8]>, diff: bool) -> Reply {
+    let profile = ctx.profile;
+    let reply = dst.is_none();
     let result = match sets_of(ctx, keys) {
-        Ok(sets) if diff => diff_of(keys, &sets),
-        Ok(sets) => union_of(&sets),
+        Ok(sets) if diff => diff_of(keys, &sets, reply, profile),
+        Ok(sets) => union_of(&sets, reply, profile),
         Err(e) => return e,
     };
     match dst {
@@ -461,8 +528,8 @@ fn sscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             return Ok(scan_reply(0, Vec::new()));
         };
         let (count, pattern) = parse_scan_options(args)?;
-        // An intset is returned whole with cursor 0, as Redis does.
-        let (range, next) = if set.is_intset() {
+        // An intset or a listpack is returned whole with cursor 0, as Redis does.
+        let (range, next) = if set.encoding() != SetEncoding::Hashtable {
             (0..set.len(), 0)
         } else {
             scan_window(set.len(), cursor, count)

@@ -254,7 +254,9 @@ fn sort_generic(ctx: &mut Ctx, args: &[Vec<u8>], read_only: bool) -> Reply {
             let now = ctx.now_ms;
             ctx.db().remove(dest, now);
         } else {
-            let list: ListValue = out.into_iter().map(Option::unwrap_or_default).collect();
+            // Built as a quicklist, then a listpack when it fits one node (7.2+).
+            let mut list: ListValue = out.into_iter().map(Option::unwrap_or_default).collect();
+            list.after_build(ctx.profile.listpack_collections);
             ctx.db().set(dest.clone(), Value::List(list));
         }
         Ok(Reply::Int(stored))

@@ -1746,7 +1746,7 @@ mod tests {
         s.call(&["ZADD", "u2", "10", "b", "20", "c", "30", "d"]);
         let mut set = SetValue::new();
         for m in ["a", "d", "x"] {
-            set.insert(m.as_bytes().to_vec());
+            set.insert(m.as_bytes().to_vec(), None);
         }
         s.keyspace.db_mut(0).set(b"s1".to_vec(), Value::Set(set));
         assert_eq!(

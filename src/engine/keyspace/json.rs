@@ -116,11 +116,12 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
         }
         "set" => {
             let items = non_empty_array(key, value, "set")?;
-            let mut s = SetValue::new();
-            for v in items {
-                s.insert(as_bytes(v).ok_or_else(|| invalid(key, "set members must be strings"))?);
-            }
-            Value::Set(s)
+            let members = items
+                .iter()
+                .map(|v| as_bytes(v).ok_or_else(|| invalid(key, "set members must be strings")))
+                .collect::<Result<Vec<_>, _>>()?;
+            // As 7.0's SADD creates it; a profile with listpacks re-encodes it when seeding.
+            Value::Set(SetValue::created_by_sadd(members.into_iter(), None))
         }
         "zset" => {
             let items = non_empty_array(key, value, "zset")?;

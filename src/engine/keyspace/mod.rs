@@ -3,21 +3,20 @@
 
 pub mod hash; // per-field TTLs (issue 12)
 pub mod json;
+pub mod list; // listpack or quicklist (issue 12)
 pub mod set;
 pub mod stream;
 mod stream_json; // the "stream" member of the keyspace JSON (issue 13)
 pub mod zset;
 
 use rustc_hash::FxHashMap;
-use std::collections::VecDeque;
 
 pub use hash::{HashValue, TtlOrder};
 pub use json::{keyspace_from_json, keyspace_from_json_value, keyspace_to_json, KeyspaceJsonError};
+pub use list::ListValue;
 pub use set::SetValue;
 pub use stream::{StreamId, StreamValue};
 pub use zset::ZSetValue;
-
-pub type ListValue = VecDeque<Vec<u8>>;
 
 /// Number of databases, as Redis's default `databases 16`.
 pub const DATABASES: usize = 16;
@@ -251,6 +250,28 @@ impl Db {
 
     pub fn raw_entries(&self) -> &FxHashMap<Vec<u8>, Entry> {
         &self.entries
+    }
+
+    /// Give every set and list the encoding one SADD / RPUSH of its elements (in their order)
+    /// gives it on a server with listpack collections (7.2+): what seeding that server does.
+    /// Nothing changes without them (7.0: the values already are as seeded).
+    pub fn encode_as_seeded(&mut self, listpack: Option<crate::engine::profile::ListpackLimits>) {
+        if listpack.is_none() {
+            return;
+        }
+        for entry in self.entries.values_mut() {
+            match &mut entry.value {
+                Value::Set(s) => {
+                    let members: Vec<Vec<u8>> = s.iter().cloned().collect();
+                    *s = SetValue::created_by_sadd(members.into_iter(), listpack);
+                }
+                Value::List(l) => {
+                    let items = std::mem::take(&mut **l);
+                    *l = ListValue::created_by_rpush(items, listpack);
+                }
+                _ => {}
+            }
+        }
     }
 }
 

@@ -130,11 +130,8 @@ pub fn read_key(
             live.command(&[b"LRANGE", key, b"0", b"-1"])?,
         ))),
         "set" => {
-            let mut s = SetValue::new();
-            for m in bulks(live.command(&[b"SMEMBERS", key])?) {
-                s.insert(m);
-            }
-            Value::Set(s)
+            let members = bulks(live.command(&[b"SMEMBERS", key])?);
+            Value::Set(SetValue::created_by_sadd(members.into_iter(), None))
         }
         "zset" => {
             let mut z = ZSetValue::new();
