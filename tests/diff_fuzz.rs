@@ -36,11 +36,6 @@ const PROFILE_KNOWN: &[(&str, &str, &str)] = &[
         "7.2 and later keep small lists as listpack, whose LSET truncates the index to 32 bits; the sandbox models 7.0's quicklist",
     ),
     (
-        "redis-8.0,valkey-9.1",
-        "reply of SORT",
-        "Redis 8.0 and Valkey 9 parse numbers with a stricter parser ('', ' 1', hex, overflow); the sandbox follows 7.0's strtod",
-    ),
-    (
         "redis-7.2,redis-7.4",
         "server crash",
         "the installable 7.2.4 and 7.4.1 builds predate crash fixes of their lines' current patch releases",

@@ -1,5 +1,8 @@
 //! Number parsing and formatting with Redis's exact rules (`string2ll`, `strtod` checks,
-//! long-double formatting of INCRBYFLOAT).
+//! long-double formatting of INCRBYFLOAT), and the parsers later servers use instead (issue 12:
+//! fast_float for scores, `string2ull` for cursors; which one a command uses is profile data).
+
+use crate::engine::profile::{CursorSyntax, FloatSyntax};
 
 /// Redis `string2ll`: optional `-`, no `+`, no spaces, no leading zeros, fits in i64.
 pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
@@ -174,6 +177,248 @@ fn parse_exponent(text: &str) -> Option<i64> {
         .bytes()
         .fold(0i64, |v, c| (v * 10 + (c - b'0') as i64).min(1 << 40));
     Some(if neg { -v } else { v })
+}
+
+/// Why a C float parser flagged what it read (its `errno`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FloatError {
+    /// Nothing was read (`EINVAL`; the value is 0).
+    Invalid,
+    /// The value overflowed to ±inf or underflowed to ±0 (`ERANGE`, or fast_float's range error).
+    OutOfRange,
+}
+
+/// What a C float parser read from the start of a text: the value, how many bytes it used
+/// (`endptr - nptr`) and the error it reported.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FloatPrefix {
+    pub value: f64,
+    pub len: usize,
+    pub error: Option<FloatError>,
+}
+
+/// Read the longest number at the start of `text` as `syntax`'s parser does (for
+/// `FastFloatThenStrtod`, the fast_float step). `text` is what the parser sees: callers on a
+/// C string cut it at the first NUL.
+pub fn float_prefix(syntax: FloatSyntax, text: &[u8]) -> FloatPrefix {
+    let (len, has_digits) = match syntax {
+        FloatSyntax::Strtod => strtod_prefix_len(text),
+        FloatSyntax::FastFloat {
+            minus_then_plus_infnan,
+        } => fast_float_prefix_len(text, minus_then_plus_infnan),
+        FloatSyntax::FastFloatThenStrtod => fast_float_prefix_len(text, true),
+    };
+    if len == 0 {
+        return FloatPrefix {
+            value: 0.0,
+            len: 0,
+            error: Some(FloatError::Invalid),
+        };
+    }
+    let body = std::str::from_utf8(&text[..len]).expect("a number's bytes are ASCII");
+    let body = body.trim_start_matches(C_SPACE);
+    let negative = body.starts_with('-');
+    // One sign, or `-+` before inf/nan (Redis 8.0's fast_float).
+    let unsigned = body.trim_start_matches('-').trim_start_matches('+');
+    let word = unsigned.as_bytes()[0] | 0x20;
+    let magnitude = match word {
+        b'i' => f64::INFINITY,
+        b'n' => f64::NAN,
+        _ => strtod(unsigned).expect("the prefix is a number"),
+    };
+    let value = if negative { -magnitude } else { magnitude };
+    let out_of_range = (value.is_infinite() && word != b'i') || (value == 0.0 && has_digits);
+    FloatPrefix {
+        value,
+        len,
+        error: out_of_range.then_some(FloatError::OutOfRange),
+    }
+}
+
+/// C's `isspace` in the "C" locale.
+const C_SPACE: [char; 6] = [' ', '\t', '\n', '\x0b', '\x0c', '\r'];
+
+/// `string2d` (getDoubleFromObject: ZADD and ZINCRBY scores, weights): the whole text is one
+/// number, no leading space, no NaN, nothing out of range.
+pub fn string2d(syntax: FloatSyntax, arg: &[u8]) -> Option<f64> {
+    if arg.first().is_none_or(|c| C_SPACE.contains(&(*c as char))) {
+        return None;
+    }
+    let c_string = until_nul(arg);
+    let read = float_prefix(syntax, c_string);
+    let read = match syntax {
+        // Redis 8.0: `strtod` again when fast_float stopped early; fast_float's errno stays.
+        FloatSyntax::FastFloatThenStrtod if read.len != arg.len() => {
+            let again = float_prefix(FloatSyntax::Strtod, c_string);
+            FloatPrefix {
+                error: again.error.or(read.error),
+                ..again
+            }
+        }
+        _ => read,
+    };
+    (read.len == arg.len() && read.error.is_none() && !read.value.is_nan()).then_some(read.value)
+}
+
+/// One bound of `zslParseRange` (after its `(`): the C string must be read to its end; the
+/// empty text is 0, NaN is refused, a value out of range is kept (±inf, ±0).
+pub fn range_bound(syntax: FloatSyntax, text: &[u8]) -> Option<f64> {
+    let c_string = until_nul(text);
+    let read = float_prefix(syntax, c_string);
+    (read.len == c_string.len() && !read.value.is_nan()).then_some(read.value)
+}
+
+fn until_nul(s: &[u8]) -> &[u8] {
+    s.iter().position(|&b| b == 0).map_or(s, |n| &s[..n])
+}
+
+/// Length of glibc `strtod`'s number at the start of `t` (0: none), and whether its mantissa
+/// has a non-zero digit (an underflow to 0 is then a range error).
+fn strtod_prefix_len(t: &[u8]) -> (usize, bool) {
+    let mut i = t
+        .iter()
+        .take_while(|c| C_SPACE.contains(&(**c as char)))
+        .count();
+    if matches!(t.get(i), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    if let Some(n) = infnan_len(&t[i..]) {
+        return (i + n, false);
+    }
+    let rest = &t[i..];
+    if rest.len() > 1 && rest[0] == b'0' && rest[1] | 0x20 == b'x' {
+        let (n, nonzero) = mantissa_len(&rest[2..], u8::is_ascii_hexdigit);
+        if n > 0 {
+            let e = exponent_len(&rest[2 + n..], b'p');
+            return (i + 2 + n + e, nonzero);
+        }
+        return (i + 1, false); // "0x" without hex digits is the number 0
+    }
+    let (n, nonzero) = mantissa_len(rest, u8::is_ascii_digit);
+    if n == 0 {
+        return (0, false);
+    }
+    (i + n + exponent_len(&rest[n..], b'e'), nonzero)
+}
+
+/// Length of fast_float's number at the start of `t` (general format, a leading `+` allowed),
+/// and whether its mantissa has a non-zero digit.
+fn fast_float_prefix_len(t: &[u8], minus_then_plus_infnan: bool) -> (usize, bool) {
+    let mut i = 0;
+    if matches!(t.first(), Some(b'+' | b'-')) {
+        i = 1;
+    }
+    let (n, nonzero) = mantissa_len(&t[i..], u8::is_ascii_digit);
+    if n > 0 {
+        return (i + n + exponent_len(&t[i + n..], b'e'), nonzero);
+    }
+    // Not a decimal: `parse_infnan`, which Redis 8.0's build lets skip a `+` after a `-`.
+    let mut j = usize::from(t.first() == Some(&b'-'));
+    if t.get(j) == Some(&b'+') && (j == 0 || minus_then_plus_infnan) {
+        j += 1;
+    }
+    match infnan_len(&t[j..]) {
+        Some(n) => (j + n, false),
+        None => (0, false),
+    }
+}
+
+/// `inf`, `infinity` or `nan` with an optional `(chars)` (letters, digits, `_`), any case.
+fn infnan_len(t: &[u8]) -> Option<usize> {
+    let starts = |word: &[u8]| t.len() >= word.len() && t[..word.len()].eq_ignore_ascii_case(word);
+    if starts(b"infinity") {
+        return Some(8);
+    }
+    if starts(b"inf") {
+        return Some(3);
+    }
+    if !starts(b"nan") {
+        return None;
+    }
+    if t.get(3) == Some(&b'(') {
+        let inside = t[4..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
+        if t.get(4 + inside) == Some(&b')') {
+            return Some(5 + inside);
+        }
+    }
+    Some(3)
+}
+
+/// Digits, an optional point and more digits (at least one digit in all): their length (0 if
+/// no digit) and whether one of them is not zero.
+fn mantissa_len(t: &[u8], digit: fn(&u8) -> bool) -> (usize, bool) {
+    let int = t.iter().take_while(|c| digit(c)).count();
+    let mut n = int;
+    let mut frac = 0;
+    if t.get(n) == Some(&b'.') {
+        frac = t[n + 1..].iter().take_while(|c| digit(c)).count();
+        n += 1 + frac;
+    }
+    if int + frac == 0 {
+        return (0, false);
+    }
+    let nonzero = t[..n].iter().any(|c| digit(c) && *c != b'0');
+    (n, nonzero)
+}
+
+/// `e`/`p`, an optional sign and digits: their length, or 0 when no digit follows.
+fn exponent_len(t: &[u8], letter: u8) -> usize {
+    if t.first().map(|c| c | 0x20) != Some(letter) {
+        return 0;
+    }
+    let sign = usize::from(matches!(t.get(1), Some(b'+' | b'-')));
+    let digits = t[1 + sign..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if digits == 0 {
+        0
+    } else {
+        1 + sign + digits
+    }
+}
+
+/// A SCAN-family cursor (`parseScanCursorOrReply`) as `syntax` reads it.
+pub fn scan_cursor(syntax: CursorSyntax, arg: &[u8]) -> Option<u64> {
+    let c = until_nul(arg);
+    match syntax {
+        CursorSyntax::Strtoul if c.is_empty() => Some(0), // strtoul("") stops at the end: 0
+        CursorSyntax::Strtoul if c[0].is_ascii_whitespace() => None,
+        CursorSyntax::Strtoul => strtoull(c),
+        CursorSyntax::String2ull => match parse_i64(c) {
+            Some(v) => u64::try_from(v).ok(), // a negative integer is out of range
+            None if c.is_empty() => None,
+            None => strtoull(c),
+        },
+    }
+}
+
+/// `strtoull` base 10 that must read all of `c`: leading space, a sign (`-n` wraps), no overflow.
+fn strtoull(c: &[u8]) -> Option<u64> {
+    let start = c
+        .iter()
+        .take_while(|b| C_SPACE.contains(&(**b as char)))
+        .count();
+    let c = &c[start..];
+    let (neg, digits) = match c.first() {
+        Some(b'-') => (true, &c[1..]),
+        Some(b'+') => (false, &c[1..]),
+        _ => (false, c),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    Some(if neg { v.wrapping_neg() } else { v })
 }
 
 /// The integer text of `v` (Redis `ll2string`).
