@@ -97,6 +97,11 @@ pub fn strtod(s: &str) -> Option<f64> {
 /// The hex digits after `0x` (`1.8p3`) rounded to the nearest double, ties to even, as glibc's
 /// `strtod` does: the first 64 bits are kept exactly, later non-zero digits only break ties.
 fn parse_hex_float(hex: &str) -> Option<f64> {
+    hex_float(hex).map(|(v, _)| v)
+}
+
+/// `parse_hex_float` and whether the value was rounded (glibc's ERANGE for a subnormal result).
+fn hex_float(hex: &str) -> Option<(f64, bool)> {
     let (mantissa, exp) = match hex.split_once('p') {
         Some((m, e)) => (m, parse_exponent(e)?),
         None => (hex, 0),
@@ -123,7 +128,7 @@ fn parse_hex_float(hex: &str) -> Option<f64> {
         }
     }
     if mant == 0 {
-        return Some(0.0);
+        return Some((0.0, false));
     }
     // Normalized: value = mant × 2^exp2 with the top bit of `mant` at bit 63.
     let lz = mant.leading_zeros();
@@ -131,24 +136,25 @@ fn parse_hex_float(hex: &str) -> Option<f64> {
     exp2 -= lz as i64;
     let e = exp2 + 63; // the binary exponent of the leading bit
     if e > 1023 {
-        return Some(f64::INFINITY);
+        return Some((f64::INFINITY, true));
     }
     // Bits kept: 53 for a normal double, fewer for a subnormal one.
     let kept = if e >= -1022 { 53 } else { e + 1075 };
     if kept < 0 {
-        return Some(0.0);
+        return Some((0.0, true));
     }
     let drop = (64 - kept) as u32;
     let m = mant as u128;
     let mut q = (m >> drop) as u64;
     let rem = m & ((1u128 << drop) - 1);
     let half = 1u128 << (drop - 1);
+    let inexact = rem != 0 || sticky;
     if rem > half || (rem == half && (sticky || q & 1 == 1)) {
         q += 1;
     }
     if kept < 53 {
         // Subnormal: the bits are the significand itself (a carry to 2^52 is the smallest normal).
-        return Some(f64::from_bits(q));
+        return Some((f64::from_bits(q), inexact));
     }
     let (q, e) = if q == 1 << 53 {
         (q >> 1, e + 1)
@@ -156,10 +162,11 @@ fn parse_hex_float(hex: &str) -> Option<f64> {
         (q, e)
     };
     if e > 1023 {
-        return Some(f64::INFINITY);
+        return Some((f64::INFINITY, true));
     }
-    Some(f64::from_bits(
-        ((e + 1023) as u64) << 52 | (q & ((1 << 52) - 1)),
+    Some((
+        f64::from_bits(((e + 1023) as u64) << 52 | (q & ((1 << 52) - 1))),
+        inexact,
     ))
 }
 
@@ -186,6 +193,9 @@ pub enum FloatError {
     Invalid,
     /// The value overflowed to ±inf or underflowed to ±0 (`ERANGE`, or fast_float's range error).
     OutOfRange,
+    /// glibc's `ERANGE` for a subnormal result that was rounded (the value stands). A decimal
+    /// text is taken as rounded: only its full expansion (hundreds of digits) is exact.
+    InexactSubnormal,
 }
 
 /// What a C float parser read from the start of a text: the value, how many bytes it used
@@ -227,12 +237,21 @@ pub fn float_prefix(syntax: FloatSyntax, text: &[u8]) -> FloatPrefix {
         _ => strtod(unsigned).expect("the prefix is a number"),
     };
     let value = if negative { -magnitude } else { magnitude };
-    let out_of_range = (value.is_infinite() && word != b'i') || (value == 0.0 && has_digits);
-    FloatPrefix {
-        value,
-        len,
-        error: out_of_range.then_some(FloatError::OutOfRange),
-    }
+    let error = if (value.is_infinite() && word != b'i') || (value == 0.0 && has_digits) {
+        Some(FloatError::OutOfRange)
+    } else if syntax == FloatSyntax::Strtod
+        && value != 0.0
+        && value.abs() < f64::MIN_POSITIVE
+        && unsigned
+            .get(2..)
+            .filter(|_| unsigned.as_bytes()[1] | 0x20 == b'x')
+            .is_none_or(|hex| hex_float(hex).is_some_and(|(_, inexact)| inexact))
+    {
+        Some(FloatError::InexactSubnormal)
+    } else {
+        None
+    };
+    FloatPrefix { value, len, error }
 }
 
 /// C's `isspace` in the "C" locale.
@@ -257,7 +276,11 @@ pub fn string2d(syntax: FloatSyntax, arg: &[u8]) -> Option<f64> {
         }
         _ => read,
     };
-    (read.len == arg.len() && read.error.is_none() && !read.value.is_nan()).then_some(read.value)
+    let refused = matches!(
+        read.error,
+        Some(FloatError::Invalid | FloatError::OutOfRange)
+    );
+    (read.len == arg.len() && !refused && !read.value.is_nan()).then_some(read.value)
 }
 
 /// One bound of `zslParseRange` (after its `(`): the C string must be read to its end; the

@@ -71,7 +71,7 @@ fn sort_score(numbers: &NumberRules, text: &[u8]) -> Option<f64> {
     let c = until_nul(text);
     let read = number::float_prefix(numbers.sort_scores, c);
     let refused = match read.error {
-        Some(FloatError::OutOfRange) => {
+        Some(FloatError::OutOfRange | FloatError::InexactSubnormal) => {
             numbers.sort_refuses_errno || numbers.sort_scores == FloatSyntax::Strtod
         }
         Some(FloatError::Invalid) => numbers.sort_refuses_errno,

@@ -362,7 +362,7 @@ impl ReturnConverter {
         }
         // Probe order of Redis: err, ok, double, big_number, verbatim_string, map, set, array.
         if self.raw_field(l, c"err") == ffi::LUA_TSTRING {
-            let text = clean_status(raw::to_bytes(l, -1).unwrap_or_default());
+            let text = clean_error(raw::to_bytes(l, -1).unwrap_or_default());
             ffi::lua_pop(l, 1);
             return Reply::Error(text);
         }
@@ -594,6 +594,18 @@ pub fn lua_number_text(d: f64) -> String {
 /// Status and error texts: cut at the first NUL, CR and LF replaced by spaces.
 fn clean_status(bytes: &[u8]) -> String {
     String::from_utf8_lossy(until_nul(bytes)).replace(['\r', '\n'], " ")
+}
+
+/// An error text as `addReplyErrorFormatEx("-%s")` writes it: CR/LF at the end dropped
+/// (`sdstrim`), the others replaced by spaces. Redis's error tables never end with them
+/// (`error_reply` trims); Valkey 9's code-less ones can.
+fn clean_error(bytes: &[u8]) -> String {
+    let text = until_nul(bytes);
+    let end = text
+        .iter()
+        .rposition(|b| !matches!(b, b'\r' | b'\n'))
+        .map_or(0, |i| i + 1);
+    clean_status(&text[..end])
 }
 
 /// The value at `idx` as Lua source would write it (`{1, "a", n = 3}`), bounded in depth and
