@@ -191,8 +191,9 @@ pub enum CursorSyntax {
 #[derive(Debug, PartialEq)]
 pub struct NumberRules {
     pub scan_cursor: CursorSyntax,
-    /// ZADD and ZINCRBY scores, ZUNIONSTORE weights (`string2d`).
-    pub scores: FloatSyntax,
+    /// `string2d` (getDoubleFromObject): ZADD and ZINCRBY scores, ZUNIONSTORE weights, GEO
+    /// coordinates, radii and box sizes.
+    pub string2d: FloatSyntax,
     /// ZRANGEBYSCORE, ZCOUNT, ZREMRANGEBYSCORE, ZRANGE BYSCORE bounds (`zslParseRange`).
     pub score_ranges: FloatSyntax,
     /// SORT's numeric keys (sort.c).
@@ -204,7 +205,7 @@ pub struct NumberRules {
 
 static NUMBERS_7_0: NumberRules = NumberRules {
     scan_cursor: CursorSyntax::Strtoul,
-    scores: FloatSyntax::Strtod,
+    string2d: FloatSyntax::Strtod,
     score_ranges: FloatSyntax::Strtod,
     sort_scores: FloatSyntax::Strtod,
     sort_refuses_errno: false,
@@ -215,7 +216,7 @@ static NUMBERS_7_4: NumberRules = NumberRules {
 };
 static NUMBERS_8_0: NumberRules = NumberRules {
     scan_cursor: CursorSyntax::String2ull,
-    scores: FloatSyntax::FastFloatThenStrtod,
+    string2d: FloatSyntax::FastFloatThenStrtod,
     score_ranges: FloatSyntax::FastFloat {
         minus_then_plus_infnan: true,
     },
@@ -227,7 +228,7 @@ static NUMBERS_8_0: NumberRules = NumberRules {
 /// Valkey 9's `valkey_strtod` (ffc) everywhere.
 static NUMBERS_VALKEY_9: NumberRules = NumberRules {
     scan_cursor: CursorSyntax::String2ull,
-    scores: FloatSyntax::FastFloat {
+    string2d: FloatSyntax::FastFloat {
         minus_then_plus_infnan: false,
     },
     score_ranges: FloatSyntax::FastFloat {

@@ -502,4 +502,112 @@ mod tests {
         assert_eq!(strtod("0x1.0000001p-1075"), Some(f64::from_bits(1)));
         assert_eq!(strtod("0x1p"), None);
     }
+
+    const REDIS_8: FloatSyntax = FloatSyntax::FastFloat {
+        minus_then_plus_infnan: true,
+    };
+    const VALKEY_9: FloatSyntax = FloatSyntax::FastFloat {
+        minus_then_plus_infnan: false,
+    };
+
+    /// How far each parser reads (what `endptr` says), checked on the servers through ZCOUNT.
+    #[test]
+    fn float_prefixes_per_parser() {
+        let len = |syntax, text: &str| float_prefix(syntax, text.as_bytes()).len;
+        use FloatSyntax::Strtod;
+        for (text, strtod, fast) in [
+            (" 1", 2, 0),
+            ("0x10", 4, 1),
+            ("0x", 1, 1),
+            ("0x1p", 3, 1),
+            ("1e+", 1, 1),
+            ("1.", 2, 2),
+            (".5e", 2, 2),
+            ("+.5", 3, 3),
+            ("+-1", 0, 0),
+            ("infinityx", 8, 8),
+            ("nan(a_1)", 8, 8),
+            ("nan(a", 3, 3),
+            ("", 0, 0),
+            (".", 0, 0),
+        ] {
+            assert_eq!(len(Strtod, text), strtod, "strtod {text:?}");
+            assert_eq!(len(VALKEY_9, text), fast, "fast_float {text:?}");
+        }
+        assert_eq!(len(REDIS_8, "-+inf"), 5);
+        assert_eq!(len(VALKEY_9, "-+inf"), 0);
+        assert_eq!(len(REDIS_8, "+-inf"), 0);
+        let big = float_prefix(VALKEY_9, b"1e500");
+        assert_eq!(
+            (big.value, big.error),
+            (f64::INFINITY, Some(FloatError::OutOfRange))
+        );
+        let tiny = float_prefix(Strtod, b"1e-310");
+        assert_eq!(tiny.error, Some(FloatError::InexactSubnormal));
+        assert_eq!(float_prefix(Strtod, b"0x1p-1074").error, None);
+        assert_eq!(float_prefix(VALKEY_9, b"1e-310").error, None);
+    }
+
+    /// ZADD's `string2d` per server (each expectation checked on 7.0.15, 8.0.2 and Valkey 9.1.2).
+    #[test]
+    fn string2d_per_server() {
+        use FloatSyntax::{FastFloatThenStrtod, Strtod};
+        for (text, v70, v80, v91) in [
+            ("0x10", Some(16.0), Some(16.0), None),
+            ("-+inf", None, Some(f64::NEG_INFINITY), None),
+            ("1e500", None, None, None),
+            ("1e-500", None, None, None),
+            ("0x1p99999", None, None, None),
+            (" 1", None, None, None),
+            ("1\0", None, None, None),
+            ("+.5", Some(0.5), Some(0.5), Some(0.5)),
+            ("1e-310", Some(1e-310), Some(1e-310), Some(1e-310)),
+            ("", None, None, None),
+        ] {
+            let t = text.as_bytes();
+            assert_eq!(string2d(Strtod, t), v70, "7.0 {text:?}");
+            assert_eq!(string2d(FastFloatThenStrtod, t), v80, "8.0 {text:?}");
+            assert_eq!(string2d(VALKEY_9, t), v91, "9.1 {text:?}");
+        }
+    }
+
+    #[test]
+    fn range_bounds_per_server() {
+        use FloatSyntax::Strtod;
+        assert_eq!(range_bound(Strtod, b""), Some(0.0));
+        assert_eq!(range_bound(VALKEY_9, b""), Some(0.0));
+        assert_eq!(range_bound(Strtod, b" 1"), Some(1.0));
+        assert_eq!(range_bound(VALKEY_9, b" 1"), None);
+        assert_eq!(range_bound(Strtod, b"0x10"), Some(16.0));
+        assert_eq!(range_bound(REDIS_8, b"0x10"), None);
+        assert_eq!(range_bound(REDIS_8, b"1e500"), Some(f64::INFINITY));
+        assert_eq!(range_bound(REDIS_8, b"-+inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(range_bound(VALKEY_9, b"1\0x"), Some(1.0));
+        assert_eq!(range_bound(VALKEY_9, b"nan"), None);
+    }
+
+    #[test]
+    fn scan_cursors_per_server() {
+        use CursorSyntax::{String2ull, Strtoul};
+        for (text, v70, v74) in [
+            ("0\0x", Some(0), Some(0)),
+            ("", Some(0), None),
+            ("\0", Some(0), None),
+            (" 1", None, Some(1)),
+            ("-1", Some(u64::MAX), None),
+            ("-01", Some(u64::MAX), Some(u64::MAX)),
+            ("-0", Some(0), Some(0)),
+            ("+5", Some(5), Some(5)),
+            ("-9223372036854775808", Some(1 << 63), None),
+            ("18446744073709551616", None, None),
+            ("1 ", None, None),
+        ] {
+            assert_eq!(scan_cursor(Strtoul, text.as_bytes()), v70, "7.0 {text:?}");
+            assert_eq!(
+                scan_cursor(String2ull, text.as_bytes()),
+                v74,
+                "7.4 {text:?}"
+            );
+        }
+    }
 }

@@ -98,7 +98,7 @@ fn store_result(ctx: &mut Ctx, dst: &[u8], z: ZSetValue) -> Reply {
 
 /// A ZADD/ZINCRBY score as the profile's `string2d` reads it.
 fn score_arg(profile: &Profile, arg: &[u8]) -> Result<f64, Reply> {
-    number::string2d(profile.numbers.scores, arg).ok_or_else(|| Reply::err(errors::NOT_FLOAT))
+    number::string2d(profile.numbers.string2d, arg).ok_or_else(|| Reply::err(errors::NOT_FLOAT))
 }
 
 /// `getLongFromObjectOrReply` with a custom message for every failure and a range.
@@ -1077,7 +1077,7 @@ fn zsetop(
         let opt = lower(&args[j]);
         if op != SetOp::Diff && !card_only && remaining > setnum && opt == "weights" {
             for (i, w) in weights.iter_mut().enumerate() {
-                *w = number::string2d(ctx.profile.numbers.scores, &args[j + 1 + i])
+                *w = number::string2d(ctx.profile.numbers.string2d, &args[j + 1 + i])
                     .ok_or_else(|| Reply::err(WEIGHT_NOT_FLOAT))?;
             }
             j += 1 + setnum;
