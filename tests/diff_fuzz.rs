@@ -26,11 +26,6 @@ use std::time::{Duration, Instant};
 /// (profiles, the group's name, why). The same causes as in tests/cases/known_differences.txt.
 const PROFILE_KNOWN: &[(&str, &str, &str)] = &[
     (
-        "redis-8.0,valkey-9.1",
-        "reply of SORT",
-        "Redis 8.0 and Valkey 9 parse numbers with a stricter parser ('', ' 1', hex, overflow); the sandbox follows 7.0's strtod",
-    ),
-    (
         "redis-7.2,redis-7.4",
         "server crash",
         "the installable 7.2.4 and 7.4.1 builds predate crash fixes of their lines' current patch releases",

@@ -161,7 +161,99 @@ pub struct Profile {
     /// LSET passes its index on as a C `int` (`listTypeReplaceAtIndex`, 7.2 and later): an
     /// index beyond 32 bits is cut to its low 32 bits.
     pub lset_index_int: bool,
+    /// How cursors, scores, score ranges and SORT keys are read (issue 12, commands/number.rs).
+    pub numbers: &'static NumberRules,
+    /// The Lua error table of a text without an error code (no space: `redis.error_reply('a\r\n')`)
+    /// keeps the CR/LF around its message (Valkey 9); Redis and Valkey 8 trim them (`sdstrim`).
+    pub codeless_error_keeps_crlf: bool,
+    /// `{big_number=...}` is read as a C string, up to a NUL (Valkey 9); Redis keeps every byte.
+    pub big_number_until_nul: bool,
+    /// `CLUSTER KEYSLOT` answers the key's slot without cluster support (Valkey 9).
+    pub keyslot_without_cluster: bool,
+    /// BITFIELD reads a type's width over the whole argument (`u8\0x` is no type; Valkey 9)
+    /// rather than up to a NUL.
+    pub bitfield_type_whole_arg: bool,
 }
+
+/// A C library's reading of a decimal (or hexadecimal) floating-point number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FloatSyntax {
+    /// glibc `strtod`: leading white space, hexadecimal floats (`0x1p3`), `inf`, `infinity`,
+    /// `nan(...)`; an overflow (inf) or underflow (0) sets ERANGE.
+    Strtod,
+    /// fast_float's `from_chars` (Redis 8.0's C++ library, Valkey 9's `ffc`) with a leading `+`:
+    /// no white space, no hexadecimal; a value out of range is ±inf or ±0 with an error.
+    /// `minus_then_plus_infnan`: Redis 8.0's build also reads `-+inf` (its `parse_infnan` skips
+    /// a `+` after the `-`).
+    FastFloat { minus_then_plus_infnan: bool },
+    /// Redis 8.0's `string2d` (redis#13845): fast_float, then `strtod` over the text when
+    /// fast_float stopped early (hexadecimal); fast_float's range error is an error.
+    FastFloatThenStrtod,
+}
+
+/// How a SCAN-family cursor is read (`parseScanCursorOrReply`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CursorSyntax {
+    /// Redis 7.0, 7.2: `strtoul` over the C string without leading space; `""` is 0, `-1` wraps.
+    Strtoul,
+    /// Redis 7.4 and later, Valkey 8 (`string2ull`): over the C string, the strict integer form
+    /// (not negative), else `strtoull` with leading space and sign, refusing empty text.
+    String2ull,
+}
+
+/// Where the servers read numbers differently (issue 12): each field names the parser a
+/// command family uses.
+#[derive(Debug, PartialEq)]
+pub struct NumberRules {
+    pub scan_cursor: CursorSyntax,
+    /// `string2d` (getDoubleFromObject): ZADD and ZINCRBY scores, ZUNIONSTORE weights, GEO
+    /// coordinates, radii and box sizes.
+    pub string2d: FloatSyntax,
+    /// ZRANGEBYSCORE, ZCOUNT, ZREMRANGEBYSCORE, ZRANGE BYSCORE bounds (`zslParseRange`).
+    pub score_ranges: FloatSyntax,
+    /// SORT's numeric keys (sort.c).
+    pub sort_scores: FloatSyntax,
+    /// SORT refuses a key whose conversion set `errno` (Valkey 9 clears it first: `''` and
+    /// values out of range are errors); Redis 8.0's fast_float never sets ERANGE there.
+    pub sort_refuses_errno: bool,
+}
+
+static NUMBERS_7_0: NumberRules = NumberRules {
+    scan_cursor: CursorSyntax::Strtoul,
+    string2d: FloatSyntax::Strtod,
+    score_ranges: FloatSyntax::Strtod,
+    sort_scores: FloatSyntax::Strtod,
+    sort_refuses_errno: false,
+};
+static NUMBERS_7_4: NumberRules = NumberRules {
+    scan_cursor: CursorSyntax::String2ull,
+    ..NUMBERS_7_0
+};
+static NUMBERS_8_0: NumberRules = NumberRules {
+    scan_cursor: CursorSyntax::String2ull,
+    string2d: FloatSyntax::FastFloatThenStrtod,
+    score_ranges: FloatSyntax::FastFloat {
+        minus_then_plus_infnan: true,
+    },
+    sort_scores: FloatSyntax::FastFloat {
+        minus_then_plus_infnan: true,
+    },
+    sort_refuses_errno: false,
+};
+/// Valkey 9's `valkey_strtod` (ffc) everywhere.
+static NUMBERS_VALKEY_9: NumberRules = NumberRules {
+    scan_cursor: CursorSyntax::String2ull,
+    string2d: FloatSyntax::FastFloat {
+        minus_then_plus_infnan: false,
+    },
+    score_ranges: FloatSyntax::FastFloat {
+        minus_then_plus_infnan: false,
+    },
+    sort_scores: FloatSyntax::FastFloat {
+        minus_then_plus_infnan: false,
+    },
+    sort_refuses_errno: true,
+};
 
 /// The listpack limits of small sets and lists (the servers' defaults).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -347,9 +439,14 @@ pub static PROFILES: [Profile; 6] = [
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
         memory: &MEMORY_REDIS_7_0,
-        listpack_collections: None,               // issue 12: t_set.c, t_list.c
+        listpack_collections: None, // issue 12: t_set.c, t_list.c
         set_ops_reply_hashtable: false,
         lset_index_int: false,
+        numbers: &NUMBERS_7_0,            // issue 12: commands/number.rs
+        codeless_error_keeps_crlf: false, // issue 12
+        big_number_until_nul: false,      // issue 12
+        keyslot_without_cluster: false,   // issue 12
+        bitfield_type_whole_arg: false,   // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -400,6 +497,11 @@ pub static PROFILES: [Profile; 6] = [
         listpack_collections: Some(LISTPACK_DEFAULTS), // issue 12: t_set.c, t_list.c
         set_ops_reply_hashtable: false,
         lset_index_int: true,
+        numbers: &NUMBERS_7_0,            // issue 12: commands/number.rs
+        codeless_error_keeps_crlf: false, // issue 12
+        big_number_until_nul: false,      // issue 12
+        keyslot_without_cluster: false,   // issue 12
+        bitfield_type_whole_arg: false,   // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -450,6 +552,11 @@ pub static PROFILES: [Profile; 6] = [
         listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
         set_ops_reply_hashtable: false,
         lset_index_int: true,
+        numbers: &NUMBERS_7_4,            // issue 12: commands/number.rs
+        codeless_error_keeps_crlf: false, // issue 12
+        big_number_until_nul: false,      // issue 12
+        keyslot_without_cluster: false,   // issue 12
+        bitfield_type_whole_arg: false,   // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -500,6 +607,11 @@ pub static PROFILES: [Profile; 6] = [
         listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
         set_ops_reply_hashtable: true,
         lset_index_int: true,
+        numbers: &NUMBERS_8_0,            // issue 12: commands/number.rs
+        codeless_error_keeps_crlf: false, // issue 12
+        big_number_until_nul: false,      // issue 12
+        keyslot_without_cluster: false,   // issue 12
+        bitfield_type_whole_arg: false,   // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -550,6 +662,11 @@ pub static PROFILES: [Profile; 6] = [
         listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
         set_ops_reply_hashtable: true,
         lset_index_int: true,
+        numbers: &NUMBERS_7_4,            // issue 12: commands/number.rs
+        codeless_error_keeps_crlf: false, // issue 12
+        big_number_until_nul: false,      // issue 12
+        keyslot_without_cluster: false,   // issue 12
+        bitfield_type_whole_arg: false,   // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -600,6 +717,11 @@ pub static PROFILES: [Profile; 6] = [
         listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
         set_ops_reply_hashtable: true,
         lset_index_int: true,
+        numbers: &NUMBERS_VALKEY_9,      // issue 12: commands/number.rs
+        codeless_error_keeps_crlf: true, // issue 12
+        big_number_until_nul: true,      // issue 12
+        keyslot_without_cluster: true,   // issue 12
+        bitfield_type_whole_arg: true,   // issue 12
     },
 ];
 

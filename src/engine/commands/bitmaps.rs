@@ -5,6 +5,7 @@
 use super::{errors, flatten, int_arg, lower, until_nul, Command, Ctx};
 use crate::engine::commands::number;
 use crate::engine::keyspace::Value;
+use crate::engine::profile::Profile;
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -400,9 +401,14 @@ struct Field {
     overflow: Overflow,
 }
 
-/// `getBitfieldTypeFromArgument`: `i1`..`i64` or `u1`..`u63` (the width read up to a NUL).
-fn field_type(arg: &[u8]) -> Result<(bool, u32), Reply> {
-    let arg = until_nul(arg);
+/// `getBitfieldTypeFromArgument`: `i1`..`i64` or `u1`..`u63` (the width read up to a NUL,
+/// or over the whole argument where the profile says so).
+fn field_type(profile: &Profile, arg: &[u8]) -> Result<(bool, u32), Reply> {
+    let arg = if profile.bitfield_type_whole_arg {
+        arg
+    } else {
+        until_nul(arg)
+    };
     let bad = || Reply::err(BAD_BITFIELD_TYPE);
     let signed = match arg.first() {
         Some(b'i') => true,
@@ -504,7 +510,7 @@ fn signed_overflow(value: i64, incr: i64, bits: u32, overflow: Overflow) -> Opti
 }
 
 /// Parse BITFIELD's operations in order; the first bad one is the error.
-fn parse_fields(args: &[Vec<u8>]) -> Result<Vec<Field>, Reply> {
+fn parse_fields(profile: &Profile, args: &[Vec<u8>]) -> Result<Vec<Field>, Reply> {
     let mut fields = Vec::new();
     let mut overflow = Overflow::Wrap;
     let mut j = 2;
@@ -526,7 +532,7 @@ fn parse_fields(args: &[Vec<u8>]) -> Result<Vec<Field>, Reply> {
             }
             _ => return Err(Reply::err(errors::SYNTAX)),
         };
-        let (signed, bits) = field_type(&args[j + 1])?;
+        let (signed, bits) = field_type(profile, &args[j + 1])?;
         let offset = bit_offset(&args[j + 2], Some(bits))?;
         let op = match op {
             FieldOp::Get => FieldOp::Get,
@@ -590,7 +596,7 @@ fn read_field(s: &[u8], f: &Field) -> Reply {
 
 fn bitfield_generic(ctx: &mut Ctx, args: &[Vec<u8>], read_only_command: bool) -> Reply {
     flatten((|| {
-        let fields = parse_fields(args)?;
+        let fields = parse_fields(ctx.profile, args)?;
         let highest_write = fields
             .iter()
             .filter(|f| f.op != FieldOp::Get)

@@ -1,6 +1,7 @@
 //! Cluster commands a script may call, on a standalone server (the sandbox is one): every
 //! `CLUSTER` subcommand, `ASKING`, `READONLY` and `READWRITE` answer that cluster support is
-//! disabled (Redis 7.0.15 `src/cluster.c`). Valkey accepts READONLY/READWRITE there ("OK").
+//! disabled (Redis 7.0.15 `src/cluster.c`). Valkey accepts READONLY/READWRITE there ("OK"),
+//! and Valkey 9 answers `CLUSTER KEYSLOT` (it needs no cluster state).
 
 use super::{Command, Ctx};
 use crate::engine::profile::Product;
@@ -30,7 +31,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("cluster|getslotmigrations", disabled),
     Command::new("cluster|help", disabled),
     Command::new("cluster|info", disabled),
-    Command::new("cluster|keyslot", disabled),
+    Command::new("cluster|keyslot", keyslot),
     Command::new("cluster|links", disabled),
     Command::new("cluster|meet", disabled),
     Command::new("cluster|migrateslots", disabled),
@@ -51,6 +52,14 @@ pub static COMMANDS: &[Command] = &[
 
 fn disabled(_ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
     Reply::err(CLUSTER_DISABLED)
+}
+
+/// CLUSTER KEYSLOT key: the key's hash slot where the profile answers it without a cluster.
+fn keyslot(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    if !ctx.profile.keyslot_without_cluster {
+        return Reply::err(CLUSTER_DISABLED);
+    }
+    Reply::Int(i64::from(crate::engine::lint::hash_slot(&args[2])))
 }
 
 /// READONLY / READWRITE: Redis refuses them without cluster support; Valkey answers OK.
@@ -83,5 +92,29 @@ mod tests {
                 "{args:?}"
             );
         }
+    }
+
+    #[test]
+    fn valkey_9_answers_keyslot() {
+        let mut s = TestServer::new();
+        s.profile = crate::engine::profile::Profile::by_id("valkey-9.1").unwrap();
+        // Each slot is what Valkey 9.1.2 answered.
+        for (key, slot) in [
+            ("a", 15495),
+            ("user:{42}:name", 8000),
+            ("", 0),
+            ("a\0b", 8383),
+            ("{}x", 10595),
+        ] {
+            assert_eq!(
+                s.call(&["CLUSTER", "KEYSLOT", key]),
+                Reply::Int(slot),
+                "{key:?}"
+            );
+        }
+        assert_eq!(
+            s.call(&["CLUSTER", "INFO"]),
+            Reply::Error("ERR This instance has cluster support disabled".into())
+        );
     }
 }

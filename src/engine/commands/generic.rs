@@ -307,30 +307,6 @@ fn keys(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     Reply::bulks(found.into_iter().cloned())
 }
 
-/// `parseScanCursorOrReply`: `strtoul` base 10 over the C string (up to a NUL), no leading space.
-pub(super) fn parse_cursor(arg: &[u8]) -> Option<u64> {
-    let arg = super::until_nul(arg);
-    if arg.is_empty() {
-        return Some(0); // strtoul("") is 0 and stops at the terminator: accepted
-    }
-    let (neg, digits) = match arg[0] {
-        b'-' => (true, &arg[1..]),
-        b'+' => (false, &arg[1..]),
-        _ => (false, arg),
-    };
-    if digits.is_empty() {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &d in digits {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-    }
-    Some(if neg { v.wrapping_neg() } else { v })
-}
-
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]. The cursor is a position in the
 /// byte-ordered key list, so a full iteration is deterministic and ends with cursor "0".
 fn scan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
@@ -338,7 +314,8 @@ fn scan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 }
 
 fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
-    let cursor = parse_cursor(&args[1]).ok_or_else(|| Reply::err(INVALID_CURSOR))?;
+    let cursor = number::scan_cursor(ctx.profile.numbers.scan_cursor, &args[1])
+        .ok_or_else(|| Reply::err(INVALID_CURSOR))?;
     let mut count: i64 = 10;
     let mut pattern: Option<&[u8]> = None;
     let mut type_name: Option<String> = None;
@@ -519,6 +496,7 @@ mod tests {
     use super::*;
     use crate::engine::commands::TestServer;
     use crate::engine::keyspace::{HashValue, SetValue, ZSetValue};
+    use crate::engine::profile::CursorSyntax;
 
     fn int(n: i64) -> Reply {
         Reply::Int(n)
@@ -741,9 +719,10 @@ mod tests {
             s.call(&["SCAN", "-1"]),
             Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])])
         );
-        assert_eq!(parse_cursor(b"+5"), Some(5));
-        assert_eq!(parse_cursor(b"-1"), Some(u64::MAX));
-        assert_eq!(parse_cursor(b"-"), None);
+        let cursor = |arg: &[u8]| number::scan_cursor(CursorSyntax::Strtoul, arg);
+        assert_eq!(cursor(b"+5"), Some(5));
+        assert_eq!(cursor(b"-1"), Some(u64::MAX));
+        assert_eq!(cursor(b"-"), None);
         let Reply::Bulk(k) = s.call(&["RANDOMKEY"]) else {
             panic!("RANDOMKEY")
         };

@@ -7,7 +7,7 @@
 use super::geo_sort::{merge_sort, partial_quick_sort};
 use super::geohash::{self, Shape, ShapeKind};
 use super::long_double::{format_human, Ld};
-use super::{errors, flatten, float_arg, int_arg, lower, until_nul, Command, Ctx};
+use super::{errors, flatten, int_arg, lower, number, until_nul, Command, Ctx};
 use crate::engine::keyspace::{Value, ZSetValue};
 use crate::engine::lua::api::current_profile;
 use crate::engine::reply::Reply;
@@ -53,6 +53,12 @@ fn zset<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a ZSetValue>, Reply
         Some(Value::ZSet(z)) => Ok(Some(z)),
         Some(_) => Err(Reply::err(errors::WRONGTYPE)),
     }
+}
+
+/// `getDoubleFromObjectOrReply`: the profile's `string2d` (fast_float on Redis 8.0 and Valkey 9).
+fn float_arg(arg: &[u8]) -> Result<f64, Reply> {
+    number::string2d(current_profile().numbers.string2d, arg)
+        .ok_or_else(|| Reply::err(errors::NOT_FLOAT))
 }
 
 /// `extractLongLatOrReply`: two floats, then the range check with Redis's `%f` message.

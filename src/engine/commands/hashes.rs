@@ -283,9 +283,10 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 // ---- HSCAN (shared with SSCAN) ----
 
-/// `parseScanCursorOrReply` (shared with SCAN) with its error reply.
-pub(super) fn parse_cursor(arg: &[u8]) -> Result<u64, Reply> {
-    super::generic::parse_cursor(arg).ok_or_else(|| Reply::err(INVALID_CURSOR))
+/// `parseScanCursorOrReply` (shared with SCAN) with its error reply, as the profile reads it.
+pub(super) fn scan_cursor(ctx: &Ctx, arg: &[u8]) -> Result<u64, Reply> {
+    number::scan_cursor(ctx.profile.numbers.scan_cursor, arg)
+        .ok_or_else(|| Reply::err(INVALID_CURSOR))
 }
 
 /// COUNT and MATCH options of HSCAN/SSCAN (`scanGenericCommand`, parsed after the key lookup).
@@ -347,7 +348,7 @@ fn is_listpack(h: &HashValue) -> bool {
 
 fn hscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        let cursor = parse_cursor(&args[2])?;
+        let cursor = scan_cursor(ctx, &args[2])?;
         let Some(h) = read(ctx, &args[1])? else {
             return Ok(scan_reply(0, Vec::new()));
         };

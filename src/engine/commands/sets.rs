@@ -3,7 +3,7 @@
 //! listpacks, insertion order (our choice) for hash-table sets.
 
 use super::hashes::{
-    parse_cursor, parse_scan_options, random_count_arg, random_indexes, scan_reply, scan_window,
+    parse_scan_options, random_count_arg, random_indexes, scan_cursor, scan_reply, scan_window,
 };
 use super::{errors, flatten, glob_match, number, Command, Ctx};
 use crate::engine::keyspace::set::SetEncoding;
@@ -523,7 +523,7 @@ fn sdiffstore(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 fn sscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        let cursor = parse_cursor(&args[2])?;
+        let cursor = scan_cursor(ctx, &args[2])?;
         let Some(set) = read_mut(ctx, &args[1])? else {
             return Ok(scan_reply(0, Vec::new()));
         };

@@ -4,8 +4,10 @@
 //! In a script, `BY` without `*` (no sorting) on a set sorts it with ALPHA anyway, as Redis does
 //! so that a script's result does not depend on a hash table's order.
 
+use super::number::FloatError;
 use super::{errors, flatten, int_arg, lower, number, until_nul, Command, Ctx};
 use crate::engine::keyspace::{ListValue, Value};
+use crate::engine::profile::{FloatSyntax, NumberRules};
 use crate::engine::reply::Reply;
 use std::cmp::Ordering;
 
@@ -62,24 +64,20 @@ fn by_pattern(ctx: &mut Ctx, pattern: &[u8], element: &[u8]) -> Option<Vec<u8>> 
     }
 }
 
-/// The score of a sort key as `strtod` reads the C string: `None` when something is left over,
-/// it overflows or it is NaN.
-fn sort_score(text: &[u8]) -> Option<f64> {
+/// The score of a sort key (sort.c): the profile's parser over the C string, `None` when
+/// something is left over, it is NaN, or the parser set an `errno` the server checks (ERANGE
+/// for `strtod`; any, Valkey 9).
+fn sort_score(numbers: &NumberRules, text: &[u8]) -> Option<f64> {
     let c = until_nul(text);
-    let start = c
-        .iter()
-        .position(|b| !b" \t\n\x0b\x0c\r".contains(b))
-        .unwrap_or(c.len());
-    let body = std::str::from_utf8(&c[start..]).ok()?;
-    if body.is_empty() {
-        return Some(0.0);
-    }
-    let v = number::strtod(body)?;
-    let literal_inf = body.trim_start_matches(['+', '-']).to_ascii_lowercase();
-    if v.is_nan() || (v.is_infinite() && !literal_inf.starts_with("inf")) {
-        return None;
-    }
-    Some(v)
+    let read = number::float_prefix(numbers.sort_scores, c);
+    let refused = match read.error {
+        Some(FloatError::OutOfRange | FloatError::InexactSubnormal) => {
+            numbers.sort_refuses_errno || numbers.sort_scores == FloatSyntax::Strtod
+        }
+        Some(FloatError::Invalid) => numbers.sort_refuses_errno,
+        None => false,
+    };
+    (read.len == c.len() && !refused && !read.value.is_nan()).then_some(read.value)
 }
 
 struct Item {
@@ -186,7 +184,7 @@ fn sort_generic(ctx: &mut Ctx, args: &[Vec<u8>], read_only: bool) -> Reply {
                     if alpha {
                         item.by = by.map(|_| value);
                     } else {
-                        match sort_score(&value) {
+                        match sort_score(ctx.profile.numbers, &value) {
                             Some(score) => item.score = score,
                             None => bad_score = true,
                         }

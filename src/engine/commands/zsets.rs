@@ -96,29 +96,9 @@ fn store_result(ctx: &mut Ctx, dst: &[u8], z: ZSetValue) -> Reply {
 
 // ---- number and range parsing ----
 
-/// Redis `string2d` (ZADD scores, weights): strtod over the whole text, refusing NaN and
-/// out-of-range text (overflow to inf, underflow to zero).
-fn string2d(arg: &[u8]) -> Option<f64> {
-    let v = number::parse_f64(arg)?;
-    let text = String::from_utf8_lossy(arg).to_ascii_lowercase();
-    let body = text.trim_start_matches(['+', '-']);
-    if v.is_infinite() && body != "inf" && body != "infinity" {
-        return None;
-    }
-    if v == 0.0 {
-        let mantissa = match body.strip_prefix("0x") {
-            Some(hex) => hex.split('p').next().unwrap_or(""),
-            None => body.split('e').next().unwrap_or(""),
-        };
-        if mantissa.bytes().any(|c| c.is_ascii_hexdigit() && c != b'0') {
-            return None;
-        }
-    }
-    Some(v)
-}
-
-fn score_arg(arg: &[u8]) -> Result<f64, Reply> {
-    string2d(arg).ok_or_else(|| Reply::err(errors::NOT_FLOAT))
+/// A ZADD/ZINCRBY score as the profile's `string2d` reads it.
+fn score_arg(profile: &Profile, arg: &[u8]) -> Result<f64, Reply> {
+    number::string2d(profile.numbers.string2d, arg).ok_or_else(|| Reply::err(errors::NOT_FLOAT))
 }
 
 /// `getLongFromObjectOrReply` with a custom message for every failure and a range.
@@ -127,19 +107,6 @@ fn ranged_long(arg: &[u8], min: i64, max: i64, msg: &str) -> Result<i64, Reply> 
         Some(v) if v >= min && v <= max => Ok(v),
         _ => Err(Reply::err(msg)),
     }
-}
-
-/// C's `strtod` as `zslParseRange` uses it: on the C string (up to a NUL), leading spaces
-/// allowed, the empty text is 0, no ERANGE check, NaN refused.
-fn range_strtod(text: &[u8]) -> Option<f64> {
-    let text = super::until_nul(text);
-    if text.is_empty() {
-        return Some(0.0);
-    }
-    let s = std::str::from_utf8(text).ok()?;
-    let body = s.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
-    let v = number::strtod(body)?;
-    (!v.is_nan()).then_some(v)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -151,13 +118,15 @@ struct ScoreRange {
 }
 
 impl ScoreRange {
-    fn parse(min: &[u8], max: &[u8]) -> Result<ScoreRange, Reply> {
-        fn item(arg: &[u8]) -> Option<(f64, bool)> {
+    /// `zslParseRange`: each bound read as a C string by the profile's parser, `(` exclusive.
+    fn parse(profile: &Profile, min: &[u8], max: &[u8]) -> Result<ScoreRange, Reply> {
+        let item = |arg: &[u8]| -> Option<(f64, bool)> {
+            let syntax = profile.numbers.score_ranges;
             match arg.strip_prefix(b"(") {
-                Some(rest) => Some((range_strtod(rest)?, true)),
-                None => Some((range_strtod(arg)?, false)),
+                Some(rest) => Some((number::range_bound(syntax, rest)?, true)),
+                None => Some((number::range_bound(syntax, arg)?, false)),
             }
-        }
+        };
         match (item(min), item(max)) {
             (Some((min, minex)), Some((max, maxex))) => Ok(ScoreRange {
                 min,
@@ -401,7 +370,7 @@ fn zadd_generic(ctx: &mut Ctx, args: &[Vec<u8>], mut incr: bool) -> Result<Reply
     }
     let pairs: Vec<(f64, &Vec<u8>)> = args[idx..]
         .chunks(2)
-        .map(|p| Ok((score_arg(&p[0])?, &p[1])))
+        .map(|p| Ok((score_arg(ctx.profile, &p[0])?, &p[1])))
         .collect::<Result<_, Reply>>()?;
 
     let key = &args[1];
@@ -533,7 +502,7 @@ fn rank_generic(ctx: &mut Ctx, args: &[Vec<u8>], reverse: bool) -> Result<Reply,
 
 fn zcount(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        let range = ScoreRange::parse(&args[2], &args[3])?;
+        let range = ScoreRange::parse(ctx.profile, &args[2], &args[3])?;
         let Some(z) = zset_mut(ctx, &args[1])? else {
             return Ok(Reply::Int(0));
         };
@@ -710,7 +679,7 @@ fn zrange_generic(
         Lex(LexRange),
     }
     let spec = match rangetype {
-        RangeType::Score => Spec::Score(ScoreRange::parse(min_arg, max_arg)?),
+        RangeType::Score => Spec::Score(ScoreRange::parse(ctx.profile, min_arg, max_arg)?),
         RangeType::Lex => Spec::Lex(LexRange::parse(min_arg, max_arg)?),
         _ => Spec::Rank(int_arg(min_arg)?, int_arg(max_arg)?),
     };
@@ -807,7 +776,7 @@ fn zremrangebyrank(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 fn zremrangebyscore(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        let range = ScoreRange::parse(&args[2], &args[3])?;
+        let range = ScoreRange::parse(ctx.profile, &args[2], &args[3])?;
         let Some(z) = zset_mut(ctx, &args[1])? else {
             return Ok(Reply::Int(0));
         };
@@ -1108,7 +1077,8 @@ fn zsetop(
         let opt = lower(&args[j]);
         if op != SetOp::Diff && !card_only && remaining > setnum && opt == "weights" {
             for (i, w) in weights.iter_mut().enumerate() {
-                *w = string2d(&args[j + 1 + i]).ok_or_else(|| Reply::err(WEIGHT_NOT_FLOAT))?;
+                *w = number::string2d(ctx.profile.numbers.string2d, &args[j + 1 + i])
+                    .ok_or_else(|| Reply::err(WEIGHT_NOT_FLOAT))?;
             }
             j += 1 + setnum;
         } else if op != SetOp::Diff && !card_only && remaining >= 2 && opt == "aggregate" {
@@ -1346,7 +1316,7 @@ fn listpack_score(profile: &Profile, v: f64) -> String {
 
 fn zscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        let cursor = super::hashes::parse_cursor(&args[2])?;
+        let cursor = super::hashes::scan_cursor(ctx, &args[2])?;
         let profile = ctx.profile;
         let Some(z) = zset_mut(ctx, &args[1])? else {
             return Ok(Reply::Array(vec![

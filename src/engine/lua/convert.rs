@@ -14,14 +14,19 @@ use std::ffi::c_int;
 /// Redis handles the text as a C string (`strstr`, `sdsnew`): it ends at the first NUL.
 pub unsafe fn push_error_table(l: L, text: &[u8], ignore_stats: bool) {
     let text = until_nul(text);
-    let (code, msg): (&[u8], &[u8]) = match text.strip_prefix(b"-") {
+    let (code, msg, coded): (&[u8], &[u8], bool) = match text.strip_prefix(b"-") {
         Some(rest) => match rest.iter().position(|&b| b == b' ') {
-            Some(space) => (&rest[..space], &rest[space + 1..]),
-            None => (b"ERR", rest),
+            Some(space) => (&rest[..space], &rest[space + 1..], true),
+            None => (b"ERR", rest, false),
         },
-        None => (b"ERR", text),
+        None => (b"ERR", text, false),
     };
-    let msg = trim_crlf(msg);
+    // `sdstrim(msg, "\r\n")`: Valkey 9 trims only a message that came with its own code.
+    let msg = if coded || !super::api::current_profile().codeless_error_keeps_crlf {
+        trim_crlf(msg)
+    } else {
+        msg
+    };
     let mut full = Vec::with_capacity(code.len() + 1 + msg.len());
     full.extend_from_slice(code);
     full.push(b' ');
@@ -357,7 +362,7 @@ impl ReturnConverter {
         }
         // Probe order of Redis: err, ok, double, big_number, verbatim_string, map, set, array.
         if self.raw_field(l, c"err") == ffi::LUA_TSTRING {
-            let text = clean_status(raw::to_bytes(l, -1).unwrap_or_default());
+            let text = clean_error(raw::to_bytes(l, -1).unwrap_or_default());
             ffi::lua_pop(l, 1);
             return Reply::Error(text);
         }
@@ -389,8 +394,12 @@ impl ReturnConverter {
         }
         ffi::lua_pop(l, 1);
         if self.raw_field(l, c"big_number") == ffi::LUA_TSTRING {
-            let text = String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or_default())
-                .replace(['\r', '\n'], " ");
+            let mut bytes = raw::to_bytes(l, -1).unwrap_or_default();
+            // Valkey 9 reads the field as a C string.
+            if super::api::current_profile().big_number_until_nul {
+                bytes = until_nul(bytes);
+            }
+            let text = String::from_utf8_lossy(bytes).replace(['\r', '\n'], " ");
             ffi::lua_pop(l, 1);
             self.note(path, "{big_number=} reaches RESP2 clients as a bulk string");
             return Reply::BigNumber(text);
@@ -585,6 +594,18 @@ pub fn lua_number_text(d: f64) -> String {
 /// Status and error texts: cut at the first NUL, CR and LF replaced by spaces.
 fn clean_status(bytes: &[u8]) -> String {
     String::from_utf8_lossy(until_nul(bytes)).replace(['\r', '\n'], " ")
+}
+
+/// An error text as `addReplyErrorFormatEx("-%s")` writes it: CR/LF at the end dropped
+/// (`sdstrim`), the others replaced by spaces. Redis's error tables never end with them
+/// (`error_reply` trims); Valkey 9's code-less ones can.
+fn clean_error(bytes: &[u8]) -> String {
+    let text = until_nul(bytes);
+    let end = text
+        .iter()
+        .rposition(|b| !matches!(b, b'\r' | b'\n'))
+        .map_or(0, |i| i + 1);
+    clean_status(&text[..end])
 }
 
 /// The value at `idx` as Lua source would write it (`{1, "a", n = 3}`), bounded in depth and
