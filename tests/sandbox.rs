@@ -355,7 +355,7 @@ fn integer_strings_convert_as_strtod_does() {
             let digits: String = (0..len)
                 .map(|i| char::from(b'0' + ((x >> (i * 3)) % 10) as u8))
                 .collect();
-            texts.push(if x % 3 == 0 {
+            texts.push(if x.is_multiple_of(3) {
                 format!("-{digits}")
             } else {
                 digits
