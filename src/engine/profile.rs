@@ -146,7 +146,155 @@ pub struct Profile {
     /// Lua's string hash in the server's deps/lua (`luaS_newlstr`): decides `pairs()` order over
     /// string keys, so RESP3 maps/sets built by scripts and `cjson.encode` key order (issue 12).
     pub lua_string_hash: LuaStringHash,
+    /// How a script's or library's `#!` line is read (issue 12, engine/script.rs).
+    pub shebang: &'static ShebangRules,
+    /// `cmsgpack._COPYRIGHT` of the server's bundled lua-cmsgpack 0.4.0.
+    pub cmsgpack_copyright: &'static str,
+    /// SET with EXAT/PXAT at or before the command's time deletes the key at once (Valkey 8 and
+    /// later); Redis stores it expired, so DBSIZE and SCAN see it until a lookup reclaims it.
+    pub set_past_expiry_deletes: bool,
+    /// How string values are encoded and shared (OBJECT ENCODING, OBJECT REFCOUNT).
+    pub strings: &'static StringRules,
 }
+
+/// How a server stores a string value (object.c): which are `int`, `embstr` or `raw`, and whether
+/// small integers are the shared objects.
+#[derive(Debug, PartialEq)]
+pub struct StringRules {
+    /// A value 0..9999 is one of the shared integer objects (`OBJECT REFCOUNT` 2147483647, Redis).
+    /// Valkey 8 builds every value anew with its key embedded: refcount 1.
+    pub shared_integers: bool,
+    /// A number a script passes (SET k '12') is stored `int`; Valkey 9 keeps the script's
+    /// argument object as it is (`embstr`). Counters (INCR, ...) are `int` everywhere.
+    pub arguments_int_encoded: bool,
+    pub embed: Embed,
+}
+
+/// When a string value that is not `int` is `embstr` (one allocation with its object).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Embed {
+    /// Values up to this length (Redis: `OBJ_ENCODING_EMBSTR_SIZE_LIMIT`, 44).
+    UpTo(usize),
+    /// Valkey: the object, the key (sds with a one-byte header-size prefix), an expire field and
+    /// the value (sds type 8) must fit in `limit` bytes (`createStringObjectWithKeyAndExpire`).
+    WithKey {
+        limit: usize,
+        /// The object's own bytes counted (16, or 8 when the value reuses its pointer: Valkey 9).
+        object: usize,
+        /// The key's sds header by its length (`sdsReqType`: 1 byte below 32, then 3, ...);
+        /// Valkey 8.1 counts one byte whatever the length.
+        key_header_by_length: bool,
+        /// A TTL set after the value was built adds the expire field (Valkey 8.1 re-embeds the
+        /// value, raw when it no longer fits); Valkey 9 leaves the value as it is.
+        ttl_adds_expire_field: bool,
+    },
+}
+
+static STRINGS_REDIS: StringRules = StringRules {
+    shared_integers: true,
+    arguments_int_encoded: true,
+    embed: Embed::UpTo(44),
+};
+static STRINGS_VALKEY_8: StringRules = StringRules {
+    shared_integers: false,
+    arguments_int_encoded: true,
+    embed: Embed::WithKey {
+        limit: 64,
+        object: 16,
+        key_header_by_length: false,
+        ttl_adds_expire_field: true,
+    },
+};
+static STRINGS_VALKEY_9: StringRules = StringRules {
+    shared_integers: false,
+    arguments_int_encoded: false,
+    embed: Embed::WithKey {
+        limit: 128,
+        object: 8,
+        key_header_by_length: true,
+        ttl_adds_expire_field: false,
+    },
+};
+
+impl Embed {
+    /// Whether a value of `value_len` bytes at a key of `key_len` bytes is `embstr`; `expire_field`:
+    /// the object carries an expire field.
+    pub fn fits(self, key_len: usize, value_len: usize, expire_field: bool) -> bool {
+        match self {
+            Embed::UpTo(limit) => value_len <= limit,
+            Embed::WithKey {
+                limit,
+                object,
+                key_header_by_length,
+                ..
+            } => {
+                let key_header = match key_len {
+                    _ if !key_header_by_length => 1,
+                    0..32 => 1,
+                    32..=252 => 3,
+                    253..=65529 => 5,
+                    _ => 9,
+                };
+                // sds type 8 holds 255 bytes at most.
+                let size = object
+                    + 1
+                    + key_header
+                    + key_len
+                    + 1
+                    + if expire_field { 8 } else { 0 }
+                    + 3
+                    + value_len
+                    + 1;
+                value_len <= 255 && size <= limit
+            }
+        }
+    }
+}
+
+/// How a server reads a script's first line, `#!lua flags=...` (`evalExtractShebangFlags`), and
+/// a library's, `#!lua name=...` (`functionExtractLibMetaData`).
+#[derive(Debug, PartialEq)]
+pub struct ShebangRules {
+    /// The engine is the first word without its `#!`, looked up (case-insensitively) once the
+    /// options were read: `Could not find scripting engine 'x'` (Valkey 8 and later). Redis wants
+    /// the word `#!lua` exactly and names it first: `Unexpected engine in script shebang: #!x`.
+    pub engine_lookup: bool,
+    /// How the line is split into words.
+    pub words: &'static WordSplit,
+}
+
+/// `sdssplitargs` (Redis) or its Valkey successor built on `sdsparsearg`: quotes, escapes, blanks.
+#[derive(Debug, PartialEq)]
+pub struct WordSplit {
+    /// A byte 0xff of the line is left out of its word (Valkey 8.1 and later: `sdsparsearg` reads
+    /// a char as an int and 0xff is its `-1`, no character). An escaped `\xff` stays.
+    pub drops_byte_ff: bool,
+    /// A closing quote must end the word (be followed by a blank or the end) or the line is
+    /// refused; Valkey 9 lets the word go on after it (`"lu"a` is `lua`).
+    pub closing_quote_ends_word: bool,
+}
+
+static SHEBANG_REDIS: ShebangRules = ShebangRules {
+    engine_lookup: false,
+    words: &WordSplit {
+        drops_byte_ff: false,
+        closing_quote_ends_word: true,
+    },
+};
+static SHEBANG_VALKEY_8: ShebangRules = ShebangRules {
+    engine_lookup: true,
+    words: &WordSplit {
+        drops_byte_ff: true,
+        closing_quote_ends_word: true,
+    },
+};
+static SHEBANG_VALKEY_9: ShebangRules = ShebangRules {
+    engine_lookup: true,
+    words: &WordSplit {
+        drops_byte_ff: true,
+        closing_quote_ends_word: false,
+    },
+};
 
 /// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -303,6 +451,10 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
+        shebang: &SHEBANG_REDIS,                  // issue 12
+        cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
+        set_past_expiry_deletes: false,
+        strings: &STRINGS_REDIS, // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -349,6 +501,10 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
+        shebang: &SHEBANG_REDIS,                  // issue 12
+        cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
+        set_past_expiry_deletes: false,
+        strings: &STRINGS_REDIS, // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -395,6 +551,10 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
+        shebang: &SHEBANG_REDIS,                  // issue 12
+        cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
+        set_past_expiry_deletes: false,
+        strings: &STRINGS_REDIS, // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -441,6 +601,10 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
+        shebang: &SHEBANG_REDIS,                  // issue 12
+        cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
+        set_past_expiry_deletes: false,
+        strings: &STRINGS_REDIS, // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -487,6 +651,10 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: true,
         function_names_checked_after_load: true, // issue 13: Valkey
         lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
+        shebang: &SHEBANG_VALKEY_8,              // issue 12
+        cmsgpack_copyright: "Copyright (C) 2012, Redis Ltd.",
+        set_past_expiry_deletes: true,
+        strings: &STRINGS_VALKEY_8, // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -533,6 +701,10 @@ pub static PROFILES: [Profile; 6] = [
         presized_reply_tables: true,
         function_names_checked_after_load: true, // issue 13: Valkey
         lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
+        shebang: &SHEBANG_VALKEY_9,              // issue 12
+        cmsgpack_copyright: "Copyright (C) 2012, Redis Ltd.",
+        set_past_expiry_deletes: true,
+        strings: &STRINGS_VALKEY_9, // issue 12
     },
 ];
 

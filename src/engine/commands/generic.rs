@@ -4,6 +4,7 @@
 
 use super::{errors, flatten, glob_match, int_arg, lower, number, Command, Ctx};
 use crate::engine::keyspace::{Entry, Value, DATABASES};
+use crate::engine::profile::{Embed, StringRules};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -475,23 +476,53 @@ pub(super) fn entry_encoding(entry: &Entry) -> &'static str {
     }
 }
 
+/// The encoding the profile's server reports for the value at `key` (a string's depends on how
+/// it was built, and on Valkey on its key: `StringRules`).
+pub(super) fn entry_encoding_in(rules: &StringRules, key: &[u8], entry: &Entry) -> &'static str {
+    let Value::Str(s) = &entry.value else {
+        return entry_encoding(entry);
+    };
+    let int_encoded = !entry.built.from_argument || rules.arguments_int_encoded;
+    match rules.embed {
+        _ if entry.raw.is_some() => "raw",
+        _ if int_encoded && s.len() <= 20 && number::parse_i64(s).is_some() => "int",
+        Embed::UpTo(_) => encoding(&entry.value),
+        Embed::WithKey {
+            ttl_adds_expire_field,
+            ..
+        } => {
+            let expire_field = entry.built.with_expire_field
+                || (ttl_adds_expire_field && entry.expire_at_ms.is_some());
+            if rules.embed.fits(key.len(), s.len(), expire_field) {
+                "embstr"
+            } else {
+                "raw"
+            }
+        }
+    }
+}
+
 fn object_encoding(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     let dialect = ctx.profile.field_ttl;
-    object_entry(ctx, &args[2]).map_or(Reply::Nil, |e| {
+    let rules = ctx.profile.strings;
+    let key = &args[2];
+    object_entry(ctx, key).map_or(Reply::Nil, |e| {
         Reply::bulk(super::hash_ttl::encoding_with_field_ttls(
             &e.value,
-            entry_encoding(e),
+            entry_encoding_in(rules, key, e),
             dialect,
         ))
     })
 }
 
 fn object_refcount(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    let shared_integers = ctx.profile.strings.shared_integers;
     let Some(e) = object_entry(ctx, &args[2]) else {
         return Reply::Nil;
     };
-    // Small non-negative integers are the server's shared objects.
+    // Small non-negative integers are the server's shared objects (Redis).
     let shared = match &e.value {
+        _ if !shared_integers => false,
         Value::Str(s) if s.len() <= 20 => {
             number::parse_i64(s).is_some_and(|n| (0..SHARED_INTEGERS).contains(&n))
         }

@@ -68,6 +68,7 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
             value: Value::Str(bytes),
             expire_at_ms: None,
             raw: None,
+            built: Default::default(),
         });
     }
     let Json::Object(obj) = spec else {
@@ -225,6 +226,7 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
         value,
         expire_at_ms,
         raw: None,
+        built: Default::default(),
     })
 }
 
