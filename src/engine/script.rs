@@ -272,6 +272,44 @@ pub fn raised_error_text_in(
 mod tests {
     use super::*;
 
+    /// Checked against Valkey 8.1.1 and 9.1.2 (bytes a case file cannot hold: NUL, 0xff).
+    #[test]
+    fn valkey_shebangs() {
+        let v8 = crate::engine::profile::Profile::by_id("valkey-8.1").unwrap();
+        let v9 = crate::engine::profile::Profile::by_id("valkey-9.1").unwrap();
+        let err = |p, body: &[u8]| parse_shebang_in(p, body).unwrap_err();
+        for p in [v8, v9] {
+            assert!(parse_shebang_in(p, b"#!LUA\nreturn 1").is_ok());
+            assert!(parse_shebang_in(p, b"#!lua\xff\nreturn 1").is_ok());
+            assert!(parse_shebang_in(p, b"#!\"lu\xffa\"\nreturn 1").is_ok());
+            assert_eq!(
+                err(p, b"#!lu\xfea\n"),
+                "ERR Could not find scripting engine 'lu\u{fffd}a'"
+            );
+            assert_eq!(err(p, b"#!lua \xff\n"), "ERR Unknown lua shebang option: ");
+            assert_eq!(
+                err(p, b"#!python\n"),
+                "ERR Could not find scripting engine 'python'"
+            );
+            assert_eq!(err(p, b"#! lua\n"), "ERR Unknown lua shebang option: lua");
+            assert_eq!(err(p, b"#!lua\0x\nreturn 1"), "ERR Invalid script shebang");
+        }
+        assert_eq!(
+            err(v8, b"#!\"lu\"a\n"),
+            "ERR Invalid engine in script shebang"
+        );
+        assert!(parse_shebang_in(v9, b"#!\"lu\"a\nreturn 1").is_ok());
+        // Redis keeps 0xff and stops at a NUL before the newline too.
+        assert_eq!(
+            parse_shebang(b"#!lua\xff\n").unwrap_err(),
+            "ERR Unexpected engine in script shebang: #!lua\u{fffd}"
+        );
+        assert_eq!(
+            parse_shebang(b"#!lua\0\nreturn 1").unwrap_err(),
+            "ERR Invalid script shebang"
+        );
+    }
+
     #[test]
     fn shebangs() {
         assert_eq!(parse_shebang(b"return 1").unwrap().1, 0);

@@ -172,6 +172,7 @@ fn expire_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         ctx.db().remove(&args[1], now);
     } else {
         entry.expire_at_ms = Some(when);
+        entry.built.had_ttl = true;
     }
     Ok(Reply::Int(1))
 }
@@ -492,7 +493,7 @@ pub(super) fn entry_encoding_in(rules: &StringRules, key: &[u8], entry: &Entry) 
             ..
         } => {
             let expire_field = entry.built.with_expire_field
-                || (ttl_adds_expire_field && entry.expire_at_ms.is_some());
+                || (ttl_adds_expire_field && (entry.built.had_ttl || entry.expire_at_ms.is_some()));
             if rules.embed.fits(key.len(), s.len(), expire_field) {
                 "embstr"
             } else {

@@ -10,6 +10,7 @@ use crate::engine::keyspace::{Entry, StringBuild, Value};
 const FROM_ARGUMENT: StringBuild = StringBuild {
     from_argument: true,
     with_expire_field: false,
+    had_ttl: false,
 };
 use crate::engine::reply::Reply;
 
@@ -90,6 +91,7 @@ fn overwrite(ctx: &mut Ctx, key: &[u8], bytes: Vec<u8>) {
             *built = StringBuild {
                 from_argument: false,
                 with_expire_field: expire_at_ms.is_some(),
+                had_ttl: expire_at_ms.is_some(),
             };
         }
         _ => ctx.db().set(key.to_vec(), Value::Str(bytes)),

@@ -98,6 +98,9 @@ pub struct StringBuild {
     pub from_argument: bool,
     /// Built while the key had a TTL (the object got an expire field).
     pub with_expire_field: bool,
+    /// The key has had a TTL since the value was built (Valkey 8.1 re-embeds the value with an
+    /// expire field then, which PERSIST does not take away).
+    pub had_ttl: bool,
 }
 
 /// The allocation of a raw string's sds (Redis 7.0 `sds.c`).
@@ -186,6 +189,7 @@ impl Db {
         expire_at_ms: Option<i64>,
         mut built: StringBuild,
     ) {
+        built.had_ttl |= expire_at_ms.is_some();
         match self.entries.entry(key) {
             std::collections::hash_map::Entry::Occupied(mut slot) => {
                 let entry = slot.get_mut();
@@ -230,6 +234,7 @@ impl Db {
                 raw: None,
                 built: StringBuild {
                     with_expire_field: built.with_expire_field || expire_at_ms.is_some(),
+                    had_ttl: built.had_ttl || expire_at_ms.is_some(),
                     ..built
                 },
             },
@@ -250,6 +255,7 @@ impl Db {
     pub fn set_expire(&mut self, key: &[u8], at_ms: Option<i64>) {
         if let Some(e) = self.entries.get_mut(key) {
             e.expire_at_ms = at_ms;
+            e.built.had_ttl |= at_ms.is_some();
         }
     }
 
