@@ -581,6 +581,7 @@ mod tests {
                 value,
                 expire_at_ms: at,
                 raw: None,
+                built: Default::default(),
             },
         );
     }

@@ -1405,6 +1405,7 @@ mod tests {
             value: Value::Str(b"5".to_vec()),
             expire_at_ms: Some(s.now_ms - 1),
             raw: None,
+            built: Default::default(),
         };
         for key in ["a", "b", "c"] {
             s.keyspace
