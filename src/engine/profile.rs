@@ -185,7 +185,8 @@ pub enum Embed {
         /// Valkey 8.1 counts one byte whatever the length.
         key_header_by_length: bool,
         /// A TTL set after the value was built adds the expire field (Valkey 8.1 re-embeds the
-        /// value, raw when it no longer fits); Valkey 9 leaves the value as it is.
+        /// value, raw when it no longer fits, unless the allocation had room for the field and
+        /// kept it); Valkey 9 leaves the value as it is.
         ttl_adds_expire_field: bool,
     },
 }
@@ -224,30 +225,43 @@ impl Embed {
             Embed::UpTo(limit) => value_len <= limit,
             Embed::WithKey {
                 limit,
-                object,
                 key_header_by_length,
                 ..
             } => {
-                let key_header = match key_len {
-                    _ if !key_header_by_length => 1,
-                    0..32 => 1,
-                    32..=252 => 3,
-                    253..=65529 => 5,
-                    _ => 9,
+                let header = if key_header_by_length {
+                    sds_header(key_len)
+                } else {
+                    1
                 };
                 // sds type 8 holds 255 bytes at most.
-                let size = object
-                    + 1
-                    + key_header
-                    + key_len
-                    + 1
-                    + if expire_field { 8 } else { 0 }
-                    + 3
-                    + value_len
-                    + 1;
-                value_len <= 255 && size <= limit
+                value_len <= 255 && self.size(header, key_len, value_len, expire_field) <= limit
             }
         }
+    }
+
+    /// The bytes an embedded object asks the allocator for (the key's sds header by its length).
+    pub fn allocation(self, key_len: usize, value_len: usize, expire_field: bool) -> usize {
+        self.size(sds_header(key_len), key_len, value_len, expire_field)
+    }
+
+    /// The object, the key (header-size byte, header, bytes, terminator), the expire field and
+    /// the value as sds type 8 (3-byte header, bytes, terminator).
+    fn size(self, key_header: usize, key_len: usize, value_len: usize, expire: bool) -> usize {
+        let object = match self {
+            Embed::UpTo(_) => 16,
+            Embed::WithKey { object, .. } => object,
+        };
+        object + 1 + key_header + key_len + 1 + if expire { 8 } else { 0 } + 3 + value_len + 1
+    }
+}
+
+/// `sdsReqType`'s header size for a string of `len` bytes.
+fn sds_header(len: usize) -> usize {
+    match len {
+        0..32 => 1,
+        32..=252 => 3,
+        253..=65529 => 5,
+        _ => 9,
     }
 }
 

@@ -492,9 +492,21 @@ pub(super) fn entry_encoding_in(rules: &StringRules, key: &[u8], entry: &Entry) 
             ttl_adds_expire_field,
             ..
         } => {
-            let expire_field = entry.built.with_expire_field
-                || (ttl_adds_expire_field && (entry.built.had_ttl || entry.expire_at_ms.is_some()));
-            if rules.embed.fits(key.len(), s.len(), expire_field) {
+            let (k, v) = (key.len(), s.len());
+            let embedded = if entry.built.with_expire_field {
+                rules.embed.fits(k, v, true)
+            } else if ttl_adds_expire_field && (entry.built.had_ttl || entry.expire_at_ms.is_some())
+            {
+                // Built without the field, then given a TTL: the field went into the room
+                // jemalloc's size class left, or the value was built again with it.
+                let bytes = rules.embed.allocation(k, v, false);
+                rules.embed.fits(k, v, false)
+                    && (super::memory::jemalloc_size(bytes) >= bytes + 8
+                        || rules.embed.fits(k, v, true))
+            } else {
+                rules.embed.fits(k, v, false)
+            };
+            if embedded {
                 "embstr"
             } else {
                 "raw"
