@@ -136,6 +136,10 @@ pub struct Profile {
     /// SCAN ... TYPE with a name that is no type: `unknown type name 'x'` (Valkey 8 and later)
     /// rather than an empty result.
     pub scan_type_checked: bool,
+    /// SCAN's TYPE filter reads the value before the expiry check, so an expired key of another
+    /// type stays until something else reclaims it (Valkey 8 and later); Redis's TYPE check looks
+    /// the key up and reclaims every expired key that passes MATCH.
+    pub scan_type_before_expiry: bool,
     /// Command replies become Lua tables sized for their entries (`lua_createtable`, Valkey):
     /// `#` of a RESP3 array with nulls and the `pairs` order of maps and sets follow it.
     pub presized_reply_tables: bool,
@@ -462,6 +466,7 @@ pub static PROFILES: [Profile; 6] = [
         lpos_rank_excludes_llong_min: false,
         lrem_count_excludes_llong_min: false,
         scan_type_checked: false,
+        scan_type_before_expiry: false,
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
@@ -512,6 +517,7 @@ pub static PROFILES: [Profile; 6] = [
         lpos_rank_excludes_llong_min: true,
         lrem_count_excludes_llong_min: false,
         scan_type_checked: false,
+        scan_type_before_expiry: false,
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
@@ -562,6 +568,7 @@ pub static PROFILES: [Profile; 6] = [
         lpos_rank_excludes_llong_min: true,
         lrem_count_excludes_llong_min: true,
         scan_type_checked: false,
+        scan_type_before_expiry: false,
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
@@ -612,6 +619,7 @@ pub static PROFILES: [Profile; 6] = [
         lpos_rank_excludes_llong_min: true,
         lrem_count_excludes_llong_min: true,
         scan_type_checked: false,
+        scan_type_before_expiry: false,
         presized_reply_tables: false,
         function_names_checked_after_load: false, // issue 13: Valkey
         lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
@@ -662,6 +670,7 @@ pub static PROFILES: [Profile; 6] = [
         lpos_rank_excludes_llong_min: true,
         lrem_count_excludes_llong_min: true,
         scan_type_checked: true,
+        scan_type_before_expiry: true,
         presized_reply_tables: true,
         function_names_checked_after_load: true, // issue 13: Valkey
         lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
@@ -712,6 +721,7 @@ pub static PROFILES: [Profile; 6] = [
         lpos_rank_excludes_llong_min: true,
         lrem_count_excludes_llong_min: true,
         scan_type_checked: true,
+        scan_type_before_expiry: true,
         presized_reply_tables: true,
         function_names_checked_after_load: true, // issue 13: Valkey
         lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c

@@ -375,15 +375,21 @@ fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         i += 2;
     }
     let now = ctx.now_ms;
+    let type_before_expiry = ctx.profile.scan_type_before_expiry;
     let db = ctx.db();
     // Redis deletes the expired keys SCAN meets that pass MATCH (its TYPE check looks the key up,
-    // which deletes it too); which ones it meets depends on its hash order: every one here.
+    // which deletes it too); Valkey checks TYPE on the value first and reclaims only the keys
+    // that pass both. Which ones it meets depends on its hash order: every one here.
     let expired: Vec<Vec<u8>> = db
         .raw_entries()
         .iter()
         .filter(|(k, e)| {
             e.expire_at_ms.is_some_and(|t| t <= now)
                 && pattern.is_none_or(|p| glob_match(p, k, false))
+                && (!type_before_expiry
+                    || type_name
+                        .as_deref()
+                        .is_none_or(|t| e.value.type_name() == t))
         })
         .map(|(k, _)| k.clone())
         .collect();
