@@ -129,6 +129,9 @@ pub struct Profile {
     /// `BITCOUNT key start` without an end counts to the end of the string (Valkey 8.1 and later;
     /// Redis calls it a syntax error).
     pub bitcount_end_optional: bool,
+    /// BITCOUNT reads BIT|BYTE right after the start, before the end (Valkey 8.1 and later): a
+    /// bad unit is a syntax error even when the end is no number.
+    pub bitcount_unit_before_end: bool,
     /// LPOS RANK refuses -9223372036854775808 (`value must between -9223372036854775807 and
     /// 9223372036854775807`, 7.2 and later); LREM's count the same from 7.4 on.
     pub lpos_rank_excludes_llong_min: bool,
@@ -463,6 +466,7 @@ pub static PROFILES: [Profile; 6] = [
         // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
         bit_range_before_lookup: false,
         bitcount_end_optional: false,
+        bitcount_unit_before_end: false,
         lpos_rank_excludes_llong_min: false,
         lrem_count_excludes_llong_min: false,
         scan_type_checked: false,
@@ -514,6 +518,7 @@ pub static PROFILES: [Profile; 6] = [
         // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
         bit_range_before_lookup: false,
         bitcount_end_optional: false,
+        bitcount_unit_before_end: false,
         lpos_rank_excludes_llong_min: true,
         lrem_count_excludes_llong_min: false,
         scan_type_checked: false,
@@ -565,6 +570,7 @@ pub static PROFILES: [Profile; 6] = [
         // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
         bit_range_before_lookup: true,
         bitcount_end_optional: false,
+        bitcount_unit_before_end: false,
         lpos_rank_excludes_llong_min: true,
         lrem_count_excludes_llong_min: true,
         scan_type_checked: false,
@@ -616,6 +622,7 @@ pub static PROFILES: [Profile; 6] = [
         // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
         bit_range_before_lookup: true,
         bitcount_end_optional: false,
+        bitcount_unit_before_end: false,
         lpos_rank_excludes_llong_min: true,
         lrem_count_excludes_llong_min: true,
         scan_type_checked: false,
@@ -667,6 +674,7 @@ pub static PROFILES: [Profile; 6] = [
         // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
         bit_range_before_lookup: true,
         bitcount_end_optional: true,
+        bitcount_unit_before_end: true,
         lpos_rank_excludes_llong_min: true,
         lrem_count_excludes_llong_min: true,
         scan_type_checked: true,
@@ -718,6 +726,7 @@ pub static PROFILES: [Profile; 6] = [
         // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
         bit_range_before_lookup: true,
         bitcount_end_optional: true,
+        bitcount_unit_before_end: true,
         lpos_rank_excludes_llong_min: true,
         lrem_count_excludes_llong_min: true,
         scan_type_checked: true,
