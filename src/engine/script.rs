@@ -78,7 +78,7 @@ pub fn parse_shebang_in(
         }
     }
     // Valkey looks the engine up only once the options were read.
-    let engine = &parts[0][2..];
+    let engine = parts[0].get(2..).unwrap_or_default();
     if rules.engine_lookup && !c_str(engine).eq_ignore_ascii_case(b"lua") {
         return Err(format!(
             "ERR Could not find scripting engine '{}'",

@@ -32,7 +32,7 @@ pub fn parse_metadata_in(
         let c_str = word.split(|&b| b == 0).next().unwrap_or_default();
         String::from_utf8_lossy(c_str).into_owned()
     };
-    let engine = text(&parts[0][2..]);
+    let engine = text(parts[0].get(2..).unwrap_or_default());
     let mut name = None;
     for part in &parts[1..] {
         if part.len() >= 5 && part[..5].eq_ignore_ascii_case(b"name=") {
