@@ -869,3 +869,28 @@ fn time_stopped_is_not_in_the_first_write_time() {
     let first = report.run.first_write_ns.expect("a write");
     assert!(first < 100_000_000, "first write at {first} ns");
 }
+
+/// A shebang only some servers accept (`#!LUA`: Valkey) opens a session; the run answers as the
+/// profile's server does.
+#[test]
+fn a_valkey_shebang_is_debugged_under_each_profile() {
+    let script = "#!LUA\nreturn 1";
+    let run_on = |id: &str| {
+        let mut sandbox = Sandbox::new();
+        sandbox.set_profile(evalbench::engine::profile::Profile::by_id(id).unwrap());
+        let mut session = DebugSession::new(script.as_bytes()).expect("a shebang Valkey accepts");
+        let mut driver = Driver {
+            f: |_: &mut Stop<'_>| Resume::Continue,
+            outputs: Vec::new(),
+        };
+        sandbox
+            .debug(&request(script), &mut session, &mut driver)
+            .run
+            .reply
+    };
+    assert_eq!(run_on("valkey-8.1"), Reply::Int(1));
+    assert_eq!(
+        run_on("redis-7.0"),
+        Reply::Error("ERR Unexpected engine in script shebang: #!LUA".into())
+    );
+}

@@ -173,7 +173,176 @@ pub struct Profile {
     /// BITFIELD reads a type's width over the whole argument (`u8\0x` is no type; Valkey 9)
     /// rather than up to a NUL.
     pub bitfield_type_whole_arg: bool,
+    /// BITCOUNT reads BIT|BYTE right after the start, before the end (Valkey 8.1 and later): a
+    /// bad unit is a syntax error even when the end is no number.
+    pub bitcount_unit_before_end: bool,
+    /// SCAN's TYPE filter reads the value before the expiry check, so an expired key of another
+    /// type stays until something else reclaims it (Valkey 8 and later); Redis's TYPE check looks
+    /// the key up and reclaims every expired key that passes MATCH.
+    pub scan_type_before_expiry: bool,
+    /// How a script's or library's `#!` line is read (issue 12, engine/script.rs).
+    pub shebang: &'static ShebangRules,
+    /// `cmsgpack._COPYRIGHT` of the server's bundled lua-cmsgpack 0.4.0.
+    pub cmsgpack_copyright: &'static str,
+    /// SET with EXAT/PXAT at or before the command's time deletes the key at once (Valkey 8 and
+    /// later); Redis stores it expired, so DBSIZE and SCAN see it until a lookup reclaims it.
+    pub set_past_expiry_deletes: bool,
+    /// How string values are encoded and shared (OBJECT ENCODING, OBJECT REFCOUNT).
+    pub strings: &'static StringRules,
 }
+
+/// How a server stores a string value (object.c): which are `int`, `embstr` or `raw`, and whether
+/// small integers are the shared objects.
+#[derive(Debug, PartialEq)]
+pub struct StringRules {
+    /// A value 0..9999 is one of the shared integer objects (`OBJECT REFCOUNT` 2147483647, Redis).
+    /// Valkey 8 builds every value anew with its key embedded: refcount 1.
+    pub shared_integers: bool,
+    /// A number a script passes (SET k '12') is stored `int`; Valkey 9 keeps the script's
+    /// argument object as it is (`embstr`). Counters (INCR, ...) are `int` everywhere.
+    pub arguments_int_encoded: bool,
+    pub embed: Embed,
+}
+
+/// When a string value that is not `int` is `embstr` (one allocation with its object).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Embed {
+    /// Values up to this length (Redis: `OBJ_ENCODING_EMBSTR_SIZE_LIMIT`, 44).
+    UpTo(usize),
+    /// Valkey: the object, the key (sds with a one-byte header-size prefix), an expire field and
+    /// the value (sds type 8) must fit in `limit` bytes (`createStringObjectWithKeyAndExpire`).
+    WithKey {
+        limit: usize,
+        /// The object's own bytes counted (16, or 8 when the value reuses its pointer: Valkey 9).
+        object: usize,
+        /// The key's sds header by its length (`sdsReqType`: 1 byte below 32, then 3, ...);
+        /// Valkey 8.1 counts one byte whatever the length.
+        key_header_by_length: bool,
+        /// A TTL set after the value was built adds the expire field (Valkey 8.1 re-embeds the
+        /// value, raw when it no longer fits, unless the allocation had room for the field and
+        /// kept it); Valkey 9 leaves the value as it is.
+        ttl_adds_expire_field: bool,
+    },
+}
+
+static STRINGS_REDIS: StringRules = StringRules {
+    shared_integers: true,
+    arguments_int_encoded: true,
+    embed: Embed::UpTo(44),
+};
+static STRINGS_VALKEY_8: StringRules = StringRules {
+    shared_integers: false,
+    arguments_int_encoded: true,
+    embed: Embed::WithKey {
+        limit: 64,
+        object: 16,
+        key_header_by_length: false,
+        ttl_adds_expire_field: true,
+    },
+};
+static STRINGS_VALKEY_9: StringRules = StringRules {
+    shared_integers: false,
+    arguments_int_encoded: false,
+    embed: Embed::WithKey {
+        limit: 128,
+        object: 8,
+        key_header_by_length: true,
+        ttl_adds_expire_field: false,
+    },
+};
+
+impl Embed {
+    /// Whether a value of `value_len` bytes at a key of `key_len` bytes is `embstr`; `expire_field`:
+    /// the object carries an expire field.
+    pub fn fits(self, key_len: usize, value_len: usize, expire_field: bool) -> bool {
+        match self {
+            Embed::UpTo(limit) => value_len <= limit,
+            Embed::WithKey {
+                limit,
+                key_header_by_length,
+                ..
+            } => {
+                let header = if key_header_by_length {
+                    sds_header(key_len)
+                } else {
+                    1
+                };
+                // sds type 8 holds 255 bytes at most.
+                value_len <= 255 && self.size(header, key_len, value_len, expire_field) <= limit
+            }
+        }
+    }
+
+    /// The bytes an embedded object asks the allocator for (the key's sds header by its length).
+    pub fn allocation(self, key_len: usize, value_len: usize, expire_field: bool) -> usize {
+        self.size(sds_header(key_len), key_len, value_len, expire_field)
+    }
+
+    /// The object, the key (header-size byte, header, bytes, terminator), the expire field and
+    /// the value as sds type 8 (3-byte header, bytes, terminator).
+    fn size(self, key_header: usize, key_len: usize, value_len: usize, expire: bool) -> usize {
+        let object = match self {
+            Embed::UpTo(_) => 16,
+            Embed::WithKey { object, .. } => object,
+        };
+        object + 1 + key_header + key_len + 1 + if expire { 8 } else { 0 } + 3 + value_len + 1
+    }
+}
+
+/// `sdsReqType`'s header size for a string of `len` bytes.
+fn sds_header(len: usize) -> usize {
+    match len {
+        0..32 => 1,
+        32..=252 => 3,
+        253..=65529 => 5,
+        _ => 9,
+    }
+}
+
+/// How a server reads a script's first line, `#!lua flags=...` (`evalExtractShebangFlags`), and
+/// a library's, `#!lua name=...` (`functionExtractLibMetaData`).
+#[derive(Debug, PartialEq)]
+pub struct ShebangRules {
+    /// The engine is the first word without its `#!`, looked up (case-insensitively) once the
+    /// options were read: `Could not find scripting engine 'x'` (Valkey 8 and later). Redis wants
+    /// the word `#!lua` exactly and names it first: `Unexpected engine in script shebang: #!x`.
+    pub engine_lookup: bool,
+    /// How the line is split into words.
+    pub words: &'static WordSplit,
+}
+
+/// `sdssplitargs` (Redis) or its Valkey successor built on `sdsparsearg`: quotes, escapes, blanks.
+#[derive(Debug, PartialEq)]
+pub struct WordSplit {
+    /// A byte 0xff of the line is left out of its word (Valkey 8.1 and later: `sdsparsearg` reads
+    /// a char as an int and 0xff is its `-1`, no character). An escaped `\xff` stays.
+    pub drops_byte_ff: bool,
+    /// A closing quote must end the word (be followed by a blank or the end) or the line is
+    /// refused; Valkey 9 lets the word go on after it (`"lu"a` is `lua`).
+    pub closing_quote_ends_word: bool,
+}
+
+static SHEBANG_REDIS: ShebangRules = ShebangRules {
+    engine_lookup: false,
+    words: &WordSplit {
+        drops_byte_ff: false,
+        closing_quote_ends_word: true,
+    },
+};
+static SHEBANG_VALKEY_8: ShebangRules = ShebangRules {
+    engine_lookup: true,
+    words: &WordSplit {
+        drops_byte_ff: true,
+        closing_quote_ends_word: true,
+    },
+};
+static SHEBANG_VALKEY_9: ShebangRules = ShebangRules {
+    engine_lookup: true,
+    words: &WordSplit {
+        drops_byte_ff: true,
+        closing_quote_ends_word: false,
+    },
+};
 
 /// A C library's reading of a decimal (or hexadecimal) floating-point number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -447,6 +616,12 @@ pub static PROFILES: [Profile; 6] = [
         big_number_until_nul: false,      // issue 12
         keyslot_without_cluster: false,   // issue 12
         bitfield_type_whole_arg: false,   // issue 12
+        bitcount_unit_before_end: false,
+        scan_type_before_expiry: false,
+        shebang: &SHEBANG_REDIS, // issue 12
+        cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
+        set_past_expiry_deletes: false,
+        strings: &STRINGS_REDIS, // issue 12
     },
     Profile {
         id: "redis-7.2",
@@ -502,6 +677,12 @@ pub static PROFILES: [Profile; 6] = [
         big_number_until_nul: false,      // issue 12
         keyslot_without_cluster: false,   // issue 12
         bitfield_type_whole_arg: false,   // issue 12
+        bitcount_unit_before_end: false,
+        scan_type_before_expiry: false,
+        shebang: &SHEBANG_REDIS, // issue 12
+        cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
+        set_past_expiry_deletes: false,
+        strings: &STRINGS_REDIS, // issue 12
     },
     Profile {
         id: "redis-7.4",
@@ -557,6 +738,12 @@ pub static PROFILES: [Profile; 6] = [
         big_number_until_nul: false,      // issue 12
         keyslot_without_cluster: false,   // issue 12
         bitfield_type_whole_arg: false,   // issue 12
+        bitcount_unit_before_end: false,
+        scan_type_before_expiry: false,
+        shebang: &SHEBANG_REDIS, // issue 12
+        cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
+        set_past_expiry_deletes: false,
+        strings: &STRINGS_REDIS, // issue 12
     },
     Profile {
         id: "redis-8.0",
@@ -612,6 +799,12 @@ pub static PROFILES: [Profile; 6] = [
         big_number_until_nul: false,      // issue 12
         keyslot_without_cluster: false,   // issue 12
         bitfield_type_whole_arg: false,   // issue 12
+        bitcount_unit_before_end: false,
+        scan_type_before_expiry: false,
+        shebang: &SHEBANG_REDIS, // issue 12
+        cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
+        set_past_expiry_deletes: false,
+        strings: &STRINGS_REDIS, // issue 12
     },
     Profile {
         id: "valkey-8.1",
@@ -667,6 +860,12 @@ pub static PROFILES: [Profile; 6] = [
         big_number_until_nul: false,      // issue 12
         keyslot_without_cluster: false,   // issue 12
         bitfield_type_whole_arg: false,   // issue 12
+        bitcount_unit_before_end: true,
+        scan_type_before_expiry: true,
+        shebang: &SHEBANG_VALKEY_8, // issue 12
+        cmsgpack_copyright: "Copyright (C) 2012, Redis Ltd.",
+        set_past_expiry_deletes: true,
+        strings: &STRINGS_VALKEY_8, // issue 12
     },
     Profile {
         id: "valkey-9.1",
@@ -722,6 +921,12 @@ pub static PROFILES: [Profile; 6] = [
         big_number_until_nul: true,      // issue 12
         keyslot_without_cluster: true,   // issue 12
         bitfield_type_whole_arg: true,   // issue 12
+        bitcount_unit_before_end: true,
+        scan_type_before_expiry: true,
+        shebang: &SHEBANG_VALKEY_9, // issue 12
+        cmsgpack_copyright: "Copyright (C) 2012, Redis Ltd.",
+        set_past_expiry_deletes: true,
+        strings: &STRINGS_VALKEY_9, // issue 12
     },
 ];
 

@@ -9,7 +9,7 @@ use super::lua::vm::{ScriptError, Vm};
 use super::profile::Profile;
 use super::reply::{Protocol, Reply};
 use super::report::{Outcome, RunReport, Warning, WarningKind};
-use super::script::{parse_shebang, raised_error_text_in, sha1_hex};
+use super::script::{parse_shebang_in, raised_error_text_in, sha1_hex};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -199,7 +199,7 @@ impl Sandbox {
                 sha
             }
         };
-        let (flags, shebang_len) = match parse_shebang(&request.script) {
+        let (flags, shebang_len) = match parse_shebang_in(self.core.profile, &request.script) {
             Ok(parsed) => parsed,
             Err(text) => return self.refused(sha, request.protocol, text),
         };

@@ -863,6 +863,7 @@ mod tests {
             value,
             expire_at_ms: None,
             raw: None, // issue 13: a raw string's allocation
+            built: Default::default(),
         }
     }
 

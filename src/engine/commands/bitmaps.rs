@@ -179,15 +179,21 @@ fn bitcount(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         // follows. Later servers parse first (start, end, unit).
         // Valkey 8.1 and later take `BITCOUNT key start` (to the end of the string).
         let end_optional = ctx.profile.bitcount_end_optional;
+        // Valkey reads BIT|BYTE before the end: `BITCOUNT k 5 x y` is a syntax error there.
+        let unit_before_end = ctx.profile.bitcount_unit_before_end;
         if ctx.profile.bit_range_before_lookup {
             match args.len() {
                 2 => {}
                 3..=5 if args.len() > 3 || end_optional => {
                     int_arg(&args[2])?;
+                    let unit = args.get(4);
+                    if let (true, Some(unit)) = (unit_before_end, unit) {
+                        unit_is_bit(unit)?;
+                    }
                     if let Some(end) = args.get(3) {
                         int_arg(end)?;
                     }
-                    if let Some(unit) = args.get(4) {
+                    if let (false, Some(unit)) = (unit_before_end, unit) {
                         unit_is_bit(unit)?;
                     }
                 }

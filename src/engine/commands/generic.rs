@@ -4,6 +4,7 @@
 
 use super::{errors, flatten, glob_match, int_arg, lower, number, Command, Ctx};
 use crate::engine::keyspace::{Entry, Value, DATABASES};
+use crate::engine::profile::{Embed, StringRules};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -171,6 +172,7 @@ fn expire_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         ctx.db().remove(&args[1], now);
     } else {
         entry.expire_at_ms = Some(when);
+        entry.built.had_ttl = true;
     }
     Ok(Reply::Int(1))
 }
@@ -350,15 +352,21 @@ fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         i += 2;
     }
     let now = ctx.now_ms;
+    let type_before_expiry = ctx.profile.scan_type_before_expiry;
     let db = ctx.db();
     // Redis deletes the expired keys SCAN meets that pass MATCH (its TYPE check looks the key up,
-    // which deletes it too); which ones it meets depends on its hash order: every one here.
+    // which deletes it too); Valkey checks TYPE on the value first and reclaims only the keys
+    // that pass both. Which ones it meets depends on its hash order: every one here.
     let expired: Vec<Vec<u8>> = db
         .raw_entries()
         .iter()
         .filter(|(k, e)| {
             e.expire_at_ms.is_some_and(|t| t <= now)
                 && pattern.is_none_or(|p| glob_match(p, k, false))
+                && (!type_before_expiry
+                    || type_name
+                        .as_deref()
+                        .is_none_or(|t| e.value.type_name() == t))
         })
         .map(|(k, _)| k.clone())
         .collect();
@@ -452,23 +460,65 @@ pub(super) fn entry_encoding(entry: &Entry) -> &'static str {
     }
 }
 
+/// The encoding the profile's server reports for the value at `key` (a string's depends on how
+/// it was built, and on Valkey on its key: `StringRules`).
+pub(super) fn entry_encoding_in(rules: &StringRules, key: &[u8], entry: &Entry) -> &'static str {
+    let Value::Str(s) = &entry.value else {
+        return entry_encoding(entry);
+    };
+    let int_encoded = !entry.built.from_argument || rules.arguments_int_encoded;
+    match rules.embed {
+        _ if entry.raw.is_some() => "raw",
+        _ if int_encoded && s.len() <= 20 && number::parse_i64(s).is_some() => "int",
+        Embed::UpTo(_) => encoding(&entry.value),
+        Embed::WithKey {
+            ttl_adds_expire_field,
+            ..
+        } => {
+            let (k, v) = (key.len(), s.len());
+            let embedded = if entry.built.with_expire_field {
+                rules.embed.fits(k, v, true)
+            } else if ttl_adds_expire_field && (entry.built.had_ttl || entry.expire_at_ms.is_some())
+            {
+                // Built without the field, then given a TTL: the field went into the room
+                // jemalloc's size class left, or the value was built again with it.
+                let bytes = rules.embed.allocation(k, v, false);
+                rules.embed.fits(k, v, false)
+                    && (super::memory::jemalloc_size(bytes) >= bytes + 8
+                        || rules.embed.fits(k, v, true))
+            } else {
+                rules.embed.fits(k, v, false)
+            };
+            if embedded {
+                "embstr"
+            } else {
+                "raw"
+            }
+        }
+    }
+}
+
 fn object_encoding(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     let dialect = ctx.profile.field_ttl;
-    object_entry(ctx, &args[2]).map_or(Reply::Nil, |e| {
+    let rules = ctx.profile.strings;
+    let key = &args[2];
+    object_entry(ctx, key).map_or(Reply::Nil, |e| {
         Reply::bulk(super::hash_ttl::encoding_with_field_ttls(
             &e.value,
-            entry_encoding(e),
+            entry_encoding_in(rules, key, e),
             dialect,
         ))
     })
 }
 
 fn object_refcount(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    let shared_integers = ctx.profile.strings.shared_integers;
     let Some(e) = object_entry(ctx, &args[2]) else {
         return Reply::Nil;
     };
-    // Small non-negative integers are the server's shared objects.
+    // Small non-negative integers are the server's shared objects (Redis).
     let shared = match &e.value {
+        _ if !shared_integers => false,
         Value::Str(s) if s.len() <= 20 => {
             number::parse_i64(s).is_some_and(|n| (0..SHARED_INTEGERS).contains(&n))
         }
@@ -527,6 +577,7 @@ mod tests {
                 value,
                 expire_at_ms: at,
                 raw: None,
+                built: Default::default(),
             },
         );
     }

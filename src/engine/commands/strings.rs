@@ -4,7 +4,14 @@
 
 use super::long_double;
 use super::{errors, flatten, int_arg, lower, Command, Ctx};
-use crate::engine::keyspace::{Entry, Value};
+use crate::engine::keyspace::{Entry, StringBuild, Value};
+
+/// A value stored as a script passed it (SET, MSET, ...).
+const FROM_ARGUMENT: StringBuild = StringBuild {
+    from_argument: true,
+    with_expire_field: false,
+    had_ttl: false,
+};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -75,10 +82,17 @@ fn overwrite(ctx: &mut Ctx, key: &[u8], bytes: Vec<u8>) {
         Some(Entry {
             value: Value::Str(s),
             raw,
-            ..
+            expire_at_ms,
+            built,
         }) => {
             *s = bytes;
             *raw = None; // a new object (int or embstr), no longer raw
+                         // Built by the server with the key's expire (`dbReplaceValue`).
+            *built = StringBuild {
+                from_argument: false,
+                with_expire_field: expire_at_ms.is_some(),
+                had_ttl: expire_at_ms.is_some(),
+            };
         }
         _ => ctx.db().set(key.to_vec(), Value::Str(bytes)),
     }
@@ -215,17 +229,22 @@ fn set_generic(
         }
     }
     let now = ctx.now_ms;
+    let absolute = matches!(o.expire, Some((ExpireKind::ExAt | ExpireKind::PxAt, _)));
+    if ctx.profile.set_past_expiry_deletes && absolute && expire.is_some_and(|at| at <= now) {
+        // Valkey: a time already past (the command's time) deletes the key at once, where
+        // Redis stores it expired (DBSIZE and SCAN count it until a lookup reclaims it).
+        ctx.db().remove(key, now);
+        return Ok(old.unwrap_or(ok));
+    }
     let db = ctx.db();
     if o.keepttl {
-        db.set_keep_ttl(key.to_vec(), Value::Str(value.to_vec()), now);
+        db.set_keep_ttl_built(key.to_vec(), Value::Str(value.to_vec()), now, FROM_ARGUMENT);
     } else {
-        db.insert_entry(
+        db.set_built(
             key.to_vec(),
-            Entry {
-                value: Value::Str(value.to_vec()),
-                expire_at_ms: expire,
-                raw: None,
-            },
+            Value::Str(value.to_vec()),
+            expire,
+            FROM_ARGUMENT,
         );
     }
     Ok(old.unwrap_or(ok))
@@ -307,7 +326,9 @@ fn psetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 fn getset(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten(get_generic(ctx, &args[1]).inspect(|_| {
         // A plain set: the TTL goes.
-        ctx.db().set(args[1].clone(), Value::Str(args[2].clone()));
+        let value = Value::Str(args[2].clone());
+        ctx.db()
+            .set_built(args[1].clone(), value, None, FROM_ARGUMENT);
     }))
 }
 
@@ -381,7 +402,9 @@ fn mset_generic(ctx: &mut Ctx, args: &[Vec<u8>], nx: bool) -> Reply {
         return Reply::Int(0);
     }
     for pair in args[1..].chunks_exact(2) {
-        ctx.db().set(pair[0].clone(), Value::Str(pair[1].clone()));
+        let value = Value::Str(pair[1].clone());
+        ctx.db()
+            .set_built(pair[0].clone(), value, None, FROM_ARGUMENT);
     }
     if nx {
         Reply::Int(1)
@@ -436,16 +459,9 @@ fn msetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         for kv in pairs {
             let value = Value::Str(kv[1].clone());
             if o.keepttl {
-                db.set_keep_ttl(kv[0].clone(), value, now);
+                db.set_keep_ttl_built(kv[0].clone(), value, now, FROM_ARGUMENT);
             } else {
-                db.insert_entry(
-                    kv[0].clone(),
-                    Entry {
-                        value,
-                        expire_at_ms: expire,
-                        raw: None,
-                    },
-                );
+                db.set_built(kv[0].clone(), value, expire, FROM_ARGUMENT);
             }
         }
         Ok(Reply::Int(1))
@@ -1389,6 +1405,7 @@ mod tests {
             value: Value::Str(b"5".to_vec()),
             expire_at_ms: Some(s.now_ms - 1),
             raw: None,
+            built: Default::default(),
         };
         for key in ["a", "b", "c"] {
             s.keyspace

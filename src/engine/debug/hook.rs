@@ -480,8 +480,8 @@ fn call(vm: &mut Vm, core: &mut Core, callee: Callee<'_>) -> Result<(), ScriptEr
     // script as it is (its breakpoints then use the line hook).
     let probed = match callee {
         Callee::Script { sha, request } => {
-            let skip =
-                crate::engine::script::parse_shebang(&request.script).map_or(0, |(_, len)| len);
+            let skip = crate::engine::script::parse_shebang_in(core.profile, &request.script)
+                .map_or(0, |(_, len)| len);
             session
                 .probed_body(&request.script, skip)
                 .map(|probed| (sha, probed))

@@ -182,7 +182,12 @@ impl DebugSession {
                 },
             ))
         } else {
-            crate::engine::script::parse_shebang(script)
+            // A shebang some profile's server accepts (Valkey runs `#!LUA`): the run refuses it
+            // with its profile's own text where that server would.
+            let accepted = crate::engine::profile::PROFILES
+                .iter()
+                .find_map(|p| crate::engine::script::parse_shebang_in(p, script).ok());
+            accepted.map_or_else(|| crate::engine::script::parse_shebang(script), Ok)
         };
         let body = match parsed {
             Ok((_, len)) => {

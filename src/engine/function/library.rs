@@ -10,37 +10,47 @@ pub struct Metadata {
     pub code_start: usize,
 }
 
-/// Parse the shebang; `Err` is Redis's message (without `ERR `).
+/// Parse the shebang as Redis 7.0 does; `Err` is the server's message (without `ERR `).
 pub fn parse_metadata(code: &[u8]) -> Result<Metadata, String> {
+    parse_metadata_in(crate::engine::profile::DEFAULT, code)
+}
+
+/// `parse_metadata` with the profile's way of splitting the line into words.
+pub fn parse_metadata_in(
+    profile: &crate::engine::profile::Profile,
+    code: &[u8],
+) -> Result<Metadata, String> {
     if !code.starts_with(b"#!") {
         return Err("Missing library metadata".into());
     }
-    let Some(end) = code.iter().position(|&b| b == b'\n') else {
-        return Err("Invalid library metadata".into());
-    };
-    let line = String::from_utf8_lossy(&code[..end]);
-    let parts = crate::engine::script::split_args(&line)
+    let line = crate::engine::script::first_line(code)
+        .ok_or_else(|| "Invalid library metadata".to_string())?;
+    let parts = crate::engine::script::split_words(line, profile.shebang.words)
         .filter(|p| !p.is_empty())
         .ok_or_else(|| "Invalid library metadata".to_string())?;
-    let engine = parts[0].get(2..).unwrap_or_default().to_string();
+    let text = |word: &[u8]| {
+        let c_str = word.split(|&b| b == 0).next().unwrap_or_default();
+        String::from_utf8_lossy(c_str).into_owned()
+    };
+    let engine = text(parts[0].get(2..).unwrap_or_default());
     let mut name = None;
     for part in &parts[1..] {
-        if part.len() >= 5 && part[..5].eq_ignore_ascii_case("name=") {
+        if part.len() >= 5 && part[..5].eq_ignore_ascii_case(b"name=") {
             if name.is_some() {
                 return Err(
                     "Invalid metadata value, name argument was given multiple times".into(),
                 );
             }
-            name = Some(part[5..].to_string());
+            name = Some(text(&part[5..]));
             continue;
         }
-        return Err(format!("Invalid metadata value given: {part}"));
+        return Err(format!("Invalid metadata value given: {}", text(part)));
     }
     let name = name.ok_or_else(|| "Library name was not given".to_string())?;
     Ok(Metadata {
         engine,
         name,
-        code_start: end,
+        code_start: line.len(),
     })
 }
 

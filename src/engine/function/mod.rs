@@ -102,7 +102,8 @@ impl Functions {
         replace: bool,
         memory_limit: usize,
     ) -> Result<String, String> {
-        let meta = library::parse_metadata(code).map_err(|e| format!("ERR {e}"))?;
+        let meta =
+            library::parse_metadata_in(self.profile, code).map_err(|e| format!("ERR {e}"))?;
         if !super::lua::function::is_valid_name(meta.name.as_bytes()) {
             return Err(format!("ERR {}", super::lua::function::BAD_NAME_TEXT));
         }

@@ -68,6 +68,7 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
             value: Value::Str(bytes),
             expire_at_ms: None,
             raw: None,
+            built: Default::default(),
         });
     }
     let Json::Object(obj) = spec else {
@@ -226,6 +227,11 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
         value,
         expire_at_ms,
         raw: None,
+        // The server's copy got its TTL after the value (SET, then PEXPIRE).
+        built: crate::engine::keyspace::StringBuild {
+            had_ttl: expire_at_ms.is_some(),
+            ..Default::default()
+        },
     })
 }
 

@@ -85,6 +85,21 @@ pub struct Entry {
     /// SETBIT, BITFIELD; made by BITOP, PFADD): its sds allocation, for OBJECT ENCODING and
     /// MEMORY USAGE (issue 13, commands/sds.rs). None: the encoding follows from the bytes.
     pub raw: Option<RawSds>,
+    /// How the string object was built, for OBJECT ENCODING on Valkey (profile's `StringRules`).
+    pub built: StringBuild,
+}
+
+/// What Valkey's string encoding depends on beyond the bytes (issue 12): it embeds the key (and
+/// an expire field) with the value, and a script's arguments reach the keyspace as they are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StringBuild {
+    /// Stored from a script's argument (SET, MSET, ...): Valkey 9 does not int-encode it.
+    pub from_argument: bool,
+    /// Built while the key had a TTL (the object got an expire field).
+    pub with_expire_field: bool,
+    /// The key has had a TTL since the value was built (Valkey 8.1 re-embeds the value with an
+    /// expire field then, which PERSIST does not take away).
+    pub had_ttl: bool,
 }
 
 /// The allocation of a raw string's sds (Redis 7.0 `sds.c`).
@@ -161,18 +176,54 @@ impl Db {
 
     /// Insert or replace the value, clearing any expiry (as SET does).
     pub fn set(&mut self, key: Vec<u8>, value: Value) {
-        self.entries.insert(
-            key,
-            Entry {
-                value,
-                expire_at_ms: None,
-                raw: None,
-            },
-        );
+        self.set_built(key, value, None, StringBuild::default());
+    }
+
+    /// Insert or replace the value with this expiry. `built.with_expire_field` is set when the
+    /// key had a TTL: the server builds the new object with the old expire before changing it.
+    pub fn set_built(
+        &mut self,
+        key: Vec<u8>,
+        value: Value,
+        expire_at_ms: Option<i64>,
+        mut built: StringBuild,
+    ) {
+        built.had_ttl |= expire_at_ms.is_some();
+        match self.entries.entry(key) {
+            std::collections::hash_map::Entry::Occupied(mut slot) => {
+                let entry = slot.get_mut();
+                built.with_expire_field |= entry.expire_at_ms.is_some();
+                *entry = Entry {
+                    value,
+                    expire_at_ms,
+                    raw: None,
+                    built,
+                };
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(Entry {
+                    value,
+                    expire_at_ms,
+                    raw: None,
+                    built,
+                });
+            }
+        }
     }
 
     /// Replace the value and keep the key's expiry (as SETRANGE/APPEND/... do).
     pub fn set_keep_ttl(&mut self, key: Vec<u8>, value: Value, now_ms: i64) {
+        self.set_keep_ttl_built(key, value, now_ms, StringBuild::default());
+    }
+
+    /// `set_keep_ttl` for a value built as `built` says.
+    pub fn set_keep_ttl_built(
+        &mut self,
+        key: Vec<u8>,
+        value: Value,
+        now_ms: i64,
+        built: StringBuild,
+    ) {
         let expire_at_ms = self.get(&key, now_ms).and_then(|e| e.expire_at_ms);
         self.entries.insert(
             key,
@@ -180,6 +231,11 @@ impl Db {
                 value,
                 expire_at_ms,
                 raw: None,
+                built: StringBuild {
+                    with_expire_field: built.with_expire_field || expire_at_ms.is_some(),
+                    had_ttl: built.had_ttl || expire_at_ms.is_some(),
+                    ..built
+                },
             },
         );
     }
@@ -198,6 +254,7 @@ impl Db {
     pub fn set_expire(&mut self, key: &[u8], at_ms: Option<i64>) {
         if let Some(e) = self.entries.get_mut(key) {
             e.expire_at_ms = at_ms;
+            e.built.had_ttl |= at_ms.is_some();
         }
     }
 

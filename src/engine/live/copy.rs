@@ -186,6 +186,7 @@ pub fn read_key(
         value,
         expire_at_ms: (pttl > 0).then_some(now_ms + pttl),
         raw: None, // issue 13: a raw string's allocation
+        built: Default::default(),
     }))
 }
 

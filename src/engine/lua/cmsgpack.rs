@@ -36,6 +36,16 @@ pub unsafe fn open(l: L) {
     }
 }
 
+/// Replace `_COPYRIGHT` of the library table on top of the stack (Valkey's copy says
+/// `Copyright (C) 2012, Redis Ltd.`). The key exists already, so the table keeps its layout.
+///
+/// # Safety
+/// `l` must be a valid Lua state with the table `open` pushed on top.
+pub unsafe fn set_copyright(l: L, copyright: &str) {
+    push_bytes(l, copyright.as_bytes());
+    ffi::lua_setfield(l, -2, c"_COPYRIGHT".as_ptr());
+}
+
 /// `luaL_checkstack`: `stack overflow (<what>)` when the stack cannot grow by `n`.
 unsafe fn check_stack(l: L, n: c_int, what: &str) -> Result<(), Raise> {
     if ffi::lua_checkstack(l, n) == 0 {

@@ -427,6 +427,10 @@ impl Vm {
             (c"bit", bit::open),
         ] {
             open(l);
+            if name == c"cmsgpack" {
+                // The server's own copy of the library says who holds it (same table slot).
+                cmsgpack::set_copyright(l, self.profile.cmsgpack_copyright);
+            }
             ffi::lua_setfield(l, ffi::LUA_GLOBALSINDEX, name.as_ptr());
         }
         // `os` with `clock` only, where the profile's server has it.
