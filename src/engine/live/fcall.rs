@@ -27,7 +27,8 @@ use super::copy::{copy_keys, CopyError, CopyLimits};
 use super::functions::{find_function_on, library_with_code_on};
 use super::guard::{explain_with_dry_run, DryRun};
 use super::guarded::{
-    concerns, describe_concern, Concern, Consent, GuardedRun, Phase, Question, RunControl,
+    concerns, describe_concern, keys_before, Concern, Consent, GuardedRun, Phase, Question,
+    RunControl,
 };
 use super::{open, to_cmd, to_reply, ClusterNode, LiveBackend, LiveError, Target};
 use crate::engine::keyspace::Db;
@@ -366,15 +367,10 @@ fn guarded_fcall_inner(
     }
 
     let (before, dry) = if consent.given() {
-        let mut before = Db::new();
-        let _ = copy_keys(
-            live,
-            &call.keys,
-            &mut before,
-            &CopyLimits::default(),
-            now_ms,
-        );
-        (before, consent.dry_run.as_deref().cloned())
+        (
+            keys_before(live, &call.keys, now_ms),
+            consent.dry_run.as_deref().cloned(),
+        )
     } else {
         let no_dry_run = |live: &LiveBackend, why: String| {
             let report = refusal(

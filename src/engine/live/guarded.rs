@@ -462,15 +462,10 @@ fn guarded_run_inner(
 
     let (before, dry) = if consent.given() {
         // The user saw the dry run (or that none was possible) and agreed: send without another.
-        let mut before = Db::new();
-        let _ = copy_keys(
-            live,
-            &request.keys,
-            &mut before,
-            &CopyLimits::default(),
-            now_ms,
-        );
-        (before, consent.dry_run.as_deref().cloned())
+        (
+            keys_before(live, &request.keys, now_ms),
+            consent.dry_run.as_deref().cloned(),
+        )
     } else {
         let memory_limit = crate::engine::sandbox::DEFAULT_MEMORY_LIMIT;
         let mut watch = |stop: Arc<AtomicBool>| control.watch_dry_run(stop);
@@ -614,6 +609,14 @@ pub fn kill_running(
         )),
         cluster,
     )
+}
+
+/// The declared keys as the server holds them before a consented send (what the keyspace diff
+/// compares with); a copy that fails leaves what was copied before it, and the send goes on.
+pub(super) fn keys_before(live: &mut LiveBackend, keys: &[Vec<u8>], now_ms: i64) -> Db {
+    let mut before = Db::new();
+    let _ = copy_keys(live, keys, &mut before, &CopyLimits::default(), now_ms);
+    before
 }
 
 #[cfg(test)]
