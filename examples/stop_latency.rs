@@ -26,7 +26,9 @@ const LOOPS: &[(&str, &str)] = &[
     ("string.format %s", "local big = string.rep('x', 2^24) while true do local s = string.format('%s%s%s%s', big, big, big, big) end"),
     ("gsub", "local s = string.rep('x', 2^22) while true do local r = s:gsub('x', 'yy') end"),
     ("concatenation", "while true do local s = string.rep('x', 2^25) .. string.rep('y', 2^25) end"),
+    ("pattern backtracking", "local s = string.rep('a', 2^20) local i = s:find('.-.-.-b')"),
     ("cjson.encode", "local t = {} for i = 1, 2^16 do t[i] = i end local big = {} for i = 1, 64 do big[i] = t end while true do local s = cjson.encode(big) end"),
+    ("cjson.encode of a string", "local s = string.rep('\"', 2^25) while true do local j = cjson.encode(s) end"),
     ("cjson.decode", "local j = '[' .. string.rep('1,', 2^20) .. '1]' while true do local t = cjson.decode(j) end"),
     ("cmsgpack.pack", "local t = {} for i = 1, 2^16 do t[i] = i end local big = {} for i = 1, 64 do big[i] = t end while true do local s = cmsgpack.pack(big) end"),
 ];

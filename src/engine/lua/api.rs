@@ -958,6 +958,19 @@ pub unsafe fn push_stop(l: L) {
     push_error_table(l, &buf, false);
 }
 
+/// The vendored Lua's stop check (`lua_setstopcheck`), asked between the 1 MiB chunks of a
+/// concatenation's copy and of interning a long string: 0 to go on; 1 with the stop's error
+/// pushed, which Lua then raises (a 64 MiB copy or compare is milliseconds no hook can split).
+pub unsafe extern "C" fn stop_check(l: L) -> std::ffi::c_int {
+    if !stop_requested() {
+        return 0;
+    }
+    // Lua asks from inside an instruction, where the frame's stack may be full.
+    ffi::lua_checkstack(l, ffi::LUA_MINSTACK);
+    push_stop(l);
+    1
+}
+
 /// A stop check for loops in long C functions (cjson, cmsgpack, ...): looks at the clock every
 /// `STOP_POLL_EVERY` steps.
 pub struct StopPoll(u32);
@@ -988,6 +1001,42 @@ impl Default for StopPoll {
     fn default() -> Self {
         StopPoll::new()
     }
+}
+
+/// Make room for `additional` more bytes at the end of an encoder's output. A big output grows
+/// by a copy in 1 MiB chunks with a stop check between them, where `Vec`'s own doubling would
+/// copy tens of MiB at once, past any check.
+pub fn reserve_stoppable(out: &mut Vec<u8>, additional: usize) -> Result<(), Raise> {
+    const CHUNK: usize = 1 << 20;
+    if out.capacity() - out.len() >= additional {
+        return Ok(());
+    }
+    if out.len() <= CHUNK {
+        out.reserve(additional);
+        return Ok(());
+    }
+    let mut grown = Vec::with_capacity((out.capacity() * 2).max(out.len() + additional));
+    for chunk in out.chunks(CHUNK) {
+        if stop_requested() {
+            return Err(Raise::Stop);
+        }
+        grown.extend_from_slice(chunk);
+    }
+    *out = grown;
+    Ok(())
+}
+
+/// Append `bytes` to an encoder's output, with a stop check between 1 MiB chunks.
+pub fn extend_stoppable(out: &mut Vec<u8>, bytes: &[u8]) -> Result<(), Raise> {
+    const CHUNK: usize = 1 << 20;
+    reserve_stoppable(out, bytes.len())?;
+    for (n, chunk) in bytes.chunks(CHUNK).enumerate() {
+        if n > 0 && stop_requested() {
+            return Err(Raise::Stop);
+        }
+        out.extend_from_slice(chunk);
+    }
+    Ok(())
 }
 
 /// Memory the Lua allocator cannot see (logs, replies kept by C functions) counts too.

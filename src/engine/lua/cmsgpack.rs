@@ -128,6 +128,8 @@ fn encode_header(out: &mut Vec<u8>, n: u64, fix: u8, fix_max: u64, codes: [Optio
 
 /// Pack the value on top of the stack and pop it.
 unsafe fn encode_value(l: L, out: &mut Vec<u8>, level: i32) -> Result<(), Raise> {
+    // Room for a header or a number (strings make room for theirs).
+    api::reserve_stoppable(out, 16)?;
     let mut t = ffi::lua_type(l, -1);
     if t == ffi::LUA_TTABLE && level == MAX_NESTING {
         t = ffi::LUA_TNIL;
@@ -142,7 +144,7 @@ unsafe fn encode_value(l: L, out: &mut Vec<u8>, level: i32) -> Result<(), Raise>
                 31,
                 [Some(0xd9), Some(0xda), Some(0xdb)],
             );
-            out.extend_from_slice(s);
+            api::extend_stoppable(out, s)?;
         }
         ffi::LUA_TBOOLEAN => out.push(if ffi::lua_toboolean(l, -1) != 0 {
             0xc3

@@ -223,6 +223,11 @@ fn small_pages_only() {
 }
 
 extern "C" {
+    /// The vendored Lua's stop check between the chunks of long copies and compares (lua.h).
+    fn lua_setstopcheck(l: L, check: Option<unsafe extern "C" fn(L) -> c_int>);
+}
+
+extern "C" {
     // mimalloc's C API (in the library libmimalloc-sys builds; its Rust bindings need a feature).
     fn mi_option_set(option: c_int, value: std::ffi::c_long);
     fn mi_collect(force: bool);
@@ -468,6 +473,8 @@ impl Vm {
         super::convert::push_probe_names(l);
         ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
         ffi::lua_sethook(l, Some(api::stop_hook), ffi::LUA_MASKCOUNT, HOOK_EVERY);
+        // Concatenations and interning of long strings copy in chunks, asking this between them.
+        lua_setstopcheck(l, Some(api::stop_check));
         ffi::lua_settop(l, 0);
     }
 

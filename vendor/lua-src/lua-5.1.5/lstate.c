@@ -181,6 +181,7 @@ LUA_API lua_State *lua_newstate (lua_Alloc f, void *ud) {
   for (i=0; i<NUM_TAGS; i++) g->mt[i] = NULL;
   /* evalbench: before the first string (f_luaopen interns the reserved words) */
   g->strhash = luaS_nextstrhash();
+  g->stopcheck = NULL;
   if (luaD_rawrunprotected(L, f_luaopen, NULL) != 0) {
     /* memory allocation error: free partial state */
     close_state(L);

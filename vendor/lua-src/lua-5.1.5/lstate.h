@@ -92,6 +92,7 @@ typedef struct global_State {
   struct Table *mt[NUM_TAGS];  /* metatables for basic types */
   TString *tmname[TM_N];  /* array with tag-method names */
   lu_byte strhash;  /* evalbench: string hash of this state (LUA_STRHASH_*), fixed at creation */
+  lua_StopCheck stopcheck;  /* evalbench: see lua_setstopcheck; NULL: never stop */
 } global_State;
 
 

@@ -12,6 +12,7 @@
 
 #include "lua.h"
 
+#include "ldebug.h"
 #include "lmem.h"
 #include "lobject.h"
 #include "lstate.h"
@@ -59,7 +60,11 @@ static TString *newlstr (lua_State *L, const char *str, size_t l,
   ts->tsv.marked = luaC_white(G(L));
   ts->tsv.tt = LUA_TSTRING;
   ts->tsv.reserved = 0;
-  memcpy(ts+1, str, l*sizeof(char));
+  if (!luaS_copy(L, cast(char *, ts+1), str, l)) {
+    /* stopped: the string is not linked anywhere yet */
+    luaM_freemem(L, ts, (l+1)*sizeof(char)+sizeof(TString));
+    luaG_errormsg(L);
+  }
   ((char *)(ts+1))[l] = '\0';  /* ending 0 */
   tb = &G(L)->strt;
   h = lmod(h, tb->size);
@@ -100,6 +105,41 @@ lu_byte luaS_nextstrhash (void) {
 
 LUA_API int lua_strhash (lua_State *L) {
   return G(L)->strhash;
+}
+
+
+/*
+** evalbench: the stop check (lua_setstopcheck). Copying or comparing 64 MiB
+** takes milliseconds in one memcpy/memcmp; in chunks, a stop that comes due
+** meanwhile is seen within one chunk.
+*/
+LUA_API void lua_setstopcheck (lua_State *L, lua_StopCheck f) {
+  G(L)->stopcheck = f;
+}
+
+LUA_API int lua_stopcheck (lua_State *L) {
+  return G(L)->stopcheck != NULL && G(L)->stopcheck(L);
+}
+
+/* luaS_copy of more than one chunk */
+int luaS_copylong (lua_State *L, char *dst, const char *src, size_t l) {
+  while (l > LUA_STOPCHECK_CHUNK) {
+    memcpy(dst, src, LUA_STOPCHECK_CHUNK);
+    dst += LUA_STOPCHECK_CHUNK; src += LUA_STOPCHECK_CHUNK; l -= LUA_STOPCHECK_CHUNK;
+    if (lua_stopcheck(L)) return 0;
+  }
+  memcpy(dst, src, l);
+  return 1;
+}
+
+/* memcmp(a, b, l) == 0, raising the stop between chunks */
+static int equal_bytes (lua_State *L, const char *a, const char *b, size_t l) {
+  while (l > LUA_STOPCHECK_CHUNK) {
+    if (memcmp(a, b, LUA_STOPCHECK_CHUNK) != 0) return 0;
+    a += LUA_STOPCHECK_CHUNK; b += LUA_STOPCHECK_CHUNK; l -= LUA_STOPCHECK_CHUNK;
+    if (lua_stopcheck(L)) luaG_errormsg(L);
+  }
+  return memcmp(a, b, l) == 0;
 }
 
 
@@ -171,7 +211,7 @@ TString *luaS_newlstr (lua_State *L, const char *str, size_t l) {
        o != NULL;
        o = o->gch.next) {
     TString *ts = rawgco2ts(o);
-    if (ts->tsv.len == l && (memcmp(str, getstr(ts), l) == 0)) {
+    if (ts->tsv.len == l && equal_bytes(L, str, getstr(ts), l)) {
       /* string may be dead */
       if (isdead(G(L), o)) changewhite(o);
       return ts;

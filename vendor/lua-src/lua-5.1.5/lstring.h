@@ -8,6 +8,8 @@
 #define lstring_h
 
 
+#include <string.h>
+
 #include "lgc.h"
 #include "lobject.h"
 #include "lstate.h"
@@ -27,6 +29,11 @@ LUAI_FUNC void luaS_resize (lua_State *L, int newsize);
 LUAI_FUNC Udata *luaS_newudata (lua_State *L, size_t s, Table *e);
 LUAI_FUNC TString *luaS_newlstr (lua_State *L, const char *str, size_t l);
 LUAI_FUNC lu_byte luaS_nextstrhash (void);  /* evalbench */
+LUAI_FUNC int luaS_copylong (lua_State *L, char *dst, const char *src, size_t l);
+/* memcpy with a stop check between chunks (0, the error pushed, when stopped);
+   a short copy is a plain memcpy */
+#define luaS_copy(L,dst,src,l) \
+  ((l) <= LUA_STOPCHECK_CHUNK ? (memcpy(dst, src, l), 1) : luaS_copylong(L, dst, src, l))
 
 
 #endif

@@ -172,6 +172,7 @@ typedef struct MatchState {
   const char *src_end;  /* end (`\0') of source string */
   lua_State *L;
   int level;  /* total number of captures (finished or unfinished) */
+  unsigned int steps;  /* evalbench: calls of match, for the stop check */
   struct {
     const char *init;
     ptrdiff_t len;
@@ -362,7 +363,16 @@ static const char *match_capture (MatchState *ms, const char *s, int l) {
 }
 
 
+/*
+** evalbench: a gsub over megabytes, or a pattern that backtracks, runs inside
+** one C call that no hook can split, often without allocating: ask the stop
+** check (lua_stopcheck) every MATCH_STOPCHECK_EVERY calls of match.
+*/
+#define MATCH_STOPCHECK_EVERY	4096	/* a power of 2 */
+
 static const char *match (MatchState *ms, const char *s, const char *p) {
+  if ((++ms->steps & (MATCH_STOPCHECK_EVERY-1)) == 0 && lua_stopcheck(ms->L))
+    lua_error(ms->L);
   init: /* using goto's to optimize tail recursion */
   switch (*p) {
     case '(': {  /* start capture */
@@ -514,6 +524,7 @@ static int str_find_aux (lua_State *L, int find) {
     int anchor = (*p == '^') ? (p++, 1) : 0;
     const char *s1=s+init;
     ms.L = L;
+    ms.steps = 0;
     ms.src_init = s;
     ms.src_end = s+l1;
     do {
@@ -552,6 +563,7 @@ static int gmatch_aux (lua_State *L) {
   const char *p = lua_tostring(L, lua_upvalueindex(2));
   const char *src;
   ms.L = L;
+  ms.steps = 0;
   ms.src_init = s;
   ms.src_end = s+ls;
   for (src = s + (size_t)lua_tointeger(L, lua_upvalueindex(3));
@@ -656,6 +668,7 @@ static int str_gsub (lua_State *L) {
                       "string/function/table expected");
   luaL_buffinit(L, &b);
   ms.L = L;
+  ms.steps = 0;
   ms.src_init = src;
   ms.src_end = src+srcl;
   while (n < max_s) {

@@ -303,7 +303,8 @@ void luaV_concat (lua_State *L, int total, int last) {
       tl = 0;
       for (i=n; i>0; i--) {  /* concat all strings */
         size_t l = tsvalue(top-i)->len;
-        memcpy(buffer+tl, svalue(top-i), l);
+        /* evalbench: a long copy stops between chunks (lua_setstopcheck) */
+        if (!luaS_copy(L, buffer+tl, svalue(top-i), l)) luaG_errormsg(L);
         tl += l;
       }
       setsvalue2s(L, top-n, luaS_newlstr(L, buffer, tl));

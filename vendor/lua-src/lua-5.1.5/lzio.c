@@ -74,6 +74,9 @@ size_t luaZ_read (ZIO *z, void *b, size_t n) {
 char *luaZ_openspace (lua_State *L, Mbuffer *buff, size_t n) {
   if (n > buff->buffsize) {
     if (n < LUA_MINBUFFER) n = LUA_MINBUFFER;
+    /* evalbench: callers overwrite the space, so free before growing rather than have
+       realloc copy the old contents (tens of MiB no stop check can split) */
+    luaZ_freebuffer(L, buff);
     luaZ_resizebuffer(L, buff, n);
   }
   return buff->buffer;
