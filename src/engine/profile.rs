@@ -8,6 +8,7 @@ pub use super::commands::memory::MemoryLayout;
 use super::commands::memory::{
     MEMORY_REDIS_7_0, MEMORY_REDIS_7_2, MEMORY_REDIS_8_0, MEMORY_VALKEY_8_1, MEMORY_VALKEY_9_1,
 };
+use super::commands::sds;
 pub use super::lua::string_hash::LuaStringHash;
 
 /// How a Lua number becomes text: `redis.call` arguments and double replies seen under RESP2.
@@ -263,7 +264,7 @@ impl Embed {
                 ..
             } => {
                 let header = if key_header_by_length {
-                    sds_header(key_len)
+                    sds::header(key_len)
                 } else {
                     1
                 };
@@ -275,7 +276,7 @@ impl Embed {
 
     /// The bytes an embedded object asks the allocator for (the key's sds header by its length).
     pub fn allocation(self, key_len: usize, value_len: usize, expire_field: bool) -> usize {
-        self.size(sds_header(key_len), key_len, value_len, expire_field)
+        self.size(sds::header(key_len), key_len, value_len, expire_field)
     }
 
     /// The object, the key (header-size byte, header, bytes, terminator), the expire field and
@@ -286,16 +287,6 @@ impl Embed {
             Embed::WithKey { object, .. } => object,
         };
         object + 1 + key_header + key_len + 1 + if expire { 8 } else { 0 } + 3 + value_len + 1
-    }
-}
-
-/// `sdsReqType`'s header size for a string of `len` bytes.
-fn sds_header(len: usize) -> usize {
-    match len {
-        0..32 => 1,
-        32..=252 => 3,
-        253..=65529 => 5,
-        _ => 9,
     }
 }
 

@@ -816,11 +816,15 @@ pub fn parse_cases(file: &str, text: &str) -> Vec<Case> {
     cases
 }
 
-/// Every case of every file in `tests/cases`, in file-name order.
+/// Every case of every file in `tests/cases` (or the folder `EVALBENCH_CASES_DIR` names: a
+/// corpus of one's own scripts), in file-name order.
 pub fn all_cases() -> Vec<Case> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    let dir = std::env::var_os("EVALBENCH_CASES_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases"),
+        std::path::PathBuf::from,
+    );
     let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/cases")
+        .unwrap_or_else(|e| panic!("the cases folder {}: {e}", dir.display()))
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .collect();

@@ -14,6 +14,7 @@
 //! (Valkey 9.1 as tested), which depend on the heap's past.
 
 use super::generic::encoding;
+use super::sds;
 use super::zsets::d2string;
 use super::{errors, flatten, int_arg, lower, Command, Ctx};
 use crate::engine::keyspace::stream::{lp_str, StreamId};
@@ -98,7 +99,7 @@ impl Allocator {
 
     /// `sdsZmallocSize` of an sds created with exactly `len` bytes (`sdsnewlen`).
     fn sds(&self, len: usize) -> usize {
-        self.size(sds_header(len) + len + 1)
+        self.size(sds::new_header(len) + len + 1)
     }
 }
 
@@ -212,25 +213,13 @@ pub fn jemalloc_size(n: usize) -> usize {
 /// `sdsZmallocSize` of an sds created with exactly `len` bytes (`sdsnewlen`): the header
 /// (1, 3, 5 or 9 bytes by length), the bytes and the terminator.
 fn sds_size(len: usize) -> usize {
-    jemalloc_size(sds_header(len) + len + 1)
-}
-
-/// The header `sdsnewlen` gives `len` bytes: type 5, 8, 16 or 32.
-fn sds_header(len: usize) -> usize {
-    match len {
-        0 => 3, // an empty sds is made type 8
-        1..=31 => 1,
-        32..=255 => 3,
-        256..=65_535 => 5,
-        _ => 9,
-    }
+    jemalloc_size(sds::new_header(len) + len + 1)
 }
 
 /// Bytes a Valkey key takes embedded in its robj: a header-size byte, then an sds of the
 /// smallest type (`sdsReqType`: type 5, a 1-byte header, below 32 bytes).
 fn embedded_key(len: usize) -> usize {
-    let header = if len < 32 { 1 } else { sds_header(len) };
-    1 + header + len + 1
+    1 + sds::header(len) + len + 1
 }
 
 /// Hash table buckets after adding `n` entries one by one: 4, doubling when full (`dictExpand`
@@ -302,12 +291,7 @@ fn hashtable_size(n: usize, converted_with: Option<usize>) -> usize {
 /// pointer to a value of its own.
 fn hashtable_entry(a: &Allocator, field: &[u8], value: &[u8]) -> usize {
     const EMBED_LIMIT: usize = 128;
-    let field_sds = if field.len() < 32 {
-        1
-    } else {
-        sds_header(field.len())
-    } + field.len()
-        + 1;
+    let field_sds = sds::header(field.len()) + field.len() + 1;
     let value_sds = 3 + value.len() + 1;
     if field_sds + value_sds <= EMBED_LIMIT {
         a.size(field_sds + value_sds)

@@ -25,7 +25,7 @@ mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
 mod lists;
 pub mod memory; // MEMORY USAGE, MEMORY HELP (issue 13); its per-server sizes (issue 12)
 mod pubsub; // PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARD*, SPUBLISH (issue 13)
-mod sds; // a raw string's allocation: OBJECT ENCODING raw, MEMORY USAGE (issue 13)
+pub(crate) mod sds; // a raw string's allocation: OBJECT ENCODING raw, MEMORY USAGE (issue 13)
 mod server;
 mod sets;
 mod sort; // SORT SORT_RO (issue 13)

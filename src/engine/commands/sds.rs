@@ -10,14 +10,25 @@ use crate::engine::keyspace::{Entry, RawSds};
 /// `SDS_MAX_PREALLOC`: growth doubles below it and adds it above.
 const MAX_PREALLOC: usize = 1024 * 1024;
 
-/// `sdsReqType` as header bytes: type 5 (1 byte, below 32), 8, 16, 32, 64.
-fn header(len: usize) -> usize {
+/// `sdsReqType` as header bytes: type 5 (1 byte, below 32), 8, 16, 32, 64. (Newer sources
+/// move each bound down by the header's size, 252 and 65,529; Redis 8.0.2 and Valkey 8.1.1 still
+/// measure as these: `tests/cases/sds_header_sizes.cases`.)
+pub fn header(len: usize) -> usize {
     match len {
         0..=31 => 1,
         32..=255 => 3,
         256..=65_535 => 5,
         65_536..=0xffff_ffff => 9,
         _ => 17,
+    }
+}
+
+/// The header `sdsnewlen` gives `len` bytes: `sdsReqType`'s, but an empty sds is made type 8.
+pub fn new_header(len: usize) -> usize {
+    if len == 0 {
+        3
+    } else {
+        header(len)
     }
 }
 
@@ -33,7 +44,7 @@ fn type_max(header: usize) -> usize {
 
 /// `sdsnewlen(len)`: exactly `len` bytes (an empty one is type 8; type 5 records no spare room).
 pub fn exact(len: usize) -> RawSds {
-    let header = if len == 0 { 3 } else { header(len) };
+    let header = new_header(len);
     let bytes = jemalloc_size(header + len + 1);
     let capacity = if header == 1 {
         len

@@ -959,11 +959,15 @@ pub unsafe fn push_stop(l: L) {
 }
 
 /// The vendored Lua's stop check (`lua_setstopcheck`), asked between the 1 MiB chunks of a
-/// concatenation's copy and of interning a long string: 0 to go on; 1 with the stop's error
-/// pushed, which Lua then raises (a 64 MiB copy or compare is milliseconds no hook can split).
-pub unsafe extern "C" fn stop_check(l: L) -> std::ffi::c_int {
+/// concatenation's copy and of interning a long string: 0 to go on; 1 when stopping, with the
+/// stop's error pushed if `raise` (Lua then raises it: a 64 MiB copy or compare is milliseconds
+/// no hook can split).
+pub unsafe extern "C" fn stop_check(l: L, raise: std::ffi::c_int) -> std::ffi::c_int {
     if !stop_requested() {
         return 0;
+    }
+    if raise == 0 {
+        return 1;
     }
     // Lua asks from inside an instruction, where the frame's stack may be full.
     ffi::lua_checkstack(l, ffi::LUA_MINSTACK);

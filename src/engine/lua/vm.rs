@@ -224,7 +224,7 @@ fn small_pages_only() {
 
 extern "C" {
     /// The vendored Lua's stop check between the chunks of long copies and compares (lua.h).
-    fn lua_setstopcheck(l: L, check: Option<unsafe extern "C" fn(L) -> c_int>);
+    fn lua_setstopcheck(l: L, check: Option<unsafe extern "C" fn(L, c_int) -> c_int>);
 }
 
 extern "C" {

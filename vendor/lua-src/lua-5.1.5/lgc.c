@@ -437,7 +437,17 @@ static void checkSizes (lua_State *L) {
   /* check size of buffer */
   if (luaZ_sizebuffer(&g->buff) > LUA_MINBUFFER*2) {  /* buffer too big? */
     size_t newsize = luaZ_sizebuffer(&g->buff) / 2;
-    luaZ_resizebuffer(L, &g->buff, newsize);
+    if (newsize <= LUA_STOPCHECK_CHUNK)
+      luaZ_resizebuffer(L, &g->buff, newsize);
+    else if (!lua_stoppending(L)) {
+      /* evalbench: the buffer is scratch (luaZ_openspace's callers overwrite it):
+         free it and take the half anew rather than have realloc copy the half
+         (32 MiB of a 64 MiB buffer: ~10 ms no stop check can split); the same
+         sizes, so the same collectgarbage('count'). Not while stopping: the new
+         allocation would be refused. */
+      luaZ_freebuffer(L, &g->buff);
+      luaZ_resizebuffer(L, &g->buff, newsize);
+    }
   }
 }
 

@@ -118,7 +118,11 @@ LUA_API void lua_setstopcheck (lua_State *L, lua_StopCheck f) {
 }
 
 LUA_API int lua_stopcheck (lua_State *L) {
-  return G(L)->stopcheck != NULL && G(L)->stopcheck(L);
+  return G(L)->stopcheck != NULL && G(L)->stopcheck(L, 1);
+}
+
+LUA_API int lua_stoppending (lua_State *L) {
+  return G(L)->stopcheck != NULL && G(L)->stopcheck(L, 0);
 }
 
 /* luaS_copy of more than one chunk */

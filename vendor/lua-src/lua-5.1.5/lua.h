@@ -117,14 +117,16 @@ LUA_API int (lua_strhash) (lua_State *L);
 /*
 ** evalbench: a stop check that Lua calls between the chunks of its long copies
 ** and compares (a concatenation, interning a long string), which no hook can
-** split. It returns 0 to go on; non-zero when the script has to stop, with the
-** error to raise pushed on the stack.
+** split. It returns 0 to go on; non-zero when the script has to stop, then
+** with the error to raise pushed on the stack if `raise` is non-zero.
 */
-typedef int (*lua_StopCheck) (lua_State *L);
+typedef int (*lua_StopCheck) (lua_State *L, int raise);
 #define LUA_STOPCHECK_CHUNK	((size_t)1 << 20)	/* bytes between two checks */
 LUA_API void (lua_setstopcheck) (lua_State *L, lua_StopCheck f);
 /* non-zero when the script has to stop, with the error to raise pushed */
 LUA_API int (lua_stopcheck) (lua_State *L);
+/* non-zero when the script has to stop; nothing pushed */
+LUA_API int (lua_stoppending) (lua_State *L);
 LUA_API void       (lua_close) (lua_State *L);
 LUA_API lua_State *(lua_newthread) (lua_State *L);
 
