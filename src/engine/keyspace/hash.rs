@@ -96,6 +96,11 @@ impl HashValue {
         self.expires.as_ref().is_some_and(|m| !m.is_empty())
     }
 
+    /// The soonest field expiry (Unix ms), if a field has a TTL.
+    pub fn earliest_field_expiry(&self) -> Option<i64> {
+        self.expires.as_ref()?.values().copied().min()
+    }
+
     /// The absolute expiry of `field` (Unix ms), if it has one.
     pub fn field_expire_at(&self, field: &[u8]) -> Option<i64> {
         self.expires.as_ref()?.get(field).copied()
