@@ -11,6 +11,7 @@ pub mod display;
 pub mod export; // a run as Markdown / HTML to share (issue 14)
                 // Redis Functions: libraries and FCALL (issue 13).
 pub mod function;
+mod grisu; // doubles as Redis 7.2+ and Valkey write them (fpconv_dtoa)
 pub mod input;
 pub mod keyspace;
 pub mod lessons; // the guided path of samples/lessons (issue 14)

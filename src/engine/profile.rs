@@ -1068,20 +1068,15 @@ fn shortest(d: f64, out: &mut Vec<u8>) {
             return;
         }
     }
-    shortest_general(a, out)
+    shortest_general(a, d.is_sign_negative(), out)
 }
 
-/// `shortest` of a positive finite `a`, from Rust's shortest round-trip digits.
-fn shortest_general(a: f64, out: &mut Vec<u8>) {
-    // Rust's `{:e}` gives the shortest round-trip digits: `1.2345e-7`.
-    let sci = format!("{a:e}");
-    let (mantissa, exp) = sci.split_once('e').expect("exponent");
-    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    let exp10: i32 = exp.parse().expect("exponent digits");
+/// `shortest` of a positive finite `a`: Grisu2's digits (engine/grisu.rs), laid out as
+/// `fpconv_dtoa`'s `emit_digits` does.
+fn shortest_general(a: f64, negative: bool, out: &mut Vec<u8>) {
+    let (mut digits, k) = super::grisu::digits(a);
     let n = digits.len() as i32;
-    // value = digits × 10^k
-    let k = exp10 - (n - 1);
-    let abs_exp = exp10.abs();
+    let abs_exp = (k + n - 1).abs();
     if k >= 0 && abs_exp < n + 7 {
         out.extend_from_slice(&digits);
         out.extend(std::iter::repeat_n(b'0', k as usize));
@@ -1097,13 +1092,15 @@ fn shortest_general(a: f64, out: &mut Vec<u8>) {
             out.extend_from_slice(&digits[point as usize..]);
         }
     } else {
+        // fpconv keeps at most 18 digits here, 17 for a negative number (its buffer's size).
+        digits.truncate(if negative { 17 } else { 18 });
         out.push(digits[0]);
-        if n > 1 {
+        if digits.len() > 1 {
             out.push(b'.');
             out.extend_from_slice(&digits[1..]);
         }
         out.push(b'e');
-        out.push(if exp10 < 0 { b'-' } else { b'+' });
+        out.push(if k + n - 1 < 0 { b'-' } else { b'+' });
         out.extend_from_slice(abs_exp.to_string().as_bytes());
     }
 }
@@ -1202,7 +1199,7 @@ mod tests {
                 if v < 0.0 {
                     general.push(b'-');
                 }
-                shortest_general(v.abs(), &mut general);
+                shortest_general(v.abs(), v < 0.0, &mut general);
                 assert_eq!(
                     text(NumberFormat::Shortest, v),
                     String::from_utf8(general).unwrap(),
