@@ -210,12 +210,6 @@ pub fn jemalloc_size(n: usize) -> usize {
     n.div_ceil(step) * step
 }
 
-/// `sdsZmallocSize` of an sds created with exactly `len` bytes (`sdsnewlen`): the header
-/// (1, 3, 5 or 9 bytes by length), the bytes and the terminator.
-fn sds_size(len: usize) -> usize {
-    jemalloc_size(sds::new_header(len) + len + 1)
-}
-
 /// Bytes a Valkey key takes embedded in its robj: a header-size byte, then an sds of the
 /// smallest type (`sdsReqType`: type 5, a 1-byte header, below 32 bytes).
 fn embedded_key(len: usize) -> usize {
@@ -442,7 +436,7 @@ fn value_size(
                 ROBJ + jemalloc_size(listpack_bytes(set.iter().map(Vec::as_slice)) as usize)
             } else {
                 let base = ROBJ + DICT + POINTER * dict_slots(set.len());
-                let sizes = set.iter().map(|m| DICT_ENTRY + sds_size(m.len()));
+                let sizes = set.iter().map(|m| DICT_ENTRY + sds::exact(m.len()).bytes);
                 add_sampled(base, sizes, samples, set.len())
             }
         }

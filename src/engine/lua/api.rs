@@ -1007,20 +1007,22 @@ impl Default for StopPoll {
     }
 }
 
+/// Bytes an encoder copies between two stop checks (`reserve_stoppable`, `extend_stoppable`).
+const STOPPABLE_COPY_CHUNK: usize = 1 << 20;
+
 /// Make room for `additional` more bytes at the end of an encoder's output. A big output grows
 /// by a copy in 1 MiB chunks with a stop check between them, where `Vec`'s own doubling would
 /// copy tens of MiB at once, past any check.
 pub fn reserve_stoppable(out: &mut Vec<u8>, additional: usize) -> Result<(), Raise> {
-    const CHUNK: usize = 1 << 20;
     if out.capacity() - out.len() >= additional {
         return Ok(());
     }
-    if out.len() <= CHUNK {
+    if out.len() <= STOPPABLE_COPY_CHUNK {
         out.reserve(additional);
         return Ok(());
     }
     let mut grown = Vec::with_capacity((out.capacity() * 2).max(out.len() + additional));
-    for chunk in out.chunks(CHUNK) {
+    for chunk in out.chunks(STOPPABLE_COPY_CHUNK) {
         if stop_requested() {
             return Err(Raise::Stop);
         }
@@ -1032,9 +1034,8 @@ pub fn reserve_stoppable(out: &mut Vec<u8>, additional: usize) -> Result<(), Rai
 
 /// Append `bytes` to an encoder's output, with a stop check between 1 MiB chunks.
 pub fn extend_stoppable(out: &mut Vec<u8>, bytes: &[u8]) -> Result<(), Raise> {
-    const CHUNK: usize = 1 << 20;
     reserve_stoppable(out, bytes.len())?;
-    for (n, chunk) in bytes.chunks(CHUNK).enumerate() {
+    for (n, chunk) in bytes.chunks(STOPPABLE_COPY_CHUNK).enumerate() {
         if n > 0 && stop_requested() {
             return Err(Raise::Stop);
         }
