@@ -350,6 +350,13 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
         recycle(&mut core.arg_pool, &mut core.spare_args, args);
         return Err(stop_over_budget(l, core));
     }
+    // A long command (KEYS over many keys, a hostile MATCH) gave up at the stop: its reply is
+    // partial, the script stops here.
+    if core.run.stopped.is_some() {
+        drop(reply);
+        recycle(&mut core.arg_pool, &mut core.spare_args, args);
+        return Err(Raise::Stop);
+    }
     let elapsed_ns = started.map_or(0, |s| s.elapsed().as_nanos() as u64);
     // A traced call has just read the clock: a command that ran past the threshold stops the
     // script at the next line, not 10,000 instructions later.
@@ -558,11 +565,21 @@ pub(crate) unsafe fn dispatch(
         spare_bytes,
         over_budget: false,
         profile: core.profile, // issue 12
+        stop: commands::StopCheck::new(core.run.deadline, &core.run.cancel),
     };
     let reply = commands::execute(resolved, &mut ctx, args);
     core.run.db_index = ctx.db_index;
+    let gave_up = ctx.stop.stopped;
     if ctx.over_budget {
         core.run.stopped = Some(StopReason::MemoryBudget);
+    }
+    if gave_up && core.run.stopped.is_none() {
+        // The command saw the deadline or the cancel: record which, the run stops.
+        core.run.stopped = Some(if core.run.cancel.load(Ordering::Relaxed) {
+            StopReason::Cancelled
+        } else {
+            StopReason::BusyThreshold
+        });
     }
     (reply, keys, write)
 }

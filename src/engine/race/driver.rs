@@ -224,6 +224,7 @@ impl World {
             spare_bytes: crate::engine::budget::DEFAULT_MEMORY_BUDGET,
             over_budget: false,
             profile: self.profile,
+            stop: commands::StopCheck::never(),
         };
         commands::execute(resolved, &mut ctx, args).to_resp2()
     }
