@@ -300,12 +300,13 @@ fn keys(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     let now = ctx.now_ms;
     let pattern = &args[1];
     let pattern = (pattern.as_slice() != b"*").then_some(pattern.as_slice());
+    let star_limit = ctx.profile.glob_star_limit;
     let stop = &mut ctx.stop;
     let mut found: Vec<&Vec<u8>> = ctx
         .keyspace
         .db_mut(ctx.db_index)
         .keys(now)
-        .filter(|k| filter_match(pattern, k, stop))
+        .filter(|k| filter_match(pattern, k, star_limit, stop))
         .collect();
     found.sort_unstable();
     Reply::bulks(found.into_iter().cloned())
@@ -355,6 +356,7 @@ fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     }
     let now = ctx.now_ms;
     let type_before_expiry = ctx.profile.scan_type_before_expiry;
+    let star_limit = ctx.profile.glob_star_limit;
     let stop = &mut ctx.stop;
     let db = ctx.keyspace.db_mut(ctx.db_index);
     // Redis deletes the expired keys SCAN meets that pass MATCH (its TYPE check looks the key up,
@@ -365,7 +367,7 @@ fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         .iter()
         .filter(|(k, e)| {
             e.expire_at_ms.is_some_and(|t| t <= now)
-                && filter_match(pattern, k, stop)
+                && filter_match(pattern, k, star_limit, stop)
                 && (!type_before_expiry
                     || type_name
                         .as_deref()
@@ -399,7 +401,7 @@ fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     };
     let picked: Vec<Vec<u8>> = page
         .iter()
-        .filter(|k| filter_match(pattern, k, stop))
+        .filter(|k| filter_match(pattern, k, star_limit, stop))
         .filter(|k| {
             type_name
                 .as_deref()

@@ -1,12 +1,15 @@
-//! Glob-style matching as Redis 7.0.9 and later (and every Valkey) do it in `stringmatchlen`:
-//! KEYS, SCAN/HSCAN/SSCAN/ZSCAN MATCH, COMMAND LIST FILTERBY PATTERN, and the test files'
-//! `reply_match`/`error_match`.
+//! Glob-style matching as the servers do it in `stringmatchlen`: KEYS, SCAN/HSCAN/SSCAN/ZSCAN
+//! MATCH, COMMAND LIST FILTERBY PATTERN, and the test files' `reply_match`/`error_match`.
 //!
-//! Two rules keep a hostile pattern from running for minutes, and they decide some replies:
+//! Since Redis 7.0.9 (and in every Valkey) two rules keep a hostile pattern from running for
+//! minutes, and they decide some replies:
 //! - once the rest of a pattern after a `*` matched at no position of the text, no earlier `*`
-//!   is tried any longer (a longer match for it would need the rest to match even later);
-//! - a `*` nested more than `MAX_NESTING` deep (counting the `*`s already being expanded) never
-//!   matches, so a pattern with more than 1,000 separate `*`s matches no text that needs them all.
+//!   is tried any longer (a longer match for it would need the rest to match even later). So
+//!   reaching a `*` settles every earlier one, and only the last `*` reached is ever retried: the
+//!   matcher below keeps that one (the server recurses, one level per `*`);
+//! - the server gives up a `*` nested past 1,000 levels as no match: a pattern whose 1,001st
+//!   separate `*` is reached (and is not the last byte) matches nothing. Redis 7.2.4 has no such
+//!   limit (`Profile::glob_star_limit`).
 //!
 //! Byte rules follow the server's C: a range's ends and the text byte are compared as signed
 //! chars (`[a-\xff]` is the range -1..=97), and `nocase` folds ASCII letters only. The server's
@@ -15,8 +18,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// How deep `*`s may nest before the server gives up on the branch (`nesting > 1000`).
-const MAX_NESTING: u32 = 1000;
+/// The servers' limit on nested `*`s (all but Redis 7.2.4).
+pub const STAR_LIMIT: Option<u32> = Some(1000);
 
 /// Work between two looks at the clock.
 const STOP_EVERY: u32 = 4096;
@@ -79,45 +82,59 @@ impl<'a> StopCheck<'a> {
     }
 }
 
-/// Does `text` match `pattern`? (The server's `stringmatchlen`.)
+/// Does `text` match `pattern`? (The server's `stringmatchlen`, with the limit most have.)
 pub fn glob_match(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
-    glob_match_stoppable(pattern, text, nocase, &mut StopCheck::never()).unwrap_or(false)
+    glob_match_stoppable(pattern, text, nocase, STAR_LIMIT, &mut StopCheck::never())
+        .unwrap_or(false)
 }
 
-/// `glob_match` with a stop check between steps: None when `stop` said to stop.
+/// `glob_match` under a server's `*` limit, with a stop check between steps: None when `stop`
+/// said to stop.
 pub fn glob_match_stoppable(
     pattern: &[u8],
     text: &[u8],
     nocase: bool,
+    star_limit: Option<u32>,
     stop: &mut StopCheck<'_>,
 ) -> Option<bool> {
-    let mut matcher = Matcher {
+    let matched = Matcher {
         pattern,
         text,
         nocase,
-        skip_longer: false,
-        stop,
-    };
-    let matched = matcher.run(0, 0, 0);
-    (!matcher.stop.stopped).then_some(matched)
+        star_limit,
+    }
+    .run(stop);
+    (!stop.stopped).then_some(matched)
 }
 
 /// A MATCH filter over many elements: one stop step per element, then the glob's own. False
 /// once stopped (the caller's reply is then dropped: `stop.stopped`).
-pub fn filter_match(pattern: Option<&[u8]>, text: &[u8], stop: &mut StopCheck<'_>) -> bool {
+pub fn filter_match(
+    pattern: Option<&[u8]>,
+    text: &[u8],
+    star_limit: Option<u32>,
+    stop: &mut StopCheck<'_>,
+) -> bool {
     if stop.tick() {
         return false;
     }
-    pattern.is_none_or(|p| glob_match_stoppable(p, text, false, stop) == Some(true))
+    pattern.is_none_or(|p| glob_match_stoppable(p, text, false, star_limit, stop) == Some(true))
 }
 
-struct Matcher<'p, 's, 'c> {
-    pattern: &'p [u8],
-    text: &'p [u8],
+struct Matcher<'a> {
+    pattern: &'a [u8],
+    text: &'a [u8],
     nocase: bool,
-    /// The rest of the pattern after some `*` matched nowhere: no earlier `*` is tried further.
-    skip_longer: bool,
-    stop: &'s mut StopCheck<'c>,
+    star_limit: Option<u32>,
+}
+
+/// The last `*` reached: where the pattern after it starts, the text position its rest is being
+/// tried at, and how many `*`s deep it is.
+#[derive(Clone, Copy)]
+struct Star {
+    rest: usize,
+    at: usize,
+    depth: u32,
 }
 
 /// The byte at `i`, or the NUL that ends the server's string past the end.
@@ -134,7 +151,7 @@ fn fold(c: i32) -> i32 {
     }
 }
 
-impl Matcher<'_, '_, '_> {
+impl Matcher<'_> {
     fn same(&self, a: u8, b: u8) -> bool {
         if self.nocase {
             fold(a as i8 as i32) == fold(b as i8 as i32)
@@ -143,106 +160,135 @@ impl Matcher<'_, '_, '_> {
         }
     }
 
-    /// Match `pattern[p..]` against `text[t..]`, `nesting` `*`s deep.
-    fn run(&mut self, mut p: usize, mut t: usize, nesting: u32) -> bool {
-        if nesting > MAX_NESTING {
-            return false;
+    /// Does the pattern byte (or class) at `*p` accept the text byte `c`? Leaves `*p` on the
+    /// last byte it read.
+    fn accepts(&self, p: &mut usize, c: u8) -> bool {
+        let pattern = self.pattern;
+        match pattern[*p] {
+            b'?' => true,
+            b'[' => {
+                *p += 1;
+                let not = byte_at(pattern, *p) == b'^';
+                if not {
+                    *p += 1;
+                }
+                let mut matched = false;
+                loop {
+                    let left = pattern.len().saturating_sub(*p);
+                    let here = byte_at(pattern, *p);
+                    if here == b'\\' && left >= 2 {
+                        *p += 1;
+                        if pattern[*p] == c {
+                            matched = true;
+                        }
+                    } else if here == b']' {
+                        break;
+                    } else if left == 0 {
+                        // An unclosed class ends with the pattern.
+                        *p -= 1;
+                        break;
+                    } else if left >= 3 && pattern[*p + 1] == b'-' {
+                        // Signed chars, as the server compares them.
+                        let (mut lo, mut hi) = (here as i8 as i32, pattern[*p + 2] as i8 as i32);
+                        if lo > hi {
+                            std::mem::swap(&mut lo, &mut hi);
+                        }
+                        let mut ch = c as i8 as i32;
+                        if self.nocase {
+                            (lo, hi, ch) = (fold(lo), fold(hi), fold(ch));
+                        }
+                        *p += 2;
+                        if ch >= lo && ch <= hi {
+                            matched = true;
+                        }
+                    } else if self.same(here, c) {
+                        matched = true;
+                    }
+                    *p += 1;
+                }
+                matched != not
+            }
+            b => {
+                let b = if b == b'\\' && pattern.len() - *p >= 2 {
+                    *p += 1;
+                    pattern[*p]
+                } else {
+                    b
+                };
+                self.same(b, c)
+            }
         }
+    }
+
+    fn run(&self, stop: &mut StopCheck<'_>) -> bool {
         let (pattern, text) = (self.pattern, self.text);
-        while p < pattern.len() && t < text.len() {
-            if self.stop.tick() {
+        let (mut p, mut t) = (0, 0);
+        let mut star: Option<Star> = None;
+        loop {
+            if stop.tick() {
                 return false;
             }
-            match pattern[p] {
-                b'*' => {
+            // Did this try of the last star's rest (or the whole pattern) fail?
+            let failed = if p < pattern.len() && t < text.len() {
+                if pattern[p] == b'*' {
                     while p + 1 < pattern.len() && pattern[p + 1] == b'*' {
                         p += 1;
                     }
                     if p + 1 == pattern.len() {
                         return true;
                     }
-                    while t < text.len() {
-                        if self.run(p + 1, t, nesting + 1) {
+                    let depth = star.map_or(0, |s| s.depth) + 1;
+                    if self.star_limit.is_some_and(|limit| depth > limit) {
+                        // Its rest would run nested too deep at every position: the server gives up.
+                        return false;
+                    }
+                    star = Some(Star {
+                        rest: p + 1,
+                        at: t,
+                        depth,
+                    });
+                    p += 1;
+                    continue;
+                }
+                if self.accepts(&mut p, text[t]) {
+                    p += 1;
+                    t += 1;
+                    if t == text.len() {
+                        // Trailing `*`s match the empty rest.
+                        while byte_at(pattern, p) == b'*' {
+                            p += 1;
+                        }
+                        if p >= pattern.len() {
                             return true;
                         }
-                        if self.skip_longer || self.stop.stopped {
-                            return false;
-                        }
-                        t += 1;
+                        true
+                    } else {
+                        false
                     }
-                    self.skip_longer = true;
+                } else {
+                    true
+                }
+            } else {
+                // The pattern ran out with text left (or the text was empty from the start).
+                if p >= pattern.len() && t == text.len() {
+                    return true;
+                }
+                true
+            };
+            if failed {
+                // Retry the last star's rest one byte later; past the text's end nothing
+                // earlier is retried.
+                let Some(last) = star.as_mut() else {
+                    return false;
+                };
+                last.at += 1;
+                if last.at >= text.len() {
                     return false;
                 }
-                b'?' => t += 1,
-                b'[' => {
-                    p += 1;
-                    let not = byte_at(pattern, p) == b'^';
-                    if not {
-                        p += 1;
-                    }
-                    let c = text[t];
-                    let mut matched = false;
-                    loop {
-                        let left = pattern.len().saturating_sub(p);
-                        let here = byte_at(pattern, p);
-                        if here == b'\\' && left >= 2 {
-                            p += 1;
-                            if pattern[p] == c {
-                                matched = true;
-                            }
-                        } else if here == b']' {
-                            break;
-                        } else if left == 0 {
-                            // An unclosed class ends with the pattern.
-                            p -= 1;
-                            break;
-                        } else if left >= 3 && pattern[p + 1] == b'-' {
-                            // Signed chars, as the server compares them.
-                            let (mut lo, mut hi) = (here as i8 as i32, pattern[p + 2] as i8 as i32);
-                            if lo > hi {
-                                std::mem::swap(&mut lo, &mut hi);
-                            }
-                            let mut ch = c as i8 as i32;
-                            if self.nocase {
-                                (lo, hi, ch) = (fold(lo), fold(hi), fold(ch));
-                            }
-                            p += 2;
-                            if ch >= lo && ch <= hi {
-                                matched = true;
-                            }
-                        } else if self.same(here, c) {
-                            matched = true;
-                        }
-                        p += 1;
-                    }
-                    if matched == not {
-                        return false;
-                    }
-                    t += 1;
-                }
-                b => {
-                    let b = if b == b'\\' && pattern.len() - p >= 2 {
-                        p += 1;
-                        pattern[p]
-                    } else {
-                        b
-                    };
-                    if !self.same(b, text[t]) {
-                        return false;
-                    }
-                    t += 1;
-                }
-            }
-            p += 1;
-            if t == text.len() {
-                // Trailing `*`s match the empty rest.
-                while byte_at(pattern, p) == b'*' {
-                    p += 1;
-                }
-                break;
+                p = last.rest;
+                t = last.at;
             }
         }
-        p >= pattern.len() && t == text.len()
     }
 }
 
@@ -297,9 +343,28 @@ mod tests {
             text.as_bytes(),
             false
         ));
-        // Consecutive stars are one.
+        // Consecutive stars are one; a last star is not nested.
         let doubled = "**a".repeat(1000);
         assert!(glob_match(doubled.as_bytes(), text.as_bytes(), false));
+        assert!(glob_match(
+            "a*".repeat(1001).as_bytes(),
+            text.as_bytes(),
+            false
+        ));
+        assert!(!glob_match(
+            "a*".repeat(1002).as_bytes(),
+            text.as_bytes(),
+            false
+        ));
+        // Redis 7.2.4 has no limit; a pattern of 200,000 stars needs no deep stack.
+        let deep = "*a".repeat(200_000);
+        let long = "a".repeat(200_000);
+        let mut stop = StopCheck::never();
+        assert_eq!(
+            glob_match_stoppable(deep.as_bytes(), long.as_bytes(), false, None, &mut stop),
+            Some(true)
+        );
+        assert!(!glob_match(deep.as_bytes(), long.as_bytes(), false));
     }
 
     #[test]
@@ -317,7 +382,7 @@ mod tests {
         let mut stop = StopCheck::new(None, &cancel);
         let text = "ab".repeat(10_000);
         assert_eq!(
-            glob_match_stoppable(b"*a*a*a*c", text.as_bytes(), false, &mut stop),
+            glob_match_stoppable(b"*a*a*a*c", text.as_bytes(), false, STAR_LIMIT, &mut stop),
             None
         );
         assert!(stop.tick());

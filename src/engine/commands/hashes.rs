@@ -347,6 +347,7 @@ fn is_listpack(h: &HashValue) -> bool {
 }
 
 fn hscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    let star_limit = ctx.profile.glob_star_limit;
     let mut stop = ctx.stop.fork();
     let reply = flatten((|| {
         let cursor = scan_cursor(ctx, &args[2])?;
@@ -365,7 +366,7 @@ fn hscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             let Some((f, v)) = h.get_index(i) else {
                 continue;
             };
-            if filter_match(pattern.as_deref(), f, &mut stop) {
+            if filter_match(pattern.as_deref(), f, star_limit, &mut stop) {
                 items.push(Reply::Bulk(f.clone()));
                 items.push(Reply::Bulk(v.clone()));
             }

@@ -522,6 +522,7 @@ fn sdiffstore(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 }
 
 fn sscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    let star_limit = ctx.profile.glob_star_limit;
     let mut stop = ctx.stop.fork();
     let reply = flatten((|| {
         let cursor = scan_cursor(ctx, &args[2])?;
@@ -537,7 +538,7 @@ fn sscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         };
         let items = range
             .filter_map(|i| set.get_index(i))
-            .filter(|m| filter_match(pattern.as_deref(), m, &mut stop))
+            .filter(|m| filter_match(pattern.as_deref(), m, star_limit, &mut stop))
             .map(|m| Reply::Bulk(m.clone()))
             .collect();
         Ok(scan_reply(next, items))

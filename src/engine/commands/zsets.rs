@@ -1315,6 +1315,7 @@ fn listpack_score(profile: &Profile, v: f64) -> String {
 }
 
 fn zscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
+    let star_limit = ctx.profile.glob_star_limit;
     let mut stop = ctx.stop.fork();
     let reply = flatten((|| {
         let cursor = super::hashes::scan_cursor(ctx, &args[2])?;
@@ -1359,7 +1360,7 @@ fn zscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         };
         let mut out = Vec::new();
         for (m, s) in page {
-            if filter_match(pattern, &m, &mut stop) {
+            if filter_match(pattern, &m, star_limit, &mut stop) {
                 let text = if skiplist {
                     format_double_resp2(s)
                 } else {
