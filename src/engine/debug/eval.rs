@@ -324,14 +324,15 @@ unsafe fn run_in_frame<T>(
     // After an error the dead coroutine's frame has no free slots: make room to read it.
     ffi::lua_checkstack(co, 20);
     let result = match status {
-        0 => Ok(read(co, ffi::lua_gettop(co))),
-        ffi::LUA_YIELD => {
-            Err("eval: the code yielded (coroutine.yield outside a coroutine)".into())
-        }
+        // Stopped, even when the code caught the stop (in a coroutine) and returned.
         _ if killed => Err(format!(
             "eval: stopped after {} ms (it ran too long)",
             run.threshold_or(EVAL_BUDGET).as_millis()
         )),
+        0 => Ok(read(co, ffi::lua_gettop(co))),
+        ffi::LUA_YIELD => {
+            Err("eval: the code yielded (coroutine.yield outside a coroutine)".into())
+        }
         _ => Err(error_text(co)),
     };
     ffi::lua_settop(l, func - 1);
