@@ -932,7 +932,12 @@ pub fn glob(data: &[u8]) {
         );
     }
     let plain = |b: &u8| *b == b'*' || b.is_ascii_lowercase();
-    if text.len() <= 16 && pattern.iter().all(plain) && text.iter().all(plain) && !nocase {
+    // (The server never matches an empty text but with the empty pattern: no comparison there.)
+    if (1..=16).contains(&text.len())
+        && pattern.iter().all(plain)
+        && text.iter().all(plain)
+        && !nocase
+    {
         let expected = reference_glob(pattern, text, false, None);
         assert_eq!(backtracking_glob_literal(pattern, text), expected);
     }
