@@ -372,3 +372,23 @@ return count"
     );
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn a_memory_budget_stop_caught_in_a_coroutine_ends_the_run() {
+    let mut sandbox = Sandbox::new();
+    sandbox.config.memory_limit = 64 << 20;
+    let report = sandbox.run(&RunRequest::new(
+        "local co = coroutine.create(function() return pcall(redis.call, 'SETRANGE', 'k', 2^28, 'x') end) local ok, caught, e = coroutine.resume(co) return {tostring(caught), tostring(e)}",
+    ));
+    assert_eq!(report.outcome, Outcome::Raised);
+    assert_eq!(
+        report.reply,
+        Reply::Error(format!(
+            "ERR evalbench: the run used more than the sandbox's memory budget (64 MiB: Lua, keyspace, trace and reply together); a real server would keep allocating (raise the budget with --max-memory MIB, or memory_limit_mb in the workbench's config.toml) script: {}, on @user_script:1.",
+            report.sha1
+        ))
+    );
+    // The stopped run wrote nothing, and the VM goes on.
+    let after = sandbox.run(&RunRequest::new("return redis.call('EXISTS', 'k')"));
+    assert_eq!(after.reply, Reply::Int(0));
+}

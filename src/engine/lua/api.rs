@@ -441,16 +441,8 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
 /// `pcall` cannot swallow it (as the busy threshold's kill).
 unsafe fn stop_over_budget(l: L, core: &mut Core) -> Raise {
     core.run.stopped = Some(StopReason::MemoryBudget);
-    ffi::lua_sethook(
-        l,
-        Some(stop_hook),
-        ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
-        super::vm::HOOK_EVERY,
-    );
-    let (_, limit) = super::vm::memory_of(l);
-    let mut buf = b"-".to_vec();
-    buf.extend_from_slice(budget::over_budget_text(limit).as_bytes());
-    push_error_table(l, &buf, false);
+    // The budget's text, sticky as every stop.
+    push_stop(l);
     Raise::OnStack
 }
 

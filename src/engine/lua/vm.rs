@@ -284,7 +284,8 @@ unsafe fn allocation_may_proceed(state: &mut AllocState) -> bool {
 /// handler records them. Reads the call stack only: no allocation.
 pub(crate) unsafe fn stop_site(l: L) -> (Vec<u8>, c_int) {
     let mut ar: ffi::lua_Debug = std::mem::zeroed();
-    for level in 0..2 {
+    // Past the C functions on top (redis.call under pcall, ...).
+    for level in 0..16 {
         if ffi::lua_getstack(l, level, &mut ar) == 0 {
             break;
         }
