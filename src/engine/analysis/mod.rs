@@ -281,18 +281,6 @@ const STRING_REPLIES: &[&str] = &[
     "randomkey",
 ];
 
-/// Commands whose reply differs from run to run.
-const NONDETERMINISTIC_COMMANDS: &[&str] = &[
-    "time",
-    "randomkey",
-    "srandmember",
-    "spop",
-    "hrandfield",
-    "zrandmember",
-    "scan",
-    "lastsave",
-];
-
 fn token_text(token: &TokenReference) -> String {
     token.token().to_string()
 }
@@ -877,7 +865,7 @@ impl Walker {
         if let Some(message) = unbounded {
             self.report(UNBOUNDED_READ, prefix, message);
         }
-        if NONDETERMINISTIC_COMMANDS.contains(&command.as_str()) {
+        if crate::engine::commands::table::NONDETERMINISTIC.contains(&command.as_str()) {
             self.report(
                 NONDETERMINISTIC,
                 prefix,

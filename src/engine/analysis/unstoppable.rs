@@ -62,7 +62,14 @@ const BASE_FUNCTIONS: &[&str] = &[
     "newproxy",
 ];
 /// Values through which code can reach any function or global: what they call cannot be followed.
-const DYNAMIC: &[&str] = &["getfenv", "setfenv", "loadstring", "load", "dofile", "loadfile"];
+const DYNAMIC: &[&str] = &[
+    "getfenv",
+    "setfenv",
+    "loadstring",
+    "load",
+    "dofile",
+    "loadfile",
+];
 
 #[derive(Default)]
 struct Body {
@@ -274,16 +281,16 @@ impl Visitor for Walk<'_> {
             let target = match var {
                 Var::Name(n) => Some(text(n)),
                 // `getmetatable(p).__gc = f`: no plain path, but the key tells a metamethod.
-                Var::Expression(v) => path(v.prefix(), v.suffixes()).or_else(|| {
-                    match v.suffixes().last() {
+                Var::Expression(v) => {
+                    path(v.prefix(), v.suffixes()).or_else(|| match v.suffixes().last() {
                         Some(Suffix::Index(ast::Index::Dot { name, .. })) => Some(text(name)),
                         Some(Suffix::Index(ast::Index::Brackets {
                             expression: Expression::String(s),
                             ..
                         })) => literal(s),
                         _ => None,
-                    }
-                }),
+                    })
+                }
                 _ => None,
             };
             self.assigned(target, value);
@@ -377,7 +384,8 @@ impl Visitor for Walk<'_> {
         let (line, column) = pos(node);
         if let Prefix::Name(n) = node.prefix() {
             let first_call = suffixes.iter().position(|s| matches!(s, Suffix::Call(_)));
-            let plain = first_call.is_some_and(|i| path(node.prefix(), suffixes[..i].iter().copied()).is_some());
+            let plain = first_call
+                .is_some_and(|i| path(node.prefix(), suffixes[..i].iter().copied()).is_some());
             if text(n) == "_G" && !plain {
                 self.direct.push(Unkillable { line, column, message: "`_G` indexed by a name built at run time: the analysis cannot tell which function is reached (an error handler's loop runs where SCRIPT KILL cannot stop it)".into() });
             }
@@ -385,7 +393,8 @@ impl Visitor for Walk<'_> {
         // The callee of the first call: the index suffixes before it.
         let first_call = suffixes.iter().position(|s| matches!(s, Suffix::Call(_)));
         let callee = first_call.and_then(|i| path(node.prefix(), suffixes[..i].iter().copied()));
-        let method = first_call.is_some_and(|i| matches!(suffixes[i], Suffix::Call(Call::MethodCall(_))));
+        let method =
+            first_call.is_some_and(|i| matches!(suffixes[i], Suffix::Call(Call::MethodCall(_))));
         match (&callee, method) {
             (Some(name), false) => {
                 self.current().refs.push((name.clone(), line));
@@ -409,7 +418,10 @@ impl Visitor for Walk<'_> {
         }
         // Later calls in the chain (`f()()`) call what a call returned.
         if let Some(i) = first_call {
-            if suffixes[i + 1..].iter().any(|s| matches!(s, Suffix::Call(_))) {
+            if suffixes[i + 1..]
+                .iter()
+                .any(|s| matches!(s, Suffix::Call(_)))
+            {
                 let shown: String = node.to_string().trim().chars().take(40).collect();
                 self.current().unknown_calls.push((shown, line, column));
             }
@@ -422,7 +434,8 @@ impl Visitor for Walk<'_> {
         }
         let args: Vec<&Expression> = match first_call.map(|i| suffixes[i]) {
             Some(Suffix::Call(Call::AnonymousCall(FunctionArgs::Parentheses {
-                arguments, ..
+                arguments,
+                ..
             }))) => arguments.iter().collect(),
             _ => Vec::new(),
         };
@@ -453,11 +466,10 @@ impl Visitor for Walk<'_> {
         if last == "xpcall" && (base == "xpcall" || base == "_G") {
             let what = format!("the error handler of xpcall at line {line}");
             match args.get(1).map(|e| fn_value(e)) {
-                Some(FnValue::Literal(at)) => self.roots.push(Root::Name(
-                    format!("\u{0}{}:{}", at.0, at.1),
-                    line,
-                    what,
-                )),
+                Some(FnValue::Literal(at)) => {
+                    self.roots
+                        .push(Root::Name(format!("\u{0}{}:{}", at.0, at.1), line, what))
+                }
                 Some(FnValue::Path(p)) => self.roots.push(Root::Name(p, line, what)),
                 Some(FnValue::Other) => self.roots.push(Root::Unknown(line, column, what)),
                 None => {}
@@ -697,7 +709,8 @@ mod tests {
 
     #[test]
     fn a_loop_in_an_xpcall_handler_is_found_at_its_line() {
-        let found = lines("return xpcall(function() error('x') end,\n function() while true do end end)");
+        let found =
+            lines("return xpcall(function() error('x') end,\n function() while true do end end)");
         assert_eq!(found, vec![(2, "a `while` loop in the error handler of xpcall at line 1: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart".to_string())]);
     }
 
@@ -748,16 +761,40 @@ mod tests {
         let found = lines("return xpcall(error, function(e) e() end)");
         assert_eq!(found, vec![(1, "the error handler of xpcall at line 1 calls `e`, which the analysis cannot follow: a loop there runs with Lua's hooks off once the script is killed (SCRIPT KILL cannot stop it)".to_string())]);
         for (source, start) in [
-            ("local xp = xpcall\nreturn xp(error, function() end)", "xpcall used as a value"),
-            ("return pcall(xpcall, error, function() end)", "xpcall used as a value"),
-            ("return _G['xp' .. 'call'](error, function() end)", "`_G` indexed by a name built at run time"),
-            ("return loadstring(ARGV[1])()", "loadstring builds code at run time"),
-            ("return loadstring('return xpcall(error, function() while true do end end)')()", "in the code loadstring builds at line 1: a `while` loop"),
-            ("return xpcall(error, ARGV[1] and tostring)", "the error handler of xpcall at line 1 is computed at run time"),
-            ("local t = {}\nreturn xpcall(error, t.h)", "the error handler of xpcall at line 2 is `t.h`"),
+            (
+                "local xp = xpcall\nreturn xp(error, function() end)",
+                "xpcall used as a value",
+            ),
+            (
+                "return pcall(xpcall, error, function() end)",
+                "xpcall used as a value",
+            ),
+            (
+                "return _G['xp' .. 'call'](error, function() end)",
+                "`_G` indexed by a name built at run time",
+            ),
+            (
+                "return loadstring(ARGV[1])()",
+                "loadstring builds code at run time",
+            ),
+            (
+                "return loadstring('return xpcall(error, function() while true do end end)')()",
+                "in the code loadstring builds at line 1: a `while` loop",
+            ),
+            (
+                "return xpcall(error, ARGV[1] and tostring)",
+                "the error handler of xpcall at line 1 is computed at run time",
+            ),
+            (
+                "local t = {}\nreturn xpcall(error, t.h)",
+                "the error handler of xpcall at line 2 is `t.h`",
+            ),
         ] {
             let found = lines(source);
-            assert!(found.iter().any(|(_, m)| m.starts_with(start)), "{source}: {found:?}");
+            assert!(
+                found.iter().any(|(_, m)| m.starts_with(start)),
+                "{source}: {found:?}"
+            );
         }
     }
 
@@ -765,7 +802,9 @@ mod tests {
     fn a_metamethod_runs_inside_the_handler_that_touches_its_table() {
         let found = lines("local t = setmetatable({}, {__index = function() while true do end end})\nreturn xpcall(error, function(e) return t.x end)");
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].1.starts_with("a `while` loop in the error handler of xpcall at line 2"));
+        assert!(found[0]
+            .1
+            .starts_with("a `while` loop in the error handler of xpcall at line 2"));
     }
 
     #[test]
@@ -779,6 +818,8 @@ mod tests {
         let found = unkillable(source, with_newproxy);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].line, 2);
-        assert!(found[0].message.starts_with("a `while` loop in a `__gc` metamethod"));
+        assert!(found[0]
+            .message
+            .starts_with("a `while` loop in a `__gc` metamethod"));
     }
 }

@@ -17,6 +17,8 @@ pub struct DryRun {
     pub after: Db,
     /// Each write call as `line N: COMMAND args`.
     pub writes: Vec<String>,
+    /// What the dry run could not see (`unseen_lines`): when any, it is no preview of the server.
+    pub unseen: Vec<String>,
 }
 
 pub fn dry_run(
@@ -64,11 +66,13 @@ pub fn dry_run_with(
         ..request.clone()
     });
     let writes = write_lines(&report);
+    let unseen = unseen_lines(&report, &request.keys, live.server.profile);
     Ok(Some(DryRun {
         report,
         before,
         after: sandbox.keyspace().db(0).clone(),
         writes,
+        unseen,
     }))
 }
 
@@ -87,6 +91,66 @@ pub fn write_lines(report: &RunReport) -> Vec<String> {
             format!("line {}: {}", t.line, command.join(" "))
         })
         .collect()
+}
+
+/// Each call of a dry run whose reply the copy of KEYS cannot predict, as `line N: COMMAND args
+/// (why)`: a key outside the declared KEYS (or in another database), a command whose reply depends
+/// on more than its keys (the command table's flags say which), and calls beyond the traced ones.
+pub fn unseen_lines(
+    report: &RunReport,
+    declared: &[Vec<u8>],
+    profile: &'static crate::engine::profile::Profile,
+) -> Vec<String> {
+    let shown = |t: &crate::engine::report::TraceEntry| {
+        t.command
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut out = Vec::new();
+    for t in &report.trace {
+        let outside: Vec<String> = t
+            .keys
+            .iter()
+            .filter(|k| t.db != 0 || !declared.contains(k))
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect();
+        if !outside.is_empty() {
+            let noun = if outside.len() == 1 { "key" } else { "keys" };
+            let where_ = if t.db != 0 {
+                format!(
+                    " in database {} after SELECT: the copy holds KEYS of the first only",
+                    t.db
+                )
+            } else {
+                " not in KEYS: the copy lacks it".to_string()
+            };
+            out.push(format!(
+                "line {}: {} ({noun} {}{where_})",
+                t.line,
+                shown(t),
+                outside.join(", ")
+            ));
+            continue;
+        }
+        let resolved = t
+            .command
+            .first()
+            .is_some_and(|c| !c.is_empty())
+            .then(|| crate::engine::commands::resolve_in(profile, &t.command).ok())
+            .flatten();
+        if let Some(why) = resolved.and_then(|r| r.info.beyond_its_keys(&t.command)) {
+            out.push(format!("line {}: {} ({why})", t.line, shown(t)));
+        }
+    }
+    if report.trace.len() >= crate::engine::lua::api::MAX_TRACED_CALLS {
+        out.push(format!(
+            "more calls than the {} evalbench traces (what they touched is not known)",
+            crate::engine::lua::api::MAX_TRACED_CALLS
+        ));
+    }
+    out
 }
 
 /// The server sends only the converted reply. When the live run replied as its dry run did, the dry
