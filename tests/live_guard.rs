@@ -108,17 +108,31 @@ fn run_server_refuses_the_probes_without_yes() {
     // --read-only does not make it safe to send: EVAL_RO runs the loop all the same.
     let (code, _, err) = evalbench(&["run", "--server", &url, "--read-only", "SCRIPT"], FREEZE);
     assert_eq!(code, 2);
-    assert!(err.starts_with("evalbench: refused: SCRIPT KILL cannot stop this script:\n"), "{err}");
+    assert!(
+        err.starts_with("evalbench: refused: SCRIPT KILL cannot stop this script:\n"),
+        "{err}"
+    );
 
     let (code, out, err) = evalbench(&["run", "--server", &url, "SCRIPT"], SPIN);
     assert_eq!(code, 2, "{out}{err}");
-    assert!(err.contains("\n  line 1: EXISTS other:key (key other:key not in KEYS: the copy lacks it)\n"), "{err}");
+    assert!(
+        err.contains(
+            "\n  line 1: EXISTS other:key (key other:key not in KEYS: the copy lacks it)\n"
+        ),
+        "{err}"
+    );
     untouched(&server);
 
     // Consent with --read-only --yes sends the first probe as EVAL_RO: the server refuses the SET.
-    let (code, out, err) = evalbench(&["run", "--server", &url, "--read-only", "--yes", "SCRIPT"], PWN);
+    let (code, out, err) = evalbench(
+        &["run", "--server", &url, "--read-only", "--yes", "SCRIPT"],
+        PWN,
+    );
     assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("(error) ERR Write commands are not allowed from read-only scripts."), "{out}");
+    assert!(
+        out.contains("(error) ERR Write commands are not allowed from read-only scripts."),
+        "{out}"
+    );
     untouched(&server);
 }
 
@@ -233,7 +247,9 @@ fn attacker_variants_are_asked_about() {
     for (script, keys, argv, line) in unseen {
         let (concerns, consent, _) = asked(&mut live, &request(script, keys, argv));
         match concerns.last() {
-            Some(Concern::Unseen(lines)) => assert!(lines.iter().any(|l| l == line), "{script}: {lines:?}"),
+            Some(Concern::Unseen(lines)) => {
+                assert!(lines.iter().any(|l| l == line), "{script}: {lines:?}")
+            }
             other => panic!("{script}: {other:?}"),
         }
         assert!(consent.unseen, "{script}");
@@ -253,11 +269,16 @@ fn attacker_variants_are_asked_about() {
         "return xpcall(error, function(e) for k in pairs(KEYS) do end return e end)",
     ];
     for script in unkillable {
-        let (concerns, consent, text) =
-            asked(&mut live, &request(script, &[], &["return 1"]));
-        assert!(matches!(concerns.as_slice(), [Concern::Unkillable(_)]), "{script}: {concerns:?}");
+        let (concerns, consent, text) = asked(&mut live, &request(script, &[], &["return 1"]));
+        assert!(
+            matches!(concerns.as_slice(), [Concern::Unkillable(_)]),
+            "{script}: {concerns:?}"
+        );
         assert!(consent.unkillable && !consent.writes, "{script}");
-        assert!(text.contains("the server stays busy for every client and may need a restart"), "{script}: {text}");
+        assert!(
+            text.contains("the server stays busy for every client and may need a restart"),
+            "{script}: {text}"
+        );
     }
     untouched(&server);
 }
