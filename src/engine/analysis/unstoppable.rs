@@ -141,13 +141,13 @@ fn path<'a>(prefix: &Prefix, suffixes: impl Iterator<Item = &'a Suffix>) -> Opti
                 name.push('.');
                 name.push_str(&text(field));
             }
-            Suffix::Index(ast::Index::Brackets { expression, .. }) => match expression {
-                Expression::String(s) => {
-                    name.push('.');
-                    name.push_str(&literal(s)?);
-                }
-                _ => return None,
-            },
+            Suffix::Index(ast::Index::Brackets {
+                expression: Expression::String(s),
+                ..
+            }) => {
+                name.push('.');
+                name.push_str(&literal(s)?);
+            }
             _ => return None,
         }
     }
@@ -305,14 +305,16 @@ impl Visitor for Walk<'_> {
                 }
                 self.metamethod(&text(key), value);
             }
-            Field::ExpressionKey { key, value, .. } => {
-                if let Expression::String(s) = key {
-                    if let Some(k) = literal(s) {
-                        if let FnValue::Literal(at) = fn_value(value) {
-                            self.bind(at, k.clone());
-                        }
-                        self.metamethod(&k, value);
+            Field::ExpressionKey {
+                key: Expression::String(s),
+                value,
+                ..
+            } => {
+                if let Some(k) = literal(s) {
+                    if let FnValue::Literal(at) = fn_value(value) {
+                        self.bind(at, k.clone());
                     }
+                    self.metamethod(&k, value);
                 }
             }
             _ => {}
