@@ -109,6 +109,9 @@ struct Walk<'p> {
     body_at: HashMap<(usize, usize), usize>,
     roots: Vec<Root>,
     setmetatable: bool,
+    /// Bodies by the names they are bound to, whole and by last segment (filled by `finish`).
+    by_name: HashMap<String, Vec<usize>>,
+    by_last: HashMap<String, Vec<usize>>,
     /// Findings that need no graph (xpcall as a value, code built at run time).
     direct: Vec<Unkillable>,
 }
@@ -521,6 +524,8 @@ pub fn in_ast(tree: &ast::Ast, profile: &Profile) -> Vec<Unkillable> {
         body_at: HashMap::new(),
         roots: Vec::new(),
         setmetatable: false,
+        by_name: HashMap::new(),
+        by_last: HashMap::new(),
         direct: Vec::new(),
     };
     walk.visit_ast(tree);
@@ -536,16 +541,13 @@ impl Walk<'_> {
             let at = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
             return self.body_at.get(&at).copied().into_iter().collect();
         }
-        let exact: Vec<usize> = (1..self.bodies.len())
-            .filter(|&i| self.bodies[i].names.iter().any(|n| n == name))
-            .collect();
-        if !exact.is_empty() {
-            return exact;
+        if let Some(ids) = self.by_name.get(name) {
+            return ids.clone();
         }
-        let last = last_segment(name);
-        (1..self.bodies.len())
-            .filter(|&i| self.bodies[i].names.iter().any(|n| last_segment(n) == last))
-            .collect()
+        self.by_last
+            .get(last_segment(name))
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// A name that is no function of the script: a library's C function (true), or something
@@ -560,6 +562,16 @@ impl Walk<'_> {
     }
 
     fn finish(mut self) -> Vec<Unkillable> {
+        for (id, body) in self.bodies.iter().enumerate().skip(1) {
+            for n in &body.names {
+                self.by_name.entry(n.clone()).or_default().push(id);
+                let last = last_segment(n).to_string();
+                let ids = self.by_last.entry(last).or_default();
+                if ids.last() != Some(&id) {
+                    ids.push(id);
+                }
+            }
+        }
         let mut out = std::mem::take(&mut self.direct);
         let mut roots: Vec<(Vec<usize>, usize, String)> = Vec::new();
         for root in std::mem::take(&mut self.roots) {
@@ -663,16 +675,42 @@ impl Walk<'_> {
             edges.insert(id, next.clone());
             queue.extend(next);
         }
-        // A body that reaches itself recurses: as endless as a loop.
-        for &id in &seen {
-            if self.reaches(&edges, id) {
-                let body = &self.bodies[id];
-                out.push(Unkillable {
-                    line: body.line,
-                    column: 1,
-                    message: format!("a recursive function (line {}) in {what}: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart", body.line),
-                });
+        // A body that reaches itself recurses: as endless as a loop. A depth-first walk (on a
+        // stack of its own, not the thread's) finds each edge back to a body still open.
+        let mut state: HashMap<usize, bool> = HashMap::new(); // false: open, true: done
+        let mut recursive: Vec<usize> = Vec::new();
+        for &root in start {
+            if state.contains_key(&root) {
+                continue;
             }
+            let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+            state.insert(root, false);
+            while let Some((id, next)) = stack.pop() {
+                let targets = edges.get(&id).map_or(&[][..], |v| v.as_slice());
+                if let Some(&target) = targets.get(next) {
+                    stack.push((id, next + 1));
+                    match state.get(&target) {
+                        None => {
+                            state.insert(target, false);
+                            stack.push((target, 0));
+                        }
+                        Some(false) => recursive.push(target),
+                        Some(true) => {}
+                    }
+                } else {
+                    state.insert(id, true);
+                }
+            }
+        }
+        recursive.sort_unstable();
+        recursive.dedup();
+        for id in recursive {
+            let body = &self.bodies[id];
+            out.push(Unkillable {
+                line: body.line,
+                column: 1,
+                message: format!("a recursive function (line {}) in {what}: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart", body.line),
+            });
         }
     }
 
@@ -680,20 +718,6 @@ impl Walk<'_> {
     /// `return e` is no call).
     fn called(&self, id: usize, name: &str) -> bool {
         self.bodies[id].calls.contains(name)
-    }
-
-    fn reaches(&self, edges: &HashMap<usize, Vec<usize>>, id: usize) -> bool {
-        let mut seen = HashSet::new();
-        let mut queue: Vec<usize> = edges.get(&id).cloned().unwrap_or_default();
-        while let Some(n) = queue.pop() {
-            if n == id {
-                return true;
-            }
-            if seen.insert(n) {
-                queue.extend(edges.get(&n).cloned().unwrap_or_default());
-            }
-        }
-        false
     }
 }
 
