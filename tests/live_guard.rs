@@ -282,3 +282,48 @@ fn attacker_variants_are_asked_about() {
     }
     untouched(&server);
 }
+
+/// A function's library: a read of a key outside KEYS and a loop in an error handler are asked
+/// about as for a script (FCALL would run them on the server all the same).
+#[test]
+fn a_function_is_guarded_as_a_script_is() {
+    use evalbench::engine::live::fcall::guarded_fcall;
+    use evalbench::engine::FunctionCall;
+    let Some(server) = server() else { return };
+    let mut conn = server.connect();
+    let lib = "#!lua name=guardlib\nredis.register_function{function_name='peek', callback=function(keys, args) return redis.call('EXISTS', 'other:key') end, flags={'no-writes'}}";
+    assert_eq!(
+        conn.cmd(&["FUNCTION", "LOAD", lib]),
+        Reply::Bulk(b"guardlib".to_vec())
+    );
+    let mut live = backend(&server);
+    let call = |name: &str| FunctionCall {
+        name: name.into(),
+        ..FunctionCall::default()
+    };
+    let control = RunControl::default();
+    control.begin(&[]);
+    let run = guarded_fcall(&mut live, &call("peek"), &Consent::default(), &control, 0);
+    assert!(!run.sent);
+    assert_eq!(
+        run.question.expect("asked").concerns,
+        vec![Concern::Unseen(vec![
+            "line 2: EXISTS other:key (key other:key not in KEYS: the copy lacks it)".into()
+        ])]
+    );
+
+    let lib = "#!lua name=freezelib\nredis.register_function{function_name='freeze', callback=function(keys, args)\n  return xpcall(error, function() while true do end end)\nend, flags={'no-writes'}}";
+    assert_eq!(
+        conn.cmd(&["FUNCTION", "LOAD", lib]),
+        Reply::Bulk(b"freezelib".to_vec())
+    );
+    control.begin(&[]);
+    let run = guarded_fcall(&mut live, &call("freeze"), &Consent::default(), &control, 0);
+    assert!(!run.sent);
+    let question = run.question.expect("asked");
+    assert_eq!(question.concerns, vec![Concern::Unkillable(vec!["line 3: a `while` loop in the error handler of xpcall at line 3: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart".into()])]);
+    assert!(question.consent.unkillable && !question.consent.writes);
+    conn.cmd(&["FUNCTION", "DELETE", "guardlib"]);
+    conn.cmd(&["FUNCTION", "DELETE", "freezelib"]);
+    untouched(&server);
+}

@@ -239,3 +239,58 @@ pub fn apply_delta(
     }
     Ok(table)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::commands::resolve;
+
+    fn beyond(args: &[&str]) -> Option<&'static str> {
+        let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+        resolve(&args)
+            .expect("a command")
+            .info
+            .beyond_its_keys(&args)
+    }
+
+    #[test]
+    fn what_a_copy_of_the_keys_cannot_predict_comes_from_the_flags() {
+        for (args, why) in [
+            (&["KEYS", "*"][..], Some("it reads the whole keyspace")),
+            (&["DBSIZE"], Some("it reads the whole keyspace")),
+            (&["SCAN", "0"], Some("its reply differs from run to run")),
+            (&["RANDOMKEY"], Some("its reply differs from run to run")),
+            (&["TIME"], Some("its reply differs from run to run")),
+            (
+                &["SRANDMEMBER", "s"],
+                Some("its reply differs from run to run"),
+            ),
+            (&["INFO"], Some("it reads the server's own state")),
+            (
+                &["MEMORY", "STATS"],
+                Some("it reads the server's own state"),
+            ),
+            (
+                &["PUBSUB", "CHANNELS"],
+                Some("it reads the server's own state"),
+            ),
+            (
+                &["SORT_RO", "l", "BY", "w_*"],
+                Some("a BY or GET pattern reads keys it does not name"),
+            ),
+            (
+                &["SORT", "l", "GET", "#", "GET", "o_*->f"],
+                Some("a BY or GET pattern reads keys it does not name"),
+            ),
+            // Their keys decide them (or nothing does): the copy previews them.
+            (&["GET", "k"], None),
+            (&["SORT_RO", "l", "BY", "nosort", "GET", "#"], None),
+            (&["PING"], None),
+            (&["ECHO", "x"], None),
+            (&["SELECT", "1"], None),
+            (&["MEMORY", "HELP"], None),
+            (&["ZUNION", "2", "a", "b"], None),
+        ] {
+            assert_eq!(beyond(args), why, "{args:?}");
+        }
+    }
+}

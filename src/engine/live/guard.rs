@@ -124,7 +124,10 @@ pub fn unseen_lines(
                     t.db
                 )
             } else {
-                " not in KEYS: the copy lacks it".to_string()
+                format!(
+                    " not in KEYS: the copy lacks {}",
+                    if outside.len() == 1 { "it" } else { "them" }
+                )
             };
             out.push(format!(
                 "line {}: {} ({noun} {}{where_})",
@@ -171,5 +174,41 @@ pub fn explain_with_dry_run(report: &mut RunReport, dry: &RunReport) {
                 report.reply.to_cli().replace('\n', " ")
             ),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::profile::DEFAULT;
+
+    fn unseen(script: &str, keys: &[&str]) -> Vec<String> {
+        let mut sandbox = Sandbox::new();
+        let keys: Vec<Vec<u8>> = keys.iter().map(|k| k.as_bytes().to_vec()).collect();
+        let report = sandbox.run(&RunRequest {
+            keys: keys.clone(),
+            ..RunRequest::new(script)
+        });
+        unseen_lines(&report, &keys, DEFAULT)
+    }
+
+    #[test]
+    fn calls_the_copy_cannot_answer_are_listed_with_their_line() {
+        assert_eq!(
+            unseen("return redis.call('GET', KEYS[1])", &["k"]),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            unseen("local a = redis.call('GET', KEYS[1])\nreturn redis.call('MGET', KEYS[1], 'x', 'y')", &["k"]),
+            vec!["line 2: MGET k x y (keys x, y not in KEYS: the copy lacks them)".to_string()]
+        );
+        assert_eq!(
+            unseen("redis.call('SELECT', 2)\nreturn redis.call('EXISTS', KEYS[1])", &["k"]),
+            vec!["line 2: EXISTS k (key k in database 2 after SELECT: the copy holds KEYS of the first only)".to_string()]
+        );
+        assert_eq!(
+            unseen("return redis.pcall('DBSIZE')", &[]),
+            vec!["line 1: DBSIZE (it reads the whole keyspace)".to_string()]
+        );
     }
 }
