@@ -99,9 +99,7 @@ struct Walk<'p> {
     stack: Vec<usize>,
     /// Function literal positions and the names they are bound to.
     names_at: HashMap<(usize, usize), Vec<String>>,
-    /// Literal positions bound to a metamethod key (`__index = function ...`), and names bound so.
-    metamethod_at: HashSet<(usize, usize)>,
-    metamethod_names: Vec<(String, usize)>,
+    /// `__gc` metamethods: literal positions, names, and values the analysis cannot follow.
     gc_at: HashSet<(usize, usize)>,
     gc_names: Vec<(String, usize)>,
     gc_unknown: Vec<(usize, usize)>,
@@ -200,28 +198,18 @@ impl Walk<'_> {
         self.names_at.entry(at).or_default().push(name);
     }
 
-    /// `name = value` where the key is a metamethod: remember the function it holds.
+    /// `__gc = value`: remember the function it holds (other metamethods are followed from a
+    /// handler whenever the script sets a metatable at all).
     fn metamethod(&mut self, key: &str, value: &Expression) {
-        if !key.starts_with("__") {
+        if key != "__gc" {
             return;
         }
-        let gc = key == "__gc";
         match fn_value(value) {
             FnValue::Literal(at) => {
-                self.metamethod_at.insert(at);
-                if gc {
-                    self.gc_at.insert(at);
-                }
+                self.gc_at.insert(at);
             }
-            FnValue::Path(p) => {
-                let line = pos(value).0;
-                self.metamethod_names.push((p.clone(), line));
-                if gc {
-                    self.gc_names.push((p, line));
-                }
-            }
-            FnValue::Other if gc => self.gc_unknown.push(pos(value)),
-            FnValue::Other => {}
+            FnValue::Path(p) => self.gc_names.push((p, pos(value).0)),
+            FnValue::Other => self.gc_unknown.push(pos(value)),
         }
     }
 
@@ -265,11 +253,8 @@ impl Visitor for Walk<'_> {
         let full = full.join(".");
         let at = pos(node.body());
         self.bind(at, full.clone());
-        if last_segment(&full).starts_with("__") {
-            self.metamethod_at.insert(at);
-            if last_segment(&full) == "__gc" {
-                self.gc_at.insert(at);
-            }
+        if last_segment(&full) == "__gc" {
+            self.gc_at.insert(at);
         }
     }
 
@@ -280,6 +265,16 @@ impl Visitor for Walk<'_> {
     }
 
     fn visit_assignment(&mut self, node: &ast::Assignment) {
+        for var in node.variables() {
+            // `getmetatable('').__index = f`: a metatable changed in place.
+            if let Var::Expression(v) = var {
+                if let Prefix::Name(n) = v.prefix() {
+                    if text(n).ends_with("metatable") {
+                        self.setmetatable = true;
+                    }
+                }
+            }
+        }
         for (var, value) in node.variables().iter().zip(node.expressions().iter()) {
             let target = match var {
                 Var::Name(n) => Some(text(n)),
@@ -434,7 +429,8 @@ impl Visitor for Walk<'_> {
         let Some(name) = callee else { return };
         let base = name.split('.').next().unwrap_or(&name).to_string();
         let last = last_segment(&name).to_string();
-        if last == "setmetatable" {
+        // `setmetatable`, `getmetatable('').__index = ...`: a metamethod may be any function.
+        if last.ends_with("metatable") || last == "rawset" {
             self.setmetatable = true;
         }
         let args: Vec<&Expression> = match first_call.map(|i| suffixes[i]) {
@@ -516,8 +512,6 @@ pub fn in_ast(tree: &ast::Ast, profile: &Profile) -> Vec<Unkillable> {
         bodies: vec![Body::default()],
         stack: vec![0],
         names_at: HashMap::new(),
-        metamethod_at: HashSet::new(),
-        metamethod_names: Vec::new(),
         gc_at: HashSet::new(),
         gc_names: Vec::new(),
         gc_unknown: Vec::new(),
@@ -596,17 +590,10 @@ impl Walk<'_> {
                 }),
             }
         }
-        // A handler touching a table with a metatable runs its metamethods in the handler too.
+        // A handler touching a table with a metatable runs its metamethods in the handler too;
+        // a key computed at run time can make any function one, so all are followed then.
         let metamethods: Vec<usize> = if self.setmetatable {
-            let mut ids: Vec<usize> = self
-                .metamethod_at
-                .iter()
-                .filter_map(|at| self.body_at.get(at).copied())
-                .collect();
-            for (name, _) in &self.metamethod_names {
-                ids.extend(self.resolve(name));
-            }
-            ids
+            (1..self.bodies.len()).collect()
         } else {
             Vec::new()
         };
@@ -847,5 +834,35 @@ mod tests {
         assert!(found[0]
             .message
             .starts_with("a `while` loop in a `__gc` metamethod"));
+    }
+
+    #[test]
+    fn a_second_round_of_variants_is_found_too() {
+        for (source, start) in [
+            // A handler assigned after its declaration.
+            ("local h\nh = function() while true do end end\nreturn xpcall(error, h)", "a `while` loop in the error handler of xpcall at line 3"),
+            // A table field holding the handler.
+            ("local t = {h = function() while true do end end}\nreturn xpcall(error, t.h)", "a `while` loop in the error handler of xpcall at line 2"),
+            ("local t = {['h'] = function() repeat until false end}\nreturn xpcall(error, t['h'])", "a `repeat` loop in the error handler of xpcall at line 2"),
+            // A handler handed in as a parameter.
+            ("local function run(h) return xpcall(error, h) end\nreturn run(function() end)", "the error handler of xpcall at line 1 is `h`, which the analysis cannot follow"),
+            // A handler that is a call's result: select, coroutine.wrap, a callable table.
+            ("local function h() end\nreturn xpcall(error, select(1, h))", "the error handler of xpcall at line 2 is computed at run time"),
+            ("return xpcall(error, coroutine.wrap(function() while true do end end))", "the error handler of xpcall at line 1 is computed at run time"),
+            // xpcall reached through _G as a value, or stored in a table.
+            ("return rawget(_G, 'xpcall')(error, function() end)", "`_G` used as a value"),
+            ("local t = {xpcall}\nreturn t[1](error, function() end)", "xpcall used as a value"),
+            // A comparator written inside the handler.
+            ("return xpcall(error, function(e) table.sort({3, 1}, function(a, b) while true do end end) end)", "a `while` loop in the error handler of xpcall at line 1"),
+            // Mutual recursion.
+            ("local a, b\nfunction a() return b() end\nfunction b() return a() end\nreturn xpcall(error, a)", "a recursive function (line "),
+            // A metatable set with a key built at run time.
+            ("local mt = {}\nmt['__in' .. 'dex'] = function() while true do end end\nlocal t = setmetatable({}, mt)\nreturn xpcall(error, function(e) return t.x end)", "a `while` loop in the error handler of xpcall at line 4"),
+            // The string metatable's __index, reached by a method call in the handler.
+            ("getmetatable('').__index = function() while true do end end\nreturn xpcall(error, function(e) return e:upper() end)", "a `while` loop in the error handler of xpcall at line 2"),
+        ] {
+            let found = lines(source);
+            assert!(found.iter().any(|(_, m)| m.starts_with(start)), "{source}: {found:?}");
+        }
     }
 }

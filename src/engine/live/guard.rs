@@ -143,7 +143,12 @@ pub fn unseen_lines(
             .is_some_and(|c| !c.is_empty())
             .then(|| crate::engine::commands::resolve_in(profile, &t.command).ok())
             .flatten();
-        if let Some(why) = resolved.and_then(|r| r.info.beyond_its_keys(&t.command)) {
+        let why = resolved.and_then(|r| match r.implementation {
+            // The dry run answered with an error the server would not give.
+            None => Some("the sandbox does not run it: the server's reply is not known"),
+            Some(_) => r.info.beyond_its_keys(&t.command),
+        });
+        if let Some(why) = why {
             out.push(format!("line {}: {} ({why})", t.line, shown(t)));
         }
     }
@@ -209,6 +214,10 @@ mod tests {
         assert_eq!(
             unseen("return redis.pcall('DBSIZE')", &[]),
             vec!["line 1: DBSIZE (it reads the whole keyspace)".to_string()]
+        );
+        assert_eq!(
+            unseen("return redis.pcall('MEMORY', 'DOCTOR')", &[]),
+            vec!["line 1: MEMORY DOCTOR (the sandbox does not run it: the server's reply is not known)".to_string()]
         );
     }
 }
