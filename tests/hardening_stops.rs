@@ -392,3 +392,37 @@ fn a_memory_budget_stop_caught_in_a_coroutine_ends_the_run() {
     let after = sandbox.run(&RunRequest::new("return redis.call('EXISTS', 'k')"));
     assert_eq!(after.reply, Reply::Int(0));
 }
+
+/// The workbench's engine thread: Esc stops a handler loop (the workbench sat at "cancelling…").
+#[test]
+fn esc_in_the_workbench_stops_a_handler_loop() {
+    use evalbench::tui::worker::{EngineCommand, EngineEvent, Worker};
+    let worker = Worker::start();
+    worker.send(EngineCommand::Run {
+        id: 1,
+        request: RunRequest::new(HANDLER_LOOP),
+        seed: Db::new(),
+        busy_threshold_ms: 0,
+        consent: Default::default(),
+        live: false,
+        clock_ms: 0,
+    });
+    // Let the engine thread enter the script.
+    std::thread::sleep(Duration::from_millis(200));
+    worker.cancel();
+    let result = loop {
+        match worker.events.recv_timeout(Duration::from_secs(60)) {
+            Ok(EngineEvent::Finished(result)) => break result,
+            Ok(_) => continue,
+            Err(e) => panic!("the cancelled run did not finish within 60 s: {e}"),
+        }
+    };
+    assert_eq!(result.report.outcome, Outcome::Cancelled);
+    assert_eq!(
+        result.report.reply,
+        Reply::Error(format!(
+            "ERR evalbench: the run was cancelled script: {}, on @user_script:1.",
+            result.report.sha1
+        ))
+    );
+}
