@@ -112,9 +112,9 @@ pub fn expand_home(path: &Path) -> PathBuf {
     }
 }
 
-/// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// crash never leaves a half-written file. Symbolic links are written through. An existing file
-/// keeps its permissions; a new one gets the umask's.
+/// Write `bytes` to `path` atomically (`engine::output`): a crash never leaves a half-written
+/// file, symbolic links are written through, an existing file keeps its permissions and a new one
+/// gets the umask's.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     write_with_mode(path, bytes, None)
 }
@@ -136,35 +136,12 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 fn write_with_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), String> {
-    use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let name = target
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = target.with_file_name(tmp_name);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    // Created with the final mode, so the text is never readable by others, not even briefly.
-    options.mode(mode.unwrap_or(0o666));
-    let result = options
-        .open(&tmp)
-        .and_then(|mut file| file.write_all(bytes))
-        .and_then(|()| match (mode, std::fs::metadata(&target)) {
-            (Some(mode), _) => {
-                std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))
-            }
-            (None, Ok(meta)) => std::fs::set_permissions(&tmp, meta.permissions()),
-            (None, Err(_)) => Ok(()),
-        })
-        .and_then(|()| std::fs::rename(&tmp, &target));
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
-    })
+    let options = crate::engine::output::Options {
+        mode,
+        create_new: false,
+    };
+    crate::engine::output::write_with(path, options, |w| w.write_all(bytes))
+        .map_err(|e| e.to_string())
 }
 
 // ---------------------------------------------------------------------------------------------
