@@ -270,14 +270,15 @@ pub fn save_script_with(
             )))
         }
     };
-    let mut car = read_bounded_text(&car_path, &input::KEYSPACE_JSON)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| match v {
-            serde_json::Value::Object(map) => Some(map),
-            _ => None,
-        })
-        .unwrap_or_default();
+    let mut car = match existing_sidecar(&car_path) {
+        Ok(car) => car,
+        Err(e) => {
+            return Ok(Some(format!(
+                "saved {} but not its sidecar: {e}",
+                path.display()
+            )))
+        }
+    };
     car.insert("keys".into(), keys.into());
     car.insert("argv".into(), argv.into());
     car.insert("keyspace".into(), keyspace_to_json(seed, now_ms));
@@ -289,6 +290,34 @@ pub fn save_script_with(
     Ok(write_atomically(&car_path, format!("{json}\n").as_bytes())
         .err()
         .map(|e| format!("saved {} but not its sidecar: {e}", path.display())))
+}
+
+/// The fields of the sidecar at `car_path` (empty when there is none), which a save keeps (its
+/// description among them). One evalbench cannot read is never replaced: its text may be a
+/// description half-typed by hand, and the error says where to fix it.
+fn existing_sidecar(car_path: &Path) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let text = match read_bounded_text(car_path, &input::KEYSPACE_JSON) {
+        Ok(text) => text,
+        Err(input::InputError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok(Default::default())
+        }
+        Err(e) => return Err(format!("{e}; it was left as it is")),
+    };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err(format!(
+            "{}: not a JSON object; it was left as it is (fix or remove it, then save again)",
+            car_path.display()
+        )),
+        Err(e) => Err(format!(
+            "{}:{}:{}: malformed sidecar: {e}; it was left as it is (fix or remove it, then save again)",
+            car_path.display(),
+            e.line(),
+            e.column()
+        )),
+    }
 }
 
 pub fn load_seed(path: &Path, now_ms: i64) -> Result<Db, String> {
@@ -909,6 +938,54 @@ mod tests {
         assert_eq!(car["description"], "demo");
         assert_eq!(car["expected"], serde_json::json!({"int": 1}));
         assert_eq!(car["keys"], serde_json::json!(["new"]));
+    }
+
+    #[test]
+    fn a_sidecar_that_cannot_be_parsed_is_never_replaced() {
+        let dir = TempDir::new("malformed-car");
+        let path = dir.0.join("m.lua");
+        let car = dir.0.join("m.json");
+        let broken = "{\"description\": \"the limiter we ship\",\n  \"keys\": [\"a\",]\n}\n";
+        std::fs::write(&car, broken).unwrap();
+        let inputs = InputsState::from_lists(&["k".to_string()], &[]);
+        let note = save_script(&path, "return 2", &inputs, &Db::new(), 0)
+            .unwrap()
+            .expect("the sidecar is refused");
+        assert_eq!(
+            note,
+            format!(
+                "saved {} but not its sidecar: {}:2:16: malformed sidecar: trailing comma at line 2 column 16; it was left as it is (fix or remove it, then save again)",
+                path.display(),
+                car.display()
+            )
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "return 2");
+        assert_eq!(std::fs::read_to_string(&car).unwrap(), broken);
+        std::fs::write(&car, "[1]").unwrap();
+        let note = save_script(&path, "return 3", &inputs, &Db::new(), 0)
+            .unwrap()
+            .expect("the sidecar is refused");
+        assert!(note.ends_with("m.json: not a JSON object; it was left as it is (fix or remove it, then save again)"), "{note}");
+        assert_eq!(std::fs::read_to_string(&car).unwrap(), "[1]");
+    }
+
+    #[test]
+    fn saving_through_a_symlink_keeps_the_link_and_the_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = TempDir::new("save-link");
+        let real = dir.0.join("real.lua");
+        std::fs::write(&real, "return 1").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.0.join("link.lua");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        save_script(&link, "return 2", &InputsState::default(), &Db::new(), 0).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "return 2");
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
     }
 
     #[test]
