@@ -27,6 +27,22 @@ use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::Relaxed};
 /// The default budget of a run: Lua, keyspace, trace, reply and report together.
 pub const DEFAULT_MEMORY_BUDGET: usize = 1 << 30;
 
+/// What a run keeps of one `redis.log` message: its first bytes, then `… (N bytes not shown)`.
+/// Redis writes the whole message to its log file; the sandbox keeps the log in memory, in the
+/// report, so it keeps what a reader can use.
+pub const LOG_MESSAGE_BYTES: usize = 64 << 10;
+
+/// What a run keeps of all its `redis.log` messages together; later messages are counted in
+/// one last line instead.
+pub const LOG_TOTAL_BYTES: usize = 1 << 20;
+
+/// What an export shows of the reply, of a keyspace value and of the Lua value: a document to
+/// share, not a dump (a 256 MiB value would take several times its size to escape and lay out).
+pub const EXPORT_VALUE_BYTES: usize = 64 << 10;
+
+/// The elements an export shows of a reply.
+pub const EXPORT_ELEMENTS: usize = 1000;
+
 const SLOTS: usize = 32;
 
 #[repr(align(64))]
