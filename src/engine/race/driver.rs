@@ -19,10 +19,15 @@ use serde_json::Value as Json;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Lua instructions one client may run between two server interactions before it is stopped
 /// (a logic that loops without calling the server would otherwise hang the lab).
 const INSTRUCTION_LIMIT: u64 = 10_000_000;
+/// Steps a traced run (a replay) keeps, each with the keyspace after it: a schedule of 16,000
+/// steps is shown by its start.
+pub const TRACED_STEPS: usize = 1000;
 /// Server interactions one client may make in one schedule.
 const CALL_LIMIT: usize = 10_000;
 /// The Lua memory of a lab (all clients together).
@@ -85,6 +90,15 @@ pub struct ClientEnd {
     pub gave_up: bool,
 }
 
+/// Why a schedule was stopped before its end: nothing of it counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The runner's cancel flag was raised (the workbench's Esc).
+    Cancelled,
+    /// The process's memory went past the budget (engine/budget.rs).
+    OverBudget,
+}
+
 /// The result of one schedule.
 pub struct Run {
     /// The client (0-based) that made each step.
@@ -94,6 +108,10 @@ pub struct Run {
     pub steps: Vec<Step>,
     pub final_db: Db,
     pub clients: Vec<ClientEnd>,
+    /// The schedule did not end: cancelled, or over the memory budget.
+    pub stopped: Option<Stop>,
+    /// Steps of a traced run after the first `TRACED_STEPS` (run, not kept).
+    pub steps_not_traced: usize,
 }
 
 /// What a client does at its next step.
@@ -128,7 +146,9 @@ struct Client {
     local: Vec<(String, String)>,
     /// The QUEUED tables handed to the logic, by queue position: a logic that returns one
     /// returns what EXEC answers for that command (as a client library's transaction result).
-    placeholders: Vec<mlua::Table>,
+    /// Kept in one Lua table: a handle per placeholder would take a slot of mlua's reference
+    /// stack each, and 8 clients queueing 2,000 commands exhaust it.
+    placeholders: Option<mlua::Table>,
     /// The logic returned the placeholder of this queued command.
     result_from_queue: Option<usize>,
 }
@@ -141,6 +161,8 @@ struct World {
     rng: CommandRng,
     now_ms: i64,
     profile: &'static Profile,
+    /// A command was refused for lack of budget (SETRANGE's offset, APPEND).
+    over_budget: bool,
 }
 
 impl World {
@@ -165,11 +187,19 @@ impl World {
             clock: &self.clock,
             resp3: false,
             rng: &mut self.rng,
-            spare_bytes: crate::engine::budget::DEFAULT_MEMORY_BUDGET,
+            // The lab's keyspaces, outcomes and Lua share the process's budget.
+            spare_bytes: crate::engine::budget::spare(),
             over_budget: false,
             profile: self.profile,
         };
-        commands::execute(resolved, &mut ctx, args).to_resp2()
+        let reply = commands::execute(resolved, &mut ctx, args).to_resp2();
+        if ctx.over_budget {
+            self.over_budget = true;
+            return Reply::Error(crate::engine::budget::over_budget_text(
+                crate::engine::budget::limit(),
+            ));
+        }
+        reply
     }
     fn version(&self, key: &[u8]) -> u64 {
         self.versions.get(key).copied().unwrap_or(0)
@@ -189,10 +219,17 @@ pub struct Runner {
     /// Each invariant's compiled chunk (called like the logic, KEYS/ARGV empty).
     invariants: Vec<Function>,
     seed: Db,
+    /// Raised to stop the lab: checked at every step and every 10,000 Lua instructions.
+    cancel: Arc<AtomicBool>,
 }
 
 impl Runner {
     pub fn new(lab: &Lab) -> Result<Runner, LabError> {
+        Runner::with_cancel(lab, Arc::new(AtomicBool::new(false)))
+    }
+
+    /// `new`, stopped when `cancel` is raised (from another thread: the workbench's Esc).
+    pub fn with_cancel(lab: &Lab, cancel: Arc<AtomicBool>) -> Result<Runner, LabError> {
         // The lab runs as on the default profile's server: its string hash (pairs() order).
         let lua = crate::engine::lua::string_hash::with_string_hash(
             profile::DEFAULT.lua_string_hash,
@@ -208,9 +245,13 @@ impl Runner {
         // One hook for every thread (set per thread it costs an allocation per client per schedule).
         let instructions = Rc::new(Cell::new(0u64));
         let counted = instructions.clone();
+        let cancelled = cancel.clone();
         lua.set_global_hook(
             HookTriggers::new().every_nth_instruction(10_000),
             move |_, _| {
+                if cancelled.load(Ordering::Relaxed) {
+                    return Err(mlua::Error::runtime("evalbench: the race lab was cancelled"));
+                }
                 counted.set(counted.get() + 10_000);
                 if counted.get() > INSTRUCTION_LIMIT {
                     return Err(mlua::Error::runtime(format!(
@@ -267,11 +308,30 @@ impl Runner {
             logic,
             invariants,
             seed,
+            cancel,
         })
     }
 
     pub fn lab(&self) -> &Lab {
         &self.lab
+    }
+
+    /// The flag that stops the lab (from another thread: the workbench's Esc).
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+
+    /// Why a schedule must stop now, if it must.
+    fn must_stop(&self, world: &World) -> Option<Stop> {
+        if self.cancel.load(Ordering::Relaxed) {
+            Some(Stop::Cancelled)
+        } else if world.over_budget
+            || crate::engine::budget::refresh() > crate::engine::budget::limit()
+        {
+            Some(Stop::OverBudget)
+        } else {
+            None
+        }
     }
 
     fn world(&self) -> World {
@@ -284,6 +344,7 @@ impl Runner {
             rng: CommandRng::default(),
             now_ms: self.lab.clock_ms,
             profile: profile::DEFAULT,
+            over_budget: false,
         }
     }
 
@@ -321,7 +382,7 @@ impl Runner {
                 result: None,
                 gave_up: false,
                 local: Vec::new(),
-                placeholders: Vec::new(),
+                placeholders: None,
                 result_from_queue: None,
             };
             if strategy == Strategy::Watch {
@@ -338,6 +399,8 @@ impl Runner {
             steps: Vec::new(),
             final_db: Db::new(),
             clients: Vec::new(),
+            stopped: None,
+            steps_not_traced: 0,
         };
         for (index, client) in clients.iter_mut().enumerate() {
             trace_local(&mut run, index, client, &world, trace);
@@ -354,6 +417,10 @@ impl Runner {
             if ready.is_empty() {
                 break;
             }
+            if let Some(stop) = self.must_stop(&world) {
+                run.stopped = Some(stop);
+                break;
+            }
             let pick = choose(&ready).min(ready.len() - 1);
             let index = ready[pick];
             run.schedule.push(index);
@@ -362,7 +429,9 @@ impl Runner {
                 running = Some(index);
             }
             let (command, reply) = self.step(&mut clients[index], &mut world, strategy);
-            if trace {
+            if trace && run.steps.len() >= TRACED_STEPS {
+                run.steps_not_traced += 1;
+            } else if trace {
                 run.steps.push(Step {
                     client: index + 1,
                     command,
@@ -371,6 +440,10 @@ impl Runner {
                 });
             }
             trace_local(&mut run, index, &mut clients[index], &world, trace);
+        }
+        if run.stopped.is_some() {
+            // Not a schedule's end: no copy of a keyspace that may be what filled the budget.
+            return run;
         }
         run.final_db = world.keyspace.db(0).clone();
         run.clients = clients
@@ -397,6 +470,8 @@ impl Runner {
             widths: Vec::new(),
             steps: Vec::new(),
             final_db: world.keyspace.db(0).clone(),
+            stopped: None,
+            steps_not_traced: 0,
             clients: vec![ClientEnd {
                 client: 1,
                 result: format!("evalbench: could not start the client: {e}"),
@@ -408,19 +483,14 @@ impl Runner {
     }
 
     fn start_args(&self, client: &Client) -> MultiValue {
-        let keys = self.lua.create_sequence_from(
-            client
-                .keys
-                .iter()
-                .map(|k| self.lua.create_string(k).expect("KEYS")),
-        );
-        let argv = self.lua.create_sequence_from(
-            client
-                .argv
-                .iter()
-                .map(|a| self.lua.create_string(a).expect("ARGV")),
-        );
-        match (keys, argv) {
+        let table = |values: &[Vec<u8>]| -> mlua::Result<mlua::Table> {
+            let t = self.lua.create_table()?;
+            for v in values {
+                t.raw_push(self.lua.create_string(v)?)?;
+            }
+            Ok(t)
+        };
+        match (table(&client.keys), table(&client.argv)) {
             (Ok(k), Ok(a)) => MultiValue::from_iter([Value::Table(k), Value::Table(a)]),
             _ => MultiValue::new(),
         }
@@ -477,7 +547,7 @@ impl Runner {
                 client.watched.clear();
                 if changed {
                     client.queue.clear();
-                    client.placeholders.clear();
+                    client.placeholders = None;
                     client.result_from_queue = None;
                     client.in_multi = false;
                     if client.retries >= self.lab.max_retries {
@@ -507,7 +577,7 @@ impl Runner {
                     .iter()
                     .map(|c| world.exec(c))
                     .collect();
-                client.placeholders.clear();
+                client.placeholders = None;
                 if let Some(reply) = client.result_from_queue.take().and_then(|p| replies.get(p)) {
                     client.result = Some((reply_line(reply), false));
                 }
@@ -547,10 +617,11 @@ impl Runner {
             if client.thread.status() != ThreadStatus::Resumable {
                 client.result = Some((value_line(yielded.front()), false));
                 if let Some(Value::Table(t)) = yielded.front() {
-                    client.result_from_queue = client
-                        .placeholders
-                        .iter()
-                        .position(|p| p.to_pointer() == t.to_pointer());
+                    client.result_from_queue = client.placeholders.as_ref().and_then(|list| {
+                        (1..=list.raw_len()).position(|i| {
+                            matches!(list.raw_get::<Value>(i), Ok(Value::Table(p)) if p.to_pointer() == t.to_pointer())
+                        })
+                    });
                 }
                 client.next = if client.queue.is_empty() && !client.queue_refused {
                     Next::Done
@@ -600,7 +671,12 @@ impl Runner {
             if !reply.is_error() {
                 client.queue.push(args);
                 if let Some(Value::Table(t)) = input.get(1) {
-                    client.placeholders.push(t.clone());
+                    if client.placeholders.is_none() {
+                        client.placeholders = self.lua.create_table().ok();
+                    }
+                    if let Some(list) = &client.placeholders {
+                        let _ = list.raw_push(t.clone());
+                    }
                 }
             }
         }
@@ -692,7 +768,10 @@ fn trace_local(run: &mut Run, index: usize, client: &mut Client, world: &World, 
     if client.local.is_empty() {
         return;
     }
-    if !trace {
+    if !trace || run.steps.len() >= TRACED_STEPS {
+        if trace {
+            run.steps_not_traced += client.local.len();
+        }
         client.local.clear();
         return;
     }
