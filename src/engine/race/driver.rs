@@ -112,6 +112,8 @@ pub struct Run {
     pub stopped: Option<Stop>,
     /// Steps of a traced run after the first `TRACED_STEPS` (run, not kept).
     pub steps_not_traced: usize,
+    /// Commands the clients queued in MULTI (not steps: no other client can go between them).
+    pub queued: usize,
 }
 
 /// What a client does at its next step.
@@ -138,6 +140,8 @@ struct Client {
     watched: Vec<(Vec<u8>, u64)>,
     retries: usize,
     calls: usize,
+    /// Commands queued in MULTI (answered QUEUED by the client itself): work the step limit counts.
+    queued: usize,
     /// The logic's result when it finished.
     result: Option<(String, bool)>,
     gave_up: bool,
@@ -379,6 +383,7 @@ impl Runner {
                 watched: Vec::new(),
                 retries: 0,
                 calls: 0,
+                queued: 0,
                 result: None,
                 gave_up: false,
                 local: Vec::new(),
@@ -401,6 +406,7 @@ impl Runner {
             clients: Vec::new(),
             stopped: None,
             steps_not_traced: 0,
+            queued: 0,
         };
         for (index, client) in clients.iter_mut().enumerate() {
             trace_local(&mut run, index, client, &world, trace);
@@ -441,6 +447,7 @@ impl Runner {
             }
             trace_local(&mut run, index, &mut clients[index], &world, trace);
         }
+        run.queued = clients.iter().map(|c| c.queued).sum();
         if run.stopped.is_some() {
             // Not a schedule's end: no copy of a keyspace that may be what filled the budget.
             return run;
@@ -472,6 +479,7 @@ impl Runner {
             final_db: world.keyspace.db(0).clone(),
             stopped: None,
             steps_not_traced: 0,
+            queued: 0,
             clients: vec![ClientEnd {
                 client: 1,
                 result: format!("evalbench: could not start the client: {e}"),
@@ -667,6 +675,7 @@ impl Runner {
                 }
             };
             client.local.push((command_line(&args), reply_line(&reply)));
+            client.queued += 1;
             input = self.reply_input(&reply, pcall);
             if !reply.is_error() {
                 client.queue.push(args);
@@ -777,6 +786,10 @@ fn trace_local(run: &mut Run, index: usize, client: &mut Client, world: &World, 
     }
     let snapshot = world.snapshot();
     for (command, reply) in client.local.drain(..) {
+        if run.steps.len() >= TRACED_STEPS {
+            run.steps_not_traced += 1;
+            continue;
+        }
         run.steps.push(Step {
             client: index + 1,
             command,

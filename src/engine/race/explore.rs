@@ -14,8 +14,9 @@ use std::collections::{HashMap, HashSet};
 pub const DEFAULT_SCHEDULE_LIMIT: usize = 100_000;
 /// Schedules drawn when sampling.
 pub const DEFAULT_SAMPLES: usize = 10_000;
-/// Server interactions one strategy may make over all its schedules: 8 clients of 2,000 calls
-/// each are 16,000 steps a schedule, and every interleaving of them would never end.
+/// Steps (server interactions and commands queued in MULTI) one strategy may make over all its
+/// schedules: 8 clients of 2,000 calls each are 16,000 steps a schedule, and every interleaving
+/// of them would never end.
 pub const DEFAULT_STEP_LIMIT: usize = 1_000_000;
 /// Outcomes detailed per strategy (the most common).
 pub const DETAILED_OUTCOMES: usize = 20;
@@ -252,7 +253,9 @@ impl Meter<'_> {
 
     /// Count a schedule that ended; why exploring stops after it, if it does.
     fn count(&mut self, run: &Run) -> Option<String> {
-        self.steps += run.schedule.len();
+        // Queued commands count: under multi a schedule is one EXEC per client, whatever the
+        // logic queued, and the limit bounds the work.
+        self.steps += run.schedule.len() + run.queued;
         self.schedules += 1;
         if self.steps >= self.next_report {
             self.next_report = self.steps + (self.limit / 100).max(1);
