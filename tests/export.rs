@@ -430,3 +430,32 @@ fn run_export_overwrite_writes_through_a_symlink() {
         .starts_with("# evalbench run: stock\\_decrement.lua\n"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A large value is shown by its first 64 KiB with its true size, never copied whole: the export
+/// of a run's reply, Lua value and keyspace stays the size of what it shows.
+#[test]
+fn large_values_are_cut_with_their_size() {
+    let request = RunRequest {
+        keys: vec![b"big".to_vec()],
+        ..RunRequest::new(
+            "redis.call('SET', KEYS[1], string.rep('x', 1048576))\nreturn redis.call('GET', KEYS[1])",
+        )
+    };
+    let (report, before, after, now_ms) = run(&request, Db::new());
+    let text = Format::Markdown.render(&RunExport {
+        title: "big.lua",
+        script: &request.script,
+        keys: &request.keys,
+        argv: &request.argv,
+        report: &report,
+        backend: "sandbox",
+        keyspace: Some((&before, &after)),
+        now_ms,
+    });
+    assert!(text.len() < 300_000, "{} bytes", text.len());
+    assert!(text.contains("| `big` | added |  | `(a string of 1,048,576 bytes: not shown; an export shows values up to 65,536 bytes)` |"), "{}", &text[..2000]);
+    assert!(
+        text.contains(&format!("\"{}\"… (1,048,576 bytes)\n", "x".repeat(65536))),
+        "the reply cut with its size"
+    );
+}

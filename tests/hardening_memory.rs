@@ -452,3 +452,57 @@ fn logging_huge_messages_stays_within_the_budget() {
     assert!(stdout.contains("  [3] line 2: … (85 more messages, 1426063360 bytes, not shown: a run keeps the first 1 MiB of its log)\n"));
     assert!(rss > 0 && rss < (64 + 32) * 1024, "peak RSS {rss} KiB");
 }
+
+/// A seed of 1.5M one-byte list elements (6 MB of JSON, about 300 MB loaded) under
+/// --max-memory 64: refused while parsing, with the file and its size, within the budget.
+#[test]
+fn a_seed_past_the_budget_is_refused_while_parsing() {
+    if !std::path::Path::new("/usr/bin/time").exists() {
+        eprintln!("skipped: /usr/bin/time is not installed");
+        return;
+    }
+    let _g = serial();
+    let seed = tempfile_path("seed.json");
+    let mut text = String::from("{\"l\": {\"type\": \"list\", \"value\": [");
+    for i in 0..1_500_000 {
+        text.push_str(if i == 0 { "\"1\"" } else { ",\"1\"" });
+    }
+    text.push_str("]}}");
+    std::fs::write(&seed, &text).unwrap();
+    let script = script_file("return 1");
+    let rss_file = tempfile_path("rss-seed");
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%M", "-o", &rss_file])
+        .arg(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["run", "--max-memory", "64", "--keyspace", &seed, &script])
+        .output()
+        .unwrap();
+    let rss: u64 = std::fs::read_to_string(&rss_file)
+        .unwrap_or_default()
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(0);
+    for file in [&seed, &script, &rss_file] {
+        let _ = std::fs::remove_file(file);
+    }
+    // /usr/bin/time reports the exit status on stderr after evalbench's own line.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("evalbench: {seed}: 6,000,035 bytes of keyspace JSON would take more than the memory budget (64 MiB) to load; seed only the keys the script uses, or raise the budget with --max-memory MIB (memory_limit_mb in the workbench's config.toml)\n")),
+        "{stderr}"
+    );
+    assert!(rss > 0 && rss < (64 + 32) * 1024, "peak RSS {rss} KiB");
+}
+
+#[test]
+fn a_seed_within_the_budget_loads() {
+    let _g = serial();
+    let db = evalbench::engine::keyspace::keyspace_from_json(
+        r#"{"k": "v", "l": {"type": "list", "value": ["a", "b"]}}"#,
+        0,
+    )
+    .unwrap();
+    assert_eq!(db.len(0), 2);
+}
