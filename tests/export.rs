@@ -454,8 +454,14 @@ fn large_values_are_cut_with_their_size() {
     });
     assert!(text.len() < 300_000, "{} bytes", text.len());
     assert!(text.contains("| `big` | added |  | `(a string of 1,048,576 bytes: not shown; an export shows values up to 65,536 bytes)` |"), "{}", &text[..2000]);
+    // The reply's bounded copy marks the cut inside the string (as the trace's copies do).
+    let reply = format!(
+        "RESP2 (the caller's):\n\n```\n\"{}\\xe2\\x80\\xa6 (1,048,576 bytes)\"\n```",
+        "x".repeat(65536)
+    );
+    assert!(text.contains(&reply), "the reply cut with its size");
     assert!(
-        text.contains(&format!("\"{}\"… (1,048,576 bytes)\n", "x".repeat(65536))),
-        "the reply cut with its size"
+        text.contains("\"… (1,048,576 bytes)\n```\n"),
+        "the Lua value cut with its size"
     );
 }
