@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// What the lab's thread sends: progress lines, then its end.
 pub enum RaceMessage {
     Progress(String),
-    Done(Result<RaceReport, String>),
+    Done(Box<Result<RaceReport, String>>),
 }
 
 /// A race lab running on its thread, and the flag that stops it (Esc).
@@ -117,7 +117,7 @@ pub fn open(app: &mut App) -> Vec<Effect> {
                 .map_err(|_| "cancelled".to_string()),
                 Err(e) => Err(e.to_string()),
             };
-            let _ = answer.send(RaceMessage::Done(result));
+            let _ = answer.send(RaceMessage::Done(Box::new(result)));
         });
     match spawned {
         Ok(_) => {
@@ -154,7 +154,7 @@ pub fn housekeeping(app: &mut App) {
                     app.status = format!("{text}… (Esc stops)");
                 }
             }
-            Ok(RaceMessage::Done(result)) => break result,
+            Ok(RaceMessage::Done(result)) => break *result,
             Err(TryRecvError::Empty) => return,
             Err(TryRecvError::Disconnected) => {
                 break Err("the lab's thread ended without a report".into())
