@@ -263,7 +263,7 @@ pub fn run_live(
 /// Why a finished dry run is too slow to send unasked (the guard's concern in words), if it is.
 fn slow_dry_run(report: &crate::engine::RunReport, threshold_ms: u64) -> Option<String> {
     use crate::engine::live::guarded::{concerns, Concern};
-    let limit = crate::engine::sandbox::DEFAULT_MEMORY_LIMIT;
+    let limit = crate::engine::budget::limit();
     concerns(report, &[], threshold_ms, limit)
         .into_iter()
         .find_map(|c| match c {

@@ -114,9 +114,8 @@ pub fn test_main(args: &TestArgs) -> Result<(i32, String), CliError> {
         EXIT_OK
     };
     if let Some(junit) = &args.junit {
-        std::fs::write(junit, junit_xml(&outcomes)).map_err(|e| {
-            CliError::input(format!("--junit: cannot write {}: {e}", junit.display()))
-        })?;
+        crate::engine::output::write_file(junit, junit_xml(&outcomes).as_bytes())
+            .map_err(|e| CliError::input(format!("--junit: {e}")))?;
     }
     let server = live.as_ref().map(|l| server_label(l, args));
     let out = if args.json {
@@ -316,7 +315,7 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
         match update_text(&text, &outcome.cases) {
             Some(new_text) if new_text != text => {
                 if let Err(e) = write_replacing(path, &new_text) {
-                    outcome.error = Some(format!("--update: cannot write {}: {e}", path.display()));
+                    outcome.error = Some(format!("--update: {e}"));
                     return outcome;
                 }
                 outcome.updated = outcome
@@ -332,11 +331,10 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
     outcome
 }
 
-/// Write through a temporary file and a rename: an interrupted update never leaves half a file.
-fn write_replacing(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("toml.evalbench-tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+/// Atomically (`engine::output`): an interruption never leaves half a test file, a symlinked
+/// test file stays a link and the file keeps its mode.
+fn write_replacing(path: &Path, text: &str) -> Result<(), crate::engine::output::OutputError> {
+    crate::engine::output::write_file(path, text.as_bytes())
 }
 
 fn status(outcome: &FileOutcome, case: &CaseResult) -> &'static str {

@@ -620,3 +620,43 @@ fn server_runs_a_library_s_cases_with_fcall_of_the_server_s_library() {
     conn.cmd(&["SELECT", "9"]);
     assert_eq!(format!("{:?}", conn.cmd(&["DBSIZE"])), "Int(0)");
 }
+
+#[test]
+fn update_writes_through_a_symlinked_test_file_keeping_its_mode_and_no_planted_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("update-link");
+    std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
+    std::fs::create_dir_all(dir.join("store")).unwrap();
+    let real = dir.join("store").join("counter-cases.toml");
+    std::fs::write(
+        &real,
+        "[[case]]\nname = \"new\"\nkeys = [\"c\"]\nargv = [\"2\"]\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = dir.join("counter.test.toml");
+    std::os::unix::fs::symlink("store/counter-cases.toml", &link).unwrap();
+    // The old temporary's name, planted as a link to a file it must not touch.
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("counter.test.toml.evalbench-tmp")).unwrap();
+    let out = evalbench_in(&dir, &["test", "--update", "counter.test.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    assert!(
+        stdout_of(&out).ends_with("1 case: 1 passed, 0 failed, 1 updated (review the diff)\n"),
+        "{}",
+        stdout_of(&out)
+    );
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(&real).unwrap(),
+        "[[case]]\nname = \"new\"\nkeys = [\"c\"]\nargv = [\"2\"]\nreply = { int = 2 }\nkeyspace = { c = \"2\" }\n"
+    );
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "not widened");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    let _ = std::fs::remove_dir_all(&dir);
+}

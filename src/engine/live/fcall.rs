@@ -462,7 +462,7 @@ fn guarded_fcall_inner(
             cancelled.after = dry.after;
             return cancelled;
         }
-        let memory_limit = crate::engine::sandbox::DEFAULT_MEMORY_LIMIT;
+        let memory_limit = crate::engine::budget::limit();
         let mut found = concerns(
             &dry.report,
             &dry.writes,

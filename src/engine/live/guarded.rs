@@ -541,7 +541,7 @@ fn guarded_run_inner(
                 ..plain(report, Db::new(), Db::new(), None)
             };
         }
-        let memory_limit = crate::engine::sandbox::DEFAULT_MEMORY_LIMIT;
+        let memory_limit = crate::engine::budget::limit();
         let mut watch = |stop: Arc<AtomicBool>| control.watch_dry_run(stop);
         let entered = |phase| control.enter(phase);
         let dry = match dry_run_with(live, request, now_ms, &entered, &mut watch) {

@@ -8,10 +8,10 @@ pub mod driver;
 pub mod explore;
 pub mod lab;
 
-pub use driver::{ClientEnd, Run, Runner, Step};
+pub use driver::{ClientEnd, Run, Runner, Step, Stop};
 pub use explore::{
-    race, replay, BrokenInvariant, Outcome, RaceOptions, RaceReport, StrategyReport,
-    DEFAULT_SAMPLES, DEFAULT_SCHEDULE_LIMIT,
+    race, race_with, replay, BrokenInvariant, Cancelled, Outcome, Progress, RaceOptions,
+    RaceReport, StrategyReport, DEFAULT_SAMPLES, DEFAULT_SCHEDULE_LIMIT, DEFAULT_STEP_LIMIT,
 };
 pub use lab::{builtin_lab, parse_lab, Lab, LabError, BUILTIN_LABS};
 
