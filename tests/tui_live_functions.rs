@@ -319,7 +319,7 @@ fn esc_before_the_send_sends_nothing_and_on_the_server_sends_function_kill() {
     assert!(
         b.app
             .status
-            .ends_with("; sent FUNCTION KILL: OK (the function was stopped)"),
+            .ends_with("; sent FUNCTION KILL: OK; the function was stopped (the server answers PING)"),
         "{}",
         b.app.status
     );

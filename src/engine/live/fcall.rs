@@ -30,13 +30,12 @@ use super::guarded::{
     concerns, describe_concern, keys_before, Concern, Consent, GuardedRun, Phase, Question,
     RunControl,
 };
-use super::{open, to_cmd, to_reply, ClusterNode, LiveBackend, LiveError, Target};
+use super::{to_cmd, ClusterNode, LiveBackend, LiveError, Target};
 use crate::engine::keyspace::Db;
 use crate::engine::reply::Reply;
 use crate::engine::report::Outcome;
 use crate::engine::script::sha1_hex;
 use crate::engine::{FunctionCall, RunReport, Sandbox};
-use redis::ConnectionLike;
 use std::time::{Duration, Instant};
 
 /// A function as loaded on the server: its library's code and its flags.
@@ -190,26 +189,13 @@ fn outcome_of(reply: &Reply) -> (Outcome, Option<u32>) {
 /// FUNCTION KILL on a fresh connection (SCRIPT KILL does not stop a function: the server answers
 /// BUSY), and what happened in words.
 pub fn function_kill(target: &Target) -> String {
-    let answer = open(target).and_then(|mut con| {
-        con.req_command(redis::cmd("FUNCTION").arg("KILL"))
-            .map(to_reply)
-            .or_else(|e| match (e.code(), e.detail()) {
-                (Some(code), Some(detail)) => Ok(Reply::Error(format!("{code} {detail}"))),
-                (Some(code), None) => Ok(Reply::Error(code.to_string())),
-                _ => Err(LiveError::Lost(super::describe_error(&e, &target.display))),
-            })
-    });
-    match answer {
-        Ok(Reply::Status(s)) if s == "OK" => {
-            "sent FUNCTION KILL: OK (the function was stopped)".into()
-        }
-        Ok(Reply::Error(e)) if e.starts_with("NOTBUSY") => {
-            "sent FUNCTION KILL: NOTBUSY (the function had ended by then; its reply was not read)".into()
-        }
-        Ok(Reply::Error(e)) if e.starts_with("UNKILLABLE") => "sent FUNCTION KILL: UNKILLABLE: the function has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE)".into(),
-        Ok(other) => format!("sent FUNCTION KILL: {}", other.to_cli().replace('\n', " ")),
-        Err(e) => format!("FUNCTION KILL could not be sent: {e}"),
-    }
+    function_kill_report(target).text
+}
+
+/// `function_kill` with its verdict.
+pub fn function_kill_report(target: &Target) -> super::KillReport {
+    let (answer, after) = super::kill_on(target, "FUNCTION");
+    super::judge_kill("FUNCTION", "", &answer, &after)
 }
 
 /// Send FCALL (or FCALL_RO when `read_only`) once, never again on a lost connection. When the read

@@ -970,78 +970,216 @@ fn annotate(
 /// SCRIPT KILL on a fresh connection (the running script's connection is blocked): the server's answer,
 /// or the connection error.
 pub fn script_kill(target: &Target) -> Result<Reply, LiveError> {
-    kill(&mut open(target)?, target)
+    kill(&mut open(target)?, target, "SCRIPT").map(|(reply, _)| reply)
 }
 
-fn kill(con: &mut redis::Connection, target: &Target) -> Result<Reply, LiveError> {
-    let cmd = redis::cmd("SCRIPT").arg("KILL").to_owned();
+/// How long the server has, after an OK to SCRIPT KILL or FUNCTION KILL, to answer PING with
+/// anything but BUSY before the kill is reported as not having stopped the script.
+pub const KILL_CONFIRM: Duration = Duration::from_secs(5);
+
+/// How long SCRIPT KILL's own answer is awaited when the target has no read timeout: the server
+/// reads it only once the script has run for the busy threshold.
+const KILL_REPLY_WAIT: Duration = Duration::from_secs(60);
+
+/// What the server did after SCRIPT KILL (or FUNCTION KILL) answered OK. OK only sets a flag that
+/// the script's hook reads; code the hook cannot interrupt (a loop in an error handler) keeps
+/// running, so only a PING that is answered tells that the script stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AfterKill {
+    /// Not checked: the kill was not answered OK.
+    NotChecked,
+    /// PING was answered (not BUSY): the script stopped.
+    Answers,
+    /// The server still answered BUSY after this long.
+    StillBusy(Duration),
+    /// PING got no answer within this long (or the connection broke): the server is frozen.
+    Silent(Duration),
+}
+
+/// `what` KILL ("SCRIPT" or "FUNCTION") on `con`: the server's answer (an error reply such as
+/// NOTBUSY or UNKILLABLE is an answer), and after an OK, whether PING is answered again.
+fn kill(
+    con: &mut redis::Connection,
+    target: &Target,
+    what: &str,
+) -> Result<(Reply, AfterKill), LiveError> {
+    let lost = |e: redis::RedisError| LiveError::Lost(describe_error(&e, &target.display));
+    con.set_read_timeout(Some(target.read_timeout.unwrap_or(KILL_REPLY_WAIT)))
+        .map_err(lost)?;
+    let cmd = redis::cmd(what).arg("KILL").to_owned();
     let answer = con
         .req_command(&cmd)
         .map(to_reply)
-        .or_else(|e| match (e.code(), e.detail()) {
-            // An error reply (NOTBUSY, UNKILLABLE) is the server's answer.
-            (Some(code), Some(detail)) => Ok(Reply::Error(format!("{code} {detail}"))),
-            (Some(code), None) => Ok(Reply::Error(code.to_string())),
-            _ => Err(LiveError::Lost(describe_error(&e, &target.display))),
+        .or_else(|e| match server_error_text(&e) {
+            Some(text) => Ok(Reply::Error(text)),
+            None => Err(lost(e)),
         })?;
-    // OK sets a flag the script's hook reads a moment later: until then the server answers BUSY.
-    // Wait (briefly) for the stop, so the caller's next command finds the server free.
-    if answer == Reply::Status("OK".into()) {
-        let until = Instant::now() + Duration::from_secs(1);
-        let ping = redis::cmd("PING").to_owned();
-        while Instant::now() < until {
-            match con.req_command(&ping) {
-                Err(e) if e.code() == Some("BUSY") => std::thread::sleep(Duration::from_millis(1)),
-                Ok(Value::ServerError(e)) if e.code() == "BUSY" => {
-                    std::thread::sleep(Duration::from_millis(1))
-                }
-                _ => break,
-            }
-        }
+    if answer != Reply::Status("OK".into()) {
+        return Ok((answer, AfterKill::NotChecked));
     }
-    Ok(answer)
+    Ok((answer, confirm_stopped(con, KILL_CONFIRM)))
 }
 
-/// What SCRIPT KILL answered, for a message: "sent SCRIPT KILL: OK (...)". On a cluster, the node that
+/// PING until it is answered with anything but BUSY, for `window` at most.
+fn confirm_stopped(con: &mut redis::Connection, window: Duration) -> AfterKill {
+    let started = Instant::now();
+    let ping = redis::cmd("PING").to_owned();
+    loop {
+        let left = window.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return AfterKill::StillBusy(window);
+        }
+        if con.set_read_timeout(Some(left)).is_err() {
+            return AfterKill::Silent(started.elapsed());
+        }
+        let busy = match con.req_command(&ping) {
+            Ok(Value::ServerError(e)) => e.code() == "BUSY",
+            Ok(_) => false,
+            Err(e) if e.code() == Some("BUSY") => true,
+            Err(e) if e.code().is_some() => false,
+            // No answer at all: the server does not read its clients any more.
+            Err(_) => return AfterKill::Silent(started.elapsed()),
+        };
+        if !busy {
+            return AfterKill::Answers;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// How a kill ended, for a front end to act on (the words are in `KillReport::text`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KillVerdict {
+    /// Killed, and the server answers PING again.
+    Stopped,
+    /// NOTBUSY: no script was running by then.
+    NotRunning,
+    /// UNKILLABLE: the script has written; only SHUTDOWN NOSAVE stops it.
+    Unkillable,
+    /// Killed (OK), but the server still answers BUSY.
+    StillBusy,
+    /// The server does not answer at all (it may need a restart).
+    NotAnswering,
+    /// Another answer, or the kill could not be sent.
+    Other,
+}
+
+impl KillVerdict {
+    /// Is the server free again?
+    pub fn server_free(self) -> bool {
+        matches!(self, KillVerdict::Stopped | KillVerdict::NotRunning)
+    }
+}
+
+/// A kill's verdict and what happened in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KillReport {
+    pub verdict: KillVerdict,
+    pub text: String,
+}
+
+/// `what` KILL's answer and the PING check after it, in words: "sent SCRIPT KILL: OK; ...". `to`:
+/// " to host:port" on a cluster, else empty.
+pub fn judge_kill(
+    what: &str,
+    to: &str,
+    answer: &Result<Reply, LiveError>,
+    after: &AfterKill,
+) -> KillReport {
+    let subject = if what == "FUNCTION" {
+        "function"
+    } else {
+        "script"
+    };
+    let (verdict, text) = match (answer, after) {
+        (Ok(Reply::Status(s)), AfterKill::Answers) if s == "OK" => (
+            KillVerdict::Stopped,
+            format!("sent {what} KILL{to}: OK; the {subject} was stopped (the server answers PING)"),
+        ),
+        (Ok(Reply::Status(s)), AfterKill::StillBusy(d)) if s == "OK" => (
+            KillVerdict::StillBusy,
+            format!(
+                "sent {what} KILL{to}: OK, but the server still answers BUSY after {}s: the {subject} did not stop (it may be in code the server cannot interrupt); wait for it, or have an administrator restart the server",
+                d.as_secs_f64()
+            ),
+        ),
+        (Ok(Reply::Status(s)), AfterKill::Silent(d)) if s == "OK" => (
+            KillVerdict::NotAnswering,
+            format!(
+                "sent {what} KILL{to}: OK, but the server does not answer PING after {:.1}s: the {subject} did not stop and the server is frozen (a loop the server cannot interrupt, such as one in an error handler); it may need a restart",
+                d.as_secs_f64()
+            ),
+        ),
+        (Ok(Reply::Error(e)), _) if e.starts_with("NOTBUSY") => (
+            KillVerdict::NotRunning,
+            format!(
+                "sent {what} KILL{to}: NOTBUSY (the {subject} had ended by then; its reply was not read)"
+            ),
+        ),
+        (Ok(Reply::Error(e)), _) if e.starts_with("UNKILLABLE") => (
+            KillVerdict::Unkillable,
+            format!(
+                "sent {what} KILL{to}: UNKILLABLE: the {subject} has written, so only SHUTDOWN NOSAVE stops it (which loses the writes since the last save; evalbench never sends it); otherwise the server stays busy until the {subject} ends"
+            ),
+        ),
+        (Ok(other), _) => (
+            KillVerdict::Other,
+            format!("sent {what} KILL{to}: {}", other.to_cli().replace('\n', " ")),
+        ),
+        (Err(e), _) => (
+            KillVerdict::NotAnswering,
+            format!(
+                "{what} KILL{to} could not be sent: {e} (a server that does not answer may need a restart)"
+            ),
+        ),
+    };
+    KillReport { verdict, text }
+}
+
+/// What SCRIPT KILL answered, for a message: "sent SCRIPT KILL: OK; ...". On a cluster, the node that
 /// ran the script (the one not answering NOTBUSY) is named.
 pub fn describe_kill(answers: Result<KillAnswers, LiveError>, cluster: bool) -> String {
+    judge_kills(answers, cluster).text
+}
+
+/// `describe_kill` with its verdict.
+pub fn judge_kills(answers: Result<KillAnswers, LiveError>, cluster: bool) -> KillReport {
     let answers = match answers {
         Ok(answers) if !answers.is_empty() => answers,
-        Ok(_) => return "SCRIPT KILL was not sent (no node to ask)".into(),
-        Err(e) => return format!("SCRIPT KILL could not be sent: {e}"),
+        Ok(_) => {
+            return KillReport {
+                verdict: KillVerdict::Other,
+                text: "SCRIPT KILL was not sent (no node to ask)".into(),
+            }
+        }
+        Err(e) => return judge_kill("SCRIPT", "", &Err(e), &AfterKill::NotChecked),
     };
-    let not_busy =
-        |a: &Result<Reply, LiveError>| matches!(a, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"));
-    let (node, answer) = answers
+    let not_busy = |a: &Result<Reply, LiveError>| {
+        matches!(a, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"))
+    };
+    let (node, answer, after) = answers
         .iter()
-        .find(|(_, a)| !not_busy(a))
+        .find(|(_, a, _)| !not_busy(a))
         .unwrap_or(&answers[0]);
     let to = if cluster {
         format!(" to {node}")
     } else {
         String::new()
     };
-    match answer {
-        Ok(Reply::Status(s)) if s == "OK" => {
-            format!("sent SCRIPT KILL{to}: OK (the script was stopped)")
-        }
-        Ok(Reply::Error(e)) if e.starts_with("NOTBUSY") => format!(
-            "sent SCRIPT KILL{to}: NOTBUSY (the script had ended by then; its reply was not read)"
-        ),
-        Ok(Reply::Error(e)) if e.starts_with("UNKILLABLE") => format!(
-            "sent SCRIPT KILL{to}: UNKILLABLE: the script has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE); wait for it, or have an administrator run SHUTDOWN NOSAVE, which loses the writes since the last save"
-        ),
-        Ok(other) => format!(
-            "sent SCRIPT KILL{to}: {}",
-            other.to_cli().replace('\n', " ")
-        ),
-        Err(e) => format!("SCRIPT KILL{to} failed: {e}"),
-    }
+    judge_kill("SCRIPT", &to, answer, after)
 }
 
 /// The nodes `script_kill_for` asked, each with its answer: ("host:port", SCRIPT KILL's reply or the
-/// connection error).
-pub type KillAnswers = Vec<(String, Result<Reply, LiveError>)>;
+/// connection error, the PING check after an OK).
+pub type KillAnswers = Vec<(String, Result<Reply, LiveError>, AfterKill)>;
+
+/// `what` KILL on a fresh connection to `target`, with the PING check after an OK.
+pub(crate) fn kill_on(target: &Target, what: &str) -> (Result<Reply, LiveError>, AfterKill) {
+    match open(target).and_then(|mut con| kill(&mut con, target, what)) {
+        Ok((reply, after)) => (Ok(reply), after),
+        Err(e) => (Err(e), AfterKill::NotChecked),
+    }
+}
 
 /// SCRIPT KILL where a script with these KEYS runs, on fresh connections (the running script's one is
 /// blocked). A standalone server: the server (as `script_kill`). A cluster: the master serving the first
@@ -1057,7 +1195,11 @@ pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers,
         _ => Vec::new(),
     };
     if masters.is_empty() {
-        return Ok(vec![(target.display.clone(), kill(&mut seed, target))]);
+        let (answer, after) = match kill(&mut seed, target, "SCRIPT") {
+            Ok((reply, after)) => (Ok(reply), after),
+            Err(e) => (Err(e), AfterKill::NotChecked),
+        };
+        return Ok(vec![(target.display.clone(), answer, after)]);
     }
     let chosen: Vec<&ClusterNode> = match keys.first() {
         Some(key) => {
@@ -1077,8 +1219,8 @@ pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers,
         .into_iter()
         .map(|node| {
             let node_target = node.target(target);
-            let answer = open(&node_target).and_then(|mut con| kill(&mut con, &node_target));
-            (node.addr(), answer)
+            let (answer, after) = kill_on(&node_target, "SCRIPT");
+            (node.addr(), answer, after)
         })
         .collect())
 }
