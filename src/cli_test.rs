@@ -102,7 +102,7 @@ pub fn test_main(args: &TestArgs) -> Result<(i32, String), CliError> {
     let outcomes: Vec<FileOutcome> = files
         .iter()
         .map(|p| run_file(p, args, live.as_mut()))
-        .collect();
+        .collect::<Result<_, _>>()?;
     let (passed, failed, errors) = totals(&outcomes);
     let code = if outcomes.iter().any(|o| o.backend_failed) {
         EXIT_BACKEND
@@ -192,6 +192,7 @@ fn connect(args: &TestArgs) -> Result<Option<LiveBackend>, CliError> {
             "a cluster has no numbered databases: `evalbench test --server` needs a standalone server (or a replica's primary)",
         ));
     }
+    crate::cli_interrupt::watch(&live);
     Ok(Some(live))
 }
 
@@ -225,7 +226,13 @@ fn find_test_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) -> FileOutcome {
+/// A file's outcome; Err only when Ctrl-C interrupted a case on the server (after its kill and the
+/// scratch db's cleanup).
+fn run_file(
+    path: &Path,
+    args: &TestArgs,
+    mut live: Option<&mut LiveBackend>,
+) -> Result<FileOutcome, CliError> {
     let mut outcome = FileOutcome {
         path: path.to_path_buf(),
         script: None,
@@ -240,14 +247,14 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
         Ok(t) => t,
         Err(e) => {
             outcome.error = Some(e.to_string());
-            return outcome;
+            return Ok(outcome);
         }
     };
     let file: TestFile = match parse_test_file(path, &text) {
         Ok(f) => f,
         Err(e) => {
             outcome.error = Some(e.to_string());
-            return outcome;
+            return Ok(outcome);
         }
     };
     outcome.script = Some(file.script_path.clone());
@@ -259,7 +266,7 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
                 path.display(),
                 e.message
             ));
-            return outcome;
+            return Ok(outcome);
         }
     };
     let mut coverage = match (args.coverage, &file.function) {
@@ -291,14 +298,19 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
             outcome.cases.push(sandbox);
             continue;
         };
-        match run_case_live(
-            live,
-            &script,
-            file.function.as_deref(),
-            case,
-            &sandbox,
-            args.yes,
-        ) {
+        // The whole case (seed, runs, read-back, cleanup) is on the server: a Ctrl-C sends SCRIPT
+        // KILL, the case ends and its scratch db is cleared before evalbench exits.
+        let ran = crate::cli_interrupt::on_server(&[], || {
+            run_case_live(
+                live,
+                &script,
+                file.function.as_deref(),
+                case,
+                &sandbox,
+                args.yes,
+            )
+        })?;
+        match ran {
             Ok(LiveCase::Ran(result)) => outcome.cases.push(result),
             Ok(LiveCase::Skipped(why)) => {
                 outcome.skipped.push((case.name.clone(), why));
@@ -307,7 +319,7 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
             Err(e) => {
                 outcome.error = Some(format!("on the server, case {:?}: {e}", case.name));
                 outcome.backend_failed = true;
-                return outcome;
+                return Ok(outcome);
             }
         }
     }
@@ -317,7 +329,7 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
             Some(new_text) if new_text != text => {
                 if let Err(e) = write_replacing(path, &new_text) {
                     outcome.error = Some(format!("--update: cannot write {}: {e}", path.display()));
-                    return outcome;
+                    return Ok(outcome);
                 }
                 outcome.updated = outcome
                     .cases
@@ -329,7 +341,7 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
             _ => {}
         }
     }
-    outcome
+    Ok(outcome)
 }
 
 /// Write through a temporary file and a rename: an interrupted update never leaves half a file.

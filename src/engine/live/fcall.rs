@@ -36,7 +36,7 @@ use crate::engine::reply::Reply;
 use crate::engine::report::Outcome;
 use crate::engine::script::sha1_hex;
 use crate::engine::{FunctionCall, RunReport, Sandbox};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A function as loaded on the server: its library's code and its flags.
 #[derive(Debug, Clone, PartialEq)]
@@ -218,15 +218,7 @@ pub fn send_fcall(
     let result = live.send(&to_cmd(&args));
     let elapsed_ns = started.elapsed().as_nanos() as u64;
     if matches!(&result, Err(e) if e.is_timeout() && e.code().is_none()) {
-        // The server reads FUNCTION KILL once the function has run for the busy threshold.
-        let wait =
-            Duration::from_millis(live.server.busy_threshold_ms) + live.target.connect_timeout;
-        let mut killer = live.target.clone();
-        killer.connect_timeout = wait;
-        killer.read_timeout = Some(wait);
-        let settings = killer.info.redis_settings().clone().set_db(0);
-        killer.info = killer.info.clone().set_redis_settings(settings);
-        let answer = function_kill(&killer);
+        let answer = function_kill(&live.killer_target());
         live.reconnect();
         return Err(LiveError::Lost(format!(
             "{}: gave up waiting for the function (--read-timeout); {answer}",

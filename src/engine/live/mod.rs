@@ -743,6 +743,20 @@ impl LiveBackend {
         Ok(reply)
     }
 
+    /// Where SCRIPT KILL (or FUNCTION KILL) for a script of this connection goes: the same server and
+    /// credentials, database 0 (a busy server refuses SELECT; a kill needs no database), and waits
+    /// long enough for the server to read it (once the script has run for the busy threshold).
+    pub fn killer_target(&self) -> Target {
+        let wait =
+            Duration::from_millis(self.server.busy_threshold_ms) + self.target.connect_timeout;
+        let mut killer = self.target.clone();
+        killer.connect_timeout = wait;
+        killer.read_timeout = Some(wait);
+        let settings = killer.info.redis_settings().clone().set_db(0);
+        killer.info = killer.info.clone().set_redis_settings(settings);
+        killer
+    }
+
     /// Send a script. When the read timeout expires, the script would go on keeping the server busy:
     /// SCRIPT KILL it from a second connection (on the node running it) and say how that went.
     fn script_command(&mut self, args: &[&[u8]], keys: &[Vec<u8>]) -> Result<Reply, LiveError> {
@@ -751,16 +765,10 @@ impl LiveBackend {
         if !timed_out {
             return self.reply_of(result);
         }
-        // The server reads the SCRIPT KILL once the script has run for the busy threshold (or ends).
-        let wait =
-            Duration::from_millis(self.server.busy_threshold_ms) + self.target.connect_timeout;
-        let mut killer = self.target.clone();
-        killer.connect_timeout = wait;
-        killer.read_timeout = Some(wait);
-        // A busy server refuses SELECT; SCRIPT KILL needs no database.
-        let settings = killer.info.redis_settings().clone().set_db(0);
-        killer.info = killer.info.clone().set_redis_settings(settings);
-        let answer = describe_kill(script_kill_for(&killer, keys), self.server.cluster);
+        let answer = describe_kill(
+            script_kill_for(&self.killer_target(), keys),
+            self.server.cluster,
+        );
         // The late reply of the script would be read as the next command's: a fresh connection (a
         // cluster connection skips it by itself).
         if matches!(self.con, Con::Single(_)) {
@@ -1038,6 +1046,7 @@ fn confirm_stopped(con: &mut redis::Connection, window: Duration) -> AfterKill {
             Err(e) if e.code() == Some("BUSY") => true,
             Err(e) if e.code().is_some() => false,
             // No answer at all: the server does not read its clients any more.
+            Err(e) if e.is_timeout() => return AfterKill::Silent(window),
             Err(_) => return AfterKill::Silent(started.elapsed()),
         };
         if !busy {
@@ -1106,7 +1115,7 @@ pub fn judge_kill(
         (Ok(Reply::Status(s)), AfterKill::Silent(d)) if s == "OK" => (
             KillVerdict::NotAnswering,
             format!(
-                "sent {what} KILL{to}: OK, but the server does not answer PING after {:.1}s: the {subject} did not stop and the server is frozen (a loop the server cannot interrupt, such as one in an error handler); it may need a restart",
+                "sent {what} KILL{to}: OK, but the server does not answer PING within {}s: the {subject} did not stop and the server is frozen (a loop the server cannot interrupt, such as one in an error handler); it may need a restart",
                 d.as_secs_f64()
             ),
         ),
