@@ -104,15 +104,33 @@ pub fn test_main(args: &TestArgs) -> Result<(i32, String), CliError> {
         .map(|p| run_file(p, args, live.as_mut()))
         .collect::<Result<_, _>>()?;
     let (passed, failed, errors) = totals(&outcomes);
+    // A run that tested nothing must not pass (a CI job would go green on zero cases).
+    let skipped: usize = outcomes.iter().map(|o| o.skipped.len()).sum();
+    let empty = (passed + failed == 0 && errors == 0).then(|| {
+        if skipped > 0 {
+            format!(
+                "no case ran on the server: {skipped} {} not run there (why is listed above); nothing was tested",
+                if skipped == 1 { "was" } else { "were" }
+            )
+        } else {
+            match &args.filter {
+                Some(f) => format!("no case matched --filter {f:?}; nothing was tested"),
+                None => "no case ran; nothing was tested".to_string(),
+            }
+        }
+    });
     let code = if outcomes.iter().any(|o| o.backend_failed) {
         EXIT_BACKEND
-    } else if errors > 0 {
+    } else if errors > 0 || empty.is_some() {
         EXIT_BAD_INPUT
     } else if failed > 0 {
         EXIT_ERROR_REPLY
     } else {
         EXIT_OK
     };
+    if let Some(message) = &empty {
+        eprintln!("evalbench: {}", display_text(message));
+    }
     if let Some(junit) = &args.junit {
         std::fs::write(junit, junit_xml(&outcomes)).map_err(|e| {
             CliError::input(format!("--junit: cannot write {}: {e}", junit.display()))
@@ -122,6 +140,9 @@ pub fn test_main(args: &TestArgs) -> Result<(i32, String), CliError> {
     let out = if args.json {
         let mut json = json_report(&outcomes, passed, failed, errors);
         json["server"] = json!(server);
+        if let Some(message) = &empty {
+            json["error"] = json!(message);
+        }
         let mut text = json.to_string();
         text.push('\n');
         text

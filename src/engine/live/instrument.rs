@@ -380,6 +380,60 @@ if calls <= MAX_CALLS then
 end
 "#;
 
+/// Under a scratch database (`test --server --db N`): every call goes through this guard, which
+/// answers with an error, without sending it, a command that reaches another database than `@DB@`
+/// (SELECT of another, MOVE, SWAPDB, COPY ... DB, MIGRATE, FLUSHALL, CLUSTER FLUSHSLOT). The
+/// refusal is recorded in the trace as the call's reply (`CONFINED_PREFIX`).
+const CONFINE: &str = r#"
+local __eb_upper, __eb_tostring = string.upper, tostring
+__eb_rpcall = (function(p) return function(c, ...)
+ local u = __eb_type(c) == 'string' and __eb_upper(c) or ''
+ local bad = u == 'MOVE' or u == 'SWAPDB' or u == 'FLUSHALL' or u == 'MIGRATE'
+ if u == 'SELECT' then bad = __eb_tostring((...)) ~= '@DB@' end
+ if u == 'COPY' then
+  for j = 3, __eb_select('#', ...) do
+   local a = __eb_select(j, ...)
+   if __eb_type(a) == 'string' and __eb_upper(a) == 'DB' then bad = true end
+  end
+ end
+ if u == 'CLUSTER' then local a = (...) bad = __eb_type(a) == 'string' and __eb_upper(a) == 'FLUSHSLOT' end
+ if bad then return { err = '@PREFIX@' .. u .. ' reaches beyond the scratch db @DB@: not sent (test --server keeps each case in --db @DB@)' } end
+ return p(c, ...)
+end end)(__eb_rpcall)
+"#;
+
+/// How the confinement's refusals begin (the case that made one fails).
+pub const CONFINED_PREFIX: &str = "ERR evalbench: ";
+
+/// Names through which a script could reach the real `redis.call` past the proxy (the global
+/// table, another chunk's environment, a metatable, the debug library, the copy's own locals): a
+/// script naming one cannot be kept in a scratch database.
+const ESCAPES: [&str; 8] = [
+    "_G",
+    "getfenv",
+    "setfenv",
+    "loadstring",
+    "load",
+    "debug",
+    "getmetatable",
+    "__eb_",
+];
+
+/// The first name of `ESCAPES` the script's text has as a word (`__eb_` as a prefix), anywhere,
+/// comments and strings included: None when confining it to a scratch database holds.
+pub fn confinement_escape(script: &[u8]) -> Option<&'static str> {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    ESCAPES.into_iter().find(|name| {
+        let name = name.as_bytes();
+        let prefix = name.ends_with(b"_");
+        script.windows(name.len()).enumerate().any(|(i, w)| {
+            w == name
+                && (i == 0 || !word(script[i - 1]))
+                && (prefix || !script.get(i + name.len()).is_some_and(|&b| word(b)))
+        })
+    })
+}
+
 /// `redis.pcall`: never raises.
 const PCALL: &str = r#"
 local function __eb_dopcall(...) local r, kind = __eb_rpcall(...), 2 @RECORD@ return r end
@@ -455,7 +509,7 @@ enum Mode {
     Coroutine { shared: bool },
 }
 
-fn prelude(names: &Names, mode: Mode, copy_fields: bool) -> String {
+fn prelude(names: &Names, mode: Mode, copy_fields: bool, confine: Option<i64>) -> String {
     let slots = if mode == Mode::NoProxy {
         String::new()
     } else {
@@ -480,6 +534,13 @@ fn prelude(names: &Names, mode: Mode, copy_fields: bool) -> String {
         _ => (true, true),
     };
     let mut parts = vec![one_line(RECORDER_LOCALS)];
+    if let Some(db) = confine {
+        parts.push(
+            one_line(CONFINE)
+                .replace("@DB@", &db.to_string())
+                .replace("@PREFIX@", CONFINED_PREFIX),
+        );
+    }
     if pcalls || mode != Mode::Direct {
         parts.push(with_record(PCALL));
     }
@@ -567,6 +628,11 @@ return t
 /// Build the instrumented copy. `None` when the script's shebang is invalid (send it as is: the
 /// server refuses it with its own error).
 pub fn instrument(script: &[u8]) -> Option<Instrumented> {
+    instrument_confined(script, None)
+}
+
+/// `instrument`, every call kept in database `confine` when given (see `CONFINE`).
+pub fn instrument_confined(script: &[u8], confine: Option<i64>) -> Option<Instrumented> {
     let user_sha = sha1_hex(script);
     let (_, shebang_len) = parse_shebang(script).ok()?;
     let mut text = Vec::with_capacity(script.len() + 4096);
@@ -584,7 +650,9 @@ pub fn instrument(script: &[u8]) -> Option<Instrumented> {
         Names::Static { .. } if !can_catch => Mode::Direct,
         _ => Mode::Coroutine { shared: !can_catch },
     };
-    text.extend_from_slice(prelude(&names, mode, may_inspect_redis_table(body)).as_bytes());
+    text.extend_from_slice(
+        prelude(&names, mode, may_inspect_redis_table(body), confine).as_bytes(),
+    );
     text.extend_from_slice(body);
     text.extend_from_slice(
         POSTLUDE

@@ -345,6 +345,9 @@ pub struct LiveBackend {
     protocol: Protocol,
     /// Record a trace (send the instrumented copy); off: the user's script is sent as is.
     pub tracing: bool,
+    /// A scratch database scripts must stay in (`test --server --db N`): the copy refuses calls
+    /// that reach another database, and a script that cannot be traced is not sent.
+    pub confine_db: Option<i64>,
     /// Instrumented copies by user script (the last one; a changed script is instrumented again).
     last: Option<(Vec<u8>, std::sync::Arc<instrument::Instrumented>)>,
     /// Commands of traced calls already looked up in the command table.
@@ -378,6 +381,7 @@ impl LiveBackend {
             con,
             protocol,
             tracing: true,
+            confine_db: None,
             last: None,
             resolve_cache: Default::default(),
             masters: Vec::new(),
@@ -711,7 +715,10 @@ impl LiveBackend {
         match &self.last {
             Some((s, copy)) if s == script => Some(copy.clone()),
             _ => {
-                let copy = std::sync::Arc::new(instrument::instrument(script)?);
+                let copy = std::sync::Arc::new(instrument::instrument_confined(
+                    script,
+                    self.confine_db,
+                )?);
                 self.last = Some((script.to_vec(), copy.clone()));
                 Some(copy)
             }
@@ -806,11 +813,19 @@ impl LiveBackend {
                 ));
             }
         }
-        let copy = if self.tracing {
+        let copy = if self.tracing || self.confine_db.is_some() {
             self.instrumented(&request.script)
         } else {
             None
         };
+        if let (Some(db), None) = (self.confine_db, &copy) {
+            return Ok(RunReport::refused(
+                sha1_hex(&request.script),
+                format!("evalbench: not sent: the script cannot be kept in the scratch db {db} (its shebang line is not valid, so it cannot be instrumented)"),
+                self.protocol,
+                self.server.busy_threshold_ms,
+            ));
+        }
         let user_sha = match &copy {
             Some(c) => c.user_sha.clone(),
             None => sha1_hex(&request.script),
@@ -820,6 +835,7 @@ impl LiveBackend {
             Some(copy) => {
                 let reply = self.eval(&copy.text, &copy.sha, request, mode)?;
                 if matches!(&reply, Reply::Error(e) if e.starts_with("ERR Error compiling script"))
+                    && self.confine_db.is_none()
                 {
                     // Either the user's script does not compile (the plain EVAL says exactly how) or only
                     // the copy does not (then the plain run is exact but untraced).
