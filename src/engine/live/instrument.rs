@@ -419,19 +419,81 @@ const ESCAPES: [&str; 8] = [
     "__eb_",
 ];
 
-/// The first name of `ESCAPES` the script's text has as a word (`__eb_` as a prefix), anywhere,
-/// comments and strings included: None when confining it to a scratch database holds.
+/// The first name of `ESCAPES` the script's code has as a word (`__eb_` as a prefix; comments and
+/// strings skipped): None when confining it to a scratch database holds.
 pub fn confinement_escape(script: &[u8]) -> Option<&'static str> {
+    let code = masked(script, false);
+    ESCAPES
+        .into_iter()
+        .find(|name| has_word(&code, name.as_bytes(), name.ends_with('_')))
+}
+
+/// Does `text` hold `name` as a word (any case when `name` is upper case; as a prefix when
+/// `prefix`)?
+pub fn has_word(text: &[u8], name: &[u8], prefix: bool) -> bool {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    ESCAPES.into_iter().find(|name| {
-        let name = name.as_bytes();
-        let prefix = name.ends_with(b"_");
-        script.windows(name.len()).enumerate().any(|(i, w)| {
+    let any_case = name.iter().all(|b| !b.is_ascii_lowercase());
+    text.windows(name.len()).enumerate().any(|(i, w)| {
+        (if any_case {
+            w.eq_ignore_ascii_case(name)
+        } else {
             w == name
-                && (i == 0 || !word(script[i - 1]))
-                && (prefix || !script.get(i + name.len()).is_some_and(|&b| word(b)))
-        })
+        }) && (i == 0 || !word(text[i - 1]))
+            && (prefix || !text.get(i + name.len()).is_some_and(|&b| word(b)))
     })
+}
+
+/// `script` with its comments (and its strings, unless `keep_strings`) blanked out, for word
+/// searches in its code. An unclosed string or comment blanks the rest.
+pub fn masked(script: &[u8], keep_strings: bool) -> Vec<u8> {
+    let mut out = script.to_vec();
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for b in &mut out[from..to.min(script.len())] {
+            if !matches!(*b, b'\n' | b'\r') {
+                *b = b' ';
+            }
+        }
+    };
+    let mut line = 0u32;
+    let mut i = 0;
+    while i < script.len() {
+        match script[i] {
+            b'-' if script.get(i + 1) == Some(&b'-') => {
+                let end = match long_bracket(script, i + 2) {
+                    Some(level) => {
+                        skip_long(script, i + 2, level, &mut line).unwrap_or(script.len())
+                    }
+                    None => script[i..]
+                        .iter()
+                        .position(|&b| b == b'\n' || b == b'\r')
+                        .map_or(script.len(), |n| i + n),
+                };
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'[' if long_bracket(script, i).is_some() => {
+                let level = long_bracket(script, i).unwrap_or(0);
+                let end = skip_long(script, i, level, &mut line).unwrap_or(script.len());
+                if !keep_strings {
+                    blank(&mut out, i, end);
+                }
+                i = end;
+            }
+            quote @ (b'\'' | b'"') => {
+                let mut j = i + 1;
+                while j < script.len() && script[j] != quote {
+                    j += if script[j] == b'\\' { 2 } else { 1 };
+                }
+                let end = (j + 1).min(script.len());
+                if !keep_strings {
+                    blank(&mut out, i, end);
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    out
 }
 
 /// `redis.pcall`: never raises.

@@ -16,7 +16,7 @@ use super::{check, CaseResult, Failure, TestCase};
 use crate::engine::keyspace::{keyspace_from_json_value, Db, Value};
 use crate::engine::live::copy::{copy_keys, CopyLimits};
 use crate::engine::live::fcall::{send_fcall, server_function, ServerFunction};
-use crate::engine::live::instrument::{confinement_escape, CONFINED_PREFIX};
+use crate::engine::live::instrument::{confinement_escape, has_word, masked, CONFINED_PREFIX};
 use crate::engine::live::{LiveBackend, LiveError, WriteMode};
 use crate::engine::{FunctionCall, Reply, RunRequest};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -224,20 +224,14 @@ fn run_steps(
     Ok(result)
 }
 
-/// The first command a function library names (as a word, any case) that can reach another database
-/// than the scratch one: its code runs on the server as it is, so it cannot be confined.
+/// The first command a function library's code names (as a word, any case, strings included,
+/// comments not) that can reach another database than the scratch one: its code runs on the
+/// server as it is, so it cannot be confined.
 fn reaching_command(code: &[u8]) -> Option<&'static str> {
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let code = masked(code, true);
     ["SELECT", "MOVE", "SWAPDB", "COPY", "MIGRATE", "FLUSHALL", "FLUSHSLOT"]
         .into_iter()
-        .find(|name| {
-            let name = name.as_bytes();
-            code.windows(name.len()).enumerate().any(|(i, w)| {
-                w.eq_ignore_ascii_case(name)
-                    && (i == 0 || !word(code[i - 1]))
-                    && !code.get(i + name.len()).is_some_and(|&b| word(b))
-            })
-        })
+        .find(|name| has_word(&code, name.as_bytes(), false))
 }
 
 /// The keys of the scratch database (SCAN, at most MAX_KEYS).
