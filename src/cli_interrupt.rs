@@ -124,8 +124,10 @@ pub fn finish() -> Result<(), CliError> {
                 .to_string()
         }
         Some(r) => format!("interrupted (Ctrl-C): {}", r.text),
-        None => "interrupted (Ctrl-C): the kill's answer did not come; the server may still be busy"
-            .to_string(),
+        None => {
+            "interrupted (Ctrl-C): the kill's answer did not come; the server may still be busy"
+                .to_string()
+        }
     }))
 }
 

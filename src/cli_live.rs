@@ -175,9 +175,8 @@ pub fn run_live(
         }
         WriteMode::ReadOnly
     };
-    let mut report =
-        crate::cli_interrupt::on_server(&request.keys, || live.run(request, mode))?
-            .map_err(backend_error)?;
+    let mut report = crate::cli_interrupt::on_server(&request.keys, || live.run(request, mode))?
+        .map_err(backend_error)?;
     if let Some(dry) = &dry {
         explain_with_dry_run(&mut report, dry);
     }

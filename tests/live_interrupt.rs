@@ -11,10 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn tempdir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "evalbench-interrupt-{name}-{}",
-        std::process::id()
-    ));
+    let dir =
+        std::env::temp_dir().join(format!("evalbench-interrupt-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -55,17 +53,28 @@ fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
 
 /// Until the server answers BUSY: a script runs on it past the busy threshold.
 fn wait_busy(conn: &mut Conn) {
-    wait_for("the server to answer BUSY", || {
-        matches!(conn.cmd(&["PING"]), Reply::Error(e) if e.starts_with("BUSY"))
-    });
+    wait_for(
+        "the server to answer BUSY",
+        || matches!(conn.cmd(&["PING"]), Reply::Error(e) if e.starts_with("BUSY")),
+    );
 }
 
 /// The exit status and stderr of a child whose stdout was read (or is not needed).
 fn finish(mut child: Child) -> (i32, String, String) {
     let mut stdout = String::new();
     let mut stderr = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     let status = child.wait().unwrap();
     (status.code().unwrap_or(-1), stdout, stderr)
 }
@@ -169,7 +178,10 @@ fn ctrl_c_after_the_script_ended_exits_and_says_nothing_runs() {
         stderr,
         "evalbench: interrupted (Ctrl-C) after the script ended on the server: nothing runs there now\n"
     );
-    assert_eq!(eval_calls(&mut conn), "cmdstat_evalsha_ro:calls=1\ncmdstat_eval_ro:calls=1");
+    assert_eq!(
+        eval_calls(&mut conn),
+        "cmdstat_evalsha_ro:calls=1\ncmdstat_eval_ro:calls=1"
+    );
     assert_eq!(conn.cmd(&["PING"]), Reply::Status("PONG".into()));
 }
 
@@ -283,10 +295,7 @@ fn ctrl_c_during_a_function_call_sends_function_kill() {
     ]);
     let dir = tempdir("function");
     let port = server.port.to_string();
-    let child = spawn(
-        &dir,
-        &["function", "call", "-p", &port, "--yes", "spin"],
-    );
+    let child = spawn(&dir, &["function", "call", "-p", &port, "--yes", "spin"]);
     wait_busy(&mut conn);
     sigint(&child);
     let (code, stdout, stderr) = finish(child);

@@ -699,8 +699,14 @@ fn server_cases_stay_in_the_scratch_db() {
         .join("\n")
     );
     // Nothing reached db 0; the scratch db was emptied.
-    assert_eq!(format!("{:?}", conn.cmd(&["KEYS", "*"])), "Array([Bulk([107, 101, 101, 112])])");
-    assert_eq!(format!("{:?}", conn.cmd(&["GET", "keep"])), "Bulk([109, 105, 110, 101])");
+    assert_eq!(
+        format!("{:?}", conn.cmd(&["KEYS", "*"])),
+        "Array([Bulk([107, 101, 101, 112])])"
+    );
+    assert_eq!(
+        format!("{:?}", conn.cmd(&["GET", "keep"])),
+        "Bulk([109, 105, 110, 101])"
+    );
     conn.cmd(&["SELECT", "15"]);
     assert_eq!(format!("{:?}", conn.cmd(&["DBSIZE"])), "Int(0)");
 }

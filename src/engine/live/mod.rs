@@ -715,10 +715,8 @@ impl LiveBackend {
         match &self.last {
             Some((s, copy)) if s == script => Some(copy.clone()),
             _ => {
-                let copy = std::sync::Arc::new(instrument::instrument_confined(
-                    script,
-                    self.confine_db,
-                )?);
+                let copy =
+                    std::sync::Arc::new(instrument::instrument_confined(script, self.confine_db)?);
                 self.last = Some((script.to_vec(), copy.clone()));
                 Some(copy)
             }
@@ -1179,9 +1177,8 @@ pub fn judge_kills(answers: Result<KillAnswers, LiveError>, cluster: bool) -> Ki
         }
         Err(e) => return judge_kill("SCRIPT", "", &Err(e), &AfterKill::NotChecked),
     };
-    let not_busy = |a: &Result<Reply, LiveError>| {
-        matches!(a, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"))
-    };
+    let not_busy =
+        |a: &Result<Reply, LiveError>| matches!(a, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"));
     let (node, answer, after) = answers
         .iter()
         .find(|(_, a, _)| !not_busy(a))

@@ -72,7 +72,10 @@ fn swap_suffix(path: &Path, suffix: &str, with: &str) -> std::ffi::OsString {
     {
         use std::os::unix::ffi::{OsStrExt, OsStringExt};
         let bytes = name.as_bytes();
-        let mut out = bytes.strip_suffix(suffix.as_bytes()).unwrap_or(bytes).to_vec();
+        let mut out = bytes
+            .strip_suffix(suffix.as_bytes())
+            .unwrap_or(bytes)
+            .to_vec();
         out.extend_from_slice(with.as_bytes());
         std::ffi::OsString::from_vec(out)
     }

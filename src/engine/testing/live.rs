@@ -229,9 +229,17 @@ fn run_steps(
 /// server as it is, so it cannot be confined.
 fn reaching_command(code: &[u8]) -> Option<&'static str> {
     let code = masked(code, true);
-    ["SELECT", "MOVE", "SWAPDB", "COPY", "MIGRATE", "FLUSHALL", "FLUSHSLOT"]
-        .into_iter()
-        .find(|name| has_word(&code, name.as_bytes(), false))
+    [
+        "SELECT",
+        "MOVE",
+        "SWAPDB",
+        "COPY",
+        "MIGRATE",
+        "FLUSHALL",
+        "FLUSHSLOT",
+    ]
+    .into_iter()
+    .find(|name| has_word(&code, name.as_bytes(), false))
 }
 
 /// The keys of the scratch database (SCAN, at most MAX_KEYS).
