@@ -338,3 +338,125 @@ fn ctrl_c_during_a_test_case_on_the_server_kills_it_and_clears_the_scratch_db() 
     conn.cmd(&["SELECT", "15"]);
     assert_eq!(conn.cmd(&["DBSIZE"]), Reply::Int(0));
 }
+
+/// A peer on loopback that answers as a Redis 7.0 would, except that what `drips` selects (by the
+/// command's name) is sent one byte every 250 ms (at most 240 bytes: a minute), then the connection
+/// is closed. Serves at most 8 connections. Returns its port.
+fn drip_server(drips: fn(&str) -> bool) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(8) {
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || serve(stream, drips));
+        }
+    });
+    port
+}
+
+/// Read one RESP command (an array of bulk strings); None at the end of the connection.
+fn read_command(reader: &mut BufReader<std::net::TcpStream>) -> Option<Vec<String>> {
+    let mut line = String::new();
+    reader.read_line(&mut line).ok().filter(|&n| n > 0)?;
+    let count: usize = line.trim().strip_prefix('*')?.parse().ok()?;
+    let mut args = Vec::new();
+    for _ in 0..count {
+        line.clear();
+        reader.read_line(&mut line).ok()?;
+        let len: usize = line.trim().strip_prefix('$')?.parse().ok()?;
+        let mut arg = vec![0u8; len + 2];
+        reader.read_exact(&mut arg).ok()?;
+        arg.truncate(len);
+        args.push(String::from_utf8_lossy(&arg).into_owned());
+    }
+    Some(args)
+}
+
+fn serve(stream: std::net::TcpStream, drips: fn(&str) -> bool) {
+    use std::io::Write;
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    while let Some(args) = read_command(&mut reader) {
+        let name = args
+            .first()
+            .map_or(String::new(), |n| n.to_ascii_uppercase());
+        if drips(&name) {
+            let reply = format!("$1000\r\n{}", "x".repeat(1000));
+            for byte in reply.bytes().take(240) {
+                if writer.write_all(&[byte]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            return;
+        }
+        let reply = match name.as_str() {
+            "INFO" => {
+                let text = "# Server\r\nredis_version:7.0.15\r\n";
+                format!("${}\r\n{text}\r\n", text.len())
+            }
+            "ROLE" => "*1\r\n$6\r\nmaster\r\n".to_string(),
+            "CONFIG" => "*0\r\n".to_string(),
+            "SCRIPT" => "-NOTBUSY No scripts in execution right now.\r\n".to_string(),
+            "PING" => "+PONG\r\n".to_string(),
+            _ => "-ERR unknown command\r\n".to_string(),
+        };
+        if writer.write_all(reply.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+/// A peer sending a byte at a time cannot stretch the timeouts: the connect timeout bounds the
+/// whole discovery, the read timeout a script's whole reply (each byte used to restart the wait).
+#[test]
+fn a_slow_drip_peer_is_bounded_by_the_timeouts() {
+    let dir = tempdir("drip");
+    let one = script(&dir, "one.lua", "return 1");
+
+    // Everything drips: the discovery gives up at the connect timeout.
+    let port = drip_server(|_| true).to_string();
+    let child = spawn(
+        &dir,
+        &[
+            "run",
+            "-p",
+            &port,
+            "--connect-timeout",
+            "1",
+            "--read-timeout",
+            "1",
+            "--yes",
+            &one,
+        ],
+    );
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        format!("evalbench: 127.0.0.1:{port}: timed out waiting for the server (check the address, firewalls, or a script blocking the server)\n")
+    );
+
+    // Only the script's reply drips: the read timeout ends the wait, SCRIPT KILL is sent.
+    let port = drip_server(|name| name.starts_with("EVAL")).to_string();
+    let child = spawn(
+        &dir,
+        &[
+            "run",
+            "-p",
+            &port,
+            "--connect-timeout",
+            "1",
+            "--read-timeout",
+            "1",
+            "--yes",
+            &one,
+        ],
+    );
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert_eq!(
+        stderr,
+        format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 1s (--read-timeout); sent SCRIPT KILL: NOTBUSY (the script had ended by then; its reply was not read)\n")
+    );
+}

@@ -387,9 +387,10 @@ impl LiveBackend {
             masters: Vec::new(),
         };
         backend.server = backend.discover(deadline)?;
-        if let Con::Single(c) = &backend.con {
+        if let Con::Single(c) = &mut backend.con {
             c.set_read_timeout(backend.target.read_timeout)
                 .map_err(|e| LiveError::Connect(describe_error(&e, &backend.target.display)))?;
+            c.set_read_deadline(None);
         }
         if backend.server.cluster {
             backend.con = Con::Cluster(Box::new(open_cluster(&backend.target)?));
@@ -423,6 +424,7 @@ impl LiveBackend {
     /// (SCAN, DBSIZE: per node on a cluster); on a standalone server, to the server.
     pub fn command_on(&mut self, node: &ClusterNode, args: &[&[u8]]) -> Result<Reply, LiveError> {
         let cmd = to_cmd(args);
+        self.arm();
         let result = match &mut self.con {
             Con::Single(c) => c.req_command(&cmd),
             Con::Cluster(c) => c.route_command(&cmd, node.routing()),
@@ -434,6 +436,7 @@ impl LiveBackend {
     /// redirect comes back here: the node did not run the command, so it is sent once to the node
     /// named (after ASKING for ASK); a MOVED also reloads the slot map for the next commands.
     fn send(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
+        self.arm();
         let result = self.con.req_command(cmd);
         let Con::Cluster(c) = &mut self.con else {
             return result;
@@ -511,6 +514,7 @@ impl LiveBackend {
             }
             cmd.write_packed_command(&mut packed);
         }
+        con.set_read_deadline(self.target.read_timeout.map(|t| Instant::now() + t));
         match con.req_packed_commands(&packed, 0, commands.len()) {
             Ok(values) => Ok(values.into_iter().map(to_reply).collect()),
             Err(e) => {
@@ -518,6 +522,14 @@ impl LiveBackend {
                 self.reconnect();
                 Err(LiveError::Lost(message))
             }
+        }
+    }
+
+    /// The read timeout bounds the whole reply of the next command, not each read of it (a peer
+    /// sending a byte at a time would otherwise hold the connection without end).
+    fn arm(&mut self) {
+        if let Con::Single(c) = &mut self.con {
+            c.set_read_deadline(self.target.read_timeout.map(|t| Instant::now() + t));
         }
     }
 
@@ -549,6 +561,8 @@ impl LiveBackend {
             )));
         };
         con.set_read_timeout(Some(left)).map_err(connect_error)?;
+        // The whole discovery ends by the connect deadline, however slowly a peer answers.
+        con.set_read_deadline(Some(deadline));
         match con.req_command(&to_cmd(args)) {
             Ok(v) => Ok(to_reply(v)),
             Err(e) => match server_error_text(&e) {
@@ -1026,8 +1040,9 @@ fn kill(
     what: &str,
 ) -> Result<(Reply, AfterKill), LiveError> {
     let lost = |e: redis::RedisError| LiveError::Lost(describe_error(&e, &target.display));
-    con.set_read_timeout(Some(target.read_timeout.unwrap_or(KILL_REPLY_WAIT)))
-        .map_err(lost)?;
+    let wait = target.read_timeout.unwrap_or(KILL_REPLY_WAIT);
+    con.set_read_timeout(Some(wait)).map_err(lost)?;
+    con.set_read_deadline(Some(Instant::now() + wait));
     let cmd = redis::cmd(what).arg("KILL").to_owned();
     let answer = con
         .req_command(&cmd)
@@ -1054,6 +1069,7 @@ fn confirm_stopped(con: &mut redis::Connection, window: Duration) -> AfterKill {
         if con.set_read_timeout(Some(left)).is_err() {
             return AfterKill::Silent(started.elapsed());
         }
+        con.set_read_deadline(Some(Instant::now() + left));
         let busy = match con.req_command(&ping) {
             Ok(Value::ServerError(e)) => e.code() == "BUSY",
             Ok(_) => false,
@@ -1439,6 +1455,7 @@ fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, L
     con.set_read_timeout(Some(left))
         .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
     if db != 0 {
+        con.set_read_deadline(Some(deadline));
         let select = redis::cmd("SELECT").arg(db).to_owned();
         let refusal = match con.req_command(&select).map(to_reply) {
             Ok(Reply::Error(e)) => Some(e),
@@ -1462,6 +1479,7 @@ fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, L
         }
         con.set_read_timeout(Some(time_left(deadline, target)?))
             .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+        con.set_read_deadline(None);
     }
     Ok(con)
 }
