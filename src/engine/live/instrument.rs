@@ -966,6 +966,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ways_past_the_proxy_are_found_in_code_only() {
+        assert_eq!(
+            confinement_escape(b"return _G.redis.call('GET', 'k')"),
+            Some("_G")
+        );
+        assert_eq!(
+            confinement_escape(b"local r = getmetatable(redis).__newindex"),
+            Some("getmetatable")
+        );
+        assert_eq!(
+            confinement_escape(b"return __eb_real.call('SELECT', 0)"),
+            Some("__eb_")
+        );
+        assert_eq!(
+            confinement_escape(b"return loadstring('return redis')()"),
+            Some("loadstring")
+        );
+        // Comments and strings are not code; longer names are other names.
+        assert_eq!(
+            confinement_escape(
+                b"-- _G and load\n--[[ getfenv ]] return {'_G', [[debug]], download, _Go}"
+            ),
+            None
+        );
+        assert_eq!(
+            masked(b"a = 'x' -- c\nb = [[y]]", true),
+            b"a = 'x'     \nb = [[y]]".to_vec()
+        );
+        assert_eq!(
+            masked(b"a = 'x' -- c\nb = [[y]]", false),
+            format!("a ={}\nb ={}", " ".repeat(9), " ".repeat(6)).into_bytes()
+        );
+        assert!(has_word(b"redis.call('select', 0)", b"SELECT", false));
+        assert!(!has_word(b"local selected = 1", b"SELECT", false));
+    }
+
+    #[test]
     fn keeps_line_numbers_and_the_shebang_line() {
         let copy = instrument(b"#!lua flags=no-writes\nreturn 1\nreturn 2").unwrap();
         let text = String::from_utf8(copy.text).unwrap();
