@@ -1103,13 +1103,6 @@ pub enum KillVerdict {
     Other,
 }
 
-impl KillVerdict {
-    /// Is the server free again?
-    pub fn server_free(self) -> bool {
-        matches!(self, KillVerdict::Stopped | KillVerdict::NotRunning)
-    }
-}
-
 /// A kill's verdict and what happened in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KillReport {
