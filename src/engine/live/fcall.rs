@@ -64,19 +64,12 @@ pub fn server_function(
     server_function_for(live, name, &[])
 }
 
-/// The master of a cluster an FCALL with these KEYS goes to (each master has its own libraries):
-/// the one serving the first key's slot; without keys, the first master. None off a cluster.
+/// The node of a cluster an FCALL with these KEYS goes to (each master has its own libraries): the
+/// master serving the first key's slot; without keys, the node keyless commands go to. None off a
+/// cluster.
 pub fn node_for_call(live: &LiveBackend, keys: &[Vec<u8>]) -> Option<ClusterNode> {
-    if !live.server.cluster {
-        return None;
-    }
-    match keys.first() {
-        Some(key) => {
-            let slot = crate::engine::lint::hash_slot(key);
-            live.masters.iter().find(|m| m.serves(slot)).cloned()
-        }
-        None => live.masters.first().cloned(),
-    }
+    let node = live.node_for_keys(keys)?;
+    live.known_node(&node.addr)
 }
 
 /// `server_function` as the node an FCALL with these KEYS reaches has it.

@@ -459,6 +459,9 @@ fn guarded_run_inner(
         plain(report, Db::new(), Db::new(), dry)
     };
     let replica = live.server.is_replica();
+    if let Some(refusal) = live.cross_slot_refusal(request) {
+        return plain(refused(refusal), Db::new(), Db::new(), None);
+    }
 
     let (before, dry) = if consent.given() {
         // The user saw the dry run (or that none was possible) and agreed: send without another.
@@ -540,7 +543,7 @@ fn guarded_run_inner(
     };
     // A script is never sent twice (it may have run before a connection dropped), so a connection
     // that died since the last command (the server restarted) is found and healed by a PING first.
-    if let Err(e) = live.command(&[b"PING"]) {
+    if let Err(e) = live.ping_for(&request.keys) {
         let report = refused(format!("evalbench: not sent: {e}"));
         return plain(report, before.clone(), before, dry_run_ns);
     }
@@ -566,7 +569,10 @@ fn guarded_run_inner(
             }
         }
         Err(e) => {
-            let report = refused(format!("evalbench: {e}"));
+            let mut report = refused(format!("evalbench: {e}"));
+            if matches!(e, LiveError::Sent(_)) {
+                report.outcome = Outcome::Lost;
+            }
             GuardedRun {
                 sent: true,
                 ..plain(report, before.clone(), before, dry_run_ns)

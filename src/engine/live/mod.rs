@@ -1,6 +1,8 @@
 //! The live backend: a real Redis or Valkey server through EVAL/EVALSHA (redis crate), with traced runs
 //! (see `instrument`), bounded type-aware copies of keys into the sandbox (`copy`), and server discovery.
 
+/// A cluster's nodes: one connection each, routing by slot, per-node health.
+pub mod cluster;
 pub mod copy;
 pub mod fcall; // FCALL/FCALL_RO on a live server, guarded (issue 13)
 pub mod function_load; // FUNCTION LOAD [REPLACE] to a server, guarded (issue 13)
@@ -20,7 +22,7 @@ use crate::engine::reply::{Protocol, Reply};
 use crate::engine::report::{Outcome, RunReport, Warning, WarningKind};
 use crate::engine::script::{parse_shebang, sha1_hex};
 use crate::engine::{lint, RunRequest};
-use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+use cluster::{NodeRef, Pool};
 use redis::{ConnectionLike, Value};
 use std::time::{Duration, Instant};
 
@@ -33,6 +35,9 @@ pub enum LiveError {
     Connect(String),
     #[error("{0}")]
     Lost(String),
+    /// The script was sent, then the connection was lost before its reply: it may have run.
+    #[error("{0}")]
+    Sent(String),
     /// The server refused a command the engine sent on its own (WRONGTYPE, NOPERM, ...).
     #[error("{0}")]
     Server(String),
@@ -322,20 +327,10 @@ pub enum WriteMode {
     Allowed,
 }
 
-/// A connection to one server and what it said about itself.
-/// One server, or a cluster (commands routed by the slot of their first key).
+/// One server, or a cluster (a connection per node, commands routed by the slot of their first key).
 enum Con {
     Single(redis::Connection),
-    Cluster(Box<redis::cluster::ClusterConnection>),
-}
-
-impl Con {
-    fn req_command(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
-        match self {
-            Con::Single(c) => c.req_command(cmd),
-            Con::Cluster(c) => c.req_command(cmd),
-        }
-    }
+    Cluster(Box<Pool>),
 }
 
 pub struct LiveBackend {
@@ -349,9 +344,8 @@ pub struct LiveBackend {
     last: Option<(Vec<u8>, std::sync::Arc<instrument::Instrumented>)>,
     /// Commands of traced calls already looked up in the command table.
     resolve_cache: crate::engine::commands::ResolveCache,
-    /// On a cluster: its masters and their slots (read on connect, by each cluster-wide scan and after a
-    /// MOVED), for `node_for_key`; empty on a standalone server.
-    masters: Vec<ClusterNode>,
+    /// On a cluster: the node the last script was sent to (or would have been, when refused before).
+    pub last_node: Option<NodeRef>,
 }
 
 impl LiveBackend {
@@ -380,7 +374,7 @@ impl LiveBackend {
             tracing: true,
             last: None,
             resolve_cache: Default::default(),
-            masters: Vec::new(),
+            last_node: None,
         };
         backend.server = backend.discover(deadline)?;
         if let Con::Single(c) = &backend.con {
@@ -388,7 +382,11 @@ impl LiveBackend {
                 .map_err(|e| LiveError::Connect(describe_error(&e, &backend.target.display)))?;
         }
         if backend.server.cluster {
-            backend.con = Con::Cluster(Box::new(open_cluster(&backend.target)?));
+            // The discovery's connection becomes the seed node's in the pool.
+            backend.con = match backend.con {
+                Con::Single(seed) => Con::Cluster(Box::new(Pool::new(backend.target.clone(), seed))),
+                cluster => cluster,
+            };
             backend.cluster_masters()?;
         }
         Ok(backend)
@@ -397,17 +395,16 @@ impl LiveBackend {
     /// Send one command; connection failures become `LiveError`, server errors stay replies.
     pub fn command(&mut self, args: &[&[u8]]) -> Result<Reply, LiveError> {
         let cmd = to_cmd(args);
+        if matches!(self.con, Con::Cluster(_)) {
+            let node = self.route(args)?;
+            return self.cluster_command(node, &cmd, args);
+        }
         let result = self.send(&cmd);
         // A connection found dead (the server restarted, a proxy closed it while idle) is reopened
         // and anything but a script is sent again once: the reads of the dry run and the inspector
         // heal the connection before a script is sent on it. A script is never sent twice: it may
         // have run before the connection dropped.
-        let is_script = args.first().is_some_and(|name| {
-            (name.len() >= 4 && name[..4].eq_ignore_ascii_case(b"EVAL"))
-                    // A function call is a script too (issue 13).
-                    || (name.len() >= 5 && name[..5].eq_ignore_ascii_case(b"FCALL"))
-        });
-        if matches!(&result, Err(e) if e.is_connection_dropped()) && !is_script {
+        if matches!(&result, Err(e) if e.is_connection_dropped()) && !is_script(args) {
             self.reconnect();
             let retried = self.send(&cmd);
             return self.reply_of(retried);
@@ -419,43 +416,128 @@ impl LiveBackend {
     /// (SCAN, DBSIZE: per node on a cluster); on a standalone server, to the server.
     pub fn command_on(&mut self, node: &ClusterNode, args: &[&[u8]]) -> Result<Reply, LiveError> {
         let cmd = to_cmd(args);
-        let result = match &mut self.con {
-            Con::Single(c) => c.req_command(&cmd),
-            Con::Cluster(c) => c.route_command(&cmd, node.routing()),
-        };
+        if matches!(self.con, Con::Cluster(_)) {
+            let node = NodeRef {
+                addr: node.addr(),
+                role: "master".into(),
+                slot: None,
+            };
+            return self.cluster_command(node, &cmd, args);
+        }
+        let result = self.send(&cmd);
         self.reply_of(result)
     }
 
-    /// One command. On a cluster the crate does not retry (see `open_cluster`), so a MOVED or ASK
-    /// redirect comes back here: the node did not run the command, so it is sent once to the node
-    /// named (after ASKING for ASK); a MOVED also reloads the slot map for the next commands.
-    fn send(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
-        let result = self.con.req_command(cmd);
-        let Con::Cluster(c) = &mut self.con else {
-            return result;
-        };
-        let redirect = result.as_ref().err().and_then(|e| {
-            let (addr, _slot) = e.redirect_node()?;
-            let (host, port) = addr.rsplit_once(':')?;
-            Some((
-                e.code() == Some("ASK"),
-                host.to_string(),
-                port.parse().ok()?,
-            ))
-        });
-        let Some((ask, host, port)) = redirect else {
-            return result;
-        };
-        let node = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port });
-        if ask {
-            // The slot is migrating: only this command goes to the importing node.
-            c.route_command(&redis::cmd("ASKING"), node.clone())?;
-            return c.route_command(cmd, node);
+    /// The node of the cluster a command goes to (the slot of its first key).
+    fn route(&mut self, args: &[&[u8]]) -> Result<NodeRef, LiveError> {
+        let slot = cluster::command_slot(&mut self.resolve_cache, self.server.profile, args);
+        match &self.con {
+            Con::Cluster(pool) => pool.route(slot),
+            Con::Single(_) => Err(LiveError::Connect("not a cluster".into())),
         }
-        let result = c.route_command(cmd, node);
-        self.reconnect();
-        let _ = self.cluster_masters();
-        result
+    }
+
+    /// The node a script with these KEYS runs on: on a cluster the master of the first key's slot,
+    /// or for a keyless script the node keyless commands go to (the one given to connect while it
+    /// answers); None on a standalone server.
+    pub fn node_for_keys(&self, keys: &[Vec<u8>]) -> Option<NodeRef> {
+        match &self.con {
+            Con::Cluster(pool) => pool.route(keys.first().map(|k| lint::hash_slot(k))).ok(),
+            Con::Single(_) => None,
+        }
+    }
+
+    /// The masters of the cluster as last read (CLUSTER SLOTS); empty on a standalone server.
+    pub fn masters(&self) -> &[ClusterNode] {
+        match &self.con {
+            Con::Cluster(pool) => &pool.masters,
+            Con::Single(_) => &[],
+        }
+    }
+
+    /// A node of the cluster by address: a master with its slots, or any other node (a replica)
+    /// with none.
+    pub fn known_node(&self, addr: &str) -> Option<ClusterNode> {
+        let Con::Cluster(pool) = &self.con else {
+            return None;
+        };
+        if let Some(m) = pool.masters.iter().find(|m| m.addr() == addr) {
+            return Some(m.clone());
+        }
+        let (host, port) = addr.rsplit_once(':')?;
+        Some(ClusterNode {
+            host: host.to_string(),
+            port: port.parse().ok()?,
+            slots: Vec::new(),
+            replicas: Vec::new(),
+        })
+    }
+
+    /// On a cluster, the refusal of a script whose KEYS span several slots (the cluster would answer
+    /// CROSSSLOT), decided from the key names alone: nothing needs to be read or sent. None when the
+    /// script may go (a standalone server, one slot, or the `allow-cross-slot-keys` flag).
+    pub fn cross_slot_refusal(&self, request: &RunRequest) -> Option<String> {
+        let (flags, _) = parse_shebang(&request.script).unwrap_or_default();
+        if !self.server.cluster || flags.allow_cross_slot_keys {
+            return None;
+        }
+        cross_slot(&request.keys, |slot| {
+            self.masters()
+                .iter()
+                .find(|m| m.serves(slot))
+                .map(ClusterNode::addr)
+        })
+    }
+
+    /// PING where a script with these KEYS would go (the server, or on a cluster the node
+    /// `node_for_keys` names): a dead connection is found and healed before a script is sent.
+    pub fn ping_for(&mut self, keys: &[Vec<u8>]) -> Result<Reply, LiveError> {
+        let Some(node) = self.node_for_keys(keys) else {
+            return self.command(&[b"PING"]);
+        };
+        self.cluster_command(node, &redis::cmd("PING"), &[b"PING"])
+    }
+
+    /// On a cluster, the nodes that did not answer their last command and why; empty when every
+    /// node answered (and on a standalone server).
+    pub fn lost_nodes(&self) -> Vec<(String, String)> {
+        match &self.con {
+            Con::Cluster(pool) => pool.lost(),
+            Con::Single(_) => Vec::new(),
+        }
+    }
+
+    /// One command to one node of the cluster. A connection found dead is reopened and anything but
+    /// a script is sent again once (a script is never sent twice: it may have run).
+    fn cluster_command(
+        &mut self,
+        node: NodeRef,
+        cmd: &redis::Cmd,
+        args: &[&[u8]],
+    ) -> Result<Reply, LiveError> {
+        let Con::Cluster(pool) = &mut self.con else {
+            return Err(LiveError::Connect("not a cluster".into()));
+        };
+        let (answered, result) = pool.send(node, cmd);
+        match result {
+            Ok(reply) => Ok(reply),
+            Err(f) if f.sent && !f.timed_out && !is_script(args) => {
+                let (_, retried) = pool.send(answered, cmd);
+                retried.map_err(|f| LiveError::Lost(f.message))
+            }
+            Err(f) => Err(LiveError::Lost(f.message)),
+        }
+    }
+
+    /// One command on the single connection.
+    fn send(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
+        match &mut self.con {
+            Con::Single(c) => c.req_command(cmd),
+            Con::Cluster(_) => Err(redis::RedisError::from((
+                redis::ErrorKind::Client,
+                "a cluster command goes through its node",
+            ))),
+        }
     }
 
     /// A server error stays a reply; a connection failure becomes `LiveError::Lost` (after one
@@ -472,12 +554,7 @@ impl LiveBackend {
             })),
             Err(e) => {
                 let message = describe_error(&e, &self.target.display);
-                // A cluster node that timed out is busy, not gone: its connection skips the late
-                // reply by itself, while a new cluster connection would wait for it (the crate PINGs
-                // every node before it applies the read timeout).
-                if !(e.is_timeout() && matches!(self.con, Con::Cluster(_))) {
-                    self.reconnect();
-                }
+                self.reconnect();
                 Err(LiveError::Lost(message))
             }
         }
@@ -519,16 +596,10 @@ impl LiveBackend {
 
     /// One reconnect attempt after a failure: the next command works again if the server is back.
     fn reconnect(&mut self) {
-        match &mut self.con {
-            Con::Single(c) => {
-                if let Ok(con) = open(&self.target) {
-                    *c = con;
-                }
-            }
-            Con::Cluster(c) => {
-                if let Ok(con) = open_cluster(&self.target) {
-                    **c = con;
-                }
+        // A cluster node's connection is dropped on failure and opened again when next needed.
+        if let Con::Single(c) = &mut self.con {
+            if let Ok(con) = open(&self.target) {
+                *c = con;
             }
         }
     }
@@ -668,12 +739,9 @@ impl LiveBackend {
         if !self.server.cluster {
             return Ok(Vec::new());
         }
-        match self.command(&[b"CLUSTER", b"SLOTS"])? {
-            Reply::Error(e) => Err(LiveError::Server(format!("CLUSTER SLOTS: {e}"))),
-            reply => {
-                self.masters = parse_cluster_slots(&reply, &seed_host(&self.target));
-                Ok(self.masters.clone())
-            }
+        match &mut self.con {
+            Con::Cluster(pool) => pool.refresh(),
+            Con::Single(_) => Ok(Vec::new()),
         }
     }
 
@@ -681,10 +749,10 @@ impl LiveBackend {
     /// on connect (or by the last `cluster_masters`); None on a standalone server.
     pub fn node_for_key(&self, key: &[u8]) -> Option<String> {
         let slot = lint::hash_slot(key);
-        self.masters
-            .iter()
-            .find(|m| m.serves(slot))
-            .map(ClusterNode::addr)
+        match &self.con {
+            Con::Cluster(pool) => pool.masters.iter().find(|m| m.serves(slot)).map(ClusterNode::addr),
+            Con::Single(_) => None,
+        }
     }
 
     /// Is the script (its traced copy) already in the server's script cache?
@@ -746,8 +814,19 @@ impl LiveBackend {
     /// Send a script. When the read timeout expires, the script would go on keeping the server busy:
     /// SCRIPT KILL it from a second connection (on the node running it) and say how that went.
     fn script_command(&mut self, args: &[&[u8]], keys: &[Vec<u8>]) -> Result<Reply, LiveError> {
+        if matches!(self.con, Con::Cluster(_)) {
+            return self.cluster_script(args, keys);
+        }
         let result = self.send(&to_cmd(args));
         let timed_out = matches!(&result, Err(e) if e.is_timeout() && e.code().is_none());
+        if let Err(e) = &result {
+            if !timed_out && e.code().is_none() && !e.is_connection_refusal() {
+                let message = describe_error(e, &self.target.display);
+                self.reconnect();
+                let addr = cluster::target_addr(&self.target);
+                return Err(lost_after_send(&message, &addr, args, keys));
+            }
+        }
         if !timed_out {
             return self.reply_of(result);
         }
@@ -778,6 +857,54 @@ impl LiveBackend {
         )))
     }
 
+    /// A script to the node of its first key (or the keyless node), never sent twice. A read
+    /// timeout sends SCRIPT KILL to that node; a connection lost after the send says the script may
+    /// have run there and how to check.
+    fn cluster_script(&mut self, args: &[&[u8]], keys: &[Vec<u8>]) -> Result<Reply, LiveError> {
+        let node = self.route(args)?;
+        self.last_node = Some(node.clone());
+        let Con::Cluster(pool) = &mut self.con else {
+            return Err(LiveError::Connect("not a cluster".into()));
+        };
+        let (node, result) = pool.send(node, &to_cmd(args));
+        self.last_node = Some(node.clone());
+        let failure = match result {
+            Ok(reply) => return Ok(reply),
+            Err(f) => f,
+        };
+        if failure.timed_out {
+            let mut killer = pool.node_target(&node.addr);
+            let wait =
+                Duration::from_millis(self.server.busy_threshold_ms) + self.target.connect_timeout;
+            killer.connect_timeout = wait;
+            killer.read_timeout = Some(wait);
+            let answer = describe_kill(
+                Ok(vec![(
+                    node.describe(),
+                    open(&killer).and_then(|mut con| kill(&mut con, &killer)),
+                )]),
+                true,
+            );
+            let after = self
+                .target
+                .read_timeout
+                .map_or("the read timeout".to_string(), |d| {
+                    format!("{}s", d.as_secs_f64())
+                });
+            return Err(LiveError::Lost(format!(
+                "{}: gave up waiting for the script after {after} (--read-timeout); {answer}",
+                node.describe()
+            )));
+        }
+        if !failure.sent {
+            return Err(LiveError::Connect(format!(
+                "{}; the script was not sent",
+                failure.message
+            )));
+        }
+        Err(lost_after_send(&failure.message, &node.addr, args, keys))
+    }
+
     /// Run a script on the server as EVAL (or EVAL_RO) would, with a trace of its calls.
     pub fn run(&mut self, request: &RunRequest, mode: WriteMode) -> Result<RunReport, LiveError> {
         let started = Instant::now();
@@ -788,15 +915,14 @@ impl LiveBackend {
         } else {
             mode
         };
-        if self.server.cluster && !flags.allow_cross_slot_keys {
-            if let Some(refusal) = cross_slot(&request.keys) {
-                return Ok(RunReport::refused(
-                    sha1_hex(&request.script),
-                    refusal,
-                    self.protocol,
-                    self.server.busy_threshold_ms,
-                ));
-            }
+        if let Some(refusal) = self.cross_slot_refusal(request) {
+            self.last_node = None;
+            return Ok(RunReport::refused(
+                sha1_hex(&request.script),
+                refusal,
+                self.protocol,
+                self.server.busy_threshold_ms,
+            ));
         }
         let copy = if self.tracing {
             self.instrumented(&request.script)
@@ -879,10 +1005,16 @@ impl LiveBackend {
                     ),
                     other => other,
                 };
-                let outcome = if reply.is_error() {
-                    Outcome::Refused
-                } else {
-                    Outcome::Returned
+                // An untraced run: an error raised while the script ran names the script's line
+                // (`user_script:3:` or `@user_script:3.`); any other error refused it before it ran.
+                let outcome = match &reply {
+                    Reply::Error(e)
+                        if e.contains("user_script:") && !e.contains("Error compiling script") =>
+                    {
+                        Outcome::Raised
+                    }
+                    Reply::Error(_) => Outcome::Refused,
+                    _ => Outcome::Returned,
                 };
                 (reply, Vec::new(), outcome, None, None)
             }
@@ -933,9 +1065,9 @@ impl LiveBackend {
     }
 }
 
-/// The refusal text when KEYS span several hash slots (checked before sending, as the cluster would
-/// refuse it), with each key's slot.
-pub fn cross_slot(keys: &[Vec<u8>]) -> Option<String> {
+/// The refusal text when KEYS span several hash slots (checked before reading or sending anything,
+/// as the cluster would refuse it), with each key's slot and the node serving it (`node_of`).
+pub fn cross_slot(keys: &[Vec<u8>], node_of: impl Fn(u16) -> Option<String>) -> Option<String> {
     let slots: Vec<u16> = keys.iter().map(|k| lint::hash_slot(k)).collect();
     if slots.windows(2).all(|w| w[0] == w[1]) {
         return None;
@@ -943,10 +1075,13 @@ pub fn cross_slot(keys: &[Vec<u8>]) -> Option<String> {
     let listed: Vec<String> = keys
         .iter()
         .zip(&slots)
-        .map(|(k, s)| format!("{} -> slot {s}", String::from_utf8_lossy(k)))
+        .map(|(k, s)| match node_of(*s) {
+            Some(node) => format!("{} -> slot {s} on {node}", String::from_utf8_lossy(k)),
+            None => format!("{} -> slot {s}", String::from_utf8_lossy(k)),
+        })
         .collect();
     Some(format!(
-        "CROSSSLOT Keys in request don't hash to the same slot (evalbench did not send the script: {}; put a common {{hash tag}} in the keys)",
+        "CROSSSLOT Keys in request don't hash to the same slot (evalbench read nothing and did not send the script: {}; put a common {{hash tag}} in the keys)",
         listed.join(", ")
     ))
 }
@@ -1045,42 +1180,59 @@ pub type KillAnswers = Vec<(String, Result<Reply, LiveError>)>;
 
 /// SCRIPT KILL where a script with these KEYS runs, on fresh connections (the running script's one is
 /// blocked). A standalone server: the server (as `script_kill`). A cluster: the master serving the first
-/// key's slot (CLUSTER SLOTS read from the target's node); with no keys the client sent the script to a
-/// node of its choice, so every master is asked (the others answer NOTBUSY). A target node that is busy
-/// itself cannot list its peers: it is the one asked. Err: the target's node is unreachable.
+/// key's slot (CLUSTER SLOTS read from the target's node); with no keys, the target's node itself
+/// (where `LiveBackend` sends keyless scripts). A target node that is busy itself cannot list its
+/// peers: it is the one asked. Each node is named with its role and slot. Err: the target's node is
+/// unreachable.
 pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers, LiveError> {
     let mut seed = open(target)?;
     let slots = seed.req_command(&redis::cmd("CLUSTER").arg("SLOTS").to_owned());
     // A standalone server refuses CLUSTER SLOTS; a busy node answers BUSY.
-    let masters = match slots.map(to_reply) {
+    let slots = slots.map(to_reply);
+    let busy = matches!(&slots, Ok(Reply::Error(e)) if e.starts_with("BUSY"));
+    let masters = match slots {
         Ok(reply @ Reply::Array(_)) => parse_cluster_slots(&reply, &seed_host(target)),
         _ => Vec::new(),
     };
+    let seed_addr = cluster::target_addr(target);
     if masters.is_empty() {
-        return Ok(vec![(target.display.clone(), kill(&mut seed, target))]);
+        // A node busy with a script cannot list its peers: it is the one running it.
+        let name = if busy {
+            format!("{seed_addr} (busy)")
+        } else {
+            target.display.clone()
+        };
+        return Ok(vec![(name, kill(&mut seed, target))]);
     }
-    let chosen: Vec<&ClusterNode> = match keys.first() {
-        Some(key) => {
-            let slot = lint::hash_slot(key);
-            let owner: Vec<&ClusterNode> = masters.iter().filter(|m| m.serves(slot)).collect();
-            if owner.is_empty() {
-                return Err(LiveError::Server(format!(
-                    "{}: no master of the cluster serves slot {slot} (CLUSTER SLOTS)",
-                    target.display
-                )));
-            }
-            owner
-        }
-        None => masters.iter().collect(),
+    let Some(key) = keys.first() else {
+        // A keyless script went to the node given to connect (as `LiveBackend` routes it).
+        let role = if masters.iter().any(|m| m.addr() == seed_addr) {
+            "master"
+        } else {
+            "replica"
+        };
+        let node = NodeRef {
+            addr: seed_addr,
+            role: role.into(),
+            slot: None,
+        };
+        return Ok(vec![(node.describe(), kill(&mut seed, target))]);
     };
-    Ok(chosen
-        .into_iter()
-        .map(|node| {
-            let node_target = node.target(target);
-            let answer = open(&node_target).and_then(|mut con| kill(&mut con, &node_target));
-            (node.addr(), answer)
-        })
-        .collect())
+    let slot = lint::hash_slot(key);
+    let Some(owner) = masters.iter().find(|m| m.serves(slot)) else {
+        return Err(LiveError::Server(format!(
+            "{}: no master of the cluster serves slot {slot} (CLUSTER SLOTS)",
+            target.display
+        )));
+    };
+    let node = NodeRef {
+        addr: owner.addr(),
+        role: "master".into(),
+        slot: Some(slot),
+    };
+    let node_target = owner.target(target);
+    let answer = open(&node_target).and_then(|mut con| kill(&mut con, &node_target));
+    Ok(vec![(node.describe(), answer)])
 }
 
 /// A master of a cluster as CLUSTER SLOTS lists it.
@@ -1090,6 +1242,8 @@ pub struct ClusterNode {
     pub port: u16,
     /// The slot ranges it serves (inclusive), in order.
     pub slots: Vec<(u16, u16)>,
+    /// Its replicas ("host:port"), as CLUSTER SLOTS lists them.
+    pub replicas: Vec<String>,
 }
 
 impl ClusterNode {
@@ -1104,15 +1258,8 @@ impl ClusterNode {
             .any(|(from, to)| (*from..=*to).contains(&slot))
     }
 
-    fn routing(&self) -> RoutingInfo {
-        RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
-            host: self.host.clone(),
-            port: self.port,
-        })
-    }
-
     /// The target with this node's address (same credentials, TLS and timeouts).
-    fn target(&self, target: &Target) -> Target {
+    pub(crate) fn target(&self, target: &Target) -> Target {
         let addr = match target.info.addr().clone() {
             redis::ConnectionAddr::TcpTls {
                 insecure,
@@ -1148,7 +1295,7 @@ fn seed_host(target: &Target) -> String {
 /// ordered by their first slot. Hosts are named as the redis crate names them (an empty or wildcard
 /// address is the answering node's host, "?" an unknown node), so routing by address reuses its
 /// connections.
-fn parse_cluster_slots(reply: &Reply, answering_host: &str) -> Vec<ClusterNode> {
+pub(crate) fn parse_cluster_slots(reply: &Reply, answering_host: &str) -> Vec<ClusterNode> {
     let Reply::Array(ranges) = reply else {
         return Vec::new();
     };
@@ -1176,6 +1323,24 @@ fn parse_cluster_slots(reply: &Reply, answering_host: &str) -> Vec<ClusterNode> 
             continue;
         };
         let (port, range) = (*port as u16, (*from as u16, *to as u16));
+        let replicas: Vec<String> = parts[3..]
+            .iter()
+            .filter_map(|r| match r {
+                Reply::Array(r) => match (r.first(), r.get(1)) {
+                    (Some(Reply::Bulk(h)), Some(Reply::Int(p))) => {
+                        let h = String::from_utf8_lossy(h);
+                        let h = match h.as_ref() {
+                            "" | "0.0.0.0" | "::" => answering_host,
+                            "?" => return None,
+                            h => h,
+                        };
+                        Some(format!("{h}:{p}"))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
         match masters
             .iter_mut()
             .find(|m| m.host == host && m.port == port)
@@ -1185,6 +1350,7 @@ fn parse_cluster_slots(reply: &Reply, answering_host: &str) -> Vec<ClusterNode> 
                 host,
                 port,
                 slots: vec![range],
+                replicas,
             }),
         }
     }
@@ -1195,6 +1361,38 @@ fn parse_cluster_slots(reply: &Reply, answering_host: &str) -> Vec<ClusterNode> 
     masters
 }
 
+/// A script was sent to `addr`, then its connection was lost (`message`): it may have run there.
+fn lost_after_send(message: &str, addr: &str, args: &[&[u8]], keys: &[Vec<u8>]) -> LiveError {
+    let sha = match args.first() {
+        Some(name) if name.len() >= 7 && name[..7].eq_ignore_ascii_case(b"EVALSHA") => {
+            String::from_utf8_lossy(args.get(1).copied().unwrap_or_default()).into_owned()
+        }
+        _ => sha1_hex(args.get(1).copied().unwrap_or_default()),
+    };
+    let keys = if keys.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " and the keys it was given ({})",
+            keys.iter()
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    LiveError::Sent(format!(
+        "{message}; the script was sent and may have run there before the connection dropped (evalbench never sends it twice): once the node answers, check SCRIPT EXISTS {sha} on {addr}{keys}"
+    ))
+}
+
+/// EVAL, EVALSHA, FCALL and their read-only forms: a script, never sent twice.
+fn is_script(args: &[&[u8]]) -> bool {
+    args.first().is_some_and(|name| {
+        (name.len() >= 4 && name[..4].eq_ignore_ascii_case(b"EVAL"))
+            || (name.len() >= 5 && name[..5].eq_ignore_ascii_case(b"FCALL"))
+    })
+}
+
 fn to_cmd(args: &[&[u8]]) -> redis::Cmd {
     let mut cmd = redis::Cmd::new();
     for a in args {
@@ -1203,27 +1401,7 @@ fn to_cmd(args: &[&[u8]]) -> redis::Cmd {
     cmd
 }
 
-fn open_cluster(target: &Target) -> Result<redis::cluster::ClusterConnection, LiveError> {
-    let mut builder = redis::cluster::ClusterClientBuilder::new(vec![target.info.clone()])
-        .connection_timeout(target.connect_timeout)
-        // No automatic retries: the crate sends a command again after a read timeout or a dropped
-        // connection, which would run a script twice. `LiveBackend::send` follows MOVED and ASK.
-        .retries(0);
-    if let Some(timeout) = target.read_timeout {
-        builder = builder.response_timeout(timeout);
-    }
-    if let Some(certs) = &target.tls {
-        builder = builder.certs(certs.clone());
-    }
-    let client = builder
-        .build()
-        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
-    client
-        .get_connection()
-        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))
-}
-
-fn open(target: &Target) -> Result<redis::Connection, LiveError> {
+pub(crate) fn open(target: &Target) -> Result<redis::Connection, LiveError> {
     let con = open_until(target, Instant::now() + target.connect_timeout)?;
     con.set_read_timeout(target.read_timeout)
         .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
@@ -1303,7 +1481,7 @@ fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, L
 }
 
 /// The text of a server's error reply the crate returned as an error ("CODE detail").
-fn server_error_text(e: &redis::RedisError) -> Option<String> {
+pub(crate) fn server_error_text(e: &redis::RedisError) -> Option<String> {
     match (e.code(), e.detail()) {
         (Some(code), Some(detail)) => Some(format!("{code} {detail}")),
         (Some(code), None) => Some(code.to_string()),
