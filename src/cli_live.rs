@@ -117,6 +117,18 @@ pub fn run_live(
     let target = spec.resolve().map_err(|e| CliError::input(e.to_string()))?;
     let mut live = LiveBackend::connect(target).map_err(backend_error)?;
     live.tracing = !args.no_trace;
+    // Decided from the key names alone: nothing is read, dry-run or sent.
+    if let Some(refusal) = live.cross_slot_refusal(request) {
+        return Err(CliError {
+            code: EXIT_BAD_INPUT,
+            message: format!("refused: {refusal}"),
+        });
+    }
+    // On a cluster, the node the script goes to (the master of its first key's slot).
+    let node = live.node_for_keys(&request.keys);
+    let to = node
+        .as_ref()
+        .map_or(live.target.display.clone(), |n| n.describe());
     let replica = live.server.is_replica();
     // --read-only and a replica run as EVAL_RO whatever the dry run says: the server refuses writes.
     let read_only = args.read_only || replica;
@@ -131,18 +143,20 @@ pub fn run_live(
                 if !run.writes.is_empty() {
                     // Say only what can make the write happen.
                     let (why, remedy) = if args.read_only {
-                        ("--read-only is set", "Drop --read-only and add --yes to let it write.")
+                        ("--read-only is set", "Drop --read-only and add --yes to let it write.".to_string())
                     } else if replica {
-                        ("the server is a replica", "A replica refuses writes: run it on the primary, with --yes.")
+                        match &node {
+                            Some(n) if n.role == "master" => ("the server given is a replica", format!("Writes go to the master of the keys' slot: rerun with --server {} --yes.", n.addr)),
+                            _ => ("the server is a replica", "A replica refuses writes: run it on the primary, with --yes.".to_string()),
+                        }
                     } else {
-                        ("writes on a live server need --yes", "Rerun with --yes to allow writes.")
+                        ("writes on a live server need --yes", "Rerun with --yes to allow writes.".to_string())
                     };
                     return Err(CliError {
                         code: EXIT_BAD_INPUT,
                         message: format!(
-                            "refused: a dry run in the sandbox on a copy of KEYS shows the script writes ({why}):\n  {}\nNothing was sent to {}. {remedy}",
+                            "refused: a dry run in the sandbox on a copy of KEYS shows the script writes ({why}):\n  {}\nNothing was sent to {to}. {remedy}",
                             run.writes.join("\n  "),
-                            live.target.display
                         ),
                     });
                 }
@@ -153,8 +167,7 @@ pub fn run_live(
                         return Err(CliError {
                             code: EXIT_BAD_INPUT,
                             message: format!(
-                                "refused: {why}.\nNothing was sent to {}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).",
-                                live.target.display
+                                "refused: {why}.\nNothing was sent to {to}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).",
                             ),
                         });
                     }
@@ -206,10 +219,19 @@ pub fn run_live(
         None
     };
     let server = format!("{} ({})", live.target.display, live.server.summary());
+    let result = crate::engine::live::outcome_summary(&report);
     let out = if args.json {
         let mut obj = report.to_json();
         obj["backend"] = serde_json::json!("live");
         obj["server"] = serde_json::json!(server);
+        obj["result"] = serde_json::json!(result);
+        obj["written"] = serde_json::json!(crate::engine::live::written_keys(&report)
+            .iter()
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect::<Vec<_>>());
+        if let Some(node) = &live.last_node {
+            obj["node"] = node.to_json();
+        }
         obj["mode"] = serde_json::json!(match mode {
             WriteMode::ReadOnly => "read-only",
             WriteMode::Allowed => "writes-allowed",
@@ -220,6 +242,10 @@ pub fn run_live(
         serde_json::to_string_pretty(&obj).expect("JSON serializes")
     } else {
         let mut text = format!("backend: live\nserver: {server}\n");
+        if let Some(node) = &live.last_node {
+            text.push_str(&format!("node: {}\n", node.describe()));
+        }
+        text.push_str(&format!("result: {result}\n"));
         for note in &live.server.notes {
             text.push_str(&format!("note: {note}\n"));
         }

@@ -25,6 +25,13 @@ impl Drop for Cluster {
 }
 
 fn start_cluster() -> Option<Cluster> {
+    start_cluster_with(0)
+}
+
+/// Three masters (nodes 0, 1, 2 with the slot ranges of `RANGES`) and `replicas` replicas: node
+/// 3 + i replicates master i. `cluster-node-timeout` is long (30 s), so nothing fails over by
+/// itself during a test: a failover is the test's own doing.
+fn start_cluster_with(replicas: usize) -> Option<Cluster> {
     // One directory per cluster: tests run in parallel and each removes its own when done.
     static CLUSTERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = CLUSTERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -32,12 +39,14 @@ fn start_cluster() -> Option<Cluster> {
     std::fs::create_dir_all(&dir).unwrap();
     let dir_arg = dir.display().to_string();
     let mut nodes = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..3 + replicas {
         nodes.push(RedisServer::start_with(&[
             "--cluster-enabled",
             "yes",
             "--cluster-config-file",
             "nodes-PORT.conf",
+            "--cluster-node-timeout",
+            "30000",
             "--dir",
             &dir_arg,
         ])?);
@@ -56,23 +65,50 @@ fn start_cluster() -> Option<Cluster> {
             Reply::ok()
         );
     }
+    let known = format!("cluster_known_nodes:{}", nodes.len());
     let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let ready = conns.iter_mut().all(|c| match c.cmd(&["CLUSTER", "INFO"]) {
-            Reply::Bulk(b) => {
-                let text = String::from_utf8_lossy(&b).into_owned();
-                text.contains("cluster_state:ok") && text.contains("cluster_known_nodes:3")
-            }
-            _ => false,
-        });
-        if ready {
+    let wait = |conns: &mut Vec<Conn>, ready: &dyn Fn(&mut Conn, usize) -> bool| loop {
+        if conns.iter_mut().enumerate().all(|(i, c)| ready(c, i)) {
             break;
         }
         assert!(
             Instant::now() < deadline,
             "the test cluster did not become ready"
         );
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    wait(&mut conns, &|c, _| match c.cmd(&["CLUSTER", "INFO"]) {
+        Reply::Bulk(b) => {
+            let text = String::from_utf8_lossy(&b).into_owned();
+            text.contains("cluster_state:ok") && text.contains(&known)
+        }
+        _ => false,
+    });
+    if replicas > 0 {
+        let ids: Vec<String> = conns[..3]
+            .iter_mut()
+            .map(|c| match c.cmd(&["CLUSTER", "MYID"]) {
+                Reply::Bulk(b) => String::from_utf8(b).unwrap(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        for i in 0..replicas {
+            assert_eq!(
+                conns[3 + i].cmd(&["CLUSTER", "REPLICATE", &ids[i]]),
+                Reply::ok()
+            );
+        }
+        // Each replica in sync with its master, and node 0 lists every replica in CLUSTER SLOTS.
+        wait(&mut conns, &|c, i| {
+            i < 3
+                || matches!(c.cmd(&["ROLE"]), Reply::Array(r)
+                    if r.get(3) == Some(&Reply::bulk("connected")))
+        });
+        wait(&mut conns, &|c, i| {
+            i != 0
+                || matches!(c.cmd(&["CLUSTER", "SLOTS"]), Reply::Array(ranges)
+                    if ranges.iter().all(|r| matches!(r, Reply::Array(p) if p.len() == 4)))
+        });
     }
     Some(Cluster { nodes, dir })
 }
@@ -729,4 +765,218 @@ fn a_standalone_server_has_no_nodes_and_is_asked_itself_to_kill() {
         answers(&target, &["k"]),
         vec![(format!("127.0.0.1:{}", server.port), not_busy())]
     );
+}
+
+/// Commands each node ran since `reset_stats` (INFO commandstats), the node's own INFO and CONFIG
+/// left out.
+fn commands_run(conns: &mut [Conn]) -> Vec<Vec<String>> {
+    conns
+        .iter_mut()
+        .map(|c| match c.cmd(&["INFO", "commandstats"]) {
+            Reply::Bulk(b) => String::from_utf8_lossy(&b)
+                .lines()
+                .filter_map(|l| l.strip_prefix("cmdstat_"))
+                .filter_map(|l| l.split(':').next())
+                .filter(|name| !["info", "config|resetstat"].contains(name))
+                .map(str::to_string)
+                .collect(),
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+fn reset_stats(conns: &mut [Conn]) {
+    for c in conns.iter_mut() {
+        assert_eq!(c.cmd(&["CONFIG", "RESETSTAT"]), Reply::ok());
+    }
+}
+
+fn pong() -> Reply {
+    Reply::Status("PONG".into())
+}
+
+fn wrong_type() -> Reply {
+    Reply::err("WRONGTYPE Operation against a key holding the wrong kind of value")
+}
+
+/// "127.0.0.1:port (master, slot N)" of the master of `key`.
+fn node_of_key(cluster: &Cluster, key: &str) -> String {
+    let slot = evalbench::engine::lint::hash_slot(key.as_bytes());
+    format!(
+        "{} (master, slot {slot})",
+        addr(cluster, owner_of_slot(slot))
+    )
+}
+
+#[test]
+fn runs_keep_their_trace_and_writes_whatever_the_reply_holds() {
+    use evalbench::engine::live::guarded::{guarded_run, Consent, RunControl};
+    use evalbench::engine::live::{outcome_summary, written_keys};
+    let Some(cluster) = start_cluster_with(3) else {
+        return;
+    };
+    let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
+    // Two keys of one slot on node 2 (not the node connected to): a counter and a string.
+    let (counter, text) = ("{t}:n", "{t}:s");
+    let node = owner(&mut conns[0], counter);
+    assert_eq!(node, 2);
+    assert_eq!(conns[node].cmd(&["SET", text, "x"]), Reply::ok());
+    let mut live = connect(&cluster);
+    assert_eq!(
+        live.masters()
+            .iter()
+            .map(|m| m.replicas.clone())
+            .collect::<Vec<_>>(),
+        (3..6).map(|i| vec![addr(&cluster, i)]).collect::<Vec<_>>()
+    );
+
+    // A write, then an error inside the returned array: the script returned, its trace is kept.
+    let script =
+        "local n = redis.call('INCR', KEYS[1]) return {n, redis.pcall('HGET', KEYS[2], 'f')}";
+    let report = live
+        .run(&request(script, &[counter, text]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(
+        report.reply,
+        Reply::Array(vec![Reply::Int(1), wrong_type()])
+    );
+    assert_eq!(report.outcome, Outcome::Returned);
+    assert_eq!(
+        report
+            .trace
+            .iter()
+            .map(|t| (
+                String::from_utf8_lossy(&t.command[0]).into_owned(),
+                t.reply.clone()
+            ))
+            .collect::<Vec<_>>(),
+        vec![
+            ("INCR".to_string(), Reply::Int(1)),
+            ("HGET".to_string(), wrong_type())
+        ]
+    );
+    assert_eq!(written_keys(&report), vec![counter.as_bytes().to_vec()]);
+    assert_eq!(
+        outcome_summary(&report),
+        "wrote 1 key ({t}:n), then returned"
+    );
+    assert_eq!(
+        live.last_node.as_ref().map(|n| n.describe()),
+        Some(node_of_key(&cluster, counter))
+    );
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("1"));
+
+    // A write, then an error raised: the write stays, the report says so.
+    let script = "redis.call('INCR', KEYS[1]) return redis.call('HGET', KEYS[2], 'f')";
+    let report = live
+        .run(&request(script, &[counter, text]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::Raised);
+    assert_eq!(report.trace.len(), 2);
+    assert_eq!(report.trace[0].reply, Reply::Int(2));
+    assert_eq!(outcome_summary(&report), "wrote 1 key ({t}:n), then failed");
+    assert!(
+        report.warnings.iter().any(|w| w.message
+            == "the script failed after 1 write(s): Redis does not roll back, the writes before the error stay"),
+        "{:?}",
+        report.warnings
+    );
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("2"));
+
+    // Read-only, an error inside the array: the reply as the server gave it.
+    let script = "return {redis.call('GET', KEYS[1]), redis.pcall('HGET', KEYS[2], 'f')}";
+    let report = live
+        .run(&request(script, &[counter, text]), WriteMode::ReadOnly)
+        .unwrap();
+    assert_eq!(
+        report.reply,
+        Reply::Array(vec![Reply::bulk("2"), wrong_type()])
+    );
+    assert_eq!(report.trace.len(), 2);
+    assert_eq!(outcome_summary(&report), "returned, no writes");
+
+    // RESP3: the same run, the same trace.
+    let target = TargetSpec {
+        resp3: true,
+        ..spec(&cluster)
+    }
+    .resolve()
+    .unwrap();
+    let mut resp3 = LiveBackend::connect(target).unwrap();
+    let script =
+        "local n = redis.call('INCR', KEYS[1]) return {n, redis.pcall('HGET', KEYS[2], 'f')}";
+    let report = resp3
+        .run(&request(script, &[counter, text]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(
+        report.reply,
+        Reply::Array(vec![Reply::Int(3), wrong_type()])
+    );
+    assert_eq!(report.trace.len(), 2);
+    assert_eq!(
+        outcome_summary(&report),
+        "wrote 1 key ({t}:n), then returned"
+    );
+
+    // Untraced: a runtime error is a failure of a script that ran, not a refusal.
+    live.tracing = false;
+    let script = "redis.call('INCR', KEYS[1]) return redis.call('HGET', KEYS[2], 'f')";
+    let report = live
+        .run(&request(script, &[counter, text]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::Raised);
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("4"));
+    live.tracing = true;
+
+    // The guarded run with consent: the same truth, sent once.
+    let control = RunControl::default();
+    control.begin(&[counter.as_bytes().to_vec(), text.as_bytes().to_vec()]);
+    let run = guarded_run(
+        &mut live,
+        &request(script, &[counter, text]),
+        &Consent {
+            writes: true,
+            ..Consent::default()
+        },
+        &control,
+        0,
+    );
+    assert!(run.sent);
+    assert_eq!(run.report.outcome, Outcome::Raised);
+    assert_eq!(run.report.trace.len(), 2);
+    assert_eq!(
+        outcome_summary(&run.report),
+        "wrote 1 key ({t}:n), then failed"
+    );
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("5"));
+
+    // CROSSSLOT: decided from the names; no node reads or runs anything.
+    reset_stats(&mut conns);
+    let (a, b) = (key_on(0, "a"), key_on(1, "b"));
+    let control = RunControl::default();
+    control.begin(&[]);
+    let run = guarded_run(
+        &mut live,
+        &request("return redis.call('SET', KEYS[1], KEYS[2])", &[&a, &b]),
+        &Consent::default(),
+        &control,
+        0,
+    );
+    assert!(!run.sent && run.question.is_none() && run.dry_run_ns.is_none());
+    assert_eq!(run.report.outcome, Outcome::Refused);
+    let slot = |k: &str| evalbench::engine::lint::hash_slot(k.as_bytes());
+    assert_eq!(
+        run.report.reply,
+        Reply::err(format!(
+            "CROSSSLOT Keys in request don't hash to the same slot (evalbench read nothing and did not send the script: {a} -> slot {} on {}, {b} -> slot {} on {}; put a common {{hash tag}} in the keys)",
+            slot(&a),
+            addr(&cluster, 0),
+            slot(&b),
+            addr(&cluster, 1)
+        ))
+    );
+    assert_eq!(commands_run(&mut conns), vec![Vec::<String>::new(); 6]);
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["PING"]), pong());
+    }
 }

@@ -384,7 +384,9 @@ impl LiveBackend {
         if backend.server.cluster {
             // The discovery's connection becomes the seed node's in the pool.
             backend.con = match backend.con {
-                Con::Single(seed) => Con::Cluster(Box::new(Pool::new(backend.target.clone(), seed))),
+                Con::Single(seed) => {
+                    Con::Cluster(Box::new(Pool::new(backend.target.clone(), seed)))
+                }
                 cluster => cluster,
             };
             backend.cluster_masters()?;
@@ -750,7 +752,11 @@ impl LiveBackend {
     pub fn node_for_key(&self, key: &[u8]) -> Option<String> {
         let slot = lint::hash_slot(key);
         match &self.con {
-            Con::Cluster(pool) => pool.masters.iter().find(|m| m.serves(slot)).map(ClusterNode::addr),
+            Con::Cluster(pool) => pool
+                .masters
+                .iter()
+                .find(|m| m.serves(slot))
+                .map(ClusterNode::addr),
             Con::Single(_) => None,
         }
     }
@@ -1062,6 +1068,54 @@ impl LiveBackend {
             round_trip_ns: Some(elapsed_ns),
             trace,
         })
+    }
+}
+
+/// The keys a run's traced write calls changed (calls that answered an error wrote nothing), each
+/// once, in the order first written.
+pub fn written_keys(report: &RunReport) -> Vec<Vec<u8>> {
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    for entry in report
+        .trace
+        .iter()
+        .filter(|t| t.write && !t.reply.is_error())
+    {
+        for key in &entry.keys {
+            if !keys.contains(key) {
+                keys.push(key.clone());
+            }
+        }
+    }
+    keys
+}
+
+/// What a live run did, in words: "wrote 1 key (counter), then failed", "returned", "refused: nothing
+/// ran". A run that failed after writing says so: the writes stay (Redis does not roll back).
+pub fn outcome_summary(report: &RunReport) -> String {
+    let written = written_keys(report);
+    let wrote = match written.len() {
+        0 => None,
+        n => Some(format!(
+            "wrote {n} key{} ({})",
+            if n == 1 { "" } else { "s" },
+            written
+                .iter()
+                .take(5)
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+                + if n > 5 { ", ..." } else { "" }
+        )),
+    };
+    match (report.outcome, wrote) {
+        (Outcome::Refused, _) => "refused: nothing ran".into(),
+        (Outcome::Raised | Outcome::Killed, Some(w)) => format!("{w}, then failed"),
+        (Outcome::Raised, None) => "failed before any write".into(),
+        (Outcome::Returned, Some(w)) => format!("{w}, then returned"),
+        (Outcome::Returned, None) => "returned, no writes".into(),
+        (Outcome::Killed, None) => "killed before any write".into(),
+        (Outcome::Cancelled, _) => "cancelled: nothing was sent".into(),
+        (Outcome::Lost, _) => "sent, then the connection was lost: the script may have run".into(),
     }
 }
 
