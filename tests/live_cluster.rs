@@ -175,7 +175,7 @@ fn runs_are_routed_by_slot_and_cross_slot_is_refused_before_sending() {
     assert_eq!(report.outcome, Outcome::Refused);
     assert_eq!(
         report.reply,
-        Reply::err("CROSSSLOT Keys in request don't hash to the same slot (evalbench did not send the script: a -> slot 15495, b -> slot 3300; put a common {hash tag} in the keys)")
+        Reply::err(format!("CROSSSLOT Keys in request don't hash to the same slot (evalbench read nothing and did not send the script: a -> slot 15495 on {}, b -> slot 3300 on {}; put a common {{hash tag}} in the keys)", addr(&cluster, 2), addr(&cluster, 0)))
     );
     // Same hash tag: one slot, sent.
     let report = live
@@ -558,7 +558,7 @@ fn killed(report: &evalbench::engine::report::RunReport) -> bool {
 fn script_kill_reaches_the_node_running_the_script() {
     use evalbench::engine::keyspace::Db;
     use evalbench::tui::worker::{EngineCommand, Worker};
-    let Some(cluster) = start_cluster() else {
+    let Some(cluster) = start_cluster_with(3) else {
         return;
     };
     let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
@@ -573,7 +573,7 @@ fn script_kill_reaches_the_node_running_the_script() {
     let key = key_on(2, "spin");
     assert_eq!(
         answers(&target, &[&key]),
-        vec![(addr(&cluster, 2), not_busy())]
+        vec![(node_of_key(&cluster, &key), not_busy())]
     );
 
     // A script on a node that is not the one connected to.
@@ -581,30 +581,79 @@ fn script_kill_reaches_the_node_running_the_script() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(
         answers(&target, &[&key]),
-        vec![(addr(&cluster, 2), Reply::ok())]
+        vec![(node_of_key(&cluster, &key), Reply::ok())]
     );
     let report = running.join().unwrap();
     assert!(killed(&report), "{:?}", report.reply);
-    assert_eq!(conns[2].cmd(&["PING"]), Reply::Status("PONG".into()));
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["PING"]), pong());
+    }
 
-    // No keys: the client chose the node; every master is asked, one answers OK.
+    // No keys: the script goes to the node given to connect, and the kill too.
     let running = spin(&cluster, &[]);
     std::thread::sleep(Duration::from_millis(500));
-    let got = answers(&target, &[]);
-    // The client sends a keyless script to any node. When that is the seed, the seed is busy and
-    // cannot list the masters: it alone is asked, and it is the one running the script.
-    if got.len() == 1 {
-        assert_eq!(got, vec![(addr(&cluster, 0), Reply::ok())]);
-    } else {
-        assert_eq!(
-            got.iter().map(|(node, _)| node.clone()).collect::<Vec<_>>(),
-            (0..3).map(|i| addr(&cluster, i)).collect::<Vec<_>>()
-        );
-        let mut replies: Vec<Reply> = got.into_iter().map(|(_, r)| r).collect();
-        replies.sort_by_key(|r| format!("{r:?}"));
-        assert_eq!(replies, vec![not_busy(), not_busy(), Reply::ok()]);
-    }
+    assert_eq!(
+        answers(&target, &[]),
+        vec![(
+            format!("{} (master, no keys)", addr(&cluster, 0)),
+            Reply::ok()
+        )]
+    );
     assert!(killed(&running.join().unwrap()));
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["PING"]), pong());
+    }
+
+    // Connected to a replica: a keyless read-only script runs on the replica, and is killed there.
+    let replica = TargetSpec {
+        url: Some(format!("redis://{}", addr(&cluster, 4))),
+        ..TargetSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    let mut on_replica = LiveBackend::connect(replica.clone()).unwrap();
+    assert!(on_replica.server.is_replica());
+    assert_eq!(
+        on_replica.node_for_keys(&[]).map(|n| n.describe()),
+        Some(format!("{} (replica, no keys)", addr(&cluster, 4)))
+    );
+    let running = std::thread::spawn(move || {
+        let report = on_replica
+            .run(&request("while true do end", &[]), WriteMode::ReadOnly)
+            .unwrap();
+        (report, on_replica.last_node.clone())
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(conns[4].cmd(&["PING"]), Reply::err("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."));
+    assert_eq!(
+        answers(&replica, &[]),
+        vec![(
+            format!("{} (replica, no keys)", addr(&cluster, 4)),
+            Reply::ok()
+        )]
+    );
+    let (report, node) = running.join().unwrap();
+    assert!(killed(&report), "{:?}", report.reply);
+    assert_eq!(
+        node.map(|n| n.describe()),
+        Some(format!("{} (replica, no keys)", addr(&cluster, 4)))
+    );
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["PING"]), pong());
+    }
+    // With keys, the replica's reads go to the slot's master, and the report names it.
+    let mut on_replica = LiveBackend::connect(replica).unwrap();
+    let report = on_replica
+        .run(
+            &request("return redis.call('EXISTS', KEYS[1])", &[&key]),
+            WriteMode::ReadOnly,
+        )
+        .unwrap();
+    assert_eq!(report.reply, Reply::Int(0));
+    assert_eq!(
+        on_replica.last_node.map(|n| n.describe()),
+        Some(node_of_key(&cluster, &key))
+    );
 
     // Esc in the workbench: the worker sends the kill to the node of the run's key.
     let worker = Worker::start_with(Some(connect(&cluster)));
@@ -671,9 +720,8 @@ fn the_read_timeout_holds_and_a_timed_out_script_is_not_sent_again() {
         Err(LiveError::Lost(message)) => assert_eq!(
             message,
             format!(
-                "{}: gave up waiting for the script after 0.3s (--read-timeout); sent SCRIPT KILL to {}: NOTBUSY (the script had ended by then; its reply was not read)",
-                live.target.display,
-                live.node_for_key(key.as_bytes()).unwrap()
+                "{0}: gave up waiting for the script after 0.3s (--read-timeout); sent SCRIPT KILL to {0}: NOTBUSY (the script had ended by then; its reply was not read)",
+                node_of_key(&cluster, &key)
             )
         ),
         Err(e) => panic!("{e}"),

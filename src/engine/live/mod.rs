@@ -1191,6 +1191,28 @@ fn kill(con: &mut redis::Connection, target: &Target) -> Result<Reply, LiveError
     Ok(answer)
 }
 
+/// The role a node gives in its HELLO reply ("master" or "replica"); HELLO is answered even while a
+/// script keeps the node busy.
+fn hello_role(con: &mut redis::Connection) -> Option<String> {
+    let reply = to_reply(con.req_command(&redis::cmd("HELLO")).ok()?);
+    let role = match &reply {
+        Reply::Array(items) => items
+            .chunks(2)
+            .find(|pair| pair[0] == Reply::bulk("role"))
+            .and_then(|pair| pair.get(1).cloned()),
+        Reply::Map(pairs) => pairs
+            .iter()
+            .find(|(k, _)| *k == Reply::bulk("role"))
+            .map(|(_, v)| v.clone()),
+        _ => None,
+    }?;
+    match role {
+        Reply::Bulk(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+        Reply::Status(s) => Some(s),
+        _ => None,
+    }
+}
+
 /// What SCRIPT KILL answered, for a message: "sent SCRIPT KILL: OK (...)". On a cluster, the node that
 /// ran the script (the one not answering NOTBUSY) is named.
 pub fn describe_kill(answers: Result<KillAnswers, LiveError>, cluster: bool) -> String {
@@ -1249,28 +1271,25 @@ pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers,
         _ => Vec::new(),
     };
     let seed_addr = cluster::target_addr(target);
-    if masters.is_empty() {
-        // A node busy with a script cannot list its peers: it is the one running it.
-        let name = if busy {
-            format!("{seed_addr} (busy)")
-        } else {
-            target.display.clone()
-        };
-        return Ok(vec![(name, kill(&mut seed, target))]);
-    }
-    let Some(key) = keys.first() else {
-        // A keyless script went to the node given to connect (as `LiveBackend` routes it).
-        let role = if masters.iter().any(|m| m.addr() == seed_addr) {
-            "master"
-        } else {
-            "replica"
-        };
+    // A keyless script went to the node given to connect (as `LiveBackend` routes it); a node busy
+    // with a script cannot list its peers (CLUSTER SLOTS answers BUSY): it is the one running it.
+    if keys.is_empty() || (busy && masters.is_empty()) {
+        if masters.is_empty() && !busy {
+            return Ok(vec![(target.display.clone(), kill(&mut seed, target))]);
+        }
         let node = NodeRef {
             addr: seed_addr,
-            role: role.into(),
-            slot: None,
+            // HELLO answers even while the node is busy.
+            role: hello_role(&mut seed).unwrap_or_else(|| "node".into()),
+            slot: keys.first().map(|k| lint::hash_slot(k)),
         };
         return Ok(vec![(node.describe(), kill(&mut seed, target))]);
+    }
+    if masters.is_empty() {
+        return Ok(vec![(target.display.clone(), kill(&mut seed, target))]);
+    }
+    let Some(key) = keys.first() else {
+        return Ok(Vec::new());
     };
     let slot = lint::hash_slot(key);
     let Some(owner) = masters.iter().find(|m| m.serves(slot)) else {
