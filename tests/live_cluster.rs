@@ -1028,3 +1028,181 @@ fn runs_keep_their_trace_and_writes_whatever_the_reply_holds() {
         assert_eq!(conn.cmd(&["PING"]), pong());
     }
 }
+
+/// Wait until node `asked` names node `master` as the master of `slot` in CLUSTER SLOTS.
+fn wait_for_master(cluster: &Cluster, asked: usize, slot: u16, master: usize) {
+    let mut conn = cluster.nodes[asked].connect();
+    let port = Reply::Int(cluster.nodes[master].port as i64);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let owner = match conn.cmd(&["CLUSTER", "SLOTS"]) {
+            Reply::Array(ranges) => ranges.into_iter().find_map(|r| match r {
+                Reply::Array(p)
+                    if matches!((&p[0], &p[1]), (Reply::Int(a), Reply::Int(b))
+                        if (*a..=*b).contains(&(slot as i64))) =>
+                {
+                    match &p[2] {
+                        Reply::Array(m) => m.get(1).cloned(),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }),
+            _ => None,
+        };
+        if owner.as_ref() == Some(&port) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "slot {slot} did not move to node {master}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_lost_master_is_that_node_alone_and_a_failover_is_followed() {
+    use evalbench::engine::live::guarded::{guarded_run, Consent, RunControl};
+    let Some(mut cluster) = start_cluster_with(3) else {
+        return;
+    };
+    let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
+    let mut live = connect(&cluster);
+    let incr = "return redis.call('INCR', KEYS[1])";
+    let keys: Vec<String> = (0..3).map(|i| key_on(i, "c")).collect();
+    let slot = |k: &str| evalbench::engine::lint::hash_slot(k.as_bytes());
+
+    // A failover while connected: node 3 takes over node 0's slots; the write meets MOVED there,
+    // follows it once, and the report names the new master.
+    assert_eq!(conns[3].cmd(&["CLUSTER", "FAILOVER"]), Reply::ok());
+    wait_for_master(&cluster, 0, slot(&keys[0]), 3);
+    let report = live
+        .run(&request(incr, &[&keys[0]]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(report.reply, Reply::Int(1));
+    assert_eq!(
+        live.last_node.as_ref().map(|n| n.describe()),
+        Some(format!(
+            "{} (master, slot {})",
+            addr(&cluster, 3),
+            slot(&keys[0])
+        ))
+    );
+    assert_eq!(conns[3].cmd(&["GET", &keys[0]]), Reply::bulk("1"));
+
+    // Master 1 is killed: runs to it are not sent and name it; the other masters go on.
+    cluster.nodes[1].stop();
+    let lost = format!(
+        "{} (master, slot {}): connection refused (is the node running? its replica takes over its slots once the cluster fails it over)",
+        addr(&cluster, 1),
+        slot(&keys[1])
+    );
+    match live.run(&request(incr, &[&keys[1]]), WriteMode::Allowed) {
+        Err(LiveError::Connect(message)) => {
+            assert_eq!(message, format!("{lost}; the script was not sent"))
+        }
+        other => panic!("{other:?}"),
+    }
+    let control = RunControl::default();
+    control.begin(&[keys[1].as_bytes().to_vec()]);
+    let consent = Consent {
+        writes: true,
+        ..Consent::default()
+    };
+    let run = guarded_run(
+        &mut live,
+        &request(incr, &[&keys[1]]),
+        &consent,
+        &control,
+        0,
+    );
+    assert!(!run.sent);
+    assert_eq!(run.report.outcome, Outcome::Refused);
+    assert_eq!(
+        run.report.reply,
+        Reply::err(format!("evalbench: not sent: {lost}"))
+    );
+    control.begin(&[keys[2].as_bytes().to_vec()]);
+    let run = guarded_run(
+        &mut live,
+        &request(incr, &[&keys[2]]),
+        &consent,
+        &control,
+        0,
+    );
+    assert!(run.sent);
+    assert_eq!(run.report.reply, Reply::Int(1));
+    assert_eq!(
+        live.check_nodes().unwrap(),
+        vec![format!(
+            "{} (master, slots 5461-10922): connection refused (is the node running? its replica takes over its slots once the cluster fails it over)",
+            addr(&cluster, 1)
+        )]
+    );
+
+    // Master 2 is killed while a script that wrote runs there: it may have run; how to check.
+    let script = "redis.call('INCR', KEYS[1]) local s = redis.call('TIME') \
+        while true do local n = redis.call('TIME') \
+        if (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 1500000 then break end end return 1";
+    let sent = evalbench::engine::live::instrument::instrument(script.as_bytes())
+        .unwrap()
+        .sha;
+    let key = keys[2].clone();
+    assert_eq!(
+        conns[2].cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]),
+        Reply::ok()
+    );
+    let running = std::thread::spawn(move || {
+        let result = live.run(&request(script, &[&key]), WriteMode::Allowed);
+        (live, result)
+    });
+    // The node answers BUSY once the script has run for the threshold (100 ms here).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !matches!(conns[2].cmd(&["PING"]), Reply::Error(e) if e.starts_with("BUSY")) {
+        assert!(Instant::now() < deadline, "the script did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cluster.nodes[2].stop();
+    let (mut live, result) = running.join().unwrap();
+    let node = format!("{} (master, slot {})", addr(&cluster, 2), slot(&keys[2]));
+    match result {
+        Err(LiveError::Sent(message)) => {
+            assert!(message.starts_with(&format!("{node}: ")), "{message}");
+            assert!(
+                message.ends_with(&format!(
+                    "; the script was sent and may have run there before the connection dropped (evalbench never sends it twice): once the node answers, check SCRIPT EXISTS {sent} on {} and the keys it was given ({})",
+                    addr(&cluster, 2),
+                    keys[2]
+                )),
+                "{message}"
+            );
+        }
+        other => panic!("{:?}", other.map(|r| r.reply)),
+    }
+
+    // Its replica takes over: the next write reaches it, once, and the report names it. The
+    // killed script's INCR never reached the replica (a script's writes are replicated when it
+    // ends): the counter there was 1.
+    assert_eq!(
+        conns[5].cmd(&["CLUSTER", "FAILOVER", "TAKEOVER"]),
+        Reply::ok()
+    );
+    wait_for_master(&cluster, 3, slot(&keys[2]), 5);
+    let report = live
+        .run(&request(incr, &[&keys[2]]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(report.reply, Reply::Int(2));
+    assert_eq!(
+        live.last_node.as_ref().map(|n| n.describe()),
+        Some(format!(
+            "{} (master, slot {})",
+            addr(&cluster, 5),
+            slot(&keys[2])
+        ))
+    );
+    assert_eq!(conns[5].cmd(&["GET", &keys[2]]), Reply::bulk("2"));
+    for i in [0, 3, 4, 5] {
+        assert_eq!(conns[i].cmd(&["PING"]), pong(), "node {i}");
+    }
+}

@@ -374,6 +374,16 @@ impl App {
             (Some(server), _) if self.connection.lost.is_some() => {
                 format!("live {server} DISCONNECTED")
             }
+            (Some(server), true) if !self.connection.down.is_empty() => format!(
+                "live {server} guarded · {} node{} down: {}",
+                self.connection.down.len(),
+                if self.connection.down.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                self.connection.down.join("; ")
+            ),
             (Some(server), true) => format!("live {server} guarded"),
             (Some(_), false) => format!("sandbox{} (F7: live)", self.sandbox_state_label()),
             (None, _) => format!("sandbox{}", self.sandbox_state_label()),

@@ -19,6 +19,8 @@ pub struct ConnectionState {
     pub next_check: Option<Instant>,
     /// A check is on its way.
     pub pending: bool,
+    /// On a cluster that answers: the nodes that did not (each "host:port (role, slots): why").
+    pub down: Vec<String>,
 }
 
 impl ConnectionState {
@@ -61,4 +63,20 @@ pub fn on_health(app: &mut App, error: Option<String>) {
         (Some(_), Some(e)) => state.lost = Some(e),
         (None, None) => {}
     }
+}
+
+/// The nodes of a cluster that did not answer the last check: the status bar names them (runs to
+/// the other nodes go on), and a change is told once.
+pub fn on_nodes(app: &mut App, down: Vec<String>) {
+    let state = &mut app.connection;
+    if state.down == down {
+        return;
+    }
+    if let Some(first) = down.iter().find(|d| !state.down.contains(d)) {
+        app.status =
+            format!("a cluster node does not answer: {first}; runs to the other nodes go on");
+    } else if down.is_empty() {
+        app.status = "every cluster node answers again".into();
+    }
+    state.down = down;
 }

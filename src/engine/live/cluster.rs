@@ -218,7 +218,14 @@ impl Pool {
                     self.conns.insert(node.addr.clone(), con);
                 }
                 Err(e) => {
-                    let message = e.to_string().replacen(&node.addr, &node.describe(), 1);
+                    // A node of a cluster is not what `--server` named: say what may bring it back.
+                    let message = e
+                        .to_string()
+                        .replacen(&node.addr, &node.describe(), 1)
+                        .replace(
+                            "(is the server running? check --server or -h/-p)",
+                            "(is the node running? its replica takes over its slots once the cluster fails it over)",
+                        );
                     self.lost.insert(node.addr.clone(), message.clone());
                     return Err(NodeFailure {
                         sent: false,

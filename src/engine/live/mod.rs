@@ -500,6 +500,53 @@ impl LiveBackend {
         self.cluster_command(node, &redis::cmd("PING"), &[b"PING"])
     }
 
+    /// Is the server there? A standalone server: PING. A cluster: the slot map read again, then PING
+    /// to each master and to the node given to connect; the nodes that did not answer are listed
+    /// ("127.0.0.1:7001 (master, slots 5461-10922): connection refused ..."), and only when none
+    /// answered is the cluster unreachable (Err). BUSY is an answer.
+    pub fn check_nodes(&mut self) -> Result<Vec<String>, LiveError> {
+        let Con::Cluster(pool) = &mut self.con else {
+            return self.command(&[b"PING"]).map(|_| Vec::new());
+        };
+        let _ = pool.refresh();
+        let mut nodes: Vec<(NodeRef, String)> = pool
+            .masters
+            .iter()
+            .map(|m| {
+                let node = NodeRef {
+                    addr: m.addr(),
+                    role: "master".into(),
+                    slot: None,
+                };
+                let label = format!("{} (master, slots {})", m.addr(), m.ranges());
+                (node, label)
+            })
+            .collect();
+        if let Ok(seed) = pool.route(None) {
+            if !nodes.iter().any(|(n, _)| n.addr == seed.addr) {
+                let label = format!("{} ({})", seed.addr, seed.role);
+                nodes.push((seed, label));
+            }
+        }
+        let mut down = Vec::new();
+        let mut first_error = None;
+        for (node, label) in &nodes {
+            if let Err(f) = pool.request(node, &redis::cmd("PING")) {
+                let why = f
+                    .message
+                    .strip_prefix(&format!("{}: ", node.describe()))
+                    .unwrap_or(&f.message)
+                    .to_string();
+                first_error.get_or_insert_with(|| f.message.clone());
+                down.push(format!("{label}: {why}"));
+            }
+        }
+        match first_error {
+            Some(e) if down.len() == nodes.len() => Err(LiveError::Lost(e)),
+            _ => Ok(down),
+        }
+    }
+
     /// On a cluster, the nodes that did not answer their last command and why; empty when every
     /// node answered (and on a standalone server).
     pub fn lost_nodes(&self) -> Vec<(String, String)> {
@@ -1323,6 +1370,21 @@ impl ClusterNode {
     /// "host:port", as MOVED replies and `KeySummary::node` name it.
     pub fn addr(&self) -> String {
         format!("{}:{}", self.host, self.port)
+    }
+
+    /// Its slot ranges as "0-5460" or "0-100, 200-300".
+    pub fn ranges(&self) -> String {
+        self.slots
+            .iter()
+            .map(|(from, to)| {
+                if from == to {
+                    from.to_string()
+                } else {
+                    format!("{from}-{to}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     pub fn serves(&self, slot: u16) -> bool {
