@@ -1024,9 +1024,106 @@ fn runs_keep_their_trace_and_writes_whatever_the_reply_holds() {
         ))
     );
     assert_eq!(commands_run(&mut conns), vec![Vec::<String>::new(); 6]);
+
+    // The CLI: the JSON names the node and says what was written.
+    let url = format!("redis://{}", addr(&cluster, 0));
+    let dir = cluster.dir.join("scripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let in_array = file(
+        "in_array.lua",
+        "local n = redis.call('INCR', KEYS[1]) return {n, redis.pcall('HGET', KEYS[2], 'f')}",
+    );
+    let (code, stdout, stderr) = cli(&[
+        "--server", &url, "--yes", "--json", &in_array, counter, text,
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["outcome"], "returned");
+    assert_eq!(json["result"], "wrote 1 key ({t}:n), then returned");
+    assert_eq!(json["written"], serde_json::json!(["{t}:n"]));
+    assert_eq!(json["trace"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        json["node"],
+        serde_json::json!({"addr": addr(&cluster, 2), "role": "master", "slot": slot(counter)})
+    );
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("6"));
+    let raises = file(
+        "raises.lua",
+        "redis.call('INCR', KEYS[1]) return redis.call('HGET', KEYS[2], 'f')",
+    );
+    let (code, stdout, stderr) = cli(&["--server", &url, "--yes", &raises, counter, text]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains(&format!(
+            "\nnode: {}\nresult: wrote 1 key ({{t}}:n), then failed\n",
+            node_of_key(&cluster, counter)
+        )),
+        "{stdout}"
+    );
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("7"));
+    // A write refused without --yes names the node it would have gone to.
+    let (code, _, stderr) = cli(&["--server", &url, &raises, counter, text]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.ends_with(&format!(
+            "\nNothing was sent to {}. Rerun with --yes to allow writes.\n",
+            node_of_key(&cluster, counter)
+        )),
+        "{stderr}"
+    );
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("7"));
+
+    // CROSSSLOT from the CLI: exit 2, the slots named; the nodes ran only the connection's
+    // discovery (on the node connected to).
+    reset_stats(&mut conns);
+    let (code, stdout, stderr) = cli(&["--server", &url, "--yes", &raises, &a, &b]);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert_eq!(
+        stderr,
+        format!(
+            "evalbench: refused: CROSSSLOT Keys in request don't hash to the same slot (evalbench read nothing and did not send the script: {a} -> slot {} on {}, {b} -> slot {} on {}; put a common {{hash tag}} in the keys)\n",
+            slot(&a),
+            addr(&cluster, 0),
+            slot(&b),
+            addr(&cluster, 1)
+        )
+    );
+    let mut ran = commands_run(&mut conns);
+    ran[0].sort();
+    assert_eq!(
+        ran,
+        [vec![
+            "cluster|slots".to_string(),
+            "config|get".into(),
+            "role".into()
+        ]]
+        .into_iter()
+        .chain(vec![Vec::new(); 5])
+        .collect::<Vec<_>>()
+    );
     for conn in conns.iter_mut() {
         assert_eq!(conn.cmd(&["PING"]), pong());
     }
+}
+
+/// `evalbench run ARGS`: (exit code, stdout, stderr).
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .arg("run")
+        .args(args)
+        .env_remove("REDIS_URL")
+        .output()
+        .expect("run evalbench");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// Wait until node `asked` names node `master` as the master of `slot` in CLUSTER SLOTS.

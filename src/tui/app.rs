@@ -244,6 +244,8 @@ pub struct App {
     pub inputs: InputsState,
     /// The function F5 calls when the editor holds a function library (issue 13, form_function.rs).
     pub form_function: super::form_function::FormFunction,
+    /// On a cluster: the node of the last live run (where it ran, or goes once agreed).
+    pub live_node: Option<String>,
     /// The function of the live FCALL in progress (issue 13): its guard's question names it.
     pub live_function: Option<String>,
     pub keyspace: KeyspaceView,
@@ -322,6 +324,7 @@ impl App {
             inputs: InputsState::default(),
             form_function: super::form_function::FormFunction::for_code(script.as_bytes()), // issue 13
             live_function: None, // issue 13: live FCALL
+            live_node: None,
             keyspace: KeyspaceView::default(),
             keymap,
             config,
@@ -1211,6 +1214,18 @@ impl App {
                     report.elapsed_ns as f64 / 1e6,
                     report.trace.len()
                 );
+                if result.live {
+                    // What the run did on the server, and on a cluster where.
+                    self.status = format!(
+                        "{}: {}{}",
+                        self.status,
+                        crate::engine::live::outcome_summary(report),
+                        match &self.live_node {
+                            Some(node) => format!(" on {node}"),
+                            None => String::new(),
+                        }
+                    );
+                }
                 if report.outcome == crate::engine::report::Outcome::Cancelled && self.use_live {
                     // evalbench's own words: cancelled before the send, nothing reached the server.
                     self.status = report
@@ -1247,6 +1262,7 @@ impl App {
             EngineEvent::Debug(event) => super::debugger::on_event(self, event),
             EngineEvent::Compared(id, c) => super::reply_compare::on_result(self, id, *c), // issue 12
             EngineEvent::LiveFunction(answer) => super::live_function::on_answer(self, answer), // issue 13
+            EngineEvent::Node(node) => self.live_node = node,
         }
     }
 
