@@ -655,6 +655,71 @@ fn script_kill_reaches_the_node_running_the_script() {
         Some(node_of_key(&cluster, &key))
     );
 
+    // The overview: each master, the busy one named, the libraries compared; X kills on the node
+    // that runs the script.
+    use evalbench::engine::live::overview;
+    let library = "#!lua name=counters\nredis.register_function('bump', function(keys) return redis.call('INCR', keys[1]) end)";
+    for conn in conns[..2].iter_mut() {
+        assert_eq!(
+            conn.cmd(&["FUNCTION", "LOAD", library]),
+            Reply::bulk("counters")
+        );
+    }
+    let mut watcher = connect(&cluster);
+    let master = |i: usize| {
+        format!(
+            "{} (master, slots {}-{})",
+            addr(&cluster, i),
+            RANGES[i].0,
+            RANGES[i].1
+        )
+    };
+    let seen = overview::read(&mut watcher).unwrap();
+    assert_eq!(seen.busy, None);
+    assert_eq!(
+        seen.nodes
+            .iter()
+            .map(|n| n.node.clone())
+            .collect::<Vec<_>>(),
+        (0..3).map(master).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        overview::library_coverage(&seen.nodes),
+        vec![format!("counters: 2 of 3 masters (not on {})", master(2))]
+    );
+    assert!(seen.nodes.iter().all(|n| n
+        .highlights
+        .iter()
+        .any(|(l, v)| l == "role" && v == "master")));
+    let running = spin(&cluster, &[&key]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let seen = loop {
+        let seen = overview::read(&mut watcher).unwrap();
+        if seen.busy.is_some() {
+            break seen;
+        }
+        assert!(Instant::now() < deadline, "the node did not turn busy");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let busy =
+        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+    assert_eq!(seen.busy, Some(format!("on {}: {busy}", master(2))));
+    assert_eq!(seen.nodes[2].busy.as_deref(), Some(busy));
+    assert_eq!(
+        overview::describe_kill(
+            evalbench::engine::live::script_kill_everywhere(&target),
+            true
+        ),
+        format!(
+            "sent SCRIPT KILL to {}: OK (the script was stopped)",
+            master(2)
+        )
+    );
+    assert!(killed(&running.join().unwrap()));
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["PING"]), pong());
+    }
+
     // Esc in the workbench: the worker sends the kill to the node of the run's key.
     let worker = Worker::start_with(Some(connect(&cluster)));
     let key = key_on(1, "spin");

@@ -269,8 +269,8 @@ impl InspectorCore {
                 }]
             }
             InspectRequest::ScriptKill => {
-                // On fresh connections (every master of a cluster: the script's keys are unknown).
-                let answers = crate::engine::live::script_kill_for(&self.live.target, &[]);
+                // On fresh connections (every node of a cluster: the script's keys are unknown).
+                let answers = crate::engine::live::script_kill_everywhere(&self.live.target);
                 vec![InspectEvent::Killed(
                     crate::engine::live::overview::describe_kill(answers, self.live.server.cluster),
                 )]

@@ -1355,6 +1355,40 @@ pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers,
     Ok(vec![(node.describe(), answer)])
 }
 
+/// SCRIPT KILL where any script may run, when its keys are unknown (the overview's X): a standalone
+/// server, or a node busy itself, as `script_kill_for`; a cluster: every master and replica (the
+/// ones running no script answer NOTBUSY), each named with its role and slots.
+pub fn script_kill_everywhere(target: &Target) -> Result<KillAnswers, LiveError> {
+    let mut seed = open(target)?;
+    let masters = match seed
+        .req_command(&redis::cmd("CLUSTER").arg("SLOTS").to_owned())
+        .map(to_reply)
+    {
+        Ok(reply @ Reply::Array(_)) => parse_cluster_slots(&reply, &seed_host(target)),
+        _ => Vec::new(),
+    };
+    if masters.is_empty() {
+        return script_kill_for(target, &[]);
+    }
+    let mut nodes: Vec<(String, String)> = Vec::new();
+    for m in &masters {
+        nodes.push((
+            m.addr(),
+            format!("{} (master, slots {})", m.addr(), m.ranges()),
+        ));
+        for r in &m.replicas {
+            nodes.push((r.clone(), format!("{r} (replica of {})", m.addr())));
+        }
+    }
+    Ok(nodes
+        .into_iter()
+        .map(|(addr, name)| {
+            let node = cluster::node_target(target, &addr);
+            (name, open(&node).and_then(|mut con| kill(&mut con, &node)))
+        })
+        .collect())
+}
+
 /// A master of a cluster as CLUSTER SLOTS lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterNode {
