@@ -129,7 +129,7 @@ pub fn run_live(
     let to = node
         .as_ref()
         .map_or(live.target.display.clone(), |n| n.describe());
-    let replica = live.server.is_replica();
+    let replica = live.runs_on_replica(&request.keys);
     // --read-only and a replica run as EVAL_RO whatever the dry run says: the server refuses writes.
     let read_only = args.read_only || replica;
     let mut dry = None;
@@ -144,11 +144,11 @@ pub fn run_live(
                     // Say only what can make the write happen.
                     let (why, remedy) = if args.read_only {
                         ("--read-only is set", "Drop --read-only and add --yes to let it write.".to_string())
+                    } else if replica && node.is_some() {
+                        // A cluster: only a keyless script stays on the replica given to connect.
+                        ("the script goes to a replica", "A replica refuses writes: give the keys it writes (it then goes to their slot's master), with --yes.".to_string())
                     } else if replica {
-                        match &node {
-                            Some(n) if n.role == "master" => ("the server given is a replica", format!("Writes go to the master of the keys' slot: rerun with --server {} --yes.", n.addr)),
-                            _ => ("the server is a replica", "A replica refuses writes: run it on the primary, with --yes.".to_string()),
-                        }
+                        ("the server is a replica", "A replica refuses writes: run it on the primary, with --yes.".to_string())
                     } else {
                         ("writes on a live server need --yes", "Rerun with --yes to allow writes.".to_string())
                     };
@@ -167,7 +167,8 @@ pub fn run_live(
                         return Err(CliError {
                             code: EXIT_BAD_INPUT,
                             message: format!(
-                                "refused: {why}.\nNothing was sent to {to}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).",
+                                "refused: {why}{}.\nNothing was sent to {to}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).",
+                                live.server.cluster_timeout_note().map_or(String::new(), |n| format!("; {n}")),
                             ),
                         });
                     }

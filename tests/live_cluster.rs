@@ -1143,6 +1143,28 @@ fn runs_keep_their_trace_and_writes_whatever_the_reply_holds() {
     );
     assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("7"));
 
+    // A dry run stopped at the busy threshold: the refusal also says what cluster-node-timeout
+    // risks on a cluster.
+    assert_eq!(
+        conns[0].cmd(&["CONFIG", "SET", "busy-reply-threshold", "200"]),
+        Reply::ok()
+    );
+    let spins = file("spins.lua", "while true do end");
+    let (code, _, stderr) = cli(&["--server", &url, &spins, counter]);
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("evalbench: refused: the dry run in the sandbox on a copy of KEYS did not complete: stopped at the busy threshold (200 ms) after "), "{stderr}");
+    assert!(
+        stderr.ends_with(&format!(
+            "; on this cluster a script running past cluster-node-timeout (30000 ms) gets its master failed over by a replica, and its writes are lost with the old master.\nNothing was sent to {}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).\n",
+            node_of_key(&cluster, counter)
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        conns[0].cmd(&["CONFIG", "SET", "busy-reply-threshold", "5000"]),
+        Reply::ok()
+    );
+
     // CROSSSLOT from the CLI: exit 2, the slots named; the nodes ran only the connection's
     // discovery (on the node connected to).
     reset_stats(&mut conns);
@@ -1252,6 +1274,15 @@ fn a_lost_master_is_that_node_alone_and_a_failover_is_followed() {
         ))
     );
     assert_eq!(conns[3].cmd(&["GET", &keys[0]]), Reply::bulk("1"));
+    // The slot map read after the MOVED tells the node connected to is a replica now; keyed
+    // scripts still go to their masters, a keyless one would stay on the replica.
+    assert_eq!(live.server.role, "slave");
+    assert_eq!(
+        live.server.summary(),
+        "redis 7.0.15 replica (cluster), busy threshold 5000 ms, cluster-node-timeout 30000 ms"
+    );
+    assert!(!live.runs_on_replica(&[keys[0].as_bytes().to_vec()]));
+    assert!(live.runs_on_replica(&[]));
 
     // Master 1 is killed: runs to it are not sent and name it; the other masters go on.
     cluster.nodes[1].stop();

@@ -246,6 +246,8 @@ pub struct App {
     pub form_function: super::form_function::FormFunction,
     /// On a cluster: the node of the last live run (where it ran, or goes once agreed).
     pub live_node: Option<String>,
+    /// On a cluster: what a script past `cluster-node-timeout` risks (said with a slow dry run).
+    pub cluster_timeout_note: Option<String>,
     /// The function of the live FCALL in progress (issue 13): its guard's question names it.
     pub live_function: Option<String>,
     pub keyspace: KeyspaceView,
@@ -325,6 +327,7 @@ impl App {
             form_function: super::form_function::FormFunction::for_code(script.as_bytes()), // issue 13
             live_function: None, // issue 13: live FCALL
             live_node: None,
+            cluster_timeout_note: None,
             keyspace: KeyspaceView::default(),
             keymap,
             config,

@@ -80,3 +80,73 @@ pub fn on_nodes(app: &mut App, down: Vec<String>) {
     }
     state.down = down;
 }
+
+/// The live guard's y/n question as shown: on a cluster it names the node the script goes to, and a
+/// dry run that was slow or did not complete also says what `cluster-node-timeout` risks.
+pub fn live_send_text(
+    question: &crate::engine::live::guarded::Question,
+    node: Option<&str>,
+    cluster_note: Option<&str>,
+) -> String {
+    use crate::engine::live::guarded::Concern;
+    let mut text = question.text();
+    let slow = question
+        .concerns
+        .iter()
+        .any(|c| matches!(c, Concern::Slow { .. } | Concern::Incomplete { .. }));
+    if let (true, Some(note)) = (slow, cluster_note) {
+        text = text.replacen(
+            ". Nothing was sent.",
+            &format!("; {note}. Nothing was sent."),
+            1,
+        );
+    }
+    if let Some(node) = node {
+        text = text.replace(
+            "Send it to the live server?",
+            &format!("Send it to {node}?"),
+        );
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::live::guarded::{Concern, Consent, Question};
+
+    #[test]
+    fn the_question_names_the_node_and_the_cluster_timeout() {
+        let question = Question {
+            concerns: vec![Concern::Slow {
+                ms: 3000.0,
+                threshold_ms: 5000,
+            }],
+            consent: Consent {
+                slow: true,
+                ..Consent::default()
+            },
+        };
+        assert_eq!(
+            live_send_text(
+                &question,
+                Some("127.0.0.1:7002 (master, slot 15495)"),
+                Some("on this cluster a script running past cluster-node-timeout (15000 ms) gets its master failed over by a replica, and its writes are lost with the old master")
+            ),
+            "The dry run took 3000.0 ms, 60% of the server's busy threshold of 5000 ms (the server may be slower); on this cluster a script running past cluster-node-timeout (15000 ms) gets its master failed over by a replica, and its writes are lost with the old master. Nothing was sent. y sends it as EVAL_RO (the server refuses any write); Esc on the server sends SCRIPT KILL. Send it to 127.0.0.1:7002 (master, slot 15495)? (y/n)"
+        );
+        // Writes only: no word of the timeout; a standalone server: the question as it is.
+        let writes = Question {
+            concerns: vec![Concern::Writes(vec!["line 1: SET k v".into()])],
+            consent: Consent {
+                writes: true,
+                ..Consent::default()
+            },
+        };
+        assert_eq!(
+            live_send_text(&writes, Some("127.0.0.1:7000 (master, slot 1)"), Some("note")),
+            "The dry run WRITES (line 1: SET k v). Nothing was sent. y sends it with writes allowed; Esc on the server sends SCRIPT KILL. Send it to 127.0.0.1:7000 (master, slot 1)? (y/n)"
+        );
+        assert_eq!(live_send_text(&writes, None, None), writes.text());
+    }
+}

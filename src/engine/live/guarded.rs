@@ -458,7 +458,7 @@ fn guarded_run_inner(
         report.outcome = Outcome::Cancelled;
         plain(report, Db::new(), Db::new(), dry)
     };
-    let replica = live.server.is_replica();
+    let replica = live.runs_on_replica(&request.keys);
     if let Some(refusal) = live.cross_slot_refusal(request) {
         return plain(refused(refusal), Db::new(), Db::new(), None);
     }

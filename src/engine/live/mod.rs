@@ -250,6 +250,9 @@ pub struct ServerInfo {
     pub role: String,
     pub cluster: bool,
     pub busy_threshold_ms: u64,
+    /// On a cluster: `cluster-node-timeout` (a master that does not answer its peers this long,
+    /// busy with a script included, is failed over by its replica); None elsewhere or unread.
+    pub cluster_node_timeout_ms: Option<u64>,
     pub maxmemory_policy: Option<String>,
     /// Notes about what could not be read (CONFIG denied, ...).
     pub notes: Vec<String>,
@@ -265,7 +268,7 @@ impl ServerInfo {
     /// One line for a status bar or a report header.
     pub fn summary(&self) -> String {
         format!(
-            "{} {} {}{}, busy threshold {} ms",
+            "{} {} {}{}, busy threshold {} ms{}",
             self.product,
             self.version,
             if self.is_replica() {
@@ -274,8 +277,20 @@ impl ServerInfo {
                 "primary"
             },
             if self.cluster { " (cluster)" } else { "" },
-            self.busy_threshold_ms
+            self.busy_threshold_ms,
+            self.cluster_node_timeout_ms
+                .map_or(String::new(), |t| format!(", cluster-node-timeout {t} ms"))
         )
+    }
+
+    /// On a cluster, what a long script risks besides the busy threshold: past `cluster-node-timeout`
+    /// its master stops answering its peers and its replica takes over (the script's writes, not yet
+    /// replicated, are lost with the old master).
+    pub fn cluster_timeout_note(&self) -> Option<String> {
+        let timeout = self.cluster_node_timeout_ms?;
+        Some(format!(
+            "on this cluster a script running past cluster-node-timeout ({timeout} ms) gets its master failed over by a replica, and its writes are lost with the old master"
+        ))
     }
 }
 
@@ -364,6 +379,7 @@ impl LiveBackend {
                 role: String::new(),
                 cluster: false,
                 busy_threshold_ms: crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS,
+                cluster_node_timeout_ms: None,
                 maxmemory_policy: None,
                 notes: Vec::new(),
                 profile: crate::engine::profile::DEFAULT,
@@ -568,14 +584,16 @@ impl LiveBackend {
             return Err(LiveError::Connect("not a cluster".into()));
         };
         let (answered, result) = pool.send(node, cmd);
-        match result {
+        let result = match result {
             Ok(reply) => Ok(reply),
             Err(f) if f.sent && !f.timed_out && !is_script(args) => {
                 let (_, retried) = pool.send(answered, cmd);
                 retried.map_err(|f| LiveError::Lost(f.message))
             }
             Err(f) => Err(LiveError::Lost(f.message)),
-        }
+        };
+        self.sync_role();
+        result
     }
 
     /// One command on the single connection.
@@ -762,6 +780,14 @@ impl LiveBackend {
             .config_get("maxmemory-policy", deadline)?
             .ok()
             .flatten();
+        let cluster_node_timeout_ms = if cluster {
+            self.config_get("cluster-node-timeout", deadline)?
+                .ok()
+                .flatten()
+                .and_then(|v| v.parse().ok())
+        } else {
+            None
+        };
         let (server_profile, note) =
             crate::engine::profile::Profile::for_server(&product, &version);
         notes.extend(note);
@@ -771,6 +797,7 @@ impl LiveBackend {
             version,
             role,
             cluster,
+            cluster_node_timeout_ms,
             busy_threshold_ms: busy_threshold_ms
                 .unwrap_or(crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS),
             maxmemory_policy,
@@ -788,9 +815,38 @@ impl LiveBackend {
         if !self.server.cluster {
             return Ok(Vec::new());
         }
-        match &mut self.con {
-            Con::Cluster(pool) => pool.refresh(),
-            Con::Single(_) => Ok(Vec::new()),
+        let Con::Cluster(pool) = &mut self.con else {
+            return Ok(Vec::new());
+        };
+        let masters = pool.refresh()?;
+        self.sync_role();
+        Ok(masters)
+    }
+
+    /// The node given to connect may have been failed over (or promoted) since the slot map was
+    /// last read: its role as the map says now.
+    fn sync_role(&mut self) {
+        let Con::Cluster(pool) = &self.con else {
+            return;
+        };
+        if pool.masters.is_empty() {
+            return;
+        }
+        let seed = cluster::target_addr(&self.target);
+        self.server.role = if pool.masters.iter().any(|m| m.addr() == seed) {
+            "master".into()
+        } else {
+            "slave".into()
+        };
+    }
+
+    /// Does a script with these KEYS run on a replica (writes refused)? A standalone server: when it
+    /// is one. A cluster: when the node it goes to is (a keyless script on a replica given to
+    /// connect); a keyed script goes to its slot's master.
+    pub fn runs_on_replica(&self, keys: &[Vec<u8>]) -> bool {
+        match self.node_for_keys(keys) {
+            Some(node) => node.role != "master",
+            None => self.server.is_replica(),
         }
     }
 
@@ -921,6 +977,10 @@ impl LiveBackend {
         };
         let (node, result) = pool.send(node, &to_cmd(args));
         self.last_node = Some(node.clone());
+        self.sync_role();
+        let Con::Cluster(pool) = &mut self.con else {
+            return Err(LiveError::Connect("not a cluster".into()));
+        };
         let failure = match result {
             Ok(reply) => return Ok(reply),
             Err(f) => f,

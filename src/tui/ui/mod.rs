@@ -128,12 +128,9 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 }
                 // The live guard's question: as tall as its text needs.
                 // On a cluster it names the node the script goes to.
-                super::app::Confirm::LiveSend(_, question) => match &app.live_node {
-                    Some(node) => question
-                        .text()
-                        .replace("Send it to the live server?", &format!("Send it to {node}?")),
-                    None => question.text(),
-                },
+                super::app::Confirm::LiveSend(_, question) => {
+                    crate::tui::connection::live_send_text(question, app.live_node.as_deref(), app.cluster_timeout_note.as_deref())
+                }
                 super::app::Confirm::OpenLesson(_) => {
                     "The script has unsaved changes. Open the lesson anyway? (y/n)".into()
                 }
