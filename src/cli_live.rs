@@ -292,6 +292,40 @@ pub fn copy_command(args: &CopyArgs) -> Result<(i32, String), CliError> {
         CopyError::Live(e) => backend_error(e),
         other => CliError::input(other.to_string()),
     })?;
-    let json = serde_json::to_string_pretty(&keyspace_to_json(&db, now)).expect("JSON");
+    // Keys the server does not hold are said, with their node on a cluster: an empty `{}` alone
+    // reads as "copied, nothing in it".
+    let json_db = keyspace_to_json(&db, now);
+    let missing: Vec<String> = keys
+        .iter()
+        .filter(|k| !db.contains(k, now))
+        .map(|k| {
+            let name = String::from_utf8_lossy(k).into_owned();
+            match live.node_for_key(k) {
+                Some(node) => format!(
+                    "{name} (slot {} on {node})",
+                    crate::engine::lint::hash_slot(k)
+                ),
+                None => name,
+            }
+        })
+        .collect();
+    if !missing.is_empty() && missing.len() == keys.len() {
+        return Err(CliError {
+            code: EXIT_ERROR_REPLY,
+            message: format!(
+                "no such key on {}: {}; nothing was copied",
+                live.target.display,
+                missing.join(", ")
+            ),
+        });
+    }
+    if !missing.is_empty() {
+        eprintln!(
+            "evalbench: not on {}, left out: {}",
+            live.target.display,
+            missing.join(", ")
+        );
+    }
+    let json = serde_json::to_string_pretty(&json_db).expect("JSON");
     Ok((EXIT_OK, json + "\n"))
 }

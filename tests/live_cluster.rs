@@ -1130,6 +1130,14 @@ fn runs_keep_their_trace_and_writes_whatever_the_reply_holds() {
         )),
         "{stdout}"
     );
+    // A live trace has no time per call: "-", not 0.000.
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("INCR {t}:n") && l.ends_with("        - W")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("0.000"), "{stdout}");
     assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("7"));
     // A write refused without --yes names the node it would have gone to.
     let (code, _, stderr) = cli(&["--server", &url, &raises, counter, text]);
@@ -1398,4 +1406,56 @@ fn a_lost_master_is_that_node_alone_and_a_failover_is_followed() {
     for i in [0, 3, 4, 5] {
         assert_eq!(conns[i].cmd(&["PING"]), pong(), "node {i}");
     }
+}
+
+#[test]
+fn copy_says_which_keys_are_missing_and_where() {
+    let Some(cluster) = start_cluster() else {
+        return;
+    };
+    let mut conn = cluster.nodes[1].connect();
+    let here = key_on(1, "here");
+    assert_eq!(conn.cmd(&["SET", &here, "v"]), Reply::ok());
+    let copy = |keys: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
+            .args([
+                "copy",
+                "--server",
+                &format!("redis://{}", addr(&cluster, 0)),
+            ])
+            .args(keys)
+            .env_remove("REDIS_URL")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let slot = |k: &str| evalbench::engine::lint::hash_slot(k.as_bytes());
+    let (code, stdout, stderr) = copy(&["nope:key"]);
+    assert_eq!((code, stdout.as_str()), (1, ""));
+    assert_eq!(
+        stderr,
+        format!(
+            "evalbench: no such key on {0}: nope:key (slot {1} on {2}); nothing was copied\n",
+            addr(&cluster, 0),
+            slot("nope:key"),
+            addr(&cluster, owner_of_slot(slot("nope:key")))
+        )
+    );
+    let (code, stdout, stderr) = copy(&[&here, "nope:key"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json[&here]["value"], "v");
+    assert_eq!(
+        stderr,
+        format!(
+            "evalbench: not on {0}, left out: nope:key (slot {1} on {2})\n",
+            addr(&cluster, 0),
+            slot("nope:key"),
+            addr(&cluster, owner_of_slot(slot("nope:key")))
+        )
+    );
 }
