@@ -720,6 +720,63 @@ fn script_kill_reaches_the_node_running_the_script() {
         assert_eq!(conn.cmd(&["PING"]), pong());
     }
 
+    // FUNCTION LOAD on every master: each master's state, one --yes, each master's answer.
+    let file = cluster.dir.join("counters.lua");
+    std::fs::write(&file, library).unwrap();
+    let load = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
+            .args([
+                "function",
+                "load",
+                "--server",
+                &format!("redis://{}", addr(&cluster, 0)),
+                "--every-master",
+            ])
+            .args(extra)
+            .arg(&file)
+            .env_remove("REDIS_URL")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let states = format!(
+        "library counters: on 3 masters\n  {}: has this code already (nothing to send)\n  {}: has this code already (nothing to send)\n  {}: does not have it (FUNCTION LOAD)\n",
+        master(0),
+        master(1),
+        master(2)
+    );
+    assert_eq!(
+        load(&[]),
+        (
+            2,
+            states.clone(),
+            "evalbench: refused: FUNCTION LOAD writes to 1 master (their state is above). Nothing was sent. Rerun with --yes to load it on each.\n".to_string()
+        )
+    );
+    assert_eq!(conns[2].cmd(&["FUNCTION", "LIST"]), Reply::Array(vec![]));
+    assert_eq!(
+        load(&["--yes"]),
+        (
+            0,
+            format!(
+                "{states}{}: has this code already: nothing sent\n{}: has this code already: nothing sent\n{}: loaded counters\n",
+                master(0),
+                master(1),
+                master(2)
+            ),
+            String::new()
+        )
+    );
+    let seen = overview::read(&mut watcher).unwrap();
+    assert_eq!(
+        overview::library_coverage(&seen.nodes),
+        vec!["counters: every master (3)".to_string()]
+    );
+
     // Esc in the workbench: the worker sends the kill to the node of the run's key.
     let worker = Worker::start_with(Some(connect(&cluster)));
     let key = key_on(1, "spin");
