@@ -359,6 +359,9 @@ pub fn masters_with(
     Ok(out)
 }
 
+/// Each node with its answer (or why it could not be asked).
+pub type NodeAnswers = Vec<(String, Result<Reply, LiveError>)>;
+
 /// FUNCTION LOAD on every master of the cluster that does not have this code yet (REPLACE when
 /// `replace`), after one consent: each master with its own answer (the library's name, the
 /// server's error, or why it could not be reached). Masters with the same code already are left
@@ -368,7 +371,7 @@ pub fn load_every_master(
     library: &str,
     code: &[u8],
     replace: bool,
-) -> Result<Vec<(String, Result<Reply, LiveError>)>, LoadRefusal> {
+) -> Result<NodeAnswers, LoadRefusal> {
     let masters = live.cluster_masters()?;
     let mut args: Vec<&[u8]> = vec![b"FUNCTION", b"LOAD"];
     if replace {
