@@ -222,6 +222,11 @@ pub fn send_fcall(
     args.extend(call.keys.iter().map(Vec::as_slice));
     args.extend(call.argv.iter().map(Vec::as_slice));
     let started = Instant::now();
+    if live.server.cluster {
+        let reply = live.cluster_fcall(&args, &call.keys)?;
+        let elapsed_ns = started.elapsed().as_nanos() as u64;
+        return Ok(fcall_report(live, function, reply, elapsed_ns));
+    }
     let result = live.send(&to_cmd(&args));
     let elapsed_ns = started.elapsed().as_nanos() as u64;
     if matches!(&result, Err(e) if e.is_timeout() && e.code().is_none()) {
@@ -241,6 +246,16 @@ pub fn send_fcall(
         )));
     }
     let reply = live.reply_of(result)?;
+    Ok(fcall_report(live, function, reply, elapsed_ns))
+}
+
+/// The report of an FCALL the server answered with `reply`.
+fn fcall_report(
+    live: &LiveBackend,
+    function: &ServerFunction,
+    reply: Reply,
+    elapsed_ns: u64,
+) -> RunReport {
     let (outcome, error_line) = outcome_of(&reply);
     let mut report = RunReport::refused(
         sha1_hex(&function.code),
@@ -254,7 +269,7 @@ pub fn send_fcall(
     report.error_line = error_line;
     // The server's own time is not known (nothing instrumented runs): the round trip bounds it.
     report.elapsed_ns = elapsed_ns;
-    Ok(report)
+    report
 }
 
 /// The guard's question for a call of `function`, in words: what the dry run showed and what y
@@ -441,8 +456,9 @@ fn guarded_fcall_inner(
         .as_ref()
         .map(|d| d.elapsed_ns)
         .filter(|_| !consent.given());
-    // A function is never sent twice: a dead connection is found and healed by a PING first.
-    if let Err(e) = live.command(&[b"PING"]) {
+    // A function is never sent twice: a dead connection is found and healed by a PING first (on a
+    // cluster, to the node the call goes to).
+    if let Err(e) = live.ping_for(&call.keys) {
         let report = refusal(
             live,
             sha,

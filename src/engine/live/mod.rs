@@ -1018,6 +1018,55 @@ impl LiveBackend {
         Err(lost_after_send(&failure.message, &node.addr, args, keys))
     }
 
+    /// FCALL on a cluster: to the master of its first key (or the keyless node), never sent twice.
+    /// A read timeout sends FUNCTION KILL to that node; a connection lost after the send says the
+    /// function may have run there.
+    pub(crate) fn cluster_fcall(
+        &mut self,
+        args: &[&[u8]],
+        keys: &[Vec<u8>],
+    ) -> Result<Reply, LiveError> {
+        let node = self.route(args)?;
+        let Con::Cluster(pool) = &mut self.con else {
+            return Err(LiveError::Connect("not a cluster".into()));
+        };
+        let (node, result) = pool.send(node, &to_cmd(args));
+        let killer = pool.node_target(&node.addr);
+        self.last_node = Some(node.clone());
+        self.sync_role();
+        let failure = match result {
+            Ok(reply) => return Ok(reply),
+            Err(f) => f,
+        };
+        if failure.timed_out {
+            let mut killer = killer;
+            let wait =
+                Duration::from_millis(self.server.busy_threshold_ms) + self.target.connect_timeout;
+            killer.connect_timeout = wait;
+            killer.read_timeout = Some(wait);
+            let answer = fcall::function_kill(&killer);
+            return Err(LiveError::Lost(format!(
+                "{}: gave up waiting for the function (--read-timeout); {answer}",
+                node.describe()
+            )));
+        }
+        if !failure.sent {
+            return Err(LiveError::Connect(format!(
+                "{}; the function was not sent",
+                failure.message
+            )));
+        }
+        let keys = keys
+            .iter()
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect::<Vec<_>>()
+            .join(", ");
+        Err(LiveError::Sent(format!(
+            "{}; the function was sent and may have run there before the connection dropped (evalbench never sends it twice): once the node answers, check the keys it was given ({keys})",
+            failure.message
+        )))
+    }
+
     /// Run a script on the server as EVAL (or EVAL_RO) would, with a trace of its calls.
     pub fn run(&mut self, request: &RunRequest, mode: WriteMode) -> Result<RunReport, LiveError> {
         let started = Instant::now();
