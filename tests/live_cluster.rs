@@ -47,6 +47,9 @@ fn start_cluster_with(replicas: usize) -> Option<Cluster> {
             "nodes-PORT.conf",
             "--cluster-node-timeout",
             "30000",
+            // A replica's first sync starts at once (the default waits 5 s for more replicas).
+            "--repl-diskless-sync-delay",
+            "0",
             "--dir",
             &dir_arg,
         ])?);
