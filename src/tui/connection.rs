@@ -149,4 +149,33 @@ mod tests {
         );
         assert_eq!(live_send_text(&writes, None, None), writes.text());
     }
+
+    #[test]
+    fn a_cluster_node_down_is_named_and_the_rest_stays_live() {
+        use crate::tui::app::App;
+        use crate::tui::config::Config;
+        let mut app = App::new("", None, Config::default());
+        app.set_live_server("redis 7.0.15 127.0.0.1:7000".into());
+        on_health(&mut app, None);
+        let down = "127.0.0.1:7001 (master, slots 5461-10922): connection refused".to_string();
+        on_nodes(&mut app, vec![down.clone()]);
+        assert_eq!(
+            app.status,
+            format!("a cluster node does not answer: {down}; runs to the other nodes go on")
+        );
+        assert_eq!(
+            app.backend_label(),
+            format!("live redis 7.0.15 127.0.0.1:7000 guarded · 1 node down: {down}")
+        );
+        // The same answer again says nothing new; every node back is told once.
+        app.status.clear();
+        on_nodes(&mut app, vec![down]);
+        assert_eq!(app.status, "");
+        on_nodes(&mut app, Vec::new());
+        assert_eq!(app.status, "every cluster node answers again");
+        assert_eq!(
+            app.backend_label(),
+            "live redis 7.0.15 127.0.0.1:7000 guarded"
+        );
+    }
 }
