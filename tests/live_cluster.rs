@@ -1427,6 +1427,17 @@ fn a_lost_master_is_that_node_alone_and_a_failover_is_followed() {
     cluster.nodes[2].stop();
     let (mut live, result) = running.join().unwrap();
     let node = format!("{} (master, slot {})", addr(&cluster, 2), slot(&keys[2]));
+    // Guarded, to the lost node: not sent (the PING first), so refused.
+    control.begin(&[keys[2].as_bytes().to_vec()]);
+    let run = guarded_run(
+        &mut live,
+        &request(incr, &[&keys[2]]),
+        &consent,
+        &control,
+        0,
+    );
+    assert!(!run.sent);
+    assert_eq!(run.report.outcome, Outcome::Refused);
     match result {
         Err(LiveError::Sent(message)) => {
             assert!(message.starts_with(&format!("{node}: ")), "{message}");

@@ -651,7 +651,8 @@ fn guarded_run_inner(
                 report.outcome = Outcome::Lost;
             }
             GuardedRun {
-                sent: true,
+                // A node that could not be reached (or no node for the slot) never got it.
+                sent: matches!(e, LiveError::Sent(_) | LiveError::Lost(_)),
                 ..plain(report, before.clone(), before, dry_run_ns)
             }
         }
