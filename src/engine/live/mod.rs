@@ -1611,7 +1611,10 @@ pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers,
     // with a script cannot list its peers (CLUSTER SLOTS answers BUSY): it is the one running it.
     if keys.is_empty() || (busy && masters.is_empty()) {
         if masters.is_empty() && !busy {
-            return Ok(vec![kill_split(target.display.clone(), kill(&mut seed, target, "SCRIPT"))]);
+            return Ok(vec![kill_split(
+                target.display.clone(),
+                kill(&mut seed, target, "SCRIPT"),
+            )]);
         }
         let node = NodeRef {
             addr: seed_addr,
@@ -1619,10 +1622,16 @@ pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers,
             role: hello_role(&mut seed).unwrap_or_else(|| "node".into()),
             slot: keys.first().map(|k| lint::hash_slot(k)),
         };
-        return Ok(vec![kill_split(node.describe(), kill(&mut seed, target, "SCRIPT"))]);
+        return Ok(vec![kill_split(
+            node.describe(),
+            kill(&mut seed, target, "SCRIPT"),
+        )]);
     }
     if masters.is_empty() {
-        return Ok(vec![kill_split(target.display.clone(), kill(&mut seed, target, "SCRIPT"))]);
+        return Ok(vec![kill_split(
+            target.display.clone(),
+            kill(&mut seed, target, "SCRIPT"),
+        )]);
     }
     let Some(key) = keys.first() else {
         return Ok(Vec::new());

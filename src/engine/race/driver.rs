@@ -307,7 +307,9 @@ impl Runner {
             HookTriggers::new().every_nth_instruction(HOOK_EVERY),
             move |_, _| {
                 if cancelled.load(Ordering::Relaxed) {
-                    return Err(mlua::Error::runtime("evalbench: the race lab was cancelled"));
+                    return Err(mlua::Error::runtime(
+                        "evalbench: the race lab was cancelled",
+                    ));
                 }
                 if count_instructions(HOOK_EVERY as u64) {
                     return Err(mlua::Error::runtime(over_limit_text()));
