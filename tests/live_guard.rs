@@ -423,6 +423,9 @@ fn an_unkillable_place_and_a_write_are_one_question_and_yes_writes_once() {
         panic!("INFO commandstats")
     };
     let info = String::from_utf8_lossy(&info);
-    assert!(info.lines().any(|l| l.starts_with("cmdstat_eval:calls=1,")), "{info}");
+    assert!(
+        info.lines().any(|l| l.starts_with("cmdstat_eval:calls=1,")),
+        "{info}"
+    );
     assert!(!info.contains("cmdstat_eval_ro"), "{info}");
 }

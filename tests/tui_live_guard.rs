@@ -210,6 +210,9 @@ fn an_unkillable_place_and_a_write_are_one_question_and_yes_sends_eval_with_writ
     assert!(run.live);
     assert_eq!(run.report.reply, Reply::Bulk(b"1".to_vec()));
     // EVALSHA first (NOSCRIPT), then EVAL: neither read-only, and the script ran once.
-    assert_eq!(script_calls(&mut conn), vec!["cmdstat_eval", "cmdstat_evalsha"]);
+    assert_eq!(
+        script_calls(&mut conn),
+        vec!["cmdstat_eval", "cmdstat_evalsha"]
+    );
     assert_eq!(conn.cmd(&["GET", "counter"]), Reply::Bulk(b"1".to_vec()));
 }
