@@ -85,7 +85,7 @@ pub fn deepest(source: &str, limit: usize) -> Option<(usize, usize)> {
     let mut depth = 1usize;
     // The last token finished an operand (a name, `)`, `end`...): a name after it starts a statement.
     let mut after_operand = false;
-    while let Some((tok, ends_operand, line, column)) = lexer.next_token() {
+    while let Some((tok, ends_operand, line, start)) = lexer.next_token() {
         let new_statement = tok == Tok::Operand && after_operand;
         match tok {
             Tok::Open => {
@@ -112,7 +112,8 @@ pub fn deepest(source: &str, limit: usize) -> Option<(usize, usize)> {
             }
         }
         if depth > limit {
-            return Some((line, column));
+            // Counted here only: counting at every token would cost a long line its square.
+            return Some((line, lexer.column(start)));
         }
         after_operand = ends_operand;
     }
@@ -228,7 +229,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// The next token: its kind, whether it finishes an operand, and where it starts.
+    /// The next token: its kind, whether it finishes an operand, its line and its byte offset.
     fn next_token(&mut self) -> Option<(Tok, bool, usize, usize)> {
         loop {
             let c = *self.bytes.get(self.pos)?;
@@ -252,7 +253,7 @@ impl<'a> Lexer<'a> {
             }
         }
         let start = self.pos;
-        let (line, column) = (self.line, self.column(start));
+        let line = self.line;
         let c = self.bytes[start];
         let tok = match c {
             b'\'' | b'"' => {
@@ -330,7 +331,7 @@ impl<'a> Lexer<'a> {
         // `end`, `)`, `]`, `}` finish an operand too: a name after them starts a statement.
         let ends_operand = matches!(tok, Tok::Operand)
             || (tok == Tok::Close && &self.bytes[start..self.pos] != b"until");
-        Some((tok, ends_operand, line, column))
+        Some((tok, ends_operand, line, start))
     }
 }
 
