@@ -803,7 +803,10 @@ pub fn expression_depth(data: &[u8]) {
             syntax.len() == 1 && syntax[0].ends_with(text.as_str()),
             "the run says {text:?}, the lint {syntax:?}"
         ),
-        None => assert!(syntax.is_empty(), "the lint says {syntax:?}, the run compiled"),
+        None => assert!(
+            syntax.is_empty(),
+            "the lint says {syntax:?}, the run compiled"
+        ),
     }
     if compile_error.is_none() {
         if let Ok(mut session) = evalbench::engine::debug::DebugSession::new(source.as_bytes()) {
@@ -825,9 +828,35 @@ pub fn expression_depth(data: &[u8]) {
 }
 
 pub const DEPTH_DICTIONARY: &[&[u8]] = &[
-    b"(", b")", b"{", b"}", b"[", b"]", b"f(", b"- ", b"not ", b"#", b"..", b"+", b" and ",
-    b" or ", b"==", b"^", b":m()", b"function() return ", b" end", b"do ", b"if a then ",
-    b"elseif a then ", b"else ", b"--[[", b"]]", b"[==[", b"]==]", b"'", b"\n",
+    b"(",
+    b")",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"f(",
+    b"- ",
+    b"not ",
+    b"#",
+    b"..",
+    b"+",
+    b" and ",
+    b" or ",
+    b"==",
+    b"^",
+    b":m()",
+    b"function() return ",
+    b" end",
+    b"do ",
+    b"if a then ",
+    b"elseif a then ",
+    b"else ",
+    b"--[[",
+    b"]]",
+    b"[==[",
+    b"]==]",
+    b"'",
+    b"\n",
 ];
 
 /// Nestings of every shape, mixed, around Lua's limit (200 levels) and the parser's (2000).

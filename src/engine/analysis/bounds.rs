@@ -351,7 +351,10 @@ mod tests {
         assert_eq!(deepest("x = a + b + c + d", 3), Some((1, 15)));
         // Operators inside strings, comments and exponents are none.
         assert_eq!(
-            deepest("return '+ + + +' .. [==[+ + ]] +]==] --[[ + + + + ]] .. 1e+5", 3),
+            deepest(
+                "return '+ + + +' .. [==[+ + ]] +]==] --[[ + + + + ]] .. 1e+5",
+                3
+            ),
             None
         );
         // Columns in characters, lines counted through long strings.
@@ -359,7 +362,10 @@ mod tests {
             deepest("local s = [[\n\n]] return 'é' .. (((1)))", 4),
             Some((3, 20))
         );
-        assert_eq!(deepest("if a then if b then if c then end end end", 3), Some((1, 21)));
+        assert_eq!(
+            deepest("if a then if b then if c then end end end", 3),
+            Some((1, 21))
+        );
     }
 
     #[test]
@@ -376,7 +382,10 @@ mod tests {
         let large = "x".repeat(MAX_PARSE_BYTES + 1);
         assert_eq!(
             check(&large).unwrap_err().to_string(),
-            format!("script of {} bytes is larger than the 1 MiB the analysis reads", MAX_PARSE_BYTES + 1)
+            format!(
+                "script of {} bytes is larger than the 1 MiB the analysis reads",
+                MAX_PARSE_BYTES + 1
+            )
         );
         assert_eq!(check("return 1"), Ok(()));
     }
