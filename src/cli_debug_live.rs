@@ -8,6 +8,7 @@ use crate::cli_debug::{next_command, queued_commands, DebugArgs};
 use crate::engine::display::display_text;
 use crate::engine::live::copy::CopyError;
 use crate::engine::live::guard::dry_run;
+use crate::engine::live::guarded::unkillable_places;
 use crate::engine::live::ldb::{self, LdbAnswer, LdbMode, LdbSession, NOT_REMOTE};
 use crate::engine::live::{LiveBackend, LiveError, TargetSpec};
 use crate::engine::reply::Reply;
@@ -156,22 +157,58 @@ pub fn debug_live(
             }
         }
         LdbMode::Sync => {
-            // The guard of `run --server`: a dry run in the sandbox on a copy of KEYS.
-            match dry_run(&mut live, &request, now) {
-                Ok(run) if !run.writes.is_empty() && !args.yes => {
-                    return Err(CliError::input(format!(
-                        "refused: a dry run in the sandbox on a copy of KEYS shows the script writes (SCRIPT DEBUG SYNC keeps the writes):\n  {}\nNothing was sent to {display}. Rerun with --yes to allow writes, or drop --sync for a forked session (rolled back).",
-                        run.writes.join("\n  ")
-                    )));
+            // SCRIPT DEBUG SYNC runs the script as plain EVAL, keeps its writes and blocks the
+            // server while it is stopped: whatever the dry run shows, it is not sent unasked. What
+            // the guard of `run --server` finds is said, so the consent is informed.
+            let mut findings = String::new();
+            let mut section = |title: &str, lines: &[String]| {
+                findings.push_str(&format!("\n  {title}"));
+                for l in lines {
+                    findings.push_str(&format!("\n    {l}"));
                 }
-                Ok(_) => {}
-                Err(CopyError::Live(e)) => return Err(backend_error(e)),
-                Err(e) if !args.yes => {
-                    return Err(CliError::input(format!(
-                        "{e} (the write guard copies the declared keys to dry-run the script; rerun with --yes to skip the dry run and allow writes, or drop --sync)"
-                    )))
+            };
+            let places = unkillable_places(&request.script, live.server.profile);
+            if !places.is_empty() {
+                // Not dry-run: the sandbox would run the same code.
+                section(
+                    "SCRIPT KILL cannot stop it (the server may need a restart):",
+                    &places,
+                );
+            } else {
+                match dry_run(&mut live, &request, now) {
+                    Ok(run) => {
+                        if !run.writes.is_empty() {
+                            section(
+                                "A dry run in the sandbox on a copy of KEYS writes:",
+                                &run.writes,
+                            );
+                        }
+                        if !run.unseen.is_empty() {
+                            section("The dry run is no preview of the server: these calls read what the copy of KEYS lacks:", &run.unseen);
+                        }
+                        if run.writes.is_empty() && run.unseen.is_empty() {
+                            section("A dry run in the sandbox on a copy of KEYS shows no write, but it cannot vouch for the server.", &[]);
+                        }
+                    }
+                    Err(CopyError::Live(e)) => return Err(backend_error(e)),
+                    Err(e) => section(&format!("No dry run: {e}."), &[]),
                 }
-                Err(_) => {}
+            }
+            let why = format!(
+                "SCRIPT DEBUG SYNC blocks {display} for every other client while the script is stopped, and keeps every write the script makes (no rollback), so it always needs consent."
+            );
+            let allowed = args.yes
+                || (interactive
+                    && consent(
+                        console.out,
+                        &mut stdin,
+                        &format!("{why}{findings}\nStart it?"),
+                    ));
+            if !allowed {
+                return Err(CliError::input(format!(
+                    "refused: {why}{findings}\nNothing was sent to {display}. Rerun with --yes to allow it, or drop --sync for a forked session (SCRIPT DEBUG YES: its changes are rolled back){}.",
+                    if interactive { "" } else { " (stdin is not a terminal to ask on)" }
+                )));
             }
             console.say(
                 "info",

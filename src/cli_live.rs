@@ -8,6 +8,7 @@ use crate::cli::{
 use crate::engine::keyspace::{keyspace_to_json, Db};
 use crate::engine::live::copy::{copy_keys, CopyError, CopyLimits};
 use crate::engine::live::guard::{dry_run, explain_with_dry_run};
+use crate::engine::live::guarded::unkillable_places;
 use crate::engine::live::{LiveBackend, LiveError, TargetSpec, WriteMode};
 use crate::engine::report::{Warning, WarningKind};
 use crate::engine::RunRequest;
@@ -122,6 +123,18 @@ pub fn run_live(
     let read_only = args.read_only || replica;
     let mut dry = None;
     let mut no_dry_run = None;
+    // Before the dry run, which would run the same code in the sandbox.
+    let places = unkillable_places(&request.script, live.server.profile);
+    if !places.is_empty() && !args.yes {
+        return Err(CliError {
+            code: EXIT_BAD_INPUT,
+            message: format!(
+                "refused: SCRIPT KILL cannot stop this script:\n  {}\nIf that code runs long, the server stays busy for every client and may need a restart. Nothing was sent to {}. Rerun with --yes to send it anyway (with --read-only too, as EVAL_RO).",
+                places.join("\n  "),
+                live.target.display
+            ),
+        });
+    }
     let mode = if args.yes && !read_only {
         WriteMode::Allowed
     } else {
@@ -158,6 +171,18 @@ pub fn run_live(
                             ),
                         });
                     }
+                }
+                // Calls that read what the copy of KEYS lacks: the dry run previews nothing.
+                if !args.yes && !run.unseen.is_empty() {
+                    return Err(CliError {
+                        code: EXIT_BAD_INPUT,
+                        message: format!(
+                            "refused: the dry run in the sandbox on a copy of KEYS is no preview of the server: {} what the copy lacks:\n  {}\nNothing was sent to {}. Declare every key the script touches in KEYS, or rerun with --yes to send it anyway (with --read-only too, as EVAL_RO: the server refuses any write).",
+                            if run.unseen.len() == 1 { "this call reads" } else { "these calls read" },
+                            run.unseen.join("\n  "),
+                            live.target.display
+                        ),
+                    });
                 }
                 dry = Some(run.report);
             }

@@ -101,11 +101,17 @@ fn writes_need_yes_reads_run_as_eval_ro() {
     );
     assert!(server_us > 0.0 && round_trip_us > server_us, "{json}");
 
-    // A key the script did not declare is not in the dry run's copy: the replies differ, and a
+    // A key the script did not declare is not in the dry run's copy: the dry run is no preview,
+    // and only --yes sends it. Sent (as EVAL_RO with --read-only), the replies differ, and a
     // warning says so instead of showing the dry run's Lua value.
     conn.cmd(&["SET", "hidden", "x"]);
     let hidden = script(&dir, "hidden.lua", "return redis.call('GET', 'hidden')");
     let (code, stdout, stderr) = run(&["-p", &server.port.to_string(), "--json", &hidden]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert_eq!(stderr, format!("evalbench: refused: the dry run in the sandbox on a copy of KEYS is no preview of the server: this call reads what the copy lacks:\n  line 1: GET hidden (key hidden not in KEYS: the copy lacks it)\nNothing was sent to 127.0.0.1:{}. Declare every key the script touches in KEYS, or rerun with --yes to send it anyway (with --read-only too, as EVAL_RO: the server refuses any write).\n", server.port));
+    let port = server.port.to_string();
+    let args = ["-p", &port, "--read-only", "--yes", "--json", &hidden];
+    let (code, stdout, stderr) = run(&args);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(json["reply"], serde_json::json!({"bulk": "x"}));

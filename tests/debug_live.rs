@@ -112,7 +112,7 @@ fn sync_keeps_the_writes_and_needs_yes_for_them() {
     assert_eq!(code, 2, "{out}");
     assert_eq!(
         err,
-        format!("evalbench: refused: a dry run in the sandbox on a copy of KEYS shows the script writes (SCRIPT DEBUG SYNC keeps the writes):\n  line 3: SET k v\nNothing was sent to 127.0.0.1:{}. Rerun with --yes to allow writes, or drop --sync for a forked session (rolled back).\n", server.port)
+        format!("evalbench: refused: SCRIPT DEBUG SYNC blocks 127.0.0.1:{port} for every other client while the script is stopped, and keeps every write the script makes (no rollback), so it always needs consent.\n  A dry run in the sandbox on a copy of KEYS writes:\n    line 3: SET k v\nNothing was sent to 127.0.0.1:{port}. Rerun with --yes to allow it, or drop --sync for a forked session (SCRIPT DEBUG YES: its changes are rolled back) (stdin is not a terminal to ask on).\n", port = server.port)
     );
     let (code, out, err) = debug(
         SCRIPT,

@@ -93,6 +93,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "return ARGV[1]",
     ),
     (
+        "unkillable",
+        "local ok, e = xpcall(function() return redis.call('GET', KEYS[1]) end, function(e)\n  while true do end\nend)\nreturn ok",
+        "2:3 unkillable: a `while` loop in the error handler of xpcall at line 1: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart",
+        "local ok, e = xpcall(function() return redis.call('GET', KEYS[1]) end, function(e)\n  return e\nend)\nreturn ok",
+    ),
+    (
         "one-command",
         "return redis.call('INCRBY', KEYS[1], ARGV[1])",
         "1:8 one-command: the whole script is one INCRBY call",

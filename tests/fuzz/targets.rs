@@ -780,7 +780,7 @@ pub fn gen_commands(rng: &mut StdRng) -> Vec<u8> {
 // ---- expression depth ----
 
 /// A script of any nesting through everything that reads Lua source: the lint, the debugger's
-/// session (its probes) with a coverage run, and the sandbox. None may overflow a test thread's
+/// session (its probes) and the sandbox. None may overflow a test thread's
 /// stack; the lint's syntax finding is the run's compile error, word for word.
 pub fn expression_depth(data: &[u8]) {
     let source = String::from_utf8_lossy(data).into_owned();
@@ -809,20 +809,9 @@ pub fn expression_depth(data: &[u8]) {
         ),
     }
     if compile_error.is_none() {
+        // The debugger's session parses the script for its breakpoint probes.
         if let Ok(mut session) = evalbench::engine::debug::DebugSession::new(source.as_bytes()) {
-            session.coverage = true;
-            session.stop_at_start = false;
-            session.break_on_error = false;
             let _ = session.add_breakpoint(1, None, None);
-            SANDBOX.with(|s| {
-                let mut sandbox = s.borrow_mut();
-                let request = RunRequest::new(source.as_bytes().to_vec());
-                sandbox.debug(
-                    &request,
-                    &mut session,
-                    &mut evalbench::engine::debug::NoStops,
-                );
-            });
         }
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod bounds;
 pub mod rules;
+pub mod unstoppable;
 
 use crate::engine::commands::{lookup_in, lower, resolve_in, Refusal};
 use crate::engine::profile::{self, Profile, PROFILES};
@@ -75,6 +76,11 @@ pub fn lint_in(source: &str, profile: &'static Profile) -> Vec<Diagnostic> {
         walker.finish_function();
         walker.one_command(parsed.ast().nodes());
         let mut out = walker.out;
+        out.extend(
+            unstoppable::in_ast(parsed.ast(), profile)
+                .into_iter()
+                .map(|u| at(UNKILLABLE, u.line, u.column, u.message)),
+        );
         out.sort_by_key(|d| (d.line, d.column));
         out.dedup();
         out
@@ -288,18 +294,6 @@ const STRING_REPLIES: &[&str] = &[
     "zincrby",
     "hrandfield",
     "randomkey",
-];
-
-/// Commands whose reply differs from run to run.
-const NONDETERMINISTIC_COMMANDS: &[&str] = &[
-    "time",
-    "randomkey",
-    "srandmember",
-    "spop",
-    "hrandfield",
-    "zrandmember",
-    "scan",
-    "lastsave",
 ];
 
 fn token_text(token: &TokenReference) -> String {
@@ -886,7 +880,7 @@ impl Walker {
         if let Some(message) = unbounded {
             self.report(UNBOUNDED_READ, prefix, message);
         }
-        if NONDETERMINISTIC_COMMANDS.contains(&command.as_str()) {
+        if crate::engine::commands::table::NONDETERMINISTIC.contains(&command.as_str()) {
             self.report(
                 NONDETERMINISTIC,
                 prefix,

@@ -41,6 +41,7 @@ pub const NONDETERMINISTIC: &str = "nondeterministic";
 pub const ONE_COMMAND: &str = "one-command";
 pub const COMMAND_NOT_IN_PROFILE: &str = "command-not-in-profile";
 pub const NOT_ANALYSED: &str = "not-analysed";
+pub const UNKILLABLE: &str = "unkillable";
 
 pub const RULES: &[Rule] = &[
     Rule {
@@ -120,6 +121,12 @@ pub const RULES: &[Rule] = &[
         severity: Severity::Warning,
         explanation: "the server version chosen (`--profile`) has no such command, or refuses it in scripts: the call fails there (profile-aware: versions differ)",
         fix: "use a command that server has (the message names the profiles that have it), or lint for the server you run",
+    },
+    Rule {
+        id: UNKILLABLE,
+        severity: Severity::Warning,
+        explanation: "a loop or recursion in an xpcall error handler (or a `__gc` metamethod where newproxy exists) runs with Lua's hooks off once the script is killed: SCRIPT KILL cannot stop it and the server may need a restart",
+        fix: "keep error handlers short and loop-free (return the error, or a fixed message); do the work after xpcall returns",
     },
     Rule {
         id: ONE_COMMAND,

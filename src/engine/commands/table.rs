@@ -85,6 +85,56 @@ impl RedisCommandInfo {
     }
 }
 
+/// Commands whose reply differs from run to run (a random pick, the clock): the lint warns of
+/// them, and a dry run in the sandbox cannot tell what they answer on a server.
+pub const NONDETERMINISTIC: &[&str] = &[
+    "time",
+    "randomkey",
+    "srandmember",
+    "spop",
+    "hrandfield",
+    "zrandmember",
+    "scan",
+    "lastsave",
+];
+
+/// Options whose argument is a key pattern (`SORT list BY weight_* GET obj_*->name`): the command
+/// reads the keys the pattern makes, beyond its key positions.
+pub const PATTERN_OPTIONS: &[(&str, &[&str])] =
+    &[("sort", &["by", "get"]), ("sort_ro", &["by", "get"])];
+
+impl RedisCommandInfo {
+    /// Why a call's reply depends on more than the keys it names (None: its keys decide it). From
+    /// the flags: a keyless `readonly` command reads the keyspace as a whole (KEYS, SCAN, DBSIZE,
+    /// RANDOMKEY); a keyless command that is neither `fast` nor a write serves the server's own
+    /// state (INFO, MEMORY STATS, PUBSUB, CLUSTER, SLOWLOG, COMMAND); NONDETERMINISTIC differ
+    /// from run to run; `args` give SORT's key patterns.
+    pub fn beyond_its_keys(&self, args: &[Vec<u8>]) -> Option<&'static str> {
+        let keyless = self.first_key <= 0 && !self.has(F_MOVABLEKEYS);
+        if NONDETERMINISTIC.contains(&self.name) {
+            return Some("its reply differs from run to run");
+        }
+        if keyless && self.has(F_READONLY) {
+            return Some("it reads the whole keyspace");
+        }
+        if keyless && !self.has(F_FAST) && !self.is_write() && !self.name.ends_with("|help") {
+            return Some("it reads the server's own state");
+        }
+        if let Some((_, options)) = PATTERN_OPTIONS.iter().find(|(n, _)| *n == self.name) {
+            let reads = args.windows(2).skip(2).any(|w| {
+                options
+                    .iter()
+                    .any(|o| w[0].eq_ignore_ascii_case(o.as_bytes()))
+                    && w[1].contains(&b'*')
+            });
+            if reads {
+                return Some("a BY or GET pattern reads keys it does not name");
+            }
+        }
+        None
+    }
+}
+
 /// `COMMAND`'s flag names and their bits (names a server reports beyond these, such as `module`,
 /// change nothing the sandbox checks).
 pub const FLAG_NAMES: [(&str, u32); 20] = [
@@ -188,4 +238,59 @@ pub fn apply_delta(
         }
     }
     Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::commands::resolve;
+
+    fn beyond(args: &[&str]) -> Option<&'static str> {
+        let args: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+        resolve(&args)
+            .expect("a command")
+            .info
+            .beyond_its_keys(&args)
+    }
+
+    #[test]
+    fn what_a_copy_of_the_keys_cannot_predict_comes_from_the_flags() {
+        for (args, why) in [
+            (&["KEYS", "*"][..], Some("it reads the whole keyspace")),
+            (&["DBSIZE"], Some("it reads the whole keyspace")),
+            (&["SCAN", "0"], Some("its reply differs from run to run")),
+            (&["RANDOMKEY"], Some("its reply differs from run to run")),
+            (&["TIME"], Some("its reply differs from run to run")),
+            (
+                &["SRANDMEMBER", "s"],
+                Some("its reply differs from run to run"),
+            ),
+            (&["INFO"], Some("it reads the server's own state")),
+            (
+                &["MEMORY", "STATS"],
+                Some("it reads the server's own state"),
+            ),
+            (
+                &["PUBSUB", "CHANNELS"],
+                Some("it reads the server's own state"),
+            ),
+            (
+                &["SORT_RO", "l", "BY", "w_*"],
+                Some("a BY or GET pattern reads keys it does not name"),
+            ),
+            (
+                &["SORT", "l", "GET", "#", "GET", "o_*->f"],
+                Some("a BY or GET pattern reads keys it does not name"),
+            ),
+            // Their keys decide them (or nothing does): the copy previews them.
+            (&["GET", "k"], None),
+            (&["SORT_RO", "l", "BY", "nosort", "GET", "#"], None),
+            (&["PING"], None),
+            (&["ECHO", "x"], None),
+            (&["SELECT", "1"], None),
+            (&["MEMORY", "HELP"], None),
+            (&["ZUNION", "2", "a", "b"], None),
+        ] {
+            assert_eq!(beyond(args), why, "{args:?}");
+        }
+    }
 }

@@ -149,6 +149,7 @@ fn dry_run_fcall(
             after: before.clone(),
             before,
             writes: Vec::new(),
+            unseen: Vec::new(),
         }));
     }
     sandbox.set_db0(before.clone());
@@ -160,11 +161,13 @@ fn dry_run_fcall(
         ..call.clone()
     });
     let writes = super::guard::write_lines(&report);
+    let unseen = super::guard::unseen_lines(&report, &call.keys, live.server.profile);
     Ok(Some(DryRun {
         report,
         before,
         after: sandbox.keyspace().db(0).clone(),
         writes,
+        unseen,
     }))
 }
 
@@ -273,8 +276,17 @@ pub fn question_text(question: &Question, function: &str) -> String {
     } else {
         format!("y sends FCALL_RO {function} (the server refuses any write)")
     };
+    let esc = if question
+        .concerns
+        .iter()
+        .any(|c| matches!(c, super::guarded::Concern::Unkillable(_)))
+    {
+        "Esc on the server sends FUNCTION KILL, which cannot stop those places"
+    } else {
+        "Esc on the server sends FUNCTION KILL"
+    };
     format!(
-        "{}. Nothing was sent. {send}; Esc on the server sends FUNCTION KILL. Send it to the live server? (y/n)",
+        "{}. Nothing was sent. {send}; {esc}. Send it to the live server? (y/n)",
         parts.join("; ")
     )
 }
@@ -391,6 +403,32 @@ fn guarded_fcall_inner(
                 ..plain(report, Db::new(), Db::new(), None)
             }
         };
+        // The library's code SCRIPT KILL (and FUNCTION KILL) cannot stop: asked before the dry
+        // run, which would run it in the sandbox.
+        let places = super::guarded::unkillable_places(&function.code, live.server.profile);
+        if !places.is_empty() {
+            let concern = Concern::Unkillable(places);
+            let report = refusal(
+                live,
+                sha.clone(),
+                format!(
+                    "evalbench: not sent to the live server yet: {}",
+                    super::guarded::describe_concern(&concern)
+                ),
+                Outcome::Refused,
+            );
+            return GuardedRun {
+                question: Some(Question {
+                    concerns: vec![concern],
+                    consent: Consent {
+                        unkillable: true,
+                        writes: !read_only,
+                        ..Consent::default()
+                    },
+                }),
+                ..plain(report, Db::new(), Db::new(), None)
+            };
+        }
         let dry = match dry_run_fcall(live, &function, call, now_ms, control) {
             Ok(Some(dry)) => dry,
             Ok(None) => return not_sent(live, "while copying the keys", None),
@@ -431,6 +469,9 @@ fn guarded_fcall_inner(
             live.server.busy_threshold_ms,
             memory_limit,
         );
+        if !dry.unseen.is_empty() {
+            found.push(Concern::Unseen(dry.unseen.clone()));
+        }
         if !read_only && dry.writes.is_empty() {
             found.insert(
                 0,

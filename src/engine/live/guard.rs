@@ -17,6 +17,8 @@ pub struct DryRun {
     pub after: Db,
     /// Each write call as `line N: COMMAND args`.
     pub writes: Vec<String>,
+    /// What the dry run could not see (`unseen_lines`): when any, it is no preview of the server.
+    pub unseen: Vec<String>,
 }
 
 pub fn dry_run(
@@ -64,11 +66,13 @@ pub fn dry_run_with(
         ..request.clone()
     });
     let writes = write_lines(&report);
+    let unseen = unseen_lines(&report, &request.keys, live.server.profile);
     Ok(Some(DryRun {
         report,
         before,
         after: sandbox.keyspace().db(0).clone(),
         writes,
+        unseen,
     }))
 }
 
@@ -89,6 +93,74 @@ pub fn write_lines(report: &RunReport) -> Vec<String> {
         .collect()
 }
 
+/// Each call of a dry run whose reply the copy of KEYS cannot predict, as `line N: COMMAND args
+/// (why)`: a key outside the declared KEYS (or in another database), a command whose reply depends
+/// on more than its keys (the command table's flags say which), and calls beyond the traced ones.
+pub fn unseen_lines(
+    report: &RunReport,
+    declared: &[Vec<u8>],
+    profile: &'static crate::engine::profile::Profile,
+) -> Vec<String> {
+    let shown = |t: &crate::engine::report::TraceEntry| {
+        t.command
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut out = Vec::new();
+    for t in &report.trace {
+        let outside: Vec<String> = t
+            .keys
+            .iter()
+            .filter(|k| t.db != 0 || !declared.contains(k))
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect();
+        if !outside.is_empty() {
+            let noun = if outside.len() == 1 { "key" } else { "keys" };
+            let where_ = if t.db != 0 {
+                format!(
+                    " in database {} after SELECT: the copy holds KEYS of the first only",
+                    t.db
+                )
+            } else {
+                format!(
+                    " not in KEYS: the copy lacks {}",
+                    if outside.len() == 1 { "it" } else { "them" }
+                )
+            };
+            out.push(format!(
+                "line {}: {} ({noun} {}{where_})",
+                t.line,
+                shown(t),
+                outside.join(", ")
+            ));
+            continue;
+        }
+        let resolved = t
+            .command
+            .first()
+            .is_some_and(|c| !c.is_empty())
+            .then(|| crate::engine::commands::resolve_in(profile, &t.command).ok())
+            .flatten();
+        let why = resolved.and_then(|r| match r.implementation {
+            // The dry run answered with an error the server would not give.
+            None => Some("the sandbox does not run it: the server's reply is not known"),
+            Some(_) => r.info.beyond_its_keys(&t.command),
+        });
+        if let Some(why) = why {
+            out.push(format!("line {}: {} ({why})", t.line, shown(t)));
+        }
+    }
+    if report.trace.len() >= crate::engine::lua::api::MAX_TRACED_CALLS {
+        out.push(format!(
+            "more calls than the {} evalbench traces (what they touched is not known)",
+            crate::engine::lua::api::MAX_TRACED_CALLS
+        ));
+    }
+    out
+}
+
 /// The server sends only the converted reply. When the live run replied as its dry run did, the dry
 /// run's Lua value and conversion notes explain it too and are copied into the live report; when
 /// the replies differ, a warning says so (the script read data the copy of KEYS did not hold: an
@@ -107,5 +179,45 @@ pub fn explain_with_dry_run(report: &mut RunReport, dry: &RunReport) {
                 report.reply.to_cli().replace('\n', " ")
             ),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::profile::DEFAULT;
+
+    fn unseen(script: &str, keys: &[&str]) -> Vec<String> {
+        let mut sandbox = Sandbox::new();
+        let keys: Vec<Vec<u8>> = keys.iter().map(|k| k.as_bytes().to_vec()).collect();
+        let report = sandbox.run(&RunRequest {
+            keys: keys.clone(),
+            ..RunRequest::new(script)
+        });
+        unseen_lines(&report, &keys, DEFAULT)
+    }
+
+    #[test]
+    fn calls_the_copy_cannot_answer_are_listed_with_their_line() {
+        assert_eq!(
+            unseen("return redis.call('GET', KEYS[1])", &["k"]),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            unseen("local a = redis.call('GET', KEYS[1])\nreturn redis.call('MGET', KEYS[1], 'x', 'y')", &["k"]),
+            vec!["line 2: MGET k x y (keys x, y not in KEYS: the copy lacks them)".to_string()]
+        );
+        assert_eq!(
+            unseen("redis.call('SELECT', 2)\nreturn redis.call('EXISTS', KEYS[1])", &["k"]),
+            vec!["line 2: EXISTS k (key k in database 2 after SELECT: the copy holds KEYS of the first only)".to_string()]
+        );
+        assert_eq!(
+            unseen("return redis.pcall('DBSIZE')", &[]),
+            vec!["line 1: DBSIZE (it reads the whole keyspace)".to_string()]
+        );
+        assert_eq!(
+            unseen("return redis.pcall('MEMORY', 'DOCTOR')", &[]),
+            vec!["line 1: MEMORY DOCTOR (the sandbox does not run it: the server's reply is not known)".to_string()]
+        );
     }
 }

@@ -242,13 +242,18 @@ pub struct Consent {
     pub slow: bool,
     /// Send as EVAL_RO without a dry run (the keys could not be copied).
     pub unchecked: bool,
+    /// Send although the dry run could not see everything the script reads (a key outside KEYS,
+    /// a command whose reply depends on more than its keys).
+    pub unseen: bool,
+    /// Send although SCRIPT KILL cannot stop part of the script (a loop in an error handler).
+    pub unkillable: bool,
     /// The dry run the user saw, to explain the server's reply (its Lua value and notes).
     pub dry_run: Option<Box<RunReport>>,
 }
 
 impl Consent {
     pub fn given(&self) -> bool {
-        self.writes || self.slow || self.unchecked
+        self.writes || self.slow || self.unchecked || self.unseen || self.unkillable
     }
 }
 
@@ -266,6 +271,12 @@ pub enum Concern {
     /// A function without the `no-writes` flag (issue 13): FCALL_RO refuses it, so the server cannot
     /// be told to refuse its writes; the dry run wrote nothing, but the live data may differ.
     MayWrite { function: String },
+    /// The dry run is no preview: calls it made read what the copy of KEYS lacks (each as `line N:
+    /// COMMAND args (why)`).
+    Unseen(Vec<String>),
+    /// Code SCRIPT KILL cannot stop (each place as `line N: what`): if it runs long, the server
+    /// stays busy for every client until it is restarted.
+    Unkillable(Vec<String>),
 }
 
 /// The guard's question: the concerns, and the consent a yes gives.
@@ -284,8 +295,17 @@ impl Question {
         } else {
             "y sends it as EVAL_RO (the server refuses any write)"
         };
+        let esc = if self
+            .concerns
+            .iter()
+            .any(|c| matches!(c, Concern::Unkillable(_)))
+        {
+            "Esc on the server sends SCRIPT KILL, which cannot stop those places"
+        } else {
+            "Esc on the server sends SCRIPT KILL"
+        };
         format!(
-            "{}. Nothing was sent. {send}; Esc on the server sends SCRIPT KILL. Send it to the live server? (y/n)",
+            "{}. Nothing was sent. {send}; {esc}. Send it to the live server? (y/n)",
             parts.join("; ")
         )
     }
@@ -315,10 +335,41 @@ pub fn describe_concern(concern: &Concern) -> String {
             ms * 100.0 / *threshold_ms as f64
         ),
         Concern::NoDryRun { why } => format!("No dry run is possible: {why}"),
+        Concern::Unseen(calls) => format!(
+            "The dry run is no preview of the server: it could not see what {} read ({})",
+            if calls.len() == 1 { "this call" } else { "these calls" },
+            first_three(calls)
+        ),
+        Concern::Unkillable(places) => format!(
+            "SCRIPT KILL cannot stop this script ({}): if that code runs long, the server stays busy for every client and may need a restart",
+            first_three(places)
+        ),
         Concern::MayWrite { function } => format!(
             "The function {function} is not flagged no-writes: the dry run wrote nothing, but the server cannot be told to refuse its writes (FCALL_RO refuses such a function)"
         ),
     }
+}
+
+/// Up to three items, then how many more.
+fn first_three(items: &[String]) -> String {
+    let mut text = items.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
+    if items.len() > 3 {
+        text.push_str(&format!("; {} more", items.len() - 3));
+    }
+    text
+}
+
+/// Where `script` runs code SCRIPT KILL cannot stop on `profile`'s server, as `line N: what`
+/// (the lint's `unkillable` rule).
+pub fn unkillable_places(
+    script: &[u8],
+    profile: &'static crate::engine::profile::Profile,
+) -> Vec<String> {
+    let source = String::from_utf8_lossy(script);
+    crate::engine::analysis::unstoppable::unkillable(&source, profile)
+        .into_iter()
+        .map(|u| format!("line {}: {}", u.line, u.message))
+        .collect()
 }
 
 /// The concerns a finished dry run raises (empty: send it).
@@ -397,6 +448,8 @@ impl GuardedRun {
                     .iter()
                     .any(|c| matches!(c, Concern::Incomplete { .. } | Concern::Slow { .. })),
                 unchecked: false,
+                unseen: concerns.iter().any(|c| matches!(c, Concern::Unseen(_))),
+                unkillable: concerns.iter().any(|c| matches!(c, Concern::Unkillable(_))),
                 dry_run: Some(Box::new(dry.report.clone())),
             },
             concerns,
@@ -467,6 +520,27 @@ fn guarded_run_inner(
             consent.dry_run.as_deref().cloned(),
         )
     } else {
+        // Before the dry run, which would run the same code in the sandbox: a place SCRIPT KILL
+        // cannot stop is asked about first, and a yes sends without a dry run, as EVAL_RO.
+        let places = unkillable_places(&request.script, live.server.profile);
+        if !places.is_empty() {
+            let question = Question {
+                concerns: vec![Concern::Unkillable(places)],
+                consent: Consent {
+                    unkillable: true,
+                    ..Consent::default()
+                },
+            };
+            let mut report = refused(format!(
+                "evalbench: not sent to the live server yet: {}",
+                describe_concern(&question.concerns[0])
+            ));
+            report.outcome = Outcome::Refused;
+            return GuardedRun {
+                question: Some(question),
+                ..plain(report, Db::new(), Db::new(), None)
+            };
+        }
         let memory_limit = crate::engine::sandbox::DEFAULT_MEMORY_LIMIT;
         let mut watch = |stop: Arc<AtomicBool>| control.watch_dry_run(stop);
         let entered = |phase| control.enter(phase);
@@ -522,7 +596,10 @@ fn guarded_run_inner(
             report.outcome = Outcome::Refused;
             return plain(report, dry.before, dry.after, dry_ns);
         }
-        let found = concerns(&dry.report, &dry.writes, threshold, memory_limit);
+        let mut found = concerns(&dry.report, &dry.writes, threshold, memory_limit);
+        if !dry.unseen.is_empty() {
+            found.push(Concern::Unseen(dry.unseen.clone()));
+        }
         if !found.is_empty() {
             let writes = !dry.writes.is_empty();
             return GuardedRun::asking(dry, found, writes);
