@@ -92,11 +92,7 @@ pub fn deepest(source: &str, limit: usize) -> Option<(usize, usize)> {
                 ops.push(0);
                 depth += 1;
             }
-            Tok::Close => {
-                if ops.len() > 1 {
-                    depth -= 1 + ops.pop().unwrap_or(0);
-                }
-            }
+            Tok::Close if ops.len() > 1 => depth -= 1 + ops.pop().unwrap_or(0),
             Tok::Operator => {
                 if let Some(n) = ops.last_mut() {
                     *n += 1;
