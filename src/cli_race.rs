@@ -23,6 +23,10 @@ pub struct RaceArgs {
     /// The seed of the sampled schedules (when there are too many to run them all).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
+    /// Replay one schedule (the clients in order, as an outcome lists them: "1 2 1 2") under the
+    /// one --strategy given, step by step.
+    #[arg(long, value_name = "ORDER")]
+    pub schedule: Option<String>,
     /// One JSON document: per strategy its outcomes, schedules and steps.
     #[arg(long)]
     pub json: bool,
@@ -78,6 +82,18 @@ pub fn race_main(args: &RaceArgs) -> Result<(i32, String), CliError> {
         seed: args.seed,
         ..RaceOptions::default()
     };
+    if let Some(order) = &args.schedule {
+        let [strategy] = options.strategies[..] else {
+            return Err(CliError::input(
+                "--schedule replays under one strategy: give exactly one --strategy (plain, script, multi or watch)",
+            ));
+        };
+        let schedule = parse_schedule(order, lab.clients)?;
+        let run = race::replay_schedule(&runner, strategy, &schedule)
+            .map_err(|e| CliError::input(format!("--schedule \"{order}\": {e}")))?;
+        let report = race::race(&runner, &options);
+        return Ok((EXIT_OK, render_replay(&report, &runner, strategy, &run)));
+    }
     let report = race::race(&runner, &options);
     if args.json {
         let mut out = serde_json::to_string(&report).unwrap_or_default();
@@ -111,41 +127,29 @@ pub fn render_text(report: &RaceReport) -> String {
         };
         let _ = writeln!(
             out,
-            "  {} schedule{} ({how}), {} outcome{}; lost updates in {}, invariants broken in {}, a client failed in {}, WATCH retries {} (at most {} in one schedule)",
+            "  {} schedule{} ({how}), {} outcome{}; lost updates in {}, invariants broken in {}, a client got an error in {}, WATCH retries {} (at most {} in one schedule)",
             s.schedules,
             plural(s.schedules),
             s.outcome_count,
             plural(s.outcome_count),
             s.lost_updates,
             s.broken,
-            s.failed,
+            s.errors,
             s.retries,
             s.max_retries_in_a_schedule
         );
         for (n, o) in s.outcomes.iter().enumerate() {
-            let verdict = if o.serializable {
-                "as a serial order"
-            } else if o.clients.iter().any(|c| c.failed) {
-                "NOT SERIALIZABLE: a client failed"
-            } else {
-                "LOST UPDATE: no serial order ends so"
-            };
             let _ = writeln!(
                 out,
-                "  outcome {}: {} schedule{}: {}; {verdict}",
+                "  outcome {}: {} schedule{}: {}; {}",
                 n + 1,
                 o.schedules,
                 plural(o.schedules),
-                o.keyspace
+                o.keyspace,
+                o.verdict.explanation()
             );
             for c in &o.clients {
-                let _ = writeln!(
-                    out,
-                    "    client {} {}{}",
-                    c.client,
-                    if c.failed { "failed: " } else { "returned " },
-                    display_text(&c.result)
-                );
+                let _ = writeln!(out, "    {}", client_line(c));
             }
             for b in &o.broken_invariants {
                 let _ = writeln!(
@@ -155,11 +159,23 @@ pub fn render_text(report: &RaceReport) -> String {
                     display_text(&b.why)
                 );
             }
-            let order: Vec<String> = o.schedule.iter().map(|c| c.to_string()).collect();
+            let order = order_text(&o.schedule);
             if order.is_empty() {
                 let _ = writeln!(out, "    no client reached the server:");
             } else {
-                let _ = writeln!(out, "    e.g. clients in order {}:", order.join(" "));
+                // Every schedule that reaches it (as many as were kept), each replayable.
+                let listed: Vec<String> = o.schedule_list.iter().map(|s| order_text(s)).collect();
+                let more = if o.schedules > listed.len() {
+                    format!(" (the first {} of {})", listed.len(), o.schedules)
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(out, "    schedules{more}: {}", listed.join(" | "));
+                let _ = writeln!(
+                    out,
+                    "    clients in order {order} (replay any: --strategy {} --schedule \"{order}\"):",
+                    s.strategy.id()
+                );
             }
             for (i, step) in o.steps.iter().enumerate() {
                 let _ = writeln!(
@@ -179,6 +195,112 @@ pub fn render_text(report: &RaceReport) -> String {
                 s.outcome_count - s.outcomes.len(),
                 s.more_schedules,
                 s.outcomes.len()
+            );
+        }
+    }
+    out
+}
+
+/// How one client ended: `client 2 retried (1 WATCH retry): (integer) 0`.
+fn client_line(c: &race::ClientEnd) -> String {
+    let retries = if c.retries > 0 {
+        format!(
+            " ({} WATCH retr{})",
+            c.retries,
+            if c.retries == 1 { "y" } else { "ies" }
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "client {} {}{retries}: {}",
+        c.client,
+        c.outcome.word(),
+        display_text(&c.result)
+    )
+}
+
+fn order_text(schedule: &[usize]) -> String {
+    schedule
+        .iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `--schedule "1 2 1 2"` (or `1,2,1,2`): the clients in order, 1-based.
+fn parse_schedule(text: &str, clients: usize) -> Result<Vec<usize>, CliError> {
+    let mut schedule = Vec::new();
+    for word in text
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+    {
+        match word.parse::<usize>() {
+            Ok(n) if (1..=clients).contains(&n) => schedule.push(n),
+            _ => {
+                return Err(CliError::input(format!(
+                    "--schedule \"{text}\": {word} is not a client; give client numbers 1 to {clients}, as an outcome's schedules list them (\"1 2 1 2\")"
+                )))
+            }
+        }
+    }
+    if schedule.is_empty() {
+        return Err(CliError::input(format!(
+            "--schedule \"{text}\": no clients; give the clients in order, as an outcome's schedules list them (\"1 2 1 2\")"
+        )));
+    }
+    Ok(schedule)
+}
+
+/// One schedule replayed: its steps, how each client ended, the keyspace and what it is.
+fn render_replay(
+    report: &RaceReport,
+    runner: &Runner,
+    strategy: Strategy,
+    run: &race::Run,
+) -> String {
+    let mut out = String::new();
+    let order: Vec<usize> = run.schedule.iter().map(|c| c + 1).collect();
+    let _ = writeln!(
+        out,
+        "race lab: {}; {}: clients in order {}",
+        display_text(&report.lab),
+        strategy.id(),
+        order_text(&order)
+    );
+    for (i, step) in run.steps.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {:>2}. client {}: {} -> {}",
+            i + 1,
+            step.client,
+            display_text(&step.command),
+            display_text(&step.reply)
+        );
+    }
+    let keyspace = race::driver::keyspace_json(&run.final_db, runner.lab().clock_ms);
+    let _ = writeln!(out, "keyspace: {keyspace}");
+    for c in &run.clients {
+        let _ = writeln!(out, "{}", client_line(c));
+    }
+    let results: Vec<&str> = run.clients.iter().map(|c| c.result.as_str()).collect();
+    let outcome = report.strategy(strategy).and_then(|s| {
+        s.outcomes.iter().find(|o| {
+            o.keyspace == keyspace
+                && o.clients
+                    .iter()
+                    .map(|c| c.result.as_str())
+                    .eq(results.iter().copied())
+        })
+    });
+    if let Some(o) = outcome {
+        let _ = writeln!(out, "{}", o.verdict.explanation());
+        for b in &o.broken_invariants {
+            let _ = writeln!(
+                out,
+                "BROKEN: {} ({})",
+                display_text(&b.invariant),
+                display_text(&b.why)
             );
         }
     }

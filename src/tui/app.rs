@@ -266,8 +266,7 @@ pub struct App {
     /// The last race lab run (the Race tab, tui/race.rs; issue 14).
     pub race: Option<super::race::RaceView>,
     /// A race lab still running on its thread.
-    pub race_pending:
-        Option<std::sync::mpsc::Receiver<Result<crate::engine::race::RaceReport, String>>>,
+    pub race_pending: Option<std::sync::mpsc::Receiver<Result<super::race::LabReport, String>>>,
     /// Unix ms of the sandbox clock (for TTLs in the inspector).
     pub now_ms: i64,
     /// The seed's time (Unix ms): seed TTLs are relative to it; a sandbox run's clock starts here

@@ -83,6 +83,46 @@ pub struct ClientEnd {
     pub retries: usize,
     /// Still failing after the lab's `max_retries`.
     pub gave_up: bool,
+    /// What happened to it, in one word.
+    pub outcome: ClientOutcome,
+}
+
+/// What happened to one client in a schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientOutcome {
+    /// The logic ran to its end and returned a value, at the first attempt.
+    Success,
+    /// It succeeded after WATCH made it retry.
+    Retried,
+    /// The logic stopped on an error, or returned an error reply: its write (if any) was not made
+    /// by the logic as meant, and nothing of it is a lost update.
+    Error,
+    /// EXEC kept failing past the lab's `max_retries`.
+    GaveUp,
+}
+
+impl ClientOutcome {
+    pub fn of(result: &str, failed: bool, retries: usize, gave_up: bool) -> ClientOutcome {
+        if gave_up {
+            ClientOutcome::GaveUp
+        } else if failed || result.starts_with("(error) ") {
+            ClientOutcome::Error
+        } else if retries > 0 {
+            ClientOutcome::Retried
+        } else {
+            ClientOutcome::Success
+        }
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            ClientOutcome::Success => "success",
+            ClientOutcome::Retried => "retried",
+            ClientOutcome::Error => "error",
+            ClientOutcome::GaveUp => "gave up",
+        }
+    }
 }
 
 /// The result of one schedule.
@@ -94,6 +134,8 @@ pub struct Run {
     pub steps: Vec<Step>,
     pub final_db: Db,
     pub clients: Vec<ClientEnd>,
+    /// Writes the server applied (a lost update needs one: nothing written, nothing lost).
+    pub writes: usize,
 }
 
 /// What a client does at its next step.
@@ -141,6 +183,8 @@ struct World {
     rng: CommandRng,
     now_ms: i64,
     profile: &'static Profile,
+    /// Write commands applied without an error.
+    writes: usize,
 }
 
 impl World {
@@ -169,7 +213,12 @@ impl World {
             over_budget: false,
             profile: self.profile,
         };
-        commands::execute(resolved, &mut ctx, args).to_resp2()
+        let write = resolved.info.is_write();
+        let reply = commands::execute(resolved, &mut ctx, args).to_resp2();
+        if write && !reply.is_error() {
+            self.writes += 1;
+        }
+        reply
     }
     fn version(&self, key: &[u8]) -> u64 {
         self.versions.get(key).copied().unwrap_or(0)
@@ -284,6 +333,7 @@ impl Runner {
             rng: CommandRng::default(),
             now_ms: self.lab.clock_ms,
             profile: profile::DEFAULT,
+            writes: 0,
         }
     }
 
@@ -338,6 +388,7 @@ impl Runner {
             steps: Vec::new(),
             final_db: Db::new(),
             clients: Vec::new(),
+            writes: 0,
         };
         for (index, client) in clients.iter_mut().enumerate() {
             trace_local(&mut run, index, client, &world, trace);
@@ -373,12 +424,14 @@ impl Runner {
             trace_local(&mut run, index, &mut clients[index], &world, trace);
         }
         run.final_db = world.keyspace.db(0).clone();
+        run.writes = world.writes;
         run.clients = clients
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let (result, failed) = c.result.clone().unwrap_or_default();
                 ClientEnd {
+                    outcome: ClientOutcome::of(&result, failed, c.retries, c.gave_up),
                     client: i + 1,
                     result,
                     failed,
@@ -403,7 +456,9 @@ impl Runner {
                 failed: true,
                 retries: 0,
                 gave_up: false,
+                outcome: ClientOutcome::Error,
             }],
+            writes: 0,
         }
     }
 
