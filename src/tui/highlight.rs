@@ -294,15 +294,8 @@ mod tests {
     fn a_lab_file_is_highlighted_as_toml_not_as_a_lua_long_string() {
         let t = theme();
         let buf = lines("clients = 2 # two\n[[client]]\nargv = [\"release\"]");
-        // As Lua, `[[` opens a long string: the key and the value below look the same.
-        let lua = styles(&mut LineHighlighter::new(), &buf, &t);
-        assert_eq!(
-            lua[2]
-                .iter()
-                .collect::<std::collections::HashSet<_>>()
-                .len(),
-            1
-        );
+        // As Lua, `#` is the length operator, not a comment.
+        let lua = LineHighlighter::new().highlight(&buf, 0..3, &t);
         let mut h = LineHighlighter::new();
         h.set_toml(true);
         let toml = h.highlight(&buf, 0..3, &t);
@@ -318,6 +311,17 @@ mod tests {
         assert_ne!(style_at(0, 0), style_at(0, 14));
         assert_ne!(style_at(0, 10), style_at(0, 0));
         assert_ne!(toml_syntax().name, "Plain Text");
+        let lua_at = |line: usize, byte: usize| {
+            lua[line]
+                .iter()
+                .find(|(_, r)| r.contains(&byte))
+                .map(|(s, _)| *s)
+                .unwrap()
+        };
+        assert_ne!(lua_at(0, 14), style_at(0, 14));
+        // Switching back to Lua highlights as before.
+        h.set_toml(false);
+        assert_eq!(h.highlight(&buf, 0..3, &t), lua);
     }
 
     #[test]

@@ -73,29 +73,67 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
     // Rows out of view are counted in the title, so a class knows there is more.
     let above = scroll;
     let below = view.rows.len().saturating_sub(scroll + inner);
-    let mut title = format!(
+    let title = format!(
         "Race: {} ({} clients) · outcome {}/{}",
         display_safe(&view.report.lab),
         view.report.clients,
         (view.selected + 1).min(view.rows.len()),
         view.rows.len()
     );
+    // Rows out of view are counted on the bottom border (the title may be cut on a narrow
+    // pane), so a class knows there is more.
+    let above = scroll;
+    let below = view.rows.len().saturating_sub(scroll + inner);
+    let mut marks = Vec::new();
     if above > 0 {
-        title.push_str(&format!(" · ↑{above} more"));
+        marks.push(format!("↑{above} more"));
     }
     if below > 0 {
-        title.push_str(&format!(" · ↓{below} more"));
+        marks.push(format!("↓{below} more"));
+    }
+    let mut list_block = block(&title, focused, theme);
+    if !marks.is_empty() {
+        list_block = list_block.title_bottom(Line::styled(
+            format!(" {} ", marks.join(" ")),
+            theme.warning,
+        ));
     }
     frame.render_widget(
         Paragraph::new(lines)
             .scroll((scroll as u16, 0))
-            .block(block(&title, focused, theme)),
+            .block(list_block),
         list_area,
     );
     let (Some(outcome), Some((schedule, steps))) = (view.outcome(), view.shown()) else {
         return;
     };
-    let mut lines = Vec::new();
+    // How each client ended first (kept in view on a small terminal), then the steps.
+    let mut head = Vec::new();
+    for client in &outcome.clients {
+        let retries = match client.retries {
+            0 => String::new(),
+            1 => " (1 WATCH retry)".to_string(),
+            n => format!(" ({n} WATCH retries)"),
+        };
+        head.push(Line::from(format!(
+            "client {} {}{retries}: {}",
+            client.client,
+            client.outcome.word(),
+            display_safe(&client.result)
+        )));
+    }
+    for broken in &outcome.broken_invariants {
+        head.push(Line::from(Span::styled(
+            format!(
+                "broken: {} ({})",
+                display_safe(&broken.invariant),
+                display_safe(&broken.why)
+            ),
+            theme.warning,
+        )));
+    }
+    let header = head.len();
+    let mut lines = head;
     for (i, step) in steps.iter().enumerate() {
         let text = format!(
             "{:>2}. client {}: {} -> {}",
@@ -121,29 +159,6 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
             "keyspace after step {}: {}",
             view.step + 1,
             display_safe(&keyspace)
-        )));
-    }
-    for client in &outcome.clients {
-        let retries = match client.retries {
-            0 => String::new(),
-            1 => " (1 WATCH retry)".to_string(),
-            n => format!(" ({n} WATCH retries)"),
-        };
-        lines.push(Line::from(format!(
-            "client {} {}{retries}: {}",
-            client.client,
-            client.outcome.word(),
-            display_safe(&client.result)
-        )));
-    }
-    for broken in &outcome.broken_invariants {
-        lines.push(Line::from(Span::styled(
-            format!(
-                "broken: {} ({})",
-                display_safe(&broken.invariant),
-                display_safe(&broken.why)
-            ),
-            theme.warning,
         )));
     }
     let order: Vec<String> = schedule.iter().map(|c| c.to_string()).collect();
@@ -180,7 +195,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
             steps.len()
         ),
     };
-    let scroll = view.step.saturating_sub(steps_inner.saturating_sub(4));
+    let scroll = (header + view.step).saturating_sub(steps_inner.saturating_sub(4).max(header));
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
