@@ -65,7 +65,7 @@ pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
                     l.number,
                     l.slug,
                     l.title,
-                    l.checks.cases.len(),
+                    l.checks.cases.len() + l.properties.len(),
                     l.hints.len()
                 );
             }
@@ -73,7 +73,8 @@ pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
         }
         LessonCommand::Show { lesson, hints, .. } => {
             let l = named(&all, lesson)?;
-            let _ = writeln!(out, "Lesson {}: {}\n\n{}\n", l.number, l.title, l.task);
+            let task = l.task_with_key("Alt-C (in the workbench)");
+            let _ = writeln!(out, "Lesson {}: {}\n\n{}\n", l.number, l.title, task);
             let _ = writeln!(out, "Starting script (start.lua):\n\n{}", l.start);
             for (i, hint) in l.hints.iter().take(*hints).enumerate() {
                 let _ = writeln!(out, "Hint {}: {hint}", i + 1);

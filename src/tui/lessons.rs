@@ -20,6 +20,8 @@ pub struct LessonState {
     pub check: Option<CheckResult>,
     /// A check running: its result arrives here.
     pub pending: Option<Receiver<CheckResult>>,
+    /// Stops the running check (Esc).
+    pub control: Option<std::sync::Arc<lessons::CheckControl>>,
     /// The Lesson tab's scroll.
     pub scroll: u16,
 }
@@ -113,6 +115,7 @@ pub fn open(app: &mut App, index: usize) {
         hints_shown: 0,
         check: None,
         pending: None,
+        control: None,
         scroll: 0,
     }));
     app.tab = Tab::Lesson;
@@ -177,21 +180,35 @@ fn check(app: &mut App) {
     let (tx, rx) = std::sync::mpsc::channel();
     let lesson = state.lesson.clone();
     let script = app.editor.bytes();
+    let control = std::sync::Arc::new(lessons::CheckControl::default());
+    let stop = control.clone();
     // Replies can nest deep, as in the engine's own threads.
     let spawned = std::thread::Builder::new()
         .name("lesson-check".into())
         .stack_size(256 << 20)
         .spawn(move || {
-            let _ = tx.send(lesson.check(&script));
+            let _ = tx.send(lesson.check_with(&script, &stop));
         });
     match spawned {
         Ok(_) => {
             state.pending = Some(rx);
+            state.control = Some(control);
             app.tab = Tab::Lesson;
-            app.status = "checking…".into();
+            app.status = "checking… (Esc cancels)".into();
         }
         Err(e) => app.status = format!("the checks could not start: {e}"),
     }
+}
+
+/// Esc while a check runs: stop it (its result, marked cancelled, arrives as usual). False when
+/// no check runs.
+pub fn cancel(app: &mut App) -> bool {
+    let Some(control) = app.lesson.as_ref().and_then(|l| l.control.as_ref()) else {
+        return false;
+    };
+    control.cancel();
+    app.status = "cancelling the check…".into();
+    true
 }
 
 /// Take a finished check's result (called after every event and tick).
@@ -207,11 +224,13 @@ pub fn housekeeping(app: &mut App) {
             app.status = result.summary();
             state.check = Some(result);
             state.pending = None;
+            state.control = None;
             state.scroll = 0;
         }
         Err(TryRecvError::Empty) => {}
         Err(TryRecvError::Disconnected) => {
             state.pending = None;
+            state.control = None;
             app.status = "the checks stopped without a result".into();
         }
     }

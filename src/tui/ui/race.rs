@@ -70,9 +70,6 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
     }
     let inner = list_area.height.saturating_sub(2) as usize;
     let scroll = view.selected.saturating_sub(inner.saturating_sub(1));
-    // Rows out of view are counted in the title, so a class knows there is more.
-    let above = scroll;
-    let below = view.rows.len().saturating_sub(scroll + inner);
     let title = format!(
         "Race: {} ({} clients) · outcome {}/{}",
         display_safe(&view.report.lab),
