@@ -49,6 +49,8 @@ pub struct CheckResult {
     pub stopped: Option<String>,
     /// The lesson's cases, for their KEYS, ARGV and seed in a failure.
     pub case_inputs: Vec<super::testing::TestCase>,
+    /// Checks the lesson has (cases and properties), run or not.
+    pub planned: usize,
 }
 
 impl CheckResult {
@@ -57,7 +59,7 @@ impl CheckResult {
             + self.properties.iter().filter(|p| p.passed()).count()
     }
     pub fn total(&self) -> usize {
-        self.cases.len() + self.properties.len()
+        self.planned.max(self.cases.len() + self.properties.len())
     }
     pub fn all_passed(&self) -> bool {
         self.stopped.is_none()
@@ -127,6 +129,7 @@ impl Lesson {
             properties: Vec::new(),
             stopped: None,
             case_inputs: self.checks.cases.clone(),
+            planned: self.checks.cases.len() + self.properties.len(),
         };
         for case in &self.checks.cases {
             if let Some(why) = control.stopped() {
@@ -140,7 +143,18 @@ impl Lesson {
                 result.stopped = Some("cancelled".into());
                 return result;
             }
+            // A run stopped at its limit: the other checks would each wait as long.
+            let limit_ns = control.run_limit_ms.saturating_mul(1_000_000);
+            let too_long = case_result.elapsed_ns >= limit_ns;
+            let name = case_result.name.clone();
             result.cases.push(case_result);
+            if too_long {
+                result.stopped = Some(format!(
+                    "the script ran longer than {} ms on \"{name}\" and was stopped; the other checks were not run (a loop that never ends?)",
+                    control.run_limit_ms
+                ));
+                return result;
+            }
         }
         for p in &self.properties {
             let outcome = property::check_property(script, p, control);
@@ -168,6 +182,7 @@ impl CheckResult {
                 format!("{mark} {}", display_safe(&case.name)),
             ));
             let input = self.case_inputs.get(n);
+            let mut shown_inputs = None;
             for f in &case.failures {
                 let step = if f.step > 0 {
                     format!("step {}: ", f.step)
@@ -189,6 +204,10 @@ impl CheckResult {
                     _ => f.message.clone(),
                 };
                 out.push((false, format!("       {step}{}", display_safe(&message))));
+                if shown_inputs == Some(index) {
+                    continue;
+                }
+                shown_inputs = Some(index);
                 if let Some(step) = input.and_then(|c| c.steps.get(index)) {
                     out.push((
                         false,

@@ -102,11 +102,13 @@ impl CheckControl {
         let mut sandbox = Sandbox::with_clock(Box::new(clock));
         sandbox.config.busy_threshold_ms = self.run_limit_ms;
         let flag = sandbox.cancel_handle();
+        // Registered first, then the flag looked at: a cancel either finds this sandbox or was
+        // already set when it is looked at.
+        if let Ok(mut running) = self.running.lock() {
+            *running = Some(flag.clone());
+        }
         if self.cancelled() {
             flag.store(true, Ordering::SeqCst);
-        }
-        if let Ok(mut running) = self.running.lock() {
-            *running = Some(flag);
         }
         sandbox
     }
