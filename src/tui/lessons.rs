@@ -22,6 +22,8 @@ pub struct LessonState {
     pub pending: Option<Receiver<CheckResult>>,
     /// Stops the running check (Esc).
     pub control: Option<std::sync::Arc<lessons::CheckControl>>,
+    /// How long one run of the script may take in a check.
+    pub run_limit_ms: u64,
     /// The Lesson tab's scroll.
     pub scroll: u16,
 }
@@ -116,6 +118,7 @@ pub fn open(app: &mut App, index: usize) {
         check: None,
         pending: None,
         control: None,
+        run_limit_ms: lessons::property::RUN_LIMIT_MS,
         scroll: 0,
     }));
     app.tab = Tab::Lesson;
@@ -180,7 +183,10 @@ fn check(app: &mut App) {
     let (tx, rx) = std::sync::mpsc::channel();
     let lesson = state.lesson.clone();
     let script = app.editor.bytes();
-    let control = std::sync::Arc::new(lessons::CheckControl::default());
+    let control = std::sync::Arc::new(lessons::CheckControl::new(
+        lessons::property::CHECK_LIMIT,
+        state.run_limit_ms,
+    ));
     let stop = control.clone();
     // Replies can nest deep, as in the engine's own threads.
     let spawned = std::thread::Builder::new()

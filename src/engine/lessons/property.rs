@@ -49,6 +49,7 @@ pub struct CheckControl {
     /// The cancel flag of the sandbox running now.
     running: Mutex<Option<Arc<AtomicBool>>>,
     deadline: Instant,
+    limit: Duration,
     /// Each run's busy limit.
     pub run_limit_ms: u64,
 }
@@ -65,6 +66,7 @@ impl CheckControl {
             cancelled: AtomicBool::new(false),
             running: Mutex::new(None),
             deadline: Instant::now() + limit,
+            limit,
             run_limit_ms,
         }
     }
@@ -90,7 +92,7 @@ impl CheckControl {
         } else if Instant::now() > self.deadline {
             Some(format!(
                 "the check ran out of time ({} s): stopped",
-                CHECK_LIMIT.as_secs()
+                self.limit.as_secs()
             ))
         } else {
             None
