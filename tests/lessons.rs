@@ -144,7 +144,14 @@ fn lesson_check_says_which_checks_fail_and_exits_1_until_all_pass() {
 
 /// For each lesson, plausible wrong solutions (each failing its checks) and different correct
 /// ones (each passing them).
-const MUTANTS: &[(usize, &[(&str, &str)], &[&str])] = &[
+/// A lesson's number, its wrong solutions (what is wrong, the script) and its correct ones.
+type Mutants = (
+    usize,
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+);
+
+const MUTANTS: &[Mutants] = &[
     (
         1,
         &[

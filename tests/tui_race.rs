@@ -277,3 +277,40 @@ fn a_lab_file_runs_on_f5_and_is_checked_as_toml_not_linted_as_lua() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].0, 2, "{found:?}");
 }
+
+#[test]
+fn a_lab_file_in_the_editor_is_linted_as_a_lab_not_as_lua() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("", &[], &[], "");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/labs/lock_release.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("return redis.call('DEL', KEYS[1])", "return = 1");
+    h.app.editor = evalbench::tui::editor::EditorState::new(&text, Some(path));
+    h.app.lint.enabled = true;
+    h.app.lint.idle = std::time::Duration::ZERO;
+    let sha = h.app.editor.sha1();
+    let waited = std::time::Instant::now();
+    h.settle();
+    while !h.app.lint.current(&sha) {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(30),
+            "the lint never came"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        h.settle();
+    }
+    let found: Vec<(usize, String)> = h
+        .app
+        .lint
+        .diagnostics()
+        .iter()
+        .map(|d| (d.line, d.message.clone()))
+        .collect();
+    // The logic's syntax error at its line in the file; nothing about `[[client]]` as Lua.
+    assert_eq!(
+        found,
+        vec![(11, "logic:3: unexpected symbol near '='".to_string())]
+    );
+}
