@@ -73,7 +73,7 @@ pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
         }
         LessonCommand::Show { lesson, hints, .. } => {
             let l = named(&all, lesson)?;
-            let task = l.task_with_key("Alt-C (in the workbench)");
+            let task = l.task_with_key("Alt-C in the workbench");
             let _ = writeln!(out, "Lesson {}: {}\n\n{}\n", l.number, l.title, task);
             let _ = writeln!(out, "Starting script (start.lua):\n\n{}", l.start);
             for (i, hint) in l.hints.iter().take(*hints).enumerate() {

@@ -99,6 +99,12 @@ fn lesson_list_and_show() {
         text.ends_with("Hint 1: GET the lock and compare it with ARGV[1] in the script: nothing runs between the GET and the DEL.\n(2 hints left: --hints 2)\n"),
         "{text}"
     );
+    // The task names the check key, not "the check key".
+    let text = stdout_of(&evalbench(&["lesson", "show", "1"]));
+    assert!(
+        text.contains("Check with Alt-C in the workbench (or `evalbench lesson check 1 FILE`)"),
+        "{text}"
+    );
     let out = evalbench(&["lesson", "show", "9"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
