@@ -15,6 +15,10 @@ pub struct LessonArgs {
     /// Print help (the top level turns clap's own off, as `-h` is the host).
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
+    /// Read the lessons from this folder (one sub-folder per lesson, as samples/lessons/) instead
+    /// of the bundled ones.
+    #[arg(long, value_name = "DIR", global = true)]
+    pub lessons: Option<PathBuf>,
     #[command(subcommand)]
     pub command: LessonCommand,
 }
@@ -54,7 +58,11 @@ pub enum LessonCommand {
 }
 
 pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
-    let all = lessons::all().map_err(CliError::input)?;
+    let all = match &args.lessons {
+        Some(dir) => lessons::from_dir(dir),
+        None => lessons::all(),
+    }
+    .map_err(CliError::input)?;
     let mut out = String::new();
     match &args.command {
         LessonCommand::List { .. } => {

@@ -26,7 +26,7 @@ fn every_lesson_folder_is_bundled_with_what_a_lesson_needs() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     folders.sort();
-    let bundled: Vec<&str> = all.iter().map(|l| l.slug).collect();
+    let bundled: Vec<&str> = all.iter().map(|l| l.slug.as_str()).collect();
     assert_eq!(
         folders, bundled,
         "add each folder of samples/lessons to engine/lessons/bundled.rs"
@@ -37,7 +37,7 @@ fn every_lesson_folder_is_bundled_with_what_a_lesson_needs() {
         assert!(l.hints.len() >= 2, "{}: hints", l.slug);
         assert!(l.checks.cases.len() >= 3, "{}: checks", l.slug);
         // What is bundled is what the folder holds.
-        let on_disk = std::fs::read_to_string(dir.join(l.slug).join("start.lua")).unwrap();
+        let on_disk = std::fs::read_to_string(dir.join(&l.slug).join("start.lua")).unwrap();
         assert_eq!(on_disk, l.start);
     }
 }
@@ -53,7 +53,7 @@ fn each_solution_passes_its_checks_and_each_starting_script_fails_them() {
             solution.lines()
         );
         // A reference solution is a model: it lints clean.
-        let findings: Vec<String> = evalbench::engine::analysis::lint(l.solution)
+        let findings: Vec<String> = evalbench::engine::analysis::lint(&l.solution)
             .into_iter()
             .map(|d| format!("{}:{} {}", d.line, d.column, d.rule))
             .collect();
@@ -356,4 +356,94 @@ fn a_script_that_never_ends_is_stopped_and_the_check_says_so() {
     let result = check.join().unwrap();
     assert_eq!(result.stopped.as_deref(), Some("cancelled"));
     assert!(result.cases.is_empty());
+}
+
+#[test]
+fn a_lesson_written_in_a_folder_of_its_own_is_listed_shown_and_checked() {
+    let dir = std::env::temp_dir().join(format!("evalbench-lessons-{}", std::process::id()));
+    let lesson = dir.join("01-set-if-greater");
+    std::fs::create_dir_all(&lesson).unwrap();
+    std::fs::write(
+        lesson.join("lesson.toml"),
+        r#"title = "Keep the highest score"
+task = "Set KEYS[1] to ARGV[1] only if it is greater than the score there; return the score kept. Check with {check}."
+hints = ["tonumber() both sides", "a missing score counts as none"]
+
+[[property]]
+name = "the highest score is kept, as a number"
+vars = { old = [0, 12], new = [0, 12] }
+check = '''
+seed('score', old)
+local kept = math.max(old, new)
+expect(run({'score'}, {new}), kept, 'the score kept')
+expect(value('score'), tostring(kept), 'the key after')
+'''
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        lesson.join("start.lua"),
+        "return redis.call('SET', KEYS[1], ARGV[1])\n",
+    )
+    .unwrap();
+    let solution = "local old = tonumber(redis.call('GET', KEYS[1]) or '-1')\nlocal new = tonumber(ARGV[1])\nif new > old then redis.call('SET', KEYS[1], new) return new end\nreturn old\n";
+    std::fs::write(lesson.join("solution.lua"), solution).unwrap();
+    std::fs::write(
+        lesson.join("solution.test.toml"),
+        "[[case]]\nname = \"a higher score replaces\"\nkeys = [\"score\"]\nargv = [\"5\"]\nseed = { score = \"3\" }\nreply = { int = 5 }\n",
+    )
+    .unwrap();
+    let root = dir.to_str().unwrap();
+    let out = evalbench(&["lesson", "list", "--lessons", root]);
+    assert_eq!(
+        stdout_of(&out),
+        " 1  01-set-if-greater       Keep the highest score  (2 checks, 2 hints)\n"
+    );
+    let out = evalbench(&["lesson", "show", "set-if-greater", "--lessons", root]);
+    assert!(
+        stdout_of(&out).contains("return the score kept. Check with Alt-C in the workbench."),
+        "{}",
+        stdout_of(&out)
+    );
+    let script = dir.join("mine.lua");
+    // Compares strings: "10" < "9".
+    std::fs::write(
+        &script,
+        "local old = redis.call('GET', KEYS[1]) or ''\nif ARGV[1] > old then redis.call('SET', KEYS[1], ARGV[1]) return tonumber(ARGV[1]) end\nreturn tonumber(old)\n",
+    )
+    .unwrap();
+    let out = evalbench(&[
+        "lesson",
+        "check",
+        "1",
+        script.to_str().unwrap(),
+        "--lessons",
+        root,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout_of(&out).contains("         when new = 2, old = 10:\n         the score kept: expected (integer) 10, got (integer) 2\n"),
+        "{}",
+        stdout_of(&out)
+    );
+    std::fs::write(&script, solution).unwrap();
+    let out = evalbench(&[
+        "lesson",
+        "check",
+        "1",
+        script.to_str().unwrap(),
+        "--lessons",
+        root,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    // A folder missing a file says which.
+    std::fs::remove_file(lesson.join("solution.lua")).unwrap();
+    let out = evalbench(&["lesson", "list", "--lessons", root]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("01-set-if-greater/solution.lua: missing (a lesson folder holds lesson.toml, start.lua, solution.lua and solution.test.toml)"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

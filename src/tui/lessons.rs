@@ -105,7 +105,7 @@ pub fn open(app: &mut App, index: usize) {
     };
     // As Ctrl-N: the old script's unsaved changes were given up after the question.
     super::file_actions::start_new(app);
-    app.editor = super::editor::EditorState::new(lesson.start, None);
+    app.editor = super::editor::EditorState::new(&lesson.start, None);
     set_form(app, &lesson);
     app.status = format!(
         "lesson {}: {} — Alt-C checks your script, Alt-H shows a hint",
@@ -142,10 +142,10 @@ pub fn reset(app: &mut App) {
     let Some(state) = app.lesson.as_ref() else {
         return;
     };
-    let start = state.lesson.start;
+    let start = state.lesson.start.clone();
     let lesson = state.lesson.clone();
     app.editor.select_all();
-    app.editor.paste(start);
+    app.editor.paste(&start);
     set_form(app, &lesson);
     if let Some(state) = app.lesson.as_mut() {
         state.check = None;

@@ -10,20 +10,20 @@ pub mod property;
 pub use property::{CheckControl, Property, PropertyResult};
 
 use super::testing::{parse_test_file, run_case_in, CaseResult, TestFile};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
 pub struct Lesson {
     /// 1-based, in path order.
     pub number: usize,
     /// The folder's name (`01-atomic-counter`).
-    pub slug: &'static str,
+    pub slug: String,
     pub title: String,
     pub task: String,
     /// Revealed one at a time.
     pub hints: Vec<String>,
-    pub start: &'static str,
-    pub solution: &'static str,
+    pub start: String,
+    pub solution: String,
     pub checks: TestFile,
     /// Checks over many inputs (`[[property]]` in lesson.toml).
     pub properties: Vec<Property>,
@@ -75,26 +75,98 @@ pub fn all() -> Result<Vec<Lesson>, String> {
         .iter()
         .enumerate()
         .map(|(i, (slug, text, start, solution, checks))| {
-            let dir = PathBuf::from("samples/lessons").join(slug);
-            let meta: LessonText = toml::from_str(text)
-                .map_err(|e| format!("{}: {e}", dir.join("lesson.toml").display()))?;
-            let checks = parse_test_file(&dir.join("solution.test.toml"), checks)
-                .map_err(|e| e.to_string())?;
-            for property in &meta.properties {
-                property::validate(property)
-                    .map_err(|e| format!("{}: {e}", dir.join("lesson.toml").display()))?;
-            }
-            Ok(Lesson {
-                number: i + 1,
+            let files = LessonFiles {
+                text: text.to_string(),
+                start: start.to_string(),
+                solution: solution.to_string(),
+                checks: checks.to_string(),
+            };
+            build(
+                i + 1,
                 slug,
-                title: meta.title,
-                task: meta.task.trim().to_string(),
-                hints: meta.hints,
-                start,
-                solution,
-                checks,
-                properties: meta.properties,
-            })
+                &PathBuf::from("samples/lessons").join(slug),
+                files,
+            )
+        })
+        .collect()
+}
+
+/// The four files of a lesson folder, read.
+struct LessonFiles {
+    text: String,
+    start: String,
+    solution: String,
+    checks: String,
+}
+
+fn build(number: usize, slug: &str, dir: &Path, files: LessonFiles) -> Result<Lesson, String> {
+    let meta: LessonText = toml::from_str(&files.text)
+        .map_err(|e| format!("{}: {e}", dir.join("lesson.toml").display()))?;
+    let checks = parse_test_file(&dir.join("solution.test.toml"), &files.checks)
+        .map_err(|e| e.to_string())?;
+    for property in &meta.properties {
+        property::validate(property)
+            .map_err(|e| format!("{}: {e}", dir.join("lesson.toml").display()))?;
+    }
+    Ok(Lesson {
+        number,
+        slug: slug.to_string(),
+        title: meta.title,
+        task: meta.task.trim().to_string(),
+        hints: meta.hints,
+        start: files.start,
+        solution: files.solution,
+        checks,
+        properties: meta.properties,
+    })
+}
+
+/// The lessons of a folder a trainer wrote (`--lessons DIR`): each sub-folder, in name order, with
+/// the files of a bundled lesson (`lesson.toml`, `start.lua`, `solution.lua`, `solution.test.toml`).
+pub fn from_dir(dir: &Path) -> Result<Vec<Lesson>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        format!(
+            "{}: {e} (give a folder holding one sub-folder per lesson)",
+            dir.display()
+        )
+    })?;
+    let mut folders: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    folders.sort();
+    if folders.is_empty() {
+        return Err(format!(
+            "{}: no lesson folders (each lesson is a sub-folder with lesson.toml, start.lua, solution.lua and solution.test.toml)",
+            dir.display()
+        ));
+    }
+    folders
+        .iter()
+        .enumerate()
+        .map(|(i, folder)| {
+            let read = |name: &str| {
+                let path = folder.join(name);
+                if !path.exists() {
+                    return Err(format!(
+                        "{}: missing (a lesson folder holds lesson.toml, start.lua, solution.lua and solution.test.toml)",
+                        path.display()
+                    ));
+                }
+                crate::engine::input::read_bounded_text(&path, &crate::engine::input::LESSON)
+                    .map_err(|e| e.to_string())
+            };
+            let files = LessonFiles {
+                text: read("lesson.toml")?,
+                start: read("start.lua")?,
+                solution: read("solution.lua")?,
+                checks: read("solution.test.toml")?,
+            };
+            let slug = folder
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            build(i + 1, &slug, folder, files)
         })
         .collect()
 }
