@@ -168,3 +168,47 @@ fn the_task_names_the_check_key_and_esc_stops_a_check_that_never_ends() {
     let screen = h.render(120, 40);
     assert!(screen.contains("stopped: cancelled"), "{screen}");
 }
+
+#[test]
+fn alt_l_offers_the_lessons_of_the_configured_folder() {
+    common::isolate_app_dirs();
+    let dir = std::env::temp_dir().join(format!("evalbench-tui-lessons-{}", std::process::id()));
+    let lesson = dir.join("01-double");
+    std::fs::create_dir_all(&lesson).unwrap();
+    std::fs::write(
+        lesson.join("lesson.toml"),
+        "title = \"Double it\"\ntask = \"Return twice ARGV[1] as a number. Check with {check}.\"\n\n[[property]]\nname = \"twice any number\"\nvars = { n = [0, 20] }\ncheck = \"expect(run({}, {n}), 2 * n, 'twice ' .. n)\"\n",
+    )
+    .unwrap();
+    std::fs::write(lesson.join("start.lua"), "return 0\n").unwrap();
+    std::fs::write(
+        lesson.join("solution.lua"),
+        "return 2 * tonumber(ARGV[1])\n",
+    )
+    .unwrap();
+    std::fs::write(
+        lesson.join("solution.test.toml"),
+        "[[case]]\nname = \"two\"\nargv = [\"1\"]\nreply = { int = 2 }\n",
+    )
+    .unwrap();
+    let mut h = Harness::new("return 1", &[], &[], "");
+    h.app.config.lessons_dir = Some(dir.clone());
+    h.press("<A-l>");
+    let screen = h.render(120, 40);
+    assert!(screen.contains(" 1. Double it  (2 checks)"), "{screen}");
+    h.press("<Enter>");
+    assert_eq!(text(&h), "return 0\n");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("Lesson 1 of 1: Double it"), "{screen}");
+    assert!(screen.contains("Check with Alt-C."), "{screen}");
+    h.press("<A-c>");
+    wait_for_check(&mut h);
+    assert_eq!(h.app.status, "0 of 2 checks pass");
+    let screen = h.render(200, 60);
+    assert!(screen.contains("when n = 1:"), "{screen}");
+    assert!(
+        screen.contains("twice 1: expected (integer) 2, got (integer) 0"),
+        "{screen}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -34,9 +34,17 @@ impl LessonState {
     }
 }
 
+/// The lessons Alt-L offers: the configured folder's (`lessons_dir`), else the bundled ones.
+pub fn available(app: &App) -> Result<Vec<Lesson>, String> {
+    match &app.config.lessons_dir {
+        Some(dir) => lessons::from_dir(dir),
+        None => lessons::all(),
+    }
+}
+
 /// The lesson picker overlay's selected row.
 pub fn open_picker(app: &mut App) {
-    match lessons::all() {
+    match available(app) {
         Ok(all) if !all.is_empty() => {
             let selected = app.lesson.as_ref().map_or(0, |l| l.lesson.number - 1);
             app.overlay = Some(Overlay::Lessons(selected));
@@ -68,10 +76,13 @@ pub fn update(app: &mut App, action: Action) {
 
 /// A key in the picker: Up/Down move, Enter opens (asks first over unsaved changes), Esc closes.
 pub fn picker_key(app: &mut App, action: Option<Action>) {
+    if !matches!(app.overlay, Some(Overlay::Lessons(_))) {
+        return;
+    }
+    let count = available(app).map(|a| a.len()).unwrap_or(0);
     let Some(Overlay::Lessons(selected)) = app.overlay.as_mut() else {
         return;
     };
-    let count = lessons::all().map(|a| a.len()).unwrap_or(0);
     match action {
         Some(Action::Up) => *selected = selected.saturating_sub(1),
         Some(Action::Down) => *selected = (*selected + 1).min(count.saturating_sub(1)),
@@ -92,7 +103,7 @@ pub fn picker_key(app: &mut App, action: Option<Action>) {
 /// Open lesson `index` (0-based): its starting script as a new untitled script, the form and
 /// seed from its first check.
 pub fn open(app: &mut App, index: usize) {
-    let all = match lessons::all() {
+    let all = match available(app) {
         Ok(all) => all,
         Err(e) => {
             app.status = format!("the lessons cannot be read: {e}");

@@ -115,8 +115,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
     frame.render_widget(paragraph.scroll((state.scroll.min(max), 0)), area);
 }
 
-pub fn draw_picker(frame: &mut Frame, area: Rect, selected: usize, theme: &Theme) {
-    let all = crate::engine::lessons::all().unwrap_or_default();
+pub fn draw_picker(frame: &mut Frame, area: Rect, app: &App, selected: usize, theme: &Theme) {
+    let all = crate::tui::lessons::available(app).unwrap_or_default();
     let rect = centered(area, 76, all.len() as u16 + 4);
     frame.render_widget(Clear, rect);
     let mut lines = vec![Line::from(Span::styled(
