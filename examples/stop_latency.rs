@@ -30,6 +30,11 @@ const LOOPS: &[(&str, &str)] = &[
     ("cjson.encode", "local t = {} for i = 1, 2^16 do t[i] = i end local big = {} for i = 1, 64 do big[i] = t end while true do local s = cjson.encode(big) end"),
     ("cjson.encode of a string", "local s = string.rep('\"', 2^25) while true do local j = cjson.encode(s) end"),
     ("cjson.decode", "local j = '[' .. string.rep('1,', 2^20) .. '1]' while true do local t = cjson.decode(j) end"),
+    ("xpcall handler loop", "return xpcall(function() error('x') end, function() while true do end end)"),
+    ("pcall in a coroutine", "local co = coroutine.create(function() return pcall(function() while true do end end) end) local ok, caught, e = coroutine.resume(co) return e"),
+    ("table.sort", "local t = {} for i = 1, 2^20 do t[i] = (i * 7919) % 1048583 end while true do table.sort(t) end"),
+    ("table.sort in a handler", "local t = {} for i = 1, 2^20 do t[i] = (i * 7919) % 1048583 end return xpcall(function() error('x') end, function() while true do table.sort(t) end end)"),
+    ("KEYS hostile pattern", "for i = 1, 20000 do redis.call('SET', string.rep('a', 2000) .. i, 1) end while true do redis.call('KEYS', '*a*a*a*a*a*a*a*a*a*a*a*a*a*ab') end"),
     ("cmsgpack.pack", "local t = {} for i = 1, 2^16 do t[i] = i end local big = {} for i = 1, 64 do big[i] = t end while true do local s = cmsgpack.pack(big) end"),
 ];
 

@@ -182,3 +182,21 @@ fn fuzz_commands() {
         targets::commands,
     );
 }
+
+#[test]
+fn fuzz_glob() {
+    let seeds = vec![
+        b"\x0e*a*a*a*a*a*abaaaaaaaaaaaaaaaa".to_vec(),
+        b"\x05[a-\xff]\xff".to_vec(),
+        b"\x83H[A]h".to_vec(),
+        b"\x03[^\\]".to_vec(),
+        b"\x02**".to_vec(),
+    ];
+    go(
+        "glob",
+        seeds,
+        targets::GLOB_DICTIONARY,
+        targets::gen_glob,
+        targets::glob,
+    );
+}

@@ -75,6 +75,9 @@ pub struct Profile {
     /// `getfenv`, `setfenv`, `newproxy`: removed by the October 2025 Lua security fixes that every
     /// current patch release carries.
     pub fenv_and_newproxy: bool,
+    /// Glob matching's limit (KEYS, SCAN MATCH): the pattern's Nth separate `*` past which a match
+    /// is given up as none (`nesting > 1000` in `stringmatchlen`). Redis 7.2.4 has no such limit.
+    pub glob_star_limit: Option<u32>,
     /// Valkey: `server` is the same table as `redis`, with `__server__err__handler`.
     pub server_alias: bool,
     /// ` script: <sha>, on @user_script:N.` (true) or ` script: on @user_script:N.` (Valkey 9).
@@ -565,6 +568,7 @@ pub static PROFILES: [Profile; 6] = [
         double_replies: NumberFormat::Printf17g,
         os_clock: false,
         fenv_and_newproxy: false,
+        glob_star_limit: Some(1000),
         server_alias: false,
         sha_in_error_suffix: true,
         command_noun: "Redis command",
@@ -626,6 +630,7 @@ pub static PROFILES: [Profile; 6] = [
         double_replies: NumberFormat::ReplyDouble,
         os_clock: false,
         fenv_and_newproxy: false,
+        glob_star_limit: None,
         server_alias: false,
         sha_in_error_suffix: true,
         command_noun: "Redis command",
@@ -687,6 +692,7 @@ pub static PROFILES: [Profile; 6] = [
         double_replies: NumberFormat::ReplyDouble,
         os_clock: true,
         fenv_and_newproxy: false,
+        glob_star_limit: Some(1000),
         server_alias: false,
         sha_in_error_suffix: true,
         command_noun: "Redis command",
@@ -748,6 +754,7 @@ pub static PROFILES: [Profile; 6] = [
         double_replies: NumberFormat::ReplyDouble,
         os_clock: true,
         fenv_and_newproxy: false,
+        glob_star_limit: Some(1000),
         server_alias: false,
         sha_in_error_suffix: true,
         command_noun: "Redis command",
@@ -809,6 +816,7 @@ pub static PROFILES: [Profile; 6] = [
         double_replies: NumberFormat::ReplyDouble,
         os_clock: true,
         fenv_and_newproxy: false,
+        glob_star_limit: Some(1000),
         server_alias: true,
         sha_in_error_suffix: true,
         command_noun: "command",
@@ -870,6 +878,7 @@ pub static PROFILES: [Profile; 6] = [
         double_replies: NumberFormat::ReplyDouble,
         os_clock: true,
         fenv_and_newproxy: false,
+        glob_star_limit: Some(1000),
         server_alias: true,
         sha_in_error_suffix: false,
         command_noun: "command",

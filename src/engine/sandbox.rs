@@ -287,6 +287,25 @@ impl Sandbox {
                 result
             }
         };
+        // A stop is sticky: a script that caught it (a pcall inside a coroutine, an xpcall
+        // handler) and returned anyway still ends stopped, where the stop was first raised.
+        let result = match result {
+            Ok(()) if self.core.run.stopped.is_some() => {
+                unsafe { mlua::ffi::lua_settop(vm.state(), 0) };
+                let (source, line) = self
+                    .core
+                    .run
+                    .stop_site
+                    .take()
+                    .unwrap_or_else(|| (b"@user_script".to_vec(), 0));
+                Err(ScriptError::Table {
+                    err: Some(api::stop_text(vm.memory_limit()).as_bytes().to_vec()),
+                    source: Some(source),
+                    line: Some(line.to_string().into_bytes()),
+                })
+            }
+            result => result,
+        };
         let mut warnings = Vec::new();
         let mut lua_value = None;
         let (reply, notes, outcome, error_line) = match result {

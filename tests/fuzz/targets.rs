@@ -776,3 +776,232 @@ pub fn gen_commands(rng: &mut StdRng) -> Vec<u8> {
         .map(|_| rng.random())
         .collect()
 }
+
+// ---- glob patterns ----
+
+/// The server's glob rules as the server runs them, one recursion per `*` (`nesting` deep), with
+/// its flag that no earlier `*` is retried once a later one's rest matched nowhere: the reference
+/// the sandbox's matcher (which keeps one retried `*` instead of recursing) is compared with.
+fn reference_glob(p: &[u8], t: &[u8], nocase: bool, limit: Option<u32>) -> bool {
+    fn at(b: &[u8], i: usize) -> u8 {
+        b.get(i).copied().unwrap_or(0)
+    }
+    fn low(c: i32) -> i32 {
+        if (65..=90).contains(&c) {
+            c + 32
+        } else {
+            c
+        }
+    }
+    fn eq(a: u8, b: u8, nocase: bool) -> bool {
+        if nocase {
+            low(a as i8 as i32) == low(b as i8 as i32)
+        } else {
+            a == b
+        }
+    }
+    #[allow(clippy::too_many_arguments)]
+    fn go(
+        p: &[u8],
+        mut pi: usize,
+        t: &[u8],
+        mut ti: usize,
+        nocase: bool,
+        limit: Option<u32>,
+        nesting: u32,
+        give_up: &mut bool,
+    ) -> bool {
+        if limit.is_some_and(|l| nesting > l) {
+            return false;
+        }
+        while pi < p.len() && ti < t.len() {
+            match p[pi] {
+                b'*' => {
+                    while at(p, pi + 1) == b'*' && pi + 1 < p.len() {
+                        pi += 1;
+                    }
+                    if pi == p.len() - 1 {
+                        return true;
+                    }
+                    for start in ti..t.len() {
+                        if go(p, pi + 1, t, start, nocase, limit, nesting + 1, give_up) {
+                            return true;
+                        }
+                        if *give_up {
+                            return false;
+                        }
+                    }
+                    *give_up = true;
+                    return false;
+                }
+                b'?' => ti += 1,
+                b'[' => {
+                    pi += 1;
+                    let negate = at(p, pi) == b'^';
+                    if negate {
+                        pi += 1;
+                    }
+                    let mut hit = false;
+                    loop {
+                        let left = p.len().saturating_sub(pi);
+                        if at(p, pi) == b'\\' && left >= 2 {
+                            pi += 1;
+                            hit |= p[pi] == t[ti];
+                        } else if at(p, pi) == b']' {
+                            break;
+                        } else if left == 0 {
+                            pi -= 1;
+                            break;
+                        } else if left >= 3 && p[pi + 1] == b'-' {
+                            let (a, b) = (p[pi] as i8 as i32, p[pi + 2] as i8 as i32);
+                            let (mut lo, mut hi) = (a.min(b), a.max(b));
+                            let mut c = t[ti] as i8 as i32;
+                            if nocase {
+                                lo = low(lo);
+                                hi = low(hi);
+                                c = low(c);
+                            }
+                            hit |= lo <= c && c <= hi;
+                            pi += 2;
+                        } else {
+                            hit |= eq(p[pi], t[ti], nocase);
+                        }
+                        pi += 1;
+                    }
+                    if hit == negate {
+                        return false;
+                    }
+                    ti += 1;
+                }
+                c => {
+                    let c = if c == b'\\' && p.len() - pi >= 2 {
+                        pi += 1;
+                        p[pi]
+                    } else {
+                        c
+                    };
+                    if !eq(c, t[ti], nocase) {
+                        return false;
+                    }
+                    ti += 1;
+                }
+            }
+            pi += 1;
+            if ti == t.len() {
+                while at(p, pi) == b'*' {
+                    pi += 1;
+                }
+                break;
+            }
+        }
+        pi >= p.len() && ti == t.len()
+    }
+    let mut give_up = false;
+    go(p, 0, t, 0, nocase, limit, 0, &mut give_up)
+}
+
+/// Split fuzz bytes into (pattern, text, nocase): a head byte (bit 7: nocase; bit 6: the pattern's
+/// length is in the next two bytes, little-endian; else in its low 6 bits), the pattern, the text.
+fn glob_input(data: &[u8]) -> (&[u8], &[u8], bool) {
+    let Some((&head, rest)) = data.split_first() else {
+        return (b"", b"", false);
+    };
+    let (n, rest) = match rest {
+        [lo, hi, tail @ ..] if head & 0x40 != 0 => (u16::from_le_bytes([*lo, *hi]) as usize, tail),
+        _ => (head as usize & 0x3f, rest),
+    };
+    let n = n.min(rest.len());
+    (&rest[..n], &rest[n..], head & 0x80 != 0)
+}
+
+/// A pattern and a text: the sandbox's matcher must give the reference's answer under both limits
+/// (and plain backtracking's, for patterns of stars and literals over short texts), and KEYS in a
+/// script must pick the key by the same rule.
+pub fn glob(data: &[u8]) {
+    use evalbench::engine::commands::{glob_match_stoppable, StopCheck};
+    let (pattern, text, nocase) = glob_input(data);
+    for limit in [Some(1000), None] {
+        let expected = reference_glob(pattern, text, nocase, limit);
+        let got = glob_match_stoppable(pattern, text, nocase, limit, &mut StopCheck::never());
+        assert_eq!(
+            got,
+            Some(expected),
+            "glob {:?} on {:?} (nocase {nocase}, limit {limit:?})",
+            String::from_utf8_lossy(pattern),
+            String::from_utf8_lossy(text)
+        );
+    }
+    let plain = |b: &u8| *b == b'*' || b.is_ascii_lowercase();
+    // (The server never matches an empty text but with the empty pattern: no comparison there.)
+    if (1..=16).contains(&text.len())
+        && pattern.iter().all(plain)
+        && text.iter().all(plain)
+        && !nocase
+    {
+        let expected = reference_glob(pattern, text, false, None);
+        assert_eq!(backtracking_glob_literal(pattern, text), expected);
+    }
+    if nocase || text.is_empty() {
+        return;
+    }
+    let report = SANDBOX.with(|s| {
+        let mut sandbox = s.borrow_mut();
+        for db in &mut sandbox.keyspace_mut().dbs {
+            db.clear();
+        }
+        sandbox.keyspace_mut().dbs[0].set(
+            text.to_vec(),
+            evalbench::engine::keyspace::Value::Str(b"1".to_vec()),
+        );
+        sandbox.run(&RunRequest {
+            script: b"return #redis.call('KEYS', ARGV[1])".to_vec(),
+            argv: vec![pattern.to_vec()],
+            ..RunRequest::default()
+        })
+    });
+    // KEYS * lists every key without matching.
+    let listed = pattern == b"*" || reference_glob(pattern, text, false, Some(1000));
+    assert_eq!(
+        report.reply,
+        Reply::Int(listed as i64),
+        "KEYS {pattern:?} over {text:?}"
+    );
+}
+
+/// Plain backtracking over stars and literals, without the server's early give-up (exponential:
+/// short texts only): it must agree with the reference wherever no `*` limit applies.
+fn backtracking_glob_literal(p: &[u8], t: &[u8]) -> bool {
+    match (p.first(), t.first()) {
+        (None, _) => t.is_empty(),
+        (Some(b'*'), _) => (0..=t.len()).any(|i| backtracking_glob_literal(&p[1..], &t[i..])),
+        (Some(&c), Some(&d)) => c == d && backtracking_glob_literal(&p[1..], &t[1..]),
+        (Some(_), None) => false,
+    }
+}
+
+pub const GLOB_DICTIONARY: &[&[u8]] = &[
+    b"*", b"?", b"[", b"]", b"^", b"-", b"\\", b"[a-z]", b"[^a]", b"\xff", b"\x00", b"*a*a*a",
+];
+
+pub fn gen_glob(rng: &mut StdRng) -> Vec<u8> {
+    const PATTERN: &[u8] = b"ab*?[]^-\\A\xff\x00";
+    const TEXT: &[u8] = b"abA-]\xff\x00\\";
+    if rng.random_range(0..20) == 0 {
+        // Near the servers' limit of nested stars.
+        let mut pattern = "*a".repeat(rng.random_range(995..1006)).into_bytes();
+        if rng.random() {
+            pattern.push(b'*');
+        }
+        let mut out = vec![0x40];
+        out.extend_from_slice(&(pattern.len() as u16).to_le_bytes());
+        out.extend_from_slice(&pattern);
+        out.extend(std::iter::repeat_n(b'a', rng.random_range(990..1010)));
+        return out;
+    }
+    let n = rng.random_range(0..24usize);
+    let m = rng.random_range(0..24usize);
+    let mut out = vec![n as u8 | if rng.random_range(0..4) == 0 { 0x80 } else { 0 }];
+    out.extend((0..n).map(|_| PATTERN[rng.random_range(0..PATTERN.len())]));
+    out.extend((0..m).map(|_| TEXT[rng.random_range(0..TEXT.len())]));
+    out
+}

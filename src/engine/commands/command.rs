@@ -3,7 +3,7 @@
 //! GETKEYSANDFLAGS need the ACL categories, tips and key specs, which the table does not carry.
 
 use super::table::{F_MOVABLEKEYS, F_NO_MANDATORY_KEYS};
-use super::{glob_match, lookup_in, lower, table_of, Command, Ctx, Resolved};
+use super::{glob_match_stoppable, lookup_in, lower, table_of, Command, Ctx, Resolved};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -25,11 +25,16 @@ fn count(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
 /// table's); FILTERBY PATTERN glob, or MODULE (no module is loaded: none).
 fn list(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     let names = table_of(ctx.profile).into_iter().map(|c| c.name);
+    let star_limit = ctx.profile.glob_star_limit;
+    let stop = &mut ctx.stop;
     let picked: Vec<&str> = match args.len() {
         2 => names.collect(),
         5 if lower(&args[2]) == "filterby" => match lower(&args[3]).as_str() {
             "pattern" => names
-                .filter(|n| glob_match(&args[4], n.as_bytes(), true))
+                .filter(|n| {
+                    glob_match_stoppable(&args[4], n.as_bytes(), true, star_limit, stop)
+                        == Some(true)
+                })
                 .collect(),
             "module" => Vec::new(),
             "aclcat" => {

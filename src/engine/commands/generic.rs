@@ -2,7 +2,7 @@
 //! MOVE, KEYS, SCAN, RANDOMKEY, DBSIZE, OBJECT), as `src/db.c`, `src/expire.c` and
 //! `src/object.c` of Redis 7.0.15 behave.
 
-use super::{errors, flatten, glob_match, int_arg, lower, number, Command, Ctx};
+use super::{errors, filter_match, flatten, int_arg, lower, number, Command, Ctx};
 use crate::engine::keyspace::{Entry, Value, DATABASES};
 use crate::engine::profile::{Embed, StringRules};
 use crate::engine::reply::Reply;
@@ -299,11 +299,14 @@ fn move_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
 fn keys(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     let now = ctx.now_ms;
     let pattern = &args[1];
-    let all = pattern.as_slice() == b"*";
+    let pattern = (pattern.as_slice() != b"*").then_some(pattern.as_slice());
+    let star_limit = ctx.profile.glob_star_limit;
+    let stop = &mut ctx.stop;
     let mut found: Vec<&Vec<u8>> = ctx
-        .db()
+        .keyspace
+        .db_mut(ctx.db_index)
         .keys(now)
-        .filter(|k| all || glob_match(pattern, k, false))
+        .filter(|k| filter_match(pattern, k, star_limit, stop))
         .collect();
     found.sort_unstable();
     Reply::bulks(found.into_iter().cloned())
@@ -353,7 +356,9 @@ fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     }
     let now = ctx.now_ms;
     let type_before_expiry = ctx.profile.scan_type_before_expiry;
-    let db = ctx.db();
+    let star_limit = ctx.profile.glob_star_limit;
+    let stop = &mut ctx.stop;
+    let db = ctx.keyspace.db_mut(ctx.db_index);
     // Redis deletes the expired keys SCAN meets that pass MATCH (its TYPE check looks the key up,
     // which deletes it too); Valkey checks TYPE on the value first and reclaims only the keys
     // that pass both. Which ones it meets depends on its hash order: every one here.
@@ -362,7 +367,7 @@ fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         .iter()
         .filter(|(k, e)| {
             e.expire_at_ms.is_some_and(|t| t <= now)
-                && pattern.is_none_or(|p| glob_match(p, k, false))
+                && filter_match(pattern, k, star_limit, stop)
                 && (!type_before_expiry
                     || type_name
                         .as_deref()
@@ -396,7 +401,7 @@ fn scan_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     };
     let picked: Vec<Vec<u8>> = page
         .iter()
-        .filter(|k| pattern.is_none_or(|p| glob_match(p, k, false)))
+        .filter(|k| filter_match(pattern, k, star_limit, stop))
         .filter(|k| {
             type_name
                 .as_deref()

@@ -2,7 +2,7 @@
 //! Redis's listpack encoding gives for small hashes.
 
 use super::long_double;
-use super::{errors, flatten, glob_match, int_arg, lower, number, Command, Ctx};
+use super::{errors, filter_match, flatten, int_arg, lower, number, Command, Ctx};
 use crate::engine::keyspace::{HashValue, Value};
 use crate::engine::reply::Reply;
 
@@ -347,7 +347,9 @@ fn is_listpack(h: &HashValue) -> bool {
 }
 
 fn hscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
-    flatten((|| {
+    let star_limit = ctx.profile.glob_star_limit;
+    let mut stop = ctx.stop.fork();
+    let reply = flatten((|| {
         let cursor = scan_cursor(ctx, &args[2])?;
         let Some(h) = read(ctx, &args[1])? else {
             return Ok(scan_reply(0, Vec::new()));
@@ -364,13 +366,15 @@ fn hscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             let Some((f, v)) = h.get_index(i) else {
                 continue;
             };
-            if pattern.as_ref().is_none_or(|p| glob_match(p, f, false)) {
+            if filter_match(pattern.as_deref(), f, star_limit, &mut stop) {
                 items.push(Reply::Bulk(f.clone()));
                 items.push(Reply::Bulk(v.clone()));
             }
         }
         Ok(scan_reply(next, items))
-    })())
+    })());
+    ctx.stop.join(stop);
+    reply
 }
 
 // ---- HRANDFIELD ----

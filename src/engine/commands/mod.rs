@@ -17,6 +17,7 @@ mod generic;
 mod geo; // GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH* GEORADIUS* (issue 13)
 mod geo_sort; // the sorts of a geo search result (issue 13)
 mod geohash; // Redis's 52-bit geohash and distance (issue 13)
+mod glob; // KEYS/SCAN MATCH patterns, with the server's limits and a stop check
 mod hash_ex; // HGETEX HSETEX HGETDEL (issue 12)
 mod hash_ttl; // HEXPIRE ... HPERSIST (issue 12)
 mod hashes;
@@ -37,6 +38,7 @@ mod zsets;
 use crate::engine::keyspace::{Db, Entry, Keyspace, Value};
 use crate::engine::profile::{self, Profile};
 use crate::engine::reply::Reply;
+pub use glob::{filter_match, glob_match, glob_match_stoppable, StopCheck};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 pub use table::RedisCommandInfo;
@@ -61,6 +63,8 @@ pub struct Ctx<'a> {
     pub over_budget: bool,
     /// The server the sandbox imitates (issue 12: commands whose rules differ by server).
     pub profile: &'static Profile,
+    /// The run's stop (busy threshold, cancel) for commands that can run long (KEYS, MATCH).
+    pub stop: StopCheck<'a>,
 }
 
 impl Ctx<'_> {
@@ -486,114 +490,6 @@ pub fn flatten(result: Result<Reply, Reply>) -> Reply {
     result.unwrap_or_else(|e| e)
 }
 
-/// Redis glob matching (`stringmatchlen`), used by KEYS, SCAN MATCH, HSCAN, ...
-pub fn glob_match(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
-    fn eq(a: u8, b: u8, nocase: bool) -> bool {
-        if nocase {
-            a.eq_ignore_ascii_case(&b)
-        } else {
-            a == b
-        }
-    }
-    fn m(p: &[u8], t: &[u8], nocase: bool) -> bool {
-        let (mut pi, mut ti) = (0, 0);
-        while pi < p.len() {
-            match p[pi] {
-                b'*' => {
-                    while pi + 1 < p.len() && p[pi + 1] == b'*' {
-                        pi += 1;
-                    }
-                    if pi + 1 == p.len() {
-                        return true;
-                    }
-                    for start in ti..=t.len() {
-                        if m(&p[pi + 1..], &t[start..], nocase) {
-                            return true;
-                        }
-                    }
-                    return false;
-                }
-                b'?' => {
-                    if ti >= t.len() {
-                        return false;
-                    }
-                    ti += 1;
-                }
-                b'[' => {
-                    if ti >= t.len() {
-                        return false;
-                    }
-                    pi += 1;
-                    let not = pi < p.len() && p[pi] == b'^';
-                    if not {
-                        pi += 1;
-                    }
-                    let mut matched = false;
-                    loop {
-                        if pi >= p.len() {
-                            pi -= 1;
-                            break;
-                        }
-                        if p[pi] == b'\\' && pi + 1 < p.len() {
-                            pi += 1;
-                            if p[pi] == t[ti] {
-                                matched = true;
-                            }
-                        } else if p[pi] == b']' {
-                            break;
-                        } else if pi + 2 < p.len() && p[pi + 1] == b'-' {
-                            let (mut lo, mut hi) = (p[pi], p[pi + 2]);
-                            if lo > hi {
-                                std::mem::swap(&mut lo, &mut hi);
-                            }
-                            let c = t[ti];
-                            let (c, lo, hi) = if nocase {
-                                (
-                                    c.to_ascii_lowercase(),
-                                    lo.to_ascii_lowercase(),
-                                    hi.to_ascii_lowercase(),
-                                )
-                            } else {
-                                (c, lo, hi)
-                            };
-                            if c >= lo && c <= hi {
-                                matched = true;
-                            }
-                            pi += 2;
-                        } else if eq(p[pi], t[ti], nocase) {
-                            matched = true;
-                        }
-                        pi += 1;
-                    }
-                    if not {
-                        matched = !matched;
-                    }
-                    if !matched {
-                        return false;
-                    }
-                    ti += 1;
-                }
-                b'\\' if pi + 1 < p.len() => {
-                    pi += 1;
-                    if ti >= t.len() || !eq(p[pi], t[ti], nocase) {
-                        return false;
-                    }
-                    ti += 1;
-                }
-                c => {
-                    if ti >= t.len() || !eq(c, t[ti], nocase) {
-                        return false;
-                    }
-                    ti += 1;
-                }
-            }
-            pi += 1;
-        }
-        ti == t.len()
-    }
-    m(pattern, text, nocase)
-}
-
 /// A tiny in-memory server for unit tests of the handlers: `call(&["SET", "k", "v"])`.
 #[cfg(test)]
 pub(crate) struct TestServer {
@@ -636,6 +532,7 @@ impl TestServer {
             spare_bytes: usize::MAX,
             over_budget: false,
             profile: self.profile,
+            stop: StopCheck::never(),
         };
         execute(resolved, &mut ctx, &args)
     }
@@ -678,16 +575,5 @@ mod tests {
             Some(Refusal::NoScript)
         );
         assert!(resolve(&[b"get".to_vec(), b"k".to_vec()]).is_ok());
-    }
-
-    #[test]
-    fn glob() {
-        assert!(glob_match(b"h?llo", b"hello", false));
-        assert!(glob_match(b"h*llo", b"heeeello", false));
-        assert!(glob_match(b"h[ae]llo", b"hallo", false));
-        assert!(!glob_match(b"h[^e]llo", b"hello", false));
-        assert!(glob_match(b"h[a-b]llo", b"hbllo", false));
-        assert!(glob_match(b"*", b"", false));
-        assert!(!glob_match(b"a", b"", false));
     }
 }

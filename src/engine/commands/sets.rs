@@ -5,7 +5,7 @@
 use super::hashes::{
     parse_scan_options, random_count_arg, random_indexes, scan_cursor, scan_reply, scan_window,
 };
-use super::{errors, flatten, glob_match, number, Command, Ctx};
+use super::{errors, filter_match, flatten, number, Command, Ctx};
 use crate::engine::keyspace::set::SetEncoding;
 use crate::engine::keyspace::{Db, SetValue, Value};
 use crate::engine::profile::Profile;
@@ -522,7 +522,9 @@ fn sdiffstore(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 }
 
 fn sscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
-    flatten((|| {
+    let star_limit = ctx.profile.glob_star_limit;
+    let mut stop = ctx.stop.fork();
+    let reply = flatten((|| {
         let cursor = scan_cursor(ctx, &args[2])?;
         let Some(set) = read_mut(ctx, &args[1])? else {
             return Ok(scan_reply(0, Vec::new()));
@@ -536,11 +538,13 @@ fn sscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         };
         let items = range
             .filter_map(|i| set.get_index(i))
-            .filter(|m| pattern.as_ref().is_none_or(|p| glob_match(p, m, false)))
+            .filter(|m| filter_match(pattern.as_deref(), m, star_limit, &mut stop))
             .map(|m| Reply::Bulk(m.clone()))
             .collect();
         Ok(scan_reply(next, items))
-    })())
+    })());
+    ctx.stop.join(stop);
+    reply
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Sorted set commands (src/t_zset.c @7.0.15).
 
-use super::{errors, flatten, glob_match, int_arg, lower, number, Command, Ctx};
+use super::{errors, filter_match, flatten, int_arg, lower, number, Command, Ctx};
 use crate::engine::keyspace::{SetValue, Value, ZSetValue};
 use crate::engine::profile::{NumberFormat, Profile};
 use crate::engine::reply::{format_double_resp2, Reply};
@@ -1315,7 +1315,9 @@ fn listpack_score(profile: &Profile, v: f64) -> String {
 }
 
 fn zscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
-    flatten((|| {
+    let star_limit = ctx.profile.glob_star_limit;
+    let mut stop = ctx.stop.fork();
+    let reply = flatten((|| {
         let cursor = super::hashes::scan_cursor(ctx, &args[2])?;
         let profile = ctx.profile;
         let Some(z) = zset_mut(ctx, &args[1])? else {
@@ -1358,7 +1360,7 @@ fn zscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         };
         let mut out = Vec::new();
         for (m, s) in page {
-            if pattern.is_none_or(|p| glob_match(p, &m, false)) {
+            if filter_match(pattern, &m, star_limit, &mut stop) {
                 let text = if skiplist {
                     format_double_resp2(s)
                 } else {
@@ -1372,7 +1374,9 @@ fn zscan(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             Reply::Bulk(next.to_string().into_bytes()),
             Reply::Array(out),
         ]))
-    })())
+    })());
+    ctx.stop.join(stop);
+    reply
 }
 
 #[cfg(test)]

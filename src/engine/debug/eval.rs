@@ -243,6 +243,7 @@ struct Saved {
     cmd_rng: crate::engine::commands::CommandRng,
     deadline: Option<Instant>,
     stopped: Option<api::StopReason>,
+    stop_site: Option<(Vec<u8>, i32)>,
 }
 
 fn enter(run: &mut DebugRun) -> Saved {
@@ -261,6 +262,7 @@ fn enter(run: &mut DebugRun) -> Saved {
         cmd_rng: core.cmd_rng.clone(),
         deadline: r.deadline,
         stopped: r.stopped,
+        stop_site: r.stop_site.take(),
     };
     let budget = run.threshold_or(EVAL_BUDGET);
     let r = &mut run.core().run;
@@ -292,6 +294,7 @@ fn leave(run: &mut DebugRun, saved: Saved) -> bool {
     r.first_write_ns = saved.first_write_ns;
     r.deadline = saved.deadline;
     r.stopped = saved.stopped;
+    r.stop_site = saved.stop_site;
     killed
 }
 
@@ -321,14 +324,15 @@ unsafe fn run_in_frame<T>(
     // After an error the dead coroutine's frame has no free slots: make room to read it.
     ffi::lua_checkstack(co, 20);
     let result = match status {
-        0 => Ok(read(co, ffi::lua_gettop(co))),
-        ffi::LUA_YIELD => {
-            Err("eval: the code yielded (coroutine.yield outside a coroutine)".into())
-        }
+        // Stopped, even when the code caught the stop (in a coroutine) and returned.
         _ if killed => Err(format!(
             "eval: stopped after {} ms (it ran too long)",
             run.threshold_or(EVAL_BUDGET).as_millis()
         )),
+        0 => Ok(read(co, ffi::lua_gettop(co))),
+        ffi::LUA_YIELD => {
+            Err("eval: the code yielded (coroutine.yield outside a coroutine)".into())
+        }
         _ => Err(error_text(co)),
     };
     ffi::lua_settop(l, func - 1);

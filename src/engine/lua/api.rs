@@ -73,6 +73,9 @@ pub struct RunScratch {
     pub started: Instant,
     pub deadline: Option<Instant>,
     pub stopped: Option<StopReason>,
+    /// Where the stop was first raised (source, line): a script that catches it and returns
+    /// anyway still ends as stopped, there.
+    pub stop_site: Option<(Vec<u8>, i32)>,
     pub cancel: Arc<AtomicBool>,
     pub tracing: bool,
     pub trace: Vec<TraceEntry>,
@@ -119,6 +122,7 @@ impl RunScratch {
             started,
             deadline: None,
             stopped: None,
+            stop_site: None,
             cancel,
             tracing: true,
             trace: Vec::new(),
@@ -144,6 +148,7 @@ impl RunScratch {
         self.db_index = 0;
         self.script_resp3 = false;
         self.stopped = None;
+        self.stop_site = None;
         self.trace.clear();
         self.calls = 0;
         self.first_write_ns = None;
@@ -345,6 +350,13 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
         recycle(&mut core.arg_pool, &mut core.spare_args, args);
         return Err(stop_over_budget(l, core));
     }
+    // A long command (KEYS over many keys, a hostile MATCH) gave up at the stop: its reply is
+    // partial, the script stops here.
+    if core.run.stopped.is_some() {
+        drop(reply);
+        recycle(&mut core.arg_pool, &mut core.spare_args, args);
+        return Err(Raise::Stop);
+    }
     let elapsed_ns = started.map_or(0, |s| s.elapsed().as_nanos() as u64);
     // A traced call has just read the clock: a command that ran past the threshold stops the
     // script at the next line, not 10,000 instructions later.
@@ -429,16 +441,8 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
 /// `pcall` cannot swallow it (as the busy threshold's kill).
 unsafe fn stop_over_budget(l: L, core: &mut Core) -> Raise {
     core.run.stopped = Some(StopReason::MemoryBudget);
-    ffi::lua_sethook(
-        l,
-        Some(stop_hook),
-        ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
-        super::vm::HOOK_EVERY,
-    );
-    let (_, limit) = super::vm::memory_of(l);
-    let mut buf = b"-".to_vec();
-    buf.extend_from_slice(budget::over_budget_text(limit).as_bytes());
-    push_error_table(l, &buf, false);
+    // The budget's text, sticky as every stop.
+    push_stop(l);
     Raise::OnStack
 }
 
@@ -553,11 +557,21 @@ pub(crate) unsafe fn dispatch(
         spare_bytes,
         over_budget: false,
         profile: core.profile, // issue 12
+        stop: commands::StopCheck::new(core.run.deadline, &core.run.cancel),
     };
     let reply = commands::execute(resolved, &mut ctx, args);
     core.run.db_index = ctx.db_index;
+    let gave_up = ctx.stop.stopped;
     if ctx.over_budget {
         core.run.stopped = Some(StopReason::MemoryBudget);
+    }
+    if gave_up && core.run.stopped.is_none() {
+        // The command saw the deadline or the cancel: record which, the run stops.
+        core.run.stopped = Some(if core.run.cancel.load(Ordering::Relaxed) {
+            StopReason::Cancelled
+        } else {
+            StopReason::BusyThreshold
+        });
     }
     (reply, keys, write)
 }
@@ -944,12 +958,25 @@ pub fn stop_text(budget: usize) -> std::borrow::Cow<'static, str> {
 /// from now on so that `pcall` cannot swallow the stop. Raw functions return `Raise::Stop`.
 pub unsafe fn push_stop(l: L) {
     super::vm::allow_error_allocations(l);
-    ffi::lua_sethook(
-        l,
-        Some(stop_hook),
-        ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
-        super::vm::HOOK_EVERY,
-    );
+    let mut main = None;
+    if let Some(core) = core() {
+        if core.run.stop_site.is_none() {
+            core.run.stop_site = Some(super::vm::stop_site(l));
+        }
+        // A coroutine that catches the stop returns to the main thread: it stops at its next
+        // line too. (Not in a debugger eval: that stop ends the eval, not the paused run.)
+        if !core.run.debug_eval {
+            main = super::vm::main_thread_of(l).filter(|&m| m != l);
+        }
+    }
+    for thread in std::iter::once(l).chain(main) {
+        ffi::lua_sethook(
+            thread,
+            Some(stop_hook),
+            ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
+            super::vm::HOOK_EVERY,
+        );
+    }
     let text = stop_text(super::vm::memory_of(l).1);
     let text = text.as_bytes();
     let mut buf = Vec::with_capacity(text.len() + 1);
@@ -958,16 +985,24 @@ pub unsafe fn push_stop(l: L) {
     push_error_table(l, &buf, false);
 }
 
+/// `raise` of the vendored Lua's stop check where hooks are off (lua.h).
+const STOPCHECK_HOOKSOFF: std::ffi::c_int = 2;
+
 /// The vendored Lua's stop check (`lua_setstopcheck`), asked between the 1 MiB chunks of a
-/// concatenation's copy and of interning a long string: 0 to go on; 1 when stopping, with the
-/// stop's error pushed if `raise` (Lua then raises it: a 64 MiB copy or compare is milliseconds
-/// no hook can split).
+/// concatenation's copy and of interning a long string, every few thousand steps of a pattern
+/// match or a sort, and where hooks are off (an error handler running for an error the stop hook
+/// raised, which no hook can reach): 0 to go on; 1 when stopping, with the stop's error pushed if
+/// `raise` (Lua then raises it).
 pub unsafe extern "C" fn stop_check(l: L, raise: std::ffi::c_int) -> std::ffi::c_int {
     if !stop_requested() {
         return 0;
     }
     if raise == 0 {
         return 1;
+    }
+    // evalbench's own error handler runs with hooks off too: it must finish, to report the stop.
+    if raise == STOPCHECK_HOOKSOFF && running_evalbench_code(l) {
+        return 0;
     }
     // Lua asks from inside an instruction, where the frame's stack may be full.
     ffi::lua_checkstack(l, ffi::LUA_MINSTACK);
@@ -1044,6 +1079,18 @@ pub fn extend_stoppable(out: &mut Vec<u8>, bytes: &[u8]) -> Result<(), Raise> {
     Ok(())
 }
 
+/// The chunk name of evalbench's own Lua (the error handler, vm.rs).
+const EVALBENCH_SOURCE: &[u8] = b"=evalbench";
+
+/// Is the Lua function running on `l` evalbench's own?
+unsafe fn running_evalbench_code(l: L) -> bool {
+    let mut ar: ffi::lua_Debug = std::mem::zeroed();
+    ffi::lua_getstack(l, 0, &mut ar) != 0
+        && ffi::lua_getinfo(l, c"S".as_ptr(), &mut ar) != 0
+        && !ar.source.is_null()
+        && std::ffi::CStr::from_ptr(ar.source).to_bytes() == EVALBENCH_SOURCE
+}
+
 /// Memory the Lua allocator cannot see (logs, replies kept by C functions) counts too.
 unsafe fn over_budget_now(l: L) -> bool {
     let (lua_used, limit) = super::vm::memory_of(l);
@@ -1060,7 +1107,7 @@ pub unsafe extern "C-unwind" fn stop_hook(l: L, ar: *mut ffi::lua_Debug) {
     // Never stop inside evalbench's own Lua helpers (the error handler must be able to run).
     if !ar.is_null() && ffi::lua_getinfo(l, c"S".as_ptr(), ar) != 0 && !(*ar).source.is_null() {
         let source = std::ffi::CStr::from_ptr((*ar).source);
-        if source.to_bytes() == b"=evalbench" {
+        if source.to_bytes() == EVALBENCH_SOURCE {
             return;
         }
     }

@@ -282,9 +282,10 @@ unsafe fn allocation_may_proceed(state: &mut AllocState) -> bool {
 
 /// Source and line of the Lua code running on `l` (past a C function on top), as the error
 /// handler records them. Reads the call stack only: no allocation.
-unsafe fn stop_site(l: L) -> (Vec<u8>, c_int) {
+pub(crate) unsafe fn stop_site(l: L) -> (Vec<u8>, c_int) {
     let mut ar: ffi::lua_Debug = std::mem::zeroed();
-    for level in 0..2 {
+    // Past the C functions on top (redis.call under pcall, ...).
+    for level in 0..16 {
         if ffi::lua_getstack(l, level, &mut ar) == 0 {
             break;
         }
@@ -297,6 +298,16 @@ unsafe fn stop_site(l: L) -> (Vec<u8>, c_int) {
         }
     }
     (b"@user_script".to_vec(), 0)
+}
+
+/// The main thread of the VM that `l` (any of its threads) belongs to.
+pub unsafe fn main_thread_of(l: L) -> Option<L> {
+    let mut ud: *mut c_void = std::ptr::null_mut();
+    ffi::lua_getallocf(l, &mut ud);
+    (ud as *const AllocState)
+        .as_ref()
+        .map(|state| state.main)
+        .filter(|main| !main.is_null())
 }
 
 /// Let the stop error and the error handler allocate (a stopped script's allocations are refused).

@@ -18,11 +18,67 @@ use serde::Serialize;
 use serde_json::Value as Json;
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::rc::Rc;
 
 /// Lua instructions one client may run between two server interactions before it is stopped
 /// (a logic that loops without calling the server would otherwise hang the lab).
 const INSTRUCTION_LIMIT: u64 = 10_000_000;
+/// What a client that ran past `INSTRUCTION_LIMIT` ends with.
+fn over_limit_text() -> String {
+    format!(
+        "evalbench: the logic ran {INSTRUCTION_LIMIT} Lua instructions without calling the server; stopped"
+    )
+}
+
+thread_local! {
+    /// Lua instructions since the running client last called the server (the global hook
+    /// counts; `over_limit_check` too, where hooks are off). One lab runs on one thread at a time.
+    static INSTRUCTIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn reset_instructions() {
+    INSTRUCTIONS.with(|n| n.set(0));
+}
+
+/// Count `n` more instructions; true once the running client is past the limit.
+fn count_instructions(n: u64) -> bool {
+    INSTRUCTIONS.with(|c| {
+        c.set(c.get().saturating_add(n));
+        c.get() > INSTRUCTION_LIMIT
+    })
+}
+
+/// The lab's stop check (the vendored Lua's `lua_setstopcheck`): asked where hooks are off (an
+/// error handler running for the hook's own error) and inside long C calls, each ask counting as
+/// one hook's worth of instructions. Past the limit it pushes the limit's error for Lua to raise.
+unsafe extern "C" fn over_limit_check(
+    l: *mut mlua::ffi::lua_State,
+    raise: std::ffi::c_int,
+) -> std::ffi::c_int {
+    if raise == 0 {
+        return INSTRUCTIONS.with(|c| c.get() > INSTRUCTION_LIMIT) as std::ffi::c_int;
+    }
+    if !count_instructions(HOOK_EVERY as u64) {
+        return 0;
+    }
+    mlua::ffi::lua_checkstack(l, mlua::ffi::LUA_MINSTACK);
+    let text = over_limit_text();
+    mlua::ffi::lua_pushlstring(l, text.as_ptr() as *const _, text.len());
+    1
+}
+
+extern "C" {
+    /// The vendored Lua's stop check (lua.h).
+    fn lua_setstopcheck(
+        l: *mut mlua::ffi::lua_State,
+        check: Option<
+            unsafe extern "C" fn(*mut mlua::ffi::lua_State, std::ffi::c_int) -> std::ffi::c_int,
+        >,
+    );
+}
+
+/// Instructions between two calls of the lab's hook.
+const HOOK_EVERY: u32 = 10_000;
+
 /// Server interactions one client may make in one schedule.
 const CALL_LIMIT: usize = 10_000;
 /// The Lua memory of a lab (all clients together).
@@ -212,6 +268,7 @@ impl World {
             spare_bytes: crate::engine::budget::DEFAULT_MEMORY_BUDGET,
             over_budget: false,
             profile: self.profile,
+            stop: commands::StopCheck::never(),
         };
         let write = resolved.info.is_write();
         let reply = commands::execute(resolved, &mut ctx, args).to_resp2();
@@ -232,8 +289,6 @@ impl World {
 pub struct Runner {
     lab: Lab,
     lua: Lua,
-    /// Lua instructions since the running client last called the server (the global hook counts).
-    instructions: Rc<Cell<u64>>,
     logic: Function,
     /// Each invariant's compiled chunk (called like the logic, KEYS/ARGV empty).
     invariants: Vec<Function>,
@@ -255,21 +310,22 @@ impl Runner {
         };
         lua.set_memory_limit(LUA_MEMORY_LIMIT).map_err(internal)?;
         // One hook for every thread (set per thread it costs an allocation per client per schedule).
-        let instructions = Rc::new(Cell::new(0u64));
-        let counted = instructions.clone();
         lua.set_global_hook(
-            HookTriggers::new().every_nth_instruction(10_000),
+            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
             move |_, _| {
-                counted.set(counted.get() + 10_000);
-                if counted.get() > INSTRUCTION_LIMIT {
-                    return Err(mlua::Error::runtime(format!(
-                        "evalbench: the logic ran {INSTRUCTION_LIMIT} Lua instructions without calling the server; stopped"
-                    )));
+                if count_instructions(HOOK_EVERY as u64) {
+                    return Err(mlua::Error::runtime(over_limit_text()));
                 }
                 Ok(VmState::Continue)
             },
         )
         .map_err(internal)?;
+        // The hook cannot fire in an error handler running for its own error: there, and in
+        // long C calls, Lua asks this check instead.
+        unsafe {
+            lua.exec_raw::<()>((), |state| lua_setstopcheck(state, Some(over_limit_check)))
+                .map_err(internal)?;
+        }
         let env: mlua::Table = lua
             .load(PRELUDE)
             .set_name("=prelude")
@@ -312,7 +368,6 @@ impl Runner {
         Ok(Runner {
             lab: lab.clone(),
             lua,
-            instructions,
             logic,
             invariants,
             seed,
@@ -583,8 +638,14 @@ impl Runner {
     /// Resume the client's logic with `input` until its next server interaction or its end.
     fn advance(&self, client: &mut Client, strategy: Strategy, mut input: MultiValue) {
         loop {
-            self.instructions.set(0);
-            let yielded = match client.thread.resume::<MultiValue>(input) {
+            reset_instructions();
+            let resumed = client.thread.resume::<MultiValue>(input);
+            // Past the limit the logic is stopped, even if it caught the error and went on.
+            let resumed = match resumed {
+                Ok(_) if count_instructions(0) => Err(mlua::Error::runtime(over_limit_text())),
+                resumed => resumed,
+            };
+            let yielded = match resumed {
                 Ok(values) => values,
                 Err(e) => {
                     // The logic failed: a transaction being built is discarded.
@@ -686,10 +747,13 @@ impl Runner {
         };
         let mut input = MultiValue::from_iter([empty(), empty()]);
         for _ in 0..CALL_LIMIT {
-            self.instructions.set(0);
+            reset_instructions();
             let values = thread
                 .resume::<MultiValue>(input)
                 .map_err(|e| error_text(&e))?;
+            if count_instructions(0) {
+                return Err(over_limit_text());
+            }
             if thread.status() != ThreadStatus::Resumable {
                 return match values.front() {
                     None | Some(Value::Nil) | Some(Value::Boolean(false)) => {

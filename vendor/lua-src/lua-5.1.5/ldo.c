@@ -202,6 +202,13 @@ void luaD_callhook (lua_State *L, int event, int line) {
     L->ci->top = restorestack(L, ci_top);
     L->top = restorestack(L, top);
   }
+  /* evalbench: hooks are off here (an error handler called for an error a
+     hook raised, a __gc metamethod), yet the count still runs down: ask the
+     stop check instead, so a loop there stops too. Only on the hook's path,
+     never on the VM's plain path. */
+  else if (hook && G(L)->stopcheck != NULL &&
+           G(L)->stopcheck(L, LUA_STOPCHECK_HOOKSOFF))
+    luaG_errormsg(L);
 }
 
 

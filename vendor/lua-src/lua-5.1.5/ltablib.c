@@ -16,6 +16,17 @@
 #include "lualib.h"
 
 
+/*
+** evalbench: a sort or a maxn over millions of entries is one C call that no
+** hook can split, and may allocate nothing: ask the stop check
+** (lua_stopcheck) every STOP_STEP_EVERY steps.
+*/
+#define STOP_STEP_EVERY	4096	/* a power of 2 */
+#define STOP_STEP(L, steps) \
+  { if ((++(steps) & (STOP_STEP_EVERY-1)) == 0 && lua_stopcheck(L)) \
+      lua_error(L); }
+
+
 #define aux_getn(L,n)	(luaL_checktype(L, n, LUA_TTABLE), luaL_getn(L, n))
 
 
@@ -55,9 +66,11 @@ static int foreach (lua_State *L) {
 
 static int maxn (lua_State *L) {
   lua_Number max = 0;
+  unsigned int steps = 0;
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_pushnil(L);  /* first key */
   while (lua_next(L, 1)) {
+    STOP_STEP(L, steps);
     lua_pop(L, 1);  /* remove value */
     if (lua_type(L, -1) == LUA_TNUMBER) {
       lua_Number v = lua_tonumber(L, -1);
@@ -190,7 +203,7 @@ static int sort_comp (lua_State *L, int a, int b) {
     return lua_lessthan(L, a, b);
 }
 
-static void auxsort (lua_State *L, int l, int u) {
+static void auxsort (lua_State *L, int l, int u, unsigned int *steps) {
   while (l < u) {  /* for tail recursion */
     int i, j;
     /* sort elements a[l], a[(l+u)/2] and a[u] */
@@ -226,17 +239,20 @@ static void auxsort (lua_State *L, int l, int u) {
       while (lua_rawgeti(L, 1, ++i), sort_comp(L, -1, -2)) {
         if (i>u) luaL_error(L, "invalid order function for sorting");
         lua_pop(L, 1);  /* remove a[i] */
+        STOP_STEP(L, *steps);
       }
       /* repeat --j until a[j] <= P */
       while (lua_rawgeti(L, 1, --j), sort_comp(L, -3, -1)) {
         if (j<l) luaL_error(L, "invalid order function for sorting");
         lua_pop(L, 1);  /* remove a[j] */
+        STOP_STEP(L, *steps);
       }
       if (j<i) {
         lua_pop(L, 3);  /* pop pivot, a[i], a[j] */
         break;
       }
       set2(L, i, j);
+      STOP_STEP(L, *steps);
     }
     lua_rawgeti(L, 1, u-1);
     lua_rawgeti(L, 1, i);
@@ -249,17 +265,18 @@ static void auxsort (lua_State *L, int l, int u) {
     else {
       j=i+1; i=u; u=j-2;
     }
-    auxsort(L, j, i);  /* call recursively the smaller one */
+    auxsort(L, j, i, steps);  /* call recursively the smaller one */
   }  /* repeat the routine for the larger one */
 }
 
 static int sort (lua_State *L) {
   int n = aux_getn(L, 1);
+  unsigned int steps = 0;
   luaL_checkstack(L, 40, "");  /* assume array is smaller than 2^40 */
   if (!lua_isnoneornil(L, 2))  /* is there a 2nd argument? */
     luaL_checktype(L, 2, LUA_TFUNCTION);
   lua_settop(L, 2);  /* make sure there is two arguments */
-  auxsort(L, 1, n);
+  auxsort(L, 1, n, &steps);
   return 0;
 }
 

@@ -123,6 +123,12 @@ LUA_API int (lua_strhash) (lua_State *L);
 typedef int (*lua_StopCheck) (lua_State *L, int raise);
 #define LUA_STOPCHECK_CHUNK	((size_t)1 << 20)	/* bytes between two checks */
 LUA_API void (lua_setstopcheck) (lua_State *L, lua_StopCheck f);
+/*
+** `raise` when Lua asks where hooks are off (luaD_callhook while an error
+** handler runs for an error a hook raised, or a __gc metamethod): as 1, but
+** the check may let the embedder's own code running there finish.
+*/
+#define LUA_STOPCHECK_HOOKSOFF	2
 /* non-zero when the script has to stop, with the error to raise pushed */
 LUA_API int (lua_stopcheck) (lua_State *L);
 /* non-zero when the script has to stop; nothing pushed */
