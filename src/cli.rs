@@ -364,6 +364,9 @@ fn keyspace_at(
                 path.display()
             ))
         }
+        e @ KeyspaceJsonError::OverBudget { .. } => {
+            CliError::input(format!("{}: {e}", path.display()))
+        }
         KeyspaceJsonError::Invalid { key, message } => {
             let mut member = at.to_vec();
             member.push(&key);
@@ -406,6 +409,13 @@ pub fn read_sidecar(path: &Path) -> Result<Sidecar, CliError> {
 pub fn read_sidecar_text(path: &Path) -> Result<(Sidecar, String), CliError> {
     let text = read_bounded_text(path, &input::KEYSPACE_JSON)
         .map_err(|e| CliError::input(format!("sidecar: {e}")))?;
+    // The seed inside counts against the budget while it is parsed; syntax errors are left to
+    // the sidecar's own parse below, which names them the same way.
+    if let Err(e @ KeyspaceJsonError::OverBudget { .. }) =
+        crate::engine::keyspace::json::json_within_budget(&text)
+    {
+        return Err(CliError::input(format!("{}: {e}", path.display())));
+    }
     let car = serde_json::from_str(&text).map_err(|e| {
         CliError::input(format!(
             "{}:{}:{}: malformed sidecar: {}",
@@ -493,7 +503,9 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
     sandbox.set_profile(args.profile);
     sandbox.config.busy_threshold_ms = args.busy_threshold;
     sandbox.config.tracing = !args.no_trace;
-    sandbox.config.memory_limit = (args.max_memory as usize).saturating_mul(1 << 20);
+    // One budget for the run and what it reads (the seed) and writes (an export).
+    crate::engine::budget::set_limit((args.max_memory as usize).saturating_mul(1 << 20));
+    sandbox.config.memory_limit = crate::engine::budget::limit();
     let SandboxInput { request, seed, .. } = read_sandbox_input(
         &args.script_and_args,
         args.sidecar,

@@ -747,7 +747,9 @@ pub fn debug_command(
     let mut sandbox = Sandbox::new();
     sandbox.set_profile(args.profile);
     sandbox.config.busy_threshold_ms = args.busy_threshold;
-    sandbox.config.memory_limit = (args.max_memory as usize).saturating_mul(1 << 20);
+    // One budget for the run and what it reads (the seed) and writes (an export).
+    crate::engine::budget::set_limit((args.max_memory as usize).saturating_mul(1 << 20));
+    sandbox.config.memory_limit = crate::engine::budget::limit();
     let SandboxInput {
         script_path,
         request,

@@ -2,7 +2,6 @@
 
 use crate::cli::CliError;
 use crate::engine::export::{Format, RunExport};
-use std::io::Write;
 use std::path::Path;
 
 /// The format `--export-format` names, else the one FILE's extension asks for.
@@ -23,13 +22,16 @@ pub fn export_format(file: &Path, named: Option<&str>) -> Result<Format, CliErro
     }
 }
 
-/// Refuse an existing FILE before the script runs (without --overwrite); `write_export` checks
-/// again as it creates the file, in case one appeared meanwhile.
+/// Refuse an existing FILE before the script runs (without --overwrite), and a FIFO, device or
+/// directory always (opening one to write would block or fail after the run); `write_export`
+/// checks again as it creates the file, in case one appeared meanwhile.
 pub fn check_target(file: &Path, overwrite: bool) -> Result<(), CliError> {
-    if !overwrite && file.exists() {
+    if !overwrite && std::fs::symlink_metadata(file).is_ok() {
         return Err(exists_error(file));
     }
-    Ok(())
+    crate::engine::output::check_writable(file)
+        .map(|_| ())
+        .map_err(|e| output_error(file, e))
 }
 
 fn exists_error(file: &Path) -> CliError {
@@ -39,8 +41,20 @@ fn exists_error(file: &Path) -> CliError {
     ))
 }
 
-/// Write the export to `file`. An existing file is kept (the run's report is not worth more than
-/// the file it would replace) unless `overwrite`; the check and the creation are one step.
+fn output_error(file: &Path, e: crate::engine::output::OutputError) -> CliError {
+    use crate::engine::output::OutputError;
+    match e {
+        OutputError::Exists { .. } => exists_error(file),
+        e => CliError::input(format!(
+            "--export: {}",
+            crate::engine::display::display_safe(&e.to_string())
+        )),
+    }
+}
+
+/// Write the export to `file` atomically (`engine::output`). An existing file is kept (the run's
+/// report is not worth more than the file it would replace) unless `overwrite`; the check and the
+/// creation are one step. A symlinked FILE is written through; a FIFO or device is refused.
 pub fn write_export(
     file: &Path,
     format: Format,
@@ -48,22 +62,10 @@ pub fn write_export(
     overwrite: bool,
 ) -> Result<(), CliError> {
     let text = format.render(run);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true);
-    if overwrite {
-        options.create(true).truncate(true);
-    } else {
-        options.create_new(true);
-    }
-    let shown = crate::engine::display::display_safe(&file.display().to_string()).into_owned();
-    let mut f = options.open(file).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            exists_error(file)
-        } else {
-            CliError::input(format!("--export {shown}: cannot create the file: {e}"))
-        }
-    })?;
-    f.write_all(text.as_bytes())
-        .and_then(|()| f.flush())
-        .map_err(|e| CliError::input(format!("--export {shown}: cannot write the file: {e}")))
+    let options = crate::engine::output::Options {
+        mode: None,
+        create_new: !overwrite,
+    };
+    crate::engine::output::write_with(file, options, |w| w.write_all(text.as_bytes()))
+        .map_err(|e| output_error(file, e))
 }

@@ -11,7 +11,7 @@ use crate::engine::display::display_text;
 use crate::engine::live::fcall::{guarded_fcall, sends_read_only, server_function_for};
 use crate::engine::live::function_load::{load, plan_load, LoadRefusal};
 use crate::engine::live::functions::{library_with_code, list};
-use crate::engine::live::guarded::{describe_concern, Consent, GuardedRun, RunControl};
+use crate::engine::live::guarded::{describe_concern, Consent, GuardedRun};
 use crate::engine::live::{LiveBackend, LiveError};
 use crate::engine::reply::Reply;
 use crate::engine::{FunctionCall, Protocol, RunRequest};
@@ -404,9 +404,11 @@ fn live_call(
     request: Option<&RunRequest>,
 ) -> Result<(i32, String), CliError> {
     let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
-    let control = RunControl::default();
+    // Ctrl-C: nothing is sent before the call reaches the server; FUNCTION KILL once it runs there.
+    let control = crate::cli_interrupt::watch(live);
     control.begin(&call.keys);
     let mut run: GuardedRun = guarded_fcall(live, call, &Consent::default(), &control, now);
+    crate::cli_interrupt::finish()?;
     if let Some(question) = run.question.take() {
         if !yes {
             let concerns: Vec<String> = question.concerns.iter().map(describe_concern).collect();
@@ -418,6 +420,7 @@ fn live_call(
         }
         control.begin(&call.keys);
         run = guarded_fcall(live, call, &question.consent, &control, now);
+        crate::cli_interrupt::finish()?;
     }
     let report = run.report;
     if !run.sent {

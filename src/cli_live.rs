@@ -117,6 +117,9 @@ pub fn run_live(
     }
     let target = spec.resolve().map_err(|e| CliError::input(e.to_string()))?;
     let mut live = LiveBackend::connect(target).map_err(backend_error)?;
+    // Ctrl-C from here on: nothing is sent before the script reaches the server; SCRIPT KILL once it
+    // runs there.
+    crate::cli_interrupt::watch(&live);
     live.tracing = !args.no_trace;
     let replica = live.server.is_replica();
     // --read-only and a replica run as EVAL_RO whatever the dry run says: the server refuses writes.
@@ -197,7 +200,8 @@ pub fn run_live(
         }
         WriteMode::ReadOnly
     };
-    let mut report = live.run(request, mode).map_err(backend_error)?;
+    let mut report = crate::cli_interrupt::on_server(&request.keys, || live.run(request, mode))?
+        .map_err(backend_error)?;
     if let Some(dry) = &dry {
         explain_with_dry_run(&mut report, dry);
     }
@@ -263,7 +267,7 @@ pub fn run_live(
 /// Why a finished dry run is too slow to send unasked (the guard's concern in words), if it is.
 fn slow_dry_run(report: &crate::engine::RunReport, threshold_ms: u64) -> Option<String> {
     use crate::engine::live::guarded::{concerns, Concern};
-    let limit = crate::engine::sandbox::DEFAULT_MEMORY_LIMIT;
+    let limit = crate::engine::budget::limit();
     concerns(report, &[], threshold_ms, limit)
         .into_iter()
         .find_map(|c| match c {

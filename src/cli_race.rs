@@ -7,7 +7,7 @@ use clap::Args;
 use std::fmt::Write as _;
 use std::path::Path;
 
-pub const RACE_HELP: &str = "LAB is a built-in lab (stock_decrement, counter, lock_release, capped_counter) or a lab file\n(TOML: logic, keys, argv, clients, seed, invariants; see samples/labs/).\n\nEvery client runs the same logic on one keyspace, under each strategy:\n  plain   each redis.call is its own command; other clients may run between any two\n  script  the whole logic as one EVAL (atomic)\n  multi   commands queued in MULTI, applied by EXEC (atomic, but reads answer QUEUED)\n  watch   WATCH the KEYS, reads outside, writes in MULTI/EXEC; EXEC nil on a change, then retry\nEvery interleaving is run when there are at most 100,000; otherwise 10,000 are sampled with --seed.\nAn outcome is the final keyspace and what happened to each client (success, retried, error, gave up):\nan error when a client got one (never a lost update), a lost update when no serial order ends so and\nwrites were applied, a stale read when none were; --strategy S --schedule \"1 2 1 2\" replays a schedule.\n\nExit status: 0 the lab ran, 2 bad usage or a bad lab file (FILE:LINE:COLUMN: what).\n\nExamples:\n  evalbench race stock_decrement\n  evalbench race counter --clients 3 --strategy plain\n  evalbench race lock_release --json\n  evalbench race samples/labs/capped_counter.toml --clients 8 --seed 7";
+pub const RACE_HELP: &str = "LAB is a built-in lab (stock_decrement, counter, lock_release, capped_counter) or a lab file\n(TOML: logic, keys, argv, clients, seed, invariants; see samples/labs/).\n\nEvery client runs the same logic on one keyspace, under each strategy:\n  plain   each redis.call is its own command; other clients may run between any two\n  script  the whole logic as one EVAL (atomic)\n  multi   commands queued in MULTI, applied by EXEC (atomic, but reads answer QUEUED)\n  watch   WATCH the KEYS, reads outside, writes in MULTI/EXEC; EXEC nil on a change, then retry\nEvery interleaving is run when there are at most 100,000; otherwise 10,000 are sampled with --seed.\nEach strategy stops at --step-limit steps (1,000,000 server interactions over its schedules) and says so;\nthe lab's memory (keyspaces, outcomes, Lua) is bounded by --max-memory MIB.\nAn outcome is the final keyspace and what happened to each client (success, retried, error, gave up):\nan error when a client got one (never a lost update), a lost update when no serial order ends so and\nwrites were applied, a stale read when none were; --strategy S --schedule \"1 2 1 2\" replays a schedule.\n\nExit status: 0 the lab ran, 2 bad usage or a bad lab file (FILE:LINE:COLUMN: what).\n\nExamples:\n  evalbench race stock_decrement\n  evalbench race counter --clients 3 --strategy plain\n  evalbench race lock_release --json\n  evalbench race samples/labs/capped_counter.toml --clients 8 --seed 7";
 
 #[derive(Args, Debug)]
 pub struct RaceArgs {
@@ -30,6 +30,16 @@ pub struct RaceArgs {
     /// One JSON document: per strategy its outcomes, schedules and steps.
     #[arg(long)]
     pub json: bool,
+    /// Steps (server interactions) each strategy may make over all its schedules; exploring
+    /// stops there and says so.
+    #[arg(long, value_name = "N", default_value_t = race::DEFAULT_STEP_LIMIT as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub step_limit: u64,
+    /// The memory budget in MiB of the lab: keyspaces, outcomes and Lua together.
+    #[arg(long, value_name = "MIB",
+          default_value_t = (crate::engine::budget::DEFAULT_MEMORY_BUDGET >> 20) as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    pub max_memory: u64,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
@@ -76,10 +86,12 @@ pub fn race_main(args: &RaceArgs) -> Result<(i32, String), CliError> {
     if strategies.is_empty() {
         strategies = Strategy::ALL.to_vec();
     }
+    crate::engine::budget::set_limit((args.max_memory as usize).saturating_mul(1 << 20));
     let runner = Runner::new(&lab).map_err(|e| CliError::input(e.to_string()))?;
     let options = RaceOptions {
         strategies,
         seed: args.seed,
+        step_limit: usize::try_from(args.step_limit).unwrap_or(usize::MAX),
         ..RaceOptions::default()
     };
     if let Some(order) = &args.schedule {
@@ -94,7 +106,17 @@ pub fn race_main(args: &RaceArgs) -> Result<(i32, String), CliError> {
         let report = race::race(&runner, &options);
         return Ok((EXIT_OK, render_replay(&report, &runner, strategy, &run)));
     }
-    let report = race::race(&runner, &options);
+    // Progress on a terminal only: a pipe or a file gets the report alone.
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let report = race::race_with(&runner, &options, &mut |p| {
+        if terminal {
+            eprint!("\r{}\x1b[K", p.text());
+        }
+    })
+    .map_err(|_| CliError::input("the race lab was cancelled".to_string()))?;
+    if terminal {
+        eprint!("\r\x1b[K");
+    }
     if args.json {
         let mut out = serde_json::to_string(&report).unwrap_or_default();
         out.push('\n');
@@ -118,13 +140,24 @@ pub fn render_text(report: &RaceReport) -> String {
     for invariant in &report.invariants {
         let _ = writeln!(out, "invariant: {}", display_text(invariant));
     }
+    if let Some(why) = &report.serial_stopped {
+        let _ = writeln!(
+            out,
+            "serial orders not all run: {why}; an outcome called a lost update may be a serial order not run"
+        );
+    }
     for s in &report.strategies {
         let _ = writeln!(out, "\n{}: {}", s.strategy.id(), s.explanation);
         let how = if s.exhaustive {
             "every interleaving".to_string()
-        } else {
+        } else if s.sampled {
             format!("sampled with seed {}", report.sampling_seed)
+        } else {
+            "enumerated, not all".to_string()
         };
+        if let Some(why) = &s.stopped {
+            let _ = writeln!(out, "  {why}");
+        }
         let _ = writeln!(
             out,
             "  {} schedule{} ({how}), {} outcome{}; lost updates in {}, invariants broken in {}, a client got an error in {}, WATCH retries {} (at most {} in one schedule)",
@@ -159,9 +192,18 @@ pub fn render_text(report: &RaceReport) -> String {
                     display_text(&b.why)
                 );
             }
-            let order = order_text(&o.schedule);
+            // As many as the replay shows: a schedule of 16,000 steps is told by its start.
+            let shown = o.schedule.len().min(race::driver::TRACED_STEPS);
+            let order = order_text(&o.schedule[..shown]);
             if order.is_empty() {
                 let _ = writeln!(out, "    no client reached the server:");
+            } else if shown < o.schedule.len() {
+                let _ = writeln!(
+                    out,
+                    "    e.g. clients in order {} ... ({} steps):",
+                    order,
+                    o.schedule.len()
+                );
             } else {
                 // Every schedule that reaches it (as many as were kept), each replayable.
                 let listed: Vec<String> = o.schedule_list.iter().map(|s| order_text(s)).collect();
@@ -185,6 +227,14 @@ pub fn render_text(report: &RaceReport) -> String {
                     step.client,
                     display_text(&step.command),
                     display_text(&step.reply)
+                );
+            }
+            if o.steps_not_shown > 0 {
+                let _ = writeln!(
+                    out,
+                    "      ... and {} more steps (a replay shows the first {})",
+                    o.steps_not_shown,
+                    o.steps.len()
                 );
             }
         }

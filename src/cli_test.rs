@@ -17,7 +17,7 @@ use serde_json::{json, Value as Json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-pub const TEST_HELP: &str = "A test file NAME.test.toml sits beside NAME.lua and holds cases:\n\n  [[case]]\n  name = \"allows the first call\"\n  keys = [\"ratelimit:alice\"]\n  argv = [\"10\", \"60\"]\n  seed = { \"ratelimit:alice\" = { type = \"string\", value = \"3\", ttl_ms = 60000 } }\n  reply = { array = [{ int = 1 }, { int = 6 }, { int = 60 }] }\n  keyspace = { \"ratelimit:alice\" = { type = \"string\", value = \"4\", ttl_ms = 60000 } }\n\nA case with [[case.step]] tables runs the script once per step (or `repeat` times) on the\nsame keyspace, the clock moved by `advance_ms` before each; every case starts at clock_ms\n(default 2026-01-01T00:00:00Z). Expectations:\n  reply           the --json form of the reply; { nil = true } for nil\n  reply_match     a glob on the reply as redis-cli prints it ('\"tok-*' for a bulk string)\n  error           the exact error text; error_match: a glob on it\n  keyspace        the keys after the run (exactly these; keyspace_match = \"partial\": at least);\n                  ttl_ms exact, [low, high] or \"any\"; no ttl_ms: the key must not expire\n  absent          keys that must not exist\n  warnings        the warning kinds the run gives (undeclared-key, partial-write, ...)\nThe README's `evalbench test` section lists every field.\n\nLive server (--server URL, or -h/-p/-a/--user as redis-cli): each case also runs on the server, on\nthe scratch database --db N, which must be empty (every key in it is removed after each case); the\nreport is the server's. A case that writes (a seed, or its script wrote in the sandbox) is sent only\nwith --yes, never to a replica; the others go as EVAL_RO. Cases that move the clock run in the sandbox only;\na function library's cases FCALL the server's own library when it holds the file's code (nothing is loaded). TTLs pass on a server: expect ttl_ms as a range.\n\nExit status: 0 every case passed, 1 a case failed, 2 a test file or script could not be read,\n3 the server failed (or the scratch database was not empty).\n\nExamples:\n  evalbench test                                  (every *.test.toml under the current folder)\n  evalbench test samples/rate_limiter.test.toml\n  evalbench test --junit report.xml samples/\n  evalbench test --update samples/unlock.test.toml (write what failing cases gave, for review)\n  evalbench test --coverage samples/unlock.test.toml (which lines the cases never run)\n  evalbench test --server redis://127.0.0.1:6379 --db 15 --yes samples/";
+pub const TEST_HELP: &str = "A test file NAME.test.toml sits beside NAME.lua and holds cases:\n\n  [[case]]\n  name = \"allows the first call\"\n  keys = [\"ratelimit:alice\"]\n  argv = [\"10\", \"60\"]\n  seed = { \"ratelimit:alice\" = { type = \"string\", value = \"3\", ttl_ms = 60000 } }\n  reply = { array = [{ int = 1 }, { int = 6 }, { int = 60 }] }\n  keyspace = { \"ratelimit:alice\" = { type = \"string\", value = \"4\", ttl_ms = 60000 } }\n\nA case with [[case.step]] tables runs the script once per step (or `repeat` times) on the\nsame keyspace, the clock moved by `advance_ms` before each; every case starts at clock_ms\n(default 2026-01-01T00:00:00Z). Expectations:\n  reply           the --json form of the reply; { nil = true } for nil\n  reply_match     a glob on the reply as redis-cli prints it ('\"tok-*' for a bulk string)\n  error           the exact error text; error_match: a glob on it\n  keyspace        the keys after the run (exactly these; keyspace_match = \"partial\": at least);\n                  ttl_ms exact, [low, high] or \"any\"; no ttl_ms: the key must not expire\n  absent          keys that must not exist\n  warnings        the warning kinds the run gives (undeclared-key, partial-write, ...)\nThe README's `evalbench test` section lists every field.\n\nLive server (--server URL, or -h/-p/-a/--user as redis-cli): each case also runs on the server, on\nthe scratch database --db N, which must be empty (every key in it is removed after each case); the\nreport is the server's. A case that writes (a seed, or its script wrote in the sandbox) is sent only\nwith --yes, never to a replica; the others go as EVAL_RO. Cases that move the clock run in the sandbox only;\na function library's cases FCALL the server's own library when it holds the file's code (nothing is loaded). TTLs pass on a server: expect ttl_ms as a range.\n\nExit status: 0 every case passed, 1 a case failed, 2 a test file or script could not be read (or\nno case ran: every case skipped, or --filter matching none), 3 the server failed (or the scratch\ndatabase was not empty). A case on the server cannot leave the scratch database: SELECT of another,\nMOVE, SWAPDB, COPY ... DB, MIGRATE and FLUSHALL are refused unsent, and the case fails.\n\nExamples:\n  evalbench test                                  (every *.test.toml under the current folder)\n  evalbench test samples/rate_limiter.test.toml\n  evalbench test --junit report.xml samples/\n  evalbench test --update samples/unlock.test.toml (write what failing cases gave, for review)\n  evalbench test --coverage samples/unlock.test.toml (which lines the cases never run)\n  evalbench test --server redis://127.0.0.1:6379 --db 15 --yes samples/";
 
 #[derive(Args, Debug)]
 pub struct TestArgs {
@@ -102,26 +102,46 @@ pub fn test_main(args: &TestArgs) -> Result<(i32, String), CliError> {
     let outcomes: Vec<FileOutcome> = files
         .iter()
         .map(|p| run_file(p, args, live.as_mut()))
-        .collect();
+        .collect::<Result<_, _>>()?;
     let (passed, failed, errors) = totals(&outcomes);
+    // A run that tested nothing must not pass (a CI job would go green on zero cases).
+    let skipped: usize = outcomes.iter().map(|o| o.skipped.len()).sum();
+    let empty = (passed + failed == 0 && errors == 0).then(|| {
+        if skipped > 0 {
+            format!(
+                "no case ran on the server: {skipped} {} not run there (why is listed above); nothing was tested",
+                if skipped == 1 { "was" } else { "were" }
+            )
+        } else {
+            match &args.filter {
+                Some(f) => format!("no case matched --filter {f:?}; nothing was tested"),
+                None => "no case ran; nothing was tested".to_string(),
+            }
+        }
+    });
     let code = if outcomes.iter().any(|o| o.backend_failed) {
         EXIT_BACKEND
-    } else if errors > 0 {
+    } else if errors > 0 || empty.is_some() {
         EXIT_BAD_INPUT
     } else if failed > 0 {
         EXIT_ERROR_REPLY
     } else {
         EXIT_OK
     };
+    if let Some(message) = &empty {
+        eprintln!("evalbench: {}", display_text(message));
+    }
     if let Some(junit) = &args.junit {
-        std::fs::write(junit, junit_xml(&outcomes)).map_err(|e| {
-            CliError::input(format!("--junit: cannot write {}: {e}", junit.display()))
-        })?;
+        crate::engine::output::write_file(junit, junit_xml(&outcomes).as_bytes())
+            .map_err(|e| CliError::input(format!("--junit: {e}")))?;
     }
     let server = live.as_ref().map(|l| server_label(l, args));
     let out = if args.json {
         let mut json = json_report(&outcomes, passed, failed, errors);
         json["server"] = json!(server);
+        if let Some(message) = &empty {
+            json["error"] = json!(message);
+        }
         let mut text = json.to_string();
         text.push('\n');
         text
@@ -192,6 +212,7 @@ fn connect(args: &TestArgs) -> Result<Option<LiveBackend>, CliError> {
             "a cluster has no numbered databases: `evalbench test --server` needs a standalone server (or a replica's primary)",
         ));
     }
+    crate::cli_interrupt::watch(&live);
     Ok(Some(live))
 }
 
@@ -225,7 +246,13 @@ fn find_test_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) -> FileOutcome {
+/// A file's outcome; Err only when Ctrl-C interrupted a case on the server (after its kill and the
+/// scratch db's cleanup).
+fn run_file(
+    path: &Path,
+    args: &TestArgs,
+    mut live: Option<&mut LiveBackend>,
+) -> Result<FileOutcome, CliError> {
     let mut outcome = FileOutcome {
         path: path.to_path_buf(),
         script: None,
@@ -240,14 +267,14 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
         Ok(t) => t,
         Err(e) => {
             outcome.error = Some(e.to_string());
-            return outcome;
+            return Ok(outcome);
         }
     };
     let file: TestFile = match parse_test_file(path, &text) {
         Ok(f) => f,
         Err(e) => {
             outcome.error = Some(e.to_string());
-            return outcome;
+            return Ok(outcome);
         }
     };
     outcome.script = Some(file.script_path.clone());
@@ -259,7 +286,7 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
                 path.display(),
                 e.message
             ));
-            return outcome;
+            return Ok(outcome);
         }
     };
     let mut coverage = match (args.coverage, &file.function) {
@@ -291,14 +318,19 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
             outcome.cases.push(sandbox);
             continue;
         };
-        match run_case_live(
-            live,
-            &script,
-            file.function.as_deref(),
-            case,
-            &sandbox,
-            args.yes,
-        ) {
+        // The whole case (seed, runs, read-back, cleanup) is on the server: a Ctrl-C sends SCRIPT
+        // KILL, the case ends and its scratch db is cleared before evalbench exits.
+        let ran = crate::cli_interrupt::on_server(&[], || {
+            run_case_live(
+                live,
+                &script,
+                file.function.as_deref(),
+                case,
+                &sandbox,
+                args.yes,
+            )
+        })?;
+        match ran {
             Ok(LiveCase::Ran(result)) => outcome.cases.push(result),
             Ok(LiveCase::Skipped(why)) => {
                 outcome.skipped.push((case.name.clone(), why));
@@ -307,7 +339,7 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
             Err(e) => {
                 outcome.error = Some(format!("on the server, case {:?}: {e}", case.name));
                 outcome.backend_failed = true;
-                return outcome;
+                return Ok(outcome);
             }
         }
     }
@@ -316,8 +348,8 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
         match update_text(&text, &outcome.cases) {
             Some(new_text) if new_text != text => {
                 if let Err(e) = write_replacing(path, &new_text) {
-                    outcome.error = Some(format!("--update: cannot write {}: {e}", path.display()));
-                    return outcome;
+                    outcome.error = Some(format!("--update: {e}"));
+                    return Ok(outcome);
                 }
                 outcome.updated = outcome
                     .cases
@@ -329,14 +361,13 @@ fn run_file(path: &Path, args: &TestArgs, mut live: Option<&mut LiveBackend>) ->
             _ => {}
         }
     }
-    outcome
+    Ok(outcome)
 }
 
-/// Write through a temporary file and a rename: an interrupted update never leaves half a file.
-fn write_replacing(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("toml.evalbench-tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+/// Atomically (`engine::output`): an interruption never leaves half a test file, a symlinked
+/// test file stays a link and the file keeps its mode.
+fn write_replacing(path: &Path, text: &str) -> Result<(), crate::engine::output::OutputError> {
+    crate::engine::output::write_file(path, text.as_bytes())
 }
 
 fn status(outcome: &FileOutcome, case: &CaseResult) -> &'static str {

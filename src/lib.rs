@@ -8,6 +8,8 @@ pub mod cli_debug_live;
 pub mod cli_export;
 /// `evalbench function` and `run --function --server`: a live server's libraries (issue 13).
 pub mod cli_function;
+/// Ctrl-C during live runs: SCRIPT KILL, and its verdict.
+pub mod cli_interrupt;
 /// `evalbench lesson` (issue 14).
 pub mod cli_lesson;
 pub mod cli_lint;

@@ -274,7 +274,7 @@ fn timeouts_are_flags_in_seconds() {
     assert_eq!(code, 3, "{stdout}{stderr}");
     assert_eq!(
         stderr,
-        format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 0.3s (--read-timeout); sent SCRIPT KILL: OK (the script was stopped)\n")
+        format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 0.3s (--read-timeout); sent SCRIPT KILL: OK; the script was stopped (the server answers PING)\n")
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(3));
     // The server is not left busy.
@@ -303,7 +303,7 @@ fn giving_up_on_a_script_kills_it_and_says_how() {
     assert_eq!(code, 3, "{stdout}{stderr}");
     assert_eq!(
         stderr,
-        format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 1s (--read-timeout); sent SCRIPT KILL: OK (the script was stopped)\n")
+        format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 1s (--read-timeout); sent SCRIPT KILL: OK; the script was stopped (the server answers PING)\n")
     );
     assert_eq!(conn.cmd(&["PING"]), Reply::Status("PONG".into()));
 
@@ -325,7 +325,7 @@ fn giving_up_on_a_script_kills_it_and_says_how() {
     assert_eq!(code, 3, "{stdout}{stderr}");
     assert_eq!(
         stderr,
-        format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 1s (--read-timeout); sent SCRIPT KILL: UNKILLABLE: the script has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE); wait for it, or have an administrator run SHUTDOWN NOSAVE, which loses the writes since the last save\n")
+        format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 1s (--read-timeout); sent SCRIPT KILL: UNKILLABLE: the script has written, so only SHUTDOWN NOSAVE stops it (which loses the writes since the last save; evalbench never sends it); otherwise the server stays busy until the script ends\n")
     );
     // The server is dropped (killed) with the test.
 }

@@ -353,3 +353,115 @@ fn workbench_exports_the_last_run_to_a_file_named_after_the_script() {
     assert_eq!(std::fs::read_to_string(&prefilled).unwrap(), page);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `--export FIFO --overwrite` is refused before the run, never opened (opening a FIFO to write
+/// blocks until a reader comes): the child is killed and the test fails if it does not end.
+#[test]
+fn run_export_to_a_fifo_is_refused_without_hanging() {
+    let dir = temp_dir("fifo");
+    let fifo = dir.join("run.md");
+    let c = std::ffi::CString::new(path_str(&fifo)).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args([
+            "run",
+            "--export",
+            path_str(&fifo),
+            "--overwrite",
+            "samples/stock_decrement.lua",
+            "stock:1",
+            ",",
+            "1",
+        ])
+        .env_remove("REDIS_URL")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut waited = std::time::Duration::ZERO;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if waited > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("evalbench run --export FIFO --overwrite did not end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        waited += std::time::Duration::from_millis(50);
+    };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "evalbench: --export: cannot write {}: it is a FIFO (named pipe), not a regular file (evalbench writes regular files only; give the path of one)\n",
+            fifo.display()
+        )
+    );
+    assert!(out.stdout.is_empty(), "refused before running");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn run_export_overwrite_writes_through_a_symlink() {
+    let dir = temp_dir("link");
+    let real = dir.join("real.md");
+    std::fs::write(&real, "old").unwrap();
+    let link = dir.join("run.md");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = evalbench(&[
+        "run",
+        "--sidecar",
+        "--overwrite",
+        "--export",
+        path_str(&link),
+        "samples/stock_decrement.lua",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .starts_with("# evalbench run: stock\\_decrement.lua\n"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A large value is shown by its first 64 KiB with its true size, never copied whole: the export
+/// of a run's reply, Lua value and keyspace stays the size of what it shows.
+#[test]
+fn large_values_are_cut_with_their_size() {
+    let request = RunRequest {
+        keys: vec![b"big".to_vec()],
+        ..RunRequest::new(
+            "redis.call('SET', KEYS[1], string.rep('x', 1048576))\nreturn redis.call('GET', KEYS[1])",
+        )
+    };
+    let (report, before, after, now_ms) = run(&request, Db::new());
+    let text = Format::Markdown.render(&RunExport {
+        title: "big.lua",
+        script: &request.script,
+        keys: &request.keys,
+        argv: &request.argv,
+        report: &report,
+        backend: "sandbox",
+        keyspace: Some((&before, &after)),
+        now_ms,
+    });
+    assert!(text.len() < 300_000, "{} bytes", text.len());
+    assert!(text.contains("| `big` | added |  | `(a string of 1,048,576 bytes: not shown; an export shows values up to 65,536 bytes)` |"), "{}", &text[..2000]);
+    // The reply's bounded copy marks the cut inside the string (as the trace's copies do).
+    let reply = format!(
+        "RESP2 (the caller's):\n\n```\n\"{}\\xe2\\x80\\xa6 (1,048,576 bytes)\"\n```",
+        "x".repeat(65536)
+    );
+    assert!(text.contains(&reply), "the reply cut with its size");
+    assert!(
+        text.contains("\"… (1,048,576 bytes)\n```\n"),
+        "the Lua value cut with its size"
+    );
+}

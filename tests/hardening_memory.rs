@@ -386,3 +386,123 @@ fn the_budget_flag_is_checked() {
     let _ = std::fs::remove_file(&path);
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// `redis.log` keeps the first 64 KiB of a message and 1 MiB of log in all; the rest is counted.
+#[test]
+fn the_log_keeps_the_first_bytes_of_each_message_and_a_total() {
+    let _g = serial();
+    let mut s = sandbox(64);
+    let report = run(
+        &mut s,
+        "local s = string.rep('x', 16 * 1024 * 1024)\nfor i = 1, 100 do redis.log(redis.LOG_WARNING, s) end\nreturn #s",
+    );
+    assert_eq!(report.reply, Reply::Int(16 << 20));
+    let one = format!("{}… (16711680 bytes not shown)", "x".repeat(65536));
+    let kept = (1 << 20) / one.len();
+    assert_eq!(kept, 15);
+    assert_eq!(report.logs.len(), kept + 1);
+    for log in &report.logs[..kept] {
+        assert_eq!(log.message, one.as_bytes());
+        assert_eq!((log.level, log.line), (3, 2));
+    }
+    let last = report.logs.last().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&last.message),
+        "… (85 more messages, 1426063360 bytes, not shown: a run keeps the first 1 MiB of its log)"
+    );
+}
+
+#[test]
+fn a_cut_log_message_ends_on_a_whole_character() {
+    let _g = serial();
+    let mut s = sandbox(64);
+    // 'a' then two-byte characters: byte 65,536 is the second half of one.
+    let report = run(
+        &mut s,
+        "redis.log(redis.LOG_NOTICE, 'a' .. string.rep('\\195\\169', 40000), 7)\nreturn 1",
+    );
+    let text = String::from_utf8(report.logs[0].message.clone()).expect("whole characters");
+    assert_eq!(
+        text,
+        format!("a{}… (14468 bytes not shown)", "é".repeat(32767))
+    );
+}
+
+/// The issue's probe through the binary: 100 messages of 16 MiB under --max-memory 64 (was
+/// 1.7 GB and SIGABRT) end normally within the budget.
+#[test]
+fn logging_huge_messages_stays_within_the_budget() {
+    if !std::path::Path::new("/usr/bin/time").exists() {
+        eprintln!("skipped: /usr/bin/time is not installed");
+        return;
+    }
+    let _g = serial();
+    let path = script_file(
+        "local s = string.rep('x', 16 * 1024 * 1024)\nfor i = 1, 100 do redis.log(redis.LOG_WARNING, s) end\nreturn #s",
+    );
+    let (status, stdout, rss) =
+        evalbench_rss(&["run", "--busy-threshold", "0", "--max-memory", "64", &path]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(status, 0, "{}", &stdout[..stdout.len().min(300)]);
+    assert!(
+        stdout.starts_with("backend: sandbox\n(integer) 16777216\n"),
+        "{}",
+        &stdout[..300]
+    );
+    assert!(stdout.contains("  [3] line 2: … (85 more messages, 1426063360 bytes, not shown: a run keeps the first 1 MiB of its log)\n"));
+    assert!(rss > 0 && rss < (64 + 32) * 1024, "peak RSS {rss} KiB");
+}
+
+/// A seed of 1.5M one-byte list elements (6 MB of JSON, about 300 MB loaded) under
+/// --max-memory 64: refused while parsing, with the file and its size, within the budget.
+#[test]
+fn a_seed_past_the_budget_is_refused_while_parsing() {
+    if !std::path::Path::new("/usr/bin/time").exists() {
+        eprintln!("skipped: /usr/bin/time is not installed");
+        return;
+    }
+    let _g = serial();
+    let seed = tempfile_path("seed.json");
+    let mut text = String::from("{\"l\": {\"type\": \"list\", \"value\": [");
+    for i in 0..1_500_000 {
+        text.push_str(if i == 0 { "\"1\"" } else { ",\"1\"" });
+    }
+    text.push_str("]}}");
+    std::fs::write(&seed, &text).unwrap();
+    let script = script_file("return 1");
+    let rss_file = tempfile_path("rss-seed");
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%M", "-o", &rss_file])
+        .arg(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["run", "--max-memory", "64", "--keyspace", &seed, &script])
+        .output()
+        .unwrap();
+    let rss: u64 = std::fs::read_to_string(&rss_file)
+        .unwrap_or_default()
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(0);
+    for file in [&seed, &script, &rss_file] {
+        let _ = std::fs::remove_file(file);
+    }
+    // /usr/bin/time reports the exit status on stderr after evalbench's own line.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("evalbench: {seed}: 6,000,035 bytes of keyspace JSON would take more than the memory budget (64 MiB) to load; seed only the keys the script uses, or raise the budget with --max-memory MIB (memory_limit_mb in the workbench's config.toml)\n")),
+        "{stderr}"
+    );
+    assert!(rss > 0 && rss < (64 + 32) * 1024, "peak RSS {rss} KiB");
+}
+
+#[test]
+fn a_seed_within_the_budget_loads() {
+    let _g = serial();
+    let db = evalbench::engine::keyspace::keyspace_from_json(
+        r#"{"k": "v", "l": {"type": "list", "value": ["a", "b"]}}"#,
+        0,
+    )
+    .unwrap();
+    assert_eq!(db.len(0), 2);
+}

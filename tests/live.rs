@@ -507,7 +507,7 @@ fn a_read_timeout_and_a_killed_server_are_reported_not_hung() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        format!("127.0.0.1:{}: gave up waiting for the script after 0.3s (--read-timeout); sent SCRIPT KILL: OK (the script was stopped)", server.port)
+        format!("127.0.0.1:{}: gave up waiting for the script after 0.3s (--read-timeout); sent SCRIPT KILL: OK; the script was stopped (the server answers PING)", server.port)
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     // evalbench stopped the script: the server is not left busy, and the backend works again.
@@ -830,7 +830,7 @@ fn cancelling_a_live_run_sends_script_kill() {
         .expect("a report");
     assert_eq!(
         result.kill.as_deref(),
-        Some("sent SCRIPT KILL: OK (the script was stopped)")
+        Some("sent SCRIPT KILL: OK; the script was stopped (the server answers PING)")
     );
     assert!(
         matches!(&result.report.reply, Reply::Error(e) if e.contains("Script killed by user with SCRIPT KILL")),

@@ -496,7 +496,7 @@ fn answers(target: &evalbench::engine::live::Target, keys: &[&str]) -> Vec<(Stri
     script_kill_for(target, &keys)
         .expect("reach the cluster")
         .into_iter()
-        .map(|(node, answer)| (node, answer.expect("reach the node")))
+        .map(|(node, answer, _)| (node, answer.expect("reach the node")))
         .collect()
 }
 

@@ -300,6 +300,7 @@ fn many_interleavings_are_sampled_with_the_seed() {
         schedule_limit: 100,
         samples: 200,
         seed: 7,
+        ..RaceOptions::default()
     };
     // 4 clients of 2 steps: 8!/2^4 = 2520 interleavings, more than the limit of 100.
     let a = race::race(&Runner::new(&lab).unwrap(), &options);
@@ -445,6 +446,136 @@ fn a_lab_that_is_not_a_regular_file_is_refused_at_once() {
         String::from_utf8_lossy(&out.stderr),
         "evalbench: cannot read /dev/zero: it is a character device, not a regular file (evalbench reads a race lab from a regular file only; give the path of one)\n"
     );
+}
+
+/// 8 clients of many INCRs: every interleaving would never end; each strategy stops at the step
+/// limit, says so, and counts what it ran.
+const MANY_INCR: &str = r#"
+name = "many incr"
+clients = 8
+keys = ["c"]
+logic = '''
+for i = 1, 200 do redis.call('INCR', KEYS[1]) end
+return 1
+'''
+"#;
+
+#[test]
+fn each_strategy_stops_at_the_step_limit_and_says_so() {
+    let mut progress = Vec::new();
+    let report = race::race_with(
+        &runner(MANY_INCR),
+        &RaceOptions {
+            strategies: vec![Strategy::Plain, Strategy::Multi],
+            step_limit: 5_000,
+            ..RaceOptions::default()
+        },
+        &mut |p| progress.push(*p),
+    )
+    .expect("not cancelled");
+    // The serial orders (8! = 40,320) were not all run either.
+    assert_eq!(
+        report.serial_stopped.as_deref(),
+        Some("stopped at the step limit (5,000 steps over all schedules) after 4 schedules")
+    );
+    // Plain: 1,600 steps a schedule, the fourth passes 5,000. Multi: 1,600 commands queued and
+    // one EXEC per client, 1,608 steps.
+    for (s, schedules, steps) in [
+        (&report.strategies[0], 4, 6_400),
+        (&report.strategies[1], 4, 6_432),
+    ] {
+        assert_eq!(s.schedules, schedules, "{:?}", s.strategy);
+        assert_eq!(s.steps, steps, "{:?}", s.strategy);
+        assert!(!s.exhaustive);
+        assert_eq!(
+            s.stopped,
+            Some(format!("stopped at the step limit (5,000 steps over all schedules) after {schedules} schedules"))
+        );
+        assert_eq!(s.outcomes[0].keyspace, json!({"c": "1600"}));
+        // A replay keeps the first 1,000 steps of the schedule, and counts the rest.
+        let o = &s.outcomes[0];
+        assert_eq!(o.steps.len(), 1000);
+        assert_eq!(
+            o.steps.len() + o.steps_not_shown,
+            o.schedule.len()
+                + if s.strategy == Strategy::Multi {
+                    8 * 201
+                } else {
+                    0
+                }
+        );
+    }
+    let last = progress.last().expect("progress was reported");
+    assert_eq!((last.strategy, last.step_limit), (Strategy::Multi, 5_000));
+    assert!(progress.iter().any(|p| p.strategy == Strategy::Plain));
+    assert_eq!(
+        progress[0].text(),
+        format!("race lab: script: 1 schedules, 1,600 of 5,000 steps")
+    );
+}
+
+#[test]
+fn a_cancelled_lab_gives_no_report() {
+    let runner = runner(MANY_INCR);
+    let flag = runner.cancel_flag();
+    let mut reports = 0;
+    let result = race::race_with(&runner, &RaceOptions::default(), &mut |_| {
+        reports += 1;
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    assert_eq!(result, Err(race::Cancelled));
+    assert_eq!(reports, 1, "stopped at the next step after the flag");
+}
+
+#[test]
+fn a_lab_past_the_memory_budget_stops_with_the_budget_in_the_output() {
+    let dir = std::env::temp_dir().join(format!("evalbench-race-budget-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lab = dir.join("setrange.toml");
+    std::fs::write(
+        &lab,
+        "name = \"setrange\"\nclients = 8\nkeys = [\"k\"]\nlogic = '''\nlocal n = redis.call('INCR', 'n')\nredis.call('SETRANGE', KEYS[1] .. n, 536870911, 'x')\nreturn n\n'''\n",
+    )
+    .unwrap();
+    let out = evalbench(&[
+        "race",
+        lab.to_str().unwrap(),
+        "--max-memory",
+        "64",
+        "--strategy",
+        "plain",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let why = "the race lab used more than the memory budget (64 MiB: keyspaces, outcomes and Lua together) after 0 schedules; raise it with --max-memory MIB, or memory_limit_mb in the workbench's config.toml";
+    assert!(
+        text.contains(&format!("serial orders not all run: {why}; an outcome called a lost update may be a serial order not run\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "\n  {why}\n  0 schedules (enumerated, not all), 0 outcomes;"
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn eight_clients_queueing_two_thousand_commands_each_run() {
+    let text = MANY_INCR.replace("1, 200", "1, 2000");
+    let report = race::race(
+        &runner(&text),
+        &RaceOptions {
+            strategies: vec![Strategy::Multi],
+            step_limit: 1,
+            ..RaceOptions::default()
+        },
+    );
+    let multi = &report.strategies[0];
+    assert_eq!(multi.schedules, 1);
+    assert_eq!(multi.outcomes[0].keyspace, json!({"c": "16000"}));
+    assert!(multi.outcomes[0].clients.iter().all(|c| !c.failed));
 }
 
 /// samples/stock_decrement.lua as a lab's logic, with the sample's own inputs.

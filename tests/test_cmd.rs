@@ -584,7 +584,8 @@ fn server_runs_a_library_s_cases_with_fcall_of_the_server_s_library() {
         text,
         header(true) + &skipped("the server has no function counter_incr: load the library first with `evalbench function load` (a write to the whole server)")
     );
-    assert_eq!(status, Some(0));
+    // Nothing was tested: not a pass.
+    assert_eq!(status, Some(2));
     assert_eq!(
         format!("{:?}", conn.cmd(&["FUNCTION", "LIST"])),
         "Array([])"
@@ -619,4 +620,188 @@ fn server_runs_a_library_s_cases_with_fcall_of_the_server_s_library() {
     assert_eq!(status, Some(0));
     conn.cmd(&["SELECT", "9"]);
     assert_eq!(format!("{:?}", conn.cmd(&["DBSIZE"])), "Int(0)");
+}
+
+#[test]
+fn update_writes_through_a_symlinked_test_file_keeping_its_mode_and_no_planted_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("update-link");
+    std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
+    std::fs::create_dir_all(dir.join("store")).unwrap();
+    let real = dir.join("store").join("counter-cases.toml");
+    std::fs::write(
+        &real,
+        "[[case]]\nname = \"new\"\nkeys = [\"c\"]\nargv = [\"2\"]\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = dir.join("counter.test.toml");
+    std::os::unix::fs::symlink("store/counter-cases.toml", &link).unwrap();
+    // The old temporary's name, planted as a link to a file it must not touch.
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("counter.test.toml.evalbench-tmp")).unwrap();
+    let out = evalbench_in(&dir, &["test", "--update", "counter.test.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    assert!(
+        stdout_of(&out).ends_with("1 case: 1 passed, 0 failed, 1 updated (review the diff)\n"),
+        "{}",
+        stdout_of(&out)
+    );
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(&real).unwrap(),
+        "[[case]]\nname = \"new\"\nkeys = [\"c\"]\nargv = [\"2\"]\nreply = { int = 2 }\nkeyspace = { c = \"2\" }\n"
+    );
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "not widened");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--server --db N`: a case cannot reach another database. The traced copy refuses SELECT of
+/// another db, MOVE, SWAPDB, COPY ... DB and FLUSHALL without sending them, and the case fails even
+/// when the script caught the refusal; code that names a way past the copy is not sent.
+#[test]
+fn server_cases_stay_in_the_scratch_db() {
+    let Some(server) = common::RedisServer::start() else {
+        return;
+    };
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let mut conn = server.connect();
+    conn.cmd(&["SET", "keep", "mine"]);
+    let dir = scratch("confined");
+    let case = |name: &str, script: &str, reply: &str| {
+        std::fs::write(dir.join(format!("{name}.lua")), script).unwrap();
+        std::fs::write(
+            dir.join(format!("{name}.test.toml")),
+            format!("[[case]]\nname = \"{name}\"\nkeys = [\"k\"]\nreply = {reply}\n"),
+        )
+        .unwrap();
+    };
+    case(
+        "a_select",
+        "redis.call('SELECT', 0)\nredis.call('SET', 'pwned', 'yes')\nreturn 'ok'\n",
+        "{ bulk = \"ok\" }",
+    );
+    case(
+        "b_caught",
+        "pcall(redis.call, 'select', '0')\nredis.call('SET', KEYS[1], 'v')\nreturn 'ok'\n",
+        "{ bulk = \"ok\" }",
+    );
+    case(
+        "c_others",
+        "redis.call('SET', KEYS[1], 'v')\nredis.pcall('MOVE', KEYS[1], 0)\nredis.pcall('SWAPDB', 0, 15)\nredis.pcall('COPY', KEYS[1], 'k2', 'db', 0)\nredis.pcall('FLUSHALL')\nreturn redis.call('COPY', KEYS[1], 'k3')\n",
+        "{ int = 1 }",
+    );
+    case(
+        "d_global",
+        "return _G.redis.call('SELECT', 0)\n",
+        "{ status = \"OK\" }",
+    );
+    case(
+        "e_own_db",
+        "-- SELECT of the scratch db itself stays in it; a _G in a comment is no way out\nredis.call('SELECT', 15)\nreturn redis.call('SET', KEYS[1], '_G')\n",
+        "{ status = \"OK\" }",
+    );
+    let out = evalbench_in(&dir, &["test", "--server", &url, "--db", "15", "--yes"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout_of(&out));
+    let refused = |line: usize, call: &str, command: &str| {
+        format!("          {command_file}:1: the script called {call} (line {line}), which reaches beyond the scratch db 15: evalbench did not send it; a case must stay in its scratch db", command_file = command)
+    };
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        [
+            format!("server: redis 7.0.15 127.0.0.1:{}, scratch db 15, writes allowed (--yes)", server.port),
+            "a_select.test.toml".into(),
+            "  FAIL    a_select".into(),
+            refused(1, "SELECT 0", "a_select.test.toml"),
+            format!("          a_select.test.toml:1: expected reply {{\"bulk\":\"ok\"}}, got error \"ERR evalbench: SELECT reaches beyond the scratch db 15: not sent (test --server keeps each case in --db 15) script: {}, on @user_script:1.\"", evalbench::engine::script::sha1_hex(b"redis.call('SELECT', 0)\nredis.call('SET', 'pwned', 'yes')\nreturn 'ok'\n")),
+            "b_caught.test.toml".into(),
+            "  FAIL    b_caught".into(),
+            refused(1, "select 0", "b_caught.test.toml"),
+            "c_others.test.toml".into(),
+            "  FAIL    c_others".into(),
+            refused(2, "MOVE k 0", "c_others.test.toml"),
+            refused(3, "SWAPDB 0 15", "c_others.test.toml"),
+            refused(4, "COPY k k2 db 0", "c_others.test.toml"),
+            refused(5, "FLUSHALL", "c_others.test.toml"),
+            "d_global.test.toml".into(),
+            "  skip    d_global".into(),
+            "          not run on the server: its code names _G, a way past the calls evalbench keeps in the scratch db 15: it is not sent".into(),
+            "e_own_db.test.toml".into(),
+            "  ok      e_own_db".into(),
+            "4 cases: 1 passed, 3 failed, 1 not run on the server".into(),
+        ]
+        .join("\n")
+    );
+    // Nothing reached db 0; the scratch db was emptied.
+    assert_eq!(
+        format!("{:?}", conn.cmd(&["KEYS", "*"])),
+        "Array([Bulk([107, 101, 101, 112])])"
+    );
+    assert_eq!(
+        format!("{:?}", conn.cmd(&["GET", "keep"])),
+        "Bulk([109, 105, 110, 101])"
+    );
+    conn.cmd(&["SELECT", "15"]);
+    assert_eq!(format!("{:?}", conn.cmd(&["DBSIZE"])), "Int(0)");
+}
+
+/// A server run where every case was skipped tested nothing: exit 2 and why, as an empty run.
+#[test]
+fn server_run_with_every_case_skipped_does_not_pass() {
+    let Some(server) = common::RedisServer::start() else {
+        return;
+    };
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let dir = scratch("all-skipped");
+    std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
+    std::fs::write(
+        dir.join("counter.test.toml"),
+        "[[case]]\nname = \"counts\"\nkeys = [\"c\"]\nargv = [\"2\"]\nreply = { int = 2 }\n",
+    )
+    .unwrap();
+    let out = evalbench_in(&dir, &["test", "--server", &url, "--db", "4"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout_of(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "evalbench: no case ran on the server: 1 was not run there (why is listed above); nothing was tested\n"
+    );
+    assert!(stdout_of(&out).ends_with("0 cases: 0 passed, 0 failed, 1 not run on the server\n"));
+    // In the sandbox, a filter that matches nothing is the same empty run.
+    let out = evalbench_in(&dir, &["test", "--filter", "nothing like it"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout_of(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "evalbench: no case matched --filter \"nothing like it\"; nothing was tested\n"
+    );
+}
+
+/// A test file whose name is not UTF-8 finds its script by the name's bytes.
+#[cfg(unix)]
+#[test]
+fn a_test_file_named_in_bytes_that_are_not_utf8_finds_its_script() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = scratch("non-utf8");
+    let name = |suffix: &str| {
+        let mut bytes = b"caf\xe9".to_vec();
+        bytes.extend_from_slice(suffix.as_bytes());
+        dir.join(std::ffi::OsStr::from_bytes(&bytes))
+    };
+    std::fs::write(name(".lua"), "return 1\n").unwrap();
+    std::fs::write(
+        name(".test.toml"),
+        "[[case]]\nname = \"one\"\nreply = { int = 1 }\n",
+    )
+    .unwrap();
+    let out = evalbench_in(&dir, &["test"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        "caf\u{fffd}.test.toml\n  ok      one\n1 case: 1 passed, 0 failed"
+    );
 }

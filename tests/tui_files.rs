@@ -145,3 +145,33 @@ fn quit_anyway_discards_the_autosave_of_that_script() {
     files::release_autosave(Some(&path));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Ctrl-S keeps a sidecar it cannot parse (a description typed by hand would be lost) and says
+/// where the parse failed; the script itself is saved.
+#[test]
+fn ctrl_s_never_replaces_a_malformed_sidecar() {
+    use evalbench::tui::files;
+    common::isolate_app_dirs();
+    let dir = temp_dir("malformed");
+    let path = dir.join("limiter.lua");
+    let car = dir.join("limiter.json");
+    std::fs::write(&path, "return 1").unwrap();
+    let broken = "{\"description\": \"our limiter, keep this\"\n \"keys\": []}\n";
+    std::fs::write(&car, broken).unwrap();
+    let mut h = Harness::new("", &[], &[], "");
+    h.app.open_file(path.clone());
+    h.type_text("-- x\n");
+    h.press("<C-s>");
+    assert_eq!(
+        h.app.status,
+        format!(
+            "saved {} but not its sidecar: {}:2:2: malformed sidecar: expected `,` or `}}` at line 2 column 2; it was left as it is (fix or remove it, then save again)",
+            path.display(),
+            car.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&car).unwrap(), broken);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "-- x\nreturn 1");
+    files::release_autosave(Some(&path));
+    let _ = std::fs::remove_dir_all(&dir);
+}

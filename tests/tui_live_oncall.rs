@@ -156,7 +156,7 @@ fn server_overview_and_script_kill() {
     h.press("X").press("y");
     assert_eq!(
         h.app.status,
-        "sent SCRIPT KILL: OK (the script was stopped)"
+        "sent SCRIPT KILL: OK; the script was stopped (the server answers PING)"
     );
     let reply = reply_line(&mut script);
     assert!(
@@ -170,7 +170,7 @@ fn server_overview_and_script_kill() {
         "{screen}"
     );
     assert!(
-        screen.contains("│last SCRIPT KILL: sent SCRIPT KILL: OK (the script was stopped)"),
+        screen.contains("│last SCRIPT KILL: sent SCRIPT KILL: OK; the script was stopped (the server answers PING)"),
         "{screen}"
     );
     assert!(
@@ -190,7 +190,7 @@ fn server_overview_and_script_kill() {
     h.press("X").press("y");
     assert!(
         h.app.status.starts_with(
-            "sent SCRIPT KILL: UNKILLABLE: the script has written, so it runs until it ends"
+            "sent SCRIPT KILL: UNKILLABLE: the script has written, so only SHUTDOWN NOSAVE stops it"
         ),
         "{}",
         h.app.status

@@ -270,7 +270,7 @@ fn a_dry_run_stopped_at_the_threshold_asks_then_esc_on_the_server_kills_it() {
     assert!(
         b.app
             .status
-            .ends_with("; sent SCRIPT KILL: OK (the script was stopped)"),
+            .ends_with("; sent SCRIPT KILL: OK; the script was stopped (the server answers PING)"),
         "{}",
         b.app.status
     );
@@ -322,7 +322,7 @@ return 1";
         "an unkillable script runs to its end"
     );
     assert!(
-        b.app.status.ends_with("; sent SCRIPT KILL: UNKILLABLE: the script has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE); wait for it, or have an administrator run SHUTDOWN NOSAVE, which loses the writes since the last save"),
+        b.app.status.ends_with("; sent SCRIPT KILL: UNKILLABLE: the script has written, so only SHUTDOWN NOSAVE stops it (which loses the writes since the last save; evalbench never sends it); otherwise the server stays busy until the script ends"),
         "{}",
         b.app.status
     );

@@ -154,6 +154,36 @@ fn on_a_small_terminal_the_race_tab_shows_an_outcome_with_what_each_client_got_a
     );
 }
 
+/// A lab of many steps shows that it runs and Esc stops it: no report, the workbench free again.
+#[test]
+fn esc_cancels_a_long_race_lab() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new(
+        "for i = 1, 2000 do redis.call('INCR', KEYS[1]) end\nreturn 1",
+        &["c"],
+        &[],
+        "{}",
+    );
+    h.press("<A-8>");
+    assert!(h.app.race_pending.is_some());
+    assert_eq!(
+        h.app.status,
+        "race lab: running every interleaving… (Esc stops)"
+    );
+    h.press("<Esc>");
+    assert_eq!(h.app.status, "race lab: cancelling…");
+    for _ in 0..3000 {
+        h.settle();
+        if h.app.race_pending.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(h.app.race_pending.is_none(), "the lab did not stop in 30 s");
+    assert_eq!(h.app.status, "race lab: cancelled");
+    assert!(h.app.race.is_none());
+}
+
 fn stock_script() -> Harness {
     common::isolate_app_dirs();
     let script = std::fs::read_to_string(

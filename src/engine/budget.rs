@@ -27,6 +27,52 @@ use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::Relaxed};
 /// The default budget of a run: Lua, keyspace, trace, reply and report together.
 pub const DEFAULT_MEMORY_BUDGET: usize = 1 << 30;
 
+/// The process's budget: what the front end was told (`--max-memory`, `memory_limit_mb`), read
+/// by everything a run makes outside one sandbox (seeds, race labs, live replies, exports) and by
+/// new sandboxes as their default.
+static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_MEMORY_BUDGET);
+
+/// The memory budget in bytes (`DEFAULT_MEMORY_BUDGET` until a front end sets it).
+pub fn limit() -> usize {
+    LIMIT.load(Relaxed)
+}
+
+/// Set the process's memory budget (the CLI's `--max-memory`, the workbench's config).
+pub fn set_limit(bytes: usize) {
+    LIMIT.store(bytes.max(1), Relaxed);
+}
+
+/// Bytes the Rust heap may still grow by under the budget (the whole budget without the
+/// counting allocator, whose count is then 0).
+pub fn spare() -> usize {
+    limit().saturating_sub(refresh())
+}
+
+/// `1,048,576 bytes` as `1 MiB`, `268,435,456` as `256 MiB`; other sizes in bytes.
+pub fn size_text(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} bytes", crate::engine::reply::grouped(bytes as usize))
+    }
+}
+
+/// What a run keeps of one `redis.log` message: its first bytes, then `… (N bytes not shown)`.
+/// Redis writes the whole message to its log file; the sandbox keeps the log in memory, in the
+/// report, so it keeps what a reader can use.
+pub const LOG_MESSAGE_BYTES: usize = 64 << 10;
+
+/// What a run keeps of all its `redis.log` messages together; later messages are counted in
+/// one last line instead.
+pub const LOG_TOTAL_BYTES: usize = 1 << 20;
+
+/// What an export shows of the reply, of a keyspace value and of the Lua value: a document to
+/// share, not a dump (a 256 MiB value would take several times its size to escape and lay out).
+pub const EXPORT_VALUE_BYTES: usize = 64 << 10;
+
+/// The elements an export shows of a reply.
+pub const EXPORT_ELEMENTS: usize = 1000;
+
 const SLOTS: usize = 32;
 
 #[repr(align(64))]

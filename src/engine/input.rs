@@ -94,7 +94,7 @@ fn size_text(size: Option<u64>, limit: &Limit) -> String {
     }
 }
 
-fn kind_of(file_type: std::fs::FileType) -> &'static str {
+pub(crate) fn kind_of(file_type: std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if file_type.is_dir() {
         "a directory"

@@ -41,7 +41,7 @@ impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
             busy_threshold_ms: DEFAULT_BUSY_THRESHOLD_MS,
-            memory_limit: DEFAULT_MEMORY_LIMIT,
+            memory_limit: super::budget::limit(),
             tracing: true,
             snapshots: false,
         }

@@ -266,7 +266,7 @@ pub struct App {
     /// The last race lab run (the Race tab, tui/race.rs; issue 14).
     pub race: Option<super::race::RaceView>,
     /// A race lab still running on its thread.
-    pub race_pending: Option<std::sync::mpsc::Receiver<Result<super::race::LabReport, String>>>,
+    pub race_pending: Option<super::race::RacePending>,
     /// Unix ms of the sandbox clock (for TTLs in the inspector).
     pub now_ms: i64,
     /// The seed's time (Unix ms): seed TTLs are relative to it; a sandbox run's clock starts here
@@ -509,7 +509,10 @@ impl App {
         }
         if let Some(action) = self.keymap.lookup(Context::Global, &key) {
             // Esc only cancels a run (or a debug session); otherwise it reaches the focused widget.
-            if action != Action::Cancel || self.running.is_some() || self.debugger.session.is_some()
+            if action != Action::Cancel
+                || self.running.is_some()
+                || self.debugger.session.is_some()
+                || self.race_pending.is_some()
             {
                 return self.update(action);
             }
@@ -723,6 +726,9 @@ impl App {
             Action::Cancel => {
                 if let Some(effects) = super::debugger::cancel(self) {
                     return effects;
+                }
+                if super::race::cancel(self) {
+                    return Vec::new();
                 }
                 if let Some(running) = self.running {
                     use crate::engine::live::guarded::Phase;

@@ -87,21 +87,18 @@ fn export(app: &App, input: &str) -> Result<PathBuf, String> {
         now_ms: run.now_ms,
     };
     let text = format.render(&export);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                format!(
-                    "not exported: {} exists (choose another name)",
-                    path.display()
-                )
-            } else {
-                format!("not exported: {}: {e}", path.display())
-            }
-        })?;
-    std::io::Write::write_all(&mut file, text.as_bytes())
-        .map_err(|e| format!("not exported: {}: {e}", path.display()))?;
+    let options = crate::engine::output::Options {
+        mode: None,
+        create_new: true,
+    };
+    crate::engine::output::write_with(&path, options, |w| w.write_all(text.as_bytes())).map_err(
+        |e| match e {
+            crate::engine::output::OutputError::Exists { .. } => format!(
+                "not exported: {} exists (choose another name)",
+                path.display()
+            ),
+            e => format!("not exported: {e}"),
+        },
+    )?;
     Ok(path)
 }

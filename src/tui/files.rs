@@ -112,9 +112,9 @@ pub fn expand_home(path: &Path) -> PathBuf {
     }
 }
 
-/// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// crash never leaves a half-written file. Symbolic links are written through. An existing file
-/// keeps its permissions; a new one gets the umask's.
+/// Write `bytes` to `path` atomically (`engine::output`): a crash never leaves a half-written
+/// file, symbolic links are written through, an existing file keeps its permissions and a new one
+/// gets the umask's.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     write_with_mode(path, bytes, None)
 }
@@ -136,35 +136,12 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 fn write_with_mode(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), String> {
-    use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let name = target
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = target.with_file_name(tmp_name);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    // Created with the final mode, so the text is never readable by others, not even briefly.
-    options.mode(mode.unwrap_or(0o666));
-    let result = options
-        .open(&tmp)
-        .and_then(|mut file| file.write_all(bytes))
-        .and_then(|()| match (mode, std::fs::metadata(&target)) {
-            (Some(mode), _) => {
-                std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))
-            }
-            (None, Ok(meta)) => std::fs::set_permissions(&tmp, meta.permissions()),
-            (None, Err(_)) => Ok(()),
-        })
-        .and_then(|()| std::fs::rename(&tmp, &target));
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
-    })
+    let options = crate::engine::output::Options {
+        mode,
+        create_new: false,
+    };
+    crate::engine::output::write_with(path, options, |w| w.write_all(bytes))
+        .map_err(|e| e.to_string())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -293,14 +270,15 @@ pub fn save_script_with(
             )))
         }
     };
-    let mut car = read_bounded_text(&car_path, &input::KEYSPACE_JSON)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| match v {
-            serde_json::Value::Object(map) => Some(map),
-            _ => None,
-        })
-        .unwrap_or_default();
+    let mut car = match existing_sidecar(&car_path) {
+        Ok(car) => car,
+        Err(e) => {
+            return Ok(Some(format!(
+                "saved {} but not its sidecar: {e}",
+                path.display()
+            )))
+        }
+    };
     car.insert("keys".into(), keys.into());
     car.insert("argv".into(), argv.into());
     car.insert("keyspace".into(), keyspace_to_json(seed, now_ms));
@@ -312,6 +290,34 @@ pub fn save_script_with(
     Ok(write_atomically(&car_path, format!("{json}\n").as_bytes())
         .err()
         .map(|e| format!("saved {} but not its sidecar: {e}", path.display())))
+}
+
+/// The fields of the sidecar at `car_path` (empty when there is none), which a save keeps (its
+/// description among them). One evalbench cannot read is never replaced: its text may be a
+/// description half-typed by hand, and the error says where to fix it.
+fn existing_sidecar(car_path: &Path) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let text = match read_bounded_text(car_path, &input::KEYSPACE_JSON) {
+        Ok(text) => text,
+        Err(input::InputError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok(Default::default())
+        }
+        Err(e) => return Err(format!("{e}; it was left as it is")),
+    };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err(format!(
+            "{}: not a JSON object; it was left as it is (fix or remove it, then save again)",
+            car_path.display()
+        )),
+        Err(e) => Err(format!(
+            "{}:{}:{}: malformed sidecar: {e}; it was left as it is (fix or remove it, then save again)",
+            car_path.display(),
+            e.line(),
+            e.column()
+        )),
+    }
 }
 
 pub fn load_seed(path: &Path, now_ms: i64) -> Result<Db, String> {
@@ -932,6 +938,54 @@ mod tests {
         assert_eq!(car["description"], "demo");
         assert_eq!(car["expected"], serde_json::json!({"int": 1}));
         assert_eq!(car["keys"], serde_json::json!(["new"]));
+    }
+
+    #[test]
+    fn a_sidecar_that_cannot_be_parsed_is_never_replaced() {
+        let dir = TempDir::new("malformed-car");
+        let path = dir.0.join("m.lua");
+        let car = dir.0.join("m.json");
+        let broken = "{\"description\": \"the limiter we ship\",\n  \"keys\": [\"a\",]\n}\n";
+        std::fs::write(&car, broken).unwrap();
+        let inputs = InputsState::from_lists(&["k".to_string()], &[]);
+        let note = save_script(&path, "return 2", &inputs, &Db::new(), 0)
+            .unwrap()
+            .expect("the sidecar is refused");
+        assert_eq!(
+            note,
+            format!(
+                "saved {} but not its sidecar: {}:2:16: malformed sidecar: trailing comma at line 2 column 16; it was left as it is (fix or remove it, then save again)",
+                path.display(),
+                car.display()
+            )
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "return 2");
+        assert_eq!(std::fs::read_to_string(&car).unwrap(), broken);
+        std::fs::write(&car, "[1]").unwrap();
+        let note = save_script(&path, "return 3", &inputs, &Db::new(), 0)
+            .unwrap()
+            .expect("the sidecar is refused");
+        assert!(note.ends_with("m.json: not a JSON object; it was left as it is (fix or remove it, then save again)"), "{note}");
+        assert_eq!(std::fs::read_to_string(&car).unwrap(), "[1]");
+    }
+
+    #[test]
+    fn saving_through_a_symlink_keeps_the_link_and_the_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = TempDir::new("save-link");
+        let real = dir.0.join("real.lua");
+        std::fs::write(&real, "return 1").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.0.join("link.lua");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        save_script(&link, "return 2", &InputsState::default(), &Db::new(), 0).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "return 2");
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
     }
 
     #[test]

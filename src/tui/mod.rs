@@ -230,6 +230,8 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
         None => (None, None),
     };
     let budget = (app.config.memory_limit_mb as usize).saturating_mul(1 << 20);
+    // Seeds the workbench loads and race labs it runs take the same budget as its runs.
+    crate::engine::budget::set_limit(budget);
     if let (Some(p), None) = (options.profile, &live) {
         app.config.profile = p;
     }

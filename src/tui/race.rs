@@ -8,9 +8,23 @@ use super::app::{App, Effect, Tab};
 use crate::engine::keyspace::json::keyspace_to_json;
 use crate::engine::race::{self, lab, Lab, RaceOptions, RaceReport, Runner};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::Arc;
 
-/// A lab's report and the lab that ran (as the lab's thread sends it).
-pub type LabReport = (RaceReport, Lab);
+/// What the lab's thread sends: progress lines, then its end.
+pub enum RaceMessage {
+    Progress(String),
+    Done(Box<Result<RaceReport, String>>),
+}
+
+/// A race lab running on its thread, and the flag that stops it (Esc).
+pub struct RacePending {
+    pub answer: Receiver<RaceMessage>,
+    pub cancel: Arc<AtomicBool>,
+    /// The lab that runs, kept to replay an outcome's other schedules.
+    pub lab: Lab,
+}
 
 /// A lab's report and where the user is in it.
 pub struct RaceView {
@@ -151,22 +165,44 @@ pub fn open(app: &mut App) -> Vec<Effect> {
     // Off the UI thread (a lab of 8 clients runs tens of thousands of schedules); the Lua of the
     // clients is made there, as it cannot move between threads.
     let (answer, pending) = std::sync::mpsc::channel();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    let kept = lab.clone();
     let spawned = std::thread::Builder::new()
         .name("race lab".into())
         .spawn(move || {
-            let result = Runner::new(&lab)
-                .map(|runner| (race::race(&runner, &RaceOptions::default()), lab.clone()))
-                .map_err(|e| e.to_string());
-            let _ = answer.send(result);
+            let progress = answer.clone();
+            let result = match Runner::with_cancel(&lab, flag) {
+                Ok(runner) => race::race_with(&runner, &RaceOptions::default(), &mut |p| {
+                    let _ = progress.send(RaceMessage::Progress(p.text()));
+                })
+                .map_err(|_| "cancelled".to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            let _ = answer.send(RaceMessage::Done(Box::new(result)));
         });
     match spawned {
         Ok(_) => {
-            app.race_pending = Some(pending);
-            app.status = "race lab: running every interleaving…".into();
+            app.race_pending = Some(RacePending {
+                answer: pending,
+                cancel,
+                lab: kept,
+            });
+            app.status = "race lab: running every interleaving… (Esc stops)".into();
         }
         Err(e) => app.status = format!("race lab: could not start: {e}"),
     }
     Vec::new()
+}
+
+/// Esc while a lab runs: raise its flag (the lab stops at its next step). False when none runs.
+pub fn cancel(app: &mut App) -> bool {
+    let Some(pending) = &app.race_pending else {
+        return false;
+    };
+    pending.cancel.store(true, Ordering::Relaxed);
+    app.status = "race lab: cancelling…".into();
+    true
 }
 
 /// Take the lab's report when it is ready (called after every event and tick).
@@ -174,22 +210,38 @@ pub fn housekeeping(app: &mut App) {
     let Some(pending) = &app.race_pending else {
         return;
     };
-    let result = match pending.try_recv() {
-        Ok(result) => result,
-        Err(std::sync::mpsc::TryRecvError::Empty) => return,
-        Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-            Err("the lab's thread ended without a report".into())
+    let result = loop {
+        match pending.answer.try_recv() {
+            Ok(RaceMessage::Progress(text)) => {
+                if !pending.cancel.load(Ordering::Relaxed) {
+                    app.status = format!("{text}… (Esc stops)");
+                }
+            }
+            Ok(RaceMessage::Done(result)) => break *result,
+            Err(TryRecvError::Empty) => return,
+            Err(TryRecvError::Disconnected) => {
+                break Err("the lab's thread ended without a report".into())
+            }
         }
     };
-    app.race_pending = None;
+    let Some(RacePending { lab, .. }) = app.race_pending.take() else {
+        return;
+    };
     match result {
-        Ok((report, lab)) => {
+        Ok(report) => {
             let lost: usize = report.strategies.iter().map(|s| s.lost_updates).sum();
             let errors: usize = report.strategies.iter().map(|s| s.errors).sum();
             app.status = format!(
                 "race lab: {} clients, 4 strategies; {lost} schedules lose an update, {errors} end in a client's error. ↑↓ an outcome, Enter its next schedule, ] [ its steps",
                 report.clients
             );
+            if let Some((id, why)) = report
+                .strategies
+                .iter()
+                .find_map(|s| s.stopped.as_ref().map(|w| (s.strategy.id(), w)))
+            {
+                app.status = format!("race lab: {id}: {why}. ↑↓ an outcome, ] [ its steps");
+            }
             app.race = Some(RaceView::new(report, lab));
             app.tab = Tab::Race;
             app.focus = super::app::Focus::Panes;

@@ -227,7 +227,7 @@ pub fn answer_prompt(app: &mut App, name: &str) -> Vec<Effect> {
         }
     };
     if let Err(e) = write_replacing(&path, &text) {
-        app.status = format!("not saved: cannot write {}: {e}", path.display());
+        app.status = format!("not saved: {e}");
         return Vec::new();
     }
     let effects = run_tests(app, Some(case.name.clone()));
@@ -243,11 +243,10 @@ fn read_test_text(path: &Path) -> Result<String, String> {
     read_bounded_text(path, &input::SETTINGS).map_err(|e| e.to_string())
 }
 
-/// Through a temporary file and a rename: an interruption never leaves half a test file.
-fn write_replacing(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("toml.evalbench-tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+/// Atomically (`engine::output`): an interruption never leaves half a test file, a symlinked
+/// test file stays a link and the file keeps its mode.
+fn write_replacing(path: &Path, text: &str) -> Result<(), crate::engine::output::OutputError> {
+    crate::engine::output::write_file(path, text.as_bytes())
 }
 
 /// Run the test file's cases against the editor's text (saved or not), off the UI thread.

@@ -236,6 +236,7 @@ struct Saved {
     calls: usize,
     trace_len: usize,
     logs_len: usize,
+    log_keep: api::LogKeep,
     resp3: bool,
     db_index: usize,
     first_write_ns: Option<u64>,
@@ -255,6 +256,7 @@ fn enter(run: &mut DebugRun) -> Saved {
         calls: r.calls,
         trace_len: r.trace.len(),
         logs_len: r.logs.len(),
+        log_keep: r.log_keep,
         resp3: r.script_resp3,
         db_index: r.db_index,
         first_write_ns: r.first_write_ns,
@@ -289,6 +291,12 @@ fn leave(run: &mut DebugRun, saved: Saved) -> bool {
     r.calls = saved.calls;
     r.trace.truncate(saved.trace_len);
     r.logs.truncate(saved.logs_len);
+    r.log_keep = saved.log_keep;
+    if saved.log_keep.hidden_messages > 0 {
+        if let Some(last) = r.logs.last_mut() {
+            last.message = saved.log_keep.hidden_text();
+        }
+    }
     r.script_resp3 = saved.resp3;
     r.db_index = saved.db_index;
     r.first_write_ns = saved.first_write_ns;

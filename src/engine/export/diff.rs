@@ -59,7 +59,18 @@ pub fn keyspace_diff(before: &Db, after: &Db, now_ms: i64) -> Vec<KeyDiff> {
 }
 
 /// One entry as compact keyspace JSON (JSON escapes C0; C1 and bidi are escaped for display).
+/// A value larger than an export shows is described, not copied: its JSON would take several
+/// times its size to build and escape.
 fn entry_json(key: &[u8], entry: &Entry, now_ms: i64) -> String {
+    let size = entry.value.approx_bytes();
+    if size > crate::engine::budget::EXPORT_VALUE_BYTES {
+        return format!(
+            "(a {} of {} bytes: not shown; an export shows values up to {} bytes)",
+            entry.value.type_name(),
+            crate::engine::reply::grouped(size),
+            crate::engine::reply::grouped(crate::engine::budget::EXPORT_VALUE_BYTES)
+        );
+    }
     let mut one = Db::new();
     one.insert_entry(key.to_vec(), entry.clone());
     let json = keyspace_to_json(&one, now_ms);

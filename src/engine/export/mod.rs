@@ -8,6 +8,7 @@ mod diff;
 pub mod html;
 pub mod markdown;
 
+use super::budget;
 use super::display::{display_bytes, display_safe, display_text};
 use super::keyspace::Db;
 use super::profile::Profile;
@@ -189,8 +190,8 @@ impl Document {
                 .iter()
                 .map(|a| display_bytes(a).into_owned())
                 .collect(),
-            reply_resp2: display_text(&report.reply_for(Protocol::Resp2).to_cli()).into_owned(),
-            reply_resp3: display_text(&report.reply_for(Protocol::Resp3).to_cli()).into_owned(),
+            reply_resp2: reply_text(report, Protocol::Resp2),
+            reply_resp3: reply_text(report, Protocol::Resp3),
             notes: report
                 .notes
                 .iter()
@@ -199,7 +200,7 @@ impl Document {
             lua_value: report
                 .lua_value
                 .as_deref()
-                .map(|v| display_text(v).into_owned()),
+                .map(|v| display_text(&clip(v)).into_owned()),
             error_line: report.error_line,
             trace: report
                 .trace
@@ -255,6 +256,39 @@ impl Document {
             line_times: line_times(report),
         }
     }
+}
+
+/// The reply as redis-cli prints it under `protocol`, from a bounded copy: an export shows
+/// `EXPORT_VALUE_BYTES` of its strings and `EXPORT_ELEMENTS` of its elements, each cut marked
+/// with the true size, so a 256 MiB reply costs what is shown.
+fn reply_text(report: &RunReport, protocol: Protocol) -> String {
+    let mut allowance = super::reply::Allowance {
+        elements: budget::EXPORT_ELEMENTS,
+        bytes: budget::EXPORT_VALUE_BYTES,
+    };
+    let shown = report.reply.bounded_copy(&mut allowance);
+    let converted = match (protocol, Profile::by_id(report.profile)) {
+        (Protocol::Resp2, Ok(profile)) => shown.to_resp2_with(&|d| profile.double_text(d)),
+        _ => shown.for_protocol(protocol),
+    };
+    display_text(&converted.to_cli()).into_owned()
+}
+
+/// The first `EXPORT_VALUE_BYTES` of `text` (on a character boundary), with the size cut.
+pub(crate) fn clip(text: &str) -> std::borrow::Cow<'_, str> {
+    let limit = budget::EXPORT_VALUE_BYTES;
+    if text.len() <= limit {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut keep = limit;
+    while !text.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    std::borrow::Cow::Owned(format!(
+        "{}… ({} bytes not shown)",
+        &text[..keep],
+        text.len() - keep
+    ))
 }
 
 /// The script's lines, numbered from 1 (a CRLF ending is one line end, as Lua reads it).

@@ -16,6 +16,146 @@ pub enum KeyspaceJsonError {
     },
     #[error("key {key:?}: {message}")]
     Invalid { key: String, message: String },
+    #[error("{}", over_budget_words(*json_bytes, *limit))]
+    OverBudget {
+        /// The size of the JSON text.
+        json_bytes: usize,
+        /// The budget in bytes.
+        limit: usize,
+    },
+}
+
+fn over_budget_words(json_bytes: usize, limit: usize) -> String {
+    format!(
+        "{} of keyspace JSON would take more than the memory budget ({}) to load; seed only the keys the script uses, or raise the budget with --max-memory MIB (memory_limit_mb in the workbench's config.toml)",
+        crate::engine::budget::size_text(json_bytes as u64),
+        crate::engine::budget::size_text(limit as u64)
+    )
+}
+
+/// Parse `text` as JSON, counting what the document and the database made from it will hold
+/// against the memory budget as it goes: past it, parsing stops with `OverBudget` before the
+/// allocations that would abort the process (a 60 MB seed of small values takes gigabytes).
+pub fn json_within_budget(text: &str) -> Result<Json, KeyspaceJsonError> {
+    use serde::de::DeserializeSeed;
+    let limit = crate::engine::budget::limit();
+    let meter = std::cell::Cell::new(crate::engine::budget::refresh());
+    let mut de = serde_json::Deserializer::from_str(text);
+    let parsed = Metered {
+        used: &meter,
+        limit,
+    }
+    .deserialize(&mut de)
+    .and_then(|v| de.end().map(|()| v));
+    match parsed {
+        Ok(v) => Ok(v),
+        Err(_) if meter.get() > limit => Err(KeyspaceJsonError::OverBudget {
+            json_bytes: text.len(),
+            limit,
+        }),
+        Err(e) => Err(KeyspaceJsonError::Syntax {
+            line: e.line(),
+            column: e.column(),
+            message: e
+                .to_string()
+                .split(" at line")
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        }),
+    }
+}
+
+/// What one value costs while a seed loads: its JSON node, its share of the database it becomes
+/// and the growth slack of both (measured: a list of 1.5M one-byte strings peaks at 325 MB of
+/// RSS, about 210 bytes an element); strings count twice (the JSON's and the database's copy).
+const SEED_VALUE_COST: usize = 2 * std::mem::size_of::<Json>() + 96;
+
+/// A `DeserializeSeed` that builds a `serde_json::Value` and charges each node to `used`.
+struct Metered<'a> {
+    used: &'a std::cell::Cell<usize>,
+    limit: usize,
+}
+
+impl Metered<'_> {
+    fn charge<E: serde::de::Error>(&self, bytes: usize) -> Result<(), E> {
+        let used = self.used.get().saturating_add(bytes);
+        self.used.set(used);
+        if used > self.limit {
+            return Err(E::custom("over the memory budget"));
+        }
+        Ok(())
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Metered<'_> {
+    type Value = Json;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Json, D::Error> {
+        // Nesting: serde_json's own recursion limit (128) bounds the depth.
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Metered<'_> {
+    type Value = Json;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Json, E> {
+        self.charge(SEED_VALUE_COST)?;
+        Ok(Json::Bool(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Json, E> {
+        self.charge(SEED_VALUE_COST)?;
+        Ok(Json::from(v))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Json, E> {
+        self.charge(SEED_VALUE_COST)?;
+        Ok(Json::from(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Json, E> {
+        self.charge(SEED_VALUE_COST)?;
+        Ok(serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Json, E> {
+        self.charge(SEED_VALUE_COST.saturating_add(v.len().saturating_mul(2)))?;
+        Ok(Json::String(v.to_owned()))
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Json, E> {
+        self.charge(SEED_VALUE_COST.saturating_add(v.len().saturating_mul(2)))?;
+        Ok(Json::String(v))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Json, E> {
+        self.charge(SEED_VALUE_COST)?;
+        Ok(Json::Null)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Json, E> {
+        self.visit_unit()
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        self.charge(SEED_VALUE_COST)?;
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Metered {
+            used: self.used,
+            limit: self.limit,
+        })? {
+            items.push(item);
+        }
+        Ok(Json::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+        self.charge(SEED_VALUE_COST)?;
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            self.charge(SEED_VALUE_COST.saturating_add(key.len().saturating_mul(2)))?;
+            let value = map.next_value_seed(Metered {
+                used: self.used,
+                limit: self.limit,
+            })?;
+            out.insert(key, value);
+        }
+        Ok(Json::Object(out))
+    }
 }
 
 fn invalid(key: &str, message: impl Into<String>) -> KeyspaceJsonError {
@@ -27,16 +167,7 @@ fn invalid(key: &str, message: impl Into<String>) -> KeyspaceJsonError {
 
 /// Parse a seed keyspace; TTLs are relative to `now_ms`.
 pub fn keyspace_from_json(text: &str, now_ms: i64) -> Result<Db, KeyspaceJsonError> {
-    let root: Json = serde_json::from_str(text).map_err(|e| KeyspaceJsonError::Syntax {
-        line: e.line(),
-        column: e.column(),
-        message: e
-            .to_string()
-            .split(" at line")
-            .next()
-            .unwrap_or_default()
-            .to_string(),
-    })?;
+    let root = json_within_budget(text)?;
     keyspace_from_json_value(&root, now_ms)
 }
 

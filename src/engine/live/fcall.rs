@@ -30,14 +30,13 @@ use super::guarded::{
     concerns, describe_concern, keys_before, Concern, Consent, GuardedRun, Phase, Question,
     RunControl,
 };
-use super::{open, to_cmd, to_reply, ClusterNode, LiveBackend, LiveError, Target};
+use super::{to_cmd, ClusterNode, LiveBackend, LiveError, Target};
 use crate::engine::keyspace::Db;
 use crate::engine::reply::Reply;
 use crate::engine::report::Outcome;
 use crate::engine::script::sha1_hex;
 use crate::engine::{FunctionCall, RunReport, Sandbox};
-use redis::ConnectionLike;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A function as loaded on the server: its library's code and its flags.
 #[derive(Debug, Clone, PartialEq)]
@@ -193,26 +192,13 @@ fn outcome_of(reply: &Reply) -> (Outcome, Option<u32>) {
 /// FUNCTION KILL on a fresh connection (SCRIPT KILL does not stop a function: the server answers
 /// BUSY), and what happened in words.
 pub fn function_kill(target: &Target) -> String {
-    let answer = open(target).and_then(|mut con| {
-        con.req_command(redis::cmd("FUNCTION").arg("KILL"))
-            .map(to_reply)
-            .or_else(|e| match (e.code(), e.detail()) {
-                (Some(code), Some(detail)) => Ok(Reply::Error(format!("{code} {detail}"))),
-                (Some(code), None) => Ok(Reply::Error(code.to_string())),
-                _ => Err(LiveError::Lost(super::describe_error(&e, &target.display))),
-            })
-    });
-    match answer {
-        Ok(Reply::Status(s)) if s == "OK" => {
-            "sent FUNCTION KILL: OK (the function was stopped)".into()
-        }
-        Ok(Reply::Error(e)) if e.starts_with("NOTBUSY") => {
-            "sent FUNCTION KILL: NOTBUSY (the function had ended by then; its reply was not read)".into()
-        }
-        Ok(Reply::Error(e)) if e.starts_with("UNKILLABLE") => "sent FUNCTION KILL: UNKILLABLE: the function has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE)".into(),
-        Ok(other) => format!("sent FUNCTION KILL: {}", other.to_cli().replace('\n', " ")),
-        Err(e) => format!("FUNCTION KILL could not be sent: {e}"),
-    }
+    function_kill_report(target).text
+}
+
+/// `function_kill` with its verdict.
+pub fn function_kill_report(target: &Target) -> super::KillReport {
+    let (answer, after) = super::kill_on(target, "FUNCTION");
+    super::judge_kill("FUNCTION", "", &answer, &after)
 }
 
 /// Send FCALL (or FCALL_RO when `read_only`) once, never again on a lost connection. When the read
@@ -235,15 +221,7 @@ pub fn send_fcall(
     let result = live.send(&to_cmd(&args));
     let elapsed_ns = started.elapsed().as_nanos() as u64;
     if matches!(&result, Err(e) if e.is_timeout() && e.code().is_none()) {
-        // The server reads FUNCTION KILL once the function has run for the busy threshold.
-        let wait =
-            Duration::from_millis(live.server.busy_threshold_ms) + live.target.connect_timeout;
-        let mut killer = live.target.clone();
-        killer.connect_timeout = wait;
-        killer.read_timeout = Some(wait);
-        let settings = killer.info.redis_settings().clone().set_db(0);
-        killer.info = killer.info.clone().set_redis_settings(settings);
-        let answer = function_kill(&killer);
+        let answer = function_kill(&live.killer_target());
         live.reconnect();
         return Err(LiveError::Lost(format!(
             "{}: gave up waiting for the function (--read-timeout); {answer}",
@@ -462,7 +440,7 @@ fn guarded_fcall_inner(
             cancelled.after = dry.after;
             return cancelled;
         }
-        let memory_limit = crate::engine::sandbox::DEFAULT_MEMORY_LIMIT;
+        let memory_limit = crate::engine::budget::limit();
         let mut found = concerns(
             &dry.report,
             &dry.writes,

@@ -541,7 +541,7 @@ fn guarded_run_inner(
                 ..plain(report, Db::new(), Db::new(), None)
             };
         }
-        let memory_limit = crate::engine::sandbox::DEFAULT_MEMORY_LIMIT;
+        let memory_limit = crate::engine::budget::limit();
         let mut watch = |stop: Arc<AtomicBool>| control.watch_dry_run(stop);
         let entered = |phase| control.enter(phase);
         let dry = match dry_run_with(live, request, now_ms, &entered, &mut watch) {
@@ -662,25 +662,37 @@ pub fn kill_running(
     generation: u64,
     cluster: bool,
 ) -> String {
+    kill_running_report(target, control, keys, generation, cluster).text
+}
+
+/// `kill_running` with its verdict (a front end acts on it: wait for the reply, or say the server
+/// may still be busy).
+pub fn kill_running_report(
+    target: &Target,
+    control: &RunControl,
+    keys: &[Vec<u8>],
+    generation: u64,
+    cluster: bool,
+) -> super::KillReport {
     // Bounded: 2,000 tries 10 ms apart (20 s) while the server keeps answering NOTBUSY.
     for _ in 0..2000 {
         let answers = super::script_kill_for(target, keys);
         let not_busy = matches!(&answers, Ok(a) if !a.is_empty()
-            && a.iter().all(|(_, r)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"))));
+            && a.iter().all(|(_, r, _)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"))));
         // A function runs (issue 13): the server answers BUSY to SCRIPT KILL; FUNCTION KILL stops it.
         let function_runs = matches!(&answers, Ok(a)
-            if a.iter().any(|(_, r)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("BUSY"))));
+            if a.iter().any(|(_, r, _)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("BUSY"))));
         if function_runs {
-            return super::fcall::function_kill(target);
+            return super::fcall::function_kill_report(target);
         }
         let still_running =
             control.phase() == Phase::OnServer && control.generation() == generation;
         if !(not_busy && still_running) {
-            return super::describe_kill(answers, cluster);
+            return super::judge_kills(answers, cluster);
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    super::describe_kill(
+    super::judge_kills(
         Err(LiveError::Server(
             "the server kept answering NOTBUSY for 20 s while the script was on its way".into(),
         )),

@@ -380,6 +380,122 @@ if calls <= MAX_CALLS then
 end
 "#;
 
+/// Under a scratch database (`test --server --db N`): every call goes through this guard, which
+/// answers with an error, without sending it, a command that reaches another database than `@DB@`
+/// (SELECT of another, MOVE, SWAPDB, COPY ... DB, MIGRATE, FLUSHALL, CLUSTER FLUSHSLOT). The
+/// refusal is recorded in the trace as the call's reply (`CONFINED_PREFIX`).
+const CONFINE: &str = r#"
+local __eb_upper, __eb_tostring = string.upper, tostring
+__eb_rpcall = (function(p) return function(c, ...)
+ local u = __eb_type(c) == 'string' and __eb_upper(c) or ''
+ local bad = u == 'MOVE' or u == 'SWAPDB' or u == 'FLUSHALL' or u == 'MIGRATE'
+ if u == 'SELECT' then bad = __eb_tostring((...)) ~= '@DB@' end
+ if u == 'COPY' then
+  for j = 3, __eb_select('#', ...) do
+   local a = __eb_select(j, ...)
+   if __eb_type(a) == 'string' and __eb_upper(a) == 'DB' then bad = true end
+  end
+ end
+ if u == 'CLUSTER' then local a = (...) bad = __eb_type(a) == 'string' and __eb_upper(a) == 'FLUSHSLOT' end
+ if bad then return { err = '@PREFIX@' .. u .. ' reaches beyond the scratch db @DB@: not sent (test --server keeps each case in --db @DB@)' } end
+ return p(c, ...)
+end end)(__eb_rpcall)
+"#;
+
+/// How the confinement's refusals begin (the case that made one fails).
+pub const CONFINED_PREFIX: &str = "ERR evalbench: ";
+
+/// Names through which a script could reach the real `redis.call` past the proxy (the global
+/// table, another chunk's environment, a metatable, the debug library, the copy's own locals): a
+/// script naming one cannot be kept in a scratch database.
+const ESCAPES: [&str; 8] = [
+    "_G",
+    "getfenv",
+    "setfenv",
+    "loadstring",
+    "load",
+    "debug",
+    "getmetatable",
+    "__eb_",
+];
+
+/// The first name of `ESCAPES` the script's code has as a word (`__eb_` as a prefix; comments and
+/// strings skipped): None when confining it to a scratch database holds.
+pub fn confinement_escape(script: &[u8]) -> Option<&'static str> {
+    let code = masked(script, false);
+    ESCAPES
+        .into_iter()
+        .find(|name| has_word(&code, name.as_bytes(), name.ends_with('_')))
+}
+
+/// Does `text` hold `name` as a word (any case when `name` is upper case; as a prefix when
+/// `prefix`)?
+pub fn has_word(text: &[u8], name: &[u8], prefix: bool) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let any_case = name.iter().all(|b| !b.is_ascii_lowercase());
+    text.windows(name.len()).enumerate().any(|(i, w)| {
+        (if any_case {
+            w.eq_ignore_ascii_case(name)
+        } else {
+            w == name
+        }) && (i == 0 || !word(text[i - 1]))
+            && (prefix || !text.get(i + name.len()).is_some_and(|&b| word(b)))
+    })
+}
+
+/// `script` with its comments (and its strings, unless `keep_strings`) blanked out, for word
+/// searches in its code. An unclosed string or comment blanks the rest.
+pub fn masked(script: &[u8], keep_strings: bool) -> Vec<u8> {
+    let mut out = script.to_vec();
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for b in &mut out[from..to.min(script.len())] {
+            if !matches!(*b, b'\n' | b'\r') {
+                *b = b' ';
+            }
+        }
+    };
+    let mut line = 0u32;
+    let mut i = 0;
+    while i < script.len() {
+        match script[i] {
+            b'-' if script.get(i + 1) == Some(&b'-') => {
+                let end = match long_bracket(script, i + 2) {
+                    Some(level) => {
+                        skip_long(script, i + 2, level, &mut line).unwrap_or(script.len())
+                    }
+                    None => script[i..]
+                        .iter()
+                        .position(|&b| b == b'\n' || b == b'\r')
+                        .map_or(script.len(), |n| i + n),
+                };
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'[' if long_bracket(script, i).is_some() => {
+                let level = long_bracket(script, i).unwrap_or(0);
+                let end = skip_long(script, i, level, &mut line).unwrap_or(script.len());
+                if !keep_strings {
+                    blank(&mut out, i, end);
+                }
+                i = end;
+            }
+            quote @ (b'\'' | b'"') => {
+                let mut j = i + 1;
+                while j < script.len() && script[j] != quote {
+                    j += if script[j] == b'\\' { 2 } else { 1 };
+                }
+                let end = (j + 1).min(script.len());
+                if !keep_strings {
+                    blank(&mut out, i, end);
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
 /// `redis.pcall`: never raises.
 const PCALL: &str = r#"
 local function __eb_dopcall(...) local r, kind = __eb_rpcall(...), 2 @RECORD@ return r end
@@ -455,7 +571,7 @@ enum Mode {
     Coroutine { shared: bool },
 }
 
-fn prelude(names: &Names, mode: Mode, copy_fields: bool) -> String {
+fn prelude(names: &Names, mode: Mode, copy_fields: bool, confine: Option<i64>) -> String {
     let slots = if mode == Mode::NoProxy {
         String::new()
     } else {
@@ -480,6 +596,13 @@ fn prelude(names: &Names, mode: Mode, copy_fields: bool) -> String {
         _ => (true, true),
     };
     let mut parts = vec![one_line(RECORDER_LOCALS)];
+    if let Some(db) = confine {
+        parts.push(
+            one_line(CONFINE)
+                .replace("@DB@", &db.to_string())
+                .replace("@PREFIX@", CONFINED_PREFIX),
+        );
+    }
     if pcalls || mode != Mode::Direct {
         parts.push(with_record(PCALL));
     }
@@ -567,6 +690,11 @@ return t
 /// Build the instrumented copy. `None` when the script's shebang is invalid (send it as is: the
 /// server refuses it with its own error).
 pub fn instrument(script: &[u8]) -> Option<Instrumented> {
+    instrument_confined(script, None)
+}
+
+/// `instrument`, every call kept in database `confine` when given (see `CONFINE`).
+pub fn instrument_confined(script: &[u8], confine: Option<i64>) -> Option<Instrumented> {
     let user_sha = sha1_hex(script);
     let (_, shebang_len) = parse_shebang(script).ok()?;
     let mut text = Vec::with_capacity(script.len() + 4096);
@@ -584,7 +712,9 @@ pub fn instrument(script: &[u8]) -> Option<Instrumented> {
         Names::Static { .. } if !can_catch => Mode::Direct,
         _ => Mode::Coroutine { shared: !can_catch },
     };
-    text.extend_from_slice(prelude(&names, mode, may_inspect_redis_table(body)).as_bytes());
+    text.extend_from_slice(
+        prelude(&names, mode, may_inspect_redis_table(body), confine).as_bytes(),
+    );
     text.extend_from_slice(body);
     text.extend_from_slice(
         POSTLUDE
@@ -834,6 +964,43 @@ pub fn decode(reply: Reply, copy: &Instrumented) -> Result<Decoded, Reply> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ways_past_the_proxy_are_found_in_code_only() {
+        assert_eq!(
+            confinement_escape(b"return _G.redis.call('GET', 'k')"),
+            Some("_G")
+        );
+        assert_eq!(
+            confinement_escape(b"local r = getmetatable(redis).__newindex"),
+            Some("getmetatable")
+        );
+        assert_eq!(
+            confinement_escape(b"return __eb_real.call('SELECT', 0)"),
+            Some("__eb_")
+        );
+        assert_eq!(
+            confinement_escape(b"return loadstring('return redis')()"),
+            Some("loadstring")
+        );
+        // Comments and strings are not code; longer names are other names.
+        assert_eq!(
+            confinement_escape(
+                b"-- _G and load\n--[[ getfenv ]] return {'_G', [[debug]], download, _Go}"
+            ),
+            None
+        );
+        assert_eq!(
+            masked(b"a = 'x' -- c\nb = [[y]]", true),
+            b"a = 'x'     \nb = [[y]]".to_vec()
+        );
+        assert_eq!(
+            masked(b"a = 'x' -- c\nb = [[y]]", false),
+            format!("a ={}\nb ={}", " ".repeat(9), " ".repeat(6)).into_bytes()
+        );
+        assert!(has_word(b"redis.call('select', 0)", b"SELECT", false));
+        assert!(!has_word(b"local selected = 1", b"SELECT", false));
+    }
 
     #[test]
     fn keeps_line_numbers_and_the_shebang_line() {

@@ -345,6 +345,9 @@ pub struct LiveBackend {
     protocol: Protocol,
     /// Record a trace (send the instrumented copy); off: the user's script is sent as is.
     pub tracing: bool,
+    /// A scratch database scripts must stay in (`test --server --db N`): the copy refuses calls
+    /// that reach another database, and a script that cannot be traced is not sent.
+    pub confine_db: Option<i64>,
     /// Instrumented copies by user script (the last one; a changed script is instrumented again).
     last: Option<(Vec<u8>, std::sync::Arc<instrument::Instrumented>)>,
     /// Commands of traced calls already looked up in the command table.
@@ -378,14 +381,16 @@ impl LiveBackend {
             con,
             protocol,
             tracing: true,
+            confine_db: None,
             last: None,
             resolve_cache: Default::default(),
             masters: Vec::new(),
         };
         backend.server = backend.discover(deadline)?;
-        if let Con::Single(c) = &backend.con {
+        if let Con::Single(c) = &mut backend.con {
             c.set_read_timeout(backend.target.read_timeout)
                 .map_err(|e| LiveError::Connect(describe_error(&e, &backend.target.display)))?;
+            c.set_read_deadline(None);
         }
         if backend.server.cluster {
             backend.con = Con::Cluster(Box::new(open_cluster(&backend.target)?));
@@ -419,6 +424,7 @@ impl LiveBackend {
     /// (SCAN, DBSIZE: per node on a cluster); on a standalone server, to the server.
     pub fn command_on(&mut self, node: &ClusterNode, args: &[&[u8]]) -> Result<Reply, LiveError> {
         let cmd = to_cmd(args);
+        self.arm();
         let result = match &mut self.con {
             Con::Single(c) => c.req_command(&cmd),
             Con::Cluster(c) => c.route_command(&cmd, node.routing()),
@@ -430,6 +436,7 @@ impl LiveBackend {
     /// redirect comes back here: the node did not run the command, so it is sent once to the node
     /// named (after ASKING for ASK); a MOVED also reloads the slot map for the next commands.
     fn send(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
+        self.arm();
         let result = self.con.req_command(cmd);
         let Con::Cluster(c) = &mut self.con else {
             return result;
@@ -507,6 +514,7 @@ impl LiveBackend {
             }
             cmd.write_packed_command(&mut packed);
         }
+        con.set_read_deadline(self.target.read_timeout.map(|t| Instant::now() + t));
         match con.req_packed_commands(&packed, 0, commands.len()) {
             Ok(values) => Ok(values.into_iter().map(to_reply).collect()),
             Err(e) => {
@@ -514,6 +522,14 @@ impl LiveBackend {
                 self.reconnect();
                 Err(LiveError::Lost(message))
             }
+        }
+    }
+
+    /// The read timeout bounds the whole reply of the next command, not each read of it (a peer
+    /// sending a byte at a time would otherwise hold the connection without end).
+    fn arm(&mut self) {
+        if let Con::Single(c) = &mut self.con {
+            c.set_read_deadline(self.target.read_timeout.map(|t| Instant::now() + t));
         }
     }
 
@@ -545,6 +561,8 @@ impl LiveBackend {
             )));
         };
         con.set_read_timeout(Some(left)).map_err(connect_error)?;
+        // The whole discovery ends by the connect deadline, however slowly a peer answers.
+        con.set_read_deadline(Some(deadline));
         match con.req_command(&to_cmd(args)) {
             Ok(v) => Ok(to_reply(v)),
             Err(e) => match server_error_text(&e) {
@@ -711,7 +729,8 @@ impl LiveBackend {
         match &self.last {
             Some((s, copy)) if s == script => Some(copy.clone()),
             _ => {
-                let copy = std::sync::Arc::new(instrument::instrument(script)?);
+                let copy =
+                    std::sync::Arc::new(instrument::instrument_confined(script, self.confine_db)?);
                 self.last = Some((script.to_vec(), copy.clone()));
                 Some(copy)
             }
@@ -743,6 +762,20 @@ impl LiveBackend {
         Ok(reply)
     }
 
+    /// Where SCRIPT KILL (or FUNCTION KILL) for a script of this connection goes: the same server and
+    /// credentials, database 0 (a busy server refuses SELECT; a kill needs no database), and waits
+    /// long enough for the server to read it (once the script has run for the busy threshold).
+    pub fn killer_target(&self) -> Target {
+        let wait =
+            Duration::from_millis(self.server.busy_threshold_ms) + self.target.connect_timeout;
+        let mut killer = self.target.clone();
+        killer.connect_timeout = wait;
+        killer.read_timeout = Some(wait);
+        let settings = killer.info.redis_settings().clone().set_db(0);
+        killer.info = killer.info.clone().set_redis_settings(settings);
+        killer
+    }
+
     /// Send a script. When the read timeout expires, the script would go on keeping the server busy:
     /// SCRIPT KILL it from a second connection (on the node running it) and say how that went.
     fn script_command(&mut self, args: &[&[u8]], keys: &[Vec<u8>]) -> Result<Reply, LiveError> {
@@ -751,16 +784,10 @@ impl LiveBackend {
         if !timed_out {
             return self.reply_of(result);
         }
-        // The server reads the SCRIPT KILL once the script has run for the busy threshold (or ends).
-        let wait =
-            Duration::from_millis(self.server.busy_threshold_ms) + self.target.connect_timeout;
-        let mut killer = self.target.clone();
-        killer.connect_timeout = wait;
-        killer.read_timeout = Some(wait);
-        // A busy server refuses SELECT; SCRIPT KILL needs no database.
-        let settings = killer.info.redis_settings().clone().set_db(0);
-        killer.info = killer.info.clone().set_redis_settings(settings);
-        let answer = describe_kill(script_kill_for(&killer, keys), self.server.cluster);
+        let answer = describe_kill(
+            script_kill_for(&self.killer_target(), keys),
+            self.server.cluster,
+        );
         // The late reply of the script would be read as the next command's: a fresh connection (a
         // cluster connection skips it by itself).
         if matches!(self.con, Con::Single(_)) {
@@ -798,11 +825,19 @@ impl LiveBackend {
                 ));
             }
         }
-        let copy = if self.tracing {
+        let copy = if self.tracing || self.confine_db.is_some() {
             self.instrumented(&request.script)
         } else {
             None
         };
+        if let (Some(db), None) = (self.confine_db, &copy) {
+            return Ok(RunReport::refused(
+                sha1_hex(&request.script),
+                format!("evalbench: not sent: the script cannot be kept in the scratch db {db} (its shebang line is not valid, so it cannot be instrumented)"),
+                self.protocol,
+                self.server.busy_threshold_ms,
+            ));
+        }
         let user_sha = match &copy {
             Some(c) => c.user_sha.clone(),
             None => sha1_hex(&request.script),
@@ -812,6 +847,7 @@ impl LiveBackend {
             Some(copy) => {
                 let reply = self.eval(&copy.text, &copy.sha, request, mode)?;
                 if matches!(&reply, Reply::Error(e) if e.starts_with("ERR Error compiling script"))
+                    && self.confine_db.is_none()
                 {
                     // Either the user's script does not compile (the plain EVAL says exactly how) or only
                     // the copy does not (then the plain run is exact but untraced).
@@ -970,78 +1006,211 @@ fn annotate(
 /// SCRIPT KILL on a fresh connection (the running script's connection is blocked): the server's answer,
 /// or the connection error.
 pub fn script_kill(target: &Target) -> Result<Reply, LiveError> {
-    kill(&mut open(target)?, target)
+    kill(&mut open(target)?, target, "SCRIPT").map(|(reply, _)| reply)
 }
 
-fn kill(con: &mut redis::Connection, target: &Target) -> Result<Reply, LiveError> {
-    let cmd = redis::cmd("SCRIPT").arg("KILL").to_owned();
+/// How long the server has, after an OK to SCRIPT KILL or FUNCTION KILL, to answer PING with
+/// anything but BUSY before the kill is reported as not having stopped the script.
+pub const KILL_CONFIRM: Duration = Duration::from_secs(5);
+
+/// How long SCRIPT KILL's own answer is awaited when the target has no read timeout: the server
+/// reads it only once the script has run for the busy threshold.
+const KILL_REPLY_WAIT: Duration = Duration::from_secs(60);
+
+/// What the server did after SCRIPT KILL (or FUNCTION KILL) answered OK. OK only sets a flag that
+/// the script's hook reads; code the hook cannot interrupt (a loop in an error handler) keeps
+/// running, so only a PING that is answered tells that the script stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AfterKill {
+    /// Not checked: the kill was not answered OK.
+    NotChecked,
+    /// PING was answered (not BUSY): the script stopped.
+    Answers,
+    /// The server still answered BUSY after this long.
+    StillBusy(Duration),
+    /// PING got no answer within this long (or the connection broke): the server is frozen.
+    Silent(Duration),
+}
+
+/// `what` KILL ("SCRIPT" or "FUNCTION") on `con`: the server's answer (an error reply such as
+/// NOTBUSY or UNKILLABLE is an answer), and after an OK, whether PING is answered again.
+fn kill(
+    con: &mut redis::Connection,
+    target: &Target,
+    what: &str,
+) -> Result<(Reply, AfterKill), LiveError> {
+    let lost = |e: redis::RedisError| LiveError::Lost(describe_error(&e, &target.display));
+    let wait = target.read_timeout.unwrap_or(KILL_REPLY_WAIT);
+    con.set_read_timeout(Some(wait)).map_err(lost)?;
+    con.set_read_deadline(Some(Instant::now() + wait));
+    let cmd = redis::cmd(what).arg("KILL").to_owned();
     let answer = con
         .req_command(&cmd)
         .map(to_reply)
-        .or_else(|e| match (e.code(), e.detail()) {
-            // An error reply (NOTBUSY, UNKILLABLE) is the server's answer.
-            (Some(code), Some(detail)) => Ok(Reply::Error(format!("{code} {detail}"))),
-            (Some(code), None) => Ok(Reply::Error(code.to_string())),
-            _ => Err(LiveError::Lost(describe_error(&e, &target.display))),
+        .or_else(|e| match server_error_text(&e) {
+            Some(text) => Ok(Reply::Error(text)),
+            None => Err(lost(e)),
         })?;
-    // OK sets a flag the script's hook reads a moment later: until then the server answers BUSY.
-    // Wait (briefly) for the stop, so the caller's next command finds the server free.
-    if answer == Reply::Status("OK".into()) {
-        let until = Instant::now() + Duration::from_secs(1);
-        let ping = redis::cmd("PING").to_owned();
-        while Instant::now() < until {
-            match con.req_command(&ping) {
-                Err(e) if e.code() == Some("BUSY") => std::thread::sleep(Duration::from_millis(1)),
-                Ok(Value::ServerError(e)) if e.code() == "BUSY" => {
-                    std::thread::sleep(Duration::from_millis(1))
-                }
-                _ => break,
-            }
-        }
+    if answer != Reply::Status("OK".into()) {
+        return Ok((answer, AfterKill::NotChecked));
     }
-    Ok(answer)
+    Ok((answer, confirm_stopped(con, KILL_CONFIRM)))
 }
 
-/// What SCRIPT KILL answered, for a message: "sent SCRIPT KILL: OK (...)". On a cluster, the node that
+/// PING until it is answered with anything but BUSY, for `window` at most.
+fn confirm_stopped(con: &mut redis::Connection, window: Duration) -> AfterKill {
+    let started = Instant::now();
+    let ping = redis::cmd("PING").to_owned();
+    loop {
+        let left = window.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return AfterKill::StillBusy(window);
+        }
+        if con.set_read_timeout(Some(left)).is_err() {
+            return AfterKill::Silent(started.elapsed());
+        }
+        con.set_read_deadline(Some(Instant::now() + left));
+        let busy = match con.req_command(&ping) {
+            Ok(Value::ServerError(e)) => e.code() == "BUSY",
+            Ok(_) => false,
+            Err(e) if e.code() == Some("BUSY") => true,
+            Err(e) if e.code().is_some() => false,
+            // No answer at all: the server does not read its clients any more.
+            Err(e) if e.is_timeout() => return AfterKill::Silent(window),
+            Err(_) => return AfterKill::Silent(started.elapsed()),
+        };
+        if !busy {
+            return AfterKill::Answers;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// How a kill ended, for a front end to act on (the words are in `KillReport::text`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KillVerdict {
+    /// Killed, and the server answers PING again.
+    Stopped,
+    /// NOTBUSY: no script was running by then.
+    NotRunning,
+    /// UNKILLABLE: the script has written; only SHUTDOWN NOSAVE stops it.
+    Unkillable,
+    /// Killed (OK), but the server still answers BUSY.
+    StillBusy,
+    /// The server does not answer at all (it may need a restart).
+    NotAnswering,
+    /// Another answer, or the kill could not be sent.
+    Other,
+}
+
+/// A kill's verdict and what happened in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KillReport {
+    pub verdict: KillVerdict,
+    pub text: String,
+}
+
+/// `what` KILL's answer and the PING check after it, in words: "sent SCRIPT KILL: OK; ...". `to`:
+/// " to host:port" on a cluster, else empty.
+pub fn judge_kill(
+    what: &str,
+    to: &str,
+    answer: &Result<Reply, LiveError>,
+    after: &AfterKill,
+) -> KillReport {
+    let subject = if what == "FUNCTION" {
+        "function"
+    } else {
+        "script"
+    };
+    let (verdict, text) = match (answer, after) {
+        (Ok(Reply::Status(s)), AfterKill::Answers) if s == "OK" => (
+            KillVerdict::Stopped,
+            format!("sent {what} KILL{to}: OK; the {subject} was stopped (the server answers PING)"),
+        ),
+        (Ok(Reply::Status(s)), AfterKill::StillBusy(d)) if s == "OK" => (
+            KillVerdict::StillBusy,
+            format!(
+                "sent {what} KILL{to}: OK, but the server still answers BUSY after {}s: the {subject} did not stop (it may be in code the server cannot interrupt); wait for it, or have an administrator restart the server",
+                d.as_secs_f64()
+            ),
+        ),
+        (Ok(Reply::Status(s)), AfterKill::Silent(d)) if s == "OK" => (
+            KillVerdict::NotAnswering,
+            format!(
+                "sent {what} KILL{to}: OK, but the server does not answer PING within {}s: the {subject} did not stop and the server is frozen (a loop the server cannot interrupt, such as one in an error handler); it may need a restart",
+                d.as_secs_f64()
+            ),
+        ),
+        (Ok(Reply::Error(e)), _) if e.starts_with("NOTBUSY") => (
+            KillVerdict::NotRunning,
+            format!(
+                "sent {what} KILL{to}: NOTBUSY (the {subject} had ended by then; its reply was not read)"
+            ),
+        ),
+        (Ok(Reply::Error(e)), _) if e.starts_with("UNKILLABLE") => (
+            KillVerdict::Unkillable,
+            format!(
+                "sent {what} KILL{to}: UNKILLABLE: the {subject} has written, so only SHUTDOWN NOSAVE stops it (which loses the writes since the last save; evalbench never sends it); otherwise the server stays busy until the {subject} ends"
+            ),
+        ),
+        (Ok(other), _) => (
+            KillVerdict::Other,
+            format!("sent {what} KILL{to}: {}", other.to_cli().replace('\n', " ")),
+        ),
+        (Err(e), _) => (
+            KillVerdict::NotAnswering,
+            format!(
+                "{what} KILL{to} could not be sent: {e} (a server that does not answer may need a restart)"
+            ),
+        ),
+    };
+    KillReport { verdict, text }
+}
+
+/// What SCRIPT KILL answered, for a message: "sent SCRIPT KILL: OK; ...". On a cluster, the node that
 /// ran the script (the one not answering NOTBUSY) is named.
 pub fn describe_kill(answers: Result<KillAnswers, LiveError>, cluster: bool) -> String {
+    judge_kills(answers, cluster).text
+}
+
+/// `describe_kill` with its verdict.
+pub fn judge_kills(answers: Result<KillAnswers, LiveError>, cluster: bool) -> KillReport {
     let answers = match answers {
         Ok(answers) if !answers.is_empty() => answers,
-        Ok(_) => return "SCRIPT KILL was not sent (no node to ask)".into(),
-        Err(e) => return format!("SCRIPT KILL could not be sent: {e}"),
+        Ok(_) => {
+            return KillReport {
+                verdict: KillVerdict::Other,
+                text: "SCRIPT KILL was not sent (no node to ask)".into(),
+            }
+        }
+        Err(e) => return judge_kill("SCRIPT", "", &Err(e), &AfterKill::NotChecked),
     };
     let not_busy =
         |a: &Result<Reply, LiveError>| matches!(a, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"));
-    let (node, answer) = answers
+    let (node, answer, after) = answers
         .iter()
-        .find(|(_, a)| !not_busy(a))
+        .find(|(_, a, _)| !not_busy(a))
         .unwrap_or(&answers[0]);
     let to = if cluster {
         format!(" to {node}")
     } else {
         String::new()
     };
-    match answer {
-        Ok(Reply::Status(s)) if s == "OK" => {
-            format!("sent SCRIPT KILL{to}: OK (the script was stopped)")
-        }
-        Ok(Reply::Error(e)) if e.starts_with("NOTBUSY") => format!(
-            "sent SCRIPT KILL{to}: NOTBUSY (the script had ended by then; its reply was not read)"
-        ),
-        Ok(Reply::Error(e)) if e.starts_with("UNKILLABLE") => format!(
-            "sent SCRIPT KILL{to}: UNKILLABLE: the script has written, so it runs until it ends (evalbench never sends SHUTDOWN NOSAVE); wait for it, or have an administrator run SHUTDOWN NOSAVE, which loses the writes since the last save"
-        ),
-        Ok(other) => format!(
-            "sent SCRIPT KILL{to}: {}",
-            other.to_cli().replace('\n', " ")
-        ),
-        Err(e) => format!("SCRIPT KILL{to} failed: {e}"),
-    }
+    judge_kill("SCRIPT", &to, answer, after)
 }
 
 /// The nodes `script_kill_for` asked, each with its answer: ("host:port", SCRIPT KILL's reply or the
-/// connection error).
-pub type KillAnswers = Vec<(String, Result<Reply, LiveError>)>;
+/// connection error, the PING check after an OK).
+pub type KillAnswers = Vec<(String, Result<Reply, LiveError>, AfterKill)>;
+
+/// `what` KILL on a fresh connection to `target`, with the PING check after an OK.
+pub(crate) fn kill_on(target: &Target, what: &str) -> (Result<Reply, LiveError>, AfterKill) {
+    match open(target).and_then(|mut con| kill(&mut con, target, what)) {
+        Ok((reply, after)) => (Ok(reply), after),
+        Err(e) => (Err(e), AfterKill::NotChecked),
+    }
+}
 
 /// SCRIPT KILL where a script with these KEYS runs, on fresh connections (the running script's one is
 /// blocked). A standalone server: the server (as `script_kill`). A cluster: the master serving the first
@@ -1057,7 +1226,11 @@ pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers,
         _ => Vec::new(),
     };
     if masters.is_empty() {
-        return Ok(vec![(target.display.clone(), kill(&mut seed, target))]);
+        let (answer, after) = match kill(&mut seed, target, "SCRIPT") {
+            Ok((reply, after)) => (Ok(reply), after),
+            Err(e) => (Err(e), AfterKill::NotChecked),
+        };
+        return Ok(vec![(target.display.clone(), answer, after)]);
     }
     let chosen: Vec<&ClusterNode> = match keys.first() {
         Some(key) => {
@@ -1077,8 +1250,8 @@ pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers,
         .into_iter()
         .map(|node| {
             let node_target = node.target(target);
-            let answer = open(&node_target).and_then(|mut con| kill(&mut con, &node_target));
-            (node.addr(), answer)
+            let (answer, after) = kill_on(&node_target, "SCRIPT");
+            (node.addr(), answer, after)
         })
         .collect())
 }
@@ -1275,6 +1448,7 @@ fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, L
     con.set_read_timeout(Some(left))
         .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
     if db != 0 {
+        con.set_read_deadline(Some(deadline));
         let select = redis::cmd("SELECT").arg(db).to_owned();
         let refusal = match con.req_command(&select).map(to_reply) {
             Ok(Reply::Error(e)) => Some(e),
@@ -1298,6 +1472,7 @@ fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, L
         }
         con.set_read_timeout(Some(time_left(deadline, target)?))
             .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+        con.set_read_deadline(None);
     }
     Ok(con)
 }

@@ -210,7 +210,7 @@ pub fn describe_kill(answers: Result<super::KillAnswers, LiveError>, cluster: bo
     let all_not_busy = answers.as_ref().is_ok_and(|a| {
         !a.is_empty()
             && a.iter()
-                .all(|(_, r)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY")))
+                .all(|(_, r, _)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY")))
     });
     if all_not_busy {
         return "sent SCRIPT KILL: NOTBUSY (no script was running)".into();

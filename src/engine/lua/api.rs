@@ -82,6 +82,8 @@ pub struct RunScratch {
     pub calls: usize,
     pub first_write_ns: Option<u64>,
     pub logs: Vec<LogLine>,
+    /// What the log may still keep, and what it did not.
+    pub log_keep: LogKeep,
     /// Keep a copy of database 0 after every write (for stepping through a run).
     pub snapshots_enabled: bool,
     /// (seq of the write, database 0 after it).
@@ -98,6 +100,43 @@ pub struct RunScratch {
     pub debug_calls: bool,
     /// A debugger eval is running: writes are refused with the debugger's text.
     pub debug_eval: bool,
+}
+
+/// The bound on a run's log (`budget::LOG_TOTAL_BYTES`): messages are kept whole until it is
+/// reached; after it, one last line counts what was not kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogKeep {
+    pub bytes_left: usize,
+    pub hidden_messages: u64,
+    pub hidden_bytes: u64,
+}
+
+impl LogKeep {
+    pub const fn new() -> LogKeep {
+        LogKeep {
+            bytes_left: crate::engine::budget::LOG_TOTAL_BYTES,
+            hidden_messages: 0,
+            hidden_bytes: 0,
+        }
+    }
+
+    /// The last line of a log that ran out of room.
+    pub fn hidden_text(&self) -> Vec<u8> {
+        format!(
+            "… ({} more message{}, {} bytes, not shown: a run keeps the first {} MiB of its log)",
+            self.hidden_messages,
+            if self.hidden_messages == 1 { "" } else { "s" },
+            self.hidden_bytes,
+            crate::engine::budget::LOG_TOTAL_BYTES >> 20
+        )
+        .into_bytes()
+    }
+}
+
+impl Default for LogKeep {
+    fn default() -> Self {
+        LogKeep::new()
+    }
 }
 
 impl RunScratch {
@@ -129,6 +168,7 @@ impl RunScratch {
             calls: 0,
             first_write_ns: None,
             logs: Vec::new(),
+            log_keep: LogKeep::new(),
             snapshots_enabled: false,
             snapshots: Vec::new(),
             snapshot_bytes: None,
@@ -153,6 +193,7 @@ impl RunScratch {
         self.calls = 0;
         self.first_write_ns = None;
         self.logs.clear();
+        self.log_keep = LogKeep::new();
         self.snapshots.clear();
         self.snapshot_bytes = None;
         self.snapshots_skipped = 0;
@@ -681,25 +722,60 @@ unsafe extern "C-unwind" fn redis_log(l: L) -> c_int {
                 false,
             );
         }
+        // Only the first LOG_MESSAGE_BYTES are copied: a message of many megabytes costs what
+        // is kept, not its size.
+        let cap = crate::engine::budget::LOG_MESSAGE_BYTES;
+        // Three bytes past the cap: enough to see where the last kept character ends.
+        let copy = cap + 3;
         let mut message = Vec::new();
+        let mut full = 0usize;
         for i in 2..=argc {
             // Only strings and numbers are logged; the separator follows Redis (before every arg but the first).
             if matches!(ffi::lua_type(l, i), ffi::LUA_TSTRING | ffi::LUA_TNUMBER) {
-                if i != 2 {
-                    message.push(b' ');
-                }
                 ffi::lua_pushvalue(l, i);
-                message.extend_from_slice(raw::to_bytes(l, -1).unwrap_or_default());
+                let bytes = raw::to_bytes(l, -1).unwrap_or_default();
+                let separator: &[u8] = if i != 2 { b" " } else { b"" };
+                for part in [separator, bytes] {
+                    let room = copy.saturating_sub(message.len());
+                    message.extend_from_slice(&part[..part.len().min(room)]);
+                    full += part.len();
+                }
                 ffi::lua_pop(l, 1);
             }
         }
+        if full > cap {
+            // Not in the middle of a UTF-8 character: the kept text stays readable.
+            let mut keep = cap;
+            while keep > cap - 3 && (message[keep] & 0xC0) == 0x80 {
+                keep -= 1;
+            }
+            message.truncate(keep);
+            message.extend_from_slice(format!("… ({} bytes not shown)", full - keep).as_bytes());
+        }
         let line = caller_line(l);
         if let Some(core) = core() {
-            core.run.logs.push(LogLine {
-                level: level as u8,
-                line,
-                message,
-            });
+            let run = &mut core.run;
+            if run.log_keep.hidden_messages == 0 && message.len() <= run.log_keep.bytes_left {
+                run.log_keep.bytes_left -= message.len();
+                run.logs.push(LogLine {
+                    level: level as u8,
+                    line,
+                    message,
+                });
+            } else {
+                let first = run.log_keep.hidden_messages == 0;
+                run.log_keep.hidden_messages += 1;
+                run.log_keep.hidden_bytes += full as u64;
+                let text = run.log_keep.hidden_text();
+                match run.logs.last_mut() {
+                    Some(last) if !first => last.message = text,
+                    _ => run.logs.push(LogLine {
+                        level: 3,
+                        line,
+                        message: text,
+                    }),
+                }
+            }
         }
         Ok(0)
     })

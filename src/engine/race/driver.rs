@@ -18,6 +18,8 @@ use serde::Serialize;
 use serde_json::Value as Json;
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Lua instructions one client may run between two server interactions before it is stopped
 /// (a logic that loops without calling the server would otherwise hang the lab).
@@ -79,6 +81,9 @@ extern "C" {
 /// Instructions between two calls of the lab's hook.
 const HOOK_EVERY: u32 = 10_000;
 
+/// Steps a traced run (a replay) keeps, each with the keyspace after it: a schedule of 16,000
+/// steps is shown by its start.
+pub const TRACED_STEPS: usize = 1000;
 /// Server interactions one client may make in one schedule.
 const CALL_LIMIT: usize = 10_000;
 /// The Lua memory of a lab (all clients together).
@@ -181,6 +186,15 @@ impl ClientOutcome {
     }
 }
 
+/// Why a schedule was stopped before its end: nothing of it counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The runner's cancel flag was raised (the workbench's Esc).
+    Cancelled,
+    /// The process's memory went past the budget (engine/budget.rs).
+    OverBudget,
+}
+
 /// The result of one schedule.
 pub struct Run {
     /// The client (0-based) that made each step.
@@ -192,6 +206,12 @@ pub struct Run {
     pub clients: Vec<ClientEnd>,
     /// Writes the server applied (a lost update needs one: nothing written, nothing lost).
     pub writes: usize,
+    /// The schedule did not end: cancelled, or over the memory budget.
+    pub stopped: Option<Stop>,
+    /// Steps of a traced run after the first `TRACED_STEPS` (run, not kept).
+    pub steps_not_traced: usize,
+    /// Commands the clients queued in MULTI (not steps: no other client can go between them).
+    pub queued: usize,
 }
 
 /// What a client does at its next step.
@@ -218,6 +238,8 @@ struct Client {
     watched: Vec<(Vec<u8>, u64)>,
     retries: usize,
     calls: usize,
+    /// Commands queued in MULTI (answered QUEUED by the client itself): work the step limit counts.
+    queued: usize,
     /// The logic's result when it finished.
     result: Option<(String, bool)>,
     gave_up: bool,
@@ -226,7 +248,9 @@ struct Client {
     local: Vec<(String, String)>,
     /// The QUEUED tables handed to the logic, by queue position: a logic that returns one
     /// returns what EXEC answers for that command (as a client library's transaction result).
-    placeholders: Vec<mlua::Table>,
+    /// Kept in one Lua table: a handle per placeholder would take a slot of mlua's reference
+    /// stack each, and 8 clients queueing 2,000 commands exhaust it.
+    placeholders: Option<mlua::Table>,
     /// The logic returned the placeholder of this queued command.
     result_from_queue: Option<usize>,
 }
@@ -241,6 +265,8 @@ struct World {
     profile: &'static Profile,
     /// Write commands applied without an error.
     writes: usize,
+    /// A command was refused for lack of budget (SETRANGE's offset, APPEND).
+    over_budget: bool,
 }
 
 impl World {
@@ -265,13 +291,20 @@ impl World {
             clock: &self.clock,
             resp3: false,
             rng: &mut self.rng,
-            spare_bytes: crate::engine::budget::DEFAULT_MEMORY_BUDGET,
+            // The lab's keyspaces, outcomes and Lua share the process's budget.
+            spare_bytes: crate::engine::budget::spare(),
             over_budget: false,
             profile: self.profile,
             stop: commands::StopCheck::never(),
         };
         let write = resolved.info.is_write();
         let reply = commands::execute(resolved, &mut ctx, args).to_resp2();
+        if ctx.over_budget {
+            self.over_budget = true;
+            return Reply::Error(crate::engine::budget::over_budget_text(
+                crate::engine::budget::limit(),
+            ));
+        }
         if write && !reply.is_error() {
             self.writes += 1;
         }
@@ -293,10 +326,17 @@ pub struct Runner {
     /// Each invariant's compiled chunk (called like the logic, KEYS/ARGV empty).
     invariants: Vec<Function>,
     seed: Db,
+    /// Raised to stop the lab: checked at every step and every 10,000 Lua instructions.
+    cancel: Arc<AtomicBool>,
 }
 
 impl Runner {
     pub fn new(lab: &Lab) -> Result<Runner, LabError> {
+        Runner::with_cancel(lab, Arc::new(AtomicBool::new(false)))
+    }
+
+    /// `new`, stopped when `cancel` is raised (from another thread: the workbench's Esc).
+    pub fn with_cancel(lab: &Lab, cancel: Arc<AtomicBool>) -> Result<Runner, LabError> {
         // The lab runs as on the default profile's server: its string hash (pairs() order).
         let lua = crate::engine::lua::string_hash::with_string_hash(
             profile::DEFAULT.lua_string_hash,
@@ -310,9 +350,15 @@ impl Runner {
         };
         lua.set_memory_limit(LUA_MEMORY_LIMIT).map_err(internal)?;
         // One hook for every thread (set per thread it costs an allocation per client per schedule).
+        let cancelled = cancel.clone();
         lua.set_global_hook(
             HookTriggers::new().every_nth_instruction(HOOK_EVERY),
             move |_, _| {
+                if cancelled.load(Ordering::Relaxed) {
+                    return Err(mlua::Error::runtime(
+                        "evalbench: the race lab was cancelled",
+                    ));
+                }
                 if count_instructions(HOOK_EVERY as u64) {
                     return Err(mlua::Error::runtime(over_limit_text()));
                 }
@@ -371,11 +417,30 @@ impl Runner {
             logic,
             invariants,
             seed,
+            cancel,
         })
     }
 
     pub fn lab(&self) -> &Lab {
         &self.lab
+    }
+
+    /// The flag that stops the lab (from another thread: the workbench's Esc).
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+
+    /// Why a schedule must stop now, if it must.
+    fn must_stop(&self, world: &World) -> Option<Stop> {
+        if self.cancel.load(Ordering::Relaxed) {
+            Some(Stop::Cancelled)
+        } else if world.over_budget
+            || crate::engine::budget::refresh() > crate::engine::budget::limit()
+        {
+            Some(Stop::OverBudget)
+        } else {
+            None
+        }
     }
 
     fn world(&self) -> World {
@@ -389,6 +454,7 @@ impl Runner {
             now_ms: self.lab.clock_ms,
             profile: profile::DEFAULT,
             writes: 0,
+            over_budget: false,
         }
     }
 
@@ -423,10 +489,11 @@ impl Runner {
                 watched: Vec::new(),
                 retries: 0,
                 calls: 0,
+                queued: 0,
                 result: None,
                 gave_up: false,
                 local: Vec::new(),
-                placeholders: Vec::new(),
+                placeholders: None,
                 result_from_queue: None,
             };
             if strategy == Strategy::Watch {
@@ -444,6 +511,9 @@ impl Runner {
             final_db: Db::new(),
             clients: Vec::new(),
             writes: 0,
+            stopped: None,
+            steps_not_traced: 0,
+            queued: 0,
         };
         for (index, client) in clients.iter_mut().enumerate() {
             trace_local(&mut run, index, client, &world, trace);
@@ -460,6 +530,10 @@ impl Runner {
             if ready.is_empty() {
                 break;
             }
+            if let Some(stop) = self.must_stop(&world) {
+                run.stopped = Some(stop);
+                break;
+            }
             let pick = choose(&ready).min(ready.len() - 1);
             let index = ready[pick];
             run.schedule.push(index);
@@ -468,7 +542,9 @@ impl Runner {
                 running = Some(index);
             }
             let (command, reply) = self.step(&mut clients[index], &mut world, strategy);
-            if trace {
+            if trace && run.steps.len() >= TRACED_STEPS {
+                run.steps_not_traced += 1;
+            } else if trace {
                 run.steps.push(Step {
                     client: index + 1,
                     command,
@@ -477,6 +553,11 @@ impl Runner {
                 });
             }
             trace_local(&mut run, index, &mut clients[index], &world, trace);
+        }
+        run.queued = clients.iter().map(|c| c.queued).sum();
+        if run.stopped.is_some() {
+            // Not a schedule's end: no copy of a keyspace that may be what filled the budget.
+            return run;
         }
         run.final_db = world.keyspace.db(0).clone();
         run.writes = world.writes;
@@ -505,6 +586,9 @@ impl Runner {
             widths: Vec::new(),
             steps: Vec::new(),
             final_db: world.keyspace.db(0).clone(),
+            stopped: None,
+            steps_not_traced: 0,
+            queued: 0,
             clients: vec![ClientEnd {
                 client: 1,
                 result: format!("evalbench: could not start the client: {e}"),
@@ -518,19 +602,14 @@ impl Runner {
     }
 
     fn start_args(&self, client: &Client) -> MultiValue {
-        let keys = self.lua.create_sequence_from(
-            client
-                .keys
-                .iter()
-                .map(|k| self.lua.create_string(k).expect("KEYS")),
-        );
-        let argv = self.lua.create_sequence_from(
-            client
-                .argv
-                .iter()
-                .map(|a| self.lua.create_string(a).expect("ARGV")),
-        );
-        match (keys, argv) {
+        let table = |values: &[Vec<u8>]| -> mlua::Result<mlua::Table> {
+            let t = self.lua.create_table()?;
+            for v in values {
+                t.raw_push(self.lua.create_string(v)?)?;
+            }
+            Ok(t)
+        };
+        match (table(&client.keys), table(&client.argv)) {
             (Ok(k), Ok(a)) => MultiValue::from_iter([Value::Table(k), Value::Table(a)]),
             _ => MultiValue::new(),
         }
@@ -587,7 +666,7 @@ impl Runner {
                 client.watched.clear();
                 if changed {
                     client.queue.clear();
-                    client.placeholders.clear();
+                    client.placeholders = None;
                     client.result_from_queue = None;
                     client.in_multi = false;
                     if client.retries >= self.lab.max_retries {
@@ -617,7 +696,7 @@ impl Runner {
                     .iter()
                     .map(|c| world.exec(c))
                     .collect();
-                client.placeholders.clear();
+                client.placeholders = None;
                 if let Some(reply) = client.result_from_queue.take().and_then(|p| replies.get(p)) {
                     client.result = Some((reply_line(reply), false));
                 }
@@ -663,10 +742,11 @@ impl Runner {
             if client.thread.status() != ThreadStatus::Resumable {
                 client.result = Some((value_line(yielded.front()), false));
                 if let Some(Value::Table(t)) = yielded.front() {
-                    client.result_from_queue = client
-                        .placeholders
-                        .iter()
-                        .position(|p| p.to_pointer() == t.to_pointer());
+                    client.result_from_queue = client.placeholders.as_ref().and_then(|list| {
+                        (1..=list.raw_len()).position(|i| {
+                            matches!(list.raw_get::<Value>(i), Ok(Value::Table(p)) if p.to_pointer() == t.to_pointer())
+                        })
+                    });
                 }
                 client.next = if client.queue.is_empty() && !client.queue_refused {
                     Next::Done
@@ -712,11 +792,17 @@ impl Runner {
                 }
             };
             client.local.push((command_line(&args), reply_line(&reply)));
+            client.queued += 1;
             input = self.reply_input(&reply, pcall);
             if !reply.is_error() {
                 client.queue.push(args);
                 if let Some(Value::Table(t)) = input.get(1) {
-                    client.placeholders.push(t.clone());
+                    if client.placeholders.is_none() {
+                        client.placeholders = self.lua.create_table().ok();
+                    }
+                    if let Some(list) = &client.placeholders {
+                        let _ = list.raw_push(t.clone());
+                    }
                 }
             }
         }
@@ -811,12 +897,19 @@ fn trace_local(run: &mut Run, index: usize, client: &mut Client, world: &World, 
     if client.local.is_empty() {
         return;
     }
-    if !trace {
+    if !trace || run.steps.len() >= TRACED_STEPS {
+        if trace {
+            run.steps_not_traced += client.local.len();
+        }
         client.local.clear();
         return;
     }
     let snapshot = world.snapshot();
     for (command, reply) in client.local.drain(..) {
+        if run.steps.len() >= TRACED_STEPS {
+            run.steps_not_traced += 1;
+            continue;
+        }
         run.steps.push(Step {
             client: index + 1,
             command,

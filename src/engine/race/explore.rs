@@ -3,8 +3,9 @@
 //! grouped into outcomes, each checked against the serial orders (one script per client, in every
 //! order) and the lab's invariants.
 
-use super::driver::{keyspace_json, ClientEnd, Run, Runner, Step};
+use super::driver::{keyspace_json, ClientEnd, Run, Runner, Step, Stop};
 use super::Strategy;
+use crate::engine::reply::grouped;
 use serde::Serialize;
 use serde_json::Value as Json;
 use std::collections::{HashMap, HashSet};
@@ -13,6 +14,10 @@ use std::collections::{HashMap, HashSet};
 pub const DEFAULT_SCHEDULE_LIMIT: usize = 100_000;
 /// Schedules drawn when sampling.
 pub const DEFAULT_SAMPLES: usize = 10_000;
+/// Steps (server interactions and commands queued in MULTI) one strategy may make over all its
+/// schedules: 8 clients of 2,000 calls each are 16,000 steps a schedule, and every interleaving
+/// of them would never end.
+pub const DEFAULT_STEP_LIMIT: usize = 1_000_000;
 /// Outcomes detailed per strategy (the most common).
 pub const DETAILED_OUTCOMES: usize = 20;
 /// Schedules listed per outcome.
@@ -26,7 +31,35 @@ pub struct RaceOptions {
     pub samples: usize,
     /// The sampling seed.
     pub seed: u64,
+    /// Steps (server interactions) per strategy over all its schedules; exploring stops there.
+    pub step_limit: usize,
 }
+
+/// How far a strategy's exploring is, for a progress line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub strategy: Strategy,
+    pub schedules: usize,
+    pub steps: usize,
+    pub step_limit: usize,
+}
+
+impl Progress {
+    /// `race lab: plain: 1,200 schedules, 480,000 of 1,000,000 steps`.
+    pub fn text(&self) -> String {
+        format!(
+            "race lab: {}: {} schedules, {} of {} steps",
+            self.strategy.id(),
+            grouped(self.schedules),
+            grouped(self.steps),
+            grouped(self.step_limit)
+        )
+    }
+}
+
+/// The lab was cancelled (its runner's cancel flag): there is no report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cancelled;
 
 impl Default for RaceOptions {
     fn default() -> Self {
@@ -35,6 +68,7 @@ impl Default for RaceOptions {
             schedule_limit: DEFAULT_SCHEDULE_LIMIT,
             samples: DEFAULT_SAMPLES,
             seed: 1,
+            step_limit: DEFAULT_STEP_LIMIT,
         }
     }
 }
@@ -109,8 +143,11 @@ pub struct Outcome {
     pub schedule: Vec<usize>,
     /// The first `LISTED_SCHEDULES` schedules that reach it, in the order run.
     pub schedule_list: Vec<Vec<usize>>,
-    /// That schedule step by step, with the keyspace after each step.
+    /// That schedule step by step, with the keyspace after each step (the first
+    /// `driver::TRACED_STEPS`).
     pub steps: Vec<Step>,
+    /// Steps of that schedule after those shown.
+    pub steps_not_shown: usize,
     /// How each client ended in that schedule.
     pub clients: Vec<ClientEnd>,
 }
@@ -122,6 +159,12 @@ pub struct StrategyReport {
     /// Every interleaving was run (else `schedules` were sampled with the seed).
     pub exhaustive: bool,
     pub schedules: usize,
+    /// The schedules were drawn at random with the seed (else enumerated, maybe not all).
+    pub sampled: bool,
+    /// Steps (server interactions) over all the schedules run.
+    pub steps: usize,
+    /// Why exploring stopped before it was done (the step limit, the memory budget).
+    pub stopped: Option<String>,
     /// Distinct outcomes reached.
     pub outcome_count: usize,
     /// The most common outcomes (at most `DETAILED_OUTCOMES`), each with a schedule step by step.
@@ -151,6 +194,11 @@ pub struct RaceReport {
     pub invariants: Vec<String>,
     /// The sampling seed (used only by strategies that were not exhaustive).
     pub sampling_seed: u64,
+    /// Steps each strategy may make over all its schedules.
+    pub step_limit: usize,
+    /// Why the serial orders were not all run (then an outcome called a lost update may be a
+    /// serial order not run).
+    pub serial_stopped: Option<String>,
     /// Distinct final keyspaces of the serial orders (the first `DETAILED_OUTCOMES`).
     pub serial_keyspaces: Vec<Json>,
     pub strategies: Vec<StrategyReport>,
@@ -162,12 +210,37 @@ impl RaceReport {
     }
 }
 
-/// Run a lab under the options' strategies.
+/// Run a lab under the options' strategies (with no progress to report; a cancelled lab gives
+/// the strategies run so far, each saying it was cancelled).
 pub fn race(runner: &Runner, options: &RaceOptions) -> RaceReport {
+    build(runner, options, &mut |_| {})
+}
+
+/// `race`, reporting progress as it goes (about a hundred times per strategy), and nothing but
+/// `Cancelled` when the runner's cancel flag was raised.
+pub fn race_with(
+    runner: &Runner,
+    options: &RaceOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<RaceReport, Cancelled> {
+    let report = build(runner, options, progress);
+    if runner
+        .cancel_flag()
+        .load(std::sync::atomic::Ordering::Relaxed)
+    {
+        return Err(Cancelled);
+    }
+    Ok(report)
+}
+
+fn build(
+    runner: &Runner,
+    options: &RaceOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> RaceReport {
     let lab = runner.lab();
-    let now = lab.clock_ms;
     // The serial orders are the script strategy's schedules (N! of them, at most 40,320).
-    let serial = explore(runner, Strategy::Script, options);
+    let serial = explore(runner, Strategy::Script, options, progress);
     let mut serial_keyspaces: Vec<Json> = Vec::new();
     for key in &serial.order {
         let keyspace = &serial.groups[key].keyspace;
@@ -180,19 +253,20 @@ pub fn race(runner: &Runner, options: &RaceOptions) -> RaceReport {
         .values()
         .map(|g| g.serial_key.clone())
         .collect();
-    let strategies = options
-        .strategies
-        .iter()
-        .map(|&strategy| {
-            let explored = if strategy == Strategy::Script {
-                serial.clone()
-            } else {
-                explore(runner, strategy, options)
-            };
-            summarize(runner, strategy, explored, &serial_set)
-        })
-        .collect();
-    let _ = now;
+    let serial_stopped = serial.stopped.clone();
+    let mut strategies = Vec::new();
+    for &strategy in &options.strategies {
+        let explored = if strategy == Strategy::Script {
+            serial.clone()
+        } else {
+            explore(runner, strategy, options, progress)
+        };
+        let cancelled = explored.stopped.as_deref() == Some(CANCELLED);
+        strategies.push(summarize(runner, strategy, explored, &serial_set));
+        if cancelled {
+            break;
+        }
+    }
     RaceReport {
         lab: lab.name.clone(),
         about: lab.about.clone(),
@@ -200,8 +274,61 @@ pub fn race(runner: &Runner, options: &RaceOptions) -> RaceReport {
         seed_keyspace: lab.seed.clone(),
         invariants: lab.invariants.iter().map(|i| i.source.clone()).collect(),
         sampling_seed: options.seed,
+        step_limit: options.step_limit,
+        serial_stopped: serial_stopped.clone(),
         serial_keyspaces,
         strategies,
+    }
+}
+
+const CANCELLED: &str = "cancelled";
+
+/// Counts the steps of one strategy's schedules against the limit, reports progress, and says
+/// when exploring must stop.
+struct Meter<'a> {
+    strategy: Strategy,
+    limit: usize,
+    steps: usize,
+    schedules: usize,
+    next_report: usize,
+    progress: &'a mut dyn FnMut(&Progress),
+}
+
+impl Meter<'_> {
+    /// Why exploring stops before `run` is counted (it did not end), if it does.
+    fn refuse(&self, run: &Run) -> Option<String> {
+        match run.stopped? {
+            Stop::Cancelled => Some(CANCELLED.into()),
+            Stop::OverBudget => Some(format!(
+                "the race lab used more than the memory budget ({}: keyspaces, outcomes and Lua together) after {} schedules; raise it with --max-memory MIB, or memory_limit_mb in the workbench's config.toml",
+                crate::engine::budget::size_text(crate::engine::budget::limit() as u64),
+                grouped(self.schedules)
+            )),
+        }
+    }
+
+    /// Count a schedule that ended; why exploring stops after it, if it does.
+    fn count(&mut self, run: &Run) -> Option<String> {
+        // Queued commands count: under multi a schedule is one EXEC per client, whatever the
+        // logic queued, and the limit bounds the work.
+        self.steps += run.schedule.len() + run.queued;
+        self.schedules += 1;
+        if self.steps >= self.next_report {
+            self.next_report = self.steps + (self.limit / 100).max(1);
+            (self.progress)(&Progress {
+                strategy: self.strategy,
+                schedules: self.schedules,
+                steps: self.steps,
+                step_limit: self.limit,
+            });
+        }
+        (self.steps >= self.limit).then(|| {
+            format!(
+                "stopped at the step limit ({} steps over all schedules) after {} schedules",
+                grouped(self.limit),
+                grouped(self.schedules)
+            )
+        })
     }
 }
 
@@ -249,7 +376,10 @@ struct Group {
 #[derive(Clone, Default)]
 struct Explored {
     exhaustive: bool,
+    sampled: bool,
     schedules: usize,
+    steps: usize,
+    stopped: Option<String>,
     /// Outcome keys in the order first reached.
     order: Vec<String>,
     groups: HashMap<String, Group>,
@@ -309,8 +439,21 @@ impl Explored {
     }
 }
 
-fn explore(runner: &Runner, strategy: Strategy, options: &RaceOptions) -> Explored {
+fn explore(
+    runner: &Runner,
+    strategy: Strategy,
+    options: &RaceOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Explored {
     let now = runner.lab().clock_ms;
+    let mut meter = Meter {
+        strategy,
+        limit: options.step_limit.max(1),
+        steps: 0,
+        schedules: 0,
+        next_report: 0,
+        progress,
+    };
     // Depth-first: follow `prefix` (positions among the ready clients), then the first ready
     // client; next time, the deepest step with an untried client moves on to it.
     let mut explored = Explored::default();
@@ -334,25 +477,48 @@ fn explore(runner: &Runner, strategy: Strategy, options: &RaceOptions) -> Explor
             },
             false,
         );
+        if let Some(why) = meter.refuse(&run) {
+            return explored.stopped_by(why, &meter);
+        }
+        let stop = meter.count(&run);
         explored.add(run, now);
         match path.iter().rposition(|&(pick, width)| pick + 1 < width) {
-            Some(d) => {
+            Some(d) if stop.is_none() => {
                 prefix = path[..d].iter().map(|&(p, _)| p).collect();
                 prefix.push(path[d].0 + 1);
             }
+            Some(_) => return explored.stopped_by(stop.unwrap_or_default(), &meter),
             None => {
                 explored.exhaustive = true;
+                explored.steps = meter.steps;
                 return explored;
             }
         }
     }
     // Too many to enumerate: sample.
+    explored.sampled = true;
     let mut rng = XorShift::new(options.seed);
     for _ in 0..options.samples {
         let run = runner.run(strategy, &mut |ready| rng.below(ready.len()), false);
+        if let Some(why) = meter.refuse(&run) {
+            return explored.stopped_by(why, &meter);
+        }
+        let stop = meter.count(&run);
         explored.add(run, now);
+        if let Some(why) = stop {
+            return explored.stopped_by(why, &meter);
+        }
     }
+    explored.steps = meter.steps;
     explored
+}
+
+impl Explored {
+    fn stopped_by(mut self, why: String, meter: &Meter) -> Explored {
+        self.stopped = Some(why);
+        self.steps = meter.steps;
+        self
+    }
 }
 
 /// How many interleavings there are if every client makes as many steps as in the first schedule:
@@ -442,6 +608,7 @@ fn summarize(
                 broken_invariants: broken,
                 schedule: group.schedule.iter().map(|c| c + 1).collect(),
                 schedule_list: group.listed,
+                steps_not_shown: replayed.steps_not_traced,
                 steps: replayed.steps,
                 clients: group.clients,
             }
@@ -451,7 +618,10 @@ fn summarize(
         strategy,
         explanation: strategy.explanation(),
         exhaustive: explored.exhaustive,
+        sampled: explored.sampled,
         schedules: explored.schedules,
+        steps: explored.steps,
+        stopped: explored.stopped,
         outcome_count,
         more_schedules: more.iter().map(|(_, g, _)| g.count).sum(),
         outcomes,

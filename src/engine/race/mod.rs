@@ -8,10 +8,11 @@ pub mod driver;
 pub mod explore;
 pub mod lab;
 
-pub use driver::{ClientEnd, ClientOutcome, Run, Runner, Step};
+pub use driver::{ClientEnd, ClientOutcome, Run, Runner, Step, Stop};
 pub use explore::{
-    race, replay, replay_schedule, verdict, BrokenInvariant, Outcome, RaceOptions, RaceReport,
-    StrategyReport, Verdict, DEFAULT_SAMPLES, DEFAULT_SCHEDULE_LIMIT,
+    race, race_with, replay, replay_schedule, verdict, BrokenInvariant, Cancelled, Outcome,
+    Progress, RaceOptions, RaceReport, StrategyReport, Verdict, DEFAULT_SAMPLES,
+    DEFAULT_SCHEDULE_LIMIT, DEFAULT_STEP_LIMIT,
 };
 pub use lab::{builtin_lab, parse_lab, Lab, LabError, BUILTIN_LABS};
 

@@ -61,22 +61,35 @@ struct RawFile {
 
 /// The script a test file tests when it does not name one: `x.test.toml` → `x.lua`.
 pub fn default_script_path(test_path: &Path) -> PathBuf {
-    let name = test_path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stem = name.strip_suffix(".test.toml").unwrap_or(&name);
-    test_path.with_file_name(format!("{stem}.lua"))
+    test_path.with_file_name(swap_suffix(test_path, ".test.toml", ".lua"))
+}
+
+/// The file name of `path` with `suffix` replaced by `with` (appended when it does not end so).
+/// On Unix it works on the name's bytes: a name that is not UTF-8 keeps its bytes.
+fn swap_suffix(path: &Path, suffix: &str, with: &str) -> std::ffi::OsString {
+    let name = path.file_name().unwrap_or_default();
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::{OsStrExt, OsStringExt};
+        let bytes = name.as_bytes();
+        let mut out = bytes
+            .strip_suffix(suffix.as_bytes())
+            .unwrap_or(bytes)
+            .to_vec();
+        out.extend_from_slice(with.as_bytes());
+        std::ffi::OsString::from_vec(out)
+    }
+    #[cfg(not(unix))]
+    {
+        let name = name.to_string_lossy();
+        let stem = name.strip_suffix(suffix).unwrap_or(&name);
+        format!("{stem}{with}").into()
+    }
 }
 
 /// The test file of a script: `x.lua` → `x.test.toml` (the workbench's "save as case").
 pub fn test_file_for(script: &Path) -> PathBuf {
-    let name = script
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stem = name.strip_suffix(".lua").unwrap_or(&name);
-    script.with_file_name(format!("{stem}.test.toml"))
+    script.with_file_name(swap_suffix(script, ".lua", ".test.toml"))
 }
 
 /// Parse a test file's text.

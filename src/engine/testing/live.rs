@@ -5,11 +5,18 @@
 //! cases FCALL the server's own library when it holds exactly the file's code (FCALL_RO without
 //! consent, so only a `no-writes` function runs then); nothing is loaded. The scratch database
 //! must be empty before each case; everything in it is removed after each case.
+//!
+//! Cases stay in the scratch database: the traced copy of a script refuses (does not send) SELECT of
+//! another database, MOVE, SWAPDB, COPY ... DB, MIGRATE, FLUSHALL and CLUSTER FLUSHSLOT, and a case
+//! that tried one fails. A script or library naming a way past the copy's proxy (`_G`, `getfenv`,
+//! `loadstring`, ...) is not sent; a function library (the server's code, not instrumented) naming
+//! one of those commands is not either.
 
 use super::{check, CaseResult, Failure, TestCase};
 use crate::engine::keyspace::{keyspace_from_json_value, Db, Value};
 use crate::engine::live::copy::{copy_keys, CopyLimits};
 use crate::engine::live::fcall::{send_fcall, server_function, ServerFunction};
+use crate::engine::live::instrument::{confinement_escape, has_word, masked, CONFINED_PREFIX};
 use crate::engine::live::{LiveBackend, LiveError, WriteMode};
 use crate::engine::{FunctionCall, Reply, RunRequest};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -58,6 +65,19 @@ pub fn run_case_live(
             }
         },
     };
+    let db = live.target.info.redis_settings().db();
+    live.confine_db = Some(db);
+    let code = function.as_ref().map_or(script, |f| f.code.as_slice());
+    if let Some(name) = confinement_escape(code) {
+        return Ok(LiveCase::Skipped(format!(
+            "its code names {name}, a way past the calls evalbench keeps in the scratch db {db}: it is not sent"
+        )));
+    }
+    if let Some(command) = function.as_ref().and_then(|f| reaching_command(&f.code)) {
+        return Ok(LiveCase::Skipped(format!(
+            "the function library names {command}, which can reach beyond the scratch db {db}, and the server runs its code as it is: it is not sent"
+        )));
+    }
     if case.steps.iter().any(|s| s.advance_ms > 0) {
         return Ok(LiveCase::Skipped(
             "it moves the clock (advance_ms), which a live server's clock cannot do".into(),
@@ -162,6 +182,28 @@ fn run_steps(
             report = Some(r);
         }
         let report = report.expect("repeat is at least 1");
+        for entry in &report.trace {
+            if matches!(&entry.reply, Reply::Error(e)
+                if e.starts_with(CONFINED_PREFIX) && e.contains("reaches beyond the scratch db"))
+            {
+                let call: Vec<String> = entry
+                    .command
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                result.failures.push(Failure {
+                    step: if numbered { index + 1 } else { 0 },
+                    line: step.line,
+                    what: "scratch-db",
+                    message: format!(
+                        "the script called {} (line {}), which reaches beyond the scratch db {}: evalbench did not send it; a case must stay in its scratch db",
+                        call.join(" "),
+                        entry.line,
+                        live.target.info.redis_settings().db()
+                    ),
+                });
+            }
+        }
         let now = wall_clock_ms();
         let keys = scratch_keys(live)?;
         let mut db = Db::new();
@@ -180,6 +222,24 @@ fn run_steps(
         result.observed.push(observed);
     }
     Ok(result)
+}
+
+/// The first command a function library's code names (as a word, any case, strings included,
+/// comments not) that can reach another database than the scratch one: its code runs on the
+/// server as it is, so it cannot be confined.
+fn reaching_command(code: &[u8]) -> Option<&'static str> {
+    let code = masked(code, true);
+    [
+        "SELECT",
+        "MOVE",
+        "SWAPDB",
+        "COPY",
+        "MIGRATE",
+        "FLUSHALL",
+        "FLUSHSLOT",
+    ]
+    .into_iter()
+    .find(|name| has_word(&code, name.as_bytes(), false))
 }
 
 /// The keys of the scratch database (SCAN, at most MAX_KEYS).
