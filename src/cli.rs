@@ -845,13 +845,19 @@ fn render_text_fields(report: &RunReport, request: &RunRequest) -> String {
                 if e.write { " W" } else { "" },
                 if undeclared { " !undeclared" } else { "" }
             );
+            // A live server's trace has no time per call (the script's total is the server's).
+            let micros = if report.round_trip_ns.is_some() {
+                "-".to_string()
+            } else {
+                format!("{:.3}", e.elapsed_ns as f64 / 1000.0)
+            };
             out.push_str(&format!(
-                "{:>4} {:>5}  {:<40} {:<30} {:>9.3}{}\n",
+                "{:>4} {:>5}  {:<40} {:<30} {:>9}{}\n",
                 e.seq,
                 e.line,
                 shorten(&command.join(" "), 40),
                 shorten(&display_safe(&e.reply.to_cli().replace('\n', " ")), 30),
-                e.elapsed_ns as f64 / 1000.0,
+                micros,
                 marks
             ));
         }

@@ -20,7 +20,7 @@ use serde_json::json;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-pub const FUNCTION_HELP: &str = "The function libraries of a live server (Redis 7+ Functions).\n\n  list   the libraries and their functions (FUNCTION LIST)\n  show   one library's code as the server has it (FUNCTION LIST WITHCODE LIBRARYNAME)\n  load   load a library file (FUNCTION LOAD [REPLACE]): prints what changes (functions added,\n         removed, flags changed, a line diff of the code) and loads only with --yes; refused on a replica\n  call   FCALL a function, guarded as `run --server` guards a script: a dry run of the server's library\n         in the sandbox on a copy of KEYS first; a function not flagged no-writes needs --yes\n\nFUNCTION DUMP, RESTORE, DELETE and FLUSH are not offered.\nExit status: 0 done, 1 error reply, 2 bad usage or refused (nothing sent), 3 backend failure.\n\nExamples:\n  evalbench function list --server redis://127.0.0.1:6379\n  evalbench function show --server redis://127.0.0.1:6379 counters > counters.lua\n  evalbench function load --server redis://127.0.0.1:6379 samples/counter_library.lua\n  evalbench function load --server redis://127.0.0.1:6379 --replace --yes samples/counter_library.lua\n  evalbench function call --server redis://127.0.0.1:6379 --yes counter_incr counter:page , 5\n  evalbench function call --server redis://127.0.0.1:6379 --read-only counter_get counter:page";
+pub const FUNCTION_HELP: &str = "The function libraries of a live server (Redis 7+ Functions).\n\n  list   the libraries and their functions (FUNCTION LIST)\n  show   one library's code as the server has it (FUNCTION LIST WITHCODE LIBRARYNAME)\n  load   load a library file (FUNCTION LOAD [REPLACE]): prints what changes (functions added,\n         removed, flags changed, a line diff of the code) and loads only with --yes; refused on a replica;\n         --every-master loads it on each master of a cluster (one --yes for all)\n  call   FCALL a function, guarded as `run --server` guards a script: a dry run of the server's library\n         in the sandbox on a copy of KEYS first; a function not flagged no-writes needs --yes\n\nFUNCTION DUMP, RESTORE, DELETE and FLUSH are not offered.\nExit status: 0 done, 1 error reply, 2 bad usage or refused (nothing sent), 3 backend failure.\n\nExamples:\n  evalbench function list --server redis://127.0.0.1:6379\n  evalbench function show --server redis://127.0.0.1:6379 counters > counters.lua\n  evalbench function load --server redis://127.0.0.1:6379 samples/counter_library.lua\n  evalbench function load --server redis://127.0.0.1:6379 --replace --yes samples/counter_library.lua\n  evalbench function call --server redis://127.0.0.1:6379 --yes counter_incr counter:page , 5\n  evalbench function call --server redis://127.0.0.1:6379 --read-only counter_get counter:page";
 
 #[derive(Args, Debug)]
 pub struct FunctionArgs {
@@ -81,6 +81,9 @@ pub struct LoadArgs {
     /// Load it (without --yes, only what would change is printed).
     #[arg(long)]
     pub yes: bool,
+    /// On a cluster: load it on every master (each has its own libraries), one --yes for all.
+    #[arg(long)]
+    pub every_master: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -235,6 +238,9 @@ fn load_command(args: &LoadArgs) -> Result<(i32, String), CliError> {
     let mut live = connect(&args.server, false)?;
     let label = args.file.display().to_string();
     let plan = plan_load(&mut live, &code, &label).map_err(load_refusal)?;
+    if args.every_master {
+        return load_every_master_command(args, &mut live, &plan, &code);
+    }
     let summary = plan.summary();
     let refuse = |message: String, summary: &str| {
         eprintln!("evalbench: {}", display_text(&message));
@@ -311,6 +317,99 @@ fn load_command(args: &LoadArgs) -> Result<(i32, String), CliError> {
         other => format!("{}\n", other.to_cli()),
     };
     Ok((code, display_text(&(summary + &answer)).into_owned()))
+}
+
+/// `function load --every-master`: each master's state, one consent, each master's answer.
+fn load_every_master_command(
+    args: &LoadArgs,
+    live: &mut crate::engine::live::LiveBackend,
+    plan: &crate::engine::live::function_load::LoadPlan,
+    code: &[u8],
+) -> Result<(i32, String), CliError> {
+    use crate::engine::live::function_load::{load_every_master, masters_with};
+    if !live.server.cluster {
+        return Err(CliError::input(format!(
+            "--every-master loads a library on each master of a cluster; {} is not a cluster (drop --every-master)",
+            live.target.display
+        )));
+    }
+    if args.json {
+        return Err(CliError::input(
+            "--every-master prints one line per master; drop --json",
+        ));
+    }
+    let masters = masters_with(live, &plan.library, code).map_err(load_refusal)?;
+    let mut text = format!(
+        "library {}: on {} masters\n",
+        if plan.library.is_empty() {
+            "(no name= in the shebang)"
+        } else {
+            &plan.library
+        },
+        masters.len()
+    );
+    for m in &masters {
+        text.push_str(&format!("  {}\n", m.describe()));
+    }
+    let refuse = |message: String, text: &str| {
+        eprintln!("evalbench: {}", display_text(&message));
+        Ok((EXIT_BAD_INPUT, display_text(text).into_owned()))
+    };
+    let replaced: Vec<&str> = masters
+        .iter()
+        .filter(|m| m.exists && !m.same_code)
+        .map(|m| m.node.as_str())
+        .collect();
+    if !replaced.is_empty() && !args.replace {
+        return refuse(
+            format!(
+                "refused: {} already {} a library named {} with other code: --replace replaces it (FUNCTION LOAD REPLACE). Nothing was sent.",
+                replaced.join(", "),
+                if replaced.len() == 1 { "has" } else { "have" },
+                plan.library
+            ),
+            &text,
+        );
+    }
+    if masters.iter().all(|m| m.same_code) {
+        return Ok((
+            EXIT_OK,
+            display_text(&(text + "nothing sent: every master has this code already\n"))
+                .into_owned(),
+        ));
+    }
+    if !args.yes {
+        return refuse(
+            format!(
+                "refused: FUNCTION LOAD writes to {} (their state is above). Nothing was sent. Rerun with --yes to load it on each.",
+                match masters.iter().filter(|m| !m.same_code).count() {
+                    1 => "1 master".to_string(),
+                    n => format!("{n} masters"),
+                }
+            ),
+            &text,
+        );
+    }
+    let answers =
+        load_every_master(live, &plan.library, code, args.replace).map_err(load_refusal)?;
+    let mut failed = false;
+    for (node, answer) in &answers {
+        let said = match answer {
+            Ok(Reply::Bulk(name)) => format!("loaded {}", String::from_utf8_lossy(name)),
+            Ok(Reply::Status(s)) => s.clone(),
+            Ok(other) => {
+                failed |= other.is_error();
+                other.to_cli().replace('\n', " ")
+            }
+            Err(e) => {
+                failed = true;
+                format!("not sent: {e}")
+            }
+        };
+        text.push_str(&format!("{node}: {said}\n"));
+    }
+    let code = if failed { EXIT_ERROR_REPLY } else { EXIT_OK };
+    Ok((code, display_text(&text).into_owned()))
 }
 
 fn call_command(args: &CallArgs) -> Result<(i32, String), CliError> {

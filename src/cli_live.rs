@@ -121,7 +121,19 @@ pub fn run_live(
     // runs there.
     crate::cli_interrupt::watch(&live);
     live.tracing = !args.no_trace;
-    let replica = live.server.is_replica();
+    // Decided from the key names alone: nothing is read, dry-run or sent.
+    if let Some(refusal) = live.cross_slot_refusal(request) {
+        return Err(CliError {
+            code: EXIT_BAD_INPUT,
+            message: format!("refused: {refusal}"),
+        });
+    }
+    // On a cluster, the node the script goes to (the master of its first key's slot).
+    let node = live.node_for_keys(&request.keys);
+    let to = node
+        .as_ref()
+        .map_or(live.target.display.clone(), |n| n.describe());
+    let replica = live.runs_on_replica(&request.keys);
     // --read-only and a replica run as EVAL_RO whatever the dry run says: the server refuses writes.
     let read_only = args.read_only || replica;
     let mut dry = None;
@@ -147,18 +159,20 @@ pub fn run_live(
                 if !run.writes.is_empty() {
                     // Say only what can make the write happen.
                     let (why, remedy) = if args.read_only {
-                        ("--read-only is set", "Drop --read-only and add --yes to let it write.")
+                        ("--read-only is set", "Drop --read-only and add --yes to let it write.".to_string())
+                    } else if replica && node.is_some() {
+                        // A cluster: only a keyless script stays on the replica given to connect.
+                        ("the script goes to a replica", "A replica refuses writes: give the keys it writes (it then goes to their slot's master), with --yes.".to_string())
                     } else if replica {
-                        ("the server is a replica", "A replica refuses writes: run it on the primary, with --yes.")
+                        ("the server is a replica", "A replica refuses writes: run it on the primary, with --yes.".to_string())
                     } else {
-                        ("writes on a live server need --yes", "Rerun with --yes to allow writes.")
+                        ("writes on a live server need --yes", "Rerun with --yes to allow writes.".to_string())
                     };
                     return Err(CliError {
                         code: EXIT_BAD_INPUT,
                         message: format!(
-                            "refused: a dry run in the sandbox on a copy of KEYS shows the script writes ({why}):\n  {}\nNothing was sent to {}. {remedy}",
+                            "refused: a dry run in the sandbox on a copy of KEYS shows the script writes ({why}):\n  {}\nNothing was sent to {to}. {remedy}",
                             run.writes.join("\n  "),
-                            live.target.display
                         ),
                     });
                 }
@@ -169,8 +183,8 @@ pub fn run_live(
                         return Err(CliError {
                             code: EXIT_BAD_INPUT,
                             message: format!(
-                                "refused: {why}.\nNothing was sent to {}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).",
-                                live.target.display
+                                "refused: {why}{}.\nNothing was sent to {to}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).",
+                                live.server.cluster_timeout_note().map_or(String::new(), |n| format!("; {n}")),
                             ),
                         });
                     }
@@ -235,10 +249,19 @@ pub fn run_live(
         None
     };
     let server = format!("{} ({})", live.target.display, live.server.summary());
+    let result = crate::engine::live::outcome_summary(&report);
     let out = if args.json {
         let mut obj = report.to_json();
         obj["backend"] = serde_json::json!("live");
         obj["server"] = serde_json::json!(server);
+        obj["result"] = serde_json::json!(result);
+        obj["written"] = serde_json::json!(crate::engine::live::written_keys(&report)
+            .iter()
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect::<Vec<_>>());
+        if let Some(node) = &live.last_node {
+            obj["node"] = node.to_json();
+        }
         obj["mode"] = serde_json::json!(match mode {
             WriteMode::ReadOnly => "read-only",
             WriteMode::Allowed => "writes-allowed",
@@ -249,6 +272,10 @@ pub fn run_live(
         serde_json::to_string_pretty(&obj).expect("JSON serializes")
     } else {
         let mut text = format!("backend: live\nserver: {server}\n");
+        if let Some(node) = &live.last_node {
+            text.push_str(&format!("node: {}\n", node.describe()));
+        }
+        text.push_str(&format!("result: {result}\n"));
         for note in &live.server.notes {
             text.push_str(&format!("note: {note}\n"));
         }
@@ -294,6 +321,40 @@ pub fn copy_command(args: &CopyArgs) -> Result<(i32, String), CliError> {
         CopyError::Live(e) => backend_error(e),
         other => CliError::input(other.to_string()),
     })?;
-    let json = serde_json::to_string_pretty(&keyspace_to_json(&db, now)).expect("JSON");
+    // Keys the server does not hold are said, with their node on a cluster: an empty `{}` alone
+    // reads as "copied, nothing in it".
+    let json_db = keyspace_to_json(&db, now);
+    let missing: Vec<String> = keys
+        .iter()
+        .filter(|k| !db.contains(k, now))
+        .map(|k| {
+            let name = String::from_utf8_lossy(k).into_owned();
+            match live.node_for_key(k) {
+                Some(node) => format!(
+                    "{name} (slot {} on {node})",
+                    crate::engine::lint::hash_slot(k)
+                ),
+                None => name,
+            }
+        })
+        .collect();
+    if !missing.is_empty() && missing.len() == keys.len() {
+        return Err(CliError {
+            code: EXIT_ERROR_REPLY,
+            message: format!(
+                "no such key on {}: {}; nothing was copied",
+                live.target.display,
+                missing.join(", ")
+            ),
+        });
+    }
+    if !missing.is_empty() {
+        eprintln!(
+            "evalbench: not on {}, left out: {}",
+            live.target.display,
+            missing.join(", ")
+        );
+    }
+    let json = serde_json::to_string_pretty(&json_db).expect("JSON");
     Ok((EXIT_OK, json + "\n"))
 }

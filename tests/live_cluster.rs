@@ -25,6 +25,13 @@ impl Drop for Cluster {
 }
 
 fn start_cluster() -> Option<Cluster> {
+    start_cluster_with(0)
+}
+
+/// Three masters (nodes 0, 1, 2 with the slot ranges of `RANGES`) and `replicas` replicas: node
+/// 3 + i replicates master i. `cluster-node-timeout` is long (30 s), so nothing fails over by
+/// itself during a test: a failover is the test's own doing.
+fn start_cluster_with(replicas: usize) -> Option<Cluster> {
     // One directory per cluster: tests run in parallel and each removes its own when done.
     static CLUSTERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = CLUSTERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -32,12 +39,17 @@ fn start_cluster() -> Option<Cluster> {
     std::fs::create_dir_all(&dir).unwrap();
     let dir_arg = dir.display().to_string();
     let mut nodes = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..3 + replicas {
         nodes.push(RedisServer::start_with(&[
             "--cluster-enabled",
             "yes",
             "--cluster-config-file",
             "nodes-PORT.conf",
+            "--cluster-node-timeout",
+            "30000",
+            // A replica's first sync starts at once (the default waits 5 s for more replicas).
+            "--repl-diskless-sync-delay",
+            "0",
             "--dir",
             &dir_arg,
         ])?);
@@ -56,23 +68,50 @@ fn start_cluster() -> Option<Cluster> {
             Reply::ok()
         );
     }
+    let known = format!("cluster_known_nodes:{}", nodes.len());
     let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let ready = conns.iter_mut().all(|c| match c.cmd(&["CLUSTER", "INFO"]) {
-            Reply::Bulk(b) => {
-                let text = String::from_utf8_lossy(&b).into_owned();
-                text.contains("cluster_state:ok") && text.contains("cluster_known_nodes:3")
-            }
-            _ => false,
-        });
-        if ready {
+    let wait = |conns: &mut Vec<Conn>, ready: &dyn Fn(&mut Conn, usize) -> bool| loop {
+        if conns.iter_mut().enumerate().all(|(i, c)| ready(c, i)) {
             break;
         }
         assert!(
             Instant::now() < deadline,
             "the test cluster did not become ready"
         );
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    wait(&mut conns, &|c, _| match c.cmd(&["CLUSTER", "INFO"]) {
+        Reply::Bulk(b) => {
+            let text = String::from_utf8_lossy(&b).into_owned();
+            text.contains("cluster_state:ok") && text.contains(&known)
+        }
+        _ => false,
+    });
+    if replicas > 0 {
+        let ids: Vec<String> = conns[..3]
+            .iter_mut()
+            .map(|c| match c.cmd(&["CLUSTER", "MYID"]) {
+                Reply::Bulk(b) => String::from_utf8(b).unwrap(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        for i in 0..replicas {
+            assert_eq!(
+                conns[3 + i].cmd(&["CLUSTER", "REPLICATE", &ids[i]]),
+                Reply::ok()
+            );
+        }
+        // Each replica in sync with its master, and node 0 lists every replica in CLUSTER SLOTS.
+        wait(&mut conns, &|c, i| {
+            i < 3
+                || matches!(c.cmd(&["ROLE"]), Reply::Array(r)
+                    if r.get(3) == Some(&Reply::bulk("connected")))
+        });
+        wait(&mut conns, &|c, i| {
+            i != 0
+                || matches!(c.cmd(&["CLUSTER", "SLOTS"]), Reply::Array(ranges)
+                    if ranges.iter().all(|r| matches!(r, Reply::Array(p) if p.len() == 4)))
+        });
     }
     Some(Cluster { nodes, dir })
 }
@@ -139,7 +178,7 @@ fn runs_are_routed_by_slot_and_cross_slot_is_refused_before_sending() {
     assert_eq!(report.outcome, Outcome::Refused);
     assert_eq!(
         report.reply,
-        Reply::err("CROSSSLOT Keys in request don't hash to the same slot (evalbench did not send the script: a -> slot 15495, b -> slot 3300; put a common {hash tag} in the keys)")
+        Reply::err(format!("CROSSSLOT Keys in request don't hash to the same slot (evalbench read nothing and did not send the script: a -> slot 15495 on {}, b -> slot 3300 on {}; put a common {{hash tag}} in the keys)", addr(&cluster, 2), addr(&cluster, 0)))
     );
     // Same hash tag: one slot, sent.
     let report = live
@@ -522,7 +561,7 @@ fn killed(report: &evalbench::engine::report::RunReport) -> bool {
 fn script_kill_reaches_the_node_running_the_script() {
     use evalbench::engine::keyspace::Db;
     use evalbench::tui::worker::{EngineCommand, Worker};
-    let Some(cluster) = start_cluster() else {
+    let Some(cluster) = start_cluster_with(3) else {
         return;
     };
     let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
@@ -537,7 +576,7 @@ fn script_kill_reaches_the_node_running_the_script() {
     let key = key_on(2, "spin");
     assert_eq!(
         answers(&target, &[&key]),
-        vec![(addr(&cluster, 2), not_busy())]
+        vec![(node_of_key(&cluster, &key), not_busy())]
     );
 
     // A script on a node that is not the one connected to.
@@ -545,30 +584,201 @@ fn script_kill_reaches_the_node_running_the_script() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(
         answers(&target, &[&key]),
-        vec![(addr(&cluster, 2), Reply::ok())]
+        vec![(node_of_key(&cluster, &key), Reply::ok())]
     );
     let report = running.join().unwrap();
     assert!(killed(&report), "{:?}", report.reply);
-    assert_eq!(conns[2].cmd(&["PING"]), Reply::Status("PONG".into()));
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["PING"]), pong());
+    }
 
-    // No keys: the client chose the node; every master is asked, one answers OK.
+    // No keys: the script goes to the node given to connect, and the kill too.
     let running = spin(&cluster, &[]);
     std::thread::sleep(Duration::from_millis(500));
-    let got = answers(&target, &[]);
-    // The client sends a keyless script to any node. When that is the seed, the seed is busy and
-    // cannot list the masters: it alone is asked, and it is the one running the script.
-    if got.len() == 1 {
-        assert_eq!(got, vec![(addr(&cluster, 0), Reply::ok())]);
-    } else {
-        assert_eq!(
-            got.iter().map(|(node, _)| node.clone()).collect::<Vec<_>>(),
-            (0..3).map(|i| addr(&cluster, i)).collect::<Vec<_>>()
-        );
-        let mut replies: Vec<Reply> = got.into_iter().map(|(_, r)| r).collect();
-        replies.sort_by_key(|r| format!("{r:?}"));
-        assert_eq!(replies, vec![not_busy(), not_busy(), Reply::ok()]);
-    }
+    assert_eq!(
+        answers(&target, &[]),
+        vec![(
+            format!("{} (master, no keys)", addr(&cluster, 0)),
+            Reply::ok()
+        )]
+    );
     assert!(killed(&running.join().unwrap()));
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["PING"]), pong());
+    }
+
+    // Connected to a replica: a keyless read-only script runs on the replica, and is killed there.
+    let replica = TargetSpec {
+        url: Some(format!("redis://{}", addr(&cluster, 4))),
+        ..TargetSpec::default()
+    }
+    .resolve()
+    .unwrap();
+    let mut on_replica = LiveBackend::connect(replica.clone()).unwrap();
+    assert!(on_replica.server.is_replica());
+    assert_eq!(
+        on_replica.node_for_keys(&[]).map(|n| n.describe()),
+        Some(format!("{} (replica, no keys)", addr(&cluster, 4)))
+    );
+    let running = std::thread::spawn(move || {
+        let report = on_replica
+            .run(&request("while true do end", &[]), WriteMode::ReadOnly)
+            .unwrap();
+        (report, on_replica.last_node.clone())
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(conns[4].cmd(&["PING"]), Reply::err("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."));
+    assert_eq!(
+        answers(&replica, &[]),
+        vec![(
+            format!("{} (replica, no keys)", addr(&cluster, 4)),
+            Reply::ok()
+        )]
+    );
+    let (report, node) = running.join().unwrap();
+    assert!(killed(&report), "{:?}", report.reply);
+    assert_eq!(
+        node.map(|n| n.describe()),
+        Some(format!("{} (replica, no keys)", addr(&cluster, 4)))
+    );
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["PING"]), pong());
+    }
+    // With keys, the replica's reads go to the slot's master, and the report names it.
+    let mut on_replica = LiveBackend::connect(replica).unwrap();
+    let report = on_replica
+        .run(
+            &request("return redis.call('EXISTS', KEYS[1])", &[&key]),
+            WriteMode::ReadOnly,
+        )
+        .unwrap();
+    assert_eq!(report.reply, Reply::Int(0));
+    assert_eq!(
+        on_replica.last_node.map(|n| n.describe()),
+        Some(node_of_key(&cluster, &key))
+    );
+
+    // The overview: each master, the busy one named, the libraries compared; X kills on the node
+    // that runs the script.
+    use evalbench::engine::live::overview;
+    let library = "#!lua name=counters\nredis.register_function('bump', function(keys) return redis.call('INCR', keys[1]) end)";
+    for conn in conns[..2].iter_mut() {
+        assert_eq!(
+            conn.cmd(&["FUNCTION", "LOAD", library]),
+            Reply::bulk("counters")
+        );
+    }
+    let mut watcher = connect(&cluster);
+    let master = |i: usize| {
+        format!(
+            "{} (master, slots {}-{})",
+            addr(&cluster, i),
+            RANGES[i].0,
+            RANGES[i].1
+        )
+    };
+    let seen = overview::read(&mut watcher).unwrap();
+    assert_eq!(seen.busy, None);
+    assert_eq!(
+        seen.nodes
+            .iter()
+            .map(|n| n.node.clone())
+            .collect::<Vec<_>>(),
+        (0..3).map(master).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        overview::library_coverage(&seen.nodes),
+        vec![format!("counters: 2 of 3 masters (not on {})", master(2))]
+    );
+    assert!(seen.nodes.iter().all(|n| n
+        .highlights
+        .iter()
+        .any(|(l, v)| l == "role" && v == "master")));
+    let running = spin(&cluster, &[&key]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let seen = loop {
+        let seen = overview::read(&mut watcher).unwrap();
+        if seen.busy.is_some() {
+            break seen;
+        }
+        assert!(Instant::now() < deadline, "the node did not turn busy");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let busy =
+        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+    assert_eq!(seen.busy, Some(format!("on {}: {busy}", master(2))));
+    assert_eq!(seen.nodes[2].busy.as_deref(), Some(busy));
+    assert_eq!(
+        overview::describe_kill(
+            evalbench::engine::live::script_kill_everywhere(&target),
+            true
+        ),
+        format!(
+            "sent SCRIPT KILL to {}: OK (the script was stopped)",
+            master(2)
+        )
+    );
+    assert!(killed(&running.join().unwrap()));
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["PING"]), pong());
+    }
+
+    // FUNCTION LOAD on every master: each master's state, one --yes, each master's answer.
+    let file = cluster.dir.join("counters.lua");
+    std::fs::write(&file, library).unwrap();
+    let load = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
+            .args([
+                "function",
+                "load",
+                "--server",
+                &format!("redis://{}", addr(&cluster, 0)),
+                "--every-master",
+            ])
+            .args(extra)
+            .arg(&file)
+            .env_remove("REDIS_URL")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let states = format!(
+        "library counters: on 3 masters\n  {}: has this code already (nothing to send)\n  {}: has this code already (nothing to send)\n  {}: does not have it (FUNCTION LOAD)\n",
+        master(0),
+        master(1),
+        master(2)
+    );
+    assert_eq!(
+        load(&[]),
+        (
+            2,
+            states.clone(),
+            "evalbench: refused: FUNCTION LOAD writes to 1 master (their state is above). Nothing was sent. Rerun with --yes to load it on each.\n".to_string()
+        )
+    );
+    assert_eq!(conns[2].cmd(&["FUNCTION", "LIST"]), Reply::Array(vec![]));
+    assert_eq!(
+        load(&["--yes"]),
+        (
+            0,
+            format!(
+                "{states}{}: has this code already: nothing sent\n{}: has this code already: nothing sent\n{}: loaded counters\n",
+                master(0),
+                master(1),
+                master(2)
+            ),
+            String::new()
+        )
+    );
+    let seen = overview::read(&mut watcher).unwrap();
+    assert_eq!(
+        overview::library_coverage(&seen.nodes),
+        vec!["counters: every master (3)".to_string()]
+    );
 
     // Esc in the workbench: the worker sends the kill to the node of the run's key.
     let worker = Worker::start_with(Some(connect(&cluster)));
@@ -635,9 +845,8 @@ fn the_read_timeout_holds_and_a_timed_out_script_is_not_sent_again() {
         Err(LiveError::Lost(message)) => assert_eq!(
             message,
             format!(
-                "{}: gave up waiting for the script after 0.3s (--read-timeout); sent SCRIPT KILL to {}: NOTBUSY (the script had ended by then; its reply was not read)",
-                live.target.display,
-                live.node_for_key(key.as_bytes()).unwrap()
+                "{0}: gave up waiting for the script after 0.3s (--read-timeout); sent SCRIPT KILL to {0}: NOTBUSY (the script had ended by then; its reply was not read)",
+                node_of_key(&cluster, &key)
             )
         ),
         Err(e) => panic!("{e}"),
@@ -728,5 +937,596 @@ fn a_standalone_server_has_no_nodes_and_is_asked_itself_to_kill() {
     assert_eq!(
         answers(&target, &["k"]),
         vec![(format!("127.0.0.1:{}", server.port), not_busy())]
+    );
+}
+
+/// Commands each node ran since `reset_stats` (INFO commandstats), the node's own INFO and CONFIG
+/// left out.
+fn commands_run(conns: &mut [Conn]) -> Vec<Vec<String>> {
+    conns
+        .iter_mut()
+        .map(|c| match c.cmd(&["INFO", "commandstats"]) {
+            Reply::Bulk(b) => String::from_utf8_lossy(&b)
+                .lines()
+                .filter_map(|l| l.strip_prefix("cmdstat_"))
+                .filter_map(|l| l.split(':').next())
+                .filter(|name| !["info", "config|resetstat"].contains(name))
+                .map(str::to_string)
+                .collect(),
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+fn reset_stats(conns: &mut [Conn]) {
+    for c in conns.iter_mut() {
+        assert_eq!(c.cmd(&["CONFIG", "RESETSTAT"]), Reply::ok());
+    }
+}
+
+fn pong() -> Reply {
+    Reply::Status("PONG".into())
+}
+
+fn wrong_type() -> Reply {
+    Reply::err("WRONGTYPE Operation against a key holding the wrong kind of value")
+}
+
+/// "127.0.0.1:port (master, slot N)" of the master of `key`.
+fn node_of_key(cluster: &Cluster, key: &str) -> String {
+    let slot = evalbench::engine::lint::hash_slot(key.as_bytes());
+    format!(
+        "{} (master, slot {slot})",
+        addr(cluster, owner_of_slot(slot))
+    )
+}
+
+#[test]
+fn runs_keep_their_trace_and_writes_whatever_the_reply_holds() {
+    use evalbench::engine::live::guarded::{guarded_run, Consent, RunControl};
+    use evalbench::engine::live::{outcome_summary, written_keys};
+    let Some(cluster) = start_cluster_with(3) else {
+        return;
+    };
+    let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
+    // Two keys of one slot on node 2 (not the node connected to): a counter and a string.
+    let (counter, text) = ("{t}:n", "{t}:s");
+    let node = owner(&mut conns[0], counter);
+    assert_eq!(node, 2);
+    assert_eq!(conns[node].cmd(&["SET", text, "x"]), Reply::ok());
+    let mut live = connect(&cluster);
+    assert_eq!(
+        live.masters()
+            .iter()
+            .map(|m| m.replicas.clone())
+            .collect::<Vec<_>>(),
+        (3..6).map(|i| vec![addr(&cluster, i)]).collect::<Vec<_>>()
+    );
+
+    // A write, then an error inside the returned array: the script returned, its trace is kept.
+    let script =
+        "local n = redis.call('INCR', KEYS[1]) return {n, redis.pcall('HGET', KEYS[2], 'f')}";
+    let report = live
+        .run(&request(script, &[counter, text]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(
+        report.reply,
+        Reply::Array(vec![Reply::Int(1), wrong_type()])
+    );
+    assert_eq!(report.outcome, Outcome::Returned);
+    assert_eq!(
+        report
+            .trace
+            .iter()
+            .map(|t| (
+                String::from_utf8_lossy(&t.command[0]).into_owned(),
+                t.reply.clone()
+            ))
+            .collect::<Vec<_>>(),
+        vec![
+            ("INCR".to_string(), Reply::Int(1)),
+            ("HGET".to_string(), wrong_type())
+        ]
+    );
+    assert_eq!(written_keys(&report), vec![counter.as_bytes().to_vec()]);
+    assert_eq!(
+        outcome_summary(&report),
+        "wrote 1 key ({t}:n), then returned"
+    );
+    assert_eq!(
+        live.last_node.as_ref().map(|n| n.describe()),
+        Some(node_of_key(&cluster, counter))
+    );
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("1"));
+
+    // A write, then an error raised: the write stays, the report says so.
+    let script = "redis.call('INCR', KEYS[1]) return redis.call('HGET', KEYS[2], 'f')";
+    let report = live
+        .run(&request(script, &[counter, text]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::Raised);
+    assert_eq!(report.trace.len(), 2);
+    assert_eq!(report.trace[0].reply, Reply::Int(2));
+    assert_eq!(outcome_summary(&report), "wrote 1 key ({t}:n), then failed");
+    assert!(
+        report.warnings.iter().any(|w| w.message
+            == "the script failed after 1 write(s): Redis does not roll back, the writes before the error stay"),
+        "{:?}",
+        report.warnings
+    );
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("2"));
+
+    // Read-only, an error inside the array: the reply as the server gave it.
+    let script = "return {redis.call('GET', KEYS[1]), redis.pcall('HGET', KEYS[2], 'f')}";
+    let report = live
+        .run(&request(script, &[counter, text]), WriteMode::ReadOnly)
+        .unwrap();
+    assert_eq!(
+        report.reply,
+        Reply::Array(vec![Reply::bulk("2"), wrong_type()])
+    );
+    assert_eq!(report.trace.len(), 2);
+    assert_eq!(outcome_summary(&report), "returned, no writes");
+
+    // RESP3: the same run, the same trace.
+    let target = TargetSpec {
+        resp3: true,
+        ..spec(&cluster)
+    }
+    .resolve()
+    .unwrap();
+    let mut resp3 = LiveBackend::connect(target).unwrap();
+    let script =
+        "local n = redis.call('INCR', KEYS[1]) return {n, redis.pcall('HGET', KEYS[2], 'f')}";
+    let report = resp3
+        .run(&request(script, &[counter, text]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(
+        report.reply,
+        Reply::Array(vec![Reply::Int(3), wrong_type()])
+    );
+    assert_eq!(report.trace.len(), 2);
+    assert_eq!(
+        outcome_summary(&report),
+        "wrote 1 key ({t}:n), then returned"
+    );
+
+    // Untraced: a runtime error is a failure of a script that ran, not a refusal.
+    live.tracing = false;
+    let script = "redis.call('INCR', KEYS[1]) return redis.call('HGET', KEYS[2], 'f')";
+    let report = live
+        .run(&request(script, &[counter, text]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(report.outcome, Outcome::Raised);
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("4"));
+    live.tracing = true;
+
+    // The guarded run with consent: the same truth, sent once.
+    let control = RunControl::default();
+    control.begin(&[counter.as_bytes().to_vec(), text.as_bytes().to_vec()]);
+    let run = guarded_run(
+        &mut live,
+        &request(script, &[counter, text]),
+        &Consent {
+            writes: true,
+            ..Consent::default()
+        },
+        &control,
+        0,
+    );
+    assert!(run.sent);
+    assert_eq!(run.report.outcome, Outcome::Raised);
+    assert_eq!(run.report.trace.len(), 2);
+    assert_eq!(
+        outcome_summary(&run.report),
+        "wrote 1 key ({t}:n), then failed"
+    );
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("5"));
+
+    // CROSSSLOT: decided from the names; no node reads or runs anything.
+    reset_stats(&mut conns);
+    let (a, b) = (key_on(0, "a"), key_on(1, "b"));
+    let control = RunControl::default();
+    control.begin(&[]);
+    let run = guarded_run(
+        &mut live,
+        &request("return redis.call('SET', KEYS[1], KEYS[2])", &[&a, &b]),
+        &Consent::default(),
+        &control,
+        0,
+    );
+    assert!(!run.sent && run.question.is_none() && run.dry_run_ns.is_none());
+    assert_eq!(run.report.outcome, Outcome::Refused);
+    let slot = |k: &str| evalbench::engine::lint::hash_slot(k.as_bytes());
+    assert_eq!(
+        run.report.reply,
+        Reply::err(format!(
+            "CROSSSLOT Keys in request don't hash to the same slot (evalbench read nothing and did not send the script: {a} -> slot {} on {}, {b} -> slot {} on {}; put a common {{hash tag}} in the keys)",
+            slot(&a),
+            addr(&cluster, 0),
+            slot(&b),
+            addr(&cluster, 1)
+        ))
+    );
+    assert_eq!(commands_run(&mut conns), vec![Vec::<String>::new(); 6]);
+
+    // The CLI: the JSON names the node and says what was written.
+    let url = format!("redis://{}", addr(&cluster, 0));
+    let dir = cluster.dir.join("scripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let in_array = file(
+        "in_array.lua",
+        "local n = redis.call('INCR', KEYS[1]) return {n, redis.pcall('HGET', KEYS[2], 'f')}",
+    );
+    let (code, stdout, stderr) = cli(&[
+        "--server", &url, "--yes", "--json", &in_array, counter, text,
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["outcome"], "returned");
+    assert_eq!(json["result"], "wrote 1 key ({t}:n), then returned");
+    assert_eq!(json["written"], serde_json::json!(["{t}:n"]));
+    assert_eq!(json["trace"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        json["node"],
+        serde_json::json!({"addr": addr(&cluster, 2), "role": "master", "slot": slot(counter)})
+    );
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("6"));
+    let raises = file(
+        "raises.lua",
+        "redis.call('INCR', KEYS[1]) return redis.call('HGET', KEYS[2], 'f')",
+    );
+    let (code, stdout, stderr) = cli(&["--server", &url, "--yes", &raises, counter, text]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains(&format!(
+            "\nnode: {}\nresult: wrote 1 key ({{t}}:n), then failed\n",
+            node_of_key(&cluster, counter)
+        )),
+        "{stdout}"
+    );
+    // A live trace has no time per call: "-", not 0.000.
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("INCR {t}:n") && l.ends_with("        - W")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("0.000"), "{stdout}");
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("7"));
+    // A write refused without --yes names the node it would have gone to.
+    let (code, _, stderr) = cli(&["--server", &url, &raises, counter, text]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.ends_with(&format!(
+            "\nNothing was sent to {}. Rerun with --yes to allow writes.\n",
+            node_of_key(&cluster, counter)
+        )),
+        "{stderr}"
+    );
+    assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("7"));
+
+    // A dry run stopped at the busy threshold: the refusal also says what cluster-node-timeout
+    // risks on a cluster.
+    assert_eq!(
+        conns[0].cmd(&["CONFIG", "SET", "busy-reply-threshold", "200"]),
+        Reply::ok()
+    );
+    let spins = file("spins.lua", "while true do end");
+    let (code, _, stderr) = cli(&["--server", &url, &spins, counter]);
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("evalbench: refused: the dry run in the sandbox on a copy of KEYS did not complete: stopped at the busy threshold (200 ms) after "), "{stderr}");
+    assert!(
+        stderr.ends_with(&format!(
+            "; on this cluster a script running past cluster-node-timeout (30000 ms) gets its master failed over by a replica, and its writes are lost with the old master.\nNothing was sent to {}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).\n",
+            node_of_key(&cluster, counter)
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        conns[0].cmd(&["CONFIG", "SET", "busy-reply-threshold", "5000"]),
+        Reply::ok()
+    );
+
+    // CROSSSLOT from the CLI: exit 2, the slots named; the nodes ran only the connection's
+    // discovery (on the node connected to).
+    reset_stats(&mut conns);
+    let (code, stdout, stderr) = cli(&["--server", &url, "--yes", &raises, &a, &b]);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert_eq!(
+        stderr,
+        format!(
+            "evalbench: refused: CROSSSLOT Keys in request don't hash to the same slot (evalbench read nothing and did not send the script: {a} -> slot {} on {}, {b} -> slot {} on {}; put a common {{hash tag}} in the keys)\n",
+            slot(&a),
+            addr(&cluster, 0),
+            slot(&b),
+            addr(&cluster, 1)
+        )
+    );
+    let mut ran = commands_run(&mut conns);
+    ran[0].sort();
+    assert_eq!(
+        ran,
+        [vec![
+            "cluster|slots".to_string(),
+            "config|get".into(),
+            "role".into()
+        ]]
+        .into_iter()
+        .chain(vec![Vec::new(); 5])
+        .collect::<Vec<_>>()
+    );
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["PING"]), pong());
+    }
+}
+
+/// `evalbench run ARGS`: (exit code, stdout, stderr).
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .arg("run")
+        .args(args)
+        .env_remove("REDIS_URL")
+        .output()
+        .expect("run evalbench");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Wait until node `asked` names node `master` as the master of `slot` in CLUSTER SLOTS.
+fn wait_for_master(cluster: &Cluster, asked: usize, slot: u16, master: usize) {
+    let mut conn = cluster.nodes[asked].connect();
+    let port = Reply::Int(cluster.nodes[master].port as i64);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let owner = match conn.cmd(&["CLUSTER", "SLOTS"]) {
+            Reply::Array(ranges) => ranges.into_iter().find_map(|r| match r {
+                Reply::Array(p)
+                    if matches!((&p[0], &p[1]), (Reply::Int(a), Reply::Int(b))
+                        if (*a..=*b).contains(&(slot as i64))) =>
+                {
+                    match &p[2] {
+                        Reply::Array(m) => m.get(1).cloned(),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }),
+            _ => None,
+        };
+        if owner.as_ref() == Some(&port) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "slot {slot} did not move to node {master}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_lost_master_is_that_node_alone_and_a_failover_is_followed() {
+    use evalbench::engine::live::guarded::{guarded_run, Consent, RunControl};
+    let Some(mut cluster) = start_cluster_with(3) else {
+        return;
+    };
+    let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
+    let mut live = connect(&cluster);
+    let incr = "return redis.call('INCR', KEYS[1])";
+    let keys: Vec<String> = (0..3).map(|i| key_on(i, "c")).collect();
+    let slot = |k: &str| evalbench::engine::lint::hash_slot(k.as_bytes());
+
+    // A failover while connected: node 3 takes over node 0's slots; the write meets MOVED there,
+    // follows it once, and the report names the new master.
+    assert_eq!(conns[3].cmd(&["CLUSTER", "FAILOVER"]), Reply::ok());
+    wait_for_master(&cluster, 0, slot(&keys[0]), 3);
+    let report = live
+        .run(&request(incr, &[&keys[0]]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(report.reply, Reply::Int(1));
+    assert_eq!(
+        live.last_node.as_ref().map(|n| n.describe()),
+        Some(format!(
+            "{} (master, slot {})",
+            addr(&cluster, 3),
+            slot(&keys[0])
+        ))
+    );
+    assert_eq!(conns[3].cmd(&["GET", &keys[0]]), Reply::bulk("1"));
+    // The slot map read after the MOVED tells the node connected to is a replica now; keyed
+    // scripts still go to their masters, a keyless one would stay on the replica.
+    assert_eq!(live.server.role, "slave");
+    assert_eq!(
+        live.server.summary(),
+        "redis 7.0.15 replica (cluster), busy threshold 5000 ms, cluster-node-timeout 30000 ms"
+    );
+    assert!(!live.runs_on_replica(&[keys[0].as_bytes().to_vec()]));
+    assert!(live.runs_on_replica(&[]));
+
+    // Master 1 is killed: runs to it are not sent and name it; the other masters go on.
+    cluster.nodes[1].stop();
+    let lost = format!(
+        "{} (master, slot {}): connection refused (is the node running? its replica takes over its slots once the cluster fails it over)",
+        addr(&cluster, 1),
+        slot(&keys[1])
+    );
+    match live.run(&request(incr, &[&keys[1]]), WriteMode::Allowed) {
+        Err(LiveError::Connect(message)) => {
+            assert_eq!(message, format!("{lost}; the script was not sent"))
+        }
+        other => panic!("{other:?}"),
+    }
+    let control = RunControl::default();
+    control.begin(&[keys[1].as_bytes().to_vec()]);
+    let consent = Consent {
+        writes: true,
+        ..Consent::default()
+    };
+    let run = guarded_run(
+        &mut live,
+        &request(incr, &[&keys[1]]),
+        &consent,
+        &control,
+        0,
+    );
+    assert!(!run.sent);
+    assert_eq!(run.report.outcome, Outcome::Refused);
+    assert_eq!(
+        run.report.reply,
+        Reply::err(format!("evalbench: not sent: {lost}"))
+    );
+    control.begin(&[keys[2].as_bytes().to_vec()]);
+    let run = guarded_run(
+        &mut live,
+        &request(incr, &[&keys[2]]),
+        &consent,
+        &control,
+        0,
+    );
+    assert!(run.sent);
+    assert_eq!(run.report.reply, Reply::Int(1));
+    assert_eq!(
+        live.check_nodes().unwrap(),
+        vec![format!(
+            "{} (master, slots 5461-10922): connection refused (is the node running? its replica takes over its slots once the cluster fails it over)",
+            addr(&cluster, 1)
+        )]
+    );
+
+    // Master 2 is killed while a script that wrote runs there: it may have run; how to check.
+    let script = "redis.call('INCR', KEYS[1]) local s = redis.call('TIME') \
+        while true do local n = redis.call('TIME') \
+        if (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 1500000 then break end end return 1";
+    let sent = evalbench::engine::live::instrument::instrument(script.as_bytes())
+        .unwrap()
+        .sha;
+    let key = keys[2].clone();
+    assert_eq!(
+        conns[2].cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]),
+        Reply::ok()
+    );
+    let running = std::thread::spawn(move || {
+        let result = live.run(&request(script, &[&key]), WriteMode::Allowed);
+        (live, result)
+    });
+    // The node answers BUSY once the script has run for the threshold (100 ms here).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !matches!(conns[2].cmd(&["PING"]), Reply::Error(e) if e.starts_with("BUSY")) {
+        assert!(Instant::now() < deadline, "the script did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cluster.nodes[2].stop();
+    let (mut live, result) = running.join().unwrap();
+    let node = format!("{} (master, slot {})", addr(&cluster, 2), slot(&keys[2]));
+    // Guarded, to the lost node: not sent (the PING first), so refused.
+    control.begin(&[keys[2].as_bytes().to_vec()]);
+    let run = guarded_run(
+        &mut live,
+        &request(incr, &[&keys[2]]),
+        &consent,
+        &control,
+        0,
+    );
+    assert!(!run.sent);
+    assert_eq!(run.report.outcome, Outcome::Refused);
+    match result {
+        Err(LiveError::Sent(message)) => {
+            assert!(message.starts_with(&format!("{node}: ")), "{message}");
+            assert!(
+                message.ends_with(&format!(
+                    "; the script was sent and may have run there before the connection dropped (evalbench never sends it twice): once the node answers, check SCRIPT EXISTS {sent} on {} and the keys it was given ({})",
+                    addr(&cluster, 2),
+                    keys[2]
+                )),
+                "{message}"
+            );
+        }
+        other => panic!("{:?}", other.map(|r| r.reply)),
+    }
+
+    // Its replica takes over: the next write reaches it, once, and the report names it. The
+    // killed script's INCR never reached the replica (a script's writes are replicated when it
+    // ends): the counter there was 1.
+    assert_eq!(
+        conns[5].cmd(&["CLUSTER", "FAILOVER", "TAKEOVER"]),
+        Reply::ok()
+    );
+    wait_for_master(&cluster, 3, slot(&keys[2]), 5);
+    let report = live
+        .run(&request(incr, &[&keys[2]]), WriteMode::Allowed)
+        .unwrap();
+    assert_eq!(report.reply, Reply::Int(2));
+    assert_eq!(
+        live.last_node.as_ref().map(|n| n.describe()),
+        Some(format!(
+            "{} (master, slot {})",
+            addr(&cluster, 5),
+            slot(&keys[2])
+        ))
+    );
+    assert_eq!(conns[5].cmd(&["GET", &keys[2]]), Reply::bulk("2"));
+    for i in [0, 3, 4, 5] {
+        assert_eq!(conns[i].cmd(&["PING"]), pong(), "node {i}");
+    }
+}
+
+#[test]
+fn copy_says_which_keys_are_missing_and_where() {
+    let Some(cluster) = start_cluster() else {
+        return;
+    };
+    let mut conn = cluster.nodes[1].connect();
+    let here = key_on(1, "here");
+    assert_eq!(conn.cmd(&["SET", &here, "v"]), Reply::ok());
+    let copy = |keys: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
+            .args([
+                "copy",
+                "--server",
+                &format!("redis://{}", addr(&cluster, 0)),
+            ])
+            .args(keys)
+            .env_remove("REDIS_URL")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let slot = |k: &str| evalbench::engine::lint::hash_slot(k.as_bytes());
+    let (code, stdout, stderr) = copy(&["nope:key"]);
+    assert_eq!((code, stdout.as_str()), (1, ""));
+    assert_eq!(
+        stderr,
+        format!(
+            "evalbench: no such key on {0}: nope:key (slot {1} on {2}); nothing was copied\n",
+            addr(&cluster, 0),
+            slot("nope:key"),
+            addr(&cluster, owner_of_slot(slot("nope:key")))
+        )
+    );
+    let (code, stdout, stderr) = copy(&[&here, "nope:key"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json[&here]["value"], "v");
+    assert_eq!(
+        stderr,
+        format!(
+            "evalbench: not on {0}, left out: nope:key (slot {1} on {2})\n",
+            addr(&cluster, 0),
+            slot("nope:key"),
+            addr(&cluster, owner_of_slot(slot("nope:key")))
+        )
     );
 }

@@ -555,7 +555,7 @@ fn on_a_cluster_a_load_goes_to_one_master_and_a_call_to_its_keys_master() {
         evalbench(&["function", "load", "--server", &url(1), "--yes", &shop]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stdout.contains(&format!("\n  cluster: FUNCTION LOAD goes to one master (127.0.0.1:{}); the other masters do not get the library (load it on each)\n", nodes[0].port)),
+        stdout.contains(&format!("\n  cluster: FUNCTION LOAD goes to one master (127.0.0.1:{}); the other masters do not get the library (--every-master loads it on each)\n", nodes[0].port)),
         "{stdout}"
     );
     assert!(stdout.ends_with("\nloaded: shop\n"), "{stdout}");

@@ -131,6 +131,8 @@ pub enum Outcome {
     Killed,
     /// Stopped by the user (cancel).
     Cancelled,
+    /// Sent, then the connection was lost before the reply: the script may have run.
+    Lost,
 }
 
 #[derive(Debug, Clone)]

@@ -244,6 +244,10 @@ pub struct App {
     pub inputs: InputsState,
     /// The function F5 calls when the editor holds a function library (issue 13, form_function.rs).
     pub form_function: super::form_function::FormFunction,
+    /// On a cluster: the node of the last live run (where it ran, or goes once agreed).
+    pub live_node: Option<String>,
+    /// On a cluster: what a script past `cluster-node-timeout` risks (said with a slow dry run).
+    pub cluster_timeout_note: Option<String>,
     /// The function of the live FCALL in progress (issue 13): its guard's question names it.
     pub live_function: Option<String>,
     pub keyspace: KeyspaceView,
@@ -321,6 +325,8 @@ impl App {
             inputs: InputsState::default(),
             form_function: super::form_function::FormFunction::for_code(script.as_bytes()), // issue 13
             live_function: None, // issue 13: live FCALL
+            live_node: None,
+            cluster_timeout_note: None,
             keyspace: KeyspaceView::default(),
             keymap,
             config,
@@ -373,6 +379,16 @@ impl App {
             (Some(server), _) if self.connection.lost.is_some() => {
                 format!("live {server} DISCONNECTED")
             }
+            (Some(server), true) if !self.connection.down.is_empty() => format!(
+                "live {server} guarded · {} node{} down: {}",
+                self.connection.down.len(),
+                if self.connection.down.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                self.connection.down.join("; ")
+            ),
             (Some(server), true) => format!("live {server} guarded"),
             (Some(_), false) => format!("sandbox{} (F7: live)", self.sandbox_state_label()),
             (None, _) => format!("sandbox{}", self.sandbox_state_label()),
@@ -1210,6 +1226,18 @@ impl App {
                     report.elapsed_ns as f64 / 1e6,
                     report.trace.len()
                 );
+                if result.live {
+                    // What the run did on the server, and on a cluster where.
+                    self.status = format!(
+                        "{}: {}{}",
+                        self.status,
+                        crate::engine::live::outcome_summary(report),
+                        match &self.live_node {
+                            Some(node) => format!(" on {node}"),
+                            None => String::new(),
+                        }
+                    );
+                }
                 if report.outcome == crate::engine::report::Outcome::Cancelled && self.use_live {
                     // evalbench's own words: cancelled before the send, nothing reached the server.
                     self.status = report
@@ -1246,6 +1274,7 @@ impl App {
             EngineEvent::Debug(event) => super::debugger::on_event(self, event),
             EngineEvent::Compared(id, c) => super::reply_compare::on_result(self, id, *c), // issue 12
             EngineEvent::LiveFunction(answer) => super::live_function::on_answer(self, answer), // issue 13
+            EngineEvent::Node(node) => self.live_node = node,
         }
     }
 

@@ -19,6 +19,8 @@ pub struct ConnectionState {
     pub next_check: Option<Instant>,
     /// A check is on its way.
     pub pending: bool,
+    /// On a cluster that answers: the nodes that did not (each "host:port (role, slots): why").
+    pub down: Vec<String>,
 }
 
 impl ConnectionState {
@@ -60,5 +62,120 @@ pub fn on_health(app: &mut App, error: Option<String>) {
         }
         (Some(_), Some(e)) => state.lost = Some(e),
         (None, None) => {}
+    }
+}
+
+/// The nodes of a cluster that did not answer the last check: the status bar names them (runs to
+/// the other nodes go on), and a change is told once.
+pub fn on_nodes(app: &mut App, down: Vec<String>) {
+    let state = &mut app.connection;
+    if state.down == down {
+        return;
+    }
+    if let Some(first) = down.iter().find(|d| !state.down.contains(d)) {
+        app.status =
+            format!("a cluster node does not answer: {first}; runs to the other nodes go on");
+    } else if down.is_empty() {
+        app.status = "every cluster node answers again".into();
+    }
+    state.down = down;
+}
+
+/// The live guard's y/n question as shown: on a cluster it names the node the script goes to, and a
+/// dry run that was slow or did not complete also says what `cluster-node-timeout` risks.
+pub fn live_send_text(
+    question: &crate::engine::live::guarded::Question,
+    node: Option<&str>,
+    cluster_note: Option<&str>,
+) -> String {
+    use crate::engine::live::guarded::Concern;
+    let mut text = question.text();
+    let slow = question
+        .concerns
+        .iter()
+        .any(|c| matches!(c, Concern::Slow { .. } | Concern::Incomplete { .. }));
+    if let (true, Some(note)) = (slow, cluster_note) {
+        text = text.replacen(
+            ". Nothing was sent.",
+            &format!("; {note}. Nothing was sent."),
+            1,
+        );
+    }
+    if let Some(node) = node {
+        text = text.replace(
+            "Send it to the live server?",
+            &format!("Send it to {node}?"),
+        );
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::live::guarded::{Concern, Consent, Question};
+
+    #[test]
+    fn the_question_names_the_node_and_the_cluster_timeout() {
+        let question = Question {
+            concerns: vec![Concern::Slow {
+                ms: 3000.0,
+                threshold_ms: 5000,
+            }],
+            consent: Consent {
+                slow: true,
+                ..Consent::default()
+            },
+        };
+        assert_eq!(
+            live_send_text(
+                &question,
+                Some("127.0.0.1:7002 (master, slot 15495)"),
+                Some("on this cluster a script running past cluster-node-timeout (15000 ms) gets its master failed over by a replica, and its writes are lost with the old master")
+            ),
+            "The dry run took 3000.0 ms, 60% of the server's busy threshold of 5000 ms (the server may be slower); on this cluster a script running past cluster-node-timeout (15000 ms) gets its master failed over by a replica, and its writes are lost with the old master. Nothing was sent. y sends it as EVAL_RO (the server refuses any write); Esc on the server sends SCRIPT KILL. Send it to 127.0.0.1:7002 (master, slot 15495)? (y/n)"
+        );
+        // Writes only: no word of the timeout; a standalone server: the question as it is.
+        let writes = Question {
+            concerns: vec![Concern::Writes(vec!["line 1: SET k v".into()])],
+            consent: Consent {
+                writes: true,
+                ..Consent::default()
+            },
+        };
+        assert_eq!(
+            live_send_text(&writes, Some("127.0.0.1:7000 (master, slot 1)"), Some("note")),
+            "The dry run WRITES (line 1: SET k v). Nothing was sent. y sends it with writes allowed; Esc on the server sends SCRIPT KILL. Send it to 127.0.0.1:7000 (master, slot 1)? (y/n)"
+        );
+        assert_eq!(live_send_text(&writes, None, None), writes.text());
+    }
+
+    #[test]
+    fn a_cluster_node_down_is_named_and_the_rest_stays_live() {
+        use crate::tui::app::App;
+        use crate::tui::config::Config;
+        let mut app = App::new("", None, Config::default());
+        app.set_live_server("redis 7.0.15 127.0.0.1:7000".into());
+        on_health(&mut app, None);
+        let down = "127.0.0.1:7001 (master, slots 5461-10922): connection refused".to_string();
+        on_nodes(&mut app, vec![down.clone()]);
+        assert_eq!(
+            app.status,
+            format!("a cluster node does not answer: {down}; runs to the other nodes go on")
+        );
+        assert_eq!(
+            app.backend_label(),
+            format!("live redis 7.0.15 127.0.0.1:7000 guarded · 1 node down: {down}")
+        );
+        // The same answer again says nothing new; every node back is told once.
+        app.status.clear();
+        on_nodes(&mut app, vec![down]);
+        assert_eq!(app.status, "");
+        on_nodes(&mut app, Vec::new());
+        assert_eq!(app.status, "every cluster node answers again");
+        assert_eq!(
+            app.backend_label(),
+            "live redis 7.0.15 127.0.0.1:7000 guarded"
+        );
     }
 }

@@ -103,6 +103,8 @@ pub enum InspectEvent {
     /// The answer to a Ping: None when the server answered, else what went wrong.
     Health {
         error: Option<String>,
+        /// On a cluster that answers: the nodes that did not, each with why.
+        down: Vec<String>,
     },
     /// The Server overview as read now.
     Overview(Box<crate::engine::live::overview::Overview>),
@@ -252,11 +254,12 @@ impl InspectorCore {
                     Err(e) => failed("SCRIPT EXISTS", e),
                 }]
             }
-            InspectRequest::Ping => vec![InspectEvent::Health {
-                error: match self.live.command(&[b"PING"]) {
-                    // BUSY or LOADING is a server that answers.
-                    Ok(_) => None,
-                    Err(e) => Some(e.to_string()),
+            InspectRequest::Ping => vec![match self.live.check_nodes() {
+                // BUSY or LOADING is a server that answers; on a cluster each node is checked.
+                Ok(down) => InspectEvent::Health { error: None, down },
+                Err(e) => InspectEvent::Health {
+                    error: Some(e.to_string()),
+                    down: Vec::new(),
                 },
             }],
             InspectRequest::Overview => {
@@ -266,8 +269,8 @@ impl InspectorCore {
                 }]
             }
             InspectRequest::ScriptKill => {
-                // On fresh connections (every master of a cluster: the script's keys are unknown).
-                let answers = crate::engine::live::script_kill_for(&self.live.target, &[]);
+                // On fresh connections (every node of a cluster: the script's keys are unknown).
+                let answers = crate::engine::live::script_kill_everywhere(&self.live.target);
                 vec![InspectEvent::Killed(
                     crate::engine::live::overview::describe_kill(answers, self.live.server.cluster),
                 )]

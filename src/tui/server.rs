@@ -382,7 +382,10 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
         app.now_ms
     };
     match event {
-        InspectEvent::Health { error } => super::connection::on_health(app, error),
+        InspectEvent::Health { error, down } => {
+            super::connection::on_health(app, error);
+            super::connection::on_nodes(app, down);
+        }
         InspectEvent::ScriptCache { sha, cached } => {
             if app.script_cache_pending.as_deref() == Some(sha.as_str()) {
                 app.script_cache_pending = None;

@@ -125,6 +125,10 @@ pub enum EngineEvent {
     Compared(u64, Box<crate::engine::compare::ProfileComparison>),
     /// A FUNCTION LOAD plan or answer (issue 13, tui/live_function.rs).
     LiveFunction(super::live_function::LiveFunctionAnswer),
+    /// On a cluster, before a live run's `Finished`: the node that ran the script, or that it goes
+    /// to once the user agrees ("127.0.0.1:7002 (master, slot 15495)"); None when no node would
+    /// take it (CROSSSLOT, no master for the slot).
+    Node(Option<String>),
 }
 
 pub struct Worker {
@@ -196,6 +200,19 @@ impl RunResult {
             kill,
         }
     }
+}
+
+/// The node of a live run on a cluster: where it ran when it was sent, else where it would go.
+fn run_node(live: &LiveBackend, result: &RunResult) -> Option<String> {
+    if live.cross_slot_refusal(&result.request).is_some() {
+        return None;
+    }
+    let node = if result.live {
+        live.last_node.clone()
+    } else {
+        live.node_for_keys(&result.request.keys)
+    };
+    node.map(|n| n.describe())
 }
 
 /// How long a finished live run waits for the answer of the SCRIPT KILL sent while it ran.
@@ -274,7 +291,15 @@ impl Worker {
                         } => {
                             clock.set_us(clock_ms.saturating_mul(1000));
                             let result = match live.as_mut().filter(|_| on_live) {
-                                Some(live) => run_live(live, id, request, &consent, &run_control),
+                                Some(live) => {
+                                    let result =
+                                        run_live(live, id, request, &consent, &run_control);
+                                    if live.server.cluster {
+                                        let node = run_node(live, &result);
+                                        let _ = event_tx.send(EngineEvent::Node(node));
+                                    }
+                                    result
+                                }
                                 None => RunResult::run(
                                     &mut sandbox,
                                     id,

@@ -177,6 +177,7 @@ impl Document {
                 Outcome::Refused => "refused before running",
                 Outcome::Killed => "stopped at the busy threshold",
                 Outcome::Cancelled => "cancelled",
+                Outcome::Lost => "sent, then the connection was lost (it may have run)",
             },
             protocol: report.protocol.number(),
             script: script_lines(run.script),

@@ -63,19 +63,12 @@ pub fn server_function(
     server_function_for(live, name, &[])
 }
 
-/// The master of a cluster an FCALL with these KEYS goes to (each master has its own libraries):
-/// the one serving the first key's slot; without keys, the first master. None off a cluster.
+/// The node of a cluster an FCALL with these KEYS goes to (each master has its own libraries): the
+/// master serving the first key's slot; without keys, the node keyless commands go to. None off a
+/// cluster.
 pub fn node_for_call(live: &LiveBackend, keys: &[Vec<u8>]) -> Option<ClusterNode> {
-    if !live.server.cluster {
-        return None;
-    }
-    match keys.first() {
-        Some(key) => {
-            let slot = crate::engine::lint::hash_slot(key);
-            live.masters.iter().find(|m| m.serves(slot)).cloned()
-        }
-        None => live.masters.first().cloned(),
-    }
+    let node = live.node_for_keys(keys)?;
+    live.known_node(&node.addr)
 }
 
 /// `server_function` as the node an FCALL with these KEYS reaches has it.
@@ -218,6 +211,11 @@ pub fn send_fcall(
     args.extend(call.keys.iter().map(Vec::as_slice));
     args.extend(call.argv.iter().map(Vec::as_slice));
     let started = Instant::now();
+    if live.server.cluster {
+        let reply = live.cluster_fcall(&args, &call.keys)?;
+        let elapsed_ns = started.elapsed().as_nanos() as u64;
+        return Ok(fcall_report(live, function, reply, elapsed_ns));
+    }
     let result = live.send(&to_cmd(&args));
     let elapsed_ns = started.elapsed().as_nanos() as u64;
     if matches!(&result, Err(e) if e.is_timeout() && e.code().is_none()) {
@@ -229,6 +227,16 @@ pub fn send_fcall(
         )));
     }
     let reply = live.reply_of(result)?;
+    Ok(fcall_report(live, function, reply, elapsed_ns))
+}
+
+/// The report of an FCALL the server answered with `reply`.
+fn fcall_report(
+    live: &LiveBackend,
+    function: &ServerFunction,
+    reply: Reply,
+    elapsed_ns: u64,
+) -> RunReport {
     let (outcome, error_line) = outcome_of(&reply);
     let mut report = RunReport::refused(
         sha1_hex(&function.code),
@@ -242,7 +250,7 @@ pub fn send_fcall(
     report.error_line = error_line;
     // The server's own time is not known (nothing instrumented runs): the round trip bounds it.
     report.elapsed_ns = elapsed_ns;
-    Ok(report)
+    report
 }
 
 /// The guard's question for a call of `function`, in words: what the dry run showed and what y
@@ -467,8 +475,9 @@ fn guarded_fcall_inner(
         .as_ref()
         .map(|d| d.elapsed_ns)
         .filter(|_| !consent.given());
-    // A function is never sent twice: a dead connection is found and healed by a PING first.
-    if let Err(e) = live.command(&[b"PING"]) {
+    // A function is never sent twice: a dead connection is found and healed by a PING first (on a
+    // cluster, to the node the call goes to).
+    if let Err(e) = live.ping_for(&call.keys) {
         let report = refusal(
             live,
             sha,

@@ -267,7 +267,7 @@ impl LoadPlan {
         }
         if let Some(node) = &self.cluster_node {
             out.push_str(&format!(
-                "  cluster: FUNCTION LOAD goes to one master ({node}); the other masters do not get the library (load it on each)\n"
+                "  cluster: FUNCTION LOAD goes to one master ({node}); the other masters do not get the library (--every-master loads it on each)\n"
             ));
         }
         if !self.diff.is_empty() {
@@ -308,6 +308,90 @@ pub fn load(
         Some(node) => live.command_on(&node, &args)?,
         None => live.command(&args)?,
     })
+}
+
+/// One master of a cluster before a load on every master: does it have the library, with this code?
+#[derive(Debug, Clone, PartialEq)]
+pub struct MasterLibrary {
+    /// "127.0.0.1:7000 (master, slots 0-5460)".
+    pub node: String,
+    pub exists: bool,
+    pub same_code: bool,
+}
+
+impl MasterLibrary {
+    /// "127.0.0.1:7000 (master, slots 0-5460): has it (REPLACE replaces it)".
+    pub fn describe(&self) -> String {
+        let state = match (self.exists, self.same_code) {
+            (false, _) => "does not have it (FUNCTION LOAD)",
+            (true, true) => "has this code already (nothing to send)",
+            (true, false) => "has another version (FUNCTION LOAD REPLACE)",
+        };
+        format!("{}: {state}", self.node)
+    }
+}
+
+fn master_label(m: &ClusterNode) -> String {
+    format!("{} (master, slots {})", m.addr(), m.ranges())
+}
+
+/// Each master of the cluster and whether it has `library` (with `code`) now; an error when one
+/// cannot be asked.
+pub fn masters_with(
+    live: &mut LiveBackend,
+    library: &str,
+    code: &[u8],
+) -> Result<Vec<MasterLibrary>, LoadRefusal> {
+    let masters = live.cluster_masters()?;
+    let mut out = Vec::new();
+    for m in &masters {
+        let found = if library.is_empty() {
+            None
+        } else {
+            library_with_code_on(live, Some(m), library)?
+        };
+        out.push(MasterLibrary {
+            node: master_label(m),
+            exists: found.is_some(),
+            same_code: found.is_some_and(|(_, c)| c.as_slice() == code),
+        });
+    }
+    Ok(out)
+}
+
+/// Each node with its answer (or why it could not be asked).
+pub type NodeAnswers = Vec<(String, Result<Reply, LiveError>)>;
+
+/// FUNCTION LOAD on every master of the cluster that does not have this code yet (REPLACE when
+/// `replace`), after one consent: each master with its own answer (the library's name, the
+/// server's error, or why it could not be reached). Masters with the same code already are left
+/// out ("nothing to send").
+pub fn load_every_master(
+    live: &mut LiveBackend,
+    library: &str,
+    code: &[u8],
+    replace: bool,
+) -> Result<NodeAnswers, LoadRefusal> {
+    let masters = live.cluster_masters()?;
+    let mut args: Vec<&[u8]> = vec![b"FUNCTION", b"LOAD"];
+    if replace {
+        args.push(b"REPLACE");
+    }
+    args.push(code);
+    let mut out = Vec::new();
+    for m in &masters {
+        let same = !library.is_empty()
+            && matches!(library_with_code_on(live, Some(m), library), Ok(Some((_, c))) if c == code);
+        if same {
+            out.push((
+                master_label(m),
+                Ok(Reply::Status("has this code already: nothing sent".into())),
+            ));
+            continue;
+        }
+        out.push((master_label(m), live.command_on(m, &args)));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

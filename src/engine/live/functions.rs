@@ -62,7 +62,15 @@ fn checked(reply: Reply) -> Result<Reply, LiveError> {
 
 /// The server's libraries by name (at most `MAX_LIBRARIES`), and how many there are in all.
 pub fn list(live: &mut LiveBackend) -> Result<(Vec<LiveLibrary>, usize), LiveError> {
-    let reply = checked(live.command(&[b"FUNCTION", b"LIST"])?)?;
+    list_on(live, None)
+}
+
+/// `list` as one master of a cluster has them (each master has its own libraries).
+pub fn list_on(
+    live: &mut LiveBackend,
+    node: Option<&ClusterNode>,
+) -> Result<(Vec<LiveLibrary>, usize), LiveError> {
+    let reply = checked(ask(live, node, &[b"FUNCTION", b"LIST"])?)?;
     let all = items(&reply);
     let mut libraries: Vec<LiveLibrary> = all.iter().filter_map(library).collect();
     libraries.sort_by(|a, b| a.name.cmp(&b.name));

@@ -511,7 +511,10 @@ fn guarded_run_inner(
         report.outcome = Outcome::Cancelled;
         plain(report, Db::new(), Db::new(), dry)
     };
-    let replica = live.server.is_replica();
+    let replica = live.runs_on_replica(&request.keys);
+    if let Some(refusal) = live.cross_slot_refusal(request) {
+        return plain(refused(refusal), Db::new(), Db::new(), None);
+    }
 
     let (before, dry) = if consent.given() {
         // The user saw the dry run (or that none was possible) and agreed: send without another.
@@ -617,7 +620,7 @@ fn guarded_run_inner(
     };
     // A script is never sent twice (it may have run before a connection dropped), so a connection
     // that died since the last command (the server restarted) is found and healed by a PING first.
-    if let Err(e) = live.command(&[b"PING"]) {
+    if let Err(e) = live.ping_for(&request.keys) {
         let report = refused(format!("evalbench: not sent: {e}"));
         return plain(report, before.clone(), before, dry_run_ns);
     }
@@ -643,9 +646,13 @@ fn guarded_run_inner(
             }
         }
         Err(e) => {
-            let report = refused(format!("evalbench: {e}"));
+            let mut report = refused(format!("evalbench: {e}"));
+            if matches!(e, LiveError::Sent(_)) {
+                report.outcome = Outcome::Lost;
+            }
             GuardedRun {
-                sent: true,
+                // A node that could not be reached (or no node for the slot) never got it.
+                sent: matches!(e, LiveError::Sent(_) | LiveError::Lost(_)),
                 ..plain(report, before.clone(), before, dry_run_ns)
             }
         }

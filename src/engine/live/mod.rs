@@ -1,6 +1,8 @@
 //! The live backend: a real Redis or Valkey server through EVAL/EVALSHA (redis crate), with traced runs
 //! (see `instrument`), bounded type-aware copies of keys into the sandbox (`copy`), and server discovery.
 
+/// A cluster's nodes: one connection each, routing by slot, per-node health.
+pub mod cluster;
 pub mod copy;
 pub mod fcall; // FCALL/FCALL_RO on a live server, guarded (issue 13)
 pub mod function_load; // FUNCTION LOAD [REPLACE] to a server, guarded (issue 13)
@@ -20,7 +22,7 @@ use crate::engine::reply::{Protocol, Reply};
 use crate::engine::report::{Outcome, RunReport, Warning, WarningKind};
 use crate::engine::script::{parse_shebang, sha1_hex};
 use crate::engine::{lint, RunRequest};
-use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+use cluster::{NodeRef, Pool};
 use redis::{ConnectionLike, Value};
 use std::time::{Duration, Instant};
 
@@ -33,6 +35,9 @@ pub enum LiveError {
     Connect(String),
     #[error("{0}")]
     Lost(String),
+    /// The script was sent, then the connection was lost before its reply: it may have run.
+    #[error("{0}")]
+    Sent(String),
     /// The server refused a command the engine sent on its own (WRONGTYPE, NOPERM, ...).
     #[error("{0}")]
     Server(String),
@@ -245,6 +250,9 @@ pub struct ServerInfo {
     pub role: String,
     pub cluster: bool,
     pub busy_threshold_ms: u64,
+    /// On a cluster: `cluster-node-timeout` (a master that does not answer its peers this long,
+    /// busy with a script included, is failed over by its replica); None elsewhere or unread.
+    pub cluster_node_timeout_ms: Option<u64>,
     pub maxmemory_policy: Option<String>,
     /// Notes about what could not be read (CONFIG denied, ...).
     pub notes: Vec<String>,
@@ -260,7 +268,7 @@ impl ServerInfo {
     /// One line for a status bar or a report header.
     pub fn summary(&self) -> String {
         format!(
-            "{} {} {}{}, busy threshold {} ms",
+            "{} {} {}{}, busy threshold {} ms{}",
             self.product,
             self.version,
             if self.is_replica() {
@@ -269,8 +277,20 @@ impl ServerInfo {
                 "primary"
             },
             if self.cluster { " (cluster)" } else { "" },
-            self.busy_threshold_ms
+            self.busy_threshold_ms,
+            self.cluster_node_timeout_ms
+                .map_or(String::new(), |t| format!(", cluster-node-timeout {t} ms"))
         )
+    }
+
+    /// On a cluster, what a long script risks besides the busy threshold: past `cluster-node-timeout`
+    /// its master stops answering its peers and its replica takes over (the script's writes, not yet
+    /// replicated, are lost with the old master).
+    pub fn cluster_timeout_note(&self) -> Option<String> {
+        let timeout = self.cluster_node_timeout_ms?;
+        Some(format!(
+            "on this cluster a script running past cluster-node-timeout ({timeout} ms) gets its master failed over by a replica, and its writes are lost with the old master"
+        ))
     }
 }
 
@@ -322,20 +342,10 @@ pub enum WriteMode {
     Allowed,
 }
 
-/// A connection to one server and what it said about itself.
-/// One server, or a cluster (commands routed by the slot of their first key).
+/// One server, or a cluster (a connection per node, commands routed by the slot of their first key).
 enum Con {
     Single(redis::Connection),
-    Cluster(Box<redis::cluster::ClusterConnection>),
-}
-
-impl Con {
-    fn req_command(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
-        match self {
-            Con::Single(c) => c.req_command(cmd),
-            Con::Cluster(c) => c.req_command(cmd),
-        }
-    }
+    Cluster(Box<Pool>),
 }
 
 pub struct LiveBackend {
@@ -352,9 +362,8 @@ pub struct LiveBackend {
     last: Option<(Vec<u8>, std::sync::Arc<instrument::Instrumented>)>,
     /// Commands of traced calls already looked up in the command table.
     resolve_cache: crate::engine::commands::ResolveCache,
-    /// On a cluster: its masters and their slots (read on connect, by each cluster-wide scan and after a
-    /// MOVED), for `node_for_key`; empty on a standalone server.
-    masters: Vec<ClusterNode>,
+    /// On a cluster: the node the last script was sent to (or would have been, when refused before).
+    pub last_node: Option<NodeRef>,
 }
 
 impl LiveBackend {
@@ -373,6 +382,7 @@ impl LiveBackend {
                 role: String::new(),
                 cluster: false,
                 busy_threshold_ms: crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS,
+                cluster_node_timeout_ms: None,
                 maxmemory_policy: None,
                 notes: Vec::new(),
                 profile: crate::engine::profile::DEFAULT,
@@ -384,7 +394,7 @@ impl LiveBackend {
             confine_db: None,
             last: None,
             resolve_cache: Default::default(),
-            masters: Vec::new(),
+            last_node: None,
         };
         backend.server = backend.discover(deadline)?;
         if let Con::Single(c) = &mut backend.con {
@@ -393,7 +403,13 @@ impl LiveBackend {
             c.set_read_deadline(None);
         }
         if backend.server.cluster {
-            backend.con = Con::Cluster(Box::new(open_cluster(&backend.target)?));
+            // The discovery's connection becomes the seed node's in the pool.
+            backend.con = match backend.con {
+                Con::Single(seed) => {
+                    Con::Cluster(Box::new(Pool::new(backend.target.clone(), seed)))
+                }
+                cluster => cluster,
+            };
             backend.cluster_masters()?;
         }
         Ok(backend)
@@ -402,17 +418,16 @@ impl LiveBackend {
     /// Send one command; connection failures become `LiveError`, server errors stay replies.
     pub fn command(&mut self, args: &[&[u8]]) -> Result<Reply, LiveError> {
         let cmd = to_cmd(args);
+        if matches!(self.con, Con::Cluster(_)) {
+            let node = self.route(args)?;
+            return self.cluster_command(node, &cmd, args);
+        }
         let result = self.send(&cmd);
         // A connection found dead (the server restarted, a proxy closed it while idle) is reopened
         // and anything but a script is sent again once: the reads of the dry run and the inspector
         // heal the connection before a script is sent on it. A script is never sent twice: it may
         // have run before the connection dropped.
-        let is_script = args.first().is_some_and(|name| {
-            (name.len() >= 4 && name[..4].eq_ignore_ascii_case(b"EVAL"))
-                    // A function call is a script too (issue 13).
-                    || (name.len() >= 5 && name[..5].eq_ignore_ascii_case(b"FCALL"))
-        });
-        if matches!(&result, Err(e) if e.is_connection_dropped()) && !is_script {
+        if matches!(&result, Err(e) if e.is_connection_dropped()) && !is_script(args) {
             self.reconnect();
             let retried = self.send(&cmd);
             return self.reply_of(retried);
@@ -424,45 +439,178 @@ impl LiveBackend {
     /// (SCAN, DBSIZE: per node on a cluster); on a standalone server, to the server.
     pub fn command_on(&mut self, node: &ClusterNode, args: &[&[u8]]) -> Result<Reply, LiveError> {
         let cmd = to_cmd(args);
-        self.arm();
-        let result = match &mut self.con {
-            Con::Single(c) => c.req_command(&cmd),
-            Con::Cluster(c) => c.route_command(&cmd, node.routing()),
-        };
+        if matches!(self.con, Con::Cluster(_)) {
+            let node = NodeRef {
+                addr: node.addr(),
+                role: "master".into(),
+                slot: None,
+            };
+            return self.cluster_command(node, &cmd, args);
+        }
+        let result = self.send(&cmd);
         self.reply_of(result)
     }
 
-    /// One command. On a cluster the crate does not retry (see `open_cluster`), so a MOVED or ASK
-    /// redirect comes back here: the node did not run the command, so it is sent once to the node
-    /// named (after ASKING for ASK); a MOVED also reloads the slot map for the next commands.
+    /// The node of the cluster a command goes to (the slot of its first key).
+    fn route(&mut self, args: &[&[u8]]) -> Result<NodeRef, LiveError> {
+        let slot = cluster::command_slot(&mut self.resolve_cache, self.server.profile, args);
+        match &self.con {
+            Con::Cluster(pool) => pool.route(slot),
+            Con::Single(_) => Err(LiveError::Connect("not a cluster".into())),
+        }
+    }
+
+    /// The node a script with these KEYS runs on: on a cluster the master of the first key's slot,
+    /// or for a keyless script the node keyless commands go to (the one given to connect while it
+    /// answers); None on a standalone server.
+    pub fn node_for_keys(&self, keys: &[Vec<u8>]) -> Option<NodeRef> {
+        match &self.con {
+            Con::Cluster(pool) => pool.route(keys.first().map(|k| lint::hash_slot(k))).ok(),
+            Con::Single(_) => None,
+        }
+    }
+
+    /// The masters of the cluster as last read (CLUSTER SLOTS); empty on a standalone server.
+    pub fn masters(&self) -> &[ClusterNode] {
+        match &self.con {
+            Con::Cluster(pool) => &pool.masters,
+            Con::Single(_) => &[],
+        }
+    }
+
+    /// A node of the cluster by address: a master with its slots, or any other node (a replica)
+    /// with none.
+    pub fn known_node(&self, addr: &str) -> Option<ClusterNode> {
+        let Con::Cluster(pool) = &self.con else {
+            return None;
+        };
+        if let Some(m) = pool.masters.iter().find(|m| m.addr() == addr) {
+            return Some(m.clone());
+        }
+        let (host, port) = addr.rsplit_once(':')?;
+        Some(ClusterNode {
+            host: host.to_string(),
+            port: port.parse().ok()?,
+            slots: Vec::new(),
+            replicas: Vec::new(),
+        })
+    }
+
+    /// On a cluster, the refusal of a script whose KEYS span several slots (the cluster would answer
+    /// CROSSSLOT), decided from the key names alone: nothing needs to be read or sent. None when the
+    /// script may go (a standalone server, one slot, or the `allow-cross-slot-keys` flag).
+    pub fn cross_slot_refusal(&self, request: &RunRequest) -> Option<String> {
+        let (flags, _) = parse_shebang(&request.script).unwrap_or_default();
+        if !self.server.cluster || flags.allow_cross_slot_keys {
+            return None;
+        }
+        cross_slot(&request.keys, |slot| {
+            self.masters()
+                .iter()
+                .find(|m| m.serves(slot))
+                .map(ClusterNode::addr)
+        })
+    }
+
+    /// PING where a script with these KEYS would go (the server, or on a cluster the node
+    /// `node_for_keys` names): a dead connection is found and healed before a script is sent.
+    pub fn ping_for(&mut self, keys: &[Vec<u8>]) -> Result<Reply, LiveError> {
+        let Some(node) = self.node_for_keys(keys) else {
+            return self.command(&[b"PING"]);
+        };
+        self.cluster_command(node, &redis::cmd("PING"), &[b"PING"])
+    }
+
+    /// Is the server there? A standalone server: PING. A cluster: the slot map read again, then PING
+    /// to each master and to the node given to connect; the nodes that did not answer are listed
+    /// ("127.0.0.1:7001 (master, slots 5461-10922): connection refused ..."), and only when none
+    /// answered is the cluster unreachable (Err). BUSY is an answer.
+    pub fn check_nodes(&mut self) -> Result<Vec<String>, LiveError> {
+        let Con::Cluster(pool) = &mut self.con else {
+            return self.command(&[b"PING"]).map(|_| Vec::new());
+        };
+        let _ = pool.refresh();
+        let mut nodes: Vec<(NodeRef, String)> = pool
+            .masters
+            .iter()
+            .map(|m| {
+                let node = NodeRef {
+                    addr: m.addr(),
+                    role: "master".into(),
+                    slot: None,
+                };
+                let label = format!("{} (master, slots {})", m.addr(), m.ranges());
+                (node, label)
+            })
+            .collect();
+        if let Ok(seed) = pool.route(None) {
+            if !nodes.iter().any(|(n, _)| n.addr == seed.addr) {
+                let label = format!("{} ({})", seed.addr, seed.role);
+                nodes.push((seed, label));
+            }
+        }
+        let mut down = Vec::new();
+        let mut first_error = None;
+        for (node, label) in &nodes {
+            if let Err(f) = pool.request(node, &redis::cmd("PING")) {
+                let why = f
+                    .message
+                    .strip_prefix(&format!("{}: ", node.describe()))
+                    .unwrap_or(&f.message)
+                    .to_string();
+                first_error.get_or_insert_with(|| f.message.clone());
+                down.push(format!("{label}: {why}"));
+            }
+        }
+        match first_error {
+            Some(e) if down.len() == nodes.len() => Err(LiveError::Lost(e)),
+            _ => Ok(down),
+        }
+    }
+
+    /// On a cluster, the nodes that did not answer their last command and why; empty when every
+    /// node answered (and on a standalone server).
+    pub fn lost_nodes(&self) -> Vec<(String, String)> {
+        match &self.con {
+            Con::Cluster(pool) => pool.lost(),
+            Con::Single(_) => Vec::new(),
+        }
+    }
+
+    /// One command to one node of the cluster. A connection found dead is reopened and anything but
+    /// a script is sent again once (a script is never sent twice: it may have run).
+    fn cluster_command(
+        &mut self,
+        node: NodeRef,
+        cmd: &redis::Cmd,
+        args: &[&[u8]],
+    ) -> Result<Reply, LiveError> {
+        let Con::Cluster(pool) = &mut self.con else {
+            return Err(LiveError::Connect("not a cluster".into()));
+        };
+        let (answered, result) = pool.send(node, cmd);
+        let result = match result {
+            Ok(reply) => Ok(reply),
+            Err(f) if f.sent && !f.timed_out && !is_script(args) => {
+                let (_, retried) = pool.send(answered, cmd);
+                retried.map_err(|f| LiveError::Lost(f.message))
+            }
+            Err(f) => Err(LiveError::Lost(f.message)),
+        };
+        self.sync_role();
+        result
+    }
+
+    /// One command on the single connection.
     fn send(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
         self.arm();
-        let result = self.con.req_command(cmd);
-        let Con::Cluster(c) = &mut self.con else {
-            return result;
-        };
-        let redirect = result.as_ref().err().and_then(|e| {
-            let (addr, _slot) = e.redirect_node()?;
-            let (host, port) = addr.rsplit_once(':')?;
-            Some((
-                e.code() == Some("ASK"),
-                host.to_string(),
-                port.parse().ok()?,
-            ))
-        });
-        let Some((ask, host, port)) = redirect else {
-            return result;
-        };
-        let node = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port });
-        if ask {
-            // The slot is migrating: only this command goes to the importing node.
-            c.route_command(&redis::cmd("ASKING"), node.clone())?;
-            return c.route_command(cmd, node);
+        match &mut self.con {
+            Con::Single(c) => c.req_command(cmd),
+            Con::Cluster(_) => Err(redis::RedisError::from((
+                redis::ErrorKind::Client,
+                "a cluster command goes through its node",
+            ))),
         }
-        let result = c.route_command(cmd, node);
-        self.reconnect();
-        let _ = self.cluster_masters();
-        result
     }
 
     /// A server error stays a reply; a connection failure becomes `LiveError::Lost` (after one
@@ -479,12 +627,7 @@ impl LiveBackend {
             })),
             Err(e) => {
                 let message = describe_error(&e, &self.target.display);
-                // A cluster node that timed out is busy, not gone: its connection skips the late
-                // reply by itself, while a new cluster connection would wait for it (the crate PINGs
-                // every node before it applies the read timeout).
-                if !(e.is_timeout() && matches!(self.con, Con::Cluster(_))) {
-                    self.reconnect();
-                }
+                self.reconnect();
                 Err(LiveError::Lost(message))
             }
         }
@@ -535,16 +678,10 @@ impl LiveBackend {
 
     /// One reconnect attempt after a failure: the next command works again if the server is back.
     fn reconnect(&mut self) {
-        match &mut self.con {
-            Con::Single(c) => {
-                if let Ok(con) = open(&self.target) {
-                    *c = con;
-                }
-            }
-            Con::Cluster(c) => {
-                if let Ok(con) = open_cluster(&self.target) {
-                    **c = con;
-                }
+        // A cluster node's connection is dropped on failure and opened again when next needed.
+        if let Con::Single(c) = &mut self.con {
+            if let Ok(con) = open(&self.target) {
+                *c = con;
             }
         }
     }
@@ -660,6 +797,14 @@ impl LiveBackend {
             .config_get("maxmemory-policy", deadline)?
             .ok()
             .flatten();
+        let cluster_node_timeout_ms = if cluster {
+            self.config_get("cluster-node-timeout", deadline)?
+                .ok()
+                .flatten()
+                .and_then(|v| v.parse().ok())
+        } else {
+            None
+        };
         let (server_profile, note) =
             crate::engine::profile::Profile::for_server(&product, &version);
         notes.extend(note);
@@ -669,6 +814,7 @@ impl LiveBackend {
             version,
             role,
             cluster,
+            cluster_node_timeout_ms,
             busy_threshold_ms: busy_threshold_ms
                 .unwrap_or(crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS),
             maxmemory_policy,
@@ -686,12 +832,38 @@ impl LiveBackend {
         if !self.server.cluster {
             return Ok(Vec::new());
         }
-        match self.command(&[b"CLUSTER", b"SLOTS"])? {
-            Reply::Error(e) => Err(LiveError::Server(format!("CLUSTER SLOTS: {e}"))),
-            reply => {
-                self.masters = parse_cluster_slots(&reply, &seed_host(&self.target));
-                Ok(self.masters.clone())
-            }
+        let Con::Cluster(pool) = &mut self.con else {
+            return Ok(Vec::new());
+        };
+        let masters = pool.refresh()?;
+        self.sync_role();
+        Ok(masters)
+    }
+
+    /// The node given to connect may have been failed over (or promoted) since the slot map was
+    /// last read: its role as the map says now.
+    fn sync_role(&mut self) {
+        let Con::Cluster(pool) = &self.con else {
+            return;
+        };
+        if pool.masters.is_empty() {
+            return;
+        }
+        let seed = cluster::target_addr(&self.target);
+        self.server.role = if pool.masters.iter().any(|m| m.addr() == seed) {
+            "master".into()
+        } else {
+            "slave".into()
+        };
+    }
+
+    /// Does a script with these KEYS run on a replica (writes refused)? A standalone server: when it
+    /// is one. A cluster: when the node it goes to is (a keyless script on a replica given to
+    /// connect); a keyed script goes to its slot's master.
+    pub fn runs_on_replica(&self, keys: &[Vec<u8>]) -> bool {
+        match self.node_for_keys(keys) {
+            Some(node) => node.role != "master",
+            None => self.server.is_replica(),
         }
     }
 
@@ -699,10 +871,14 @@ impl LiveBackend {
     /// on connect (or by the last `cluster_masters`); None on a standalone server.
     pub fn node_for_key(&self, key: &[u8]) -> Option<String> {
         let slot = lint::hash_slot(key);
-        self.masters
-            .iter()
-            .find(|m| m.serves(slot))
-            .map(ClusterNode::addr)
+        match &self.con {
+            Con::Cluster(pool) => pool
+                .masters
+                .iter()
+                .find(|m| m.serves(slot))
+                .map(ClusterNode::addr),
+            Con::Single(_) => None,
+        }
     }
 
     /// Is the script (its traced copy) already in the server's script cache?
@@ -779,8 +955,19 @@ impl LiveBackend {
     /// Send a script. When the read timeout expires, the script would go on keeping the server busy:
     /// SCRIPT KILL it from a second connection (on the node running it) and say how that went.
     fn script_command(&mut self, args: &[&[u8]], keys: &[Vec<u8>]) -> Result<Reply, LiveError> {
+        if matches!(self.con, Con::Cluster(_)) {
+            return self.cluster_script(args, keys);
+        }
         let result = self.send(&to_cmd(args));
         let timed_out = matches!(&result, Err(e) if e.is_timeout() && e.code().is_none());
+        if let Err(e) = &result {
+            if !timed_out && e.code().is_none() && !e.is_connection_refusal() {
+                let message = describe_error(e, &self.target.display);
+                self.reconnect();
+                let addr = cluster::target_addr(&self.target);
+                return Err(lost_after_send(&message, &addr, args, keys));
+            }
+        }
         if !timed_out {
             return self.reply_of(result);
         }
@@ -805,6 +992,107 @@ impl LiveBackend {
         )))
     }
 
+    /// A script to the node of its first key (or the keyless node), never sent twice. A read
+    /// timeout sends SCRIPT KILL to that node; a connection lost after the send says the script may
+    /// have run there and how to check.
+    fn cluster_script(&mut self, args: &[&[u8]], keys: &[Vec<u8>]) -> Result<Reply, LiveError> {
+        let node = self.route(args)?;
+        self.last_node = Some(node.clone());
+        let Con::Cluster(pool) = &mut self.con else {
+            return Err(LiveError::Connect("not a cluster".into()));
+        };
+        let (node, result) = pool.send(node, &to_cmd(args));
+        self.last_node = Some(node.clone());
+        self.sync_role();
+        let Con::Cluster(pool) = &mut self.con else {
+            return Err(LiveError::Connect("not a cluster".into()));
+        };
+        let failure = match result {
+            Ok(reply) => return Ok(reply),
+            Err(f) => f,
+        };
+        if failure.timed_out {
+            let mut killer = pool.node_target(&node.addr);
+            let wait =
+                Duration::from_millis(self.server.busy_threshold_ms) + self.target.connect_timeout;
+            killer.connect_timeout = wait;
+            killer.read_timeout = Some(wait);
+            let answer = describe_kill(
+                Ok(vec![kill_split(
+                    node.describe(),
+                    open(&killer).and_then(|mut con| kill(&mut con, &killer, "SCRIPT")),
+                )]),
+                true,
+            );
+            let after = self
+                .target
+                .read_timeout
+                .map_or("the read timeout".to_string(), |d| {
+                    format!("{}s", d.as_secs_f64())
+                });
+            return Err(LiveError::Lost(format!(
+                "{}: gave up waiting for the script after {after} (--read-timeout); {answer}",
+                node.describe()
+            )));
+        }
+        if !failure.sent {
+            return Err(LiveError::Connect(format!(
+                "{}; the script was not sent",
+                failure.message
+            )));
+        }
+        Err(lost_after_send(&failure.message, &node.addr, args, keys))
+    }
+
+    /// FCALL on a cluster: to the master of its first key (or the keyless node), never sent twice.
+    /// A read timeout sends FUNCTION KILL to that node; a connection lost after the send says the
+    /// function may have run there.
+    pub(crate) fn cluster_fcall(
+        &mut self,
+        args: &[&[u8]],
+        keys: &[Vec<u8>],
+    ) -> Result<Reply, LiveError> {
+        let node = self.route(args)?;
+        let Con::Cluster(pool) = &mut self.con else {
+            return Err(LiveError::Connect("not a cluster".into()));
+        };
+        let (node, result) = pool.send(node, &to_cmd(args));
+        let killer = pool.node_target(&node.addr);
+        self.last_node = Some(node.clone());
+        self.sync_role();
+        let failure = match result {
+            Ok(reply) => return Ok(reply),
+            Err(f) => f,
+        };
+        if failure.timed_out {
+            let mut killer = killer;
+            let wait =
+                Duration::from_millis(self.server.busy_threshold_ms) + self.target.connect_timeout;
+            killer.connect_timeout = wait;
+            killer.read_timeout = Some(wait);
+            let answer = fcall::function_kill(&killer);
+            return Err(LiveError::Lost(format!(
+                "{}: gave up waiting for the function (--read-timeout); {answer}",
+                node.describe()
+            )));
+        }
+        if !failure.sent {
+            return Err(LiveError::Connect(format!(
+                "{}; the function was not sent",
+                failure.message
+            )));
+        }
+        let keys = keys
+            .iter()
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect::<Vec<_>>()
+            .join(", ");
+        Err(LiveError::Sent(format!(
+            "{}; the function was sent and may have run there before the connection dropped (evalbench never sends it twice): once the node answers, check the keys it was given ({keys})",
+            failure.message
+        )))
+    }
+
     /// Run a script on the server as EVAL (or EVAL_RO) would, with a trace of its calls.
     pub fn run(&mut self, request: &RunRequest, mode: WriteMode) -> Result<RunReport, LiveError> {
         let started = Instant::now();
@@ -815,15 +1103,14 @@ impl LiveBackend {
         } else {
             mode
         };
-        if self.server.cluster && !flags.allow_cross_slot_keys {
-            if let Some(refusal) = cross_slot(&request.keys) {
-                return Ok(RunReport::refused(
-                    sha1_hex(&request.script),
-                    refusal,
-                    self.protocol,
-                    self.server.busy_threshold_ms,
-                ));
-            }
+        if let Some(refusal) = self.cross_slot_refusal(request) {
+            self.last_node = None;
+            return Ok(RunReport::refused(
+                sha1_hex(&request.script),
+                refusal,
+                self.protocol,
+                self.server.busy_threshold_ms,
+            ));
         }
         let copy = if self.tracing || self.confine_db.is_some() {
             self.instrumented(&request.script)
@@ -915,10 +1202,16 @@ impl LiveBackend {
                     ),
                     other => other,
                 };
-                let outcome = if reply.is_error() {
-                    Outcome::Refused
-                } else {
-                    Outcome::Returned
+                // An untraced run: an error raised while the script ran names the script's line
+                // (`user_script:3:` or `@user_script:3.`); any other error refused it before it ran.
+                let outcome = match &reply {
+                    Reply::Error(e)
+                        if e.contains("user_script:") && !e.contains("Error compiling script") =>
+                    {
+                        Outcome::Raised
+                    }
+                    Reply::Error(_) => Outcome::Refused,
+                    _ => Outcome::Returned,
                 };
                 (reply, Vec::new(), outcome, None, None)
             }
@@ -969,9 +1262,57 @@ impl LiveBackend {
     }
 }
 
-/// The refusal text when KEYS span several hash slots (checked before sending, as the cluster would
-/// refuse it), with each key's slot.
-pub fn cross_slot(keys: &[Vec<u8>]) -> Option<String> {
+/// The keys a run's traced write calls changed (calls that answered an error wrote nothing), each
+/// once, in the order first written.
+pub fn written_keys(report: &RunReport) -> Vec<Vec<u8>> {
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    for entry in report
+        .trace
+        .iter()
+        .filter(|t| t.write && !t.reply.is_error())
+    {
+        for key in &entry.keys {
+            if !keys.contains(key) {
+                keys.push(key.clone());
+            }
+        }
+    }
+    keys
+}
+
+/// What a live run did, in words: "wrote 1 key (counter), then failed", "returned", "refused: nothing
+/// ran". A run that failed after writing says so: the writes stay (Redis does not roll back).
+pub fn outcome_summary(report: &RunReport) -> String {
+    let written = written_keys(report);
+    let wrote = match written.len() {
+        0 => None,
+        n => Some(format!(
+            "wrote {n} key{} ({})",
+            if n == 1 { "" } else { "s" },
+            written
+                .iter()
+                .take(5)
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+                + if n > 5 { ", ..." } else { "" }
+        )),
+    };
+    match (report.outcome, wrote) {
+        (Outcome::Refused, _) => "refused: nothing ran".into(),
+        (Outcome::Raised | Outcome::Killed, Some(w)) => format!("{w}, then failed"),
+        (Outcome::Raised, None) => "failed before any write".into(),
+        (Outcome::Returned, Some(w)) => format!("{w}, then returned"),
+        (Outcome::Returned, None) => "returned, no writes".into(),
+        (Outcome::Killed, None) => "killed before any write".into(),
+        (Outcome::Cancelled, _) => "cancelled: nothing was sent".into(),
+        (Outcome::Lost, _) => "sent, then the connection was lost: the script may have run".into(),
+    }
+}
+
+/// The refusal text when KEYS span several hash slots (checked before reading or sending anything,
+/// as the cluster would refuse it), with each key's slot and the node serving it (`node_of`).
+pub fn cross_slot(keys: &[Vec<u8>], node_of: impl Fn(u16) -> Option<String>) -> Option<String> {
     let slots: Vec<u16> = keys.iter().map(|k| lint::hash_slot(k)).collect();
     if slots.windows(2).all(|w| w[0] == w[1]) {
         return None;
@@ -979,10 +1320,13 @@ pub fn cross_slot(keys: &[Vec<u8>]) -> Option<String> {
     let listed: Vec<String> = keys
         .iter()
         .zip(&slots)
-        .map(|(k, s)| format!("{} -> slot {s}", String::from_utf8_lossy(k)))
+        .map(|(k, s)| match node_of(*s) {
+            Some(node) => format!("{} -> slot {s} on {node}", String::from_utf8_lossy(k)),
+            None => format!("{} -> slot {s}", String::from_utf8_lossy(k)),
+        })
         .collect();
     Some(format!(
-        "CROSSSLOT Keys in request don't hash to the same slot (evalbench did not send the script: {}; put a common {{hash tag}} in the keys)",
+        "CROSSSLOT Keys in request don't hash to the same slot (evalbench read nothing and did not send the script: {}; put a common {{hash tag}} in the keys)",
         listed.join(", ")
     ))
 }
@@ -1169,6 +1513,29 @@ pub fn judge_kill(
 }
 
 /// What SCRIPT KILL answered, for a message: "sent SCRIPT KILL: OK; ...". On a cluster, the node that
+/// The role a node gives in its HELLO reply ("master" or "replica"); HELLO is answered even while a
+/// script keeps the node busy.
+fn hello_role(con: &mut redis::Connection) -> Option<String> {
+    let reply = to_reply(con.req_command(&redis::cmd("HELLO")).ok()?);
+    let role = match &reply {
+        Reply::Array(items) => items
+            .chunks(2)
+            .find(|pair| pair[0] == Reply::bulk("role"))
+            .and_then(|pair| pair.get(1).cloned()),
+        Reply::Map(pairs) => pairs
+            .iter()
+            .find(|(k, _)| *k == Reply::bulk("role"))
+            .map(|(_, v)| v.clone()),
+        _ => None,
+    }?;
+    match role {
+        Reply::Bulk(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+        Reply::Status(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// What SCRIPT KILL answered, for a message: "sent SCRIPT KILL: OK; ...". On a cluster, the node that
 /// ran the script (the one not answering NOTBUSY) is named.
 pub fn describe_kill(answers: Result<KillAnswers, LiveError>, cluster: bool) -> String {
     judge_kills(answers, cluster).text
@@ -1205,6 +1572,17 @@ pub fn judge_kills(answers: Result<KillAnswers, LiveError>, cluster: bool) -> Ki
 pub type KillAnswers = Vec<(String, Result<Reply, LiveError>, AfterKill)>;
 
 /// `what` KILL on a fresh connection to `target`, with the PING check after an OK.
+/// A kill's result as one entry of `KillAnswers`.
+fn kill_split(
+    name: String,
+    result: Result<(Reply, AfterKill), LiveError>,
+) -> (String, Result<Reply, LiveError>, AfterKill) {
+    match result {
+        Ok((reply, after)) => (name, Ok(reply), after),
+        Err(e) => (name, Err(e), AfterKill::NotChecked),
+    }
+}
+
 pub(crate) fn kill_on(target: &Target, what: &str) -> (Result<Reply, LiveError>, AfterKill) {
     match open(target).and_then(|mut con| kill(&mut con, target, what)) {
         Ok((reply, after)) => (Ok(reply), after),
@@ -1214,44 +1592,98 @@ pub(crate) fn kill_on(target: &Target, what: &str) -> (Result<Reply, LiveError>,
 
 /// SCRIPT KILL where a script with these KEYS runs, on fresh connections (the running script's one is
 /// blocked). A standalone server: the server (as `script_kill`). A cluster: the master serving the first
-/// key's slot (CLUSTER SLOTS read from the target's node); with no keys the client sent the script to a
-/// node of its choice, so every master is asked (the others answer NOTBUSY). A target node that is busy
-/// itself cannot list its peers: it is the one asked. Err: the target's node is unreachable.
+/// key's slot (CLUSTER SLOTS read from the target's node); with no keys, the target's node itself
+/// (where `LiveBackend` sends keyless scripts). A target node that is busy itself cannot list its
+/// peers: it is the one asked. Each node is named with its role and slot. Err: the target's node is
+/// unreachable.
 pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers, LiveError> {
     let mut seed = open(target)?;
     let slots = seed.req_command(&redis::cmd("CLUSTER").arg("SLOTS").to_owned());
     // A standalone server refuses CLUSTER SLOTS; a busy node answers BUSY.
-    let masters = match slots.map(to_reply) {
+    let slots = slots.map(to_reply);
+    let busy = matches!(&slots, Ok(Reply::Error(e)) if e.starts_with("BUSY"));
+    let masters = match slots {
+        Ok(reply @ Reply::Array(_)) => parse_cluster_slots(&reply, &seed_host(target)),
+        _ => Vec::new(),
+    };
+    let seed_addr = cluster::target_addr(target);
+    // A keyless script went to the node given to connect (as `LiveBackend` routes it); a node busy
+    // with a script cannot list its peers (CLUSTER SLOTS answers BUSY): it is the one running it.
+    if keys.is_empty() || (busy && masters.is_empty()) {
+        if masters.is_empty() && !busy {
+            return Ok(vec![kill_split(
+                target.display.clone(),
+                kill(&mut seed, target, "SCRIPT"),
+            )]);
+        }
+        let node = NodeRef {
+            addr: seed_addr,
+            // HELLO answers even while the node is busy.
+            role: hello_role(&mut seed).unwrap_or_else(|| "node".into()),
+            slot: keys.first().map(|k| lint::hash_slot(k)),
+        };
+        return Ok(vec![kill_split(
+            node.describe(),
+            kill(&mut seed, target, "SCRIPT"),
+        )]);
+    }
+    if masters.is_empty() {
+        return Ok(vec![kill_split(
+            target.display.clone(),
+            kill(&mut seed, target, "SCRIPT"),
+        )]);
+    }
+    let Some(key) = keys.first() else {
+        return Ok(Vec::new());
+    };
+    let slot = lint::hash_slot(key);
+    let Some(owner) = masters.iter().find(|m| m.serves(slot)) else {
+        return Err(LiveError::Server(format!(
+            "{}: no master of the cluster serves slot {slot} (CLUSTER SLOTS)",
+            target.display
+        )));
+    };
+    let node = NodeRef {
+        addr: owner.addr(),
+        role: "master".into(),
+        slot: Some(slot),
+    };
+    let node_target = owner.target(target);
+    let (answer, after) = kill_on(&node_target, "SCRIPT");
+    Ok(vec![(node.describe(), answer, after)])
+}
+
+/// SCRIPT KILL where any script may run, when its keys are unknown (the overview's X): a standalone
+/// server, or a node busy itself, as `script_kill_for`; a cluster: every master and replica (the
+/// ones running no script answer NOTBUSY), each named with its role and slots.
+pub fn script_kill_everywhere(target: &Target) -> Result<KillAnswers, LiveError> {
+    let mut seed = open(target)?;
+    let masters = match seed
+        .req_command(&redis::cmd("CLUSTER").arg("SLOTS").to_owned())
+        .map(to_reply)
+    {
         Ok(reply @ Reply::Array(_)) => parse_cluster_slots(&reply, &seed_host(target)),
         _ => Vec::new(),
     };
     if masters.is_empty() {
-        let (answer, after) = match kill(&mut seed, target, "SCRIPT") {
-            Ok((reply, after)) => (Ok(reply), after),
-            Err(e) => (Err(e), AfterKill::NotChecked),
-        };
-        return Ok(vec![(target.display.clone(), answer, after)]);
+        return script_kill_for(target, &[]);
     }
-    let chosen: Vec<&ClusterNode> = match keys.first() {
-        Some(key) => {
-            let slot = lint::hash_slot(key);
-            let owner: Vec<&ClusterNode> = masters.iter().filter(|m| m.serves(slot)).collect();
-            if owner.is_empty() {
-                return Err(LiveError::Server(format!(
-                    "{}: no master of the cluster serves slot {slot} (CLUSTER SLOTS)",
-                    target.display
-                )));
-            }
-            owner
+    let mut nodes: Vec<(String, String)> = Vec::new();
+    for m in &masters {
+        nodes.push((
+            m.addr(),
+            format!("{} (master, slots {})", m.addr(), m.ranges()),
+        ));
+        for r in &m.replicas {
+            nodes.push((r.clone(), format!("{r} (replica of {})", m.addr())));
         }
-        None => masters.iter().collect(),
-    };
-    Ok(chosen
+    }
+    Ok(nodes
         .into_iter()
-        .map(|node| {
-            let node_target = node.target(target);
-            let (answer, after) = kill_on(&node_target, "SCRIPT");
-            (node.addr(), answer, after)
+        .map(|(addr, name)| {
+            let node = cluster::node_target(target, &addr);
+            let (answer, after) = kill_on(&node, "SCRIPT");
+            (name, answer, after)
         })
         .collect())
 }
@@ -1263,6 +1695,8 @@ pub struct ClusterNode {
     pub port: u16,
     /// The slot ranges it serves (inclusive), in order.
     pub slots: Vec<(u16, u16)>,
+    /// Its replicas ("host:port"), as CLUSTER SLOTS lists them.
+    pub replicas: Vec<String>,
 }
 
 impl ClusterNode {
@@ -1271,21 +1705,29 @@ impl ClusterNode {
         format!("{}:{}", self.host, self.port)
     }
 
+    /// Its slot ranges as "0-5460" or "0-100, 200-300".
+    pub fn ranges(&self) -> String {
+        self.slots
+            .iter()
+            .map(|(from, to)| {
+                if from == to {
+                    from.to_string()
+                } else {
+                    format!("{from}-{to}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     pub fn serves(&self, slot: u16) -> bool {
         self.slots
             .iter()
             .any(|(from, to)| (*from..=*to).contains(&slot))
     }
 
-    fn routing(&self) -> RoutingInfo {
-        RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
-            host: self.host.clone(),
-            port: self.port,
-        })
-    }
-
     /// The target with this node's address (same credentials, TLS and timeouts).
-    fn target(&self, target: &Target) -> Target {
+    pub(crate) fn target(&self, target: &Target) -> Target {
         let addr = match target.info.addr().clone() {
             redis::ConnectionAddr::TcpTls {
                 insecure,
@@ -1321,7 +1763,7 @@ fn seed_host(target: &Target) -> String {
 /// ordered by their first slot. Hosts are named as the redis crate names them (an empty or wildcard
 /// address is the answering node's host, "?" an unknown node), so routing by address reuses its
 /// connections.
-fn parse_cluster_slots(reply: &Reply, answering_host: &str) -> Vec<ClusterNode> {
+pub(crate) fn parse_cluster_slots(reply: &Reply, answering_host: &str) -> Vec<ClusterNode> {
     let Reply::Array(ranges) = reply else {
         return Vec::new();
     };
@@ -1349,6 +1791,24 @@ fn parse_cluster_slots(reply: &Reply, answering_host: &str) -> Vec<ClusterNode> 
             continue;
         };
         let (port, range) = (*port as u16, (*from as u16, *to as u16));
+        let replicas: Vec<String> = parts[3..]
+            .iter()
+            .filter_map(|r| match r {
+                Reply::Array(r) => match (r.first(), r.get(1)) {
+                    (Some(Reply::Bulk(h)), Some(Reply::Int(p))) => {
+                        let h = String::from_utf8_lossy(h);
+                        let h = match h.as_ref() {
+                            "" | "0.0.0.0" | "::" => answering_host,
+                            "?" => return None,
+                            h => h,
+                        };
+                        Some(format!("{h}:{p}"))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
         match masters
             .iter_mut()
             .find(|m| m.host == host && m.port == port)
@@ -1358,6 +1818,7 @@ fn parse_cluster_slots(reply: &Reply, answering_host: &str) -> Vec<ClusterNode> 
                 host,
                 port,
                 slots: vec![range],
+                replicas,
             }),
         }
     }
@@ -1368,6 +1829,38 @@ fn parse_cluster_slots(reply: &Reply, answering_host: &str) -> Vec<ClusterNode> 
     masters
 }
 
+/// A script was sent to `addr`, then its connection was lost (`message`): it may have run there.
+fn lost_after_send(message: &str, addr: &str, args: &[&[u8]], keys: &[Vec<u8>]) -> LiveError {
+    let sha = match args.first() {
+        Some(name) if name.len() >= 7 && name[..7].eq_ignore_ascii_case(b"EVALSHA") => {
+            String::from_utf8_lossy(args.get(1).copied().unwrap_or_default()).into_owned()
+        }
+        _ => sha1_hex(args.get(1).copied().unwrap_or_default()),
+    };
+    let keys = if keys.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " and the keys it was given ({})",
+            keys.iter()
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    LiveError::Sent(format!(
+        "{message}; the script was sent and may have run there before the connection dropped (evalbench never sends it twice): once the node answers, check SCRIPT EXISTS {sha} on {addr}{keys}"
+    ))
+}
+
+/// EVAL, EVALSHA, FCALL and their read-only forms: a script, never sent twice.
+fn is_script(args: &[&[u8]]) -> bool {
+    args.first().is_some_and(|name| {
+        (name.len() >= 4 && name[..4].eq_ignore_ascii_case(b"EVAL"))
+            || (name.len() >= 5 && name[..5].eq_ignore_ascii_case(b"FCALL"))
+    })
+}
+
 fn to_cmd(args: &[&[u8]]) -> redis::Cmd {
     let mut cmd = redis::Cmd::new();
     for a in args {
@@ -1376,27 +1869,7 @@ fn to_cmd(args: &[&[u8]]) -> redis::Cmd {
     cmd
 }
 
-fn open_cluster(target: &Target) -> Result<redis::cluster::ClusterConnection, LiveError> {
-    let mut builder = redis::cluster::ClusterClientBuilder::new(vec![target.info.clone()])
-        .connection_timeout(target.connect_timeout)
-        // No automatic retries: the crate sends a command again after a read timeout or a dropped
-        // connection, which would run a script twice. `LiveBackend::send` follows MOVED and ASK.
-        .retries(0);
-    if let Some(timeout) = target.read_timeout {
-        builder = builder.response_timeout(timeout);
-    }
-    if let Some(certs) = &target.tls {
-        builder = builder.certs(certs.clone());
-    }
-    let client = builder
-        .build()
-        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
-    client
-        .get_connection()
-        .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))
-}
-
-fn open(target: &Target) -> Result<redis::Connection, LiveError> {
+pub(crate) fn open(target: &Target) -> Result<redis::Connection, LiveError> {
     let con = open_until(target, Instant::now() + target.connect_timeout)?;
     con.set_read_timeout(target.read_timeout)
         .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
@@ -1478,7 +1951,7 @@ fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, L
 }
 
 /// The text of a server's error reply the crate returned as an error ("CODE detail").
-fn server_error_text(e: &redis::RedisError) -> Option<String> {
+pub(crate) fn server_error_text(e: &redis::RedisError) -> Option<String> {
     match (e.code(), e.detail()) {
         (Some(code), Some(detail)) => Some(format!("{code} {detail}")),
         (Some(code), None) => Some(code.to_string()),

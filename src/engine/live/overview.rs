@@ -60,6 +60,100 @@ pub struct Overview {
     /// FUNCTION LIST (without code): the libraries by name and how many there are (issue 13);
     /// None when the server did not answer it (busy, or FUNCTION denied by an ACL).
     pub libraries: Option<(Vec<super::functions::LiveLibrary>, usize)>,
+    /// On a cluster: each master as read now (the fields above are the node given to connect's;
+    /// `busy` names the busy node).
+    pub nodes: Vec<NodeOverview>,
+}
+
+/// One master of a cluster in the overview.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeOverview {
+    /// "127.0.0.1:7000 (master, slots 0-5460)".
+    pub node: String,
+    pub highlights: Vec<(String, String)>,
+    /// Its BUSY reply, when a script keeps it busy.
+    pub busy: Option<String>,
+    pub slowlog: Vec<SlowEntry>,
+    /// Its libraries by name (None: not answered).
+    pub libraries: Option<Vec<String>>,
+    /// It did not answer: why.
+    pub error: Option<String>,
+}
+
+/// Each library of a cluster's masters and where it is: "counters: 2 of 3 masters (not on
+/// 127.0.0.1:7002 (master, slots 10923-16383))" or "counters: every master (3)". Masters that did
+/// not answer FUNCTION LIST are left out of the count.
+pub fn library_coverage(nodes: &[NodeOverview]) -> Vec<String> {
+    let answered: Vec<&NodeOverview> = nodes.iter().filter(|n| n.libraries.is_some()).collect();
+    let mut names: Vec<&String> = answered
+        .iter()
+        .flat_map(|n| n.libraries.iter().flatten())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let without: Vec<&str> = answered
+                .iter()
+                .filter(|n| !n.libraries.iter().flatten().any(|l| l == name))
+                .map(|n| n.node.as_str())
+                .collect();
+            if without.is_empty() {
+                format!("{name}: every master ({})", answered.len())
+            } else {
+                format!(
+                    "{name}: {} of {} masters (not on {})",
+                    answered.len() - without.len(),
+                    answered.len(),
+                    without.join(", ")
+                )
+            }
+        })
+        .collect()
+}
+
+/// Each master of the cluster: INFO, the slow log, FUNCTION LIST; a busy or lost node says so.
+fn read_nodes(live: &mut LiveBackend) -> Vec<NodeOverview> {
+    let masters = live
+        .cluster_masters()
+        .unwrap_or_else(|_| live.masters().to_vec());
+    let count = SLOWLOG_ENTRIES.to_string();
+    masters
+        .iter()
+        .map(|m| {
+            let mut node = NodeOverview {
+                node: format!("{} (master, slots {})", m.addr(), m.ranges()),
+                ..NodeOverview::default()
+            };
+            match live.command_on(m, &[b"INFO"]) {
+                Err(e) => {
+                    node.error = Some(e.to_string());
+                    return node;
+                }
+                Ok(reply) => match is_busy(&reply) {
+                    Some(busy) => {
+                        node.busy = Some(busy);
+                        return node;
+                    }
+                    None => {
+                        if let Some(info) = text(&reply) {
+                            node.highlights = parse_info(&info).0;
+                        }
+                    }
+                },
+            }
+            if let Ok(Reply::Array(entries)) =
+                live.command_on(m, &[b"SLOWLOG", b"GET", count.as_bytes()])
+            {
+                node.slowlog = entries.iter().filter_map(slow_entry).collect();
+            }
+            node.libraries = super::functions::list_on(live, Some(m))
+                .ok()
+                .map(|(libs, _)| libs.into_iter().map(|l| l.name).collect());
+            node
+        })
+        .collect()
 }
 
 pub(super) fn text(reply: &Reply) -> Option<String> {
@@ -200,6 +294,21 @@ pub fn read(live: &mut LiveBackend) -> Result<Overview, LiveError> {
             .take(SLOWLOG_ENTRIES)
             .filter_map(slow_entry)
             .collect();
+    }
+    if live.server.cluster {
+        overview.nodes = read_nodes(live);
+        // The banner names the node that is busy (the one given to connect, or another master).
+        let seed = live.node_for_keys(&[]).map(|n| n.addr);
+        overview.busy = match overview.busy.take() {
+            Some(busy) => Some(match seed {
+                Some(addr) => format!("on {addr}: {busy}"),
+                None => busy,
+            }),
+            None => overview
+                .nodes
+                .iter()
+                .find_map(|n| Some(format!("on {}: {}", n.node, n.busy.as_ref()?))),
+        };
     }
     Ok(overview)
 }

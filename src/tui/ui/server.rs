@@ -50,8 +50,9 @@ fn cut(line: &str, width: usize, len: Option<u64>) -> String {
 
 fn bytes_text(n: u64) -> String {
     match n {
-        n if n >= 1 << 20 => format!("{:.1} MB", n as f64 / (1 << 20) as f64),
-        n if n >= 10 << 10 => format!("{} KB", n >> 10),
+        // Binary units, named as such: 1 MiB is 1,048,576 bytes.
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1 << 20) as f64),
+        n if n >= 10 << 10 => format!("{} KiB", n >> 10),
         n => format!("{n} B"),
     }
 }
@@ -141,8 +142,9 @@ fn draw_list(
     if inner >= 80 {
         columns.insert(3, ("encoding", 10));
     }
-    if cluster && inner >= 70 {
-        columns.push(("node", 21));
+    if cluster {
+        // Right after the type: on a cluster the node is what narrow panes keep longest.
+        columns.insert(1, ("node", 21));
     }
     while columns.len() > 1 && inner < 20 + columns.iter().map(|(_, w)| w + 1).sum::<u16>() {
         columns.pop();
@@ -294,4 +296,16 @@ fn draw_value(frame: &mut Frame, area: Rect, view: &ServerView, theme: &Theme, f
         ),
         area,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bytes_text;
+
+    #[test]
+    fn sizes_are_in_binary_units_named_as_such() {
+        assert_eq!(bytes_text(10_239), "10239 B");
+        assert_eq!(bytes_text(10 << 10), "10 KiB");
+        assert_eq!(bytes_text(3 << 20 | 1 << 19), "3.5 MiB");
+    }
 }

@@ -171,6 +171,51 @@ pub fn draw(
             lines.push(plain(format!("… {} more", total - libraries.len())));
         }
     }
+    if !overview.nodes.is_empty() {
+        // A cluster: each master on its own line, its libraries compared, its slow log by node.
+        lines.push(header(&format!("Masters ({})", overview.nodes.len())));
+        for node in &overview.nodes {
+            let state = match (&node.error, &node.busy) {
+                (Some(e), _) => format!("does not answer: {e}"),
+                (None, Some(busy)) => busy.clone(),
+                (None, None) => node
+                    .highlights
+                    .iter()
+                    .map(|(label, value)| format!("{label} {value}"))
+                    .collect::<Vec<_>>()
+                    .join(" · "),
+            };
+            lines.push(Line::styled(
+                crate::engine::display::display_safe(&format!("{}: {state}", node.node))
+                    .into_owned(),
+                theme.text,
+            ));
+        }
+        let coverage = crate::engine::live::overview::library_coverage(&overview.nodes);
+        if !coverage.is_empty() {
+            lines.push(header("Function libraries on the masters"));
+            for line in coverage {
+                lines.push(plain(
+                    crate::engine::display::display_safe(&line).into_owned(),
+                ));
+            }
+        }
+        lines.push(header("Slow log by node"));
+        let mut any = false;
+        for node in &overview.nodes {
+            let addr = node.node.split(' ').next().unwrap_or("");
+            for entry in &node.slowlog {
+                any = true;
+                lines.push(plain(format!(
+                    "{addr:<21} #{:<4} {:>10} µs  {}  {}",
+                    entry.id, entry.micros, entry.command, entry.client
+                )));
+            }
+        }
+        if !any {
+            lines.push(plain("empty on every master".into()));
+        }
+    }
     let kept = overview
         .slowlog_len
         .map_or(String::new(), |n| format!(" of {n} kept"));
