@@ -15,6 +15,10 @@ pub struct LessonArgs {
     /// Print help (the top level turns clap's own off, as `-h` is the host).
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
+    /// Read the lessons from this folder (one sub-folder per lesson, as samples/lessons/) instead
+    /// of the bundled ones.
+    #[arg(long, value_name = "DIR", global = true)]
+    pub lessons: Option<PathBuf>,
     #[command(subcommand)]
     pub command: LessonCommand,
 }
@@ -54,7 +58,11 @@ pub enum LessonCommand {
 }
 
 pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
-    let all = lessons::all().map_err(CliError::input)?;
+    let all = match &args.lessons {
+        Some(dir) => lessons::from_dir(dir),
+        None => lessons::all(),
+    }
+    .map_err(CliError::input)?;
     let mut out = String::new();
     match &args.command {
         LessonCommand::List { .. } => {
@@ -65,7 +73,7 @@ pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
                     l.number,
                     l.slug,
                     l.title,
-                    l.checks.cases.len(),
+                    l.checks.cases.len() + l.properties.len(),
                     l.hints.len()
                 );
             }
@@ -73,7 +81,8 @@ pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
         }
         LessonCommand::Show { lesson, hints, .. } => {
             let l = named(&all, lesson)?;
-            let _ = writeln!(out, "Lesson {}: {}\n\n{}\n", l.number, l.title, l.task);
+            let task = l.task_with_key("Alt-C in the workbench");
+            let _ = writeln!(out, "Lesson {}: {}\n\n{}\n", l.number, l.title, task);
             let _ = writeln!(out, "Starting script (start.lua):\n\n{}", l.start);
             for (i, hint) in l.hints.iter().take(*hints).enumerate() {
                 let _ = writeln!(out, "Hint {}: {hint}", i + 1);

@@ -7,7 +7,7 @@ use clap::Args;
 use std::fmt::Write as _;
 use std::path::Path;
 
-pub const RACE_HELP: &str = "LAB is a built-in lab (stock_decrement, counter, lock_release, capped_counter) or a lab file\n(TOML: logic, keys, argv, clients, seed, invariants; see samples/labs/).\n\nEvery client runs the same logic on one keyspace, under each strategy:\n  plain   each redis.call is its own command; other clients may run between any two\n  script  the whole logic as one EVAL (atomic)\n  multi   commands queued in MULTI, applied by EXEC (atomic, but reads answer QUEUED)\n  watch   WATCH the KEYS, reads outside, writes in MULTI/EXEC; EXEC nil on a change, then retry\nEvery interleaving is run when there are at most 100,000; otherwise 10,000 are sampled with --seed.\nEach strategy stops at --step-limit steps (1,000,000 server interactions over its schedules) and says so;\nthe lab's memory (keyspaces, outcomes, Lua) is bounded by --max-memory MIB.\nAn outcome (final keyspace + each client's result) that no serial order reaches is a lost update.\n\nExit status: 0 the lab ran, 2 bad usage or a bad lab file (FILE:LINE:COLUMN: what).\n\nExamples:\n  evalbench race stock_decrement\n  evalbench race counter --clients 3 --strategy plain\n  evalbench race lock_release --json\n  evalbench race samples/labs/capped_counter.toml --clients 8 --seed 7";
+pub const RACE_HELP: &str = "LAB is a built-in lab (stock_decrement, counter, lock_release, capped_counter) or a lab file\n(TOML: logic, keys, argv, clients, seed, invariants; see samples/labs/).\n\nEvery client runs the same logic on one keyspace, under each strategy:\n  plain   each redis.call is its own command; other clients may run between any two\n  script  the whole logic as one EVAL (atomic)\n  multi   commands queued in MULTI, applied by EXEC (atomic, but reads answer QUEUED)\n  watch   WATCH the KEYS, reads outside, writes in MULTI/EXEC; EXEC nil on a change, then retry\nEvery interleaving is run when there are at most 100,000; otherwise 10,000 are sampled with --seed.\nEach strategy stops at --step-limit steps (1,000,000 server interactions over its schedules) and says so;\nthe lab's memory (keyspaces, outcomes, Lua) is bounded by --max-memory MIB.\nAn outcome is the final keyspace and what happened to each client (success, retried, error, gave up):\nan error when a client got one (never a lost update), a lost update when no serial order ends so and\nwrites were applied, a stale read when none were; --strategy S --schedule \"1 2 1 2\" replays a schedule.\n\nExit status: 0 the lab ran, 2 bad usage or a bad lab file (FILE:LINE:COLUMN: what).\n\nExamples:\n  evalbench race stock_decrement\n  evalbench race counter --clients 3 --strategy plain\n  evalbench race lock_release --json\n  evalbench race samples/labs/capped_counter.toml --clients 8 --seed 7";
 
 #[derive(Args, Debug)]
 pub struct RaceArgs {
@@ -23,6 +23,10 @@ pub struct RaceArgs {
     /// The seed of the sampled schedules (when there are too many to run them all).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
+    /// Replay one schedule (the clients in order, as an outcome lists them: "1 2 1 2") under the
+    /// one --strategy given, step by step.
+    #[arg(long, value_name = "ORDER")]
+    pub schedule: Option<String>,
     /// One JSON document: per strategy its outcomes, schedules and steps.
     #[arg(long)]
     pub json: bool,
@@ -90,6 +94,18 @@ pub fn race_main(args: &RaceArgs) -> Result<(i32, String), CliError> {
         step_limit: usize::try_from(args.step_limit).unwrap_or(usize::MAX),
         ..RaceOptions::default()
     };
+    if let Some(order) = &args.schedule {
+        let [strategy] = options.strategies[..] else {
+            return Err(CliError::input(
+                "--schedule replays under one strategy: give exactly one --strategy (plain, script, multi or watch)",
+            ));
+        };
+        let schedule = parse_schedule(order, lab.clients)?;
+        let run = race::replay_schedule(&runner, strategy, &schedule)
+            .map_err(|e| CliError::input(format!("--schedule \"{order}\": {e}")))?;
+        let report = race::race(&runner, &options);
+        return Ok((EXIT_OK, render_replay(&report, &runner, strategy, &run)));
+    }
     // Progress on a terminal only: a pipe or a file gets the report alone.
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let report = race::race_with(&runner, &options, &mut |p| {
@@ -144,41 +160,29 @@ pub fn render_text(report: &RaceReport) -> String {
         }
         let _ = writeln!(
             out,
-            "  {} schedule{} ({how}), {} outcome{}; lost updates in {}, invariants broken in {}, a client failed in {}, WATCH retries {} (at most {} in one schedule)",
+            "  {} schedule{} ({how}), {} outcome{}; lost updates in {}, invariants broken in {}, a client got an error in {}, WATCH retries {} (at most {} in one schedule)",
             s.schedules,
             plural(s.schedules),
             s.outcome_count,
             plural(s.outcome_count),
             s.lost_updates,
             s.broken,
-            s.failed,
+            s.errors,
             s.retries,
             s.max_retries_in_a_schedule
         );
         for (n, o) in s.outcomes.iter().enumerate() {
-            let verdict = if o.serializable {
-                "as a serial order"
-            } else if o.clients.iter().any(|c| c.failed) {
-                "NOT SERIALIZABLE: a client failed"
-            } else {
-                "LOST UPDATE: no serial order ends so"
-            };
             let _ = writeln!(
                 out,
-                "  outcome {}: {} schedule{}: {}; {verdict}",
+                "  outcome {}: {} schedule{}: {}; {}",
                 n + 1,
                 o.schedules,
                 plural(o.schedules),
-                o.keyspace
+                o.keyspace,
+                o.verdict.explanation()
             );
             for c in &o.clients {
-                let _ = writeln!(
-                    out,
-                    "    client {} {}{}",
-                    c.client,
-                    if c.failed { "failed: " } else { "returned " },
-                    display_text(&c.result)
-                );
+                let _ = writeln!(out, "    {}", client_line(c));
             }
             for b in &o.broken_invariants {
                 let _ = writeln!(
@@ -190,18 +194,30 @@ pub fn render_text(report: &RaceReport) -> String {
             }
             // As many as the replay shows: a schedule of 16,000 steps is told by its start.
             let shown = o.schedule.len().min(race::driver::TRACED_STEPS);
-            let order: Vec<String> = o.schedule[..shown].iter().map(|c| c.to_string()).collect();
+            let order = order_text(&o.schedule[..shown]);
             if order.is_empty() {
                 let _ = writeln!(out, "    no client reached the server:");
             } else if shown < o.schedule.len() {
                 let _ = writeln!(
                     out,
                     "    e.g. clients in order {} ... ({} steps):",
-                    order.join(" "),
+                    order,
                     o.schedule.len()
                 );
             } else {
-                let _ = writeln!(out, "    e.g. clients in order {}:", order.join(" "));
+                // Every schedule that reaches it (as many as were kept), each replayable.
+                let listed: Vec<String> = o.schedule_list.iter().map(|s| order_text(s)).collect();
+                let more = if o.schedules > listed.len() {
+                    format!(" (the first {} of {})", listed.len(), o.schedules)
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(out, "    schedules{more}: {}", listed.join(" | "));
+                let _ = writeln!(
+                    out,
+                    "    clients in order {order} (replay any: --strategy {} --schedule \"{order}\"):",
+                    s.strategy.id()
+                );
             }
             for (i, step) in o.steps.iter().enumerate() {
                 let _ = writeln!(
@@ -229,6 +245,112 @@ pub fn render_text(report: &RaceReport) -> String {
                 s.outcome_count - s.outcomes.len(),
                 s.more_schedules,
                 s.outcomes.len()
+            );
+        }
+    }
+    out
+}
+
+/// How one client ended: `client 2 retried (1 WATCH retry): (integer) 0`.
+fn client_line(c: &race::ClientEnd) -> String {
+    let retries = if c.retries > 0 {
+        format!(
+            " ({} WATCH retr{})",
+            c.retries,
+            if c.retries == 1 { "y" } else { "ies" }
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "client {} {}{retries}: {}",
+        c.client,
+        c.outcome.word(),
+        display_text(&c.result)
+    )
+}
+
+fn order_text(schedule: &[usize]) -> String {
+    schedule
+        .iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `--schedule "1 2 1 2"` (or `1,2,1,2`): the clients in order, 1-based.
+fn parse_schedule(text: &str, clients: usize) -> Result<Vec<usize>, CliError> {
+    let mut schedule = Vec::new();
+    for word in text
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+    {
+        match word.parse::<usize>() {
+            Ok(n) if (1..=clients).contains(&n) => schedule.push(n),
+            _ => {
+                return Err(CliError::input(format!(
+                    "--schedule \"{text}\": {word} is not a client; give client numbers 1 to {clients}, as an outcome's schedules list them (\"1 2 1 2\")"
+                )))
+            }
+        }
+    }
+    if schedule.is_empty() {
+        return Err(CliError::input(format!(
+            "--schedule \"{text}\": no clients; give the clients in order, as an outcome's schedules list them (\"1 2 1 2\")"
+        )));
+    }
+    Ok(schedule)
+}
+
+/// One schedule replayed: its steps, how each client ended, the keyspace and what it is.
+fn render_replay(
+    report: &RaceReport,
+    runner: &Runner,
+    strategy: Strategy,
+    run: &race::Run,
+) -> String {
+    let mut out = String::new();
+    let order: Vec<usize> = run.schedule.iter().map(|c| c + 1).collect();
+    let _ = writeln!(
+        out,
+        "race lab: {}; {}: clients in order {}",
+        display_text(&report.lab),
+        strategy.id(),
+        order_text(&order)
+    );
+    for (i, step) in run.steps.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {:>2}. client {}: {} -> {}",
+            i + 1,
+            step.client,
+            display_text(&step.command),
+            display_text(&step.reply)
+        );
+    }
+    let keyspace = race::driver::keyspace_json(&run.final_db, runner.lab().clock_ms);
+    let _ = writeln!(out, "keyspace: {keyspace}");
+    for c in &run.clients {
+        let _ = writeln!(out, "{}", client_line(c));
+    }
+    let results: Vec<&str> = run.clients.iter().map(|c| c.result.as_str()).collect();
+    let outcome = report.strategy(strategy).and_then(|s| {
+        s.outcomes.iter().find(|o| {
+            o.keyspace == keyspace
+                && o.clients
+                    .iter()
+                    .map(|c| c.result.as_str())
+                    .eq(results.iter().copied())
+        })
+    });
+    if let Some(o) = outcome {
+        let _ = writeln!(out, "{}", o.verdict.explanation());
+        for b in &o.broken_invariants {
+            let _ = writeln!(
+                out,
+                "BROKEN: {} ({})",
+                display_text(&b.invariant),
+                display_text(&b.why)
             );
         }
     }

@@ -577,3 +577,153 @@ fn eight_clients_queueing_two_thousand_commands_each_run() {
     assert_eq!(multi.outcomes[0].keyspace, json!({"c": "16000"}));
     assert!(multi.outcomes[0].clients.iter().all(|c| !c.failed));
 }
+
+/// samples/stock_decrement.lua as a lab's logic, with the sample's own inputs.
+fn stock_script_lab() -> String {
+    let logic = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/stock_decrement.lua"),
+    )
+    .unwrap();
+    format!(
+        "name = \"stock decrement script\"\nclients = 2\nkeys = [\"stock:sku-123\"]\nargv = [\"3\"]\nlogic = '''\n{logic}'''\nseed = {{ \"stock:sku-123\" = \"10\" }}\n"
+    )
+}
+
+#[test]
+fn a_client_that_got_an_error_is_an_error_not_a_lost_update() {
+    // Under MULTI the GET answers QUEUED, so the script returns its own error reply and writes
+    // nothing: each client got an error, and no update was lost.
+    let multi = report_of(&stock_script_lab(), Strategy::Multi);
+    assert_eq!(multi.outcome_count, 1);
+    let outcome = &multi.outcomes[0];
+    assert_eq!(outcome.verdict, race::Verdict::Error);
+    assert!(!outcome.wrote);
+    assert_eq!(outcome.keyspace, json!({"stock:sku-123": "10"}));
+    let ends: Vec<(race::ClientOutcome, &str)> = outcome
+        .clients
+        .iter()
+        .map(|c| (c.outcome, c.result.as_str()))
+        .collect();
+    assert_eq!(
+        ends,
+        vec![
+            (
+                race::ClientOutcome::Error,
+                "(error) ERR stock value is not an integer"
+            ),
+            (
+                race::ClientOutcome::Error,
+                "(error) ERR stock value is not an integer"
+            )
+        ]
+    );
+    assert_eq!((multi.lost_updates, multi.errors), (0, 2));
+    // The lost update itself stays one: every client succeeded and the SETs were applied.
+    let plain = report_of(STOCK_SET, Strategy::Plain);
+    let lost = plain.outcomes.iter().find(|o| !o.serializable).unwrap();
+    assert_eq!(lost.verdict, race::Verdict::LostUpdate);
+    assert!(lost.wrote);
+    // And the CLI says so.
+    let dir = std::env::temp_dir().join(format!("evalbench-race-error-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("stock.toml");
+    std::fs::write(&path, stock_script_lab()).unwrap();
+    let out = evalbench(&["race", path.to_str().unwrap(), "--strategy", "multi"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("LOST"), "{text}");
+    assert!(
+        text.contains("  outcome 1: 2 schedules: {\"stock:sku-123\":\"10\"}; ERROR: a client got an error (nothing of it is a lost update)\n    client 1 error: (error) ERR stock value is not an integer\n    client 2 error: (error) ERR stock value is not an integer\n    schedules: 1 2 | 2 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("lost updates in 0, invariants broken in 0, a client got an error in 2"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn retried_clients_are_their_own_outcomes_with_their_retry_counts() {
+    let watch = report_of(&stock_script_lab(), Strategy::Watch);
+    assert_eq!(watch.schedules, 20);
+    let mut seen: Vec<(race::Verdict, Vec<usize>, usize)> = watch
+        .outcomes
+        .iter()
+        .map(|o| {
+            (
+                o.verdict,
+                o.clients.iter().map(|c| c.retries).collect(),
+                o.schedules,
+            )
+        })
+        .collect();
+    seen.sort_by_key(|(_, r, n)| (r.clone(), *n));
+    assert_eq!(
+        seen,
+        vec![
+            (race::Verdict::Success, vec![0, 0], 1),
+            (race::Verdict::Success, vec![0, 0], 1),
+            (race::Verdict::Retried, vec![0, 1], 9),
+            (race::Verdict::Retried, vec![1, 0], 9),
+        ]
+    );
+    let out = evalbench(&["race", "stock_decrement", "--strategy", "watch"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("as a serial order, after WATCH retries\n    client 1 success: (integer) 1\n    client 2 retried (1 WATCH retry): (integer) 0\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn every_schedule_of_an_outcome_is_listed_and_each_replays_to_it() {
+    let runner = runner(STOCK_SET);
+    let plain = report_of(STOCK_SET, Strategy::Plain);
+    for outcome in &plain.outcomes {
+        assert_eq!(outcome.schedule_list.len(), outcome.schedules);
+        for schedule in &outcome.schedule_list {
+            let run = race::replay_schedule(&runner, Strategy::Plain, schedule).unwrap();
+            let keyspace = race::driver::keyspace_json(&run.final_db, runner.lab().clock_ms);
+            assert_eq!(keyspace, outcome.keyspace, "{schedule:?}");
+            let results: Vec<&str> = run.clients.iter().map(|c| c.result.as_str()).collect();
+            let expected: Vec<&str> = outcome.clients.iter().map(|c| c.result.as_str()).collect();
+            assert_eq!(results, expected, "{schedule:?}");
+        }
+    }
+    // The CLI lists the four losing orders and replays one of them.
+    let out = evalbench(&["race", "counter", "--strategy", "plain"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("    schedules: 1 2 1 2 | 1 2 2 1 | 2 1 1 2 | 2 1 2 1\n"),
+        "{text}"
+    );
+    let out = evalbench(&[
+        "race",
+        "counter",
+        "--strategy",
+        "plain",
+        "--schedule",
+        "2 1 1 2",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "race lab: counter; plain: clients in order 2 1 1 2\n   1. client 2: GET counter -> \"0\"\n   2. client 1: GET counter -> \"0\"\n   3. client 1: SET counter 1 -> OK\n   4. client 2: SET counter 1 -> OK\nkeyspace: {\"counter\":\"1\"}\nclient 1 success: (integer) 1\nclient 2 success: (integer) 1\nLOST UPDATE: no serial order ends so\n"
+    );
+    // A schedule the clients cannot follow says where.
+    let out = evalbench(&[
+        "race",
+        "counter",
+        "--strategy",
+        "plain",
+        "--schedule",
+        "1 1 1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "evalbench: --schedule \"1 1 1\": step 3: client 1 cannot go then (the clients that can: 2)\n"
+    );
+    let out = evalbench(&["race", "counter", "--schedule", "1 2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give exactly one --strategy"));
+}

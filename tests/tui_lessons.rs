@@ -39,11 +39,11 @@ fn a_lesson_from_the_picker_to_a_passing_check() {
     assert!(matches!(h.app.overlay, Some(Overlay::Lessons(0))));
     let screen = h.render(120, 40);
     assert!(
-        screen.contains(" 1. An atomic counter with a window  (3 checks)"),
+        screen.contains(" 1. An atomic counter with a window  (4 checks)"),
         "{screen}"
     );
     assert!(
-        screen.contains(" 4. Take stock, never below zero  (4 checks)"),
+        screen.contains(" 4. Take stock, never below zero  (6 checks)"),
         "{screen}"
     );
     h.keys("<Down> <Enter>");
@@ -69,14 +69,14 @@ fn a_lesson_from_the_picker_to_a_passing_check() {
     // The starting script fails the checks, each failing case with what differs.
     h.press("<A-c>");
     wait_for_check(&mut h);
-    assert_eq!(h.app.status, "0 of 3 checks pass");
+    assert_eq!(h.app.status, "0 of 4 checks pass");
     let screen = h.render(200, 60);
     assert!(
         screen.contains("FAIL the call past the limit is denied"),
         "{screen}"
     );
     assert!(
-        screen.contains("step 2: expected reply {\"int\":0}, got reply {\"int\":1}"),
+        screen.contains("step 2: expected (integer) 0, got (integer) 1"),
         "{screen}"
     );
 
@@ -95,7 +95,7 @@ fn a_lesson_from_the_picker_to_a_passing_check() {
     h.paste(LESSON_2_SOLUTION);
     h.press("<A-c>");
     wait_for_check(&mut h);
-    assert_eq!(h.app.status, "all 3 checks pass: lesson done");
+    assert_eq!(h.app.status, "all 4 checks pass: lesson done");
     let screen = h.render(120, 40);
     assert!(
         screen.contains("ok   a new window allows again"),
@@ -141,4 +141,74 @@ fn opening_a_lesson_over_unsaved_changes_asks_first() {
         include_str!("../samples/lessons/03-lock-release/start.lua")
     );
     assert_eq!(h.app.lesson.as_ref().unwrap().lesson.number, 3);
+}
+
+#[test]
+fn the_task_names_the_check_key_and_esc_stops_a_check_that_never_ends() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("return 1", &[], &[], "");
+    h.keys("<A-l> <Enter>");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("Check with Alt-C (or"), "{screen}");
+    assert!(!screen.contains("check key"), "{screen}");
+    assert!(!screen.contains("{check}"), "{screen}");
+    // A script that loops: Esc stops its check at once (before any run's own limit).
+    h.app.lesson.as_mut().unwrap().run_limit_ms = 600_000;
+    h.press("<C-a>");
+    h.paste("while true do end");
+    h.press("<A-c>");
+    assert!(evalbench::tui::lessons::waiting(&h.app));
+    assert_eq!(h.app.status, "checking… (Esc cancels)");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("Checking… (Esc cancels)"), "{screen}");
+    h.press("<Esc>");
+    assert_eq!(h.app.status, "cancelling the check…");
+    wait_for_check(&mut h);
+    assert_eq!(h.app.status, "0 of 4 checks pass; cancelled");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("stopped: cancelled"), "{screen}");
+}
+
+#[test]
+fn alt_l_offers_the_lessons_of_the_configured_folder() {
+    common::isolate_app_dirs();
+    let dir = std::env::temp_dir().join(format!("evalbench-tui-lessons-{}", std::process::id()));
+    let lesson = dir.join("01-double");
+    std::fs::create_dir_all(&lesson).unwrap();
+    std::fs::write(
+        lesson.join("lesson.toml"),
+        "title = \"Double it\"\ntask = \"Return twice ARGV[1] as a number. Check with {check}.\"\n\n[[property]]\nname = \"twice any number\"\nvars = { n = [0, 20] }\ncheck = \"expect(run({}, {n}), 2 * n, 'twice ' .. n)\"\n",
+    )
+    .unwrap();
+    std::fs::write(lesson.join("start.lua"), "return 0\n").unwrap();
+    std::fs::write(
+        lesson.join("solution.lua"),
+        "return 2 * tonumber(ARGV[1])\n",
+    )
+    .unwrap();
+    std::fs::write(
+        lesson.join("solution.test.toml"),
+        "[[case]]\nname = \"two\"\nargv = [\"1\"]\nreply = { int = 2 }\n",
+    )
+    .unwrap();
+    let mut h = Harness::new("return 1", &[], &[], "");
+    h.app.config.lessons_dir = Some(dir.clone());
+    h.press("<A-l>");
+    let screen = h.render(120, 40);
+    assert!(screen.contains(" 1. Double it  (2 checks)"), "{screen}");
+    h.press("<Enter>");
+    assert_eq!(text(&h), "return 0\n");
+    let screen = h.render(120, 40);
+    assert!(screen.contains("Lesson 1 of 1: Double it"), "{screen}");
+    assert!(screen.contains("Check with Alt-C."), "{screen}");
+    h.press("<A-c>");
+    wait_for_check(&mut h);
+    assert_eq!(h.app.status, "0 of 2 checks pass");
+    let screen = h.render(200, 60);
+    assert!(screen.contains("when n = 1:"), "{screen}");
+    assert!(
+        screen.contains("twice 1: expected (integer) 2, got (integer) 0"),
+        "{screen}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

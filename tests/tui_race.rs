@@ -46,10 +46,13 @@ fn alt_8_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
         "{screen}"
     );
     assert!(
-        screen.contains(r#"multi       1 sched. failed {"stock":"1"}"#),
+        screen.contains(r#"multi       1 sched. error  {"stock":"1"}"#),
         "{screen}"
     );
-    assert!(screen.contains("Schedule 1 2 1 2 · step 1/4"), "{screen}");
+    assert!(
+        screen.contains("Schedule 1 2 1 2 (1/4, Enter: next) · step 1/4"),
+        "{screen}"
+    );
     assert!(
         screen.contains(r#"keyspace after step 1: {"stock":"1"}"#),
         "{screen}"
@@ -57,7 +60,10 @@ fn alt_8_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
     // Step to the second SET: both clients wrote 0.
     h.keys("] ] ]");
     let screen = h.render(120, 40);
-    assert!(screen.contains("Schedule 1 2 1 2 · step 4/4"), "{screen}");
+    assert!(
+        screen.contains("Schedule 1 2 1 2 (1/4, Enter: next) · step 4/4"),
+        "{screen}"
+    );
     assert!(
         screen.contains(" 4. client 2: SET stock 0 -> OK"),
         "{screen}"
@@ -66,8 +72,8 @@ fn alt_8_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
         screen.contains(r#"keyspace after step 4: {"stock":"0"}"#),
         "{screen}"
     );
-    assert!(screen.contains("client 1 returned (integer) 1"), "{screen}");
-    assert!(screen.contains("client 2 returned (integer) 1"), "{screen}");
+    assert!(screen.contains("client 1 success: (integer) 1"), "{screen}");
+    assert!(screen.contains("client 2 success: (integer) 1"), "{screen}");
     insta::assert_snapshot!("race_lost_update_step_4_120x40", screen);
     // Back one step, then another outcome: its replay starts at step 1.
     h.keys("[");
@@ -176,4 +182,165 @@ fn esc_cancels_a_long_race_lab() {
     assert!(h.app.race_pending.is_none(), "the lab did not stop in 30 s");
     assert_eq!(h.app.status, "race lab: cancelled");
     assert!(h.app.race.is_none());
+}
+
+fn stock_script() -> Harness {
+    common::isolate_app_dirs();
+    let script = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/stock_decrement.lua"),
+    )
+    .unwrap();
+    Harness::new(
+        &script,
+        &["stock:sku-123"],
+        &["3"],
+        r#"{"stock:sku-123": "10"}"#,
+    )
+}
+
+#[test]
+fn an_error_is_no_lost_update_and_rows_out_of_view_are_counted_at_100x28() {
+    let mut h = stock_script();
+    race(&mut h);
+    let screen = h.render(100, 28);
+    assert!(!screen.contains("LOST"), "{screen}");
+    assert!(
+        screen.contains(r#"multi       2 sched. error  {"stock:sku-123"#),
+        "{screen}"
+    );
+    // Nine outcome rows, eight shown: the bottom border counts the rest.
+    assert!(
+        screen.contains("┌Race: (editor) (2 clients) · outcome 1/9"),
+        "{screen}"
+    );
+    assert!(screen.contains("└ ↓1 more ─"), "{screen}");
+    h.keys("<End>");
+    let screen = h.render(100, 28);
+    assert!(screen.contains("└ ↑1 more ─"), "{screen}");
+    assert!(!screen.contains("↓1 more"), "{screen}");
+    // WATCH's retries in the outcome's detail (the row is cut at this width); at 160 wide on the row.
+    h.keys("<Up> <Up>");
+    let screen = h.render(100, 28);
+    assert!(
+        screen.contains("client 1 retried (1 WATCH retry)"),
+        "{screen}"
+    );
+    let screen = h.render(180, 28);
+    assert!(screen.contains(" (1 retry)"), "{screen}");
+}
+
+#[test]
+fn enter_replays_the_outcomes_next_schedule() {
+    let mut h = stock();
+    race(&mut h);
+    // Plain's lost update is reached by four orders: each one replayed in turn.
+    let screen = h.render(120, 40);
+    assert!(
+        screen.contains("Schedule 1 2 1 2 (1/4, Enter: next) · step 1/4"),
+        "{screen}"
+    );
+    h.keys("<Enter>");
+    let screen = h.render(120, 40);
+    assert!(
+        screen.contains("Schedule 1 2 2 1 (2/4, Enter: next) · step 1/4"),
+        "{screen}"
+    );
+    h.keys("] ] ]");
+    let screen = h.render(120, 40);
+    assert!(
+        screen.contains(" 3. client 2: SET stock 0 -> OK"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(" 4. client 1: SET stock 0 -> OK"),
+        "{screen}"
+    );
+    h.keys("<Enter> <Enter> <Enter>");
+    let screen = h.render(120, 40);
+    assert!(
+        screen.contains("Schedule 1 2 1 2 (1/4, Enter: next) · step 1/4"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_lab_file_runs_on_f5_and_is_checked_as_toml_not_linted_as_lua() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("", &[], &[], "");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/labs/lock_release.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    h.app.editor = evalbench::tui::editor::EditorState::new(&text, Some(path.clone()));
+    h.press("<F5>");
+    for _ in 0..3000 {
+        h.settle();
+        if h.app.race_pending.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(h.app.tab, Tab::Race);
+    assert!(h.app.editor.error.is_none());
+    let screen = h.render(120, 40);
+    assert!(
+        screen.contains("Race: lock release (2 clients)"),
+        "{screen}"
+    );
+    // The lab as TOML: a good file has no finding; a bad logic line is placed in the file.
+    let diagnostics = evalbench::tui::lint_diagnostics::toml_diagnostics(&path, &text);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let broken = text.replace("return redis.call('DEL', KEYS[1])", "return = 1");
+    let found: Vec<(usize, String)> =
+        evalbench::tui::lint_diagnostics::toml_diagnostics(&path, &broken)
+            .into_iter()
+            .map(|d| (d.line, d.message))
+            .collect();
+    assert_eq!(
+        found,
+        vec![(11, "logic:3: unexpected symbol near '='".to_string())]
+    );
+    let found: Vec<(usize, usize, String)> =
+        evalbench::tui::lint_diagnostics::toml_diagnostics(&path, "clients = [\n")
+            .into_iter()
+            .map(|d| (d.line, d.column, d.message))
+            .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, 2, "{found:?}");
+}
+
+#[test]
+fn a_lab_file_in_the_editor_is_linted_as_a_lab_not_as_lua() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("", &[], &[], "");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/labs/lock_release.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("return redis.call('DEL', KEYS[1])", "return = 1");
+    h.app.editor = evalbench::tui::editor::EditorState::new(&text, Some(path));
+    h.app.lint.enabled = true;
+    h.app.lint.idle = std::time::Duration::ZERO;
+    let sha = h.app.editor.sha1();
+    let waited = std::time::Instant::now();
+    h.settle();
+    while !h.app.lint.current(&sha) {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(30),
+            "the lint never came"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        h.settle();
+    }
+    let found: Vec<(usize, String)> = h
+        .app
+        .lint
+        .diagnostics()
+        .iter()
+        .map(|d| (d.line, d.message.clone()))
+        .collect();
+    // The logic's syntax error at its line in the file; nothing about `[[client]]` as Lua.
+    assert_eq!(
+        found,
+        vec![(11, "logic:3: unexpected symbol near '='".to_string())]
+    );
 }

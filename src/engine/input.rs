@@ -38,6 +38,13 @@ pub const LAB: Limit = Limit {
         "a lab holds one logic and a small seed keyspace: check that this is the lab file you meant",
 };
 
+/// A file of a lesson folder (`--lessons DIR`): its task, a script or its checks.
+pub const LESSON: Limit = Limit {
+    bytes: 4 << 20,
+    what: "a lesson file",
+    advice: "a lesson holds a task, two short scripts and its checks: check the folder",
+};
+
 /// Small settings files: config.toml, themes, PEM certificates and keys.
 pub const SETTINGS: Limit = Limit {
     bytes: 4 << 20,

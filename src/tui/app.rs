@@ -532,6 +532,10 @@ impl App {
             {
                 return self.update(action);
             }
+            // A lesson's check running: Esc stops it.
+            if super::lessons::cancel(self) {
+                return Vec::new();
+            }
         }
         let context = self.context();
         if matches!(

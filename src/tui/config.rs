@@ -6,6 +6,7 @@
 //! busy_threshold_ms = 5000
 //! memory_limit_mb = 1024  # the run's memory budget: Lua, keyspace, trace, reply, snapshots
 //! profile = "redis-7.0"   # the server the sandbox imitates (a live server picks its own)
+//! lessons_dir = "/srv/workshop/lessons"  # Alt-L's lessons: one sub-folder each (else the bundled)
 //! [keys]              # an action's keys in every context it has default keys in
 //! run = ["<F5>", "<C-r>"]
 //! [keys.keyspace]     # or in one context: global, editor, panes, keyspace, overlay
@@ -28,6 +29,8 @@ pub struct Config {
     pub memory_limit_mb: u64,
     /// The server profile the sandbox imitates (engine/profile.rs).
     pub profile: &'static crate::engine::profile::Profile,
+    /// A folder of lessons (one sub-folder each) Alt-L offers instead of the bundled ones.
+    pub lessons_dir: Option<PathBuf>,
     /// (context, action name, keys) overrides; an empty context means the action's default contexts.
     pub key_overrides: Vec<(String, String, Vec<String>)>,
     /// Warnings found while loading.
@@ -43,6 +46,7 @@ impl Default for Config {
             key_overrides: Vec::new(),
             warnings: Vec::new(),
             profile: crate::engine::profile::DEFAULT,
+            lessons_dir: None,
         }
     }
 }
@@ -114,6 +118,13 @@ impl Config {
                     config.theme = theme.trim().to_string()
                 }
                 ("theme", _) => warn("theme must be a theme name such as \"dark\"".into()),
+                ("lessons_dir", toml::Value::String(dir)) if !dir.trim().is_empty() => {
+                    config.lessons_dir = Some(PathBuf::from(dir.trim()))
+                }
+                ("lessons_dir", _) => warn(
+                    "lessons_dir must be the path of a folder holding one sub-folder per lesson"
+                        .into(),
+                ),
                 ("busy_threshold_ms", toml::Value::Integer(ms)) if *ms > 0 => {
                     config.busy_threshold_ms = *ms as u64
                 }
@@ -272,6 +283,21 @@ mod tests {
         assert_eq!(config.memory_limit_mb, 256);
         assert_eq!(config.profile.id, "valkey-9.1");
         assert!(config.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_lessons_folder_is_read_and_a_wrong_one_warned_about() {
+        let config = Config::parse("lessons_dir = \"/srv/workshop/lessons\"\n", "c");
+        assert_eq!(
+            config.lessons_dir.as_deref(),
+            Some(Path::new("/srv/workshop/lessons"))
+        );
+        let config = Config::parse("lessons_dir = 3\n", "c");
+        assert_eq!(config.lessons_dir, None);
+        assert_eq!(
+            config.warnings,
+            ["c: lessons_dir must be the path of a folder holding one sub-folder per lesson"]
+        );
     }
 
     #[test]

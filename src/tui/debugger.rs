@@ -282,6 +282,10 @@ pub fn run_or_continue(app: &mut App) -> Vec<Effect> {
     if app.debugger.session.is_some() {
         return step(app, Resume::Continue);
     }
+    // A lab file is no script: F5 runs the lab.
+    if super::race::is_lab_file(app.editor.path.as_deref()) {
+        return super::race::open(app);
+    }
     if !app.debugger.breakpoints.is_empty() && !on_live(app) {
         return start(app, false, None);
     }

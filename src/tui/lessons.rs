@@ -20,6 +20,10 @@ pub struct LessonState {
     pub check: Option<CheckResult>,
     /// A check running: its result arrives here.
     pub pending: Option<Receiver<CheckResult>>,
+    /// Stops the running check (Esc).
+    pub control: Option<std::sync::Arc<lessons::CheckControl>>,
+    /// How long one run of the script may take in a check.
+    pub run_limit_ms: u64,
     /// The Lesson tab's scroll.
     pub scroll: u16,
 }
@@ -30,9 +34,17 @@ impl LessonState {
     }
 }
 
+/// The lessons Alt-L offers: the configured folder's (`lessons_dir`), else the bundled ones.
+pub fn available(app: &App) -> Result<Vec<Lesson>, String> {
+    match &app.config.lessons_dir {
+        Some(dir) => lessons::from_dir(dir),
+        None => lessons::all(),
+    }
+}
+
 /// The lesson picker overlay's selected row.
 pub fn open_picker(app: &mut App) {
-    match lessons::all() {
+    match available(app) {
         Ok(all) if !all.is_empty() => {
             let selected = app.lesson.as_ref().map_or(0, |l| l.lesson.number - 1);
             app.overlay = Some(Overlay::Lessons(selected));
@@ -64,10 +76,13 @@ pub fn update(app: &mut App, action: Action) {
 
 /// A key in the picker: Up/Down move, Enter opens (asks first over unsaved changes), Esc closes.
 pub fn picker_key(app: &mut App, action: Option<Action>) {
+    if !matches!(app.overlay, Some(Overlay::Lessons(_))) {
+        return;
+    }
+    let count = available(app).map(|a| a.len()).unwrap_or(0);
     let Some(Overlay::Lessons(selected)) = app.overlay.as_mut() else {
         return;
     };
-    let count = lessons::all().map(|a| a.len()).unwrap_or(0);
     match action {
         Some(Action::Up) => *selected = selected.saturating_sub(1),
         Some(Action::Down) => *selected = (*selected + 1).min(count.saturating_sub(1)),
@@ -88,7 +103,7 @@ pub fn picker_key(app: &mut App, action: Option<Action>) {
 /// Open lesson `index` (0-based): its starting script as a new untitled script, the form and
 /// seed from its first check.
 pub fn open(app: &mut App, index: usize) {
-    let all = match lessons::all() {
+    let all = match available(app) {
         Ok(all) => all,
         Err(e) => {
             app.status = format!("the lessons cannot be read: {e}");
@@ -101,7 +116,7 @@ pub fn open(app: &mut App, index: usize) {
     };
     // As Ctrl-N: the old script's unsaved changes were given up after the question.
     super::file_actions::start_new(app);
-    app.editor = super::editor::EditorState::new(lesson.start, None);
+    app.editor = super::editor::EditorState::new(&lesson.start, None);
     set_form(app, &lesson);
     app.status = format!(
         "lesson {}: {} — Alt-C checks your script, Alt-H shows a hint",
@@ -113,6 +128,8 @@ pub fn open(app: &mut App, index: usize) {
         hints_shown: 0,
         check: None,
         pending: None,
+        control: None,
+        run_limit_ms: lessons::property::RUN_LIMIT_MS,
         scroll: 0,
     }));
     app.tab = Tab::Lesson;
@@ -136,10 +153,10 @@ pub fn reset(app: &mut App) {
     let Some(state) = app.lesson.as_ref() else {
         return;
     };
-    let start = state.lesson.start;
+    let start = state.lesson.start.clone();
     let lesson = state.lesson.clone();
     app.editor.select_all();
-    app.editor.paste(start);
+    app.editor.paste(&start);
     set_form(app, &lesson);
     if let Some(state) = app.lesson.as_mut() {
         state.check = None;
@@ -177,21 +194,38 @@ fn check(app: &mut App) {
     let (tx, rx) = std::sync::mpsc::channel();
     let lesson = state.lesson.clone();
     let script = app.editor.bytes();
+    let control = std::sync::Arc::new(lessons::CheckControl::new(
+        lessons::property::CHECK_LIMIT,
+        state.run_limit_ms,
+    ));
+    let stop = control.clone();
     // Replies can nest deep, as in the engine's own threads.
     let spawned = std::thread::Builder::new()
         .name("lesson-check".into())
         .stack_size(256 << 20)
         .spawn(move || {
-            let _ = tx.send(lesson.check(&script));
+            let _ = tx.send(lesson.check_with(&script, &stop));
         });
     match spawned {
         Ok(_) => {
             state.pending = Some(rx);
+            state.control = Some(control);
             app.tab = Tab::Lesson;
-            app.status = "checking…".into();
+            app.status = "checking… (Esc cancels)".into();
         }
         Err(e) => app.status = format!("the checks could not start: {e}"),
     }
+}
+
+/// Esc while a check runs: stop it (its result, marked cancelled, arrives as usual). False when
+/// no check runs.
+pub fn cancel(app: &mut App) -> bool {
+    let Some(control) = app.lesson.as_ref().and_then(|l| l.control.as_ref()) else {
+        return false;
+    };
+    control.cancel();
+    app.status = "cancelling the check…".into();
+    true
 }
 
 /// Take a finished check's result (called after every event and tick).
@@ -207,11 +241,13 @@ pub fn housekeeping(app: &mut App) {
             app.status = result.summary();
             state.check = Some(result);
             state.pending = None;
+            state.control = None;
             state.scroll = 0;
         }
         Err(TryRecvError::Empty) => {}
         Err(TryRecvError::Disconnected) => {
             state.pending = None;
+            state.control = None;
             app.status = "the checks stopped without a result".into();
         }
     }

@@ -80,6 +80,8 @@ pub struct LintJob {
     profile: &'static Profile,
     linter: Linter,
     findings: Sender<Vec<Diagnostic>>,
+    /// The editor holds a TOML file (a race lab or a test file) at this path: checked as TOML.
+    toml: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for LintJob {
@@ -93,7 +95,10 @@ impl LintJob {
         let spawned = std::thread::Builder::new()
             .name("evalbench-lint".into())
             .spawn(move || {
-                let findings = (self.linter)(&self.text, self.profile);
+                let findings = match &self.toml {
+                    Some(path) => toml_diagnostics(path, &self.text),
+                    None => (self.linter)(&self.text, self.profile),
+                };
                 let _ = self.findings.send(findings);
             });
         // No thread: the receiver sees the sender dropped and the text is linted again later.
@@ -148,7 +153,39 @@ pub fn housekeeping(app: &mut App) -> Vec<Effect> {
         profile: app.config.profile,
         linter: state.linter.clone(),
         findings: sender,
+        toml: app
+            .editor
+            .path
+            .clone()
+            .filter(|p| super::race::is_toml(Some(p))),
     })]
+}
+
+/// A TOML file's findings: a lab file checked as the lab runs it (its fields, its logic and
+/// invariants compiled), any other (a test file) as TOML; never linted as Lua.
+pub fn toml_diagnostics(path: &std::path::Path, text: &str) -> Vec<Diagnostic> {
+    use crate::engine::analysis::rules::SYNTAX;
+    let error = if super::race::is_lab_file(Some(path)) {
+        crate::engine::race::check_lab(path, text)
+            .err()
+            .map(|e| (e.line, e.column, e.message))
+    } else {
+        toml::from_str::<toml::Table>(text).err().map(|e| {
+            let (line, column) =
+                crate::engine::testing::file::line_column(text, e.span().map_or(0, |s| s.start));
+            (line, column, e.message().trim_end().replace('\n', ": "))
+        })
+    };
+    error
+        .map(|(line, column, message)| Diagnostic {
+            rule: SYNTAX,
+            severity: Severity::Error,
+            line,
+            column,
+            message,
+        })
+        .into_iter()
+        .collect()
 }
 
 /// The gutter mark of `line` (1-based): `✗` for an error, `!` for a warning (the worst of the

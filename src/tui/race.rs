@@ -22,11 +22,19 @@ pub enum RaceMessage {
 pub struct RacePending {
     pub answer: Receiver<RaceMessage>,
     pub cancel: Arc<AtomicBool>,
+    /// The lab that runs, kept to replay an outcome's other schedules.
+    pub lab: Lab,
 }
 
 /// A lab's report and where the user is in it.
 pub struct RaceView {
     pub report: RaceReport,
+    /// The lab that ran, to replay another of an outcome's schedules.
+    pub lab: Lab,
+    /// Which of the selected outcome's listed schedules is shown (0: the first found).
+    pub schedule: usize,
+    /// That schedule's steps when it is not the first (replayed on choosing it).
+    pub replayed: Option<Vec<race::Step>>,
     /// The rows of the outcome list: (strategy index, outcome index).
     pub rows: Vec<(usize, usize)>,
     pub selected: usize,
@@ -35,7 +43,7 @@ pub struct RaceView {
 }
 
 impl RaceView {
-    pub fn new(report: RaceReport) -> RaceView {
+    pub fn new(report: RaceReport, lab: Lab) -> RaceView {
         let rows = report
             .strategies
             .iter()
@@ -44,6 +52,9 @@ impl RaceView {
             .collect();
         RaceView {
             report,
+            lab,
+            schedule: 0,
+            replayed: None,
             rows,
             selected: 0,
             step: 0,
@@ -54,6 +65,57 @@ impl RaceView {
         let (s, o) = *self.rows.get(self.selected)?;
         self.report.strategies[s].outcomes.get(o)
     }
+
+    /// The selected outcome's schedule shown: its clients in order and its steps.
+    pub fn shown(&self) -> Option<(&[usize], &[race::Step])> {
+        let outcome = self.outcome()?;
+        let schedule = outcome
+            .schedule_list
+            .get(self.schedule)
+            .map_or(&outcome.schedule[..], |s| &s[..]);
+        let steps = self.replayed.as_deref().unwrap_or(&outcome.steps);
+        Some((schedule, steps))
+    }
+
+    /// Show the selected outcome's next listed schedule (back to the first after the last),
+    /// replayed from the seed.
+    pub fn next_schedule(&mut self) -> Result<(), String> {
+        let Some((s, _)) = self.rows.get(self.selected).copied() else {
+            return Ok(());
+        };
+        let Some(outcome) = self.outcome() else {
+            return Ok(());
+        };
+        let listed = outcome.schedule_list.len();
+        if listed <= 1 {
+            return Ok(());
+        }
+        let next = (self.schedule + 1) % listed;
+        if next == 0 {
+            self.schedule = 0;
+            self.replayed = None;
+            self.step = 0;
+            return Ok(());
+        }
+        let order = outcome.schedule_list[next].clone();
+        let strategy = self.report.strategies[s].strategy;
+        let runner = Runner::new(&self.lab).map_err(|e| e.to_string())?;
+        let run = race::replay_schedule(&runner, strategy, &order)?;
+        self.schedule = next;
+        self.replayed = Some(run.steps);
+        self.step = 0;
+        Ok(())
+    }
+}
+
+/// A TOML file (a lab, or a test file): highlighted and checked as TOML, never as Lua.
+pub fn is_toml(path: Option<&std::path::Path>) -> bool {
+    path.is_some_and(|p| p.extension().is_some_and(|e| e == "toml"))
+}
+
+/// A race lab file: TOML that is not a test file (`*.test.toml`).
+pub fn is_lab_file(path: Option<&std::path::Path>) -> bool {
+    is_toml(path) && !path.is_some_and(|p| p.to_string_lossy().ends_with(".test.toml"))
 }
 
 /// The lab the editor describes: a lab file's text, or the script with the inputs and the seed.
@@ -64,8 +126,7 @@ fn lab_from_editor(app: &App) -> Result<Lab, String> {
         .path
         .clone()
         .unwrap_or_else(|| PathBuf::from("(editor)"));
-    let is_lab_file = path.extension().is_some_and(|e| e == "toml");
-    if is_lab_file {
+    if is_lab_file(Some(&path)) {
         return race::parse_lab(&path, &text).map_err(|e| e.to_string());
     }
     let keys = super::inputs::InputsState::values(&app.inputs.keys_text(), "KEYS")?;
@@ -106,6 +167,7 @@ pub fn open(app: &mut App) -> Vec<Effect> {
     let (answer, pending) = std::sync::mpsc::channel();
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = cancel.clone();
+    let kept = lab.clone();
     let spawned = std::thread::Builder::new()
         .name("race lab".into())
         .spawn(move || {
@@ -124,6 +186,7 @@ pub fn open(app: &mut App) -> Vec<Effect> {
             app.race_pending = Some(RacePending {
                 answer: pending,
                 cancel,
+                lab: kept,
             });
             app.status = "race lab: running every interleaving… (Esc stops)".into();
         }
@@ -161,12 +224,15 @@ pub fn housekeeping(app: &mut App) {
             }
         }
     };
-    app.race_pending = None;
+    let Some(RacePending { lab, .. }) = app.race_pending.take() else {
+        return;
+    };
     match result {
         Ok(report) => {
             let lost: usize = report.strategies.iter().map(|s| s.lost_updates).sum();
+            let errors: usize = report.strategies.iter().map(|s| s.errors).sum();
             app.status = format!(
-                "race lab: {} clients, 4 strategies; {lost} schedules lose an update. ↑↓ an outcome, ] [ its steps",
+                "race lab: {} clients, 4 strategies; {lost} schedules lose an update, {errors} end in a client's error. ↑↓ an outcome, Enter its next schedule, ] [ its steps",
                 report.clients
             );
             if let Some((id, why)) = report
@@ -176,7 +242,7 @@ pub fn housekeeping(app: &mut App) {
             {
                 app.status = format!("race lab: {id}: {why}. ↑↓ an outcome, ] [ its steps");
             }
-            app.race = Some(RaceView::new(report));
+            app.race = Some(RaceView::new(report, lab));
             app.tab = Tab::Race;
             app.focus = super::app::Focus::Panes;
         }
@@ -198,6 +264,7 @@ pub fn handles(app: &App, action: Action) -> bool {
                 | Action::Bottom
                 | Action::StepForward
                 | Action::StepBack
+                | Action::Select
         )
 }
 
@@ -210,6 +277,8 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         if to != view.selected {
             view.selected = to;
             view.step = 0;
+            view.schedule = 0;
+            view.replayed = None;
         }
     };
     match action {
@@ -219,8 +288,13 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::PageDown => move_to(view, (view.selected + 10).min(rows.saturating_sub(1))),
         Action::Top => move_to(view, 0),
         Action::Bottom => move_to(view, rows.saturating_sub(1)),
+        Action::Select => {
+            if let Err(e) = view.next_schedule() {
+                app.status = format!("race lab: {e}");
+            }
+        }
         Action::StepForward => {
-            let steps = view.outcome().map_or(0, |o| o.steps.len());
+            let steps = view.shown().map_or(0, |(_, steps)| steps.len());
             view.step = (view.step + 1).min(steps.saturating_sub(1));
         }
         Action::StepBack => view.step = view.step.saturating_sub(1),

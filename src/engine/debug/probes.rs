@@ -11,15 +11,20 @@
 //! functions). Other breakpoint lines keep the line hook. Line numbers, error texts and replies
 //! are unchanged: the probe adds no line and is a call statement of its own (`;`).
 
-use full_moon::ast::{FunctionBody, LastStmt, Stmt};
+use full_moon::ast::{Expression, FunctionBody, LastStmt, Prefix, Stmt, Var};
 use full_moon::node::Node;
-use full_moon::tokenizer::{Symbol, TokenType};
+use full_moon::tokenizer::{Lexer, LexerResult, Position, Symbol, Token, TokenType};
 use full_moon::visitors::Visitor;
 use std::collections::HashSet;
 
-/// Per line (index = line number): the byte offset in the script where a probe may go.
+/// Per line (index = line number): the byte offset in the script where a probe may go. A script
+/// the parser is not given (too deep or too large, see analysis::bounds) takes none: its
+/// breakpoints use the line hook.
 pub fn probe_offsets(script: &str) -> Vec<Option<usize>> {
-    // Deep but legal nesting recurses far in the parser: give it a stack of its own.
+    if crate::engine::analysis::bounds::check(script).is_err() {
+        return Vec::new();
+    }
+    // The tree's walks recurse once per level (bounded above): a stack of their own.
     stacker::grow(64 << 20, || offsets(script)).unwrap_or_default()
 }
 
@@ -31,13 +36,21 @@ fn offsets(script: &str) -> Option<Vec<Option<usize>>> {
     let ast = parsed.ast();
     let mut shape = Shape::default();
     shape.visit_ast(ast);
+    // The tokens from the lexer, in order: a tree's token iterator costs the square of its depth.
+    let tokens: Vec<Token> = match Lexer::new(script, full_moon::LuaVersion::lua51()).collect() {
+        LexerResult::Ok(tokens) => tokens
+            .into_iter()
+            .filter(|t| !t.token_type().is_trivia() && !matches!(t.token_type(), TokenType::Eof))
+            .collect(),
+        _ => return None,
+    };
     let lines = script.split('\n').count();
     let mut first: Vec<Option<usize>> = vec![None; lines + 2];
     let mut barred = vec![false; lines + 2];
     for line in &shape.function_ends {
         barred[*line] = true;
     }
-    for token in ast.nodes().tokens().map(|t| t.token()) {
+    for token in &tokens {
         let (start, end) = (token.start_position(), token.end_position());
         let line = start.line();
         if line >= first.len() {
@@ -63,7 +76,6 @@ fn offsets(script: &str) -> Option<Vec<Option<usize>>> {
     }
     // The probe reaches `redis` as a global: a script that names something else `redis` (a local,
     // a parameter, an assignment) gets no probes.
-    let tokens: Vec<_> = ast.nodes().tokens().map(|t| t.token()).collect();
     for (i, token) in tokens.iter().enumerate() {
         if let TokenType::Identifier { identifier } = token.token_type() {
             let dotted = matches!(
@@ -94,12 +106,17 @@ struct Shape {
 
 impl Visitor for Shape {
     fn visit_stmt(&mut self, node: &Stmt) {
-        if let Some(p) = node.start_position() {
+        if let Some(p) = stmt_start(node) {
             self.statement_starts.insert(p.bytes());
         }
     }
     fn visit_last_stmt(&mut self, node: &LastStmt) {
-        if let Some(p) = node.start_position() {
+        let first = match node {
+            LastStmt::Return(r) => r.token().start_position(),
+            LastStmt::Break(token) => token.start_position(),
+            other => other.start_position(),
+        };
+        if let Some(p) = first {
             self.statement_starts.insert(p.bytes());
         }
     }
@@ -107,6 +124,42 @@ impl Visitor for Shape {
         if let Some(p) = node.end_token().start_position() {
             self.function_ends.push(p.line());
         }
+    }
+}
+
+/// Where a statement starts, read off its first token: full_moon's own `start_position` of a
+/// statement computes its whole range, and nested index expressions (`t[t[t[(a+a)]]]`) make that
+/// exponential in their depth.
+fn stmt_start(node: &Stmt) -> Option<Position> {
+    match node {
+        Stmt::LocalAssignment(s) => s.local_token().start_position(),
+        Stmt::LocalFunction(s) => s.local_token().start_position(),
+        Stmt::FunctionDeclaration(s) => s.function_token().start_position(),
+        Stmt::Do(s) => s.do_token().start_position(),
+        Stmt::While(s) => s.while_token().start_position(),
+        Stmt::Repeat(s) => s.repeat_token().start_position(),
+        Stmt::If(s) => s.if_token().start_position(),
+        Stmt::NumericFor(s) => s.for_token().start_position(),
+        Stmt::GenericFor(s) => s.for_token().start_position(),
+        Stmt::FunctionCall(s) => prefix_start(s.prefix()),
+        Stmt::Assignment(s) => match s.variables().iter().next()? {
+            Var::Name(token) => token.start_position(),
+            Var::Expression(e) => prefix_start(e.prefix()),
+            other => other.start_position(),
+        },
+        other => other.start_position(),
+    }
+}
+
+/// The first token of a call's or a variable's prefix: a name, or an opening parenthesis.
+fn prefix_start(prefix: &Prefix) -> Option<Position> {
+    match prefix {
+        Prefix::Name(token) => token.start_position(),
+        Prefix::Expression(e) => match &**e {
+            Expression::Parentheses { contained, .. } => contained.tokens().0.start_position(),
+            other => other.start_position(),
+        },
+        other => other.start_position(),
     }
 }
 
@@ -153,6 +206,17 @@ mod tests {
             .enumerate()
             .filter_map(|(line, at)| at.map(|_| line))
             .collect()
+    }
+
+    #[test]
+    fn statements_over_nested_indexes_take_probes_without_walking_them() {
+        // full_moon's own start of such a statement took time exponential in the nesting (40 levels:
+        // longer than any test runs); the first token is read instead.
+        let nested = format!("t[{}(a+a){}]", "t[".repeat(39), "]".repeat(39));
+        let script = format!(
+            "local a = setmetatable({{}}, {{}})\nlocal t = {{}}\nlocal x = {nested}\n{nested} = 1\nf({nested})\nreturn {nested}\n"
+        );
+        assert_eq!(probed(&script), vec![1, 2, 3, 4, 5, 6]);
     }
 
     #[test]

@@ -144,6 +144,46 @@ pub struct ClientEnd {
     pub retries: usize,
     /// Still failing after the lab's `max_retries`.
     pub gave_up: bool,
+    /// What happened to it, in one word.
+    pub outcome: ClientOutcome,
+}
+
+/// What happened to one client in a schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientOutcome {
+    /// The logic ran to its end and returned a value, at the first attempt.
+    Success,
+    /// It succeeded after WATCH made it retry.
+    Retried,
+    /// The logic stopped on an error, or returned an error reply: its write (if any) was not made
+    /// by the logic as meant, and nothing of it is a lost update.
+    Error,
+    /// EXEC kept failing past the lab's `max_retries`.
+    GaveUp,
+}
+
+impl ClientOutcome {
+    pub fn of(result: &str, failed: bool, retries: usize, gave_up: bool) -> ClientOutcome {
+        if gave_up {
+            ClientOutcome::GaveUp
+        } else if failed || result.starts_with("(error) ") {
+            ClientOutcome::Error
+        } else if retries > 0 {
+            ClientOutcome::Retried
+        } else {
+            ClientOutcome::Success
+        }
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            ClientOutcome::Success => "success",
+            ClientOutcome::Retried => "retried",
+            ClientOutcome::Error => "error",
+            ClientOutcome::GaveUp => "gave up",
+        }
+    }
 }
 
 /// Why a schedule was stopped before its end: nothing of it counts.
@@ -164,6 +204,8 @@ pub struct Run {
     pub steps: Vec<Step>,
     pub final_db: Db,
     pub clients: Vec<ClientEnd>,
+    /// Writes the server applied (a lost update needs one: nothing written, nothing lost).
+    pub writes: usize,
     /// The schedule did not end: cancelled, or over the memory budget.
     pub stopped: Option<Stop>,
     /// Steps of a traced run after the first `TRACED_STEPS` (run, not kept).
@@ -221,6 +263,8 @@ struct World {
     rng: CommandRng,
     now_ms: i64,
     profile: &'static Profile,
+    /// Write commands applied without an error.
+    writes: usize,
     /// A command was refused for lack of budget (SETRANGE's offset, APPEND).
     over_budget: bool,
 }
@@ -253,12 +297,16 @@ impl World {
             profile: self.profile,
             stop: commands::StopCheck::never(),
         };
+        let write = resolved.info.is_write();
         let reply = commands::execute(resolved, &mut ctx, args).to_resp2();
         if ctx.over_budget {
             self.over_budget = true;
             return Reply::Error(crate::engine::budget::over_budget_text(
                 crate::engine::budget::limit(),
             ));
+        }
+        if write && !reply.is_error() {
+            self.writes += 1;
         }
         reply
     }
@@ -405,6 +453,7 @@ impl Runner {
             rng: CommandRng::default(),
             now_ms: self.lab.clock_ms,
             profile: profile::DEFAULT,
+            writes: 0,
             over_budget: false,
         }
     }
@@ -461,6 +510,7 @@ impl Runner {
             steps: Vec::new(),
             final_db: Db::new(),
             clients: Vec::new(),
+            writes: 0,
             stopped: None,
             steps_not_traced: 0,
             queued: 0,
@@ -510,12 +560,14 @@ impl Runner {
             return run;
         }
         run.final_db = world.keyspace.db(0).clone();
+        run.writes = world.writes;
         run.clients = clients
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let (result, failed) = c.result.clone().unwrap_or_default();
                 ClientEnd {
+                    outcome: ClientOutcome::of(&result, failed, c.retries, c.gave_up),
                     client: i + 1,
                     result,
                     failed,
@@ -543,7 +595,9 @@ impl Runner {
                 failed: true,
                 retries: 0,
                 gave_up: false,
+                outcome: ClientOutcome::Error,
             }],
+            writes: 0,
         }
     }
 

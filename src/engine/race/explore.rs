@@ -80,11 +80,60 @@ pub struct BrokenInvariant {
     pub why: String,
 }
 
+/// What an outcome is, from what happened to each client and to the keyspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// As some serial order, every client at its first attempt.
+    Success,
+    /// As some serial order, after WATCH made a client retry.
+    Retried,
+    /// A client got an error (or gave up retrying): what it meant to do was not done, which is
+    /// not a lost update.
+    Error,
+    /// No serial order ends so, every client succeeded and the server applied writes: one
+    /// client's write was overwritten or made on a stale read.
+    LostUpdate,
+    /// No serial order ends so, yet nothing was written: the clients' replies disagree with
+    /// every serial order (a stale read), but no update was lost.
+    StaleRead,
+}
+
+impl Verdict {
+    /// One word for a row (`LOST`, `error`, ...).
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Success => "serial",
+            Verdict::Retried => "retry",
+            Verdict::Error => "error",
+            Verdict::LostUpdate => "LOST",
+            Verdict::StaleRead => "stale",
+        }
+    }
+
+    /// What it means, for the CLI's outcome line.
+    pub fn explanation(self) -> &'static str {
+        match self {
+            Verdict::Success => "as a serial order",
+            Verdict::Retried => "as a serial order, after WATCH retries",
+            Verdict::Error => "ERROR: a client got an error (nothing of it is a lost update)",
+            Verdict::LostUpdate => "LOST UPDATE: no serial order ends so",
+            Verdict::StaleRead => {
+                "STALE READ: no serial order gives these replies, though nothing was written"
+            }
+        }
+    }
+}
+
 /// One distinct end (final keyspace and each client's result) and the schedules that reach it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
     pub keyspace: Json,
     pub schedules: usize,
+    /// What happened, from each client's end and the writes made.
+    pub verdict: Verdict,
+    /// The server applied writes in some schedule that reaches it.
+    pub wrote: bool,
     /// Some serial order (each client's logic run whole, one after another) ends here too, with
     /// the same keyspace and the same result for every client.
     /// When false, an update was lost (or the clients failed): no serial order explains it.
@@ -122,8 +171,11 @@ pub struct StrategyReport {
     pub outcomes: Vec<Outcome>,
     /// Schedules that reach the outcomes not detailed.
     pub more_schedules: usize,
-    /// Schedules that end as no serial order does although every client succeeded (a lost update).
+    /// Schedules that end as no serial order does although every client succeeded and writes
+    /// were applied (a lost update).
     pub lost_updates: usize,
+    /// Schedules in which some client got an error (raised or returned) or gave up.
+    pub errors: usize,
     /// Schedules that break an invariant.
     pub broken: usize,
     /// Schedules in which some client's logic failed (an error, or WATCH retries exhausted).
@@ -196,7 +248,11 @@ fn build(
             serial_keyspaces.push(keyspace.clone());
         }
     }
-    let serial_set: HashSet<String> = serial.order.iter().cloned().collect();
+    let serial_set: HashSet<String> = serial
+        .groups
+        .values()
+        .map(|g| g.serial_key.clone())
+        .collect();
     let serial_stopped = serial.stopped.clone();
     let mut strategies = Vec::new();
     for &strategy in &options.strategies {
@@ -298,6 +354,7 @@ struct Ran {
     keyspace: Json,
     final_db: crate::engine::keyspace::Db,
     clients: Vec<ClientEnd>,
+    writes: usize,
 }
 
 /// One distinct end while exploring.
@@ -310,6 +367,9 @@ struct Group {
     final_db: crate::engine::keyspace::Db,
     clients: Vec<ClientEnd>,
     listed: Vec<Vec<usize>>,
+    wrote: bool,
+    /// The final keyspace and each client's result: what a serial order is compared by.
+    serial_key: String,
 }
 
 /// The schedules of one strategy, grouped by how they end as they are run (never all kept).
@@ -335,6 +395,7 @@ impl Explored {
             final_db: run.final_db,
             schedule: run.schedule,
             clients: run.clients,
+            writes: run.writes,
         };
         self.schedules += 1;
         let r: usize = ran.clients.iter().map(|c| c.retries).sum();
@@ -343,11 +404,17 @@ impl Explored {
         if ran.clients.iter().any(|c| c.failed) {
             self.failed += 1;
         }
-        let key = outcome_key(&ran);
+        let serial_key = serial_key(&ran);
+        // Grouped by what happened to each client too: a retried client is another outcome.
+        let mut key = serial_key.clone();
+        for client in &ran.clients {
+            key.push_str(&format!("\0{}", client.retries));
+        }
         let shown: Vec<usize> = ran.schedule.iter().map(|c| c + 1).collect();
         match self.groups.get_mut(&key) {
             Some(group) => {
                 group.count += 1;
+                group.wrote |= ran.writes > 0;
                 if group.listed.len() < LISTED_SCHEDULES {
                     group.listed.push(shown);
                 }
@@ -363,6 +430,8 @@ impl Explored {
                         final_db: ran.final_db,
                         clients: ran.clients,
                         listed: vec![shown],
+                        wrote: ran.writes > 0,
+                        serial_key,
                     },
                 );
             }
@@ -476,7 +545,7 @@ fn estimated_schedules(runner: &Runner, strategy: Strategy) -> f64 {
     estimate
 }
 
-fn outcome_key(run: &Ran) -> String {
+fn serial_key(run: &Ran) -> String {
     let mut key = run.keyspace.to_string();
     for client in &run.clients {
         key.push('\0');
@@ -508,12 +577,15 @@ fn summarize(
             .clone();
         ends.push((key, group, broken));
     }
-    let failed_end = |g: &Group| g.clients.iter().any(|c| c.failed);
-    let lost_updates = ends
-        .iter()
-        .filter(|(key, g, _)| !serial.contains(key) && !failed_end(g))
-        .map(|(_, g, _)| g.count)
-        .sum();
+    let verdict_of = |g: &Group| verdict(serial.contains(&g.serial_key), g.wrote, &g.clients);
+    let count_of = |wanted: Verdict| -> usize {
+        ends.iter()
+            .filter(|(_, g, _)| verdict_of(g) == wanted)
+            .map(|(_, g, _)| g.count)
+            .sum()
+    };
+    let lost_updates = count_of(Verdict::LostUpdate);
+    let errors = count_of(Verdict::Error);
     let broken = ends
         .iter()
         .filter(|(_, _, b)| !b.is_empty())
@@ -525,10 +597,12 @@ fn summarize(
     let more: Vec<_> = ends.split_off(ends.len().min(DETAILED_OUTCOMES));
     let outcomes = ends
         .into_iter()
-        .map(|(key, group, broken)| {
+        .map(|(_, group, broken)| {
             let replayed = replay(runner, strategy, &group.schedule);
             Outcome {
-                serializable: serial.contains(&key),
+                verdict: verdict_of(&group),
+                wrote: group.wrote,
+                serializable: serial.contains(&group.serial_key),
                 keyspace: group.keyspace,
                 schedules: group.count,
                 broken_invariants: broken,
@@ -552,11 +626,84 @@ fn summarize(
         more_schedules: more.iter().map(|(_, g, _)| g.count).sum(),
         outcomes,
         lost_updates,
+        errors,
         broken,
         failed: explored.failed,
         retries: explored.retries,
         max_retries_in_a_schedule: explored.max_retries,
     }
+}
+
+/// An outcome's verdict: a client's error comes first (an error is never a lost update), then
+/// whether a serial order explains the end, then whether anything was written.
+pub fn verdict(serializable: bool, wrote: bool, clients: &[ClientEnd]) -> Verdict {
+    use super::driver::ClientOutcome;
+    if clients
+        .iter()
+        .any(|c| matches!(c.outcome, ClientOutcome::Error | ClientOutcome::GaveUp))
+    {
+        Verdict::Error
+    } else if !serializable {
+        if wrote {
+            Verdict::LostUpdate
+        } else {
+            Verdict::StaleRead
+        }
+    } else if clients.iter().any(|c| c.retries > 0) {
+        Verdict::Retried
+    } else {
+        Verdict::Success
+    }
+}
+
+/// Replay a schedule a user gives (clients 1-based, as listed): every step must name a client
+/// that can go then, and the schedule must run the clients to their end.
+pub fn replay_schedule(
+    runner: &Runner,
+    strategy: Strategy,
+    schedule: &[usize],
+) -> Result<Run, String> {
+    let mut k = 0;
+    let mut wrong: Option<String> = None;
+    let run = runner.run(
+        strategy,
+        &mut |ready| {
+            let wanted = schedule.get(k).copied();
+            k += 1;
+            let ready_shown: Vec<String> = ready.iter().map(|c| (c + 1).to_string()).collect();
+            match wanted.and_then(|w| ready.iter().position(|&c| c + 1 == w)) {
+                Some(position) => position,
+                None => {
+                    if wrong.is_none() {
+                        wrong = Some(match wanted {
+                            Some(w) => format!(
+                                "step {k}: client {w} cannot go then (the clients that can: {})",
+                                ready_shown.join(" ")
+                            ),
+                            None => format!(
+                                "the schedule ends after {} steps, but the clients are not done (next could go: {})",
+                                schedule.len(),
+                                ready_shown.join(" ")
+                            ),
+                        });
+                    }
+                    0
+                }
+            }
+        },
+        true,
+    );
+    if let Some(wrong) = wrong {
+        return Err(wrong);
+    }
+    if run.schedule.len() < schedule.len() {
+        return Err(format!(
+            "the clients are done after {} steps, but the schedule has {}",
+            run.schedule.len(),
+            schedule.len()
+        ));
+    }
+    Ok(run)
 }
 
 /// A small seeded generator (xorshift64*) for sampling schedules.

@@ -8,14 +8,23 @@ pub mod driver;
 pub mod explore;
 pub mod lab;
 
-pub use driver::{ClientEnd, Run, Runner, Step, Stop};
+pub use driver::{ClientEnd, ClientOutcome, Run, Runner, Step, Stop};
 pub use explore::{
-    race, race_with, replay, BrokenInvariant, Cancelled, Outcome, Progress, RaceOptions,
-    RaceReport, StrategyReport, DEFAULT_SAMPLES, DEFAULT_SCHEDULE_LIMIT, DEFAULT_STEP_LIMIT,
+    race, race_with, replay, replay_schedule, verdict, BrokenInvariant, Cancelled, Outcome,
+    Progress, RaceOptions, RaceReport, StrategyReport, Verdict, DEFAULT_SAMPLES,
+    DEFAULT_SCHEDULE_LIMIT, DEFAULT_STEP_LIMIT,
 };
 pub use lab::{builtin_lab, parse_lab, Lab, LabError, BUILTIN_LABS};
 
 use serde::Serialize;
+
+/// Check a lab file as the lab would run it: its TOML, its fields, its logic and invariants
+/// compiled (every mistake at its file:line:column).
+pub fn check_lab(path: &std::path::Path, text: &str) -> Result<Lab, LabError> {
+    let lab = parse_lab(path, text)?;
+    Runner::new(&lab)?;
+    Ok(lab)
+}
 
 /// How each client sends the logic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -208,10 +208,25 @@ pub fn run_case_counting(
     function: Option<&str>,
     case: &TestCase,
     memory_limit: Option<usize>,
+    coverage: Option<&mut ScriptCoverage>,
+) -> CaseResult {
+    run_case_in(script, function, case, memory_limit, coverage, &|clock| {
+        Sandbox::with_clock(Box::new(clock))
+    })
+}
+
+/// `run_case_counting` in a sandbox `make` builds on the case's clock (a lesson's check limits
+/// each run's time and can stop it).
+pub fn run_case_in(
+    script: &[u8],
+    function: Option<&str>,
+    case: &TestCase,
+    memory_limit: Option<usize>,
     mut coverage: Option<&mut ScriptCoverage>,
+    make: &dyn Fn(ManualClock) -> Sandbox,
 ) -> CaseResult {
     let clock = ManualClock::new(case.clock_ms.saturating_mul(1000));
-    let mut sandbox = Sandbox::with_clock(Box::new(clock.clone()));
+    let mut sandbox = make(clock.clone());
     if let Some(limit) = memory_limit {
         sandbox.config.memory_limit = limit;
     }

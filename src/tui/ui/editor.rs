@@ -100,10 +100,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         regions.editor_left = left;
     }
 
-    let highlighted = editor
-        .highlight
-        .borrow_mut()
-        .highlight(lines, top..bottom, &theme.syntax);
+    let highlighted = {
+        let mut highlight = editor.highlight.borrow_mut();
+        highlight.set_toml(crate::tui::race::is_toml(editor.path.as_deref()));
+        highlight.highlight(lines, top..bottom, &theme.syntax)
+    };
     let error = editor
         .error
         .as_ref()

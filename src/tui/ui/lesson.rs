@@ -44,7 +44,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
     ))];
     lines.push(Line::from(""));
     // Paragraphs of the task flow to the pane's width (its line breaks are the file's).
-    for (i, paragraph) in lesson.task.split("\n\n").enumerate() {
+    // The task names the check key as it is bound (a rebinding shows in the text too).
+    let task = lesson.task_with_key(&keys(app, Action::CheckLesson));
+    for (i, paragraph) in task.split("\n\n").enumerate() {
         if i > 0 {
             lines.push(Line::from(""));
         }
@@ -71,11 +73,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
     }
     lines.push(Line::from(""));
     match (&state.check, state.checking()) {
-        (_, true) => lines.push(Line::from("Checking…")),
+        (_, true) => lines.push(Line::from("Checking… (Esc cancels)")),
         (None, false) => lines.push(Line::from(format!(
             "{} runs the {} checks on your script.",
             keys(app, Action::CheckLesson),
-            lesson.checks.cases.len()
+            lesson.checks.cases.len() + lesson.properties.len()
         ))),
         (Some(result), false) => {
             // The verdict first: it shows even when the differences run past the pane.
@@ -113,8 +115,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
     frame.render_widget(paragraph.scroll((state.scroll.min(max), 0)), area);
 }
 
-pub fn draw_picker(frame: &mut Frame, area: Rect, selected: usize, theme: &Theme) {
-    let all = crate::engine::lessons::all().unwrap_or_default();
+pub fn draw_picker(frame: &mut Frame, area: Rect, app: &App, selected: usize, theme: &Theme) {
+    let all = crate::tui::lessons::available(app).unwrap_or_default();
     let rect = centered(area, 76, all.len() as u16 + 4);
     frame.render_widget(Clear, rect);
     let mut lines = vec![Line::from(Span::styled(
@@ -132,7 +134,7 @@ pub fn draw_picker(frame: &mut Frame, area: Rect, selected: usize, theme: &Theme
                 " {}. {}  ({} checks)",
                 l.number,
                 l.title,
-                l.checks.cases.len()
+                l.checks.cases.len() + l.properties.len()
             ),
             style,
         )));

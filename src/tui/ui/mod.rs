@@ -98,7 +98,7 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     match &app.overlay {
         Some(Overlay::Help { scroll }) => help::draw(frame, area, app, theme, *scroll),
         Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
-        Some(Overlay::Lessons(selected)) => lesson::draw_picker(frame, area, *selected, theme),
+        Some(Overlay::Lessons(selected)) => lesson::draw_picker(frame, area, app, *selected, theme),
         Some(Overlay::Prompt(prompt)) => {
             // A prefilled value shows selected: typing replaces it.
             let style = if prompt.prefilled {

@@ -33,18 +33,23 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         let outcome = &strategy.outcomes[o];
         let verdict = if !outcome.broken_invariants.is_empty() {
             "BROKEN"
-        } else if outcome.serializable {
-            "serial"
-        } else if outcome.clients.iter().any(|c| c.failed) {
-            "failed"
         } else {
-            "LOST"
+            outcome.verdict.word()
         };
-        // Two outcomes may share a keyspace and differ in what the clients got back: show both.
+        // Two outcomes may share a keyspace and differ in what the clients got back: show both,
+        // and how often WATCH made each retry.
         let returns: Vec<String> = outcome
             .clients
             .iter()
-            .map(|c| format!("{}:{}", c.client, c.result))
+            .map(|c| match c.retries {
+                0 => format!("{}:{}", c.client, c.result),
+                n => format!(
+                    "{}:{} ({n} retr{})",
+                    c.client,
+                    c.result,
+                    if n == 1 { "y" } else { "ies" }
+                ),
+            })
             .collect();
         let text = format!(
             "{:<6} {:>6} sched. {:<6} {}  {}",
@@ -56,7 +61,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         );
         let style = if row == view.selected {
             theme.selected
-        } else if verdict == "LOST" || verdict == "BROKEN" {
+        } else if matches!(verdict, "LOST" | "BROKEN" | "error" | "stale") {
             theme.warning
         } else {
             theme.text
@@ -66,20 +71,67 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
     let inner = list_area.height.saturating_sub(2) as usize;
     let scroll = view.selected.saturating_sub(inner.saturating_sub(1));
     let title = format!(
-        "Race: {} ({} clients)",
-        view.report.lab, view.report.clients
+        "Race: {} ({} clients) · outcome {}/{}",
+        display_safe(&view.report.lab),
+        view.report.clients,
+        (view.selected + 1).min(view.rows.len()),
+        view.rows.len()
     );
+    // Rows out of view are counted on the bottom border (the title may be cut on a narrow
+    // pane), so a class knows there is more.
+    let above = scroll;
+    let below = view.rows.len().saturating_sub(scroll + inner);
+    let mut marks = Vec::new();
+    if above > 0 {
+        marks.push(format!("↑{above} more"));
+    }
+    if below > 0 {
+        marks.push(format!("↓{below} more"));
+    }
+    let mut list_block = block(&title, focused, theme);
+    if !marks.is_empty() {
+        list_block = list_block.title_bottom(Line::styled(
+            format!(" {} ", marks.join(" ")),
+            theme.warning,
+        ));
+    }
     frame.render_widget(
         Paragraph::new(lines)
             .scroll((scroll as u16, 0))
-            .block(block(&title, focused, theme)),
+            .block(list_block),
         list_area,
     );
-    let Some(outcome) = view.outcome() else {
+    let (Some(outcome), Some((schedule, steps))) = (view.outcome(), view.shown()) else {
         return;
     };
-    let mut lines = Vec::new();
-    for (i, step) in outcome.steps.iter().enumerate() {
+    // How each client ended first (kept in view on a small terminal), then the steps.
+    let mut head = Vec::new();
+    for client in &outcome.clients {
+        let retries = match client.retries {
+            0 => String::new(),
+            1 => " (1 WATCH retry)".to_string(),
+            n => format!(" ({n} WATCH retries)"),
+        };
+        head.push(Line::from(format!(
+            "client {} {}{retries}: {}",
+            client.client,
+            client.outcome.word(),
+            display_safe(&client.result)
+        )));
+    }
+    for broken in &outcome.broken_invariants {
+        head.push(Line::from(Span::styled(
+            format!(
+                "broken: {} ({})",
+                display_safe(&broken.invariant),
+                display_safe(&broken.why)
+            ),
+            theme.warning,
+        )));
+    }
+    let header = head.len();
+    let mut lines = head;
+    for (i, step) in steps.iter().enumerate() {
         let text = format!(
             "{:>2}. client {}: {} -> {}",
             i + 1,
@@ -94,7 +146,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         };
         lines.push(Line::from(Span::styled(text, style)));
     }
-    if let Some(step) = outcome.steps.get(view.step) {
+    if let Some(step) = steps.get(view.step) {
         let keyspace = step
             .keyspace
             .as_ref()
@@ -106,48 +158,41 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
             display_safe(&keyspace)
         )));
     }
-    for client in &outcome.clients {
-        lines.push(Line::from(format!(
-            "client {} {}{}",
-            client.client,
-            if client.failed {
-                "failed: "
-            } else {
-                "returned "
-            },
-            display_safe(&client.result)
-        )));
-    }
-    for broken in &outcome.broken_invariants {
-        lines.push(Line::from(Span::styled(
-            format!(
-                "broken: {} ({})",
-                display_safe(&broken.invariant),
-                display_safe(&broken.why)
-            ),
-            theme.warning,
-        )));
-    }
-    let order: Vec<String> = outcome.schedule.iter().map(|c| c.to_string()).collect();
+    let order: Vec<String> = schedule.iter().map(|c| c.to_string()).collect();
     let steps_inner = steps_area.height.saturating_sub(2) as usize;
-    let title = match outcome.steps.get(view.step) {
+    // Which of the outcome's schedules this is, when it has more than one (Enter: the next).
+    let which = if outcome.schedule_list.len() > 1 {
+        format!(
+            " ({}/{}{}, Enter: next)",
+            view.schedule + 1,
+            outcome.schedules,
+            if outcome.schedules > outcome.schedule_list.len() {
+                format!(", {} listed", outcome.schedule_list.len())
+            } else {
+                String::new()
+            }
+        )
+    } else {
+        String::new()
+    };
+    let title = match steps.get(view.step) {
         // No row inside on a small terminal: the current step in the title.
         Some(step) if steps_inner == 0 => format!(
             "step {}/{}: client {}: {} -> {}",
             view.step + 1,
-            outcome.steps.len(),
+            steps.len(),
             step.client,
             display_safe(&step.command),
             display_safe(&step.reply)
         ),
         _ => format!(
-            "Schedule {} · step {}/{} (] [)",
+            "Schedule {}{which} · step {}/{} (] [)",
             order.join(" "),
-            (view.step + 1).min(outcome.steps.len()),
-            outcome.steps.len()
+            (view.step + 1).min(steps.len()),
+            steps.len()
         ),
     };
-    let scroll = view.step.saturating_sub(steps_inner.saturating_sub(4));
+    let scroll = (header + view.step).saturating_sub(steps_inner.saturating_sub(4).max(header));
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
