@@ -199,11 +199,25 @@ fn password_needed(target: &str) -> String {
     format!("{target}: the server requires a password (give it with -a, --askpass or REDISCLI_AUTH, with --user for an ACL user, or in the URL: redis://user:password@host:port)")
 }
 
+/// A reply refused for its announced length: "the server announced a 2,147,483,648-byte reply,
+/// past the memory budget (64 MiB): not read".
+pub fn reply_too_large_text(refused: &redis::ReplyTooLarge) -> String {
+    let unit = if refused.elements { "element" } else { "byte" };
+    format!(
+        "the server announced a {}-{unit} reply, past the memory budget ({}): not read",
+        crate::engine::reply::grouped(refused.announced as usize),
+        crate::engine::budget::size_text(refused.limit)
+    )
+}
+
 /// One line saying what went wrong and what to do.
 pub fn describe_error(e: &redis::RedisError, target: &str) -> String {
     let code = e.code().unwrap_or("");
     let detail = e.detail().unwrap_or("");
     let text = e.to_string();
+    if let Some(refused) = e.reply_too_large() {
+        return format!("{target}: {}", reply_too_large_text(refused));
+    }
     if e.kind() == redis::ErrorKind::Parse {
         return format!(
             "{target}: did not answer as a Redis server (its reply is not RESP, the Redis protocol); check the address and port (a TLS port needs --tls)"
@@ -1917,6 +1931,8 @@ fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, L
     let mut con = client
         .get_connection_with_timeout(time_left(deadline, target)?)
         .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;
+    // A reply announced past the memory budget is refused before it is allocated.
+    con.set_reply_limit(Some(crate::engine::budget::limit() as u64));
     let left = time_left(deadline, target)?;
     con.set_read_timeout(Some(left))
         .map_err(|e| LiveError::Connect(describe_error(&e, &target.display)))?;

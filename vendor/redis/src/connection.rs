@@ -2022,7 +2022,8 @@ impl Connection {
                 return result;
             };
             // shutdown connection on protocol error
-            if io_error.kind() == io::ErrorKind::UnexpectedEof {
+            // evalbench: and after a refused reply, whose bytes are left unread.
+            if io_error.kind() == io::ErrorKind::UnexpectedEof || err.reply_too_large().is_some() {
                 self.close_connection();
             } else if is_response {
                 self.messages_to_skip += 1;
@@ -2036,6 +2037,12 @@ impl Connection {
     /// the read timeout, as before).
     pub fn set_read_deadline(&mut self, deadline: Option<Instant>) {
         self.read_deadline = deadline;
+    }
+
+    /// evalbench: a reply announcing more than `limit` bytes is refused unread, with an error whose
+    /// [`RedisError::reply_too_large`] says what was announced, and the connection is closed.
+    pub fn set_reply_limit(&mut self, limit: Option<u64>) {
+        self.parser.set_reply_limit(limit);
     }
 
     /// Sets sender channel for push values.

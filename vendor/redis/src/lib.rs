@@ -666,7 +666,7 @@ pub use crate::connection::{
     Connection, ConnectionAddr, ConnectionInfo, ConnectionLike, IntoConnectionInfo, Msg, PubSub,
     RedisConnectionInfo, TlsMode, parse_redis_url, transaction,
 };
-pub use crate::parser::{Parser, parse_redis_value};
+pub use crate::parser::{Parser, ReplyTooLarge, parse_redis_value};
 // Harness-only: lets the codec-level bench drive `ValueCodec` directly.
 #[cfg(feature = "aio")]
 #[doc(hidden)]

@@ -24,6 +24,52 @@ use combine::{
 
 const MAX_RECURSE_DEPTH: usize = 100;
 
+/// evalbench: a reply whose announced length is past the limit set on the parser
+/// (`Parser::set_reply_limit`); it is refused before anything is allocated for it, and the bytes
+/// that follow are not read (the stream is then out of sync).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyTooLarge {
+    /// The length the reply announced: bytes of a string, or elements of an aggregate.
+    pub announced: u64,
+    /// Whether `announced` counts elements (an array, map, set, push or attribute).
+    pub elements: bool,
+    /// The limit in bytes (an element counts as the memory its value takes at least).
+    pub limit: u64,
+}
+
+impl std::fmt::Display for ReplyTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let unit = if self.elements { "element" } else { "byte" };
+        write!(
+            f,
+            "the server announced a {}-{unit} reply, past the {}-byte limit: not read",
+            self.announced, self.limit
+        )
+    }
+}
+
+impl std::error::Error for ReplyTooLarge {}
+
+/// evalbench: the memory `announced` takes (bytes, or elements at their smallest), checked
+/// against `limit`.
+fn check_announced(announced: i64, elements: bool, limit: u64) -> Result<(), ReplyTooLarge> {
+    let n = announced.max(0) as u64;
+    let bytes = if elements {
+        n.saturating_mul(std::mem::size_of::<Value>() as u64)
+    } else {
+        n
+    };
+    if bytes > limit {
+        Err(ReplyTooLarge {
+            announced: n,
+            elements,
+            limit,
+        })
+    } else {
+        Ok(())
+    }
+}
+
 fn err_parser(line: &str) -> ServerError {
     let mut pieces = line.splitn(2, ' ');
     let kind = match pieces.next().unwrap() {
@@ -70,6 +116,7 @@ pub fn get_push_kind(kind: String) -> PushKind {
 
 fn value<'a, I>(
     count: Option<usize>,
+    limit: u64,
 ) -> impl combine::Parser<I, Output = Value, PartialState = AnySendSyncPartialState>
 where
     I: RangeStream<Token = u8, Range = &'a [u8]>,
@@ -115,9 +162,17 @@ where
                         })
                     })
                 };
+                // evalbench: a length past the limit fails before anything is taken for it.
+                let length = |elements: bool| {
+                    int().and_then(move |n| {
+                        check_announced(n, elements, limit)
+                            .map(|()| n)
+                            .map_err(StreamErrorFor::<I>::other)
+                    })
+                };
 
                 let bulk_string = || {
-                    int().then_partial(move |size| {
+                    length(false).then_partial(move |size| {
                         if *size < 0 {
                             combine::produce(|| Value::Nil).left()
                         } else {
@@ -129,7 +184,7 @@ where
                     })
                 };
                 let blob = || {
-                    int().then_partial(move |size| {
+                    length(false).then_partial(move |size| {
                         take(*size as usize)
                             .map(|bs: &[u8]| String::from_utf8_lossy(bs).to_string())
                             .skip(crlf())
@@ -137,12 +192,12 @@ where
                 };
 
                 let array = || {
-                    int().then_partial(move |&mut length| {
+                    length(true).then_partial(move |&mut length| {
                         if length < 0 {
                             combine::produce(|| Value::Nil).left()
                         } else {
                             let length = length as usize;
-                            combine::count_min_max(length, length, value(Some(count + 1)))
+                            combine::count_min_max(length, length, value(Some(count + 1), limit))
                                 .map(Value::Array)
                                 .right()
                         }
@@ -151,10 +206,10 @@ where
 
                 let error = || line().map(err_parser);
                 let map = || {
-                    int().then_partial(move |&mut kv_length| {
+                    length(true).then_partial(move |&mut kv_length| {
                         match (kv_length as usize).checked_mul(2) {
                             Some(length) => {
-                                combine::count_min_max(length, length, value(Some(count + 1)))
+                                combine::count_min_max(length, length, value(Some(count + 1), limit))
                                     .map(move |result: Vec<Value>| {
                                         let mut it = result.into_iter();
                                         let mut x = vec![];
@@ -174,12 +229,12 @@ where
                     })
                 };
                 let attribute = || {
-                    int().then_partial(move |&mut kv_length| {
+                    length(true).then_partial(move |&mut kv_length| {
                         match (kv_length as usize).checked_mul(2) {
                             Some(length) => {
                                 // + 1 is for data!
                                 let length = length + 1;
-                                combine::count_min_max(length, length, value(Some(count + 1)))
+                                combine::count_min_max(length, length, value(Some(count + 1), limit))
                                     .map(move |result: Vec<Value>| {
                                         let mut it = result.into_iter();
                                         let mut attributes = vec![];
@@ -202,19 +257,19 @@ where
                     })
                 };
                 let set = || {
-                    int().then_partial(move |&mut length| {
+                    length(true).then_partial(move |&mut length| {
                         if length < 0 {
                             combine::produce(|| Value::Nil).left()
                         } else {
                             let length = length as usize;
-                            combine::count_min_max(length, length, value(Some(count + 1)))
+                            combine::count_min_max(length, length, value(Some(count + 1), limit))
                                 .map(Value::Set)
                                 .right()
                         }
                     })
                 };
                 let push = || {
-                    int().then_partial(move |&mut length| {
+                    length(true).then_partial(move |&mut length| {
                         if length <= 0 {
                             combine::produce(|| Value::Push {
                                 kind: PushKind::Other("".to_string()),
@@ -223,7 +278,7 @@ where
                             .left()
                         } else {
                             let length = length as usize;
-                            combine::count_min_max(length, length, value(Some(count + 1)))
+                            combine::count_min_max(length, length, value(Some(count + 1), limit))
                                 .and_then(|result: Vec<Value>| {
                                     let mut it = result.into_iter();
                                     let first = it.next().unwrap_or(Value::Nil);
@@ -367,7 +422,7 @@ mod aio_support {
                 let buffer = &bytes[..];
                 let mut stream =
                     combine::easy::Stream(combine::stream::MaybePartialStream(buffer, !eof));
-                match combine::stream::decode_tokio(value(None), &mut stream, &mut self.state) {
+                match combine::stream::decode_tokio(value(None, u64::MAX), &mut stream, &mut self.state) {
                     Ok(x) => x,
                     Err(err) => {
                         let err = err
@@ -416,7 +471,7 @@ mod aio_support {
     where
         R: AsyncRead + std::marker::Unpin,
     {
-        let result = combine::decode_tokio!(*decoder, *read, value(None), |input, _| {
+        let result = combine::decode_tokio!(*decoder, *read, value(None, u64::MAX), |input, _| {
             combine::stream::easy::Stream::from(input)
         });
         match result {
@@ -433,6 +488,8 @@ pub use self::aio_support::*;
 /// The internal redis response parser.
 pub struct Parser {
     decoder: Decoder<AnySendSyncPartialState, PointerOffset<[u8]>>,
+    /// evalbench: the largest reply, in bytes, whose length may be announced (`u64::MAX`: any).
+    limit: u64,
 }
 
 impl Default for Parser {
@@ -453,7 +510,14 @@ impl Parser {
     pub fn new() -> Self {
         Self {
             decoder: Decoder::new(),
+            limit: u64::MAX,
         }
+    }
+
+    /// evalbench: a reply announcing more than `limit` bytes (an aggregate: more elements than
+    /// that many bytes hold) fails with [`ReplyTooLarge`] before it is read (None: no limit).
+    pub fn set_reply_limit(&mut self, limit: Option<u64>) {
+        self.limit = limit.unwrap_or(u64::MAX);
     }
 
     // public api
@@ -461,14 +525,31 @@ impl Parser {
     /// Parses synchronously into a single value from the reader.
     pub fn parse_value<T: Read>(&mut self, mut reader: T) -> RedisResult<Value> {
         let mut decoder = &mut self.decoder;
-        let result = combine::decode!(decoder, reader, value(None), |input, _| {
+        let limit = self.limit;
+        let result = combine::decode!(decoder, reader, value(None, limit), |input, _| {
             combine::stream::easy::Stream::from(input)
         });
         match result {
-            Err(err) => Err(to_redis_err!(err, decoder)),
+            Err(err) => {
+                // evalbench: a refused length comes back as itself, inside an I/O error.
+                if let decoder::Error::Parse(parse) = &err
+                    && let Some(refused) = too_large(parse)
+                {
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, *refused).into());
+                }
+                Err(to_redis_err!(err, decoder))
+            }
             Ok(result) => Ok(result),
         }
     }
+}
+
+/// evalbench: the refused length among a parse's errors.
+fn too_large<T, R, P>(err: &combine::easy::Errors<T, R, P>) -> Option<&ReplyTooLarge> {
+    err.errors.iter().find_map(|e| match e {
+        combine::easy::Error::Other(other) => other.downcast_ref::<ReplyTooLarge>(),
+        _ => None,
+    })
 }
 
 /// Parses bytes into a redis value.

@@ -328,6 +328,11 @@ impl RedisError {
         }
     }
 
+    /// evalbench: the reply refused for the length it announced (`Connection::set_reply_limit`).
+    pub fn reply_too_large(&self) -> Option<&crate::parser::ReplyTooLarge> {
+        self.as_io_error()?.get_ref()?.downcast_ref()
+    }
+
     /// Indicates that this is a cluster error.
     pub fn is_cluster_error(&self) -> bool {
         matches!(
