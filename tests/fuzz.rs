@@ -1,7 +1,8 @@
 //! Crash and hang fuzzing (issue 9), each target a libFuzzer-shaped `fn(&[u8])` in `fuzz/targets.rs`
 //! driven here for a bounded time with a seeded RNG (`fuzz/driver.rs`): Lua source and bytecode
 //! through `load`/`loadstring`, the cjson / cmsgpack / struct decoders, the keyspace JSON loader,
-//! RESP parsing and the traced run's envelope, and random command sequences on the sandbox.
+//! RESP parsing and the traced run's envelope, random command sequences on the sandbox, and
+//! scripts nested to any depth through the lint, the debugger and the sandbox.
 //!
 //! `EVALBENCH_FUZZ_SECONDS=N` per target (default 3), `EVALBENCH_FUZZ_SEED=N` to replay a run,
 //! `EVALBENCH_FUZZ_VERBOSE=1` to print each input before it runs (to find one that kills the process).
@@ -198,5 +199,21 @@ fn fuzz_glob() {
         targets::GLOB_DICTIONARY,
         targets::gen_glob,
         targets::glob,
+    );
+}
+
+#[test]
+fn fuzz_expression_depth() {
+    let seeds = vec![
+        format!("local a=1 return a{}", "+a".repeat(3000)).into_bytes(),
+        format!("return {}1{}", "(".repeat(250), ")".repeat(250)).into_bytes(),
+        format!("local a='x' return a{}", "..a".repeat(199)).into_bytes(),
+    ];
+    go(
+        "expression_depth",
+        seeds,
+        targets::DEPTH_DICTIONARY,
+        targets::gen_depth,
+        targets::expression_depth,
     );
 }

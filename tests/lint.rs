@@ -109,8 +109,10 @@ const CASES: &[(&str, &str, &str, &str)] = &[
 #[test]
 fn every_rule_finds_its_case_and_spares_the_right_way() {
     for rule in RULES {
+        // not-analysed needs a script of 2000 operators or 1 MiB: its cases are generated in
+        // tests/deep_scripts.rs.
         assert!(
-            CASES.iter().any(|(id, ..)| *id == rule.id),
+            CASES.iter().any(|(id, ..)| *id == rule.id) || rule.id == "not-analysed",
             "rule {} has no test case",
             rule.id
         );

@@ -300,3 +300,51 @@ fn typing_replaces_a_prefilled_prompt_and_ctrl_u_ctrl_w_edit_it() {
     h.type_text("x");
     assert_eq!(prompt_input(&h), "seed.jsonx");
 }
+
+/// A pasted expression nested far deeper than the lint's parser takes: the paste stays whole, the
+/// screen draws, and lint while typing (on its own thread, with a thread's default stack) says
+/// where it stopped instead of bringing the workbench down.
+#[test]
+fn a_pasted_deep_expression_stays_and_lint_says_it_is_too_deep() {
+    use std::time::{Duration, Instant};
+    let mut h = editor("");
+    h.app.lint.enabled = true;
+    h.app.lint.idle = Duration::ZERO;
+    let deep = format!("local a = 1\rreturn a{}\r", "+a".repeat(200_000));
+    h.paste(&deep);
+    let expected = deep.replace('\r', "\n");
+    // (assert! rather than assert_eq!: a failure would print 400 KB)
+    assert!(h.app.editor.text() == expected, "the paste is not whole");
+    let screen = h.render(80, 24);
+    assert!(screen.contains("  2 return a+a+a+a"), "{screen}");
+    let sha = h.app.editor.sha1();
+    let waited = Instant::now();
+    while !h.app.lint.current(&sha) {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "the lint never came"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+        h.settle();
+    }
+    let found: Vec<(&str, usize, usize, String)> = h
+        .app
+        .lint
+        .diagnostics()
+        .iter()
+        .map(|d| (d.rule, d.line, d.column, d.message.clone()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![(
+            "not-analysed",
+            2,
+            4007,
+            "expression nested deeper than 2000 at line 2, column 4007: only Lua's compile check ran"
+                .to_string()
+        )]
+    );
+    // Typing after it goes on.
+    h.type_text("-- end");
+    assert!(h.app.editor.text() == format!("{expected}-- end"));
+}

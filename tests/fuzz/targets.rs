@@ -1005,3 +1005,149 @@ pub fn gen_glob(rng: &mut StdRng) -> Vec<u8> {
     out.extend((0..m).map(|_| TEXT[rng.random_range(0..TEXT.len())]));
     out
 }
+
+// ---- expression depth ----
+
+/// A script of any nesting through everything that reads Lua source: the lint, the debugger's
+/// session (its probes) and the sandbox. None may overflow a test thread's
+/// stack; the lint's syntax finding is the run's compile error, word for word.
+pub fn expression_depth(data: &[u8]) {
+    let source = String::from_utf8_lossy(data).into_owned();
+    let findings = evalbench::engine::analysis::lint(&source);
+    let report = run(source.as_bytes(), Vec::new(), Protocol::Resp2);
+    let compile_error = match &report.reply {
+        Reply::Error(e) => e
+            .strip_prefix("ERR Error compiling script (new function): user_script:")
+            .and_then(|rest| rest.split_once(": "))
+            .map(|(_, text)| text.to_string()),
+        _ => None,
+    };
+    let syntax: Vec<&str> = findings
+        .iter()
+        .filter(|d| d.rule == "syntax" || d.rule == "lua52-syntax")
+        .map(|d| d.message.as_str())
+        .collect();
+    match &compile_error {
+        Some(text) => assert!(
+            syntax.len() == 1 && syntax[0].ends_with(text.as_str()),
+            "the run says {text:?}, the lint {syntax:?}"
+        ),
+        None => assert!(
+            syntax.is_empty(),
+            "the lint says {syntax:?}, the run compiled"
+        ),
+    }
+    if compile_error.is_none() {
+        // The debugger's session parses the script for its breakpoint probes.
+        if let Ok(mut session) = evalbench::engine::debug::DebugSession::new(source.as_bytes()) {
+            let _ = session.add_breakpoint(1, None, None);
+        }
+    }
+}
+
+pub const DEPTH_DICTIONARY: &[&[u8]] = &[
+    b"(",
+    b")",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"f(",
+    b"- ",
+    b"not ",
+    b"#",
+    b"..",
+    b"+",
+    b" and ",
+    b" or ",
+    b"==",
+    b"^",
+    b":m()",
+    b"function() return ",
+    b" end",
+    b"do ",
+    b"if a then ",
+    b"elseif a then ",
+    b"else ",
+    b"--[[",
+    b"]]",
+    b"[==[",
+    b"]==]",
+    b"'",
+    b"\n",
+];
+
+/// Nestings of every shape, mixed, around Lua's limit (200 levels) and the parser's (2000).
+pub fn gen_depth(rng: &mut StdRng) -> Vec<u8> {
+    // Wrappers: (before, after) around an expression.
+    const WRAPS: &[(&str, &str)] = &[
+        ("(", ")"),
+        ("{", "}"),
+        ("f(", ")"),
+        ("- ", ""),
+        ("not ", ""),
+        ("#", ""),
+        ("a .. ", ""),
+        ("a ^ ", ""),
+        ("(function() return ", " end)()"),
+        ("{x = ", "}"),
+        ("t[", "]"),
+    ];
+    // Left-associative chains: the operator between terms.
+    const CHAINS: &[&str] = &["+", "-", "*", " and ", " or ", "==", "<", ":m()"];
+    let depth = match rng.random_range(0..4) {
+        0 => rng.random_range(1..300),
+        1 => rng.random_range(150..260),
+        2 => rng.random_range(1900..2100),
+        _ => rng.random_range(1..4000),
+    };
+    let mut before = String::new();
+    let mut after = String::new();
+    let mut expr = String::from("a");
+    let mut left = depth;
+    while left > 0 {
+        let n = rng.random_range(1..=left);
+        left -= n;
+        if rng.random_range(0..3) == 0 {
+            let op = CHAINS[rng.random_range(0..CHAINS.len())];
+            for _ in 0..n {
+                if op == ":m()" {
+                    expr.push_str(":m()");
+                } else {
+                    expr.push_str(op);
+                    expr.push('a');
+                }
+            }
+            expr = format!("({expr})");
+        } else {
+            let (b, a) = WRAPS[rng.random_range(0..WRAPS.len())];
+            for _ in 0..n {
+                before.push_str(b);
+                after.insert_str(0, a);
+            }
+        }
+    }
+    let body = format!("{before}{expr}{after}");
+    let statement = match rng.random_range(0..5) {
+        0 => format!("return {body}"),
+        1 => format!("local x = {body}\nreturn type(x)"),
+        2 => format!(
+            "{}return type({body}){}",
+            "do ".repeat(depth.min(300)),
+            " end".repeat(depth.min(300))
+        ),
+        3 => {
+            let mut s = String::from("if a == 0 then return 0\n");
+            for i in 1..depth {
+                s.push_str(&format!("elseif a == {i} then return {i}\n"));
+            }
+            s + "end\nreturn type(" + &body + ")"
+        }
+        _ => format!("local y = 1\nredis.call('SET', KEYS[1], {body})\nreturn 1"),
+    };
+    format!(
+        "local a = 1 local t = {{}} local function f(x) return x end \
+         local m = {{}} m.__index = m function m.m(s) return s end a = setmetatable({{}}, m)\n{statement}"
+    )
+    .into_bytes()
+}

@@ -3,6 +3,7 @@
 //! (KEYS, ARGV, a literal, a command's reply), which commands are called with what, and in which
 //! order writes and error exits come; the rules (rules.rs) read those facts.
 
+pub mod bounds;
 pub mod rules;
 pub mod unstoppable;
 
@@ -47,7 +48,21 @@ pub fn lint_in(source: &str, profile: &'static Profile) -> Vec<Diagnostic> {
     if let Err(message) = compile(source) {
         return vec![syntax_diagnostic(source, &message)];
     }
-    // Deep but legal nesting recurses far in the parser: give it a stack of its own.
+    // Lua compiles chains of operators of any length, but the tree nests a level per operator
+    // and grows with the text: past the bounds nothing is parsed, and the finding says where.
+    if let Err(bound) = bounds::check(source) {
+        let (line, column) = match bound {
+            bounds::Bound::TooDeep { line, column } => (line, column),
+            bounds::Bound::TooLarge { .. } => (1, 1),
+        };
+        return vec![at(
+            NOT_ANALYSED,
+            line,
+            column,
+            format!("{bound}: only Lua's compile check ran"),
+        )];
+    }
+    // The tree's walks recurse once per level (at most bounds::MAX_DEPTH): a stack of its own.
     stacker::grow(64 << 20, || {
         let parsed = full_moon::parse_fallible(source, full_moon::LuaVersion::lua51());
         if !parsed.errors().is_empty() {

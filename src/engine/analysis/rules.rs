@@ -40,6 +40,7 @@ pub const DROPPED_PCALL_ERROR: &str = "dropped-pcall-error";
 pub const NONDETERMINISTIC: &str = "nondeterministic";
 pub const ONE_COMMAND: &str = "one-command";
 pub const COMMAND_NOT_IN_PROFILE: &str = "command-not-in-profile";
+pub const NOT_ANALYSED: &str = "not-analysed";
 pub const UNKILLABLE: &str = "unkillable";
 
 pub const RULES: &[Rule] = &[
@@ -132,6 +133,12 @@ pub const RULES: &[Rule] = &[
         severity: Severity::Warning,
         explanation: "the script is one command: it costs a script cache entry and a Lua call for nothing",
         fix: "send the command itself",
+    },
+    Rule {
+        id: NOT_ANALYSED,
+        severity: Severity::Warning,
+        explanation: "the script is larger, or an expression nests deeper, than the analysis reads: only Lua's compile check ran",
+        fix: "split the script, or the long chain of operators (a loop over a table), to have it linted",
     },
 ];
 

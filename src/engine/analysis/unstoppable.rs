@@ -496,6 +496,18 @@ pub fn unkillable(source: &str, profile: &Profile) -> Vec<Unkillable> {
     } else {
         source
     };
+    // Past what the parser is given (analysis::bounds) nothing is followed: said, not assumed safe.
+    if let Err(bound) = super::bounds::check(source) {
+        let (line, column) = match bound {
+            super::bounds::Bound::TooDeep { line, column } => (line, column),
+            super::bounds::Bound::TooLarge { .. } => (1, 1),
+        };
+        return vec![Unkillable {
+            line,
+            column,
+            message: format!("{bound}: the analysis cannot follow it, so it cannot tell whether SCRIPT KILL can stop the script"),
+        }];
+    }
     stacker::grow(64 << 20, || {
         let parsed = full_moon::parse_fallible(source, full_moon::LuaVersion::lua51());
         if !parsed.errors().is_empty() {

@@ -13,13 +13,18 @@
 
 use full_moon::ast::{FunctionBody, LastStmt, Stmt};
 use full_moon::node::Node;
-use full_moon::tokenizer::{Symbol, TokenType};
+use full_moon::tokenizer::{Lexer, LexerResult, Symbol, Token, TokenType};
 use full_moon::visitors::Visitor;
 use std::collections::HashSet;
 
-/// Per line (index = line number): the byte offset in the script where a probe may go.
+/// Per line (index = line number): the byte offset in the script where a probe may go. A script
+/// the parser is not given (too deep or too large, see analysis::bounds) takes none: its
+/// breakpoints use the line hook.
 pub fn probe_offsets(script: &str) -> Vec<Option<usize>> {
-    // Deep but legal nesting recurses far in the parser: give it a stack of its own.
+    if crate::engine::analysis::bounds::check(script).is_err() {
+        return Vec::new();
+    }
+    // The tree's walks recurse once per level (bounded above): a stack of their own.
     stacker::grow(64 << 20, || offsets(script)).unwrap_or_default()
 }
 
@@ -31,13 +36,21 @@ fn offsets(script: &str) -> Option<Vec<Option<usize>>> {
     let ast = parsed.ast();
     let mut shape = Shape::default();
     shape.visit_ast(ast);
+    // The tokens from the lexer, in order: a tree's token iterator costs the square of its depth.
+    let tokens: Vec<Token> = match Lexer::new(script, full_moon::LuaVersion::lua51()).collect() {
+        LexerResult::Ok(tokens) => tokens
+            .into_iter()
+            .filter(|t| !t.token_type().is_trivia() && !matches!(t.token_type(), TokenType::Eof))
+            .collect(),
+        _ => return None,
+    };
     let lines = script.split('\n').count();
     let mut first: Vec<Option<usize>> = vec![None; lines + 2];
     let mut barred = vec![false; lines + 2];
     for line in &shape.function_ends {
         barred[*line] = true;
     }
-    for token in ast.nodes().tokens().map(|t| t.token()) {
+    for token in &tokens {
         let (start, end) = (token.start_position(), token.end_position());
         let line = start.line();
         if line >= first.len() {
@@ -63,7 +76,6 @@ fn offsets(script: &str) -> Option<Vec<Option<usize>>> {
     }
     // The probe reaches `redis` as a global: a script that names something else `redis` (a local,
     // a parameter, an assignment) gets no probes.
-    let tokens: Vec<_> = ast.nodes().tokens().map(|t| t.token()).collect();
     for (i, token) in tokens.iter().enumerate() {
         if let TokenType::Identifier { identifier } = token.token_type() {
             let dotted = matches!(
