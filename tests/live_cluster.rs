@@ -714,7 +714,7 @@ fn script_kill_reaches_the_node_running_the_script() {
             true
         ),
         format!(
-            "sent SCRIPT KILL to {}: OK (the script was stopped)",
+            "sent SCRIPT KILL to {}: OK; the script was stopped (the server answers PING)",
             master(2)
         )
     );

@@ -22,8 +22,24 @@ fn server() -> Option<RedisServer> {
     let mut conn = server.connect();
     conn.cmd(&["SET", "other:key", "1"]);
     conn.cmd(&["SET", "k", "v"]);
+    // The sandbox stops a loop SCRIPT KILL cannot stop at the busy threshold: kept short so the dry
+    // runs of such loops end soon.
+    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "1000"]);
     Some(server)
 }
+
+/// The dry run's time, from a question whose dry run was stopped.
+fn stopped_after(concerns: &[Concern]) -> f64 {
+    concerns
+        .iter()
+        .find_map(|c| match c {
+            Concern::Incomplete { ms, .. } => Some(*ms),
+            _ => None,
+        })
+        .expect("the dry run did not complete")
+}
+
+const FREEZE_PLACE: &str = "line 1: a `while` loop in the error handler of xpcall at line 1: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart";
 
 /// The keyspace as seeded, and a server that answers.
 fn untouched(server: &RedisServer) {
@@ -190,11 +206,20 @@ fn the_guard_asks_for_each_probe_and_consent_sends_eval_ro() {
     }
     untouched(&server);
 
+    // Code SCRIPT KILL cannot stop is dry-run too, and asked about with everything else the dry
+    // run found, in one question (the copy lacks other:key: its handler never ran in the sandbox).
     let (concerns, consent, text) = asked(&mut live, &request(FREEZE, &[], &[]));
-    assert_eq!(concerns, vec![Concern::Unkillable(vec!["line 1: a `while` loop in the error handler of xpcall at line 1: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart".into()])]);
-    assert!(consent.unkillable && !consent.writes);
-    assert!(text.starts_with("SCRIPT KILL cannot stop this script (line 1: a `while` loop in the error handler of xpcall at line 1: "), "{text}");
-    assert!(text.ends_with(": if that code runs long, the server stays busy for every client and may need a restart. Nothing was sent. y sends it as EVAL_RO (the server refuses any write); Esc on the server sends SCRIPT KILL, which cannot stop those places. Send it to the live server? (y/n)"), "{text}");
+    assert_eq!(
+        concerns,
+        vec![
+            Concern::Unkillable(vec![FREEZE_PLACE.into()]),
+            Concern::Unseen(vec![
+                "line 1: EXISTS other:key (key other:key not in KEYS: the copy lacks it)".into()
+            ])
+        ]
+    );
+    assert!(consent.unkillable && consent.unseen && !consent.slow && !consent.writes);
+    assert_eq!(text, format!("SCRIPT KILL cannot stop this script ({FREEZE_PLACE}): if that code runs long, the server stays busy for every client and may need a restart; The dry run is no preview of the server: it could not see what this call read (line 1: EXISTS other:key (key other:key not in KEYS: the copy lacks it)). Nothing was sent. y sends it as EVAL_RO (the server refuses any write); Esc on the server sends SCRIPT KILL, which cannot stop those places. Send it to the live server? (y/n)"));
 
     let (concerns, _, _) = asked(&mut live, &request(SPIN, &[], &[]));
     assert_eq!(
@@ -271,7 +296,7 @@ fn attacker_variants_are_asked_about() {
     for script in unkillable {
         let (concerns, consent, text) = asked(&mut live, &request(script, &[], &["return 1"]));
         assert!(
-            matches!(concerns.as_slice(), [Concern::Unkillable(_)]),
+            matches!(concerns.first(), Some(Concern::Unkillable(_))),
             "{script}: {concerns:?}"
         );
         assert!(consent.unkillable && !consent.writes, "{script}");
@@ -321,9 +346,86 @@ fn a_function_is_guarded_as_a_script_is() {
     let run = guarded_fcall(&mut live, &call("freeze"), &Consent::default(), &control, 0);
     assert!(!run.sent);
     let question = run.question.expect("asked");
-    assert_eq!(question.concerns, vec![Concern::Unkillable(vec!["line 3: a `while` loop in the error handler of xpcall at line 3: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart".into()])]);
-    assert!(question.consent.unkillable && !question.consent.writes);
+    let ms = stopped_after(&question.concerns);
+    assert_eq!(question.concerns, vec![Concern::Unkillable(vec!["line 3: a `while` loop in the error handler of xpcall at line 3: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart".into()]), Concern::Incomplete { why: "stopped at the busy threshold (1000 ms)".into(), ms }]);
+    assert!(question.consent.unkillable && question.consent.slow && !question.consent.writes);
     conn.cmd(&["FUNCTION", "DELETE", "guardlib"]);
     conn.cmd(&["FUNCTION", "DELETE", "freezelib"]);
     untouched(&server);
+}
+
+/// The dry run of a loop in an error handler ends at the busy threshold: the one question says the
+/// dry run did not complete and that SCRIPT KILL cannot stop it.
+#[test]
+fn the_dry_run_of_an_unkillable_loop_ends_at_the_busy_threshold() {
+    let Some(server) = server() else { return };
+    let mut live = backend(&server);
+    let script = "return xpcall(function() error('x') end, function() while true do end end)";
+    let (concerns, consent, text) = asked(&mut live, &request(script, &[], &[]));
+    let ms = stopped_after(&concerns);
+    assert!(ms >= 1000.0, "{ms}");
+    assert_eq!(
+        concerns,
+        vec![
+            Concern::Unkillable(vec![FREEZE_PLACE.into()]),
+            Concern::Incomplete {
+                why: "stopped at the busy threshold (1000 ms)".into(),
+                ms
+            }
+        ]
+    );
+    assert!(consent.unkillable && consent.slow && !consent.writes && !consent.unseen);
+    assert_eq!(text, format!("SCRIPT KILL cannot stop this script ({FREEZE_PLACE}): if that code runs long, the server stays busy for every client and may need a restart; The dry run did not complete: stopped at the busy threshold (1000 ms) after {ms:.1} ms (on the server it would keep every other client waiting until it ends or is killed). Nothing was sent. y sends it as EVAL_RO (the server refuses any write); Esc on the server sends SCRIPT KILL, which cannot stop those places. Send it to the live server? (y/n)"));
+    untouched(&server);
+}
+
+/// A script with a place SCRIPT KILL cannot stop and a write: one question, with the dry run's
+/// trace and diff; a yes sends EVAL with writes allowed, and the server's key is written once.
+#[test]
+fn an_unkillable_place_and_a_write_are_one_question_and_yes_writes_once() {
+    use evalbench::engine::keyspace::keyspace_to_json;
+    let Some(server) = server() else { return };
+    let mut live = backend(&server);
+    let script = "redis.call('INCR', KEYS[1])\nlocal ok = xpcall(function() return 1 end, function() while true do end end)\nreturn redis.call('GET', KEYS[1])";
+    let req = request(script, &["counter"], &[]);
+    let control = RunControl::default();
+    control.begin(&req.keys);
+    let run = guarded_run(&mut live, &req, &Consent::default(), &control, 0);
+    assert!(!run.sent);
+    let question = run.question.expect("the guard asks");
+    let place = "line 2: a `while` loop in the error handler of xpcall at line 2: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart";
+    assert_eq!(
+        question.concerns,
+        vec![
+            Concern::Unkillable(vec![place.into()]),
+            Concern::Writes(vec!["line 1: INCR counter".into()])
+        ]
+    );
+    assert!(question.consent.unkillable && question.consent.writes);
+    assert!(!question.consent.slow && !question.consent.unseen);
+    assert_eq!(question.text(), format!("SCRIPT KILL cannot stop this script ({place}): if that code runs long, the server stays busy for every client and may need a restart; The dry run WRITES (line 1: INCR counter). Nothing was sent. y sends it with writes allowed; Esc on the server sends SCRIPT KILL, which cannot stop those places. Send it to the live server? (y/n)"));
+    // The dry run's trace and keyspace diff come with the question.
+    assert_eq!(run.report.trace.len(), 2, "{:?}", run.report.trace);
+    assert_eq!(keyspace_to_json(&run.before, 0), serde_json::json!({}));
+    assert_eq!(
+        keyspace_to_json(&run.after, 0),
+        serde_json::json!({"counter": {"type": "string", "value": "1"}})
+    );
+    assert_eq!(server.connect().cmd(&["EXISTS", "counter"]), Reply::Int(0));
+
+    control.begin(&req.keys);
+    let run = guarded_run(&mut live, &req, &question.consent, &control, 0);
+    assert!(run.sent);
+    assert_eq!(run.report.reply, Reply::Bulk(b"1".to_vec()));
+    let mut conn = server.connect();
+    assert_eq!(conn.cmd(&["GET", "counter"]), Reply::Bulk(b"1".to_vec()));
+    let Reply::Bulk(info) = conn.cmd(&["INFO", "commandstats"]) else {
+        panic!("INFO commandstats")
+    };
+    let info = String::from_utf8_lossy(&info);
+    assert!(
+        info.lines().any(|l| l.starts_with("cmdstat_eval:calls=1,")),
+        "{info}"
+    );
+    assert!(!info.contains("cmdstat_eval_ro"), "{info}");
 }

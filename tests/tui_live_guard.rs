@@ -1,7 +1,7 @@
 //! The workbench asks before sending what its dry run could not see or SCRIPT KILL cannot stop:
 //! the App driven by keys with the real engine thread against a redis-server the test starts. The
 //! prompt's text is the guard's; `n` sends nothing, `y` sends EVAL_RO (the server refuses the
-//! write). The script that would freeze the server is never sent.
+//! write) unless the dry run wrote. The script that would freeze the server is never sent unasked.
 #![cfg(feature = "tui")]
 
 mod common;
@@ -170,7 +170,7 @@ fn a_loop_scripts_kill_cannot_stop_is_asked_about_and_never_sent_unasked() {
     b.wait_until_finished();
     assert_eq!(
         b.question().as_deref(),
-        Some("SCRIPT KILL cannot stop this script (line 1: a `while` loop in the error handler of xpcall at line 1: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart): if that code runs long, the server stays busy for every client and may need a restart. Nothing was sent. y sends it as EVAL_RO (the server refuses any write); Esc on the server sends SCRIPT KILL, which cannot stop those places. Send it to the live server? (y/n)")
+        Some("SCRIPT KILL cannot stop this script (line 1: a `while` loop in the error handler of xpcall at line 1: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart): if that code runs long, the server stays busy for every client and may need a restart; The dry run is no preview of the server: it could not see what this call read (line 1: EXISTS other:key (key other:key not in KEYS: the copy lacks it)). Nothing was sent. y sends it as EVAL_RO (the server refuses any write); Esc on the server sends SCRIPT KILL, which cannot stop those places. Send it to the live server? (y/n)")
     );
     let screen = b.screen();
     assert!(
@@ -181,4 +181,38 @@ fn a_loop_scripts_kill_cannot_stop_is_asked_about_and_never_sent_unasked() {
     assert_eq!(b.question(), None);
     assert_eq!(script_calls(&mut conn), Vec::<String>::new());
     untouched(&mut conn);
+}
+
+#[test]
+fn an_unkillable_place_and_a_write_are_one_question_and_yes_sends_eval_with_writes() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["SET", "other:key", "1"]);
+    let mut b = Bench::new(
+        &server,
+        "redis.call('INCR', 'counter')\nlocal ok = xpcall(function() return 1 end, function() while true do end end)\nreturn redis.call('GET', 'counter')",
+    );
+    b.app.inputs = InputsState::from_lists(&["counter".into()], &[]);
+    b.press("<F5>");
+    b.wait_until_finished();
+    assert_eq!(
+        b.question().as_deref(),
+        Some("SCRIPT KILL cannot stop this script (line 2: a `while` loop in the error handler of xpcall at line 2: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart): if that code runs long, the server stays busy for every client and may need a restart; The dry run WRITES (line 1: INCR counter). Nothing was sent. y sends it with writes allowed; Esc on the server sends SCRIPT KILL, which cannot stop those places. Send it to the live server? (y/n)")
+    );
+    assert_eq!(script_calls(&mut conn), Vec::<String>::new());
+    assert_eq!(conn.cmd(&["EXISTS", "counter"]), Reply::Int(0));
+    b.press("y");
+    b.wait_until_finished();
+    assert_eq!(b.question(), None);
+    let run = b.app.last_run.as_ref().expect("a run");
+    assert!(run.live);
+    assert_eq!(run.report.reply, Reply::Bulk(b"1".to_vec()));
+    // EVALSHA first (NOSCRIPT), then EVAL: neither read-only, and the script ran once.
+    assert_eq!(
+        script_calls(&mut conn),
+        vec!["cmdstat_eval", "cmdstat_evalsha"]
+    );
+    assert_eq!(conn.cmd(&["GET", "counter"]), Reply::Bulk(b"1".to_vec()));
 }

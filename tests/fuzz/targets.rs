@@ -941,7 +941,9 @@ pub fn glob(data: &[u8]) {
         let expected = reference_glob(pattern, text, false, None);
         assert_eq!(backtracking_glob_literal(pattern, text), expected);
     }
-    if nocase || text.is_empty() {
+    // KEYS in a script checks the wiring; long inputs (the direct comparison above covers them) could
+    // outlast the sandbox's 200 ms threshold on a loaded machine and fail for the wrong reason.
+    if nocase || text.is_empty() || pattern.len() > 256 || text.len() > 256 {
         return;
     }
     let report = SANDBOX.with(|s| {

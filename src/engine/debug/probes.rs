@@ -11,9 +11,9 @@
 //! functions). Other breakpoint lines keep the line hook. Line numbers, error texts and replies
 //! are unchanged: the probe adds no line and is a call statement of its own (`;`).
 
-use full_moon::ast::{FunctionBody, LastStmt, Stmt};
+use full_moon::ast::{Expression, FunctionBody, LastStmt, Prefix, Stmt, Var};
 use full_moon::node::Node;
-use full_moon::tokenizer::{Lexer, LexerResult, Symbol, Token, TokenType};
+use full_moon::tokenizer::{Lexer, LexerResult, Position, Symbol, Token, TokenType};
 use full_moon::visitors::Visitor;
 use std::collections::HashSet;
 
@@ -106,12 +106,17 @@ struct Shape {
 
 impl Visitor for Shape {
     fn visit_stmt(&mut self, node: &Stmt) {
-        if let Some(p) = node.start_position() {
+        if let Some(p) = stmt_start(node) {
             self.statement_starts.insert(p.bytes());
         }
     }
     fn visit_last_stmt(&mut self, node: &LastStmt) {
-        if let Some(p) = node.start_position() {
+        let first = match node {
+            LastStmt::Return(r) => r.token().start_position(),
+            LastStmt::Break(token) => token.start_position(),
+            other => other.start_position(),
+        };
+        if let Some(p) = first {
             self.statement_starts.insert(p.bytes());
         }
     }
@@ -119,6 +124,42 @@ impl Visitor for Shape {
         if let Some(p) = node.end_token().start_position() {
             self.function_ends.push(p.line());
         }
+    }
+}
+
+/// Where a statement starts, read off its first token: full_moon's own `start_position` of a
+/// statement computes its whole range, and nested index expressions (`t[t[t[(a+a)]]]`) make that
+/// exponential in their depth.
+fn stmt_start(node: &Stmt) -> Option<Position> {
+    match node {
+        Stmt::LocalAssignment(s) => s.local_token().start_position(),
+        Stmt::LocalFunction(s) => s.local_token().start_position(),
+        Stmt::FunctionDeclaration(s) => s.function_token().start_position(),
+        Stmt::Do(s) => s.do_token().start_position(),
+        Stmt::While(s) => s.while_token().start_position(),
+        Stmt::Repeat(s) => s.repeat_token().start_position(),
+        Stmt::If(s) => s.if_token().start_position(),
+        Stmt::NumericFor(s) => s.for_token().start_position(),
+        Stmt::GenericFor(s) => s.for_token().start_position(),
+        Stmt::FunctionCall(s) => prefix_start(s.prefix()),
+        Stmt::Assignment(s) => match s.variables().iter().next()? {
+            Var::Name(token) => token.start_position(),
+            Var::Expression(e) => prefix_start(e.prefix()),
+            other => other.start_position(),
+        },
+        other => other.start_position(),
+    }
+}
+
+/// The first token of a call's or a variable's prefix: a name, or an opening parenthesis.
+fn prefix_start(prefix: &Prefix) -> Option<Position> {
+    match prefix {
+        Prefix::Name(token) => token.start_position(),
+        Prefix::Expression(e) => match &**e {
+            Expression::Parentheses { contained, .. } => contained.tokens().0.start_position(),
+            other => other.start_position(),
+        },
+        other => other.start_position(),
     }
 }
 
@@ -165,6 +206,17 @@ mod tests {
             .enumerate()
             .filter_map(|(line, at)| at.map(|_| line))
             .collect()
+    }
+
+    #[test]
+    fn statements_over_nested_indexes_take_probes_without_walking_them() {
+        // full_moon's own start of such a statement took time exponential in the nesting (40 levels:
+        // longer than any test runs); the first token is read instead.
+        let nested = format!("t[{}(a+a){}]", "t[".repeat(39), "]".repeat(39));
+        let script = format!(
+            "local a = setmetatable({{}}, {{}})\nlocal t = {{}}\nlocal x = {nested}\n{nested} = 1\nf({nested})\nreturn {nested}\n"
+        );
+        assert_eq!(probed(&script), vec![1, 2, 3, 4, 5, 6]);
     }
 
     #[test]

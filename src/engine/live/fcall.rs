@@ -370,6 +370,9 @@ fn guarded_fcall_inner(
             consent.dry_run.as_deref().cloned(),
         )
     } else {
+        // The library's code SCRIPT KILL (and FUNCTION KILL) cannot stop: asked about with the dry
+        // run's other concerns (the sandbox stops it at the busy threshold).
+        let places = super::guarded::unkillable_places(&function.code, live.server.profile);
         let no_dry_run = |live: &LiveBackend, why: String| {
             let report = refusal(
                 live,
@@ -379,9 +382,14 @@ fn guarded_fcall_inner(
             );
             GuardedRun {
                 question: Some(Question {
-                    concerns: vec![Concern::NoDryRun { why }],
+                    concerns: (!places.is_empty())
+                        .then(|| Concern::Unkillable(places.clone()))
+                        .into_iter()
+                        .chain([Concern::NoDryRun { why }])
+                        .collect(),
                     consent: Consent {
                         unchecked: true,
+                        unkillable: !places.is_empty(),
                         writes: !read_only,
                         ..Consent::default()
                     },
@@ -389,32 +397,6 @@ fn guarded_fcall_inner(
                 ..plain(report, Db::new(), Db::new(), None)
             }
         };
-        // The library's code SCRIPT KILL (and FUNCTION KILL) cannot stop: asked before the dry
-        // run, which would run it in the sandbox.
-        let places = super::guarded::unkillable_places(&function.code, live.server.profile);
-        if !places.is_empty() {
-            let concern = Concern::Unkillable(places);
-            let report = refusal(
-                live,
-                sha.clone(),
-                format!(
-                    "evalbench: not sent to the live server yet: {}",
-                    super::guarded::describe_concern(&concern)
-                ),
-                Outcome::Refused,
-            );
-            return GuardedRun {
-                question: Some(Question {
-                    concerns: vec![concern],
-                    consent: Consent {
-                        unkillable: true,
-                        writes: !read_only,
-                        ..Consent::default()
-                    },
-                }),
-                ..plain(report, Db::new(), Db::new(), None)
-            };
-        }
         let dry = match dry_run_fcall(live, &function, call, now_ms, control) {
             Ok(Some(dry)) => dry,
             Ok(None) => return not_sent(live, "while copying the keys", None),
@@ -465,6 +447,9 @@ fn guarded_fcall_inner(
                     function: function.name.clone(),
                 },
             );
+        }
+        if !places.is_empty() {
+            found.insert(0, Concern::Unkillable(places));
         }
         if !found.is_empty() {
             return GuardedRun::asking(dry, found, !read_only);

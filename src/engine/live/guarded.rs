@@ -523,27 +523,14 @@ fn guarded_run_inner(
             consent.dry_run.as_deref().cloned(),
         )
     } else {
-        // Before the dry run, which would run the same code in the sandbox: a place SCRIPT KILL
-        // cannot stop is asked about first, and a yes sends without a dry run, as EVAL_RO.
+        // Code SCRIPT KILL cannot stop is asked about with the rest of the dry run's concerns: the
+        // sandbox stops it at the busy threshold (the dry run then did not complete).
         let places = unkillable_places(&request.script, live.server.profile);
-        if !places.is_empty() {
-            let question = Question {
-                concerns: vec![Concern::Unkillable(places)],
-                consent: Consent {
-                    unkillable: true,
-                    ..Consent::default()
-                },
-            };
-            let mut report = refused(format!(
-                "evalbench: not sent to the live server yet: {}",
-                describe_concern(&question.concerns[0])
-            ));
-            report.outcome = Outcome::Refused;
-            return GuardedRun {
-                question: Some(question),
-                ..plain(report, Db::new(), Db::new(), None)
-            };
-        }
+        let unkillable = |found: &mut Vec<Concern>| {
+            if !places.is_empty() {
+                found.insert(0, Concern::Unkillable(places.clone()));
+            }
+        };
         let memory_limit = crate::engine::budget::limit();
         let mut watch = |stop: Arc<AtomicBool>| control.watch_dry_run(stop);
         let entered = |phase| control.enter(phase);
@@ -558,15 +545,18 @@ fn guarded_run_inner(
                     "evalbench: not sent yet: {e}: no dry run is possible"
                 ));
                 report.outcome = Outcome::Refused;
+                let mut found = vec![Concern::NoDryRun {
+                    why: format!("{e}"),
+                }];
+                unkillable(&mut found);
                 return GuardedRun {
                     question: Some(Question {
-                        concerns: vec![Concern::NoDryRun {
-                            why: format!("{e}"),
-                        }],
                         consent: Consent {
                             unchecked: true,
+                            unkillable: !places.is_empty(),
                             ..Consent::default()
                         },
+                        concerns: found,
                     }),
                     ..plain(report, Db::new(), Db::new(), None)
                 };
@@ -603,6 +593,7 @@ fn guarded_run_inner(
         if !dry.unseen.is_empty() {
             found.push(Concern::Unseen(dry.unseen.clone()));
         }
+        unkillable(&mut found);
         if !found.is_empty() {
             let writes = !dry.writes.is_empty();
             return GuardedRun::asking(dry, found, writes);
