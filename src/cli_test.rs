@@ -347,7 +347,7 @@ fn run_file(
     if args.update && outcome.cases.iter().any(|c| !c.passed()) {
         match update_text(&text, &outcome.cases) {
             Some(new_text) if new_text != text => {
-                if let Err(e) = write_replacing(path, &new_text) {
+                if let Err(e) = write_replacing(path, &text, &new_text) {
                     outcome.error = Some(format!("--update: {e}"));
                     return Ok(outcome);
                 }
@@ -365,9 +365,20 @@ fn run_file(
 }
 
 /// Atomically (`engine::output`): an interruption never leaves half a test file, a symlinked
-/// test file stays a link and the file keeps its mode.
-fn write_replacing(path: &Path, text: &str) -> Result<(), crate::engine::output::OutputError> {
-    crate::engine::output::write_file(path, text.as_bytes())
+/// test file stays a link and the file keeps its mode. `read` is the text the cases came from:
+/// a file edited while they ran (an editor's save) is not replaced by an update of the old text.
+fn write_replacing(path: &Path, read: &str, text: &str) -> Result<(), String> {
+    match read_bounded_text(path, &input::SETTINGS) {
+        Ok(now) if now == read => {}
+        Ok(_) => {
+            return Err(format!(
+                "{} changed while its cases ran: nothing written (run --update again)",
+                path.display()
+            ))
+        }
+        Err(e) => return Err(e.to_string()),
+    }
+    crate::engine::output::write_file(path, text.as_bytes()).map_err(|e| e.to_string())
 }
 
 fn status(outcome: &FileOutcome, case: &CaseResult) -> &'static str {
@@ -615,4 +626,32 @@ fn xml_escape(text: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_update_never_replaces_a_file_edited_while_its_cases_ran() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.test.toml");
+        std::fs::write(&path, "# edited meanwhile\n").unwrap();
+        assert_eq!(
+            write_replacing(&path, "# as read\n", "# updated\n"),
+            Err(format!(
+                "{} changed while its cases ran: nothing written (run --update again)",
+                path.display()
+            ))
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "# edited meanwhile\n"
+        );
+        assert_eq!(
+            write_replacing(&path, "# edited meanwhile\n", "# updated\n"),
+            Ok(())
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "# updated\n");
+    }
 }

@@ -751,6 +751,55 @@ fn server_cases_stay_in_the_scratch_db() {
     assert_eq!(format!("{:?}", conn.cmd(&["DBSIZE"])), "Int(0)");
 }
 
+/// On Valkey, `server` is the real `redis` table under another name: a script naming it is not
+/// sent to a scratch db (its calls would bypass the copy's proxy). A function library runs as it
+/// is on the server: one whose command is built at run time is not run either.
+#[test]
+fn server_cases_on_valkey_cannot_leave_the_scratch_db_by_other_names() {
+    let Some(server) = common::RedisServer::start_profile("valkey-8.1") else {
+        return;
+    };
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let mut conn = server.connect();
+    let dir = scratch("confined-valkey");
+    std::fs::write(
+        dir.join("alias.lua"),
+        "server.call('SELECT', 0)\nserver.call('SET', 'pwned', 'yes')\nreturn 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("alias.test.toml"),
+        "[[case]]\nname = \"alias\"\nkeys = []\nreply = { int = 1 }\n",
+    )
+    .unwrap();
+    let library = "#!lua name=built\nredis.register_function('built', function(keys, args) redis.call('SEL' .. 'ECT', 0) return redis.call('SET', 'pwned', 'yes') end)\n";
+    std::fs::write(dir.join("built.lua"), library).unwrap();
+    std::fs::write(
+        dir.join("built.test.toml"),
+        "function = \"built\"\n\n[[case]]\nname = \"built\"\nkeys = []\nreply = { status = \"OK\" }\n",
+    )
+    .unwrap();
+    conn.cmd(&["FUNCTION", "LOAD", library]);
+    let out = evalbench_in(&dir, &["test", "--server", &url, "--db", "15", "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout_of(&out));
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        [
+            format!("server: valkey 8.1.1 127.0.0.1:{}, scratch db 15, writes allowed (--yes)", server.port),
+            "alias.test.toml".into(),
+            "  skip    alias".into(),
+            "          not run on the server: its code names server, a way past the calls evalbench keeps in the scratch db 15: it is not sent".into(),
+            "built.test.toml".into(),
+            "  skip    built".into(),
+            "          not run on the server: the function library names a command built at run time, which can reach beyond the scratch db 15, and the server runs its code as it is: it is not sent".into(),
+            "0 cases: 0 passed, 0 failed, 2 not run on the server".into(),
+        ]
+        .join("\n")
+    );
+    // Nothing reached db 0.
+    assert_eq!(format!("{:?}", conn.cmd(&["EXISTS", "pwned"])), "Int(0)");
+}
+
 /// A server run where every case was skipped tested nothing: exit 2 and why, as an empty run.
 #[test]
 fn server_run_with_every_case_skipped_does_not_pass() {

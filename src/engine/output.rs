@@ -72,6 +72,16 @@ pub fn resolve(path: &Path) -> Result<PathBuf, OutputError> {
 /// Check that `path` (links followed) is a regular file or does not exist yet, without opening
 /// it; returns its metadata when it exists.
 pub fn check_writable(path: &Path) -> Result<Option<std::fs::Metadata>, OutputError> {
+    // The kernel's view first: a link `resolve` cannot follow by its text (`/dev/stdout` ->
+    // `/proc/self/fd/1` -> `pipe:[N]`) still names a pipe or a terminal.
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.file_type().is_file() {
+            return Err(OutputError::NotRegular {
+                path: path.to_path_buf(),
+                kind: crate::engine::input::kind_of(meta.file_type()),
+            });
+        }
+    }
     let real = resolve(path)?;
     match std::fs::metadata(&real) {
         Ok(meta) if meta.file_type().is_file() => Ok(Some(meta)),
@@ -259,6 +269,26 @@ mod tests {
         write_file(&target, b"new").unwrap();
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
+    }
+
+    #[test]
+    fn a_link_to_a_pipe_only_the_kernel_can_follow_is_refused() {
+        // As `--export /dev/stdout` with the output piped: /proc/self/fd/N reads as `pipe:[ino]`.
+        let (reader, writer) = std::io::pipe().unwrap();
+        let d = dir();
+        let link = d.path().join("out.md");
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&writer);
+        std::os::unix::fs::symlink(format!("/proc/self/fd/{fd}"), &link).unwrap();
+        let err = write_file(&link, b"x").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "cannot write {}: it is a FIFO (named pipe), not a regular file (evalbench writes regular files only; give the path of one)",
+                link.display()
+            )
+        );
+        assert_eq!(names(d.path()), ["out.md"]);
+        drop((reader, writer));
     }
 
     #[test]

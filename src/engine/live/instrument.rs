@@ -181,6 +181,22 @@ fn skip_long(s: &[u8], mut i: usize, level: usize, line: &mut u32) -> Option<usi
 /// Scan the script's code (comments and strings skipped) for its `redis` names. `first_line` is the
 /// line number of `body`'s first line.
 fn scan_names(body: &[u8], first_line: u32) -> Names {
+    scan_names_with(body, first_line, false)
+}
+
+/// The command names of every `redis.call`/`redis.pcall` of `code`, when each is called at once with
+/// a plain literal name and `redis` is never aliased (a name at several lines is fine); None when
+/// any command may be chosen at run time (`redis.call('SEL' .. 'ECT', 0)`, `local c = redis.call`).
+pub fn literal_commands(code: &[u8]) -> Option<Vec<Vec<u8>>> {
+    match scan_names_with(code, 1, true) {
+        Names::NoRedis => Some(Vec::new()),
+        Names::Static { sites, .. } => Some(sites.into_iter().map(|s| s.command).collect()),
+        Names::Dynamic => None,
+    }
+}
+
+/// `scan_names`; `repeats`: a (via, name) at several lines is not Dynamic (its first line is kept).
+fn scan_names_with(body: &[u8], first_line: u32, repeats: bool) -> Names {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let blank = |s: &[u8], mut i: usize| {
         while i < s.len() && (s[i] == b' ' || s[i] == b'\t') {
@@ -315,7 +331,7 @@ fn scan_names(body: &[u8], first_line: u32) -> Names {
                 }
                 let command = body[literal_start..literal_end].to_vec();
                 match sites.iter().find(|s| s.via == via && s.command == command) {
-                    Some(s) if s.line != line => return Names::Dynamic,
+                    Some(s) if s.line != line && !repeats => return Names::Dynamic,
                     Some(_) => {}
                     None => sites.push(CallSite { via, command, line }),
                 }
@@ -406,10 +422,12 @@ end end)(__eb_rpcall)
 pub const CONFINED_PREFIX: &str = "ERR evalbench: ";
 
 /// Names through which a script could reach the real `redis.call` past the proxy (the global
-/// table, another chunk's environment, a metatable, the debug library, the copy's own locals): a
-/// script naming one cannot be kept in a scratch database.
-const ESCAPES: [&str; 8] = [
+/// table, another chunk's environment, a metatable, the debug library, the copy's own locals, and
+/// Valkey's `server`, the real table under another name): a script naming one cannot be kept in a
+/// scratch database.
+const ESCAPES: [&str; 9] = [
     "_G",
+    "server",
     "getfenv",
     "setfenv",
     "loadstring",
@@ -966,6 +984,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn commands_chosen_at_run_time_are_not_literal() {
+        assert_eq!(
+            literal_commands(b"redis.call('GET', KEYS[1])\nreturn redis.pcall('GET', KEYS[1])"),
+            Some(vec![b"GET".to_vec(), b"GET".to_vec()])
+        );
+        assert_eq!(
+            literal_commands(
+                b"local f = function() return redis.call('GET', 'a') end\nreturn redis.call('GET', 'b')"
+            ),
+            Some(vec![b"GET".to_vec()])
+        );
+        for dynamic in [
+            "return redis.call('SEL' .. 'ECT', 0)",
+            "return redis.call(string.reverse('TCELES'), 0)",
+            "local c = redis.call return c('SELECT', 0)",
+            "return pcall(redis.call, 'SELECT', 0)",
+        ] {
+            assert_eq!(literal_commands(dynamic.as_bytes()), None, "{dynamic}");
+        }
+    }
+
+    #[test]
     fn ways_past_the_proxy_are_found_in_code_only() {
         assert_eq!(
             confinement_escape(b"return _G.redis.call('GET', 'k')"),
@@ -982,6 +1022,11 @@ mod tests {
         assert_eq!(
             confinement_escape(b"return loadstring('return redis')()"),
             Some("loadstring")
+        );
+        // Valkey's `server` is the real `redis` table: its calls would bypass the proxy.
+        assert_eq!(
+            confinement_escape(b"server.call('SELECT', 0) return server.call('SET', 'k', 1)"),
+            Some("server")
         );
         // Comments and strings are not code; longer names are other names.
         assert_eq!(

@@ -949,7 +949,11 @@ fn error_text(e: &mlua::Error) -> String {
     let text = match e {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::RuntimeError(message) => message.clone(),
-        mlua::Error::MemoryError(message) => format!("out of memory: {message}"),
+        // Lua's own "not enough memory" says neither which limit nor what to change.
+        mlua::Error::MemoryError(_) => format!(
+            "out of memory: the lab's Lua (all clients together) may use {} MiB; make the logic's values smaller, or use fewer clients",
+            LUA_MEMORY_LIMIT >> 20
+        ),
         mlua::Error::CallbackError { cause, .. } => return error_text(cause),
         other => other.to_string(),
     };
@@ -1061,5 +1065,18 @@ fn value_line(value: Option<&Value>) -> String {
             format!("[{}]", items.join(", "))
         }
         Some(other) => other.type_name().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_out_of_lua_memory_is_told_the_labs_limit() {
+        assert_eq!(
+            error_text(&mlua::Error::MemoryError("not enough memory".into())),
+            "out of memory: the lab's Lua (all clients together) may use 64 MiB; make the logic's values smaller, or use fewer clients"
+        );
     }
 }

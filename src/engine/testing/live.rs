@@ -16,7 +16,9 @@ use super::{check, CaseResult, Failure, TestCase};
 use crate::engine::keyspace::{keyspace_from_json_value, Db, Value};
 use crate::engine::live::copy::{copy_keys, CopyLimits};
 use crate::engine::live::fcall::{send_fcall, server_function, ServerFunction};
-use crate::engine::live::instrument::{confinement_escape, has_word, masked, CONFINED_PREFIX};
+use crate::engine::live::instrument::{
+    confinement_escape, has_word, literal_commands, masked, CONFINED_PREFIX,
+};
 use crate::engine::live::{LiveBackend, LiveError, WriteMode};
 use crate::engine::{FunctionCall, Reply, RunRequest};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -225,9 +227,13 @@ fn run_steps(
 }
 
 /// The first command a function library's code names (as a word, any case, strings included,
-/// comments not) that can reach another database than the scratch one: its code runs on the
-/// server as it is, so it cannot be confined.
+/// comments not) that can reach another database than the scratch one, or "a command built at run
+/// time" when a call's command is not a plain literal: its code runs on the server as it is, so it
+/// cannot be confined.
 fn reaching_command(code: &[u8]) -> Option<&'static str> {
+    if literal_commands(code).is_none() {
+        return Some("a command built at run time");
+    }
     let code = masked(code, true);
     [
         "SELECT",
@@ -355,4 +361,35 @@ fn wall_clock_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_library_whose_commands_are_built_at_run_time_is_not_confined() {
+        let library = |body: &str| {
+            format!("#!lua name=lib\nredis.register_function('f', function(keys, args) {body} end)")
+        };
+        assert_eq!(
+            reaching_command(library("return redis.call('GET', keys[1])").as_bytes()),
+            None
+        );
+        assert_eq!(
+            reaching_command(library("return redis.call('select', 0)").as_bytes()),
+            Some("SELECT")
+        );
+        assert_eq!(
+            reaching_command(
+                library("redis.call('SEL' .. 'ECT', 0) return redis.call('SET', 'k', 1)")
+                    .as_bytes()
+            ),
+            Some("a command built at run time")
+        );
+        assert_eq!(
+            reaching_command(library("local c = redis.call return c(args[1], 0)").as_bytes()),
+            Some("a command built at run time")
+        );
+    }
 }
