@@ -390,7 +390,7 @@ fn install(lua: &Lua, state: &Rc<RefCell<State>>, script: &[u8]) -> mlua::Result
                 state.stopped = Some(why.clone());
                 return Err(mlua::Error::runtime(why));
             }
-            reply_to_lua(lua, &reply)
+            crate::engine::race::driver::reply_to_lua(lua, &reply)
         })?,
     )?;
     let s = state.clone();
@@ -414,7 +414,7 @@ fn install(lua: &Lua, state: &Rc<RefCell<State>>, script: &[u8]) -> mlua::Result
             );
             match reply {
                 Reply::Nil => Ok(Value::Nil),
-                other => reply_to_lua(lua, &other),
+                other => crate::engine::race::driver::reply_to_lua(lua, &other),
             }
         })?,
     )?;
@@ -429,7 +429,7 @@ fn install(lua: &Lua, state: &Rc<RefCell<State>>, script: &[u8]) -> mlua::Result
                 vec![key.as_bytes().to_vec()],
                 Vec::new(),
             );
-            reply_to_lua(lua, &reply)
+            crate::engine::race::driver::reply_to_lua(lua, &reply)
         })?,
     )?;
     globals.set(
@@ -453,33 +453,6 @@ fn install(lua: &Lua, state: &Rc<RefCell<State>>, script: &[u8]) -> mlua::Result
         })?,
     )?;
     Ok(())
-}
-
-/// Redis's RESP2 → Lua conversion, as a script's redis.call returns it.
-fn reply_to_lua(lua: &Lua, reply: &Reply) -> mlua::Result<Value> {
-    Ok(match reply {
-        Reply::Status(s) => {
-            let t = lua.create_table()?;
-            t.set("ok", s.as_str())?;
-            Value::Table(t)
-        }
-        Reply::Error(s) => {
-            let t = lua.create_table()?;
-            t.set("err", s.as_str())?;
-            Value::Table(t)
-        }
-        Reply::Int(i) => Value::Number(*i as f64),
-        Reply::Bulk(b) => Value::String(lua.create_string(b)?),
-        Reply::Nil | Reply::NilArray => Value::Boolean(false),
-        Reply::Array(items) => {
-            let t = lua.create_table()?;
-            for (i, item) in items.iter().enumerate() {
-                t.raw_set(i + 1, reply_to_lua(lua, item)?)?;
-            }
-            Value::Table(t)
-        }
-        other => reply_to_lua(lua, &other.to_resp2())?,
-    })
 }
 
 /// Equal as replies: numbers by value, strings by bytes, tables item by item (and `err`/`ok`).

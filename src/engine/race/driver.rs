@@ -984,7 +984,7 @@ fn call_args(values: impl Iterator<Item = Value>) -> Result<Vec<Vec<u8>>, String
 
 /// Redis's RESP2 → Lua conversion: integers to numbers, bulks to strings, nil to false, status
 /// to `{ok=...}`, error to `{err=...}`, arrays to tables.
-fn reply_to_lua(lua: &Lua, reply: &Reply) -> mlua::Result<Value> {
+pub(crate) fn reply_to_lua(lua: &Lua, reply: &Reply) -> mlua::Result<Value> {
     Ok(match reply {
         Reply::Status(s) => {
             let t = lua.create_table()?;
