@@ -2,12 +2,14 @@
 //! Each subcommand is a module of its own; what they share is `common`, and no subcommand module
 //! uses another (tests/architecture.rs holds that).
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use common::{CliError, ServerArgs};
 use std::path::PathBuf;
 
 /// What every subcommand shares: exit statuses, errors, the live target, Ctrl-C.
 pub mod common;
+/// `evalbench completions SHELL` and `evalbench man`.
+pub mod completions;
 /// `evalbench copy`: keys of a live server as keyspace JSON.
 pub mod copy;
 /// `evalbench debug`, and with --server the REPL over Redis's own LDB.
@@ -28,7 +30,8 @@ pub mod test;
 #[derive(Parser, Debug)]
 #[command(
     name = "evalbench",
-    version,
+    version = version_text(),
+    long_version = long_version_text(),
     about = "A workbench for writing and debugging Redis Lua scripts (EVAL), with a Redis-faithful embedded sandbox",
     after_help = "Examples:\n  evalbench run samples/rate_limiter.lua ratelimit:alice , 10 60\n  evalbench run --json --dump-keyspace samples/unlock.lua lock:order , token-1\n  evalbench run --keyspace seed.json --resp 3 script.lua k1 k2 , a1\n  evalbench test samples/                                    (the cases of samples/*.test.toml)\n  evalbench lint samples/*.lua                               (check scripts without running them)\n  evalbench lesson list                                      (a guided path: tasks with checks and hints)\n  evalbench --server redis://127.0.0.1:6379 script.lua      (the workbench on a live server)\n  evalbench -h 10.0.0.5 -p 6380 --user ops --askpass         (the same, redis-cli style)\n  evalbench --present samples/stock_decrement.lua            (presenter mode, for a class)\n\nWithout a command, evalbench opens the workbench (terminal UI) on FILE or on a bundled sample;\nwhen stdout is not a terminal it runs the sample headless and prints the report.\n-h is the live server's host, as in redis-cli; --help prints this help."
 )]
@@ -81,10 +84,48 @@ pub enum Command {
     Lesson(lesson::LessonArgs),
     /// Run one logic as N clients: plain commands, one script, MULTI/EXEC, WATCH; every interleaving's outcome.
     #[command(after_help = race::RACE_HELP, disable_help_flag = true)]
-    Race(race::RaceArgs), // issue 14: the race lab
+    Race(race::RaceArgs),
     /// A live server's function libraries: list, show, load (guarded), call (FCALL, guarded).
     #[command(after_help = function::FUNCTION_HELP)]
-    Function(function::FunctionArgs), // issue 13: live Functions
+    Function(function::FunctionArgs),
+    /// Print a shell completion script: bash, zsh, fish or powershell.
+    #[command(after_help = completions::COMPLETIONS_HELP)]
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff), of evalbench or of one subcommand.
+    #[command(after_help = completions::MAN_HELP)]
+    Man(completions::ManArgs),
+}
+
+/// `evalbench -V`: the version and the ids of the servers the sandbox imitates (from the profile
+/// table, so a new profile shows without touching this).
+pub fn version_text() -> String {
+    let ids: Vec<&str> = crate::engine::profile::PROFILES
+        .iter()
+        .map(|p| p.id)
+        .collect();
+    format!(
+        "{} (profiles: {})",
+        env!("CARGO_PKG_VERSION"),
+        ids.join(", ")
+    )
+}
+
+/// `evalbench --version`: the version, then each profile with the server release it was checked
+/// against.
+pub fn long_version_text() -> String {
+    let mut text = format!(
+        "{}\nprofiles (the servers the sandbox imitates, as `--profile ID`):",
+        env!("CARGO_PKG_VERSION")
+    );
+    for p in crate::engine::profile::PROFILES.iter() {
+        text.push_str(&format!(
+            "\n  {:<10} {} {}",
+            p.id,
+            p.product.name(),
+            p.version_tested
+        ));
+    }
+    text
 }
 
 /// Run a subcommand; returns the exit status and what is left to print on stdout (`run` and
@@ -103,5 +144,7 @@ pub fn dispatch(command: &Command) -> Result<(i32, String), CliError> {
         Command::Lesson(args) => lesson::lesson_main(args),
         Command::Race(args) => race::race_main(args),
         Command::Function(args) => function::function_main(args),
+        Command::Completions(args) => completions::completions_main(args, Cli::command()),
+        Command::Man(args) => completions::man_main(args, Cli::command()),
     }
 }
