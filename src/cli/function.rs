@@ -1,4 +1,4 @@
-//! `evalbench function list|show|load|call --server URL` (issue 13): a live server's function
+//! `evalbench function list|show|load|call --server URL`: a live server's function
 //! libraries, and `run --function NAME LIBRARY.lua --server URL`. Calls and loads go through the
 //! engine's guards (engine/live/fcall.rs, function_load.rs); this file only reads options and prints.
 

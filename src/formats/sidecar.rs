@@ -18,7 +18,7 @@ pub struct Sidecar {
     pub keyspace: Option<serde_json::Value>,
     #[serde(default)]
     pub expected: Option<serde_json::Value>,
-    /// A function library's function to call (issue 13; the workbench's form picks it).
+    /// A function library's function to call (the workbench's form picks it).
     #[serde(default)]
     pub function: Option<String>,
 }

@@ -108,7 +108,7 @@ pub fn run_live(
                     });
                 }
                 // A dry run stopped at the busy threshold (or memory budget) or that took a large
-                // share of it would block the server: only --yes sends it (issue 11).
+                // share of it would block the server: only --yes sends it.
                 if !args.yes {
                     if let Some(why) = slow_dry_run(&run.report, live.server.busy_threshold_ms) {
                         return Err(CliError {

@@ -76,7 +76,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID", default_value = "redis-7.0", value_parser = parse_profile)]
     pub profile: &'static crate::engine::profile::Profile,
     /// Run the script under this profile too and report its reply when it differs (sandbox,
-    /// EVAL only): "on valkey-9.1 this reads ...". Issue 12.
+    /// EVAL only): "on valkey-9.1 this reads ...".
     #[arg(long, value_name = "ID", value_parser = parse_profile)]
     pub compare_profile: Option<&'static crate::engine::profile::Profile>,
     #[command(flatten)]
