@@ -6,9 +6,9 @@
 
 use super::config::Config;
 use super::inputs::InputsState;
+use crate::engine::formats::{load_keyspace, load_sidecar_keyspace, read_sidecar, sidecar_path};
 use crate::engine::input::{self, read_bounded, read_bounded_text};
 use crate::engine::keyspace::{keyspace_to_json, Db};
-use crate::formats::{load_keyspace, load_sidecar_keyspace, read_sidecar, sidecar_path};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -166,7 +166,7 @@ pub struct Opened {
 }
 
 fn parse_sidecar(car_path: &Path, text: &str, now_ms: i64) -> Result<Sidecar, String> {
-    let car: crate::formats::Sidecar = serde_json::from_str(text).map_err(|e| {
+    let car: crate::engine::formats::Sidecar = serde_json::from_str(text).map_err(|e| {
         format!(
             "{}:{}:{}: malformed sidecar: {e}",
             car_path.display(),
@@ -389,7 +389,7 @@ impl PickerState {
             }
             None => {
                 for (name, _, car) in EMBEDDED_SAMPLES {
-                    let description = serde_json::from_str::<crate::formats::Sidecar>(car)
+                    let description = serde_json::from_str::<crate::engine::formats::Sidecar>(car)
                         .map(|c| c.description)
                         .unwrap_or_default();
                     entries.push((
@@ -1035,7 +1035,7 @@ mod tests {
             assert!(opened.path.is_none());
             assert!(opened.sidecar_error.is_none(), "{name}");
             assert!(!opened.text.is_empty());
-            assert!(serde_json::from_str::<crate::formats::Sidecar>(car).is_ok());
+            assert!(serde_json::from_str::<crate::engine::formats::Sidecar>(car).is_ok());
         }
     }
 

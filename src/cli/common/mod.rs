@@ -11,11 +11,13 @@ pub mod report;
 pub mod target;
 
 use crate::engine::display::display_text;
+use crate::engine::formats::FormatError;
+use crate::engine::formats::{
+    load_keyspace, load_sidecar_keyspace, read_sidecar_text, sidecar_path,
+};
 use crate::engine::input::{self, read_bounded, read_bounded_text};
 use crate::engine::keyspace::Db;
 use crate::engine::{Protocol, RunRequest, Sandbox};
-use crate::formats::FormatError;
-use crate::formats::{load_keyspace, load_sidecar_keyspace, read_sidecar_text, sidecar_path};
 use clap::Args;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -12,12 +12,12 @@ use crate::cli::common::{
 };
 use crate::engine::debug::DebugSession;
 use crate::engine::display::display_text;
+use crate::engine::formats::{
+    load_keyspace, load_sidecar_keyspace, read_sidecar_text, sidecar_path, Sidecar,
+};
 use crate::engine::keyspace::{keyspace_to_json, Db};
 use crate::engine::report::{micros, RunReport};
 use crate::engine::{RunRequest, Sandbox};
-use crate::formats::{
-    load_keyspace, load_sidecar_keyspace, read_sidecar_text, sidecar_path, Sidecar,
-};
 use clap::Args;
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -1,10 +1,15 @@
-//! The files a user writes, read in one place for both front ends (the CLI and the workbench): a
-//! script's sidecar (SCRIPT.json) and seed keyspace JSON. Errors name the file, and the line and
-//! column where the JSON says it. The engine runs what these describe and never reads a user's
-//! file format itself; the front ends only show the errors.
+//! The files a user writes, read in one place for the engine and both front ends (the CLI and the
+//! workbench): a script's sidecar (SCRIPT.json), seed keyspace JSON, test files (NAME.test.toml) and
+//! the workbench's config.toml. Errors name the file, and the line and column where the text says it.
+//! It sits inside the engine because the engine reads some of them itself (a lesson's checks are a
+//! test file); it names no front end, and the front ends only show its errors.
 
+/// The workbench's `config.toml`.
+pub mod config;
 mod seed;
 mod sidecar;
+/// `NAME.test.toml`: the cases of `evalbench test`, the workbench's Tests tab and a lesson's checks.
+pub mod test_file;
 
 pub use seed::{load_keyspace, load_sidecar_keyspace, locate_member};
 pub use sidecar::{read_sidecar, read_sidecar_text, sidecar_path, Sidecar};
