@@ -68,7 +68,7 @@ fn check_section(name: &str, expected: &str) {
 /// The words of `evalbench debug`, from the REPL's own table.
 fn debug_words_table() -> String {
     let mut out = String::from("| words | arguments | meaning |\n|---|---|---|\n");
-    for (words, args, meaning) in evalbench::cli_debug::WORDS {
+    for (words, args, meaning) in evalbench::cli::debug::WORDS {
         let words: Vec<String> = words.split(' ').map(|w| format!("`{w}`")).collect();
         let args = if args.is_empty() {
             String::new()
