@@ -23,6 +23,9 @@ pub struct CompletionsArgs {
     /// The shell to complete in.
     #[arg(value_enum, value_name = "SHELL")]
     pub shell: Shell,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
 }
 
 #[derive(Args, Debug)]
@@ -30,6 +33,9 @@ pub struct ManArgs {
     /// A subcommand whose page to print (default: evalbench's own, which lists them).
     #[arg(value_name = "SUBCOMMAND")]
     pub subcommand: Option<String>,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
 }
 
 /// The completion script of `command` (the whole command line) for `args.shell`.
