@@ -147,6 +147,9 @@ fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             }
         }
         label.spans.push(Span::raw(" "));
+        if focused {
+            label.spans.insert(0, Span::raw(super::FOCUS_MARK));
+        }
         let style = if focused {
             theme.focus_border
         } else {
