@@ -5,12 +5,15 @@
 use super::action::Action;
 use super::app::{App, Effect, Focus, Overlay, Tab};
 use super::keymap::{Context, Keymap};
-use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
+use nucleo_matcher::pattern::{AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32String};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Rows PageUp and PageDown move by.
 const PAGE: isize = 10;
+/// Apart the scores of the kinds of match: words in the short words, words in the
+/// description, fuzzy in the short words (no score reaches it).
+const TIER: u32 = 1 << 20;
 
 /// One action where it works, with its keys there.
 #[derive(Debug, Clone)]
@@ -19,8 +22,10 @@ pub struct Entry {
     pub action: Action,
     /// The keys in the keymap notation (`<C-f>`); empty for an action the config left unbound.
     pub keys: Vec<String>,
-    /// What the filter matches: description, short words, name, where, keys.
-    haystack: Utf32String,
+    /// What the fuzzy filter matches: the short words, the name, the keys.
+    title: Utf32String,
+    /// What typed words match too: the short words, the description, where the keys work.
+    text: Utf32String,
 }
 
 pub struct PaletteState {
@@ -60,16 +65,29 @@ impl PaletteState {
             self.shown = (0..self.entries.len()).collect();
             return;
         }
-        let pattern = Pattern::parse(&self.query, CaseMatching::Ignore, Normalization::Smart);
+        // The typed words as they are, in the short words first, then in the description; else
+        // fuzzy in the short words only (fuzzy in a long description matches nearly anything).
+        let words = Pattern::new(
+            &self.query,
+            CaseMatching::Ignore,
+            Normalization::Smart,
+            AtomKind::Substring,
+        );
+        let fuzzy = Pattern::parse(&self.query, CaseMatching::Ignore, Normalization::Smart);
         let mut matcher = Matcher::new(Config::DEFAULT);
         let mut scored: Vec<(usize, u32)> = self
             .entries
             .iter()
             .enumerate()
             .filter_map(|(i, e)| {
-                pattern
-                    .score(e.haystack.slice(..), &mut matcher)
-                    .map(|s| (i, s))
+                let score = if let Some(s) = words.score(e.title.slice(..), &mut matcher) {
+                    s + 2 * TIER
+                } else if let Some(s) = words.score(e.text.slice(..), &mut matcher) {
+                    s + TIER
+                } else {
+                    fuzzy.score(e.title.slice(..), &mut matcher)?
+                };
+                Some((i, score))
             })
             .collect();
         // Best first; equal scores keep the table's order.
@@ -107,19 +125,19 @@ pub fn entries(keymap: &Keymap) -> Vec<Entry> {
 }
 
 fn entry(context: Context, action: Action, keys: Vec<String>) -> Entry {
-    let text = format!(
-        "{} {} {} {} {}",
+    let title = format!(
+        "{} {} {}",
         action.hint(),
-        action.description(),
         action.name().replace('_', " "),
-        context.title(),
         keys.join(" ")
     );
+    let text = format!("{title} {} {}", action.description(), context.title());
     Entry {
         context,
         action,
         keys,
-        haystack: Utf32String::from(text.as_str()),
+        title: Utf32String::from(title.as_str()),
+        text: Utf32String::from(text.as_str()),
     }
 }
 
@@ -210,4 +228,3 @@ pub fn keys_text(entry: &Entry) -> String {
         entry.keys.join(" ")
     }
 }
-

@@ -196,20 +196,29 @@ pub fn make_safe(buf: &mut ratatui::buffer::Buffer) {
 /// Before the focused pane's title: with its thick border, the focus shows without colour.
 pub const FOCUS_MARK: &str = "▸";
 
-/// A bordered pane; the focused one has thick lines and `FOCUS_MARK` before its title.
+/// A bordered pane; the focused one has thick lines and `FOCUS_MARK` before its title (an
+/// untitled one's caller puts it before the title it adds: `focus_title`).
 pub fn block<'a>(title: &'a str, focused: bool, theme: &Theme) -> Block<'a> {
     let block = Block::default().borders(Borders::ALL);
-    if focused {
-        block
-            .border_type(BorderType::Thick)
-            .border_style(theme.focus_border)
-            .title(Line::from(vec![
-                Span::styled(FOCUS_MARK, theme.focus_border.add_modifier(Modifier::BOLD)),
-                Span::raw(title),
-            ]))
-    } else {
-        block.title(title).border_style(theme.border)
+    if !focused {
+        return block.title(title).border_style(theme.border);
     }
+    let block = block
+        .border_type(BorderType::Thick)
+        .border_style(theme.focus_border);
+    if title.is_empty() {
+        return block;
+    }
+    block.title(focus_title(Line::from(title), true, theme))
+}
+
+/// `title` with the focus mark before it when `focused`.
+pub fn focus_title<'a>(mut title: Line<'a>, focused: bool, theme: &Theme) -> Line<'a> {
+    if focused {
+        let mark = Span::styled(FOCUS_MARK, theme.focus_border.add_modifier(Modifier::BOLD));
+        title.spans.insert(0, mark);
+    }
+    title
 }
 
 fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
