@@ -28,7 +28,7 @@ fn cursor(h: &Harness) -> (usize, usize) {
 fn marked_rows(screen: &str) -> Vec<String> {
     screen
         .lines()
-        .filter(|l| l.contains('▸'))
+        .filter(|l| l.contains('❯'))
         .map(str::to_string)
         .collect()
 }
@@ -101,7 +101,7 @@ fn editor_keys_say_why_not_when_the_editor_is_hidden() {
         .lines()
         .next()
         .unwrap()
-        .starts_with("┏▸untitled"));
+        .starts_with("┏❯untitled"));
 }
 
 #[test]
@@ -225,7 +225,7 @@ fn one_focused_pane_marked_without_colour() {
     let screen = h.render(120, 40);
     assert_eq!(
         marked_rows(&screen),
-        ["┏▸untitled━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓1 Trace │ 2 Reply │ 3 Keyspace │ 4 Warnings │ 6 Debug"]
+        ["┏❯untitled━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓1 Trace │ 2 Reply │ 3 Keyspace │ 4 Warnings │ 6 Debug"]
     );
     assert!(screen.contains("┌Trace──"), "{screen}");
     // The KEYS field.
@@ -234,7 +234,7 @@ fn one_focused_pane_marked_without_colour() {
     let marked = marked_rows(&screen);
     assert_eq!(marked.len(), 1, "{screen}");
     assert!(
-        marked[0].starts_with("▸KEYS (1) slot ratelimit:alice:42→610━━"),
+        marked[0].starts_with("❯KEYS (1) slot ratelimit:alice:42→610━━"),
         "{}",
         marked[0]
     );
@@ -244,18 +244,18 @@ fn one_focused_pane_marked_without_colour() {
     let screen = h.render(120, 40);
     let marked = marked_rows(&screen);
     assert_eq!(marked.len(), 1, "{screen}");
-    assert!(marked[0].contains("┏▸Keys"), "{}", marked[0]);
+    assert!(marked[0].contains("┏❯Keys"), "{}", marked[0]);
     assert!(screen.starts_with("┌untitled──"), "{screen}");
     // An overlay has the focus while it shows: only its border is thick.
     h.press("<C-p>");
     let screen = h.render(120, 40);
     let marked = marked_rows(&screen);
     assert_eq!(marked.len(), 1, "{screen}");
-    assert!(marked[0].contains("┏▸Help"), "{}", marked[0]);
+    assert!(marked[0].contains("┏❯Help"), "{}", marked[0]);
     // On a short terminal the fields take one row each: the mark goes before the focused one.
     h.keys("<Esc> <Esc> <F6> <F6>");
     assert_eq!(h.app.focus, Focus::Argv);
     let screen = h.render(80, 24);
     let marked = marked_rows(&screen);
-    assert_eq!(marked, ["▸ARGV (2) 10 60"], "{screen}");
+    assert_eq!(marked, ["❯ARGV (2) 10 60"], "{screen}");
 }

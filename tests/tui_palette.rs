@@ -173,7 +173,7 @@ fn f1_opens_it_grouped_by_where_keys_work() {
     let screen = h.render(120, 40);
     let rows: Vec<&str> = screen.lines().skip(1).take(5).collect();
     assert!(
-        rows[0].contains("┏▸Help · commands — type to filter, Enter runs, Esc closes━"),
+        rows[0].contains("┏❯Help · commands — type to filter, Enter runs, Esc closes━"),
         "{screen}"
     );
     assert!(rows[1].contains("┃> "), "{screen}");
@@ -197,7 +197,7 @@ fn a_tiny_terminal() {
     assert_eq!(
         h.render(40, 10),
         "┌untitled──────────────────────────────┐\n\
-         ┏▸Help — Enter runs, Esc closes━━━━━━━━┓\n\
+         ┏❯Help — Enter runs, Esc closes━━━━━━━━┓\n\
          ┃> save                          18/120┃\n\
          ┃ <C-s>        save the script and its…┃\n\
          ┃ <A-t>        save the last run (KEYS…┃\n\

@@ -194,7 +194,7 @@ pub fn make_safe(buf: &mut ratatui::buffer::Buffer) {
 }
 
 /// Before the focused pane's title: with its thick border, the focus shows without colour.
-pub const FOCUS_MARK: &str = "▸";
+pub const FOCUS_MARK: &str = "❯";
 
 /// A bordered pane; the focused one has thick lines and `FOCUS_MARK` before its title (an
 /// untitled one's caller puts it before the title it adds: `focus_title`).
