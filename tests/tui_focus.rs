@@ -121,9 +121,13 @@ fn esc_goes_back_one_level() {
     h.press("<Esc>");
     assert!(!h.app.keyspace.value_focus);
     assert_eq!(h.app.focus, Focus::Panes);
-    // Esc: back to the editor.
+    // Esc: back to the editor, and the status line says so.
     h.press("<Esc>");
     assert_eq!(h.app.focus, Focus::Editor);
+    assert_eq!(
+        h.app.status,
+        "back in the editor (F6 or Alt-1…9: the panes)"
+    );
     // The help over a pane: Esc closes it, the pane keeps the focus; Esc again: the editor.
     h.keys("<A-1> <F1>");
     assert!(matches!(h.app.overlay, Some(Overlay::Palette(_))));

@@ -655,7 +655,11 @@ impl App {
                     server.value_focus = false;
                 }
             }
-            Focus::Panes | Focus::Keys | Focus::Argv => self.focus = Focus::Editor,
+            Focus::Panes | Focus::Keys | Focus::Argv => {
+                self.focus = Focus::Editor;
+                // A word about the pane left behind would be stale now.
+                self.status = "back in the editor (F6 or Alt-1…9: the panes)".into();
+            }
             Focus::Editor => {}
         }
     }

@@ -90,6 +90,11 @@ impl PaletteState {
                 Some((i, score))
             })
             .collect();
+        // Letters scattered through the words are a fallback: with the words as typed found
+        // somewhere, they would only bury those.
+        if scored.iter().any(|(_, score)| *score >= TIER) {
+            scored.retain(|(_, score)| *score >= TIER);
+        }
         // Best first; equal scores keep the table's order.
         scored.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         self.shown = scored.into_iter().map(|(i, _)| i).collect();
