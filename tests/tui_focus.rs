@@ -90,7 +90,7 @@ fn editor_keys_say_why_not_when_the_editor_is_hidden() {
     assert!(h.app.overlay.is_none());
     assert_eq!(
         h.app.status,
-        "Ctrl-F: find works in the editor, hidden now — Esc goes back to it"
+        "Ctrl-F: find works in the editor, hidden now (Esc: the editor)"
     );
     assert_eq!(h.app.focus, Focus::Panes);
     // Esc goes back to it (zoomed, the editor is what shows now).
@@ -170,18 +170,18 @@ fn a_key_that_does_nothing_says_so() {
     h.press("z");
     assert_eq!(
         h.app.status,
-        "z does nothing in the Trace tab — F1 lists its keys, Esc goes back to the editor"
+        "z does nothing in the Trace tab (F1: its keys, Esc: the editor)"
     );
     h.press("<A-4>").press("q");
     assert_eq!(
         h.app.status,
-        "q does nothing in the Warnings tab — F1 lists its keys, Esc goes back to the editor"
+        "q does nothing in the Warnings tab (F1: its keys, Esc: the editor)"
     );
     // In the editor: a chord nothing is bound to.
     h.press("<Esc>").press("<C-b>");
     assert_eq!(
         h.app.status,
-        "Ctrl-B does nothing in the editor — F1 lists every key"
+        "Ctrl-B does nothing in the editor (F1: every key)"
     );
     assert!(!h.app.editor.modified);
 }

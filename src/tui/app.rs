@@ -625,7 +625,7 @@ impl App {
         }
         if !self.shows_editor() {
             self.status = format!(
-                "{}: {} works in the editor, hidden now — Esc goes back to it",
+                "{}: {} works in the editor, hidden now (Esc: the editor)",
                 super::ui::key_label(key),
                 action.hint()
             );
@@ -677,7 +677,7 @@ impl App {
             }
             // Ctrl or Alt with a character, or an F-key, that nothing is bound to.
             Focus::Editor if unbound_chord(&key) => {
-                self.status = format!("{label} does nothing in the editor — F1 lists every key");
+                self.status = format!("{label} does nothing in the editor (F1: every key)");
             }
             Focus::Editor => self.editor.on_key(key),
             Focus::Keys => self.inputs.on_key(true, key),
@@ -685,7 +685,7 @@ impl App {
             Focus::Panes if matches!(key.code, KeyCode::Modifier(_) | KeyCode::Null) => {}
             Focus::Panes => {
                 self.status = format!(
-                    "{label} does nothing in the {} tab — F1 lists its keys, Esc goes back to the editor",
+                    "{label} does nothing in the {} tab (F1: its keys, Esc: the editor)",
                     self.tab.title()
                 );
             }
