@@ -93,7 +93,12 @@ pub fn live_send_text(
     let slow = question
         .concerns
         .iter()
-        .any(|c| matches!(c, Concern::Slow { .. } | Concern::Incomplete { .. }));
+        .any(|c| matches!(c, Concern::Slow { .. } | Concern::Incomplete { .. }))
+        // The cluster's own clock named already.
+        && !question
+            .concerns
+            .iter()
+            .any(|c| matches!(c, Concern::NodeTimeout { .. }));
     if let (true, Some(note)) = (slow, cluster_note) {
         text = text.replacen(
             ". Nothing was sent.",

@@ -84,6 +84,9 @@ pub(crate) struct Pool {
     conns: HashMap<String, redis::Connection>,
     /// Nodes that did not answer, with why (a node that answers again is taken off).
     lost: BTreeMap<String, String>,
+    /// A node timed out or its connection was lost since the slot map was read: the cluster may
+    /// be failing it over, so the map is read again before the next command is routed.
+    pub(crate) stale: bool,
 }
 
 impl Pool {
@@ -98,6 +101,7 @@ impl Pool {
             masters: Vec::new(),
             conns,
             lost: BTreeMap::new(),
+            stale: false,
         }
     }
 
@@ -143,6 +147,7 @@ impl Pool {
                             .rsplit_once(':')
                             .map_or(String::new(), |(h, _)| h.to_string());
                         self.masters = super::parse_cluster_slots(&reply, &host);
+                        self.stale = false;
                         return Ok(self.masters.clone());
                     }
                     Reply::Error(e) => {
@@ -227,6 +232,7 @@ impl Pool {
                             "(is the node running? its replica takes over its slots once the cluster fails it over)",
                         );
                     self.lost.insert(node.addr.clone(), message.clone());
+                    self.stale = true;
                     return Err(NodeFailure {
                         sent: false,
                         timed_out: false,
@@ -253,6 +259,7 @@ impl Pool {
                 // Either way this connection is of no more use: a late reply would be read as the
                 // next command's.
                 self.conns.remove(&node.addr);
+                self.stale = true;
                 if !timed_out {
                     self.lost.insert(node.addr.clone(), message.clone());
                 }
@@ -277,14 +284,16 @@ impl Pool {
         let mut result = self.request(&node, cmd);
         // A master that cannot be reached (the command never left) may have been failed over:
         // read the slot map again and send to the slot's master now, if it changed.
-        if let (Err(f), Some(slot)) = (&result, node.slot) {
-            if !f.sent && self.refresh().is_ok() {
-                if let Ok(now) = self.route(Some(slot)) {
-                    if now.addr != node.addr {
-                        result = self.request(&now, cmd);
-                        node = now;
-                    }
-                }
+        // A keyless command goes to the next node that answers (the failed one is marked lost).
+        if matches!(&result, Err(f) if !f.sent) {
+            let moved = match node.slot {
+                Some(slot) if self.refresh().is_ok() => self.route(Some(slot)).ok(),
+                Some(_) => None,
+                None => self.route(None).ok(),
+            };
+            if let Some(now) = moved.filter(|now| now.addr != node.addr) {
+                result = self.request(&now, cmd);
+                node = now;
             }
         }
         let redirect = match &result {

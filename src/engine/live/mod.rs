@@ -465,8 +465,22 @@ impl LiveBackend {
         self.reply_of(result)
     }
 
+    /// On a cluster, read the slot map again when a node timed out or was lost since it was last
+    /// read (its replica may have taken over, or it may have been demoted): the node a command goes
+    /// to, and the role of the node given to connect, are the cluster's as it is now. Nothing to do
+    /// elsewhere, or when the map is fresh.
+    pub fn follow_topology(&mut self) {
+        let Con::Cluster(pool) = &mut self.con else {
+            return;
+        };
+        if pool.stale && pool.refresh().is_ok() {
+            self.sync_role();
+        }
+    }
+
     /// The node of the cluster a command goes to (the slot of its first key).
     fn route(&mut self, args: &[&[u8]]) -> Result<NodeRef, LiveError> {
+        self.follow_topology();
         let slot = cluster::command_slot(&mut self.resolve_cache, self.server.profile, args);
         match &self.con {
             Con::Cluster(pool) => pool.route(slot),
@@ -529,6 +543,7 @@ impl LiveBackend {
     /// PING where a script with these KEYS would go (the server, or on a cluster the node
     /// `node_for_keys` names): a dead connection is found and healed before a script is sent.
     pub fn ping_for(&mut self, keys: &[Vec<u8>]) -> Result<Reply, LiveError> {
+        self.follow_topology();
         let Some(node) = self.node_for_keys(keys) else {
             return self.command(&[b"PING"]);
         };
