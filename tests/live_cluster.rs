@@ -1530,3 +1530,218 @@ fn copy_says_which_keys_are_missing_and_where() {
         )
     );
 }
+
+/// The worker's events until its next finished run: the node it named, and the result.
+fn node_and_result(
+    worker: &evalbench::tui::worker::Worker,
+) -> (Option<String>, Box<evalbench::tui::worker::RunResult>) {
+    use evalbench::tui::worker::EngineEvent;
+    let mut node = None;
+    loop {
+        match worker.events.recv_timeout(Duration::from_secs(30)) {
+            Ok(EngineEvent::Node(n)) => node = n,
+            Ok(EngineEvent::Finished(result)) => return (node, result),
+            Ok(_) => continue,
+            Err(e) => panic!("no result: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
+    use evalbench::engine::keyspace::Db;
+    use evalbench::engine::live::guarded::{
+        describe_concern, guarded_run, Concern, Consent, Phase, RunControl,
+    };
+    use evalbench::tui::harness::Harness;
+    use evalbench::tui::worker::{EngineCommand, Worker};
+    let Some(mut cluster) = start_cluster_with(3) else {
+        return;
+    };
+    let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
+    let slot = |k: &str| evalbench::engine::lint::hash_slot(k.as_bytes());
+
+    // The guard weighs cluster-node-timeout as well as the busy threshold: with 400 ms on the node
+    // connected to and a busy threshold of 60 s, a dry run of 0.3 s is far under the busy
+    // threshold's share and over the node timeout's: asked, nothing sent.
+    for (name, value) in [
+        ("cluster-node-timeout", "400"),
+        ("busy-reply-threshold", "60000"),
+    ] {
+        assert_eq!(conns[0].cmd(&["CONFIG", "SET", name, value]), Reply::ok());
+    }
+    let mut live = connect(&cluster);
+    assert_eq!(live.server.cluster_node_timeout_ms, Some(400));
+    for (name, value) in [
+        ("cluster-node-timeout", "30000"),
+        ("busy-reply-threshold", "5000"),
+    ] {
+        assert_eq!(conns[0].cmd(&["CONFIG", "SET", name, value]), Reply::ok());
+    }
+    reset_stats(&mut conns);
+    let control = RunControl::default();
+    control.begin(&[]);
+    let slow = request(
+        "local s = redis.call('TIME') while true do local n = redis.call('TIME') \
+        if (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 300000 then break end end return 1",
+        &[],
+    );
+    let run = guarded_run(&mut live, &slow, &Consent::default(), &control, 0);
+    assert!(!run.sent);
+    let question = run.question.expect("the guard asks");
+    // (The dry run's TIME calls are a concern of their own: their replies differ on the server.)
+    assert!(!question
+        .concerns
+        .iter()
+        .any(|c| matches!(c, Concern::Slow { .. } | Concern::Incomplete { .. })));
+    let timeouts: Vec<&Concern> = question
+        .concerns
+        .iter()
+        .filter(|c| matches!(c, Concern::NodeTimeout { .. }))
+        .collect();
+    match timeouts.as_slice() {
+        [concern @ Concern::NodeTimeout {
+            ms,
+            timeout_ms: 400,
+        }] => {
+            assert!(*ms >= 300.0, "{ms}");
+            assert!(
+                describe_concern(concern).ends_with("% of this cluster's cluster-node-timeout of 400 ms (the server may be slower): a script running past it gets its master failed over by a replica, and its writes are lost with the old master"),
+                "{}",
+                describe_concern(concern)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(question.consent.slow);
+    assert!(commands_run(&mut conns)
+        .iter()
+        .all(|ran| !ran.iter().any(|c| c.starts_with("eval"))));
+
+    // The workbench, connected before the failover: its status bar follows the role.
+    let mut workbench = Harness::new("return 1", &[], &[], "{}")
+        .with_live(spec(&cluster).resolve().unwrap(), "redis 7.0.15 cluster")
+        .unwrap();
+    assert_eq!(
+        workbench.app.backend_label(),
+        "live redis 7.0.15 cluster guarded"
+    );
+
+    // A script times out on master 0 (it ran once: the kill came after its end), then master 0 is
+    // failed over to node 3. The write after it goes to node 3 at once (the slot map is read
+    // again after the timeout): node 0 never sees it.
+    let target = TargetSpec {
+        read_timeout_ms: Some(300),
+        ..spec(&cluster)
+    }
+    .resolve()
+    .unwrap();
+    let mut live = LiveBackend::connect(target).unwrap();
+    let key = key_on(0, "t");
+    let script = "redis.call('INCR', KEYS[1]) local s = redis.call('TIME') \
+        while true do local n = redis.call('TIME') \
+        if (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 1500000 then break end end return 1";
+    match live.run(&request(script, &[&key]), WriteMode::Allowed) {
+        Err(LiveError::Lost(message)) => assert!(
+            message.starts_with(&format!(
+                "{}: gave up waiting for the script after 0.3s",
+                node_of_key(&cluster, &key)
+            )),
+            "{message}"
+        ),
+        other => panic!("{:?}", other.map(|r| r.reply)),
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while conns[0].cmd(&["PING"]) != pong() {
+        assert!(Instant::now() < deadline, "node 0 stays busy");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(conns[3].cmd(&["CLUSTER", "FAILOVER"]), Reply::ok());
+    wait_for_master(&cluster, 0, slot(&key), 3);
+    reset_stats(&mut conns);
+    let report = live
+        .run(
+            &request("return redis.call('INCR', KEYS[1])", &[&key]),
+            WriteMode::Allowed,
+        )
+        .unwrap();
+    assert_eq!(report.reply, Reply::Int(2));
+    assert_eq!(
+        live.last_node.as_ref().map(|n| n.describe()),
+        Some(format!(
+            "{} (master, slot {})",
+            addr(&cluster, 3),
+            slot(&key)
+        ))
+    );
+    let ran = commands_run(&mut conns);
+    assert!(!ran[0].iter().any(|c| c.starts_with("eval")), "{ran:?}");
+    assert!(ran[3].iter().any(|c| c == "evalsha"), "{ran:?}");
+    // The node connected to is a replica now: a keyless script stays there, and says so.
+    assert_eq!(live.server.role, "slave");
+    live.run(&request("return 1", &[]), WriteMode::ReadOnly)
+        .unwrap();
+    assert_eq!(
+        live.last_node.as_ref().map(|n| n.describe()),
+        Some(format!("{} (replica, no keys)", addr(&cluster, 0)))
+    );
+    // The workbench's next check reads the role again.
+    workbench.app.connection.check_now();
+    workbench.settle();
+    assert_eq!(
+        workbench.app.backend_label(),
+        "live redis 7.0.15 cluster (replica) guarded"
+    );
+    assert_eq!(
+        workbench.app.status,
+        "the node connected to is a replica now (its master was failed over): runs with keys go to their slot's master; runs without keys stay on it, read-only"
+    );
+
+    // The node connected to is lost: a keyless script goes to a master that answers, the question
+    // names it, and Esc kills the script there; every node answers PING right after.
+    for conn in conns[1..].iter_mut() {
+        assert_eq!(
+            conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]),
+            Reply::ok()
+        );
+    }
+    let worker = Worker::start_with(Some(connect(&cluster)));
+    cluster.nodes[0].stop();
+    let run = |consent| {
+        worker.send(EngineCommand::Run {
+            id: 1,
+            request: request("local i = 0 while true do i = i + 1 end", &[]),
+            seed: Db::new(),
+            busy_threshold_ms: 100,
+            consent,
+            live: true,
+            clock_ms: 0,
+        })
+    };
+    let running_on = format!("{} (master, no keys)", addr(&cluster, 3));
+    run(Default::default());
+    let (node, result) = node_and_result(&worker);
+    assert_eq!(node.as_deref(), Some(running_on.as_str()));
+    run(result.question.expect("the guard asks").consent);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while worker.live_phase() != Phase::OnServer {
+        assert!(Instant::now() < deadline, "the run reaches the server");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    worker.cancel();
+    let (node, result) = node_and_result(&worker);
+    assert!(killed(&result.report), "{:?}", result.report.reply);
+    assert_eq!(node.as_deref(), Some(running_on.as_str()));
+    assert_eq!(
+        result.kill.as_deref(),
+        Some(
+            format!(
+                "sent SCRIPT KILL to {running_on}: OK; the script was stopped (the server answers PING)"
+            )
+            .as_str()
+        )
+    );
+    for (i, conn) in conns.iter_mut().enumerate().skip(1) {
+        assert_eq!(conn.cmd(&["PING"]), pong(), "node {i}");
+    }
+}

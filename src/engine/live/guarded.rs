@@ -484,9 +484,14 @@ impl GuardedRun {
         let question = Question {
             consent: Consent {
                 writes,
-                slow: concerns
-                    .iter()
-                    .any(|c| matches!(c, Concern::Incomplete { .. } | Concern::Slow { .. } | Concern::NodeTimeout { .. })),
+                slow: concerns.iter().any(|c| {
+                    matches!(
+                        c,
+                        Concern::Incomplete { .. }
+                            | Concern::Slow { .. }
+                            | Concern::NodeTimeout { .. }
+                    )
+                }),
                 unchecked: false,
                 unseen: concerns.iter().any(|c| matches!(c, Concern::Unseen(_))),
                 unkillable: concerns.iter().any(|c| matches!(c, Concern::Unkillable(_))),
@@ -552,6 +557,11 @@ fn guarded_run_inner(
         plain(report, Db::new(), Db::new(), dry)
     };
     live.follow_topology();
+    // A keyless script goes to the node given to connect while it answers, else to a master that
+    // does: found now, so that the question names the node the script would go to.
+    if live.server.cluster && request.keys.is_empty() {
+        let _ = live.ping_for(&request.keys);
+    }
     let replica = live.runs_on_replica(&request.keys);
     if let Some(refusal) = live.cross_slot_refusal(request) {
         return plain(refused(refusal), Db::new(), Db::new(), None);
@@ -745,7 +755,12 @@ pub fn kill_running_report(
             return match (&node, &kill_target) {
                 (Some(node), Some(to)) => {
                     let (answer, after) = super::kill_on(to, "FUNCTION");
-                    super::judge_kill("FUNCTION", &format!(" to {}", node.describe()), &answer, &after)
+                    super::judge_kill(
+                        "FUNCTION",
+                        &format!(" to {}", node.describe()),
+                        &answer,
+                        &after,
+                    )
                 }
                 _ => super::fcall::function_kill_report(target),
             };

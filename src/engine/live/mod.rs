@@ -591,6 +591,8 @@ impl LiveBackend {
                 down.push(format!("{label}: {why}"));
             }
         }
+        // The slot map read now tells the role of the node given to connect (a failover).
+        self.sync_role();
         match first_error {
             Some(e) if down.len() == nodes.len() => Err(LiveError::Lost(e)),
             _ => Ok(down),
