@@ -779,6 +779,53 @@ fn script_kill_reaches_the_node_running_the_script() {
         overview::library_coverage(&seen.nodes),
         vec!["counters: every master (3)".to_string()]
     );
+    // --json: an object per master, its state before and its own answer.
+    assert_eq!(
+        conns[1].cmd(&["FUNCTION", "DELETE", "counters"]),
+        Reply::ok()
+    );
+    let node_json = |i: usize, state: &str, sent: bool, reply: serde_json::Value| serde_json::json!({"node": master(i), "addr": addr(&cluster, i), "state": state, "sent": sent, "reply": reply, "error": null});
+    let json = |out: &str| -> serde_json::Value { serde_json::from_str(out).unwrap() };
+    let (code, stdout, stderr) = load(&["--json"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        json(&stdout)["masters"],
+        serde_json::json!([
+            node_json(0, "has this code already", false, serde_json::Value::Null),
+            node_json(1, "does not have it", false, serde_json::Value::Null),
+            node_json(2, "has this code already", false, serde_json::Value::Null),
+        ])
+    );
+    assert_eq!(conns[1].cmd(&["FUNCTION", "LIST"]), Reply::Array(vec![]));
+    let (code, stdout, stderr) = load(&["--json", "--yes"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let out = json(&stdout);
+    assert_eq!(
+        out["masters"],
+        serde_json::json!([
+            node_json(0, "has this code already", false, serde_json::Value::Null),
+            node_json(
+                1,
+                "does not have it",
+                true,
+                serde_json::json!({"bulk": "counters"})
+            ),
+            node_json(2, "has this code already", false, serde_json::Value::Null),
+        ])
+    );
+    assert_eq!(
+        (&out["library"], &out["loaded"], &out["failed"]),
+        (
+            &serde_json::json!("counters"),
+            &serde_json::json!(1),
+            &serde_json::json!(0)
+        )
+    );
+    let seen = overview::read(&mut watcher).unwrap();
+    assert_eq!(
+        overview::library_coverage(&seen.nodes),
+        vec!["counters: every master (3)".to_string()]
+    );
 
     // Esc in the workbench: the worker sends the kill to the node of the run's key.
     let worker = Worker::start_with(Some(connect(&cluster)));
