@@ -1666,13 +1666,53 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
         .all(|ran| !ran.iter().any(|c| c.starts_with("eval"))));
 
     // The workbench, connected before the failover: its status bar follows the role.
-    let mut workbench = Harness::new("return 1", &[], &[], "{}")
+    let library = "#!lua name=tally\nredis.register_function('tally', function(keys) return redis.call('INCR', keys[1]) end)";
+    assert_eq!(
+        conns[1].cmd(&["FUNCTION", "LOAD", library]),
+        Reply::bulk("tally")
+    );
+    let mut workbench = Harness::new(library, &[], &[], "{}")
         .with_live(spec(&cluster).resolve().unwrap(), "redis 7.0.15 cluster")
         .unwrap();
     assert_eq!(
         workbench.app.backend_label(),
         "live redis 7.0.15 cluster guarded"
     );
+    // Alt-U on a cluster: the library on every master, each master's state shown first, one y,
+    // each master's own answer.
+    let master = |i: usize| {
+        format!(
+            "{} (master, slots {}-{})",
+            addr(&cluster, i),
+            RANGES[i].0,
+            RANGES[i].1
+        )
+    };
+    workbench.press("<A-u>");
+    let screen = workbench.render(120, 40);
+    for line in [
+        "on 3 masters (the changes below are the first's):".to_string(),
+        format!("{}: does not have it (FUNCTION LOAD)", master(0)),
+        format!("{}: has this code already (nothing to send)", master(1)),
+        format!("{}: does not have it (FUNCTION LOAD)", master(2)),
+        "y sends FUNCTION LOAD REPLACE to the 2 masters without this code (one y for all)"
+            .to_string(),
+    ] {
+        assert!(screen.contains(&line), "{line}\n{screen}");
+    }
+    workbench.press("y");
+    assert_eq!(
+        workbench.app.status,
+        format!(
+            "library tally: {}: loaded tally; {}: has this code already: nothing sent; {}: loaded tally",
+            master(0),
+            master(1),
+            master(2)
+        )
+    );
+    for conn in conns[..3].iter_mut() {
+        assert!(matches!(conn.cmd(&["FUNCTION", "LIST"]), Reply::Array(libs) if libs.len() == 1));
+    }
 
     // A script times out on master 0 (it ran once: the kill came after its end), then master 0 is
     // failed over to node 3. The write after it goes to node 3 at once (the slot map is read

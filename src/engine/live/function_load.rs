@@ -41,6 +41,8 @@ pub struct LoadPlan {
     pub sandbox_error: Option<String>,
     /// On a cluster: the master the load goes to.
     pub cluster_node: Option<String>,
+    /// On a cluster, when the load goes to every master (`masters_with`): each master's state.
+    pub masters: Vec<MasterLibrary>,
 }
 
 /// Why a load is refused before anything is planned or sent.
@@ -161,6 +163,7 @@ pub fn plan_load(
         diff: String::new(),
         sandbox_error,
         cluster_node: None,
+        masters: Vec::new(),
     };
     if let Some((old, old_code)) = &server_library {
         plan.same_code = old_code.as_slice() == code;
