@@ -1688,6 +1688,10 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
             RANGES[i].1
         )
     };
+    assert_eq!(
+        conns[2].cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]),
+        Reply::ok()
+    );
     workbench.press("<A-u>");
     let screen = workbench.render(120, 40);
     for line in [
@@ -1713,6 +1717,33 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
     for conn in conns[..3].iter_mut() {
         assert!(matches!(conn.cmd(&["FUNCTION", "LIST"]), Reply::Array(libs) if libs.len() == 1));
     }
+    // The overview: the first fields named by their node, then each master's state, libraries
+    // and slow log with a node column (the load is in master 2's slow log).
+    workbench.press("<A-5>").press("i");
+    let screen = workbench.render(200, 60);
+    let mut expected = vec![
+        format!("Node connected to: {} (master)", addr(&cluster, 0)),
+        format!(
+            "Function libraries on {} (FUNCTION LIST): 1",
+            addr(&cluster, 0)
+        ),
+        "Masters (3)".to_string(),
+        "tally: every master (3)".to_string(),
+        "Slow log by node".to_string(),
+    ];
+    expected.extend((0..3).map(|i| format!("{:<21} tally", addr(&cluster, i))));
+    for line in expected {
+        assert!(screen.contains(&line), "{line}\n{screen}");
+    }
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains(&format!("{:<21} #", addr(&cluster, 2)))
+                && l.contains("FUNCTION LOAD REPLACE #!lua name=tally")),
+        "{screen}"
+    );
+    assert!(!screen.contains("Slow log (SLOWLOG GET"), "{screen}");
+    workbench.press("i");
 
     // A script times out on master 0 (it ran once: the kill came after its end), then master 0 is
     // failed over to node 3. The write after it goes to node 3 at once (the slot map is read

@@ -63,6 +63,8 @@ pub struct Overview {
     /// On a cluster: each master as read now (the fields above are the node given to connect's;
     /// `busy` names the busy node).
     pub nodes: Vec<NodeOverview>,
+    /// On a cluster: the node the fields above were read from, "127.0.0.1:7000 (master)".
+    pub node: Option<String>,
 }
 
 /// One master of a cluster in the overview.
@@ -297,6 +299,9 @@ pub fn read(live: &mut LiveBackend) -> Result<Overview, LiveError> {
     }
     if live.server.cluster {
         overview.nodes = read_nodes(live);
+        overview.node = live
+            .node_for_keys(&[])
+            .map(|n| format!("{} ({})", n.addr, n.role));
         // The banner names the node that is busy (the one given to connect, or another master).
         let seed = live.node_for_keys(&[]).map(|n| n.addr);
         overview.busy = match overview.busy.take() {
