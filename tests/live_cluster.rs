@@ -1862,4 +1862,23 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
     for (i, conn) in conns.iter_mut().enumerate().skip(1) {
         assert_eq!(conn.cmd(&["PING"]), pong(), "node {i}");
     }
+    // X in the overview with the node connected to down and a replica stopped: the nodes of the
+    // slot map (read from a master that answers) are asked; no script runs: NOTBUSY, and the
+    // replica is named as not reached (not a refused kill).
+    cluster.nodes[4].stop();
+    workbench.press("i").press("X").press("y");
+    let status = workbench.app.status.clone();
+    assert!(
+        status.starts_with("sent SCRIPT KILL: NOTBUSY on the 4 nodes that answered (no script was running there); not reached: ")
+            || status.starts_with("sent SCRIPT KILL: NOTBUSY on the 5 nodes that answered (no script was running there); not reached: "),
+        "{status}"
+    );
+    assert!(
+        status.contains(&format!(
+            "{0} (replica of {1}): {0}: connection refused",
+            addr(&cluster, 4),
+            addr(&cluster, 1)
+        )),
+        "{status}"
+    );
 }

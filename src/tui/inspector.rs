@@ -280,7 +280,7 @@ impl InspectorCore {
             }
             InspectRequest::ScriptKill => {
                 // On fresh connections (every node of a cluster: the script's keys are unknown).
-                let answers = crate::engine::live::script_kill_everywhere(&self.live.target);
+                let answers = self.live.script_kill_on_every_node();
                 vec![InspectEvent::Killed(
                     crate::engine::live::overview::describe_kill(answers, self.live.server.cluster),
                 )]

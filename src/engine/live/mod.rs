@@ -1586,9 +1586,12 @@ pub fn judge_kills(answers: Result<KillAnswers, LiveError>, cluster: bool) -> Ki
     };
     let not_busy =
         |a: &Result<Reply, LiveError>| matches!(a, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"));
+    // The node that ran the script answered something but NOTBUSY; a node that could not be
+    // reached is told only when no node answered so.
     let (node, answer, after) = answers
         .iter()
-        .find(|(_, a, _)| !not_busy(a))
+        .find(|(_, a, _)| a.is_ok() && !not_busy(a))
+        .or_else(|| answers.iter().find(|(_, a, _)| !not_busy(a)))
         .unwrap_or(&answers[0]);
     let to = if cluster {
         format!(" to {node}")
@@ -1684,6 +1687,46 @@ pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers,
     Ok(vec![(node.describe(), answer, after)])
 }
 
+impl LiveBackend {
+    /// SCRIPT KILL on every node (the overview's X) as `script_kill_everywhere`, the nodes from
+    /// this connection's slot map read again (a node given to connect that is down is not needed).
+    pub fn script_kill_on_every_node(&mut self) -> Result<KillAnswers, LiveError> {
+        let killer = self.killer_target();
+        if !self.server.cluster {
+            return script_kill_everywhere(&killer);
+        }
+        let masters = self
+            .cluster_masters()
+            .unwrap_or_else(|_| self.masters().to_vec());
+        if masters.is_empty() {
+            return script_kill_everywhere(&killer);
+        }
+        Ok(kill_on_nodes(&killer, &masters))
+    }
+}
+
+/// SCRIPT KILL on each master and replica of `masters`, each named with its role and slots.
+fn kill_on_nodes(target: &Target, masters: &[ClusterNode]) -> KillAnswers {
+    let mut nodes: Vec<(String, String)> = Vec::new();
+    for m in masters {
+        nodes.push((
+            m.addr(),
+            format!("{} (master, slots {})", m.addr(), m.ranges()),
+        ));
+        for r in &m.replicas {
+            nodes.push((r.clone(), format!("{r} (replica of {})", m.addr())));
+        }
+    }
+    nodes
+        .into_iter()
+        .map(|(addr, name)| {
+            let node = cluster::node_target(target, &addr);
+            let (answer, after) = kill_on(&node, "SCRIPT");
+            (name, answer, after)
+        })
+        .collect()
+}
+
 /// SCRIPT KILL where any script may run, when its keys are unknown (the overview's X): a standalone
 /// server, or a node busy itself, as `script_kill_for`; a cluster: every master and replica (the
 /// ones running no script answer NOTBUSY), each named with its role and slots.
@@ -1699,24 +1742,7 @@ pub fn script_kill_everywhere(target: &Target) -> Result<KillAnswers, LiveError>
     if masters.is_empty() {
         return script_kill_for(target, &[]);
     }
-    let mut nodes: Vec<(String, String)> = Vec::new();
-    for m in &masters {
-        nodes.push((
-            m.addr(),
-            format!("{} (master, slots {})", m.addr(), m.ranges()),
-        ));
-        for r in &m.replicas {
-            nodes.push((r.clone(), format!("{r} (replica of {})", m.addr())));
-        }
-    }
-    Ok(nodes
-        .into_iter()
-        .map(|(addr, name)| {
-            let node = cluster::node_target(target, &addr);
-            let (answer, after) = kill_on(&node, "SCRIPT");
-            (name, answer, after)
-        })
-        .collect())
+    Ok(kill_on_nodes(target, &masters))
 }
 
 /// A master of a cluster as CLUSTER SLOTS lists it.

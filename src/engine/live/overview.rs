@@ -321,13 +321,28 @@ pub fn read(live: &mut LiveBackend) -> Result<Overview, LiveError> {
 /// SCRIPT KILL's answers (`script_kill_for`) in words for the overview: as a live run's kill, except
 /// NOTBUSY, which here means no script was running (not one that ended before the kill).
 pub fn describe_kill(answers: Result<super::KillAnswers, LiveError>, cluster: bool) -> String {
-    let all_not_busy = answers.as_ref().is_ok_and(|a| {
-        !a.is_empty()
-            && a.iter()
-                .all(|(_, r, _)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY")))
-    });
+    let not_busy =
+        |r: &Result<Reply, LiveError>| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"));
+    let all_not_busy = answers
+        .as_ref()
+        .is_ok_and(|a| !a.is_empty() && a.iter().all(|(_, r, _)| not_busy(r)));
     if all_not_busy {
         return "sent SCRIPT KILL: NOTBUSY (no script was running)".into();
+    }
+    // Every node that answered said NOTBUSY; the others could not be reached: say both.
+    if let Ok(a) = &answers {
+        let unreachable: Vec<String> = a
+            .iter()
+            .filter_map(|(node, r, _)| Some(format!("{node}: {}", r.as_ref().err()?)))
+            .collect();
+        let answered = a.iter().filter(|(_, r, _)| r.is_ok()).count();
+        if answered > 0 && a.iter().all(|(_, r, _)| r.is_err() || not_busy(r)) {
+            return format!(
+                "sent SCRIPT KILL: NOTBUSY on the {answered} node{} that answered (no script was running there); not reached: {}",
+                if answered == 1 { "" } else { "s" },
+                unreachable.join("; ")
+            );
+        }
     }
     super::describe_kill(answers, cluster)
 }
