@@ -1722,7 +1722,10 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
     workbench.press("<A-5>").press("i");
     let screen = workbench.render(200, 60);
     let mut expected = vec![
-        format!("Node connected to: {} (master)", addr(&cluster, 0)),
+        format!(
+            "Node: {} (master, the node connected to)",
+            addr(&cluster, 0)
+        ),
         format!(
             "Function libraries on {} (FUNCTION LIST): 1",
             addr(&cluster, 0)
@@ -1862,6 +1865,24 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
     for (i, conn) in conns.iter_mut().enumerate().skip(1) {
         assert_eq!(conn.cmd(&["PING"]), pong(), "node {i}");
     }
+    // The workbench's check names the node connected to as down, whatever the map says of it.
+    workbench.app.connection.check_now();
+    workbench.settle();
+    let down = workbench.app.connection.down.clone();
+    assert!(
+        down.iter()
+            .any(|d| d.starts_with(&format!("{} (", addr(&cluster, 0)))
+                && d.contains(": connection refused")),
+        "{down:?}"
+    );
+    assert!(
+        workbench
+            .app
+            .backend_label()
+            .contains(" guarded · 1 node down: "),
+        "{}",
+        workbench.app.backend_label()
+    );
     // X in the overview with the node connected to down and a replica stopped: the nodes of the
     // slot map (read from a master that answers) are asked; no script runs: NOTBUSY, and the
     // replica is named as not reached (not a refused kill).

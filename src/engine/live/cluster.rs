@@ -87,6 +87,9 @@ pub(crate) struct Pool {
     /// A node timed out or its connection was lost since the slot map was read: the cluster may
     /// be failing it over, so the map is read again before the next command is routed.
     pub(crate) stale: bool,
+    /// The master keyless commands went to while the seed did not answer: they stay there while
+    /// it answers (a slot map read again must not move them to another master unasked).
+    keyless: Option<String>,
 }
 
 impl Pool {
@@ -102,6 +105,7 @@ impl Pool {
             conns,
             lost: BTreeMap::new(),
             stale: false,
+            keyless: None,
         }
     }
 
@@ -113,14 +117,25 @@ impl Pool {
             .collect()
     }
 
-    fn role_of(&self, addr: &str) -> String {
+    /// "master", "replica", or "node" when the slot map does not list it (a node failed and
+    /// left out, or no map read yet).
+    pub(crate) fn role_of(&self, addr: &str) -> String {
         if self.masters.iter().any(|m| m.addr() == addr) {
             "master".into()
-        } else if self.masters.is_empty() && addr == self.seed_addr {
-            "node".into()
-        } else {
+        } else if self
+            .masters
+            .iter()
+            .any(|m| m.replicas.iter().any(|r| r == addr))
+        {
             "replica".into()
+        } else {
+            "node".into()
         }
+    }
+
+    /// The address of the node given to connect.
+    pub(crate) fn seed_addr(&self) -> &str {
+        &self.seed_addr
     }
 
     /// Read the slot map again (CLUSTER SLOTS), from the seed or, when it does not answer, from any
@@ -186,13 +201,16 @@ impl Pool {
                 ))),
             },
             None => {
-                let addr = if !self.lost.contains_key(&self.seed_addr) {
+                let answers = |a: &String| !self.lost.contains_key(a);
+                let addr = if answers(&self.seed_addr) {
                     self.seed_addr.clone()
                 } else {
-                    self.masters
-                        .iter()
-                        .map(ClusterNode::addr)
-                        .find(|a| !self.lost.contains_key(a))
+                    let masters: Vec<String> =
+                        self.masters.iter().map(ClusterNode::addr).collect();
+                    self.keyless
+                        .clone()
+                        .filter(|k| masters.contains(k) && answers(k))
+                        .or_else(|| masters.into_iter().find(answers))
                         .unwrap_or_else(|| self.seed_addr.clone())
                 };
                 Ok(NodeRef {
@@ -295,6 +313,9 @@ impl Pool {
                 result = self.request(&now, cmd);
                 node = now;
             }
+        }
+        if node.slot.is_none() && node.addr != self.seed_addr && result.is_ok() {
+            self.keyless = Some(node.addr.clone());
         }
         let redirect = match &result {
             Ok(Reply::Error(e)) => {

@@ -572,11 +572,20 @@ impl LiveBackend {
                 (node, label)
             })
             .collect();
-        if let Ok(seed) = pool.route(None) {
-            if !nodes.iter().any(|(n, _)| n.addr == seed.addr) {
-                let label = format!("{} ({})", seed.addr, seed.role);
-                nodes.push((seed, label));
-            }
+        // The node given to connect, whatever the map says of it (down, it is named as down).
+        let seed = pool.seed_addr().to_string();
+        if !nodes.iter().any(|(n, _)| n.addr == seed) {
+            let role = pool.role_of(&seed);
+            let label = match role.as_str() {
+                "node" => format!("{seed} (node connected to, not in the slot map)"),
+                role => format!("{seed} ({role})"),
+            };
+            let node = NodeRef {
+                addr: seed,
+                role,
+                slot: None,
+            };
+            nodes.push((node, label));
         }
         let mut down = Vec::new();
         let mut first_error = None;
@@ -880,12 +889,12 @@ impl LiveBackend {
         if pool.masters.is_empty() {
             return;
         }
-        let seed = cluster::target_addr(&self.target);
-        self.server.role = if pool.masters.iter().any(|m| m.addr() == seed) {
-            "master".into()
-        } else {
-            "slave".into()
-        };
+        // A node the map does not list (failed, left out) keeps the role it was last seen with.
+        match pool.role_of(pool.seed_addr()).as_str() {
+            "master" => self.server.role = "master".into(),
+            "replica" => self.server.role = "slave".into(),
+            _ => {}
+        }
     }
 
     /// Does a script with these KEYS run on a replica (writes refused)? A standalone server: when it

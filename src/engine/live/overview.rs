@@ -63,7 +63,8 @@ pub struct Overview {
     /// On a cluster: each master as read now (the fields above are the node given to connect's;
     /// `busy` names the busy node).
     pub nodes: Vec<NodeOverview>,
-    /// On a cluster: the node the fields above were read from, "127.0.0.1:7000 (master)".
+    /// On a cluster: the node the fields above were read from, "127.0.0.1:7000 (master, the node
+    /// connected to)", or another master when that one does not answer.
     pub node: Option<String>,
 }
 
@@ -299,9 +300,17 @@ pub fn read(live: &mut LiveBackend) -> Result<Overview, LiveError> {
     }
     if live.server.cluster {
         overview.nodes = read_nodes(live);
-        overview.node = live
-            .node_for_keys(&[])
-            .map(|n| format!("{} ({})", n.addr, n.role));
+        let connected = super::cluster::target_addr(&live.target);
+        overview.node = live.node_for_keys(&[]).map(|n| {
+            if n.addr == connected {
+                format!("{} ({}, the node connected to)", n.addr, n.role)
+            } else {
+                format!(
+                    "{} ({}; the node connected to, {connected}, does not answer)",
+                    n.addr, n.role
+                )
+            }
+        });
         // The banner names the node that is busy (the one given to connect, or another master).
         let seed = live.node_for_keys(&[]).map(|n| n.addr);
         overview.busy = match overview.busy.take() {

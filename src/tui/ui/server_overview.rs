@@ -84,7 +84,7 @@ pub fn draw(
         .as_deref()
         .map(|n| n.split(' ').next().unwrap_or(n));
     if let Some(node) = &overview.node {
-        lines.push(header(&format!("Node connected to: {node}")));
+        lines.push(header(&format!("Node: {node}")));
     }
     if !overview.highlights.is_empty() {
         let parts: Vec<String> = overview
