@@ -1800,6 +1800,45 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
     assert!(ran[3].iter().any(|c| c == "evalsha"), "{ran:?}");
     // The node connected to is a replica now: a keyless script stays there, and says so.
     assert_eq!(live.server.role, "slave");
+    // A load on every master from it: the masters are the slot map's (node 3 now).
+    let file = cluster.dir.join("tally.lua");
+    std::fs::write(&file, library).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["function", "load", "--every-master", "--json", "--server"])
+        .arg(format!("redis://{}", addr(&cluster, 0)))
+        .arg(&file)
+        .env_remove("REDIS_URL")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let nodes: Vec<(String, String, bool)> = json["masters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["addr"].as_str().unwrap().to_string(),
+                m["state"].as_str().unwrap().to_string(),
+                m["sent"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        nodes,
+        [3, 1, 2]
+            .map(|i| (
+                addr(&cluster, i),
+                "has this code already".to_string(),
+                false
+            ))
+            .to_vec()
+    );
     live.run(&request("return 1", &[]), WriteMode::ReadOnly)
         .unwrap();
     assert_eq!(

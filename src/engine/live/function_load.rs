@@ -115,7 +115,8 @@ pub fn plan_load(
     code: &[u8],
     label: &str,
 ) -> Result<LoadPlan, LoadRefusal> {
-    if role(live)? != "master" {
+    // On a cluster the load goes to masters from the slot map, whatever the node connected to is.
+    if !live.server.cluster && role(live)? != "master" {
         return Err(LoadRefusal::Replica(live.target.display.clone()));
     }
     let mut sandbox = Sandbox::new();
@@ -292,7 +293,7 @@ pub fn load(
     code: &[u8],
     replace: bool,
 ) -> Result<Reply, LoadRefusal> {
-    if role(live)? != "master" {
+    if plan.cluster_node.is_none() && role(live)? != "master" {
         return Err(LoadRefusal::Replica(live.target.display.clone()));
     }
     let mut args: Vec<&[u8]> = vec![b"FUNCTION", b"LOAD"];
