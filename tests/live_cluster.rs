@@ -1619,6 +1619,22 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
     }
     let mut live = connect(&cluster);
     assert_eq!(live.server.cluster_node_timeout_ms, Some(400));
+    let slow_script = "local s = redis.call('TIME') while true do local n = redis.call('TIME') \
+        if (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 300000 then break end end return 1";
+    let slow_file = cluster.dir.join("slow.lua");
+    std::fs::write(&slow_file, slow_script).unwrap();
+    let url = format!("redis://{}", addr(&cluster, 0));
+    let (code, stdout, stderr) = cli(&["--server", &url, slow_file.to_str().unwrap()]);
+    assert_eq!((code, stdout.as_str()), (2, ""), "{stderr}");
+    assert!(
+        stderr
+            .starts_with("evalbench: refused: the dry run in the sandbox on a copy of KEYS took "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("% of this cluster's cluster-node-timeout of 400 ms (the server may be slower): a script running past it gets its master failed over by a replica, and its writes are lost with the old master.\nNothing was sent to {} (master, no keys). Rerun with --yes", addr(&cluster, 0))),
+        "{stderr}"
+    );
     for (name, value) in [
         ("cluster-node-timeout", "30000"),
         ("busy-reply-threshold", "5000"),
@@ -1628,11 +1644,7 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
     reset_stats(&mut conns);
     let control = RunControl::default();
     control.begin(&[]);
-    let slow = request(
-        "local s = redis.call('TIME') while true do local n = redis.call('TIME') \
-        if (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 300000 then break end end return 1",
-        &[],
-    );
+    let slow = request(slow_script, &[]);
     let run = guarded_run(&mut live, &slow, &Consent::default(), &control, 0);
     assert!(!run.sent);
     let question = run.question.expect("the guard asks");
