@@ -177,6 +177,13 @@ pub fn debug_live(
             } else {
                 match dry_run(&mut live, &request, now) {
                     Ok(run) => {
+                        let in_c = crate::engine::live::guarded::stopped_in_c(&run.report);
+                        if !in_c.is_empty() {
+                            section(
+                                "SCRIPT KILL cannot stop it (the server may need a restart):",
+                                &in_c,
+                            );
+                        }
                         if !run.writes.is_empty() {
                             section(
                                 "A dry run in the sandbox on a copy of KEYS writes:",

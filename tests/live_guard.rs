@@ -429,3 +429,65 @@ fn an_unkillable_place_and_a_write_are_one_question_and_yes_writes_once() {
     );
     assert!(!info.contains("cmdstat_eval_ro"), "{info}");
 }
+
+/// The server's script calls so far (INFO commandstats): none, when nothing was sent.
+fn script_calls(server: &RedisServer) -> Vec<String> {
+    let Reply::Bulk(info) = server.connect().cmd(&["INFO", "commandstats"]) else {
+        panic!("INFO commandstats answers a bulk string")
+    };
+    String::from_utf8_lossy(&info)
+        .lines()
+        .filter(|l| l.starts_with("cmdstat_eval") || l.starts_with("cmdstat_script"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A pattern search runs inside one C call on the server, where neither the hook nor SCRIPT KILL
+/// reaches: its dry run, stopped there, raises the unkillable concern (no read timeout or SCRIPT
+/// KILL is promised), and nothing reaches the server, which would freeze.
+#[test]
+fn a_pattern_search_that_would_freeze_the_server_is_never_sent() {
+    let Some(server) = server() else { return };
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let port = server.port;
+    let pattern = "local s, p = string.rep('a', 3000), string.rep('a*', 12) .. 'b'\n";
+    let inside = |what: &str| {
+        format!("line 2: stopped at the busy threshold inside {what}, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart")
+    };
+    let script = format!("{pattern}return string.find(s, p)");
+    for extra in [&[][..], &["--read-only"][..]] {
+        let args: Vec<&str> = ["run", "--server", &url]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .chain(["SCRIPT"])
+            .collect();
+        let (code, out, err) = evalbench(&args, &script);
+        assert_eq!(code, 2, "{out}{err}");
+        assert_eq!(err, format!("evalbench: refused: SCRIPT KILL cannot stop this script:\n  {}\nIf that code runs long, the server stays busy for every client and may need a restart. Nothing was sent to 127.0.0.1:{port}. Rerun with --yes to send it anyway (with --read-only too, as EVAL_RO).\n", inside("string.find")));
+        assert!(!err.contains("--read-timeout"), "{err}");
+    }
+    untouched(&server);
+    assert_eq!(script_calls(&server), Vec::<String>::new());
+
+    // The engine's guard (the workbench, `function call`): one unkillable concern, no promise.
+    let mut live = backend(&server);
+    for (call, what) in [
+        ("return string.match(s, p)", "string.match"),
+        ("return s:gsub(p, 'x')", "string.gsub"),
+        (
+            "for m in s:gmatch(p) do end return 1",
+            "the C iterator of a `for ... in` loop",
+        ),
+    ] {
+        let script = format!("{pattern}{call}");
+        let (concerns, consent, text) = asked(&mut live, &request(&script, &[], &[]));
+        assert_eq!(concerns, vec![Concern::Unkillable(vec![inside(what)])], "{call}");
+        assert!(consent.unkillable && !consent.slow && !consent.writes && !consent.unseen);
+        assert!(
+            text.ends_with("Esc on the server sends SCRIPT KILL, which cannot stop those places. Send it to the live server? (y/n)"),
+            "{text}"
+        );
+    }
+    untouched(&server);
+    assert_eq!(script_calls(&server), Vec::<String>::new());
+}

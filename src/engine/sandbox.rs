@@ -368,6 +368,15 @@ impl Sandbox {
                 ),
             });
         }
+        if let (Outcome::Killed, Some((line, what))) = (outcome, &run.stopped_in_c) {
+            warnings.push(Warning {
+                kind: WarningKind::Unkillable,
+                line: *line,
+                message: format!(
+                    "stopped at the busy threshold inside {what}, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart"
+                ),
+            });
+        }
         if run.snapshots_skipped > 0 {
             warnings.push(Warning {
                 kind: WarningKind::TraceLimit, // a limit of evalbench's records

@@ -448,9 +448,7 @@ fn guarded_fcall_inner(
                 },
             );
         }
-        if !places.is_empty() {
-            found.insert(0, Concern::Unkillable(places));
-        }
+        super::guarded::add_unkillable(&mut found, &places);
         if !found.is_empty() {
             return GuardedRun::asking(dry, found, !read_only);
         }
