@@ -448,9 +448,21 @@ fn a_stop_inside_one_c_call_is_flagged_unkillable() {
     };
     let pattern = "local s, p = string.rep('a', 3000), string.rep('a*', 12) .. 'b'\n";
     let flagged = [
-        (format!("{pattern}return string.find(s, p)"), 2, inside("string.find")),
-        (format!("{pattern}return string.match(s, p)"), 2, inside("string.match")),
-        (format!("{pattern}return s:gsub(p, 'x')"), 2, inside("string.gsub")),
+        (
+            format!("{pattern}return string.find(s, p)"),
+            2,
+            inside("string.find"),
+        ),
+        (
+            format!("{pattern}return string.match(s, p)"),
+            2,
+            inside("string.match"),
+        ),
+        (
+            format!("{pattern}return s:gsub(p, 'x')"),
+            2,
+            inside("string.gsub"),
+        ),
         (
             format!("{pattern}for m in string.gmatch(s, p) do end return 1"),
             2,
@@ -458,9 +470,14 @@ fn a_stop_inside_one_c_call_is_flagged_unkillable() {
         ),
     ];
     for (script, line, message) in flagged {
-        let report = run_with_limit(&script, 100, Duration::from_secs(60), |_| {}).expect("returns");
+        let report =
+            run_with_limit(&script, 100, Duration::from_secs(60), |_| {}).expect("returns");
         assert_eq!(report.outcome, Outcome::Killed, "{script}");
-        assert_eq!(unkillable_warning(&report), Some((line, message)), "{script}");
+        assert_eq!(
+            unkillable_warning(&report),
+            Some((line, message)),
+            "{script}"
+        );
     }
     // A long command: the server runs it to its end.
     let report = run_with_limit(

@@ -481,7 +481,11 @@ fn a_pattern_search_that_would_freeze_the_server_is_never_sent() {
     ] {
         let script = format!("{pattern}{call}");
         let (concerns, consent, text) = asked(&mut live, &request(&script, &[], &[]));
-        assert_eq!(concerns, vec![Concern::Unkillable(vec![inside(what)])], "{call}");
+        assert_eq!(
+            concerns,
+            vec![Concern::Unkillable(vec![inside(what)])],
+            "{call}"
+        );
         assert!(consent.unkillable && !consent.slow && !consent.writes && !consent.unseen);
         assert!(
             text.ends_with("Esc on the server sends SCRIPT KILL, which cannot stop those places. Send it to the live server? (y/n)"),
@@ -490,4 +494,43 @@ fn a_pattern_search_that_would_freeze_the_server_is_never_sent() {
     }
     untouched(&server);
     assert_eq!(script_calls(&server), Vec::<String>::new());
+}
+
+/// `redis.acl_check_cmd` answers from the server's ACL rules, which the sandbox does not have (it
+/// answers as the default user): a dry run that asked is no preview, and nothing is sent unasked.
+#[test]
+fn acl_check_cmd_is_a_read_the_dry_run_cannot_see() {
+    let Some(server) = server() else { return };
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let port = server.port;
+    let script = "local can = 'no'\nif redis.acl_check_cmd('SET', KEYS[1], 'v') then can = 'yes' end\nreturn can";
+    let (code, out, err) = evalbench(&["run", "--server", &url, "SCRIPT", "k"], script);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(err, format!("evalbench: refused: the dry run in the sandbox on a copy of KEYS is no preview of the server: this call reads what the copy lacks:\n  line 2: redis.acl_check_cmd SET k v (the answer depends on the ACL user the server runs the script for: the sandbox answers as the default user, who may run every command)\nNothing was sent to 127.0.0.1:{port}. Declare every key the script touches in KEYS, or rerun with --yes to send it anyway (with --read-only too, as EVAL_RO: the server refuses any write).\n"));
+    untouched(&server);
+    assert_eq!(script_calls(&server), Vec::<String>::new());
+
+    // Why: a user who may not SET gets another answer from the server than the sandbox gives.
+    server.connect().cmd(&[
+        "ACL", "SETUSER", "reader", "on", ">pw", "~*", "+@all", "-set",
+    ]);
+    let reader = format!("redis://reader:pw@127.0.0.1:{}", server.port);
+    let (code, out, err) = evalbench(
+        &[
+            "run",
+            "--server",
+            &reader,
+            "--yes",
+            "--read-only",
+            "SCRIPT",
+            "k",
+        ],
+        script,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("\"no\""), "{out}");
+    let (code, out, err) = evalbench(&["run", "SCRIPT", "k"], script);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("\"yes\""), "{out}");
+    untouched(&server);
 }

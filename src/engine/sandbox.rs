@@ -377,6 +377,13 @@ impl Sandbox {
                 ),
             });
         }
+        for (line, call) in &run.server_state_calls {
+            warnings.push(Warning {
+                kind: WarningKind::ServerState,
+                line: *line,
+                message: format!("{call} (the answer depends on the ACL user the server runs the script for: the sandbox answers as the default user, who may run every command)"),
+            });
+        }
         if run.snapshots_skipped > 0 {
             warnings.push(Warning {
                 kind: WarningKind::TraceLimit, // a limit of evalbench's records

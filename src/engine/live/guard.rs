@@ -152,6 +152,12 @@ pub fn unseen_lines(
             out.push(format!("line {}: {} ({why})", t.line, shown(t)));
         }
     }
+    // Calls outside the trace that the server answers from its own state.
+    for w in &report.warnings {
+        if w.kind == crate::engine::report::WarningKind::ServerState {
+            out.push(format!("line {}: {}", w.line, w.message));
+        }
+    }
     if report.trace.len() >= crate::engine::lua::api::MAX_TRACED_CALLS {
         out.push(format!(
             "more calls than the {} evalbench traces (what they touched is not known)",
@@ -214,6 +220,10 @@ mod tests {
         assert_eq!(
             unseen("return redis.pcall('DBSIZE')", &[]),
             vec!["line 1: DBSIZE (it reads the whole keyspace)".to_string()]
+        );
+        assert_eq!(
+            unseen("local n = 0\nif redis.acl_check_cmd('SET', KEYS[1], 'v') then n = 1 end\nreturn n", &["k"]),
+            vec!["line 2: redis.acl_check_cmd SET k v (the answer depends on the ACL user the server runs the script for: the sandbox answers as the default user, who may run every command)".to_string()]
         );
         assert_eq!(
             unseen("return redis.pcall('MEMORY', 'DOCTOR')", &[]),

@@ -80,6 +80,9 @@ pub struct RunScratch {
     /// the Lua code that made it, what it was): Redis's count hook never fires there, so on a
     /// server SCRIPT KILL could not stop the script until that call returns.
     pub stopped_in_c: Option<(u32, String)>,
+    /// Calls answered from server state the sandbox does not have (`redis.acl_check_cmd`), as
+    /// (line, the call): a dry run that made them is no preview of the server.
+    pub server_state_calls: Vec<(u32, String)>,
     pub cancel: Arc<AtomicBool>,
     pub tracing: bool,
     pub trace: Vec<TraceEntry>,
@@ -167,6 +170,7 @@ impl RunScratch {
             stopped: None,
             stop_site: None,
             stopped_in_c: None,
+            server_state_calls: Vec::new(),
             cancel,
             tracing: true,
             trace: Vec::new(),
@@ -195,6 +199,7 @@ impl RunScratch {
         self.stopped = None;
         self.stop_site = None;
         self.stopped_in_c = None;
+        self.server_state_calls.clear();
         self.trace.clear();
         self.calls = 0;
         self.first_write_ns = None;
@@ -878,6 +883,9 @@ unsafe extern "C-unwind" fn redis_set_repl(l: L) -> c_int {
     })
 }
 
+/// Lines with a call answered from server state that a run records (one per line).
+const MAX_SERVER_STATE_CALLS: usize = 16;
+
 unsafe extern "C-unwind" fn redis_acl_check_cmd(l: L) -> c_int {
     raw::protect(l, |l| {
         let argc = ffi::lua_gettop(l);
@@ -898,7 +906,26 @@ unsafe extern "C-unwind" fn redis_acl_check_cmd(l: L) -> c_int {
                 false,
             );
         };
-        // The sandbox runs as the default user, who may run every command Redis knows.
+        // The sandbox runs as the default user, who may run every command Redis knows; the
+        // server answers for the user its client logged in as.
+        if let Some(core) = core() {
+            let line = caller_line(l);
+            if core.run.server_state_calls.len() < MAX_SERVER_STATE_CALLS
+                && !core
+                    .run
+                    .server_state_calls
+                    .iter()
+                    .any(|(at, _)| *at == line)
+            {
+                let shown: Vec<String> = args
+                    .iter()
+                    .take(8)
+                    .map(|a| String::from_utf8_lossy(&a[..a.len().min(64)]).into_owned())
+                    .collect();
+                let call = format!("{}.acl_check_cmd {}", profile.api_table, shown.join(" "));
+                core.run.server_state_calls.push((line, call));
+            }
+        }
         let known = match commands::resolve_in(profile, &args) {
             Ok(_) => true,
             Err(commands::Refusal::Unknown | commands::Refusal::UnknownSubcommand(..)) => false,
@@ -1078,7 +1105,15 @@ pub unsafe fn push_stop(l: L) {
 
 /// The libraries a C function the stop landed in is looked up in, for its name.
 const C_LIBRARIES: [&std::ffi::CStr; 9] = [
-    c"string", c"table", c"math", c"cjson", c"cmsgpack", c"struct", c"bit", c"redis", c"server",
+    c"string",
+    c"table",
+    c"math",
+    c"cjson",
+    c"cmsgpack",
+    c"struct",
+    c"bit",
+    c"redis",
+    c"server",
 ];
 
 /// When the function running on `l` is a C function (a stop landing inside `string.find`,
