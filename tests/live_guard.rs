@@ -534,3 +534,69 @@ fn acl_check_cmd_is_a_read_the_dry_run_cannot_see() {
     assert!(out.contains("\"yes\""), "{out}");
     untouched(&server);
 }
+
+/// On Valkey, `server` is the `redis` table under another name: the traced copy records its calls
+/// (and a guarded run's report shows them), however the script reaches it.
+#[test]
+fn valkey_server_calls_are_traced() {
+    use evalbench::engine::live::WriteMode;
+    use evalbench::engine::report::Via;
+    for profile in ["valkey-8.1", "valkey-9.1"] {
+        let Some(server) = RedisServer::start_profile(profile) else {
+            continue;
+        };
+        let mut live = backend(&server);
+        let scripts = [
+            // Every call names its command.
+            "server.call('SET', KEYS[1], 'v')\nlocal r = server.pcall('GET', KEYS[1])\nreturn redis.call('GET', KEYS[1])",
+            // Kept in a local, called through pcall.
+            "local s = server\ns.call('SET', KEYS[1], 'v')\nlocal ok, r = pcall(server.pcall, 'GET', KEYS[1])\nreturn redis.call('GET', KEYS[1])",
+        ];
+        for script in scripts {
+            server.connect().cmd(&["DEL", "k"]);
+            let report = live
+                .run(&request(script, &["k"], &[]), WriteMode::Allowed)
+                .expect("runs");
+            assert_eq!(
+                report.reply,
+                Reply::Bulk(b"v".to_vec()),
+                "{profile}: {script}"
+            );
+            let calls: Vec<(u32, String, Via)> = report
+                .trace
+                .iter()
+                .map(|t| {
+                    let words: Vec<String> = t
+                        .command
+                        .iter()
+                        .map(|a| String::from_utf8_lossy(a).into_owned())
+                        .collect();
+                    (t.line, words.join(" "), t.via)
+                })
+                .collect();
+            let first = if script.starts_with("local") { 2 } else { 1 };
+            assert_eq!(
+                calls,
+                vec![
+                    (first, "SET k v".to_string(), Via::Call),
+                    (first + 1, "GET k".to_string(), Via::Pcall),
+                    (first + 2, "GET k".to_string(), Via::Call),
+                ],
+                "{profile}: {script}"
+            );
+        }
+        // The guard's question lists the write made through `server`.
+        let (concerns, _, _) = asked(
+            &mut live,
+            &request("return server.call('SET', KEYS[1], 'w')", &["k"], &[]),
+        );
+        assert_eq!(
+            concerns,
+            vec![Concern::Writes(vec!["line 1: SET k w".into()])]
+        );
+        assert_eq!(
+            server.connect().cmd(&["GET", "k"]),
+            Reply::Bulk(b"v".to_vec())
+        );
+    }
+}

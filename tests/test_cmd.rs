@@ -751,9 +751,10 @@ fn server_cases_stay_in_the_scratch_db() {
     assert_eq!(format!("{:?}", conn.cmd(&["DBSIZE"])), "Int(0)");
 }
 
-/// On Valkey, `server` is the real `redis` table under another name: a script naming it is not
-/// sent to a scratch db (its calls would bypass the copy's proxy). A function library runs as it
-/// is on the server: one whose command is built at run time is not run either.
+/// On Valkey, `server` is the real `redis` table under another name: the traced copy shadows it
+/// with its proxy, so its calls are confined as `redis.call`'s are, and a local named `server` is
+/// just a local. A function library runs as it is on the server: one whose command is built at run
+/// time is not run.
 #[test]
 fn server_cases_on_valkey_cannot_leave_the_scratch_db_by_other_names() {
     let Some(server) = common::RedisServer::start_profile("valkey-8.1") else {
@@ -772,6 +773,16 @@ fn server_cases_on_valkey_cannot_leave_the_scratch_db_by_other_names() {
         "[[case]]\nname = \"alias\"\nkeys = []\nreply = { int = 1 }\n",
     )
     .unwrap();
+    std::fs::write(
+        dir.join("local.lua"),
+        "local server = 'mine'\nreturn server.call == nil and redis.call('SET', KEYS[1], server)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("local.test.toml"),
+        "[[case]]\nname = \"a local named server\"\nkeys = [\"k\"]\nreply = { status = \"OK\" }\n",
+    )
+    .unwrap();
     let library = "#!lua name=built\nredis.register_function('built', function(keys, args) redis.call('SEL' .. 'ECT', 0) return redis.call('SET', 'pwned', 'yes') end)\n";
     std::fs::write(dir.join("built.lua"), library).unwrap();
     std::fs::write(
@@ -781,18 +792,21 @@ fn server_cases_on_valkey_cannot_leave_the_scratch_db_by_other_names() {
     .unwrap();
     conn.cmd(&["FUNCTION", "LOAD", library]);
     let out = evalbench_in(&dir, &["test", "--server", &url, "--db", "15", "--yes"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stdout_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", stdout_of(&out));
     assert_eq!(
         without_times(&stdout_of(&out)),
         [
             format!("server: valkey 8.1.1 127.0.0.1:{}, scratch db 15, writes allowed (--yes)", server.port),
             "alias.test.toml".into(),
-            "  skip    alias".into(),
-            "          not run on the server: its code names server, a way past the calls evalbench keeps in the scratch db 15: it is not sent".into(),
+            "  FAIL    alias".into(),
+            "          alias.test.toml:1: the script called SELECT 0 (line 1), which reaches beyond the scratch db 15: evalbench did not send it; a case must stay in its scratch db".into(),
+            format!("          alias.test.toml:1: expected reply {{\"int\":1}}, got error \"ERR evalbench: SELECT reaches beyond the scratch db 15: not sent (test --server keeps each case in --db 15) script: {}, on @user_script:1.\"", evalbench::engine::script::sha1_hex(b"server.call('SELECT', 0)\nserver.call('SET', 'pwned', 'yes')\nreturn 1\n")),
             "built.test.toml".into(),
             "  skip    built".into(),
             "          not run on the server: the function library names a command built at run time, which can reach beyond the scratch db 15, and the server runs its code as it is: it is not sent".into(),
-            "0 cases: 0 passed, 0 failed, 2 not run on the server".into(),
+            "local.test.toml".into(),
+            "  ok      a local named server".into(),
+            "2 cases: 1 passed, 1 failed, 1 not run on the server".into(),
         ]
         .join("\n")
     );

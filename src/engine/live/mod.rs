@@ -897,7 +897,7 @@ impl LiveBackend {
 
     /// Is the script (its traced copy) already in the server's script cache?
     pub fn is_cached(&mut self, script: &[u8]) -> Result<bool, LiveError> {
-        let sha = match instrument::instrument(script) {
+        let sha = match instrument::instrument_for(script, None, self.server.profile.server_alias) {
             Some(copy) => copy.sha,
             None => sha1_hex(script),
         };
@@ -909,7 +909,7 @@ impl LiveBackend {
 
     /// SCRIPT LOAD the traced copy (what a traced run sends with EVALSHA).
     pub fn script_load(&mut self, script: &[u8]) -> Result<Reply, LiveError> {
-        match instrument::instrument(script) {
+        match instrument::instrument_for(script, None, self.server.profile.server_alias) {
             Some(copy) => self.command(&[b"SCRIPT", b"LOAD", &copy.text]),
             None => self.command(&[b"SCRIPT", b"LOAD", script]),
         }
@@ -919,8 +919,11 @@ impl LiveBackend {
         match &self.last {
             Some((s, copy)) if s == script => Some(copy.clone()),
             _ => {
-                let copy =
-                    std::sync::Arc::new(instrument::instrument_confined(script, self.confine_db)?);
+                let copy = std::sync::Arc::new(instrument::instrument_for(
+                    script,
+                    self.confine_db,
+                    self.server.profile.server_alias,
+                )?);
                 self.last = Some((script.to_vec(), copy.clone()));
                 Some(copy)
             }
