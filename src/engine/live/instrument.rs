@@ -1053,11 +1053,24 @@ mod tests {
             confinement_escape(b"return loadstring('return redis')()"),
             Some("loadstring")
         );
-        // Valkey's `server` is the real `redis` table: its calls would bypass the proxy.
+        // Valkey's `server` is shadowed by the proxy as `redis` is: no way past it.
         assert_eq!(
             confinement_escape(b"server.call('SELECT', 0) return server.call('SET', 'k', 1)"),
-            Some("server")
+            None
         );
+        let copy = instrument_for(b"return server.call('GET', KEYS[1])", Some(3), true).unwrap();
+        let text = String::from_utf8(copy.text).unwrap();
+        assert!(
+            text.contains(
+                " local server = redis local function __eb_f() return server.call('GET', KEYS[1])"
+            ),
+            "{text}"
+        );
+        // Not on Redis, where `server` is no global: naming it raises as on the server.
+        let copy = instrument_for(b"return server.call('GET', KEYS[1])", Some(3), false).unwrap();
+        assert!(!String::from_utf8(copy.text)
+            .unwrap()
+            .contains("local server"));
         // Comments and strings are not code; longer names are other names.
         assert_eq!(
             confinement_escape(
@@ -1113,7 +1126,7 @@ mod tests {
             local s = [[redis]] .. redis.call 'TIME'[1]\r\nredis.log(redis.LOG_WARNING, 'x')\n\
             return redis.pcall(\"HGETALL\", KEYS[1]), redis.call('EXISTS', KEYS[2])";
         assert_eq!(
-            scan_names(script, 1),
+            scan_names(script, 1, false),
             Names::Static {
                 sites: vec![
                     site(Via::Call, "HLEN", 2),
@@ -1124,9 +1137,9 @@ mod tests {
                 fields: vec![b"log".to_vec(), b"LOG_WARNING".to_vec()],
             }
         );
-        assert_eq!(scan_names(b"return 1 -- redis\n", 1), Names::NoRedis);
+        assert_eq!(scan_names(b"return 1 -- redis\n", 1, false), Names::NoRedis);
         assert_eq!(
-            scan_names(b"return _G.redis.call('GET', 'k')", 1),
+            scan_names(b"return _G.redis.call('GET', 'k')", 1, false),
             Names::NoRedis
         );
         for dynamic in [
@@ -1146,7 +1159,7 @@ mod tests {
             "redis.log = nil",
         ] {
             assert_eq!(
-                scan_names(dynamic.as_bytes(), 1),
+                scan_names(dynamic.as_bytes(), 1, false),
                 Names::Dynamic,
                 "{dynamic}"
             );
