@@ -982,6 +982,12 @@ impl LiveBackend {
                 let message = describe_error(e, &self.target.display);
                 self.reconnect();
                 let addr = cluster::target_addr(&self.target);
+                if e.reply_too_large().is_some() {
+                    // The server replied: the script ran there, to its end.
+                    return Err(LiveError::Sent(format!(
+                        "{message}; the script ran on {addr} (the refused reply is its own)"
+                    )));
+                }
                 return Err(lost_after_send(&message, &addr, args, keys));
             }
         }
@@ -1924,6 +1930,8 @@ fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, L
         .redis_settings()
         .clone()
         .set_skip_set_lib_name()
+        // The handshake's replies (HELLO, AUTH) are refused past the budget too.
+        .set_reply_limit(Some(crate::engine::budget::limit() as u64))
         .set_db(0);
     let info = target.info.clone().set_redis_settings(settings);
     let client = match &target.tls {
