@@ -1,10 +1,10 @@
 //! `evalbench debug --server`: the REPL over Redis's own LDB (engine/live/ldb.rs). The fork's cost is
 //! shown and consented to first; `--sync` passes the write guard of `run --server`.
 
+use crate::cli::debug::{queued_commands, DebugArgs, PROMPT};
 use crate::cli::{
     read_sandbox_input, CliError, EXIT_BACKEND, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
 };
-use crate::cli_debug::{queued_commands, DebugArgs, PROMPT};
 use crate::engine::display::display_text;
 use crate::engine::live::copy::CopyError;
 use crate::engine::live::guard::dry_run;
@@ -46,7 +46,7 @@ fn watch_events(lines: bool) -> mpsc::Receiver<Event> {
                 for _ in signals.forever() {
                     if INTERRUPTS.fetch_add(1, Ordering::SeqCst) > 0 {
                         eprintln!("evalbench: interrupted again: exiting without ending the LDB session; the server goes on with the script without its debugger (to its end, or until its busy threshold)");
-                        std::process::exit(crate::cli_interrupt::EXIT_INTERRUPTED);
+                        std::process::exit(crate::cli::common::interrupt::EXIT_INTERRUPTED);
                     }
                     eprintln!("evalbench: interrupted (Ctrl-C): aborting the script at its next stop in the LDB session (Ctrl-C again exits at once)");
                     let _ = tx.send(Event::Interrupt);
@@ -452,7 +452,7 @@ pub fn debug_live(
     }
     if let Some(words) = interruption {
         return Err(CliError {
-            code: crate::cli_interrupt::EXIT_INTERRUPTED,
+            code: crate::cli::common::interrupt::EXIT_INTERRUPTED,
             message: format!("interrupted (Ctrl-C): {words}"),
         });
     }
