@@ -868,3 +868,60 @@ fn a_test_file_named_in_bytes_that_are_not_utf8_finds_its_script() {
         "caf\u{fffd}.test.toml\n  ok      one\n1 case: 1 passed, 0 failed"
     );
 }
+
+/// `test --server` never sends a case the server could not stop: a loop in an error handler (seen
+/// in the code) or a pattern search whose sandbox run was stopped inside one C call. Each is
+/// skipped with why, nothing reaches the server, and it answers PING.
+#[test]
+fn server_cases_the_server_could_not_stop_are_never_sent() {
+    let Some(server) = common::RedisServer::start() else {
+        return;
+    };
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let mut conn = server.connect();
+    let dir = scratch("unkillable");
+    let case = |name: &str, script: &str| {
+        std::fs::write(dir.join(format!("{name}.lua")), script).unwrap();
+        std::fs::write(
+            dir.join(format!("{name}.test.toml")),
+            format!("[[case]]\nname = \"{name}\"\nkeys = []\nreply = {{ int = 1 }}\n"),
+        )
+        .unwrap();
+    };
+    case(
+        "handler",
+        "return xpcall(function() error('x') end, function() while true do end end)\n",
+    );
+    case(
+        "pattern",
+        "local s, p = string.rep('a', 3000), string.rep('a*', 12) .. 'b'\nreturn string.find(s, p)\n",
+    );
+    let out = evalbench_in(&dir, &["test", "--server", &url, "--db", "15", "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout_of(&out));
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        [
+            format!("server: redis 7.0.15 127.0.0.1:{}, scratch db 15, writes allowed (--yes)", server.port),
+            "handler.test.toml".into(),
+            "  skip    handler".into(),
+            "          not run on the server: SCRIPT KILL cannot stop it (line 1: a `while` loop in the error handler of xpcall at line 1: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart): it could freeze the server, so it is not sent".into(),
+            "pattern.test.toml".into(),
+            "  skip    pattern".into(),
+            "          not run on the server: SCRIPT KILL cannot stop it (line 2: stopped at the busy threshold inside string.find, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart): it could freeze the server, so it is not sent".into(),
+            "0 cases: 0 passed, 0 failed, 2 not run on the server".into(),
+        ]
+        .join("\n")
+    );
+    assert_eq!(
+        conn.cmd(&["PING"]),
+        evalbench::engine::reply::Reply::Status("PONG".into())
+    );
+    let evals = match conn.cmd(&["INFO", "commandstats"]) {
+        evalbench::engine::reply::Reply::Bulk(b) => String::from_utf8_lossy(&b)
+            .lines()
+            .filter(|l| l.starts_with("cmdstat_eval"))
+            .count(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(evals, 0);
+}

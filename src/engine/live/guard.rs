@@ -88,7 +88,13 @@ pub fn write_lines(report: &RunReport) -> Vec<String> {
                 .iter()
                 .map(|a| String::from_utf8_lossy(a).into_owned())
                 .collect();
-            format!("line {}: {}", t.line, command.join(" "))
+            // A write after SELECT lands in another database than the keys the run was given.
+            let db = if t.db != 0 {
+                format!(" (in database {})", t.db)
+            } else {
+                String::new()
+            };
+            format!("line {}: {}{db}", t.line, command.join(" "))
         })
         .collect()
 }
@@ -201,6 +207,22 @@ mod tests {
             ..RunRequest::new(script)
         });
         unseen_lines(&report, &keys, DEFAULT)
+    }
+
+    #[test]
+    fn a_write_after_select_names_its_database() {
+        let mut sandbox = Sandbox::new();
+        let report = sandbox.run(&RunRequest {
+            keys: vec![b"k".to_vec()],
+            ..RunRequest::new("redis.call('SET', KEYS[1], 'a')\nredis.call('SELECT', 3)\nreturn redis.call('SET', KEYS[1], 'b')")
+        });
+        assert_eq!(
+            write_lines(&report),
+            vec![
+                "line 1: SET k a".to_string(),
+                "line 3: SET k b (in database 3)".to_string()
+            ]
+        );
     }
 
     #[test]
