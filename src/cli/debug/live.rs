@@ -277,10 +277,19 @@ pub fn debug_live(
                 &format!("SCRIPT DEBUG YES forks the server ({memory}): the fork grows by every page the server changes while the session lasts; the script's changes are rolled back."),
                 None,
             );
-            let allowed = args.yes || (interactive && consent(console.out, &mut stdin, "Fork it?"));
+            // Code SCRIPT KILL cannot stop keeps the fork's process running once it loops there
+            // (LDB's abort cannot reach it either).
+            let places = unkillable_places(&request.script, live.server.profile);
+            let warning = (!places.is_empty()).then(|| format!(
+                "SCRIPT KILL cannot stop this script ({}): looping there, the fork's process keeps running (and holding its memory) until the server is restarted",
+                places.join("; ")
+            ));
+            let unkillable = warning.as_ref().map_or(String::new(), |w| format!("; {w}"));
+            let question = warning.map_or("Fork it?".to_string(), |w| format!("{w}. Fork it?"));
+            let allowed = args.yes || (interactive && consent(console.out, &mut stdin, &question));
             if !allowed {
                 return Err(CliError::input(format!(
-                    "refused: SCRIPT DEBUG YES would fork {display} ({memory}); rerun with --yes to allow the fork{}",
+                    "refused: SCRIPT DEBUG YES would fork {display} ({memory}){unkillable}; rerun with --yes to allow the fork{}",
                     if interactive { "" } else { " (stdin is not a terminal to ask on)" }
                 )));
             }
