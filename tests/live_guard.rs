@@ -600,3 +600,34 @@ fn valkey_server_calls_are_traced() {
         );
     }
 }
+
+/// On a connection to database 3, `SELECT 0` leaves the database the copy of KEYS came from
+/// (though the sandbox's database 0 holds the copy): the dry run is no preview, and a write there
+/// says its database. Nothing is sent.
+#[test]
+fn select_away_from_the_connections_database_is_asked_about() {
+    let Some(server) = server() else { return };
+    let mut conn = server.connect();
+    conn.cmd(&["SELECT", "3"]);
+    conn.cmd(&["SET", "k", "db3"]);
+    let url = format!("redis://127.0.0.1:{}/3", server.port);
+    let port = server.port;
+    let (code, out, err) = evalbench(
+        &["run", "--server", &url, "SCRIPT", "k"],
+        "redis.call('SELECT', 0)\nreturn redis.call('GET', KEYS[1])",
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(err, format!("evalbench: refused: the dry run in the sandbox on a copy of KEYS is no preview of the server: this call reads what the copy lacks:\n  line 2: GET k (key k in database 0 after SELECT: the copy holds KEYS of the first only)\nNothing was sent to 127.0.0.1:{port}. Declare every key the script touches in KEYS, or rerun with --yes to send it anyway (with --read-only too, as EVAL_RO: the server refuses any write).\n"));
+    let (code, out, err) = evalbench(
+        &["run", "--server", &url, "SCRIPT", "k"],
+        "redis.call('SELECT', 0)\nreturn redis.call('SET', KEYS[1], 'x')",
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.starts_with("evalbench: refused: a dry run in the sandbox on a copy of KEYS shows the script writes (writes on a live server need --yes):\n  line 2: SET k x (in database 0)\n"),
+        "{err}"
+    );
+    assert_eq!(conn.cmd(&["GET", "k"]), Reply::Bulk(b"db3".to_vec()));
+    untouched(&server);
+    assert_eq!(script_calls(&server), Vec::<String>::new());
+}

@@ -152,8 +152,9 @@ fn dry_run_fcall(
         name: function.name.clone(),
         ..call.clone()
     });
-    let writes = super::guard::write_lines(&report);
-    let unseen = super::guard::unseen_lines(&report, &call.keys, live.server.profile);
+    let db = live.target.info.redis_settings().db();
+    let writes = super::guard::write_lines_in(&report, db);
+    let unseen = super::guard::unseen_lines_in(&report, &call.keys, live.server.profile, db);
     Ok(Some(DryRun {
         report,
         before,

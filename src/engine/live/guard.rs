@@ -65,8 +65,9 @@ pub fn dry_run_with(
         read_only: false,
         ..request.clone()
     });
-    let writes = write_lines(&report);
-    let unseen = unseen_lines(&report, &request.keys, live.server.profile);
+    let db = live.target.info.redis_settings().db();
+    let writes = write_lines_in(&report, db);
+    let unseen = unseen_lines_in(&report, &request.keys, live.server.profile, db);
     Ok(Some(DryRun {
         report,
         before,
@@ -78,19 +79,47 @@ pub fn dry_run_with(
 
 /// Each write call of a dry run as `line N: COMMAND args`.
 pub fn write_lines(report: &RunReport) -> Vec<String> {
+    write_lines_in(report, 0)
+}
+
+/// The server's database of each call of a dry run whose connection is on database `start`: the
+/// sandbox runs from its database 0 (holding the copy), so until the script's first SELECT its
+/// database 0 stands for `start`; after it, databases are the server's own.
+fn server_dbs(report: &RunReport, start: i64) -> Vec<i64> {
+    let mut selected = false;
     report
         .trace
         .iter()
-        .filter(|t| t.write)
         .map(|t| {
+            let db = if selected { t.db as i64 } else { start };
+            // (A refused SELECT moves neither.)
+            selected |= !matches!(t.reply, crate::engine::reply::Reply::Error(_))
+                && t.command
+                    .first()
+                    .is_some_and(|c| c.eq_ignore_ascii_case(b"SELECT"));
+            db
+        })
+        .collect()
+}
+
+/// `write_lines` of a dry run for a connection on database `start`: a write in another database
+/// says which.
+pub fn write_lines_in(report: &RunReport, start: i64) -> Vec<String> {
+    let dbs = server_dbs(report, start);
+    report
+        .trace
+        .iter()
+        .zip(dbs)
+        .filter(|(t, _)| t.write)
+        .map(|(t, server_db)| {
             let command: Vec<String> = t
                 .command
                 .iter()
                 .map(|a| String::from_utf8_lossy(a).into_owned())
                 .collect();
             // A write after SELECT lands in another database than the keys the run was given.
-            let db = if t.db != 0 {
-                format!(" (in database {})", t.db)
+            let db = if server_db != start {
+                format!(" (in database {server_db})")
             } else {
                 String::new()
             };
@@ -107,6 +136,17 @@ pub fn unseen_lines(
     declared: &[Vec<u8>],
     profile: &'static crate::engine::profile::Profile,
 ) -> Vec<String> {
+    unseen_lines_in(report, declared, profile, 0)
+}
+
+/// `unseen_lines` of a dry run for a connection on database `start` (the copy holds its KEYS).
+pub fn unseen_lines_in(
+    report: &RunReport,
+    declared: &[Vec<u8>],
+    profile: &'static crate::engine::profile::Profile,
+    start: i64,
+) -> Vec<String> {
+    let dbs = server_dbs(report, start);
     let shown = |t: &crate::engine::report::TraceEntry| {
         t.command
             .iter()
@@ -115,19 +155,20 @@ pub fn unseen_lines(
             .join(" ")
     };
     let mut out = Vec::new();
-    for t in &report.trace {
+    for (t, server_db) in report.trace.iter().zip(dbs) {
+        // Only the sandbox's database 0 holds the copy, and only while it stands for `start`.
+        let elsewhere = t.db != 0 || server_db != start;
         let outside: Vec<String> = t
             .keys
             .iter()
-            .filter(|k| t.db != 0 || !declared.contains(k))
+            .filter(|k| elsewhere || !declared.contains(k))
             .map(|k| String::from_utf8_lossy(k).into_owned())
             .collect();
         if !outside.is_empty() {
             let noun = if outside.len() == 1 { "key" } else { "keys" };
-            let where_ = if t.db != 0 {
+            let where_ = if elsewhere {
                 format!(
-                    " in database {} after SELECT: the copy holds KEYS of the first only",
-                    t.db
+                    " in database {server_db} after SELECT: the copy holds KEYS of the first only"
                 )
             } else {
                 format!(
@@ -222,6 +263,35 @@ mod tests {
                 "line 1: SET k a".to_string(),
                 "line 3: SET k b (in database 3)".to_string()
             ]
+        );
+    }
+
+    /// A connection on database 3: SELECT 0 leaves the copy's database, though the sandbox's
+    /// database 0 holds the copy.
+    #[test]
+    fn select_away_from_the_connections_database_is_seen_by_its_number() {
+        let mut sandbox = Sandbox::new();
+        let keys = vec![b"k".to_vec()];
+        let report = sandbox.run(&RunRequest {
+            keys: keys.clone(),
+            ..RunRequest::new("local a = redis.call('GET', KEYS[1])\nredis.call('SELECT', 0)\nreturn redis.call('SET', KEYS[1], 'x')")
+        });
+        assert_eq!(
+            unseen_lines_in(&report, &keys, DEFAULT, 3),
+            vec!["line 3: SET k x (key k in database 0 after SELECT: the copy holds KEYS of the first only)".to_string()]
+        );
+        assert_eq!(
+            write_lines_in(&report, 3),
+            vec!["line 3: SET k x (in database 0)".to_string()]
+        );
+        // On database 0 the same script stays in the copy's database.
+        assert_eq!(
+            unseen_lines_in(&report, &keys, DEFAULT, 0),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            write_lines_in(&report, 0),
+            vec!["line 3: SET k x".to_string()]
         );
     }
 
