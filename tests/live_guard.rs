@@ -631,3 +631,23 @@ fn select_away_from_the_connections_database_is_asked_about() {
     untouched(&server);
     assert_eq!(script_calls(&server), Vec::<String>::new());
 }
+
+/// A server whose busy-reply-threshold is 0 (every script is busy for other clients from its
+/// start): the dry run of a loop still ends (0 would be "never" in the sandbox), and the run is
+/// refused, saying why.
+#[test]
+fn a_zero_busy_threshold_still_ends_the_dry_run() {
+    let Some(server) = server() else { return };
+    server
+        .connect()
+        .cmd(&["CONFIG", "SET", "busy-reply-threshold", "0"]);
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let (code, out, err) = evalbench(&["run", "--server", &url, "SCRIPT"], "while true do end");
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.starts_with("evalbench: refused: the dry run in the sandbox on a copy of KEYS did not complete: stopped at 5000 ms (the server's busy-reply-threshold is 0: a script is busy for every other client from its start) after "),
+        "{err}"
+    );
+    untouched(&server);
+    assert_eq!(script_calls(&server), Vec::<String>::new());
+}

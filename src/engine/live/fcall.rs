@@ -119,7 +119,8 @@ fn dry_run_fcall(
     }
     let mut sandbox = Sandbox::new();
     sandbox.set_profile(live.server.profile);
-    sandbox.config.busy_threshold_ms = live.server.busy_threshold_ms;
+    sandbox.config.busy_threshold_ms =
+        super::guard::dry_run_threshold_ms(live.server.busy_threshold_ms);
     sandbox.function_load(&function.code, false).map_err(|e| {
         Err(format!(
             "the sandbox refuses the server's library {}: {e}",

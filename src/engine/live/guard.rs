@@ -59,7 +59,7 @@ pub fn dry_run_with(
     // The dry run imitates the server it guards (engine/profile.rs).
     sandbox.set_profile(live.server.profile);
     // A runaway stops in the dry run where the server would call it busy.
-    sandbox.config.busy_threshold_ms = live.server.busy_threshold_ms;
+    sandbox.config.busy_threshold_ms = dry_run_threshold_ms(live.server.busy_threshold_ms);
     sandbox.set_db0(before.clone());
     let report = sandbox.run(&RunRequest {
         read_only: false,
@@ -75,6 +75,17 @@ pub fn dry_run_with(
         writes,
         unseen,
     }))
+}
+
+/// The busy threshold of a dry run for a server with `server_ms`: the same, except that a server's
+/// 0 (every script is busy for other clients from its start) must not leave the sandbox without
+/// any (0 there is "never"): the dry run stops at the default then.
+pub fn dry_run_threshold_ms(server_ms: u64) -> u64 {
+    if server_ms == 0 {
+        crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS
+    } else {
+        server_ms
+    }
 }
 
 /// Each write call of a dry run as `line N: COMMAND args`.

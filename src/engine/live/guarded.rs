@@ -403,10 +403,15 @@ pub fn concerns(
     if !in_c.is_empty() {
         out.push(Concern::Unkillable(in_c));
     } else if report.outcome == Outcome::Killed {
-        out.push(Concern::Incomplete {
-            why: format!("stopped at the busy threshold ({threshold_ms} ms)"),
-            ms,
-        });
+        let why = if threshold_ms == 0 {
+            format!(
+                "stopped at {} ms (the server's busy-reply-threshold is 0: a script is busy for every other client from its start)",
+                report.busy_threshold_ms
+            )
+        } else {
+            format!("stopped at the busy threshold ({threshold_ms} ms)")
+        };
+        out.push(Concern::Incomplete { why, ms });
     } else if over_budget {
         out.push(Concern::Incomplete {
             why: format!(
