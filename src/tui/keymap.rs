@@ -180,6 +180,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Debug, "[", Action::PrevFrame),
     (Context::Editor, "<C-f>", Action::Find),
     (Context::Editor, "<F3>", Action::FindNext),
+    (Context::Editor, "<S-F3>", Action::FindPrevious),
     (Context::Editor, "<C-z>", Action::Undo),
     (Context::Editor, "<C-y>", Action::Redo),
     (Context::Editor, "<C-S-z>", Action::Redo),
@@ -202,6 +203,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Overlay, "<PageUp>", Action::PageUp),
     (Context::Overlay, "<PageDown>", Action::PageDown),
     (Context::Overlay, "<Enter>", Action::Select),
+    (Context::Overlay, "<A-r>", Action::SearchRegex),
 ];
 
 #[derive(Debug, Clone)]

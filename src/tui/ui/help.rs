@@ -39,19 +39,53 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: u16
         area.height.saturating_sub(2),
     );
     frame.render_widget(Clear, rect);
-    let lines: Vec<Line> = help_lines(app)
-        .into_iter()
-        .map(|(k, d)| {
-            Line::from(vec![
-                Span::styled(format!("{k:<22}"), theme.header),
-                Span::raw(d),
-            ])
-        })
-        .collect();
+    // A description longer than the row goes on under itself, broken between words.
+    let room = (rect.width as usize).saturating_sub(2 + 22).max(10);
+    let mut lines: Vec<Line> = Vec::new();
+    for (k, d) in help_lines(app) {
+        for (i, part) in wrap_words(&d, room).into_iter().enumerate() {
+            let key = if i == 0 { k.as_str() } else { "" };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{key:<22}"), theme.header),
+                Span::raw(part),
+            ]));
+        }
+    }
     let paragraph = Paragraph::new(lines).block(block("Help — Esc closes", true, theme));
     let max = super::max_scroll(&paragraph, rect);
     app.regions.borrow_mut().scroll_max = max;
     frame.render_widget(paragraph.scroll((scroll.min(max), 0)), rect);
+}
+
+/// `text` in rows of at most `width` characters, broken at spaces (a word longer than a row is
+/// cut into pieces). At least one row.
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut rows = vec![String::new()];
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            let row = rows.last_mut().expect("at least one row");
+            let len = row.chars().count();
+            let gap = usize::from(len > 0);
+            if len + gap + word.len() <= width {
+                if gap == 1 {
+                    row.push(' ');
+                }
+                row.extend(word);
+                break;
+            }
+            if len > 0 {
+                rows.push(String::new());
+                continue;
+            }
+            // Longer than a whole row.
+            let rest = word.split_off(width.max(1));
+            row.extend(word);
+            word = rest;
+            rows.push(String::new());
+        }
+    }
+    rows
 }
 
 /// How a picker path is shown: built-in samples by name, paths under the working directory
@@ -132,4 +166,17 @@ pub fn draw_picker(frame: &mut Frame, area: Rect, picker: &PickerState, theme: &
             )),
         rect,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn help_rows_break_between_words() {
+        assert_eq!(
+            super::wrap_words("search in the script for text", 12),
+            ["search in", "the script", "for text"]
+        );
+        assert_eq!(super::wrap_words("", 5), [""]);
+        assert_eq!(super::wrap_words("abcdefgh ij", 4), ["abcd", "efgh", "ij"]);
+    }
 }

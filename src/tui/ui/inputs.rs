@@ -63,6 +63,8 @@ fn title(field: &str, text: &str, theme: &Theme) -> Line<'static> {
 /// Rows of the form: titled fields, or one row per field on a short terminal.
 pub const FULL_HEIGHT: u16 = 4;
 pub const COMPACT_HEIGHT: u16 = 2;
+/// Both fields on one row, side by side (a short terminal: the panes keep their rows).
+pub const ONE_ROW_HEIGHT: u16 = 1;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if area.height < FULL_HEIGHT {
@@ -122,9 +124,14 @@ fn cursor_style(app: &App, focused: bool) -> Style {
     }
 }
 
-/// One row per field, its title (count, CROSSSLOT, quoting error) before the value.
+/// One row per field, its title (count, CROSSSLOT, quoting error) before the value; on one row,
+/// KEYS on the left half and ARGV on the right.
 fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let rows = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).split(area);
+    let rows = if area.height >= COMPACT_HEIGHT {
+        Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).split(area)
+    } else {
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).split(area)
+    };
     let fields = [
         (&app.inputs.keys, "KEYS", app.focus == Focus::Keys, rows[0]),
         (&app.inputs.argv, "ARGV", app.focus == Focus::Argv, rows[1]),
@@ -194,7 +201,7 @@ mod tests {
         );
         assert_eq!(
             plain(&keys_title("\"foo", &theme, 80)),
-            "KEYS: unbalanced quotes"
+            "KEYS: the \" at column 1 is never closed: close it, or write \\\" for the character itself"
         );
     }
 }
