@@ -236,10 +236,10 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [tabs_area, content] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
     // Every tab stays findable in a narrow pane: shortened, cut to numbers, or scrolled.
-    let (titles, first) = fit_tab_titles(titles, selected, tabs_area.width);
+    let (titles, first, divider) = fit_tab_titles(titles, selected, tabs_area.width);
     let selected = selected - first;
     {
-        // Where each title lands (no padding, a 3-cell divider), for clicks.
+        // Where each title lands (no padding, then the divider), for clicks.
         let mut regions = app.regions.borrow_mut();
         regions.panes = content;
         let mut x = tabs_area.x;
@@ -248,7 +248,7 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             regions
                 .tabs
                 .push((Rect::new(x, tabs_area.y, width, 1), *tab));
-            x = x.saturating_add(width + 3);
+            x = x.saturating_add(width + divider.chars().count() as u16);
         }
     }
     frame.render_widget(
@@ -256,7 +256,7 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         // terminal's pane.
         Tabs::new(titles)
             .padding("", "")
-            .divider(" │ ")
+            .divider(divider)
             .select(selected)
             .highlight_style(theme.selected.add_modifier(Modifier::BOLD)),
         tabs_area,
@@ -274,21 +274,24 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
 }
 
-/// Tab titles that fit in `width` (3-cell dividers) with every tab there and the selected one
-/// whole: as they are when they fit, else the others shortened ("4 War (2)"), else cut to
-/// their number ("1 │ 2 │ 7 Tests"), else a window around the selected one, marked with ‹ › where
-/// tabs are out of view. Returns the titles and the index of the first one shown.
+/// Tab titles that fit in `width` with every tab there and the selected one whole: as they are
+/// when they fit, else the others shortened ("4 War (2)"), then with narrower dividers, then cut
+/// to their number ("1│2│7 Tests"), else a window around the selected one, marked with ‹ › where
+/// tabs are out of view. Returns the titles, the index of the first one shown and the divider.
 fn fit_tab_titles(
     titles: Vec<Line<'static>>,
     selected: usize,
     width: u16,
-) -> (Vec<Line<'static>>, usize) {
+) -> (Vec<Line<'static>>, usize, &'static str) {
+    const WIDE: &str = " │ ";
+    const NARROW: &str = "│";
     let width = width as usize;
-    let total = |titles: &[Line]| -> usize {
-        titles.iter().map(Line::width).sum::<usize>() + 3 * titles.len().saturating_sub(1)
+    let total = |titles: &[Line], divider: &str| -> usize {
+        titles.iter().map(Line::width).sum::<usize>()
+            + divider.chars().count() * titles.len().saturating_sub(1)
     };
-    if total(&titles) <= width {
-        return (titles, 0);
+    if total(&titles, WIDE) <= width {
+        return (titles, 0, WIDE);
     }
     let texts: Vec<String> = titles
         .iter()
@@ -317,17 +320,19 @@ fn fit_tab_titles(
             None => format!("{number} {name}"),
         }
     });
-    if total(&abbreviated) <= width {
-        return (abbreviated, 0);
+    for divider in [WIDE, NARROW] {
+        if total(&abbreviated, divider) <= width {
+            return (abbreviated, 0, divider);
+        }
     }
     let numbers = shortened(&|text: &str| text.split(' ').next().unwrap_or("").to_string());
-    if total(&numbers) <= width {
-        return (numbers, 0);
+    if total(&numbers, NARROW) <= width {
+        return (numbers, 0, NARROW);
     }
-    // A window around the selected tab: grow it on the side with more tabs left out.
+    // A window around the selected tab, grown on the side with more tabs left out.
     let (mut first, mut last) = (selected, selected);
     let window = |first: usize, last: usize| {
-        total(&numbers[first..=last])
+        total(&numbers[first..=last], NARROW)
             + 2 * usize::from(first > 0)
             + 2 * usize::from(last + 1 < numbers.len())
     };
@@ -351,7 +356,7 @@ fn fit_tab_titles(
             end.spans.push(Span::raw(" ›"));
         }
     }
-    (shown, first)
+    (shown, first, NARROW)
 }
 
 /// Below this height a key list and its value view take turns (Enter switches).

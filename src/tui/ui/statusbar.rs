@@ -177,6 +177,16 @@ fn first_line(
     if used(&parts) > width {
         parts[BAR] = None;
     }
+    // Last, the backend's label gives way to the counter.
+    let over = used(&parts).saturating_sub(width);
+    if over > 0 {
+        if let Some(backend) = parts[0].take() {
+            let text = backend.content.trim_end().to_string();
+            let keep = text.chars().count().saturating_sub(over + 1);
+            let cut: String = text.chars().take(keep).collect();
+            parts[0] = Some(Span::styled(format!("{cut}…"), backend.style));
+        }
+    }
     Line::from(parts.into_iter().flatten().collect::<Vec<_>>())
 }
 
