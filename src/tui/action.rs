@@ -544,7 +544,7 @@ impl Action {
             Action::CopyDeclaredKeys => {
                 "copy the form's KEYS from the server into the sandbox seed"
             }
-            Action::Find => "search in the script",
+            Action::Find => "search in the script (literal; Alt-R in the prompt: regex)",
             Action::FindNext => "next search match (wraps to the top)",
             Action::FindPrevious => "previous search match (wraps to the bottom)",
             Action::SearchRegex => "in the search prompt: search for the text literally or as a regex",
