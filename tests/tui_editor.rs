@@ -389,7 +389,7 @@ fn search_is_literal_by_default_with_a_count_a_wrap_notice_and_previous() {
     h.press("<F3>");
     assert_eq!(h.app.status, "match 2/3 of 'count(k'");
     assert_eq!(h.app.editor.textarea.cursor(), (1, 7));
-    h.press("<F3>");
+    h.press("<A-n>");
     assert_eq!(h.app.editor.textarea.cursor(), (1, 18));
     h.press("<F3>");
     assert_eq!(
@@ -397,12 +397,12 @@ fn search_is_literal_by_default_with_a_count_a_wrap_notice_and_previous() {
         "match 1/3 of 'count(k' (search wrapped to top)"
     );
     assert_eq!(h.app.editor.textarea.cursor(), (0, 10));
-    h.press("<S-F3>");
+    h.press("<A-N>");
     assert_eq!(
         h.app.status,
         "match 3/3 of 'count(k' (search wrapped to bottom)"
     );
-    h.press("<S-F3>");
+    h.press("<A-N>");
     assert_eq!(h.app.status, "match 2/3 of 'count(k'");
     // Alt-R switches the prompt to a regex (the title says so); an invalid one is one line.
     h.keys("<C-f> <A-r>");

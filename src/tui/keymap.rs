@@ -180,7 +180,9 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Debug, "[", Action::PrevFrame),
     (Context::Editor, "<C-f>", Action::Find),
     (Context::Editor, "<F3>", Action::FindNext),
-    (Context::Editor, "<S-F3>", Action::FindPrevious),
+    (Context::Editor, "<A-n>", Action::FindNext),
+    // Not Shift-F3: terminals send it as CSI 1;2R, which reads as a cursor position report.
+    (Context::Editor, "<A-N>", Action::FindPrevious),
     (Context::Editor, "<C-z>", Action::Undo),
     (Context::Editor, "<C-y>", Action::Redo),
     (Context::Editor, "<C-S-z>", Action::Redo),

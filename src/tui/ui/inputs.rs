@@ -53,6 +53,27 @@ pub fn keys_title(text: &str, theme: &Theme, width: usize) -> Line<'static> {
     Line::from(spans)
 }
 
+/// `line` cut to `width` cells, ending in an ellipsis when cut (a quoting error is long; F5 shows
+/// it whole in the status line).
+fn fit_title(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let mut room = width.saturating_sub(1);
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let kept: String = span.content.chars().take(room).collect();
+        room -= kept.chars().count();
+        spans.push(Span::styled(kept, span.style));
+        if room == 0 {
+            break;
+        }
+    }
+    let style = spans.last().map(|s| s.style).unwrap_or_default();
+    spans.push(Span::styled("…", style));
+    Line::from(spans)
+}
+
 fn title(field: &str, text: &str, theme: &Theme) -> Line<'static> {
     match InputsState::values(text, field) {
         Ok(values) => Line::from(format!("{field} ({})", values.len())),
@@ -86,6 +107,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         theme,
         width.saturating_sub(reserve),
     );
+    let keys_line = fit_title(keys_line, width);
     let mut keys_block = block("", app.focus == Focus::Keys, theme)
         .title(keys_line.clone())
         .borders(Borders::TOP);
@@ -104,7 +126,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     argv.set_cursor_style(cursor_style(app, app.focus == Focus::Argv));
     argv.set_block(
         block("", app.focus == Focus::Argv, theme)
-            .title(title("ARGV", &app.inputs.argv_text(), theme))
+            .title(fit_title(
+                title("ARGV", &app.inputs.argv_text(), theme),
+                width,
+            ))
             .borders(Borders::TOP),
     );
     frame.render_widget(&keys, keys_area);
@@ -153,6 +178,7 @@ fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 label.spans.insert(0, Span::raw(format!("{call} · ")));
             }
         }
+        let mut label = fit_title(label, (row.width as usize).saturating_sub(2));
         label.spans.push(Span::raw(" "));
         let style = if focused {
             theme.focus_border
