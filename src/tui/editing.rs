@@ -135,6 +135,7 @@ pub fn find_title(regex: bool) -> String {
 pub fn find(app: &mut App, input: &str) {
     let regex = app.editor.search_regex;
     app.status = match app.editor.find(input, regex) {
+        Ok(_) if input.is_empty() => "search cleared".into(),
         Ok(Some(found)) => found_status(found, input),
         Ok(None) => format!("no match for '{input}'"),
         Err(e) => e,
