@@ -155,7 +155,8 @@ fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let rows = if area.height >= COMPACT_HEIGHT {
         Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).split(area)
     } else {
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).split(area)
+        // KEYS has the longer title (slots, a library's call): the wider part.
+        Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).split(area)
     };
     let fields = [
         (&app.inputs.keys, "KEYS", app.focus == Focus::Keys, rows[0]),
@@ -168,15 +169,19 @@ fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         } else {
             title(name, &text, theme)
         };
-        // Slot numbers are for the full form; here the count and the warning.
-        if label.width() > (row.width / 2) as usize {
+        // A function library: the call F5 makes, before KEYS (issue 13).
+        let call = match name {
+            "KEYS" => app.form_function.describe_fitting().last().cloned(),
+            _ => None,
+        };
+        let call_width = call.as_ref().map_or(0, |c| c.chars().count() + 3);
+        // Slot numbers are for the full form; here the count and the warning, and the value
+        // keeps at least a third of the row.
+        if label.width() + call_width > (row.width / 2) as usize {
             label = title(name, &text, theme);
         }
-        // A function library: the call F5 makes, before KEYS (issue 13).
-        if name == "KEYS" {
-            if let Some(call) = app.form_function.describe_fitting().last() {
-                label.spans.insert(0, Span::raw(format!("{call} · ")));
-            }
+        if let Some(call) = call {
+            label.spans.insert(0, Span::raw(format!("{call} · ")));
         }
         let mut label = fit_title(label, (row.width as usize).saturating_sub(2));
         label.spans.push(Span::raw(" "));
