@@ -9,6 +9,8 @@ pub enum Action {
     StepBack,
     StepStop,
     Help,
+    /// The command palette: every action by name, fuzzy filtered.
+    Palette,
     Quit,
     Save,
     Open,
@@ -138,6 +140,7 @@ impl Action {
         Action::StepBack,
         Action::StepStop,
         Action::Help,
+        Action::Palette,
         Action::Quit,
         Action::Save,
         Action::Open,
@@ -248,6 +251,7 @@ impl Action {
             Action::StepBack => "step_back",
             Action::StepStop => "step_stop",
             Action::Help => "help",
+            Action::Palette => "palette",
             Action::Quit => "quit",
             Action::Save => "save",
             Action::Open => "open",
@@ -359,6 +363,7 @@ impl Action {
             Action::StepBack => "step back",
             Action::StepStop => "leave steps",
             Action::Help => "help",
+            Action::Palette => "commands",
             Action::Quit => "quit",
             Action::Save => "save",
             Action::Open => "open",
@@ -472,7 +477,10 @@ impl Action {
             Action::StepForward => "step forward one redis.call of the last run",
             Action::StepBack => "step back one redis.call of the last run",
             Action::StepStop => "leave step mode",
-            Action::Help => "show this help",
+            Action::Help => "help: every key and what it does, by where it works (type to filter)",
+            Action::Palette => {
+                "command palette: every action by name, fuzzy filtered as you type; Enter runs it"
+            }
             Action::Quit => "quit (asks when there are unsaved changes)",
             Action::Save => "save the script and its sidecar (KEYS, ARGV, seed keyspace)",
             Action::Open => {

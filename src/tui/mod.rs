@@ -26,6 +26,7 @@ pub mod lessons; // issue 14: lessons in the workbench
 pub mod lint_diagnostics;
 pub mod live_function; // issue 13: live FCALL and FUNCTION LOAD in the workbench
 pub mod mouse;
+pub mod palette;
 pub mod race; // the Race tab (issue 14)
 pub mod read_only; // issue 13: read-only buffers (a server's library)
 pub mod reply_compare; // the Reply tab under a second profile (issue 12)

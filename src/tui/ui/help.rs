@@ -1,92 +1,13 @@
-//! The help overlay (generated from the keymap) and the file picker.
+//! The file picker (the help is the command palette, ui/palette.rs).
 
 use super::{block, centered};
 use crate::engine::display::display_safe;
-use crate::tui::app::App;
 use crate::tui::files::PickerState;
-use crate::tui::keymap::{format_key, Context};
 use crate::tui::theme::Theme;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 use ratatui::Frame;
-
-/// The help text: every binding with its description, grouped by context.
-pub fn help_lines(app: &App) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for context in Context::ALL {
-        out.push((format!("— {} —", context.title()), String::new()));
-        for action in crate::tui::action::Action::ALL {
-            let keys: Vec<String> = app
-                .keymap
-                .bindings
-                .iter()
-                .filter(|b| b.context == context && b.action == *action)
-                .map(|b| format_key(&b.key))
-                .collect();
-            if !keys.is_empty() {
-                out.push((keys.join(" "), action.description().to_string()));
-            }
-        }
-    }
-    out
-}
-
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: u16) {
-    let rect = centered(
-        area,
-        area.width.saturating_sub(4).max(40),
-        area.height.saturating_sub(2),
-    );
-    frame.render_widget(Clear, rect);
-    // A description longer than the row goes on under itself, broken between words.
-    let room = (rect.width as usize).saturating_sub(2 + 22).max(10);
-    let mut lines: Vec<Line> = Vec::new();
-    for (k, d) in help_lines(app) {
-        for (i, part) in wrap_words(&d, room).into_iter().enumerate() {
-            let key = if i == 0 { k.as_str() } else { "" };
-            lines.push(Line::from(vec![
-                Span::styled(format!("{key:<22}"), theme.header),
-                Span::raw(part),
-            ]));
-        }
-    }
-    let paragraph = Paragraph::new(lines).block(block("Help — Esc closes", true, theme));
-    let max = super::max_scroll(&paragraph, rect);
-    app.regions.borrow_mut().scroll_max = max;
-    frame.render_widget(paragraph.scroll((scroll.min(max), 0)), rect);
-}
-
-/// `text` in rows of at most `width` characters, broken at spaces (a word longer than a row is
-/// cut into pieces). At least one row.
-fn wrap_words(text: &str, width: usize) -> Vec<String> {
-    let mut rows = vec![String::new()];
-    for word in text.split(' ') {
-        let mut word: Vec<char> = word.chars().collect();
-        loop {
-            let row = rows.last_mut().expect("at least one row");
-            let len = row.chars().count();
-            let gap = usize::from(len > 0);
-            if len + gap + word.len() <= width {
-                if gap == 1 {
-                    row.push(' ');
-                }
-                row.extend(word);
-                break;
-            }
-            if len > 0 {
-                rows.push(String::new());
-                continue;
-            }
-            // Longer than a whole row.
-            let rest = word.split_off(width.max(1));
-            row.extend(word);
-            word = rest;
-            rows.push(String::new());
-        }
-    }
-    rows
-}
 
 /// How a picker path is shown: built-in samples by name, paths under the working directory
 /// relative to it.
@@ -166,17 +87,4 @@ pub fn draw_picker(frame: &mut Frame, area: Rect, picker: &PickerState, theme: &
             )),
         rect,
     );
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn help_rows_break_between_words() {
-        assert_eq!(
-            super::wrap_words("search in the script for text", 12),
-            ["search in", "the script", "for text"]
-        );
-        assert_eq!(super::wrap_words("", 5), [""]);
-        assert_eq!(super::wrap_words("abcdefgh ij", 4), ["abcd", "efgh", "ij"]);
-    }
 }
