@@ -330,7 +330,7 @@ fn at_100_columns_every_tab_and_the_run_counter_stay_on_screen() {
     let screen = h.render(100, 30);
     let tab_bar = screen.lines().next().unwrap();
     assert!(
-        tab_bar.ends_with("┐1 Trace│2 Rep│3 Key│4 War│5 Ser│6 Deb"),
+        tab_bar.ends_with("1 Trace│2 Rep│3 Key│4 War│5 Ser│6 Deb"),
         "{screen}"
     );
     // The selected tab is whole, the others shortened.
@@ -338,7 +338,7 @@ fn at_100_columns_every_tab_and_the_run_counter_stay_on_screen() {
     let screen = h.render(100, 30);
     let tab_bar = screen.lines().next().unwrap();
     assert!(
-        tab_bar.ends_with("┐1 Tra│2 Rep│3 Key│4 War│5 Server│6 Deb"),
+        tab_bar.ends_with("1 Tra│2 Rep│3 Key│4 War│5 Server│6 Deb"),
         "{screen}"
     );
     // A run in progress (its effect not carried out): the counter is whole, the SHA1 and the
@@ -413,19 +413,20 @@ fn at_80x24_the_server_tab_shows_the_key_list_and_its_value() {
         .expect(&screen);
     // The list on the left, the selected key's value on the right, on the same rows.
     let titles = rows[tabs + 1];
-    assert!(titles.starts_with("┌Server keys"), "{screen}");
+    // (The focused list is marked.)
+    assert!(titles.starts_with("┏❯Server keys"), "{screen}");
     assert!(
-        titles.contains("┐┌hash 'big:hash' · ") && titles.contains("/5,000 · ↓ more"),
+        titles.contains("┓┌hash 'big:hash' · ") && titles.contains("/5,000 · ↓ more"),
         "{screen}"
     );
     let first = rows[tabs + 3];
-    assert!(first.starts_with("│big:hash   hash "), "{screen}");
-    assert!(first.contains("││f"), "{screen}");
+    assert!(first.starts_with("┃big:hash   hash "), "{screen}");
+    assert!(first.contains("┃│f"), "{screen}");
     // Eight rows inside each box.
     assert_eq!(
         rows[tabs + 2..]
             .iter()
-            .take_while(|l| l.starts_with('│'))
+            .take_while(|l| l.starts_with('┃'))
             .count(),
         8,
         "{screen}"

@@ -553,8 +553,8 @@ impl Action {
                 "copy the form's KEYS from the server into the sandbox seed"
             }
             Action::Find => "search in the script (literal; Alt-R in the prompt: regex)",
-            Action::FindNext => "next search match (wraps to the top)",
-            Action::FindPrevious => "previous search match (wraps to the bottom)",
+            Action::FindNext => "next search match (after the last, the first)",
+            Action::FindPrevious => "previous search match (before the first, the last)",
             Action::SearchRegex => "in the search prompt: search for the text literally or as a regex",
             Action::Undo => "undo the last edit (a word, a paste, a run of deletions)",
             Action::Redo => "redo what was undone",

@@ -132,7 +132,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     argv.set_block(
         block("", app.focus == Focus::Argv, theme)
             .title(super::focus_title(
-                fit_title(title("ARGV", &app.inputs.argv_text(), theme), width.saturating_sub(1)),
+                fit_title(
+                    title("ARGV", &app.inputs.argv_text(), theme),
+                    width.saturating_sub(1),
+                ),
                 app.focus == Focus::Argv,
                 theme,
             ))
