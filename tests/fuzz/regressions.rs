@@ -100,3 +100,14 @@ fn a_script_starting_with_esc_is_text_to_the_lint_too() {
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0].message, "unexpected symbol near 'char(27)'");
 }
+
+/// Found by the expression-depth target: a syntax error near a long string that spans lines is one
+/// line in the server's error reply (line breaks become spaces), and in the lint too.
+#[test]
+fn a_syntax_error_near_a_multi_line_long_string_is_one_line() {
+    let source = "local [==[a\nb]==]";
+    super::targets::expression_depth(source.as_bytes());
+    let findings = evalbench::engine::analysis::lint(source);
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].message, "'<name>' expected near '[==[a b]==]'");
+}

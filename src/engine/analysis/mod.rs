@@ -102,10 +102,10 @@ fn compile(source: &str) -> Result<(), String> {
         let result = if status == 0 {
             Ok(())
         } else {
-            Err(
-                String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or(b"not enough memory"))
-                    .into_owned(),
-            )
+            // As the server's error reply says it: a line break (from a long string in the
+            // message) becomes a space.
+            let message = raw::to_bytes(l, -1).unwrap_or(b"not enough memory");
+            Err(String::from_utf8_lossy(message).replace(['\r', '\n'], " "))
         };
         ffi::lua_close(l);
         result
