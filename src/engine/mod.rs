@@ -18,6 +18,7 @@ pub mod lessons; // the guided path of samples/lessons (issue 14)
 pub mod lint;
 pub mod live;
 pub mod lua;
+pub mod number; // Redis's number parsers (string2ll, strtod), below commands and keyspace
 pub mod output; // writing user files: atomic, through symlinks, modes kept
 pub mod profile; // server profiles (issue 12)
                  // The race lab: one logic, N clients, every interleaving (issue 14).

@@ -4,13 +4,6 @@
 //! testing a version. Each profile was checked against the real server named in
 //! `version_tested` (tests/differential.rs runs the whole corpus per profile).
 
-pub use super::commands::memory::MemoryLayout;
-use super::commands::memory::{
-    MEMORY_REDIS_7_0, MEMORY_REDIS_7_2, MEMORY_REDIS_8_0, MEMORY_VALKEY_8_1, MEMORY_VALKEY_9_1,
-};
-use super::commands::sds;
-pub use super::lua::string_hash::LuaStringHash;
-
 /// How a Lua number becomes text: `redis.call` arguments and double replies seen under RESP2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NumberFormat {
@@ -50,6 +43,17 @@ impl Product {
             Product::Valkey => "valkey",
         }
     }
+}
+
+/// Which string hash a Lua state uses (the profile's `lua_string_hash`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LuaStringHash {
+    /// Stock Lua 5.1.5: a sample of at most about 32 bytes of a long string.
+    Stock,
+    /// Redis (every release line): the stock mix over every byte.
+    EveryByte,
+    /// Valkey 8.1 and later: MurmurHash3 (x86, 32 bits) seeded with the length.
+    Murmur32,
 }
 
 #[derive(Debug, PartialEq)]
@@ -254,44 +258,6 @@ static STRINGS_VALKEY_9: StringRules = StringRules {
         ttl_adds_expire_field: false,
     },
 };
-
-impl Embed {
-    /// Whether a value of `value_len` bytes at a key of `key_len` bytes is `embstr`; `expire_field`:
-    /// the object carries an expire field.
-    pub fn fits(self, key_len: usize, value_len: usize, expire_field: bool) -> bool {
-        match self {
-            Embed::UpTo(limit) => value_len <= limit,
-            Embed::WithKey {
-                limit,
-                key_header_by_length,
-                ..
-            } => {
-                let header = if key_header_by_length {
-                    sds::header(key_len)
-                } else {
-                    1
-                };
-                // sds type 8 holds 255 bytes at most.
-                value_len <= 255 && self.size(header, key_len, value_len, expire_field) <= limit
-            }
-        }
-    }
-
-    /// The bytes an embedded object asks the allocator for (the key's sds header by its length).
-    pub fn allocation(self, key_len: usize, value_len: usize, expire_field: bool) -> usize {
-        self.size(sds::header(key_len), key_len, value_len, expire_field)
-    }
-
-    /// The object, the key (header-size byte, header, bytes, terminator), the expire field and
-    /// the value as sds type 8 (3-byte header, bytes, terminator).
-    fn size(self, key_header: usize, key_len: usize, value_len: usize, expire: bool) -> usize {
-        let object = match self {
-            Embed::UpTo(_) => 16,
-            Embed::WithKey { object, .. } => object,
-        };
-        object + 1 + key_header + key_len + 1 + if expire { 8 } else { 0 } + 3 + value_len + 1
-    }
-}
 
 /// How a server reads a script's first line, `#!lua flags=...` (`evalExtractShebangFlags`), and
 /// a library's, `#!lua name=...` (`functionExtractLibMetaData`).
@@ -930,15 +896,111 @@ pub static PROFILES: [Profile; 6] = [
     },
 ];
 
-impl Profile {
-    /// Where a field whose TTL changes goes in this profile's hashes.
-    pub fn field_ttl_order(&self) -> crate::engine::keyspace::TtlOrder {
-        match self.field_ttl {
-            FieldTtlDialect::Redis => crate::engine::keyspace::TtlOrder::ByExpiry,
-            FieldTtlDialect::Valkey => crate::engine::keyspace::TtlOrder::Unchanged,
-        }
-    }
+/// What `zmalloc_size` answers for a request: the allocator each tested server was built with.
+#[derive(Debug, PartialEq)]
+pub enum Allocator {
+    /// jemalloc 5.3 with this quantum: 16 in Debian's packages, 8 in Redis's own builds
+    /// (`--with-lg-quantum=3` in deps/Makefile), which add the classes 24, 40 and 56.
+    Jemalloc { quantum: usize },
+    /// glibc's `malloc_usable_size` (a Valkey built with `MALLOC=libc`): 16-byte chunks with an
+    /// 8-byte header, at least 32.
+    Glibc,
+}
 
+/// Where a server keeps a key and how MEMORY USAGE counts it.
+#[derive(Debug, PartialEq)]
+pub enum KeyLayout {
+    /// Redis: the key is an sds of its own in a `dictEntry` of 24 bytes, both added to the
+    /// value's size; the value is a 16-byte robj.
+    SdsInDictEntry,
+    /// Valkey 8.1: the key is embedded in the value's robj (an sds type 5 with a header-size
+    /// byte) and the keyspace hash table has no entries; MEMORY USAGE is the value's size only,
+    /// which counts the robj as 16 bytes unless the string value is embedded with the key.
+    EmbeddedInObject,
+    /// Valkey 9.1: as 8.1, but every value counts its robj's allocation (key and expire with
+    /// it), and an embedded string value takes the place of the robj's `ptr`.
+    EmbeddedCounted,
+}
+
+/// How MEMORY USAGE counts a stream's radix trees (the entries' and each PEL).
+#[derive(Debug, PartialEq)]
+pub enum RaxAccounting {
+    /// Redis's `streamRadixTreeMemoryUsage`: 16 bytes a key and `4 + 8 * 30` a node.
+    Estimate,
+    /// Valkey's `raxAllocSize`: the allocations themselves, the `rax` struct and every node.
+    Allocated,
+}
+
+/// The hash table a hash past its listpack limits becomes.
+#[derive(Debug, PartialEq)]
+pub enum HashTableLayout {
+    /// Redis's `dict`: a bucket array of pointers and a 24-byte `dictEntry` per field, with
+    /// the field and the value as sds strings of their own.
+    Dict,
+    /// Valkey 8.1's `hashtable`: 64-byte buckets of 7 entries, each entry one allocation
+    /// holding the field and (up to 128 bytes in all) the value.
+    Hashtable,
+}
+
+/// The sizes MEMORY USAGE adds up that differ between servers (`Profile::memory`).
+#[derive(Debug, PartialEq)]
+pub struct MemoryLayout {
+    pub allocator: Allocator,
+    pub key: KeyLayout,
+    pub rax: RaxAccounting,
+    pub hash_table: HashTableLayout,
+    /// Valkey samples a stream's groups and their consumers as it does a collection's elements
+    /// (Redis counts them all).
+    pub stream_groups_sampled: bool,
+    /// `sizeof(streamConsumer)`: 7.2 added `active_time`.
+    pub stream_consumer: usize,
+}
+
+pub const MEMORY_REDIS_7_0: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 16 },
+    key: KeyLayout::SdsInDictEntry,
+    rax: RaxAccounting::Estimate,
+    hash_table: HashTableLayout::Dict,
+    stream_groups_sampled: false,
+    stream_consumer: 24,
+};
+/// Redis 7.2 and 7.4 as tested: Redis's own builds (jemalloc with an 8-byte quantum).
+pub const MEMORY_REDIS_7_2: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 8 },
+    key: KeyLayout::SdsInDictEntry,
+    rax: RaxAccounting::Estimate,
+    hash_table: HashTableLayout::Dict,
+    stream_groups_sampled: false,
+    stream_consumer: 32,
+};
+/// Redis 8.0 as tested: Debian's package (the system jemalloc, 16-byte quantum).
+pub const MEMORY_REDIS_8_0: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 16 },
+    key: KeyLayout::SdsInDictEntry,
+    rax: RaxAccounting::Estimate,
+    hash_table: HashTableLayout::Dict,
+    stream_groups_sampled: false,
+    stream_consumer: 32,
+};
+pub const MEMORY_VALKEY_8_1: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 16 },
+    key: KeyLayout::EmbeddedInObject,
+    rax: RaxAccounting::Allocated,
+    hash_table: HashTableLayout::Hashtable,
+    stream_groups_sampled: true,
+    stream_consumer: 32,
+};
+/// Valkey 9.1 as tested: built with libc malloc.
+pub const MEMORY_VALKEY_9_1: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Glibc,
+    key: KeyLayout::EmbeddedCounted,
+    rax: RaxAccounting::Allocated,
+    hash_table: HashTableLayout::Hashtable,
+    stream_groups_sampled: true,
+    stream_consumer: 32,
+};
+
+impl Profile {
     /// The profile `--profile` names, or an error listing the known ones.
     pub fn by_id(id: &str) -> Result<&'static Profile, String> {
         PROFILES

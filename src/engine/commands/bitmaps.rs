@@ -3,8 +3,8 @@
 //! reads as zero bits past its end.
 
 use super::{errors, flatten, int_arg, lower, until_nul, Command, Ctx};
-use crate::engine::commands::number;
 use crate::engine::keyspace::Value;
+use crate::engine::number;
 use crate::engine::profile::Profile;
 use crate::engine::reply::Reply;
 

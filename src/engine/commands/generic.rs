@@ -2,8 +2,9 @@
 //! MOVE, KEYS, SCAN, RANDOMKEY, DBSIZE, OBJECT), as `src/db.c`, `src/expire.c` and
 //! `src/object.c` of Redis 7.0.15 behave.
 
-use super::{errors, filter_match, flatten, int_arg, lower, number, Command, Ctx};
+use super::{errors, filter_match, flatten, int_arg, lower, Command, Ctx};
 use crate::engine::keyspace::{Entry, Value, DATABASES};
+use crate::engine::number;
 use crate::engine::profile::{Embed, StringRules};
 use crate::engine::reply::Reply;
 

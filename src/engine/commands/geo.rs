@@ -7,9 +7,10 @@
 use super::geo_sort::{merge_sort, partial_quick_sort};
 use super::geohash::{self, Shape, ShapeKind};
 use super::long_double::{format_human, Ld};
-use super::{errors, flatten, int_arg, lower, number, until_nul, Command, Ctx};
+use super::{errors, flatten, int_arg, lower, until_nul, Command, Ctx};
 use crate::engine::keyspace::{Value, ZSetValue};
-use crate::engine::lua::api::current_profile;
+use crate::engine::number;
+use crate::engine::profile::Profile;
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -56,15 +57,14 @@ fn zset<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a ZSetValue>, Reply
 }
 
 /// `getDoubleFromObjectOrReply`: the profile's `string2d` (fast_float on Redis 8.0 and Valkey 9).
-fn float_arg(arg: &[u8]) -> Result<f64, Reply> {
-    number::string2d(current_profile().numbers.string2d, arg)
-        .ok_or_else(|| Reply::err(errors::NOT_FLOAT))
+fn float_arg(profile: &Profile, arg: &[u8]) -> Result<f64, Reply> {
+    number::string2d(profile.numbers.string2d, arg).ok_or_else(|| Reply::err(errors::NOT_FLOAT))
 }
 
 /// `extractLongLatOrReply`: two floats, then the range check with Redis's `%f` message.
-fn long_lat(args: &[Vec<u8>]) -> Result<[f64; 2], Reply> {
-    let lon = float_arg(&args[0])?;
-    let lat = float_arg(&args[1])?;
+fn long_lat(profile: &Profile, args: &[Vec<u8>]) -> Result<[f64; 2], Reply> {
+    let lon = float_arg(profile, &args[0])?;
+    let lat = float_arg(profile, &args[1])?;
     if !(geohash::LONG_MIN..=geohash::LONG_MAX).contains(&lon)
         || !(geohash::LAT_MIN..=geohash::LAT_MAX).contains(&lat)
     {
@@ -87,13 +87,13 @@ fn unit(arg: &[u8]) -> Result<f64, Reply> {
 }
 
 /// A float argument with the custom message of `getDoubleFromObjectOrReply`.
-fn float_or(arg: &[u8], msg: &str) -> Result<f64, Reply> {
-    float_arg(arg).map_err(|_| Reply::err(msg))
+fn float_or(profile: &Profile, arg: &[u8], msg: &str) -> Result<f64, Reply> {
+    float_arg(profile, arg).map_err(|_| Reply::err(msg))
 }
 
 /// `extractDistanceOrReply`: radius and metres per unit.
-fn radius_arg(args: &[Vec<u8>]) -> Result<(f64, f64), Reply> {
-    let radius = float_or(&args[0], "ERR need numeric radius")?;
+fn radius_arg(profile: &Profile, args: &[Vec<u8>]) -> Result<(f64, f64), Reply> {
+    let radius = float_or(profile, &args[0], "ERR need numeric radius")?;
     if radius < 0.0 {
         return Err(Reply::err(NEGATIVE_RADIUS));
     }
@@ -101,9 +101,9 @@ fn radius_arg(args: &[Vec<u8>]) -> Result<(f64, f64), Reply> {
 }
 
 /// `extractBoxOrReply`: width, height and metres per unit.
-fn box_arg(args: &[Vec<u8>]) -> Result<(f64, f64, f64), Reply> {
-    let width = float_or(&args[0], "ERR need numeric width")?;
-    let height = float_or(&args[1], "ERR need numeric height")?;
+fn box_arg(profile: &Profile, args: &[Vec<u8>]) -> Result<(f64, f64, f64), Reply> {
+    let width = float_or(profile, &args[0], "ERR need numeric width")?;
+    let height = float_or(profile, &args[1], "ERR need numeric height")?;
     if height < 0.0 || width < 0.0 {
         return Err(Reply::err(NEGATIVE_BOX));
     }
@@ -128,8 +128,8 @@ fn distance_text(d: f64) -> Vec<u8> {
 
 /// `addReplyHumanLongDouble` of a double: a bulk string in RESP2, a double in RESP3; a plain
 /// double reply where the profile says so (Redis 8.0).
-fn coordinate(resp3: bool, v: f64) -> Reply {
-    if current_profile().geo_coordinates_double {
+fn coordinate(profile: &Profile, resp3: bool, v: f64) -> Reply {
+    if profile.geo_coordinates_double {
         return Reply::Double(v);
     }
     let text = format_human(ld_of(v));
@@ -184,7 +184,7 @@ fn geoadd(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         zadd_args.push(b"zadd".to_vec());
         zadd_args.extend(args[1..longidx].iter().cloned());
         for triple in args[longidx..].chunks(3) {
-            let [lon, lat] = long_lat(triple)?;
+            let [lon, lat] = long_lat(ctx.profile, triple)?;
             let hash = geohash::encode_wgs84(lon, lat, geohash::STEP_MAX).unwrap_or_default();
             zadd_args.push(geohash::align52(hash).to_string().into_bytes());
             zadd_args.push(triple[2].clone());
@@ -248,7 +248,10 @@ fn geopos(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                     None => Reply::NilArray,
                     Some(s) => {
                         let [lon, lat] = geohash::decode_score(s);
-                        Reply::Array(vec![coordinate(ctx.resp3, lon), coordinate(ctx.resp3, lat)])
+                        Reply::Array(vec![
+                            coordinate(ctx.profile, ctx.resp3, lon),
+                            coordinate(ctx.profile, ctx.resp3, lat),
+                        ])
                     }
                 })
                 .collect(),
@@ -305,9 +308,9 @@ enum Order {
 }
 
 /// The position of `member` in `z`, or the profile's error.
-fn member_xy(z: &ZSetValue, member: &[u8]) -> Result<[f64; 2], Reply> {
+fn member_xy(profile: &Profile, z: &ZSetValue, member: &[u8]) -> Result<[f64; 2], Reply> {
     z.score(member).map(geohash::decode_score).ok_or_else(|| {
-        if current_profile().geo_member_named {
+        if profile.geo_member_named {
             Reply::err(format!(
                 "ERR member {} does not exist",
                 String::from_utf8_lossy(until_nul(member))
@@ -326,7 +329,7 @@ fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Re
     } else {
         1
     };
-    let (resp3, now) = (ctx.resp3, ctx.now_ms);
+    let (resp3, now, profile) = (ctx.resp3, ctx.now_ms, ctx.profile);
     let src = zset(ctx, &args[src_index])?;
     let mut storekey: Option<&[u8]> = None;
     let mut storedist = false;
@@ -337,16 +340,16 @@ fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Re
     };
     let base_args = match variant {
         Variant::Coords { .. } => {
-            shape.xy = long_lat(&args[2..4])?;
-            let (radius, conversion) = radius_arg(&args[4..6])?;
+            shape.xy = long_lat(profile, &args[2..4])?;
+            let (radius, conversion) = radius_arg(profile, &args[4..6])?;
             shape.kind = ShapeKind::Radius(radius);
             shape.conversion = conversion;
             6
         }
         Variant::Member { .. } => {
             if let Some(z) = src {
-                shape.xy = member_xy(z, &args[2])?;
-                let (radius, conversion) = radius_arg(&args[3..5])?;
+                shape.xy = member_xy(profile, z, &args[2])?;
+                let (radius, conversion) = radius_arg(profile, &args[3..5])?;
                 shape.kind = ShapeKind::Radius(radius);
                 shape.conversion = conversion;
             }
@@ -398,25 +401,25 @@ fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Re
             "storedist" if variant == (Variant::Search { store: true }) => storedist = true,
             "frommember" if i + 1 < remaining && is_search && !fromloc => {
                 if let Some(z) = src {
-                    shape.xy = member_xy(z, &rest[i + 1])?;
+                    shape.xy = member_xy(profile, z, &rest[i + 1])?;
                 }
                 frommember = true;
                 i += 1;
             }
             "fromlonlat" if i + 2 < remaining && is_search && !frommember => {
-                shape.xy = long_lat(&rest[i + 1..i + 3])?;
+                shape.xy = long_lat(profile, &rest[i + 1..i + 3])?;
                 fromloc = true;
                 i += 2;
             }
             "byradius" if i + 2 < remaining && is_search && !bybox => {
-                let (radius, conversion) = radius_arg(&rest[i + 1..i + 3])?;
+                let (radius, conversion) = radius_arg(profile, &rest[i + 1..i + 3])?;
                 shape.kind = ShapeKind::Radius(radius);
                 shape.conversion = conversion;
                 byradius = true;
                 i += 2;
             }
             "bybox" if i + 3 < remaining && is_search && !byradius => {
-                let (width, height, conversion) = box_arg(&rest[i + 1..i + 4])?;
+                let (width, height, conversion) = box_arg(profile, &rest[i + 1..i + 4])?;
                 shape.kind = ShapeKind::Box { width, height };
                 shape.conversion = conversion;
                 bybox = true;
@@ -509,8 +512,8 @@ fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Re
                     }
                     if withcoords {
                         item.push(Reply::Array(vec![
-                            coordinate(resp3, p.xy[0]),
-                            coordinate(resp3, p.xy[1]),
+                            coordinate(profile, resp3, p.xy[0]),
+                            coordinate(profile, resp3, p.xy[1]),
                         ]));
                     }
                     Reply::Array(item)

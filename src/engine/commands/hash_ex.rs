@@ -189,7 +189,7 @@ fn hgetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             FieldTtlDialect::Valkey => parse_hgetex_valkey(ctx, args)?,
         };
         let now = ctx.now_ms;
-        let order = ctx.profile.field_ttl_order();
+        let order = super::hashes::field_ttl_order(ctx.profile);
         let Some(h) = read(ctx, &args[1])? else {
             return Ok(Reply::Array(
                 args[first..].iter().map(|_| Reply::Nil).collect(),
@@ -337,7 +337,7 @@ fn hsetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             FieldTtlDialect::Valkey => parse_hsetex_valkey(ctx, args)?,
         };
         let now = ctx.now_ms;
-        let order = ctx.profile.field_ttl_order();
+        let order = super::hashes::field_ttl_order(ctx.profile);
         let pairs = &args[request.first..];
         let existing = read(ctx, &args[1])?;
         if (request.key_nx && existing.is_some()) || (request.key_xx && existing.is_none()) {

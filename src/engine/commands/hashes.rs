@@ -2,8 +2,10 @@
 //! Redis's listpack encoding gives for small hashes.
 
 use super::long_double;
-use super::{errors, filter_match, flatten, int_arg, lower, number, Command, Ctx};
-use crate::engine::keyspace::{HashValue, Value};
+use super::{errors, filter_match, flatten, int_arg, lower, Command, Ctx};
+use crate::engine::keyspace::{HashValue, TtlOrder, Value};
+use crate::engine::number;
+use crate::engine::profile::{FieldTtlDialect, Profile};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -93,7 +95,7 @@ fn hset(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 "hset"
             })));
         }
-        let order = ctx.profile.field_ttl_order();
+        let order = field_ttl_order(ctx.profile);
         let h = write(ctx, &args[1])?;
         let mut created = 0;
         for pair in args[2..].chunks(2) {
@@ -466,6 +468,14 @@ fn hrandfield(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         }
         Ok(Reply::Array(out))
     })())
+}
+
+/// Where a field whose TTL changes goes in the profile's hashes.
+pub(super) fn field_ttl_order(profile: &Profile) -> TtlOrder {
+    match profile.field_ttl {
+        FieldTtlDialect::Redis => TtlOrder::ByExpiry,
+        FieldTtlDialect::Valkey => TtlOrder::Unchanged,
+    }
 }
 
 #[cfg(test)]

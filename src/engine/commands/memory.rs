@@ -19,7 +19,10 @@ use super::zsets::d2string;
 use super::{errors, flatten, int_arg, lower, Command, Ctx};
 use crate::engine::keyspace::stream::{lp_str, StreamId};
 use crate::engine::keyspace::Value;
-use crate::engine::profile::{FieldTtlDialect, NumberFormat, Profile};
+use crate::engine::profile::{
+    Allocator, FieldTtlDialect, HashTableLayout, KeyLayout, MemoryLayout, NumberFormat, Profile,
+    RaxAccounting,
+};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -75,17 +78,6 @@ const EXPIRE_FIELD: usize = 8;
 /// Valkey 8.1 embeds a string value with its key while the object stays within 64 bytes.
 const VALKEY_EMBED_LIMIT: usize = 64;
 
-/// What `zmalloc_size` answers for a request: the allocator each tested server was built with.
-#[derive(Debug, PartialEq)]
-pub enum Allocator {
-    /// jemalloc 5.3 with this quantum: 16 in Debian's packages, 8 in Redis's own builds
-    /// (`--with-lg-quantum=3` in deps/Makefile), which add the classes 24, 40 and 56.
-    Jemalloc { quantum: usize },
-    /// glibc's `malloc_usable_size` (a Valkey built with `MALLOC=libc`): 16-byte chunks with an
-    /// 8-byte header, at least 32.
-    Glibc,
-}
-
 impl Allocator {
     pub fn size(&self, n: usize) -> usize {
         match *self {
@@ -102,99 +94,6 @@ impl Allocator {
         self.size(sds::new_header(len) + len + 1)
     }
 }
-
-/// Where a server keeps a key and how MEMORY USAGE counts it.
-#[derive(Debug, PartialEq)]
-pub enum KeyLayout {
-    /// Redis: the key is an sds of its own in a `dictEntry` of 24 bytes, both added to the
-    /// value's size; the value is a 16-byte robj.
-    SdsInDictEntry,
-    /// Valkey 8.1: the key is embedded in the value's robj (an sds type 5 with a header-size
-    /// byte) and the keyspace hash table has no entries; MEMORY USAGE is the value's size only,
-    /// which counts the robj as 16 bytes unless the string value is embedded with the key.
-    EmbeddedInObject,
-    /// Valkey 9.1: as 8.1, but every value counts its robj's allocation (key and expire with
-    /// it), and an embedded string value takes the place of the robj's `ptr`.
-    EmbeddedCounted,
-}
-
-/// How MEMORY USAGE counts a stream's radix trees (the entries' and each PEL).
-#[derive(Debug, PartialEq)]
-pub enum RaxAccounting {
-    /// Redis's `streamRadixTreeMemoryUsage`: 16 bytes a key and `4 + 8 * 30` a node.
-    Estimate,
-    /// Valkey's `raxAllocSize`: the allocations themselves, the `rax` struct and every node.
-    Allocated,
-}
-
-/// The hash table a hash past its listpack limits becomes.
-#[derive(Debug, PartialEq)]
-pub enum HashTableLayout {
-    /// Redis's `dict`: a bucket array of pointers and a 24-byte `dictEntry` per field, with
-    /// the field and the value as sds strings of their own.
-    Dict,
-    /// Valkey 8.1's `hashtable`: 64-byte buckets of 7 entries, each entry one allocation
-    /// holding the field and (up to 128 bytes in all) the value.
-    Hashtable,
-}
-
-/// The sizes MEMORY USAGE adds up that differ between servers (`Profile::memory`).
-#[derive(Debug, PartialEq)]
-pub struct MemoryLayout {
-    pub allocator: Allocator,
-    pub key: KeyLayout,
-    pub rax: RaxAccounting,
-    pub hash_table: HashTableLayout,
-    /// Valkey samples a stream's groups and their consumers as it does a collection's elements
-    /// (Redis counts them all).
-    pub stream_groups_sampled: bool,
-    /// `sizeof(streamConsumer)`: 7.2 added `active_time`.
-    pub stream_consumer: usize,
-}
-
-pub const MEMORY_REDIS_7_0: MemoryLayout = MemoryLayout {
-    allocator: Allocator::Jemalloc { quantum: 16 },
-    key: KeyLayout::SdsInDictEntry,
-    rax: RaxAccounting::Estimate,
-    hash_table: HashTableLayout::Dict,
-    stream_groups_sampled: false,
-    stream_consumer: 24,
-};
-/// Redis 7.2 and 7.4 as tested: Redis's own builds (jemalloc with an 8-byte quantum).
-pub const MEMORY_REDIS_7_2: MemoryLayout = MemoryLayout {
-    allocator: Allocator::Jemalloc { quantum: 8 },
-    key: KeyLayout::SdsInDictEntry,
-    rax: RaxAccounting::Estimate,
-    hash_table: HashTableLayout::Dict,
-    stream_groups_sampled: false,
-    stream_consumer: 32,
-};
-/// Redis 8.0 as tested: Debian's package (the system jemalloc, 16-byte quantum).
-pub const MEMORY_REDIS_8_0: MemoryLayout = MemoryLayout {
-    allocator: Allocator::Jemalloc { quantum: 16 },
-    key: KeyLayout::SdsInDictEntry,
-    rax: RaxAccounting::Estimate,
-    hash_table: HashTableLayout::Dict,
-    stream_groups_sampled: false,
-    stream_consumer: 32,
-};
-pub const MEMORY_VALKEY_8_1: MemoryLayout = MemoryLayout {
-    allocator: Allocator::Jemalloc { quantum: 16 },
-    key: KeyLayout::EmbeddedInObject,
-    rax: RaxAccounting::Allocated,
-    hash_table: HashTableLayout::Hashtable,
-    stream_groups_sampled: true,
-    stream_consumer: 32,
-};
-/// Valkey 9.1 as tested: built with libc malloc.
-pub const MEMORY_VALKEY_9_1: MemoryLayout = MemoryLayout {
-    allocator: Allocator::Glibc,
-    key: KeyLayout::EmbeddedCounted,
-    rax: RaxAccounting::Allocated,
-    hash_table: HashTableLayout::Hashtable,
-    stream_groups_sampled: true,
-    stream_consumer: 32,
-};
 
 /// The size class jemalloc rounds an allocation of `n` bytes up to (`zmalloc_size`): 8, 16,
 /// then four classes per doubling (with a 16-byte quantum up to 128).
@@ -418,7 +317,7 @@ fn value_size(
                 // Each member takes the width of the widest one (2, 4 or 8 bytes).
                 let width = set
                     .iter()
-                    .filter_map(|m| super::number::parse_i64(m))
+                    .filter_map(|m| crate::engine::number::parse_i64(m))
                     .map(|v| {
                         if i16::try_from(v).is_ok() {
                             2

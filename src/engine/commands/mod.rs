@@ -5,7 +5,6 @@
 
 pub mod errors;
 pub mod long_double;
-pub mod number;
 mod redis_commands;
 pub mod table;
 
@@ -36,6 +35,7 @@ mod strings;
 mod zsets;
 
 use crate::engine::keyspace::{Db, Entry, Keyspace, Value};
+use crate::engine::number;
 use crate::engine::profile::{self, Profile};
 use crate::engine::reply::Reply;
 pub use glob::{filter_match, glob_match, glob_match_stoppable, StopCheck};

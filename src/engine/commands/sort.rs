@@ -4,9 +4,10 @@
 //! In a script, `BY` without `*` (no sorting) on a set sorts it with ALPHA anyway, as Redis does
 //! so that a script's result does not depend on a hash table's order.
 
-use super::number::FloatError;
-use super::{errors, flatten, int_arg, lower, number, until_nul, Command, Ctx};
+use super::{errors, flatten, int_arg, lower, until_nul, Command, Ctx};
 use crate::engine::keyspace::{ListValue, Value};
+use crate::engine::number;
+use crate::engine::number::FloatError;
 use crate::engine::profile::{FloatSyntax, NumberRules};
 use crate::engine::reply::Reply;
 use std::cmp::Ordering;

@@ -13,7 +13,6 @@ use crate::engine::keyspace::stream::{
     Consumer, ConsumerGroup, PendingEntry, ENTRIES_READ_UNKNOWN,
 };
 use crate::engine::keyspace::{StreamId, StreamValue, Value};
-use crate::engine::lua::api::current_profile;
 use crate::engine::profile::{GroupLag, LastEntryId};
 use crate::engine::reply::Reply;
 
@@ -111,20 +110,19 @@ fn first_id(s: &StreamValue) -> StreamId {
 }
 
 /// `streamRangeHasTombstones(s, start, NULL)`.
-fn has_tombstones_from(s: &StreamValue, start: StreamId) -> bool {
+fn has_tombstones_from(group_lag: GroupLag, s: &StreamValue, start: StreamId) -> bool {
     if s.entries.is_empty() || s.max_deleted_id == StreamId::default() {
         return false;
     }
     // Before the fixes a tombstone before the first entry does not count.
-    if !current_profile().streams.group_lag.fragmentation_fixed() && first_id(s) > s.max_deleted_id
-    {
+    if !group_lag.fragmentation_fixed() && first_id(s) > s.max_deleted_id {
         return false;
     }
     start <= s.max_deleted_id
 }
 
 /// `streamEstimateDistanceFromFirstEverEntry`.
-fn estimate_distance(s: &StreamValue, id: StreamId) -> i64 {
+fn estimate_distance(group_lag: GroupLag, s: &StreamValue, id: StreamId) -> i64 {
     if s.entries_added == 0 {
         return 0;
     }
@@ -133,10 +131,7 @@ fn estimate_distance(s: &StreamValue, id: StreamId) -> i64 {
         return added;
     }
     // Fixed servers: tombstones between the ID and the last one leave the distance unknown.
-    if current_profile().streams.group_lag.fragmentation_fixed()
-        && id != StreamId::default()
-        && id < s.max_deleted_id
-    {
+    if group_lag.fragmentation_fixed() && id != StreamId::default() && id < s.max_deleted_id {
         return ENTRIES_READ_UNKNOWN;
     }
     match id.cmp(&s.last_id) {
@@ -157,11 +152,11 @@ fn estimate_distance(s: &StreamValue, id: StreamId) -> i64 {
 }
 
 /// `streamReplyWithCGLag`: `None` where Redis replies null.
-fn lag(s: &StreamValue, g: &ConsumerGroup) -> Option<i64> {
+fn lag(group_lag: GroupLag, s: &StreamValue, g: &ConsumerGroup) -> Option<i64> {
     if s.entries_added == 0 {
         return Some(0);
     }
-    if current_profile().streams.group_lag == GroupLag::Redis80 {
+    if group_lag == GroupLag::Redis80 {
         if s.entries.is_empty() {
             return Some(0);
         }
@@ -170,10 +165,10 @@ fn lag(s: &StreamValue, g: &ConsumerGroup) -> Option<i64> {
             return Some(s.entries.len() as i64);
         }
     }
-    if g.entries_read != ENTRIES_READ_UNKNOWN && !has_tombstones_from(s, g.last_id) {
+    if g.entries_read != ENTRIES_READ_UNKNOWN && !has_tombstones_from(group_lag, s, g.last_id) {
         return Some(s.entries_added as i64 - g.entries_read);
     }
-    let read = estimate_distance(s, g.last_id);
+    let read = estimate_distance(group_lag, s, g.last_id);
     (read != ENTRIES_READ_UNKNOWN).then(|| s.entries_added as i64 - read)
 }
 
@@ -379,7 +374,8 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     };
     let now = ctx.wall_ms();
     let mut served: Vec<(Reply, Reply)> = Vec::new();
-    let consumer_always = current_profile().xreadgroup_consumer_always;
+    let consumer_always = ctx.profile.xreadgroup_consumer_always;
+    let group_lag = ctx.profile.streams.group_lag;
     for (key, gt) in keys.iter().zip(ids) {
         let Some(s) = stream_mut(ctx, key)? else {
             continue;
@@ -396,7 +392,9 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             },
         };
         let start = start.incr().unwrap_or(StreamId::MAX);
-        let items = serve(s, &group, &consumer, start, limit, history, noack, now);
+        let items = serve(
+            group_lag, s, &group, &consumer, start, limit, history, noack, now,
+        );
         served.push((Reply::Bulk(key.clone()), Reply::Array(items)));
     }
     Ok(super::streams::streams_reply(served, ctx.resp3))
@@ -419,6 +417,7 @@ fn touch_consumer(s: &mut StreamValue, group: &[u8], consumer: &[u8], now: i64) 
 /// pending history (`history`), or the entries after `start` that become pending for it.
 #[allow(clippy::too_many_arguments)]
 fn serve(
+    group_lag: GroupLag,
     s: &mut StreamValue,
     group: &[u8],
     consumer: &[u8],
@@ -461,15 +460,15 @@ fn serve(
     let mut out = Vec::with_capacity(picked.len());
     // Fixed servers look for tombstones after the group's last ID (not after the served entry),
     // and recount when that ID is behind the first entry (trimmed past it).
-    let fixed = current_profile().streams.group_lag.fragmentation_fixed();
+    let fixed = group_lag.fragmentation_fixed();
     for id in picked {
         let tombstones = if fixed {
             let last = s.groups[group].last_id;
-            last < first_id(s) || has_tombstones_from(s, last)
+            last < first_id(s) || has_tombstones_from(group_lag, s, last)
         } else {
-            has_tombstones_from(s, id)
+            has_tombstones_from(group_lag, s, id)
         };
-        let estimate = estimate_distance(s, id);
+        let estimate = estimate_distance(group_lag, s, id);
         let entries_added = s.entries_added;
         let g = s.groups.get_mut(group).expect("group checked");
         if id > g.last_id {
@@ -654,10 +653,11 @@ fn xsetid(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             }
             i += 2;
         }
+        let checks_max_deleted = ctx.profile.xsetid_checks_max_deleted;
         let Some(s) = stream_mut(ctx, &args[1])? else {
             return Err(Reply::err(errors::NO_SUCH_KEY));
         };
-        if current_profile().xsetid_checks_max_deleted && id < s.max_deleted_id {
+        if checks_max_deleted && id < s.max_deleted_id {
             return Err(Reply::err(SETID_BELOW_MAX_DELETED));
         }
         if let Some((&top, _)) = s.entries.last_key_value() {
@@ -938,7 +938,8 @@ fn xautoclaim(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 /// all) and every group with its pending entries and consumers.
 fn xinfo_stream(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        let active_time = current_profile().xinfo_consumers_inactive;
+        let active_time = ctx.profile.xinfo_consumers_inactive;
+        let group_lag = ctx.profile.streams.group_lag;
         let key = &args[2];
         let Some(s) = stream_mut(ctx, key)? else {
             return Err(Reply::err(errors::NO_SUCH_KEY));
@@ -1046,7 +1047,10 @@ fn xinfo_stream(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                     (field("name"), Reply::Bulk(name.clone())),
                     (field("last-delivered-id"), id_reply(g.last_id)),
                     (field("entries-read"), entries_read_reply(g.entries_read)),
-                    (field("lag"), lag(s, g).map_or(Reply::Nil, Reply::Int)),
+                    (
+                        field("lag"),
+                        lag(group_lag, s, g).map_or(Reply::Nil, Reply::Int),
+                    ),
                     (field("pel-count"), Reply::Int(g.pel.len() as i64)),
                     (field("pending"), Reply::Array(pending)),
                     (field("consumers"), Reply::Array(consumers)),
@@ -1071,7 +1075,8 @@ fn xinfo(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             });
         }
         let now = ctx.wall_ms();
-        let inactive_field = current_profile().xinfo_consumers_inactive;
+        let inactive_field = ctx.profile.xinfo_consumers_inactive;
+        let group_lag = ctx.profile.streams.group_lag;
         let key = &args[2];
         let Some(s) = stream_mut(ctx, key)? else {
             return Err(Reply::err(errors::NO_SUCH_KEY));
@@ -1118,7 +1123,10 @@ fn xinfo(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                             (field("pending"), Reply::Int(g.pel.len() as i64)),
                             (field("last-delivered-id"), id_reply(g.last_id)),
                             (field("entries-read"), entries_read_reply(g.entries_read)),
-                            (field("lag"), lag(s, g).map_or(Reply::Nil, Reply::Int)),
+                            (
+                                field("lag"),
+                                lag(group_lag, s, g).map_or(Reply::Nil, Reply::Int),
+                            ),
                         ])
                     })
                     .collect(),

@@ -2,9 +2,10 @@
 //! (BLOCK never blocks in a script; later servers' `+` ID and BLOCK rules come from the
 //! profile's `streams`). Consumer groups are in stream_groups.rs.
 
-use super::{errors, flatten, lower, number, Command, Ctx};
+use super::{errors, flatten, lower, Command, Ctx};
 use crate::engine::keyspace::stream::{StreamFields, TrimStrategy, NODE_MAX_ENTRIES};
 use crate::engine::keyspace::{StreamId, StreamValue, Value};
+use crate::engine::number;
 use crate::engine::profile::LastEntryId;
 use crate::engine::reply::Reply;
 

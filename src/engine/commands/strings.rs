@@ -425,7 +425,7 @@ fn msetnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 /// (Valkey 9.1): SET's options for several keys at once, all or none; 1 when written, else 0.
 fn msetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        let numkeys = super::number::parse_i64(&args[1])
+        let numkeys = crate::engine::number::parse_i64(&args[1])
             .filter(|n| (1..=i64::from(i32::MAX)).contains(n))
             .ok_or_else(|| Reply::err("ERR invalid numkeys value or out of range"))?
             as usize;
@@ -472,7 +472,7 @@ fn msetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 fn msetex_keys(args: &[Vec<u8>]) -> Vec<usize> {
     let n = args
         .get(1)
-        .and_then(|a| super::number::parse_i64(a))
+        .and_then(|a| crate::engine::number::parse_i64(a))
         .filter(|n| *n >= 1)
         .unwrap_or(0) as usize;
     (0..n)

@@ -1,7 +1,8 @@
 //! Sorted set commands (src/t_zset.c @7.0.15).
 
-use super::{errors, filter_match, flatten, int_arg, lower, number, Command, Ctx};
+use super::{errors, filter_match, flatten, int_arg, lower, Command, Ctx};
 use crate::engine::keyspace::{SetValue, Value, ZSetValue};
+use crate::engine::number;
 use crate::engine::profile::{NumberFormat, Profile};
 use crate::engine::reply::{format_double_resp2, Reply};
 use std::collections::HashMap;

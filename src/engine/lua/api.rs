@@ -20,8 +20,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub const REDIS_VERSION: &str = "7.0.15";
-pub const REDIS_VERSION_NUM: f64 = 458767.0;
 pub const KILLED_TEXT: &str = "ERR Script killed by user with SCRIPT KILL...";
 pub const CANCELLED_TEXT: &str = "ERR evalbench: the run was cancelled";
 
