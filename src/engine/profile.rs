@@ -22,7 +22,7 @@ pub enum NumberFormat {
 }
 
 /// How the hash-field TTL commands (HEXPIRE ... HPERSIST, HGETEX, HSETEX, HGETDEL) read their
-/// arguments and word their errors, and where a field whose TTL changes goes (issue 12).
+/// arguments and word their errors, and where a field whose TTL changes goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldTtlDialect {
     /// Redis 7.4 and 8.0 (t_hash.c): `FIELDS` at a fixed place, the field moves by expiry.
@@ -112,33 +112,33 @@ pub struct Profile {
     /// Hash-field TTL commands' parsing and errors (which exist at all is the command table's).
     pub field_ttl: FieldTtlDialect,
     /// A blocking command's timeout past the clock's range says `timeout is out of range`
-    /// (7.2 and later; 7.0 casts it and calls it negative). Issue 12.
+    /// (7.2 and later; 7.0 casts it and calls it negative).
     pub timeout_out_of_range: bool,
-    /// `SET key value IFEQ old` (Valkey 8.1 and later). Issue 12.
+    /// `SET key value IFEQ old` (Valkey 8.1 and later).
     pub set_ifeq: bool,
     /// Geo coordinates (GEOPOS, WITHCOORD) as a double reply (Redis 8.0) rather than Redis 7's
-    /// `%.17Lf` bulk text (issue 13, commands/geo.rs).
+    /// `%.17Lf` bulk text (commands/geo.rs).
     pub geo_coordinates_double: bool,
     /// A missing FROMMEMBER / GEORADIUSBYMEMBER member: `member X does not exist` (Valkey 9)
-    /// rather than `could not decode requested zset member` (issue 13, commands/geo.rs).
+    /// rather than `could not decode requested zset member` (commands/geo.rs).
     pub geo_member_named: bool,
     /// XREADGROUP creates (and marks seen) its consumer on every stream of the call, served or
-    /// not (7.2 and later), rather than only where it serves entries (issue 13, stream_groups.rs).
+    /// not (7.2 and later), rather than only where it serves entries (stream_groups.rs).
     pub xreadgroup_consumer_always: bool,
     /// XSETID refuses an ID below the stream's max deleted entry ID (7.2 and later).
     pub xsetid_checks_max_deleted: bool,
     /// XINFO CONSUMERS reports `inactive` (ms since the consumer last got an entry; 7.2+).
     pub xinfo_consumers_inactive: bool,
     /// XREAD / XREADGROUP: BLOCK in scripts, the `+` ID, the unbalanced-streams error, and how a
-    /// consumer group's lag is computed (issue 12).
+    /// consumer group's lag is computed.
     pub streams: &'static StreamRules,
     /// The HELP entry of every HELP reply: `    Prints this help.` (7.0) or `    Print this help.`.
     pub help_line: &'static str,
     /// GETEX checks its expire value before the key (Valkey 9): a bad one is an error even for a
-    /// missing key or another type (issue 12, commands/strings.rs).
+    /// missing key or another type (commands/strings.rs).
     pub getex_checks_expire_first: bool,
     /// BITCOUNT and BITPOS read their range (and BIT|BYTE) before looking the key up, so a
-    /// missing key no longer hides a bad range (7.4 and later). Issue 12, differential fuzzer.
+    /// missing key no longer hides a bad range (7.4 and later). Found by the differential fuzzer.
     pub bit_range_before_lookup: bool,
     /// `BITCOUNT key start` without an end counts to the end of the string (Valkey 8.1 and later;
     /// Redis calls it a syntax error).
@@ -158,9 +158,9 @@ pub struct Profile {
     /// prefix and where no `pcall` can catch them (Valkey's `functionsCreateWithLibraryCtx`).
     pub function_names_checked_after_load: bool,
     /// Lua's string hash in the server's deps/lua (`luaS_newlstr`): decides `pairs()` order over
-    /// string keys, so RESP3 maps/sets built by scripts and `cjson.encode` key order (issue 12).
+    /// string keys, so RESP3 maps/sets built by scripts and `cjson.encode` key order.
     pub lua_string_hash: LuaStringHash,
-    /// MEMORY USAGE: the allocator's size classes and where the key lives (issue 12).
+    /// MEMORY USAGE: the allocator's size classes and where the key lives.
     pub memory: &'static MemoryLayout,
     /// Small sets and lists as listpacks (7.2 and later, `t_set.c`/`t_list.c`); `None`: 7.0's
     /// intset-or-hashtable sets and quicklist lists.
@@ -171,7 +171,7 @@ pub struct Profile {
     /// LSET passes its index on as a C `int` (`listTypeReplaceAtIndex`, 7.2 and later): an
     /// index beyond 32 bits is cut to its low 32 bits.
     pub lset_index_int: bool,
-    /// How cursors, scores, score ranges and SORT keys are read (issue 12, commands/number.rs).
+    /// How cursors, scores, score ranges and SORT keys are read (engine/number.rs).
     pub numbers: &'static NumberRules,
     /// The Lua error table of a text without an error code (no space: `redis.error_reply('a\r\n')`)
     /// keeps the CR/LF around its message (Valkey 9); Redis and Valkey 8 trim them (`sdstrim`).
@@ -190,7 +190,7 @@ pub struct Profile {
     /// type stays until something else reclaims it (Valkey 8 and later); Redis's TYPE check looks
     /// the key up and reclaims every expired key that passes MATCH.
     pub scan_type_before_expiry: bool,
-    /// How a script's or library's `#!` line is read (issue 12, engine/script.rs).
+    /// How a script's or library's `#!` line is read (engine/script.rs).
     pub shebang: &'static ShebangRules,
     /// `cmsgpack._COPYRIGHT` of the server's bundled lua-cmsgpack 0.4.0.
     pub cmsgpack_copyright: &'static str,
@@ -332,7 +332,7 @@ pub enum CursorSyntax {
     String2ull,
 }
 
-/// Where the servers read numbers differently (issue 12): each field names the parser a
+/// Where the servers read numbers differently: each field names the parser a
 /// command family uses.
 #[derive(Debug, PartialEq)]
 pub struct NumberRules {
@@ -414,7 +414,7 @@ pub const LISTPACK_PLAIN_NODES: ListpackLimits = ListpackLimits {
     ..LISTPACK_DEFAULTS
 };
 
-/// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
+/// What XREAD's `+` ID (the stream's last entry) means (commands/streams.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LastEntryId {
     /// Redis 7.0, 7.2: not an ID (`Invalid stream ID ...`).
@@ -427,7 +427,7 @@ pub enum LastEntryId {
     LastLiveEntry,
 }
 
-/// How the stream commands differ between the servers (issue 12, commands/streams.rs and
+/// How the stream commands differ between the servers (commands/streams.rs and
 /// stream_groups.rs).
 #[derive(Debug, PartialEq)]
 pub struct StreamRules {
@@ -988,7 +988,7 @@ fn shortest(d: f64, out: &mut Vec<u8>) {
     }
     // An integer below 2^53 with at most 7 trailing zeros: its shortest digits are its own digits
     // (every integer there is a double, so no shorter text reads back the same), laid out plain.
-    // Scripts mostly pass such numbers; this skips the formatting below (issue 12, speed).
+    // Scripts mostly pass such numbers; this skips the formatting below (speed).
     const EXACT: f64 = 9_007_199_254_740_992.0;
     if a.fract() == 0.0 && a < EXACT {
         let n = a as u64;

@@ -141,7 +141,7 @@ impl Sandbox {
         super::commands::warm_up(profile);
         self.core.profile = profile;
         self.vm = Vm::with_profile(self.vm.memory_limit(), profile);
-        // Function libraries follow the profile too (issue 13).
+        // Function libraries follow the profile too.
         self.functions
             .set_profile(profile, self.config.memory_limit);
         self.last_sha = None;
@@ -156,7 +156,7 @@ impl Sandbox {
     }
 
     /// Replace database 0 (the caller's database) with `db`, a seed: its sets and lists take the
-    /// encodings seeding this profile's server gives them (issue 12: 7.2+ listpacks).
+    /// encodings seeding this profile's server gives them (7.2+ listpacks).
     pub fn set_db0(&mut self, mut db: Db) {
         db.encode_as_seeded(self.core.profile.listpack_collections);
         *self.core.keyspace.db_mut(0) = db;

@@ -1,4 +1,4 @@
-//! HGETEX, HSETEX, HGETDEL (issue 12): Redis 8.0 and Valkey 9, each with its own argument rules
+//! HGETEX, HSETEX, HGETDEL: Redis 8.0 and Valkey 9, each with its own argument rules
 //! (`FieldTtlDialect`). Profiles whose command table lacks them never reach these handlers.
 
 use super::hash_ttl::{

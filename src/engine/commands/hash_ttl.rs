@@ -1,4 +1,4 @@
-//! Hash-field expiration (issue 12): HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT, HTTL HPTTL
+//! Hash-field expiration: HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT, HTTL HPTTL
 //! HEXPIRETIME HPEXPIRETIME, HPERSIST. Only the profiles whose command table lists them (Redis
 //! 7.4, 8.0; Valkey 9) reach these handlers. Redis (t_hash.c @7.4.1) and Valkey 9 parse the
 //! arguments differently and word their errors differently: `FieldTtlDialect` picks the rules.

@@ -551,7 +551,7 @@ fn mpop_generic(
 
 /// `getTimeoutFromObjectOrReply` in seconds: a long double, times 1000, cast to long long.
 fn check_timeout(ctx: &Ctx, arg: &[u8]) -> Result<(), Reply> {
-    // 7.2 and later range-check it (issue 12).
+    // 7.2 and later range-check it.
     if ctx.profile.timeout_out_of_range {
         return super::blocking::check_timeout(ctx, arg, true);
     }

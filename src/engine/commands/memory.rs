@@ -423,7 +423,7 @@ fn value_size(
     }
 }
 
-/// Consumer groups in `objectComputeSize` (issue 13): per group its struct, its PEL's radix tree
+/// Consumer groups in `objectComputeSize`: per group its struct, its PEL's radix tree
 /// (`streamRadixTreeMemoryUsage`) and NACKs; per consumer its struct, name and PEL tree.
 fn stream_groups_size(
     stream: &crate::engine::keyspace::StreamValue,
@@ -552,7 +552,7 @@ fn memory_usage(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let field_ttls_listpack =
             redis_listpack_ex && matches!(&entry.value, Value::Hash(h) if h.had_field_ttls());
         let value = match (&entry.value, entry.raw) {
-            // A raw string a command grew in place: its allocation (issue 13, sds.rs).
+            // A raw string a command grew in place: its allocation (sds.rs).
             (Value::Str(_), Some(raw)) => ROBJ + raw.bytes,
             _ => value_size(
                 &mut entry.value,

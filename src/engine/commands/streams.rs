@@ -904,7 +904,7 @@ mod tests {
         assert_eq!(super::xread_keys(&args), vec![4, 5]);
     }
 
-    /// Issue 12: 7.4 and later check BLOCK's timeout and answer at once; `+` reads the last
+    /// 7.4 and later check BLOCK's timeout and answer at once; `+` reads the last
     /// entry (7.4: after the last ID minus one, 8.0: the last live entry).
     #[test]
     fn block_and_last_entry_per_profile() {

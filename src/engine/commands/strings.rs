@@ -16,7 +16,7 @@ use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
     Command::new("get", get),
-    Command::new("delifeq", delifeq), // Valkey 9 (issue 12)
+    Command::new("delifeq", delifeq), // Valkey 9
     Command::new("set", set),
     Command::new("setnx", setnx),
     Command::new("setex", setex),
@@ -27,7 +27,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("mget", mget),
     Command::new("mset", mset),
     Command::new("msetnx", msetnx),
-    Command::with_keys("msetex", msetex, msetex_keys), // Valkey 9.1 (issue 12)
+    Command::with_keys("msetex", msetex, msetex_keys), // Valkey 9.1
     Command::new("append", append),
     Command::new("strlen", strlen),
     Command::new("incr", incr),
@@ -122,7 +122,7 @@ struct ExtOptions<'a> {
     keepttl: bool,
     persist: bool,
     expire: Option<(ExpireKind, &'a [u8])>,
-    /// Valkey 8.1+ `IFEQ value`: write only over a string equal to it (issue 12).
+    /// Valkey 8.1+ `IFEQ value`: write only over a string equal to it.
     ifeq: Option<&'a [u8]>,
 }
 
@@ -144,7 +144,7 @@ fn parse_ext_options(
         match opt.as_str() {
             "nx" if for_set && !o.xx && o.ifeq.is_none() => o.nx = true,
             "xx" if for_set && !o.nx && o.ifeq.is_none() => o.xx = true,
-            // Issue 12: the profile says whether SET takes IFEQ.
+            // The profile says whether SET takes IFEQ.
             "ifeq" if for_set && ifeq_allowed && !o.nx && !o.xx && o.ifeq.is_none() => {
                 o.ifeq = Some(next.ok_or_else(|| Reply::err(errors::SYNTAX))?);
                 j += 1;
@@ -505,7 +505,7 @@ fn append(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let old = s.len();
         s.extend_from_slice(&args[2]);
         let len = s.len();
-        super::sds::grew(ctx, &args[1], old, len); // issue 13: now raw, with room
+        super::sds::grew(ctx, &args[1], old, len); // now raw, with room
         Ok(Reply::Int(len as i64))
     })())
 }
@@ -563,7 +563,7 @@ fn setrange(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 let s = string_value(ctx, &args[1])?.expect("checked above");
                 let old = s.len();
                 let len = write_at(s, offset as usize, value);
-                super::sds::grew(ctx, &args[1], old, len); // issue 13: now raw
+                super::sds::grew(ctx, &args[1], old, len); // now raw
                 len
             }
             None => {
@@ -572,7 +572,7 @@ fn setrange(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 let mut s = Vec::new();
                 let len = write_at(&mut s, offset as usize, value);
                 ctx.db().set(args[1].clone(), Value::Str(s));
-                super::sds::created_raw(ctx, &args[1], len); // issue 13
+                super::sds::created_raw(ctx, &args[1], len);
                 len
             }
         };
@@ -1462,7 +1462,7 @@ mod tests {
         );
     }
 
-    /// Issue 12: MSETEX's keys are every other argument after numkeys, as far as they go.
+    /// MSETEX's keys are every other argument after numkeys, as far as they go.
     #[test]
     fn msetex_key_positions() {
         let args =

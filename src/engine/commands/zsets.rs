@@ -936,7 +936,7 @@ fn bzmpop(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 /// `getTimeoutFromObjectOrReply` in seconds: long double text, `ceil(t * 1000)` ms.
 fn parse_timeout(ctx: &Ctx, arg: &[u8]) -> Result<(), Reply> {
-    // 7.2 and later range-check it (issue 12).
+    // 7.2 and later range-check it.
     if ctx.profile.timeout_out_of_range {
         return super::blocking::check_timeout(ctx, arg, true);
     }

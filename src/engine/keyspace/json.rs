@@ -320,7 +320,7 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
                 s.last_id = id;
                 s.entries_added += 1;
             }
-            // Last ID, counters, groups (issue 13).
+            // Last ID, counters, groups.
             if let Some(meta) = obj.get("stream") {
                 super::stream_json::apply_meta(key, &mut s, meta, now_ms)?;
             }
@@ -518,7 +518,7 @@ pub fn keyspace_to_json(db: &Db, now_ms: i64) -> Json {
         spec.insert("type".into(), json!(entry.value.type_name()));
         spec.insert("value".into(), value);
         if let Value::Stream(s) = &entry.value {
-            // Last ID, counters, groups when the entries do not imply them (issue 13).
+            // Last ID, counters, groups when the entries do not imply them.
             spec.extend(super::stream_json::meta_to_json(s).map(|m| ("stream".into(), m)));
         }
         if let Some(at) = entry.expire_at_ms {
@@ -541,7 +541,7 @@ pub fn keyspace_to_json(db: &Db, now_ms: i64) -> Json {
 mod tests {
     use super::*;
 
-    /// Hash-field TTLs (issue 12) load, dump back the same, and an expired field disappears.
+    /// Hash-field TTLs load, dump back the same, and an expired field disappears.
     #[test]
     fn field_ttls_round_trip() {
         let text = r#"{"h":{"type":"hash","value":{"b":"2","a":"1"},"field_ttl_ms":{"a":5000}}}"#;

@@ -595,7 +595,7 @@ pub(crate) unsafe fn dispatch(
         rng: &mut core.cmd_rng,
         spare_bytes,
         over_budget: false,
-        profile: core.profile, // issue 12
+        profile: core.profile,
         stop: commands::StopCheck::new(core.run.deadline, &core.run.cancel),
     };
     let reply = commands::execute(resolved, &mut ctx, args);

@@ -638,7 +638,7 @@ unsafe fn describe_into(l: L, idx: c_int, depth: usize, out: &mut String) {
         ffi::LUA_TNUMBER => {
             let d = ffi::lua_tonumber(l, idx);
             if d.fract() == 0.0 && d != 0.0 && d.abs() < 1e14 {
-                // itoa: no formatter on this per-run path (issue 12, speed).
+                // itoa: no formatter on this per-run path (speed).
                 out.push_str(itoa::Buffer::new().format(d as i64));
             } else {
                 out.push_str(&lua_number_text(d));
