@@ -321,6 +321,19 @@ fn member_xy(profile: &Profile, z: &ZSetValue, member: &[u8]) -> Result<[f64; 2]
     })
 }
 
+/// What a GEORADIUS* / GEOSEARCH* call asks for, its arguments read.
+struct Query<'a> {
+    shape: Shape,
+    storekey: Option<&'a [u8]>,
+    storedist: bool,
+    withdist: bool,
+    withhash: bool,
+    withcoords: bool,
+    order: Order,
+    any: bool,
+    count: i64,
+}
+
 /// `georadiusGeneric`: argument parsing in Redis's order (errors included), the 9-box search,
 /// sorting, and the reply or the stored sorted set.
 fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Reply> {
@@ -331,33 +344,93 @@ fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Re
     };
     let (resp3, now, profile) = (ctx.resp3, ctx.now_ms, ctx.profile);
     let src = zset(ctx, &args[src_index])?;
-    let mut storekey: Option<&[u8]> = None;
-    let mut storedist = false;
-    let mut shape = Shape {
-        xy: [0.0, 0.0],
-        conversion: 0.0,
-        kind: ShapeKind::Radius(0.0),
+    let mut query = read_query(profile, src, args, variant)?;
+    let Some(z) = src else {
+        return Ok(match query.storekey {
+            Some(dst) => {
+                ctx.db().remove(dst, now);
+                Reply::Int(0)
+            }
+            None => Reply::Array(vec![]),
+        });
+    };
+    if query.count != 0 && query.order == Order::None && !query.any {
+        query.order = Order::Asc;
+    }
+    let limit = if query.any { query.count as usize } else { 0 };
+    let mut found = points_in_boxes(z, &query.shape, limit);
+    let returned = if query.count == 0 || (found.len() as i64) < query.count {
+        found.len()
+    } else {
+        query.count as usize
+    };
+    sort_found(&mut found, query.order, returned);
+    found.truncate(returned);
+    match query.storekey {
+        None => Ok(found_reply(profile, resp3, &query, found)),
+        Some(dst) => {
+            let mut out = ZSetValue::new();
+            for p in found {
+                let score = if query.storedist {
+                    p.dist / query.shape.conversion
+                } else {
+                    p.score
+                };
+                out.insert(p.member, score);
+            }
+            if returned > 0 {
+                ctx.db().set(dst.to_vec(), Value::ZSet(out));
+            } else {
+                ctx.db().remove(dst, now);
+            }
+            Ok(Reply::Int(returned as i64))
+        }
+    }
+}
+
+/// The query's arguments in Redis's order, with its errors: the center and shape the variant
+/// takes first, then the options, then the combinations Redis refuses.
+fn read_query<'a>(
+    profile: &Profile,
+    src: Option<&ZSetValue>,
+    args: &'a [Vec<u8>],
+    variant: Variant,
+) -> Result<Query<'a>, Reply> {
+    let mut q = Query {
+        shape: Shape {
+            xy: [0.0, 0.0],
+            conversion: 0.0,
+            kind: ShapeKind::Radius(0.0),
+        },
+        storekey: None,
+        storedist: false,
+        withdist: false,
+        withhash: false,
+        withcoords: false,
+        order: Order::None,
+        any: false,
+        count: 0,
     };
     let base_args = match variant {
         Variant::Coords { .. } => {
-            shape.xy = long_lat(profile, &args[2..4])?;
+            q.shape.xy = long_lat(profile, &args[2..4])?;
             let (radius, conversion) = radius_arg(profile, &args[4..6])?;
-            shape.kind = ShapeKind::Radius(radius);
-            shape.conversion = conversion;
+            q.shape.kind = ShapeKind::Radius(radius);
+            q.shape.conversion = conversion;
             6
         }
         Variant::Member { .. } => {
             if let Some(z) = src {
-                shape.xy = member_xy(profile, z, &args[2])?;
+                q.shape.xy = member_xy(profile, z, &args[2])?;
                 let (radius, conversion) = radius_arg(profile, &args[3..5])?;
-                shape.kind = ShapeKind::Radius(radius);
-                shape.conversion = conversion;
+                q.shape.kind = ShapeKind::Radius(radius);
+                q.shape.conversion = conversion;
             }
             5
         }
         Variant::Search { store } => {
             if store {
-                storekey = Some(&args[1]);
+                q.storekey = Some(&args[1]);
                 3
             } else {
                 2
@@ -369,59 +442,55 @@ fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Re
         Variant::Coords { nostore: true } | Variant::Member { nostore: true }
     );
     let is_search = matches!(variant, Variant::Search { .. });
-    let (mut withdist, mut withhash, mut withcoords) = (false, false, false);
     let (mut frommember, mut fromloc, mut byradius, mut bybox) = (false, false, false, false);
-    let mut order = Order::None;
-    let mut any = false;
-    let mut count: i64 = 0;
     let rest = &args[base_args.min(args.len())..];
     let remaining = rest.len();
     let mut i = 0;
     while i < remaining {
         let arg = lower(&rest[i]);
         match arg.as_str() {
-            "withdist" => withdist = true,
-            "withhash" => withhash = true,
-            "withcoord" => withcoords = true,
-            "any" => any = true,
-            "asc" => order = Order::Asc,
-            "desc" => order = Order::Desc,
+            "withdist" => q.withdist = true,
+            "withhash" => q.withhash = true,
+            "withcoord" => q.withcoords = true,
+            "any" => q.any = true,
+            "asc" => q.order = Order::Asc,
+            "desc" => q.order = Order::Desc,
             "count" if i + 1 < remaining => {
-                count = int_arg(&rest[i + 1])?;
-                if count <= 0 {
+                q.count = int_arg(&rest[i + 1])?;
+                if q.count <= 0 {
                     return Err(Reply::err(COUNT_POSITIVE));
                 }
                 i += 1;
             }
             "store" | "storedist" if i + 1 < remaining && !nostore && !is_search => {
-                storekey = Some(&rest[i + 1]);
-                storedist = arg == "storedist";
+                q.storekey = Some(&rest[i + 1]);
+                q.storedist = arg == "storedist";
                 i += 1;
             }
-            "storedist" if variant == (Variant::Search { store: true }) => storedist = true,
+            "storedist" if variant == (Variant::Search { store: true }) => q.storedist = true,
             "frommember" if i + 1 < remaining && is_search && !fromloc => {
                 if let Some(z) = src {
-                    shape.xy = member_xy(profile, z, &rest[i + 1])?;
+                    q.shape.xy = member_xy(profile, z, &rest[i + 1])?;
                 }
                 frommember = true;
                 i += 1;
             }
             "fromlonlat" if i + 2 < remaining && is_search && !frommember => {
-                shape.xy = long_lat(profile, &rest[i + 1..i + 3])?;
+                q.shape.xy = long_lat(profile, &rest[i + 1..i + 3])?;
                 fromloc = true;
                 i += 2;
             }
             "byradius" if i + 2 < remaining && is_search && !bybox => {
                 let (radius, conversion) = radius_arg(profile, &rest[i + 1..i + 3])?;
-                shape.kind = ShapeKind::Radius(radius);
-                shape.conversion = conversion;
+                q.shape.kind = ShapeKind::Radius(radius);
+                q.shape.conversion = conversion;
                 byradius = true;
                 i += 2;
             }
             "bybox" if i + 3 < remaining && is_search && !byradius => {
                 let (width, height, conversion) = box_arg(profile, &rest[i + 1..i + 4])?;
-                shape.kind = ShapeKind::Box { width, height };
-                shape.conversion = conversion;
+                q.shape.kind = ShapeKind::Box { width, height };
+                q.shape.conversion = conversion;
                 bybox = true;
                 i += 3;
             }
@@ -430,7 +499,7 @@ fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Re
         i += 1;
     }
 
-    if storekey.is_some() && (withdist || withhash || withcoords) {
+    if q.storekey.is_some() && (q.withdist || q.withhash || q.withcoords) {
         let what = if is_search {
             "GEOSEARCHSTORE"
         } else {
@@ -451,93 +520,62 @@ fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Re
             "ERR exactly one of BYRADIUS and BYBOX can be specified for {name}"
         )));
     }
-    if any && count == 0 {
+    if q.any && q.count == 0 {
         return Err(Reply::err(ANY_NEEDS_COUNT));
     }
+    Ok(q)
+}
 
-    let Some(z) = src else {
-        return Ok(match storekey {
-            Some(dst) => {
-                ctx.db().remove(dst, now);
-                Reply::Int(0)
-            }
-            None => Reply::Array(vec![]),
-        });
-    };
-    if count != 0 && order == Order::None && !any {
-        order = Order::Asc;
+/// Sort by distance as Redis does: a merge sort of everything, or a partial quicksort of the
+/// first `returned` when COUNT cuts the result.
+fn sort_found(found: &mut [Found], order: Order, returned: usize) {
+    if order == Order::None {
+        return;
     }
-
-    let limit = if any { count as usize } else { 0 };
-    let mut found = points_in_boxes(z, &shape, limit);
-    let returned = if count == 0 || (found.len() as i64) < count {
-        found.len()
-    } else {
-        count as usize
-    };
-    if order != Order::None {
-        let asc = |a: &Found, b: &Found| {
-            if a.dist > b.dist {
-                1
-            } else if a.dist == b.dist {
-                0
-            } else {
-                -1
-            }
-        };
-        let desc = |a: &Found, b: &Found| -asc(a, b);
-        match (order, returned == found.len()) {
-            (Order::Asc, true) => merge_sort(&mut found, &asc),
-            (_, true) => merge_sort(&mut found, &desc),
-            (Order::Asc, false) => partial_quick_sort(&mut found, &asc, 0, returned - 1),
-            (_, false) => partial_quick_sort(&mut found, &desc, 0, returned - 1),
+    let asc = |a: &Found, b: &Found| {
+        if a.dist > b.dist {
+            1
+        } else if a.dist == b.dist {
+            0
+        } else {
+            -1
         }
+    };
+    let desc = |a: &Found, b: &Found| -asc(a, b);
+    match (order, returned == found.len()) {
+        (Order::Asc, true) => merge_sort(found, &asc),
+        (_, true) => merge_sort(found, &desc),
+        (Order::Asc, false) => partial_quick_sort(found, &asc, 0, returned - 1),
+        (_, false) => partial_quick_sort(found, &desc, 0, returned - 1),
     }
-    found.truncate(returned);
+}
 
-    match storekey {
-        None => Ok(Reply::Array(
-            found
-                .into_iter()
-                .map(|p| {
-                    if !(withdist || withhash || withcoords) {
-                        return Reply::Bulk(p.member);
-                    }
-                    let mut item = vec![Reply::Bulk(p.member)];
-                    if withdist {
-                        item.push(Reply::Bulk(distance_text(p.dist / shape.conversion)));
-                    }
-                    if withhash {
-                        item.push(Reply::Int(p.score as i64));
-                    }
-                    if withcoords {
-                        item.push(Reply::Array(vec![
-                            coordinate(profile, resp3, p.xy[0]),
-                            coordinate(profile, resp3, p.xy[1]),
-                        ]));
-                    }
-                    Reply::Array(item)
-                })
-                .collect(),
-        )),
-        Some(dst) => {
-            let mut out = ZSetValue::new();
-            for p in found {
-                let score = if storedist {
-                    p.dist / shape.conversion
-                } else {
-                    p.score
-                };
-                out.insert(p.member, score);
-            }
-            if returned > 0 {
-                ctx.db().set(dst.to_vec(), Value::ZSet(out));
-            } else {
-                ctx.db().remove(dst, now);
-            }
-            Ok(Reply::Int(returned as i64))
-        }
-    }
+/// The members found, each with the distance, hash and coordinates asked for.
+fn found_reply(profile: &Profile, resp3: bool, q: &Query, found: Vec<Found>) -> Reply {
+    Reply::Array(
+        found
+            .into_iter()
+            .map(|p| {
+                if !(q.withdist || q.withhash || q.withcoords) {
+                    return Reply::Bulk(p.member);
+                }
+                let mut item = vec![Reply::Bulk(p.member)];
+                if q.withdist {
+                    item.push(Reply::Bulk(distance_text(p.dist / q.shape.conversion)));
+                }
+                if q.withhash {
+                    item.push(Reply::Int(p.score as i64));
+                }
+                if q.withcoords {
+                    item.push(Reply::Array(vec![
+                        coordinate(profile, resp3, p.xy[0]),
+                        coordinate(profile, resp3, p.xy[1]),
+                    ]));
+                }
+                Reply::Array(item)
+            })
+            .collect(),
+    )
 }
 
 /// `membersOfAllNeighbors`: the points of each of the 9 boxes (a box equal to the one read
