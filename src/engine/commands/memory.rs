@@ -18,7 +18,7 @@ use super::sds;
 use super::zsets::d2string;
 use super::{errors, flatten, int_arg, lower, Command, Ctx};
 use crate::engine::keyspace::stream::{lp_str, StreamId};
-use crate::engine::keyspace::Value;
+use crate::engine::keyspace::{HashValue, ListValue, SetValue, StreamValue, Value, ZSetValue};
 use crate::engine::profile::{
     Allocator, FieldTtlDialect, HashTableLayout, KeyLayout, MemoryLayout, NumberFormat, Profile,
     RaxAccounting,
@@ -295,132 +295,163 @@ fn value_size(
 ) -> usize {
     let enc = encoding(value);
     let mem = profile.memory;
-    let a = &mem.allocator;
     match value {
         Value::Str(s) => string_size(mem, key, s, enc),
-        Value::List(list) => {
-            if enc == "listpack" {
-                // 7.2+: one listpack, grown to its exact size.
-                return ROBJ + jemalloc_size(list.listpack_bytes() as usize);
-            }
-            // Nodes filled in order, each up to 8 KB (`_quicklistNodeAllowInsert`); a 7.2+
-            // list keeps the nodes its pushes and pops made.
-            let nodes = list.node_bytes();
-            let count = nodes.len();
-            let sizes = nodes
-                .into_iter()
-                .map(|bytes| QUICKLIST_NODE + jemalloc_size(bytes as usize));
-            add_sampled(ROBJ + QUICKLIST, sizes, samples.max(1), count)
-        }
-        Value::Set(set) => {
-            if enc == "intset" {
-                // Each member takes the width of the widest one (2, 4 or 8 bytes).
-                let width = set
-                    .iter()
-                    .filter_map(|m| crate::engine::number::parse_i64(m))
-                    .map(|v| {
-                        if i16::try_from(v).is_ok() {
-                            2
-                        } else if i32::try_from(v).is_ok() {
-                            4
-                        } else {
-                            8
-                        }
-                    })
-                    .max()
-                    .unwrap_or(2);
-                ROBJ + jemalloc_size(8 + width * set.len())
-            } else if enc == "listpack" {
-                // 7.2+: a listpack set, as a listpack hash (`lpBytes`).
-                ROBJ + jemalloc_size(listpack_bytes(set.iter().map(Vec::as_slice)) as usize)
-            } else {
-                let base = ROBJ + DICT + POINTER * dict_slots(set.len());
-                let sizes = set.iter().map(|m| DICT_ENTRY + sds::exact(m.len()).bytes);
-                add_sampled(base, sizes, samples, set.len())
-            }
-        }
-        Value::Hash(hash) => {
-            if enc == "listpack" && field_ttls_listpack {
-                // `listpackEx`: its header, then a listpack of field, value and TTL (0: none).
-                let bytes = LISTPACK_EMPTY
-                    + hash
-                        .iter()
-                        .map(|(f, v)| {
-                            let ttl = hash.field_expire_at(f).unwrap_or(0).to_string();
-                            lp_str(f) + lp_str(v) + lp_str(ttl.as_bytes())
-                        })
-                        .sum::<u64>();
-                object_size(mem, key) + a.size(LISTPACK_EX) + a.size(bytes as usize)
-            } else if enc == "listpack" {
-                let elements = hash.iter().flat_map(|(f, v)| [f.as_slice(), v.as_slice()]);
-                object_size(mem, key) + a.size(listpack_bytes(elements) as usize)
-            } else if mem.hash_table == HashTableLayout::Hashtable {
-                let base =
-                    object_size(mem, key) + hashtable_size(hash.len(), hash.converted_with());
-                let sizes = hash.iter().map(|(f, v)| hashtable_entry(a, f, v));
-                add_sampled(base, sizes, samples, hash.len())
-            } else {
-                let slots = converted_dict_slots(hash.len(), hash.converted_with());
-                let base = ROBJ + DICT + POINTER * slots;
-                let sizes = hash
-                    .iter()
-                    .map(|(f, v)| a.sds(f.len()) + a.sds(v.len()) + DICT_ENTRY);
-                add_sampled(base, sizes, samples, hash.len())
-            }
-        }
-        Value::ZSet(zset) => {
-            if enc == "listpack" {
-                let bytes = LISTPACK_EMPTY
-                    + zset
-                        .iter()
-                        .map(|(m, score)| lp_str(m) + lp_str(score_text(profile, score).as_bytes()))
-                        .sum::<u64>();
-                object_size(mem, key) + a.size(bytes as usize)
-            } else {
-                let header = ZSKIPLIST_NODE + ZSKIPLIST_LEVEL * ZSKIPLIST_MAXLEVEL;
-                let base = ROBJ
-                    + ZSET
-                    + ZSKIPLIST
-                    + DICT
-                    + POINTER * dict_slots(zset.len())
-                    + a.size(header);
-                let node = a.size(ZSKIPLIST_NODE + ZSKIPLIST_LEVEL);
-                let sizes = zset.iter().map(|(m, _)| a.sds(m.len()) + DICT_ENTRY + node);
-                add_sampled(base, sizes, samples, zset.len())
-            }
-        }
-        Value::Stream(stream) => {
-            let (nodes, rax_nodes) = stream.node_layout();
-            let rax = match mem.rax {
-                RaxAccounting::Estimate => {
-                    nodes.len() * STREAM_ID + rax_nodes * (RAX_NODE + RAX_NODE_OVERHEAD)
-                }
-                RaxAccounting::Allocated => rax_allocated(stream.node_first_ids(), a),
-            };
-            let mut asize = object_size(mem, key) + STREAM + rax;
-            // A node is allocated with 4 KB of room and shrunk to fit when the next one starts.
-            let last = nodes.len().saturating_sub(1);
-            let alloc = |i: usize| {
-                let bytes = nodes[i];
-                let room = if i == last {
-                    bytes.max(STREAM_LISTPACK_PREALLOC)
-                } else {
-                    bytes
-                };
-                a.size(room as usize)
-            };
-            let sampled = nodes.len().min(samples);
-            let lpsize: usize = (0..sampled).map(alloc).sum();
-            if nodes.len() <= sampled {
-                asize += lpsize;
-            } else {
-                // The average of the sampled nodes for all but the last, then the last.
-                asize += lpsize / sampled.max(1) * last;
-                asize += alloc(last);
-            }
-            asize + stream_groups_size(stream, mem, samples)
-        }
+        Value::List(list) => list_size(list, enc, samples),
+        Value::Set(set) => set_size(set, enc, samples),
+        Value::Hash(hash) => hash_size(hash, enc, samples, mem, key, field_ttls_listpack),
+        Value::ZSet(zset) => zset_size(zset, enc, samples, profile, key),
+        Value::Stream(stream) => stream_size(stream, samples, mem, key),
     }
+}
+
+/// A list: one listpack (7.2+) or quicklist nodes.
+fn list_size(list: &mut ListValue, enc: &str, samples: usize) -> usize {
+    if enc == "listpack" {
+        // 7.2+: one listpack, grown to its exact size.
+        return ROBJ + jemalloc_size(list.listpack_bytes() as usize);
+    }
+    // Nodes filled in order, each up to 8 KB (`_quicklistNodeAllowInsert`); a 7.2+
+    // list keeps the nodes its pushes and pops made.
+    let nodes = list.node_bytes();
+    let count = nodes.len();
+    let sizes = nodes
+        .into_iter()
+        .map(|bytes| QUICKLIST_NODE + jemalloc_size(bytes as usize));
+    add_sampled(ROBJ + QUICKLIST, sizes, samples.max(1), count)
+}
+
+/// A set: an intset, a listpack (7.2+) or a dict.
+fn set_size(set: &SetValue, enc: &str, samples: usize) -> usize {
+    if enc == "intset" {
+        // Each member takes the width of the widest one (2, 4 or 8 bytes).
+        let width = set
+            .iter()
+            .filter_map(|m| crate::engine::number::parse_i64(m))
+            .map(|v| {
+                if i16::try_from(v).is_ok() {
+                    2
+                } else if i32::try_from(v).is_ok() {
+                    4
+                } else {
+                    8
+                }
+            })
+            .max()
+            .unwrap_or(2);
+        ROBJ + jemalloc_size(8 + width * set.len())
+    } else if enc == "listpack" {
+        // 7.2+: a listpack set, as a listpack hash (`lpBytes`).
+        ROBJ + jemalloc_size(listpack_bytes(set.iter().map(Vec::as_slice)) as usize)
+    } else {
+        let base = ROBJ + DICT + POINTER * dict_slots(set.len());
+        let sizes = set.iter().map(|m| DICT_ENTRY + sds::exact(m.len()).bytes);
+        add_sampled(base, sizes, samples, set.len())
+    }
+}
+
+/// A hash: a listpack (with field TTLs: `listpackEx`), Valkey's hashtable or a dict.
+fn hash_size(
+    hash: &HashValue,
+    enc: &str,
+    samples: usize,
+    mem: &MemoryLayout,
+    key: &KeyInfo,
+    field_ttls_listpack: bool,
+) -> usize {
+    let a = &mem.allocator;
+    if enc == "listpack" && field_ttls_listpack {
+        // `listpackEx`: its header, then a listpack of field, value and TTL (0: none).
+        let bytes = LISTPACK_EMPTY
+            + hash
+                .iter()
+                .map(|(f, v)| {
+                    let ttl = hash.field_expire_at(f).unwrap_or(0).to_string();
+                    lp_str(f) + lp_str(v) + lp_str(ttl.as_bytes())
+                })
+                .sum::<u64>();
+        object_size(mem, key) + a.size(LISTPACK_EX) + a.size(bytes as usize)
+    } else if enc == "listpack" {
+        let elements = hash.iter().flat_map(|(f, v)| [f.as_slice(), v.as_slice()]);
+        object_size(mem, key) + a.size(listpack_bytes(elements) as usize)
+    } else if mem.hash_table == HashTableLayout::Hashtable {
+        let base = object_size(mem, key) + hashtable_size(hash.len(), hash.converted_with());
+        let sizes = hash.iter().map(|(f, v)| hashtable_entry(a, f, v));
+        add_sampled(base, sizes, samples, hash.len())
+    } else {
+        let slots = converted_dict_slots(hash.len(), hash.converted_with());
+        let base = ROBJ + DICT + POINTER * slots;
+        let sizes = hash
+            .iter()
+            .map(|(f, v)| a.sds(f.len()) + a.sds(v.len()) + DICT_ENTRY);
+        add_sampled(base, sizes, samples, hash.len())
+    }
+}
+
+/// A sorted set: a listpack or a skiplist with its dict.
+fn zset_size(
+    zset: &ZSetValue,
+    enc: &str,
+    samples: usize,
+    profile: &Profile,
+    key: &KeyInfo,
+) -> usize {
+    let mem = profile.memory;
+    let a = &mem.allocator;
+    if enc == "listpack" {
+        let bytes = LISTPACK_EMPTY
+            + zset
+                .iter()
+                .map(|(m, score)| lp_str(m) + lp_str(score_text(profile, score).as_bytes()))
+                .sum::<u64>();
+        object_size(mem, key) + a.size(bytes as usize)
+    } else {
+        let header = ZSKIPLIST_NODE + ZSKIPLIST_LEVEL * ZSKIPLIST_MAXLEVEL;
+        let base =
+            ROBJ + ZSET + ZSKIPLIST + DICT + POINTER * dict_slots(zset.len()) + a.size(header);
+        let node = a.size(ZSKIPLIST_NODE + ZSKIPLIST_LEVEL);
+        let sizes = zset.iter().map(|(m, _)| a.sds(m.len()) + DICT_ENTRY + node);
+        add_sampled(base, sizes, samples, zset.len())
+    }
+}
+
+/// A stream: its listpack nodes (sampled), radix tree and consumer groups.
+fn stream_size(
+    stream: &mut StreamValue,
+    samples: usize,
+    mem: &MemoryLayout,
+    key: &KeyInfo,
+) -> usize {
+    let a = &mem.allocator;
+    let (nodes, rax_nodes) = stream.node_layout();
+    let rax = match mem.rax {
+        RaxAccounting::Estimate => {
+            nodes.len() * STREAM_ID + rax_nodes * (RAX_NODE + RAX_NODE_OVERHEAD)
+        }
+        RaxAccounting::Allocated => rax_allocated(stream.node_first_ids(), a),
+    };
+    let mut asize = object_size(mem, key) + STREAM + rax;
+    // A node is allocated with 4 KB of room and shrunk to fit when the next one starts.
+    let last = nodes.len().saturating_sub(1);
+    let alloc = |i: usize| {
+        let bytes = nodes[i];
+        let room = if i == last {
+            bytes.max(STREAM_LISTPACK_PREALLOC)
+        } else {
+            bytes
+        };
+        a.size(room as usize)
+    };
+    let sampled = nodes.len().min(samples);
+    let lpsize: usize = (0..sampled).map(alloc).sum();
+    if nodes.len() <= sampled {
+        asize += lpsize;
+    } else {
+        // The average of the sampled nodes for all but the last, then the last.
+        asize += lpsize / sampled.max(1) * last;
+        asize += alloc(last);
+    }
+    asize + stream_groups_size(stream, mem, samples)
 }
 
 /// Consumer groups in `objectComputeSize`: per group its struct, its PEL's radix tree
