@@ -944,24 +944,7 @@ fn xinfo_stream(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let Some(s) = stream_mut(ctx, key)? else {
             return Err(Reply::err(errors::NO_SUCH_KEY));
         };
-        let opts = &args[3..];
-        let mut full = false;
-        let mut count: i64 = 10;
-        if !opts.is_empty() {
-            if (opts.len() != 1 && opts.len() != 3) || lower(&opts[0]) != "full" {
-                return Err(subcommand_syntax(args));
-            }
-            if opts.len() == 3 {
-                if lower(&opts[1]) != "count" {
-                    return Err(subcommand_syntax(args));
-                }
-                count = int_arg(&opts[2])?;
-                if count < 0 {
-                    count = 10;
-                }
-            }
-            full = true;
-        }
+        let full_count = xinfo_stream_full_count(args)?;
         let field = |name: &str| Reply::Bulk(name.as_bytes().to_vec());
         let (nodes, rax_nodes) = s.node_layout();
         let mut out = vec![
@@ -973,7 +956,7 @@ fn xinfo_stream(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             (field("entries-added"), Reply::Int(s.entries_added as i64)),
             (field("recorded-first-entry-id"), id_reply(first_id(s))),
         ];
-        if !full {
+        let Some(count) = full_count else {
             let edge = |e: Option<(&StreamId, &crate::engine::keyspace::stream::StreamFields)>| {
                 e.map_or(Reply::Nil, |(id, f)| entry_reply(id, f))
             };
@@ -981,7 +964,7 @@ fn xinfo_stream(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             out.push((field("first-entry"), edge(s.entries.iter().next())));
             out.push((field("last-entry"), edge(s.entries.iter().next_back())));
             return Ok(Reply::Map(out));
-        }
+        };
         let limit = if count == 0 {
             usize::MAX
         } else {
@@ -1000,66 +983,101 @@ fn xinfo_stream(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let groups = s
             .groups
             .iter()
-            .map(|(name, g)| {
-                let pending = g
-                    .pel
-                    .iter()
-                    .take(limit)
-                    .map(|(id, p)| {
-                        Reply::Array(vec![
-                            id_reply(*id),
-                            Reply::Bulk(p.consumer.clone()),
-                            Reply::Int(p.delivery_time),
-                            Reply::Int(p.delivery_count as i64),
-                        ])
-                    })
-                    .collect();
-                let consumers = g
-                    .consumers
-                    .iter()
-                    .map(|(cname, c)| {
-                        let mut fields = vec![
-                            (field("name"), Reply::Bulk(cname.clone())),
-                            (field("seen-time"), Reply::Int(c.seen_time)),
-                        ];
-                        if active_time {
-                            fields.push((field("active-time"), Reply::Int(c.active_time)));
-                        }
-                        fields.push((field("pel-count"), Reply::Int(c.pel.len() as i64)));
-                        let own = c
-                            .pel
-                            .iter()
-                            .take(limit)
-                            .map(|id| {
-                                let p = &g.pel[id];
-                                Reply::Array(vec![
-                                    id_reply(*id),
-                                    Reply::Int(p.delivery_time),
-                                    Reply::Int(p.delivery_count as i64),
-                                ])
-                            })
-                            .collect();
-                        fields.push((field("pending"), Reply::Array(own)));
-                        Reply::Map(fields)
-                    })
-                    .collect();
-                Reply::Map(vec![
-                    (field("name"), Reply::Bulk(name.clone())),
-                    (field("last-delivered-id"), id_reply(g.last_id)),
-                    (field("entries-read"), entries_read_reply(g.entries_read)),
-                    (
-                        field("lag"),
-                        lag(group_lag, s, g).map_or(Reply::Nil, Reply::Int),
-                    ),
-                    (field("pel-count"), Reply::Int(g.pel.len() as i64)),
-                    (field("pending"), Reply::Array(pending)),
-                    (field("consumers"), Reply::Array(consumers)),
-                ])
-            })
+            .map(|(name, g)| full_group_reply(s, name, g, limit, active_time, group_lag))
             .collect();
         out.push((field("groups"), Reply::Array(groups)));
         Ok(Reply::Map(out))
     })())
+}
+
+/// XINFO STREAM's options: `None` for the summary, `Some(count)` for FULL [COUNT n] (10 when
+/// not given or negative, 0: everything).
+fn xinfo_stream_full_count(args: &[Vec<u8>]) -> Result<Option<i64>, Reply> {
+    let opts = &args[3..];
+    if opts.is_empty() {
+        return Ok(None);
+    }
+    if (opts.len() != 1 && opts.len() != 3) || lower(&opts[0]) != "full" {
+        return Err(subcommand_syntax(args));
+    }
+    let mut count: i64 = 10;
+    if opts.len() == 3 {
+        if lower(&opts[1]) != "count" {
+            return Err(subcommand_syntax(args));
+        }
+        count = int_arg(&opts[2])?;
+        if count < 0 {
+            count = 10;
+        }
+    }
+    Ok(Some(count))
+}
+
+/// A group in XINFO STREAM FULL: its counters, lag, up to `limit` pending entries, and its
+/// consumers with their own pending entries.
+fn full_group_reply(
+    s: &StreamValue,
+    name: &[u8],
+    g: &ConsumerGroup,
+    limit: usize,
+    active_time: bool,
+    group_lag: GroupLag,
+) -> Reply {
+    let field = |name: &str| Reply::Bulk(name.as_bytes().to_vec());
+    let pending = g
+        .pel
+        .iter()
+        .take(limit)
+        .map(|(id, p)| {
+            Reply::Array(vec![
+                id_reply(*id),
+                Reply::Bulk(p.consumer.clone()),
+                Reply::Int(p.delivery_time),
+                Reply::Int(p.delivery_count as i64),
+            ])
+        })
+        .collect();
+    let consumers = g
+        .consumers
+        .iter()
+        .map(|(cname, c)| {
+            let mut fields = vec![
+                (field("name"), Reply::Bulk(cname.clone())),
+                (field("seen-time"), Reply::Int(c.seen_time)),
+            ];
+            if active_time {
+                fields.push((field("active-time"), Reply::Int(c.active_time)));
+            }
+            fields.push((field("pel-count"), Reply::Int(c.pel.len() as i64)));
+            let own = c
+                .pel
+                .iter()
+                .take(limit)
+                .map(|id| {
+                    let p = &g.pel[id];
+                    Reply::Array(vec![
+                        id_reply(*id),
+                        Reply::Int(p.delivery_time),
+                        Reply::Int(p.delivery_count as i64),
+                    ])
+                })
+                .collect();
+            fields.push((field("pending"), Reply::Array(own)));
+            Reply::Map(fields)
+        })
+        .collect();
+    Reply::Map(vec![
+        (field("name"), Reply::Bulk(name.to_vec())),
+        (field("last-delivered-id"), id_reply(g.last_id)),
+        (field("entries-read"), entries_read_reply(g.entries_read)),
+        (
+            field("lag"),
+            lag(group_lag, s, g).map_or(Reply::Nil, Reply::Int),
+        ),
+        (field("pel-count"), Reply::Int(g.pel.len() as i64)),
+        (field("pending"), Reply::Array(pending)),
+        (field("consumers"), Reply::Array(consumers)),
+    ])
 }
 
 // ---- XINFO GROUPS / CONSUMERS ----
