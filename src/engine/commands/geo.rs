@@ -411,7 +411,31 @@ fn read_query<'a>(
         any: false,
         count: 0,
     };
-    let base_args = match variant {
+    let base_args = read_center_and_shape(profile, src, args, variant, &mut q)?;
+    let given = read_search_options(profile, src, args, base_args, variant, &mut q)?;
+    check_query(&q, &given, args, variant)?;
+    Ok(q)
+}
+
+/// Which of GEOSEARCH's center and shape options were given.
+#[derive(Default)]
+struct Given {
+    from_member: bool,
+    from_lonlat: bool,
+    by_radius: bool,
+    by_box: bool,
+}
+
+/// What GEORADIUS and GEORADIUSBYMEMBER take before their options (GEOSEARCHSTORE: its
+/// destination); where the options start.
+fn read_center_and_shape<'a>(
+    profile: &Profile,
+    src: Option<&ZSetValue>,
+    args: &'a [Vec<u8>],
+    variant: Variant,
+    q: &mut Query<'a>,
+) -> Result<usize, Reply> {
+    Ok(match variant {
         Variant::Coords { .. } => {
             q.shape.xy = long_lat(profile, &args[2..4])?;
             let (radius, conversion) = radius_arg(profile, &args[4..6])?;
@@ -436,14 +460,25 @@ fn read_query<'a>(
                 2
             }
         }
-    };
+    })
+}
+
+/// The options from `args[base_args]` on, each where the variant takes it.
+fn read_search_options<'a>(
+    profile: &Profile,
+    src: Option<&ZSetValue>,
+    args: &'a [Vec<u8>],
+    base_args: usize,
+    variant: Variant,
+    q: &mut Query<'a>,
+) -> Result<Given, Reply> {
+    let rest = &args[base_args.min(args.len())..];
     let nostore = matches!(
         variant,
         Variant::Coords { nostore: true } | Variant::Member { nostore: true }
     );
     let is_search = matches!(variant, Variant::Search { .. });
-    let (mut frommember, mut fromloc, mut byradius, mut bybox) = (false, false, false, false);
-    let rest = &args[base_args.min(args.len())..];
+    let mut given = Given::default();
     let remaining = rest.len();
     let mut i = 0;
     while i < remaining {
@@ -468,37 +503,42 @@ fn read_query<'a>(
                 i += 1;
             }
             "storedist" if variant == (Variant::Search { store: true }) => q.storedist = true,
-            "frommember" if i + 1 < remaining && is_search && !fromloc => {
+            "frommember" if i + 1 < remaining && is_search && !given.from_lonlat => {
                 if let Some(z) = src {
                     q.shape.xy = member_xy(profile, z, &rest[i + 1])?;
                 }
-                frommember = true;
+                given.from_member = true;
                 i += 1;
             }
-            "fromlonlat" if i + 2 < remaining && is_search && !frommember => {
+            "fromlonlat" if i + 2 < remaining && is_search && !given.from_member => {
                 q.shape.xy = long_lat(profile, &rest[i + 1..i + 3])?;
-                fromloc = true;
+                given.from_lonlat = true;
                 i += 2;
             }
-            "byradius" if i + 2 < remaining && is_search && !bybox => {
+            "byradius" if i + 2 < remaining && is_search && !given.by_box => {
                 let (radius, conversion) = radius_arg(profile, &rest[i + 1..i + 3])?;
                 q.shape.kind = ShapeKind::Radius(radius);
                 q.shape.conversion = conversion;
-                byradius = true;
+                given.by_radius = true;
                 i += 2;
             }
-            "bybox" if i + 3 < remaining && is_search && !byradius => {
+            "bybox" if i + 3 < remaining && is_search && !given.by_radius => {
                 let (width, height, conversion) = box_arg(profile, &rest[i + 1..i + 4])?;
                 q.shape.kind = ShapeKind::Box { width, height };
                 q.shape.conversion = conversion;
-                bybox = true;
+                given.by_box = true;
                 i += 3;
             }
             _ => return Err(Reply::err(errors::SYNTAX)),
         }
         i += 1;
     }
+    Ok(given)
+}
 
+/// The combinations Redis refuses once every option is read.
+fn check_query(q: &Query, given: &Given, args: &[Vec<u8>], variant: Variant) -> Result<(), Reply> {
+    let is_search = matches!(variant, Variant::Search { .. });
     if q.storekey.is_some() && (q.withdist || q.withhash || q.withcoords) {
         let what = if is_search {
             "GEOSEARCHSTORE"
@@ -510,12 +550,12 @@ fn read_query<'a>(
         )));
     }
     let name = String::from_utf8_lossy(until_nul(&args[0])).into_owned();
-    if is_search && !(frommember || fromloc) {
+    if is_search && !(given.from_member || given.from_lonlat) {
         return Err(Reply::err(format!(
             "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {name}"
         )));
     }
-    if is_search && !(byradius || bybox) {
+    if is_search && !(given.by_radius || given.by_box) {
         return Err(Reply::err(format!(
             "ERR exactly one of BYRADIUS and BYBOX can be specified for {name}"
         )));
@@ -523,7 +563,7 @@ fn read_query<'a>(
     if q.any && q.count == 0 {
         return Err(Reply::err(ANY_NEEDS_COUNT));
     }
-    Ok(q)
+    Ok(())
 }
 
 /// Sort by distance as Redis does: a merge sort of everything, or a partial quicksort of the
