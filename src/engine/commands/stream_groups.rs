@@ -189,29 +189,8 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             subcommand_syntax(args)
         });
     }
-    let mut mkstream = false;
-    let mut entries_read = ENTRIES_READ_UNKNOWN;
+    let (mkstream, entries_read) = xgroup_options(args, &opt)?;
     let now = ctx.wall_ms();
-    if argc >= 4 {
-        let (create, setid) = (opt == "create", opt == "setid");
-        let mut i = 5;
-        while i < argc {
-            match lower(&args[i]).as_str() {
-                "mkstream" if create => {
-                    mkstream = true;
-                    i += 1;
-                }
-                "entriesread" if (create || setid) && i + 1 < argc => {
-                    entries_read = int_arg(&args[i + 1])?;
-                    if entries_read < 0 && entries_read != ENTRIES_READ_UNKNOWN {
-                        return Err(Reply::err(ENTRIESREAD_RANGE));
-                    }
-                    i += 2;
-                }
-                _ => return Err(subcommand_syntax(args)),
-            }
-        }
-    }
     let key = &args[2];
     let group = args[3].clone();
     let exists = stream_mut(ctx, key)?.is_some();
@@ -231,39 +210,9 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     }
     match opt.as_str() {
         "create" if (5..=8).contains(&argc) => {
-            let id = match until_nul(&args[4]) {
-                b"$" => stream_mut(ctx, key)?.map_or(StreamId::default(), |s| s.last_id),
-                other => strict_id(other)?,
-            };
-            if !exists {
-                ctx.db().set(key.clone(), Value::Stream(StreamValue::new()));
-            }
-            let Some(s) = stream_mut(ctx, key)? else {
-                return Err(Reply::err(errors::WRONGTYPE));
-            };
-            if s.groups.contains_key(&group) {
-                return Err(Reply::err(BUSYGROUP));
-            }
-            s.groups.insert(group, ConsumerGroup::new(id, entries_read));
-            Ok(Reply::ok())
+            xgroup_create(ctx, args, group, exists, entries_read)
         }
-        "setid" if argc == 5 || argc == 7 => {
-            let s = stream_mut(ctx, key)?.expect("checked above");
-            let id = match until_nul(&args[4]) {
-                b"$" => s.last_id,
-                other => {
-                    let id = parse_id_arg(other, 0, false, false)?;
-                    StreamId {
-                        ms: id.ms,
-                        seq: id.seq.unwrap_or(0),
-                    }
-                }
-            };
-            let g = s.groups.get_mut(&group).expect("checked above");
-            g.last_id = id;
-            g.entries_read = entries_read;
-            Ok(Reply::ok())
-        }
+        "setid" if argc == 5 || argc == 7 => xgroup_setid(ctx, args, &group, entries_read),
         "destroy" if argc == 4 => {
             let s = stream_mut(ctx, key)?.expect("checked above");
             Ok(Reply::Int(s.groups.remove(&group).is_some() as i64))
@@ -297,6 +246,85 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         }
         _ => Err(subcommand_syntax(args)),
     }
+}
+
+/// MKSTREAM (CREATE) and ENTRIESREAD (CREATE, SETID) after the ID.
+fn xgroup_options(args: &[Vec<u8>], opt: &str) -> Result<(bool, i64), Reply> {
+    let argc = args.len();
+    let mut mkstream = false;
+    let mut entries_read = ENTRIES_READ_UNKNOWN;
+    if argc >= 4 {
+        let (create, setid) = (opt == "create", opt == "setid");
+        let mut i = 5;
+        while i < argc {
+            match lower(&args[i]).as_str() {
+                "mkstream" if create => {
+                    mkstream = true;
+                    i += 1;
+                }
+                "entriesread" if (create || setid) && i + 1 < argc => {
+                    entries_read = int_arg(&args[i + 1])?;
+                    if entries_read < 0 && entries_read != ENTRIES_READ_UNKNOWN {
+                        return Err(Reply::err(ENTRIESREAD_RANGE));
+                    }
+                    i += 2;
+                }
+                _ => return Err(subcommand_syntax(args)),
+            }
+        }
+    }
+    Ok((mkstream, entries_read))
+}
+
+/// XGROUP CREATE: the group at the ID (`$`: the last), the stream made first with MKSTREAM.
+fn xgroup_create(
+    ctx: &mut Ctx,
+    args: &[Vec<u8>],
+    group: Vec<u8>,
+    exists: bool,
+    entries_read: i64,
+) -> Result<Reply, Reply> {
+    let key = &args[2];
+    let id = match until_nul(&args[4]) {
+        b"$" => stream_mut(ctx, key)?.map_or(StreamId::default(), |s| s.last_id),
+        other => strict_id(other)?,
+    };
+    if !exists {
+        ctx.db().set(key.clone(), Value::Stream(StreamValue::new()));
+    }
+    let Some(s) = stream_mut(ctx, key)? else {
+        return Err(Reply::err(errors::WRONGTYPE));
+    };
+    if s.groups.contains_key(&group) {
+        return Err(Reply::err(BUSYGROUP));
+    }
+    s.groups.insert(group, ConsumerGroup::new(id, entries_read));
+    Ok(Reply::ok())
+}
+
+/// XGROUP SETID: the group's last delivered ID (`$`: the stream's last) and ENTRIESREAD.
+fn xgroup_setid(
+    ctx: &mut Ctx,
+    args: &[Vec<u8>],
+    group: &[u8],
+    entries_read: i64,
+) -> Result<Reply, Reply> {
+    let key = &args[2];
+    let s = stream_mut(ctx, key)?.expect("checked above");
+    let id = match until_nul(&args[4]) {
+        b"$" => s.last_id,
+        other => {
+            let id = parse_id_arg(other, 0, false, false)?;
+            StreamId {
+                ms: id.ms,
+                seq: id.seq.unwrap_or(0),
+            }
+        }
+    };
+    let g = s.groups.get_mut(group).expect("checked above");
+    g.last_id = id;
+    g.entries_read = entries_read;
+    Ok(Reply::ok())
 }
 
 // ---- XREADGROUP ----
