@@ -9,7 +9,9 @@ pub mod compare; // a run under a second profile
 pub mod debug;
 pub mod display;
 pub mod export; // a run as Markdown / HTML to share
-                // Redis Functions: libraries and FCALL.
+/// The files users write, read in one place for the engine and both front ends.
+pub mod formats;
+// Redis Functions: libraries and FCALL.
 pub mod function;
 mod grisu; // doubles as Redis 7.2+ and Valkey write them (fpconv_dtoa)
 pub mod input;
@@ -21,7 +23,7 @@ pub mod lua;
 pub mod number; // Redis's number parsers (string2ll, strtod), below commands and keyspace
 pub mod output; // writing user files: atomic, through symlinks, modes kept
 pub mod profile; // server profiles
-                 // The race lab: one logic, N clients, every interleaving.
+/// The race lab: one logic, N clients, every interleaving.
 pub mod race;
 pub mod reply;
 pub mod report;
