@@ -449,7 +449,7 @@ fn upward_imports(module: &[&str], text: &str, forbidden: &[&str]) -> Vec<String
 }
 
 /// The `.rs` files under `src/<dir>` (or the file `src/<dir>.rs`) with their module paths.
-fn rust_files(dir: &str) -> Vec<(String, Vec<String>, String)> {
+fn modules_under(dir: &str) -> Vec<(String, Vec<String>, String)> {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut out = Vec::new();
     let single = src.join(format!("{dir}.rs"));
@@ -482,7 +482,7 @@ fn rust_files(dir: &str) -> Vec<(String, Vec<String>, String)> {
 
 /// Each file under `src/<dir>` that names a module of `forbidden`, with where.
 fn layer_breaches(dir: &str, forbidden: &[&str]) -> Vec<String> {
-    rust_files(dir)
+    modules_under(dir)
         .into_iter()
         .flat_map(|(file, module, text)| {
             let module: Vec<&str> = module.iter().map(String::as_str).collect();
