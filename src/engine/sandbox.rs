@@ -251,7 +251,7 @@ impl Sandbox {
         let ending = conclude(vm, core, config, label, result, &mut warnings);
         let elapsed_ns = started.elapsed().as_nanos() as u64;
         let run = end_run(vm, core, started);
-        warnings.extend(record_limits(&run, config));
+        warnings.extend(run_warnings(&run, ending.outcome, config));
         warnings.extend(lint::warnings(
             keys,
             &run.trace,
@@ -530,13 +530,14 @@ fn end_run(vm: &mut Vm, core: &mut Core, started: Instant) -> RunScratch {
     run
 }
 
-/// Warnings for what evalbench's own records left out: calls past the trace limit, writes
-/// without a snapshot.
-fn record_limits(run: &RunScratch, config: &SandboxConfig) -> Vec<Warning> {
+/// Warnings from what the run recorded: calls past the trace limit, a stop inside one C call
+/// (which SCRIPT KILL cannot reach on a server), calls whose answer depends on server state the
+/// sandbox lacks, and writes without a snapshot.
+fn run_warnings(run: &RunScratch, outcome: Outcome, config: &SandboxConfig) -> Vec<Warning> {
     let mut warnings = Vec::new();
     if run.untraced_calls > 0 {
         warnings.push(Warning {
-            kind: WarningKind::TraceLimit,
+            kind: WarningKind::TraceLimit, // a limit of evalbench's records
             line: 0,
             message: format!(
                 "{} more calls were made than the {} evalbench traces",
@@ -545,9 +546,25 @@ fn record_limits(run: &RunScratch, config: &SandboxConfig) -> Vec<Warning> {
             ),
         });
     }
+    if let (Outcome::Killed, Some((line, what))) = (outcome, &run.stopped_in_c) {
+        warnings.push(Warning {
+            kind: WarningKind::Unkillable,
+            line: *line,
+            message: format!(
+                "stopped at the busy threshold inside {what}, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart"
+            ),
+        });
+    }
+    for (line, call) in &run.server_state_calls {
+        warnings.push(Warning {
+            kind: WarningKind::ServerState,
+            line: *line,
+            message: format!("{call} (the answer depends on the ACL user the server runs the script for: the sandbox answers as the default user, who may run every command)"),
+        });
+    }
     if run.snapshots_skipped > 0 {
         warnings.push(Warning {
-            kind: WarningKind::TraceLimit,
+            kind: WarningKind::TraceLimit, // a limit of evalbench's records
             line: 0,
             message: format!(
                 "{} writes have no keyspace snapshot for stepping: a copy would not fit the memory budget ({} MiB)",
