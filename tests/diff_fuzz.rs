@@ -1,4 +1,4 @@
-//! The differential fuzzer (issue 15): seeded random scripts of `redis.pcall`/`redis.call` commands
+//! The differential fuzzer: seeded random scripts of `redis.pcall`/`redis.call` commands
 //! over a small mixed-type keyspace with TTLs, RESP2 and RESP3, run on the sandbox and on a real
 //! redis-server started by the test; the typed reply and the resulting keyspace must be identical.
 //! A mismatch is minimized (statements and seed keys dropped while it still differs) and written in
@@ -7,7 +7,7 @@
 //! CI runs it for `EVALBENCH_DIFF_FUZZ_SECONDS` (default 15) on a fixed seed. On demand:
 //! `EVALBENCH_DIFF_FUZZ_CASES=50000 EVALBENCH_FUZZ_SEED=7 cargo test --release --test diff_fuzz -- --nocapture`
 //! (a random seed when none is given; `EVALBENCH_DIFF_FUZZ_KNOWN=0` leaves out the inputs of every
-//! known group). Any mismatch fails the run; it is named after the issue-15 group it regresses when
+//! known group). Any mismatch fails the run; it is named after the known group it regresses when
 //! it needs that group's inputs.
 
 mod common;
@@ -22,7 +22,7 @@ use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// Mismatch groups a later profile's server is known to show (issue 12), reported, not failed:
+/// Mismatch groups a later profile's server is known to show, reported, not failed:
 /// (profiles, the group's name, why). The same causes as in tests/cases/known_differences.txt.
 const PROFILE_KNOWN: &[(&str, &str, &str)] = &[
     (
@@ -77,7 +77,7 @@ fn case_of(p: &Program) -> Case {
         seed: p.seed.clone(),
         resp: p.client_resp,
         script: p.script(),
-        // No functions (issue 13).
+        // No functions.
         ..Default::default()
     }
 }

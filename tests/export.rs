@@ -1,4 +1,4 @@
-//! Export a run (issue 14): the Markdown and HTML of two samples as snapshots, hostile text
+//! Export a run: the Markdown and HTML of two samples as snapshots, hostile text
 //! escaped, and `evalbench run --export FILE` (format, refusing to overwrite).
 
 use evalbench::engine::clock::ManualClock;

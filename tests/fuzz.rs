@@ -1,4 +1,4 @@
-//! Crash and hang fuzzing (issue 9), each target a libFuzzer-shaped `fn(&[u8])` in `fuzz/targets.rs`
+//! Crash and hang fuzzing, each target a libFuzzer-shaped `fn(&[u8])` in `fuzz/targets.rs`
 //! driven here for a bounded time with a seeded RNG (`fuzz/driver.rs`): Lua source and bytecode
 //! through `load`/`loadstring`, the cjson / cmsgpack / struct decoders, the keyspace JSON loader,
 //! RESP parsing and the traced run's envelope, random command sequences on the sandbox, and

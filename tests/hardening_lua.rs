@@ -215,8 +215,8 @@ fn the_kill_of_a_refused_allocation_survives_pcall_and_the_vm_stays_usable() {
     assert_eq!(after.reply, Reply::Int(1 << 20));
 }
 
-/// `string.format` of big `%s` arguments builds its result with stop checks between chunks
-/// (issue 9): the kill, also through `pcall`, leaves a VM whose `string.format` still works.
+/// `string.format` of big `%s` arguments builds its result with stop checks between chunks:
+/// the kill, also through `pcall`, leaves a VM whose `string.format` still works.
 #[test]
 fn a_string_format_loop_is_killed_and_the_vm_stays_usable() {
     let (tx, rx) = std::sync::mpsc::channel();

@@ -1,6 +1,6 @@
-//! Issue 9: one memory budget for everything a run allocates (Lua, keyspace, trace, reply,
+//! One memory budget for everything a run allocates (Lua, keyspace, trace, reply,
 //! snapshots), bounded trace copies, JSON linear in the reply, a bounded reply preview.
-//! The probes of the issue run through the real binary, whose peak RSS is checked against the
+//! Probes that once exhausted memory run through the real binary, whose peak RSS is checked against the
 //! budget (`/usr/bin/time -f %M`).
 
 use evalbench::engine::budget::CountingAlloc;
@@ -317,10 +317,10 @@ fn script_file(text: &str) -> String {
     path
 }
 
-/// The issue's probes through the binary at a 256 MiB budget: each ends (within the budget, or
+/// Probes that once exhausted memory, through the binary at a 256 MiB budget: each ends (within the budget, or
 /// with the budget's error) and its peak RSS stays under the budget plus a small constant.
 #[test]
-fn the_issues_probes_stay_within_the_budget() {
+fn memory_hungry_probes_stay_within_the_budget() {
     if !std::path::Path::new("/usr/bin/time").exists() {
         eprintln!("skipped: /usr/bin/time is not installed");
         return;
@@ -428,7 +428,7 @@ fn a_cut_log_message_ends_on_a_whole_character() {
     );
 }
 
-/// The issue's probe through the binary: 100 messages of 16 MiB under --max-memory 64 (was
+/// A probe through the binary: 100 messages of 16 MiB under --max-memory 64 (was
 /// 1.7 GB and SIGABRT) end normally within the budget.
 #[test]
 fn logging_huge_messages_stays_within_the_budget() {

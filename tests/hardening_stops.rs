@@ -13,7 +13,7 @@ use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// The probe: the error handler loops, and the hook's own error calls it again with
+/// An error handler that loops, and the hook's own error calls it again with
 /// hooks off.
 const HANDLER_LOOP: &str =
     "return xpcall(function() error('x') end, function() while true do end end)";

@@ -1,4 +1,4 @@
-//! Lessons (issue 14): every lesson folder is bundled, its reference solution passes its checks
+//! Lessons: every lesson folder is bundled, its reference solution passes its checks
 //! and its starting script fails them; `evalbench lesson list|show|check`.
 
 use evalbench::engine::lessons;

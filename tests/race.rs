@@ -1,4 +1,4 @@
-//! The race lab (issue 14): outcomes checked against interleavings enumerated by hand, under each
+//! The race lab: outcomes checked against interleavings enumerated by hand, under each
 //! strategy; the CLI's text, JSON and errors (bad lab files at file:line:column).
 
 use evalbench::engine::race::{self, parse_lab, replay, RaceOptions, Runner, Strategy};
@@ -6,7 +6,7 @@ use serde_json::{json, Value as Json};
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// The issue's check: 2 clients GET the stock, then SET it to stock-1 if any is left; stock = 1.
+/// The classic race: 2 clients GET the stock, then SET it to stock-1 if any is left; stock = 1.
 const STOCK_SET: &str = r#"
 name = "stock by GET then SET"
 clients = 2

@@ -88,7 +88,7 @@ fn run_sample(sample: &Sample) -> (RunRequest, RunReport) {
         argv: strings(sample, "argv"),
         ..RunRequest::default()
     };
-    // A function library's sidecar names the function to FCALL (issue 13).
+    // A function library's sidecar names the function to FCALL.
     let report = match sample.sidecar.get("function").and_then(Json::as_str) {
         Some(name) => {
             sandbox

@@ -1,4 +1,4 @@
-//! The same run under a second profile (issue 12): someone moving from Redis 7.0 to Valkey 9.1
+//! The same run under a second profile: someone moving from Redis 7.0 to Valkey 9.1
 //! sees "on valkey-9.1 this reads ..." next to the reply they have. The request runs again in a
 //! fresh sandbox of the other profile, seeded with database 0 as it was before the first run and
 //! with the clock at the first run's time, so only the server's behaviour differs.

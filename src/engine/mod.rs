@@ -5,24 +5,25 @@ pub mod analysis;
 pub mod budget;
 pub mod clock;
 pub mod commands;
-pub mod compare; // a run under a second profile (issue 12)
+pub mod compare; // a run under a second profile
 pub mod debug;
 pub mod display;
-pub mod export; // a run as Markdown / HTML to share (issue 14)
+pub mod export; // a run as Markdown / HTML to share
 /// The files users write, read in one place for the engine and both front ends.
 pub mod formats;
-// Redis Functions: libraries and FCALL (issue 13).
+// Redis Functions: libraries and FCALL.
 pub mod function;
 mod grisu; // doubles as Redis 7.2+ and Valkey write them (fpconv_dtoa)
 pub mod input;
 pub mod keyspace;
-pub mod lessons; // the guided path of samples/lessons (issue 14)
+pub mod lessons; // the guided path of samples/lessons
 pub mod lint;
 pub mod live;
 pub mod lua;
+pub mod number; // Redis's number parsers (string2ll, strtod), below commands and keyspace
 pub mod output; // writing user files: atomic, through symlinks, modes kept
-pub mod profile; // server profiles (issue 12)
-                 // The race lab: one logic, N clients, every interleaving (issue 14).
+pub mod profile; // server profiles
+/// The race lab: one logic, N clients, every interleaving.
 pub mod race;
 pub mod reply;
 pub mod report;

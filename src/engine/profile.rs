@@ -1,15 +1,10 @@
 //! Server profiles: which real server the sandbox imitates. Everything that differs between the
 //! servers evalbench follows is data in the `PROFILES` table below (and, for the command table,
 //! one delta file per profile in `commands/profiles/`), so the engine reads a field instead of
-//! testing a version. Each profile was checked against the real server named in
+//! testing a version. Redis 7.0 spells out every field; each later profile is the server it
+//! follows plus what that release changed (`..REDIS_7_2`), so it reads like the release notes.
+//! tests/profiles.rs pins every field of every profile. Each profile was checked against the real server named in
 //! `version_tested` (tests/differential.rs runs the whole corpus per profile).
-
-pub use super::commands::memory::MemoryLayout;
-use super::commands::memory::{
-    MEMORY_REDIS_7_0, MEMORY_REDIS_7_2, MEMORY_REDIS_8_0, MEMORY_VALKEY_8_1, MEMORY_VALKEY_9_1,
-};
-use super::commands::sds;
-pub use super::lua::string_hash::LuaStringHash;
 
 /// How a Lua number becomes text: `redis.call` arguments and double replies seen under RESP2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +22,7 @@ pub enum NumberFormat {
 }
 
 /// How the hash-field TTL commands (HEXPIRE ... HPERSIST, HGETEX, HSETEX, HGETDEL) read their
-/// arguments and word their errors, and where a field whose TTL changes goes (issue 12).
+/// arguments and word their errors, and where a field whose TTL changes goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldTtlDialect {
     /// Redis 7.4 and 8.0 (t_hash.c): `FIELDS` at a fixed place, the field moves by expiry.
@@ -50,6 +45,17 @@ impl Product {
             Product::Valkey => "valkey",
         }
     }
+}
+
+/// Which string hash a Lua state uses (the profile's `lua_string_hash`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LuaStringHash {
+    /// Stock Lua 5.1.5: a sample of at most about 32 bytes of a long string.
+    Stock,
+    /// Redis (every release line): the stock mix over every byte.
+    EveryByte,
+    /// Valkey 8.1 and later: MurmurHash3 (x86, 32 bits) seeded with the length.
+    Murmur32,
 }
 
 #[derive(Debug, PartialEq)]
@@ -106,33 +112,33 @@ pub struct Profile {
     /// Hash-field TTL commands' parsing and errors (which exist at all is the command table's).
     pub field_ttl: FieldTtlDialect,
     /// A blocking command's timeout past the clock's range says `timeout is out of range`
-    /// (7.2 and later; 7.0 casts it and calls it negative). Issue 12.
+    /// (7.2 and later; 7.0 casts it and calls it negative).
     pub timeout_out_of_range: bool,
-    /// `SET key value IFEQ old` (Valkey 8.1 and later). Issue 12.
+    /// `SET key value IFEQ old` (Valkey 8.1 and later).
     pub set_ifeq: bool,
     /// Geo coordinates (GEOPOS, WITHCOORD) as a double reply (Redis 8.0) rather than Redis 7's
-    /// `%.17Lf` bulk text (issue 13, commands/geo.rs).
+    /// `%.17Lf` bulk text (commands/geo.rs).
     pub geo_coordinates_double: bool,
     /// A missing FROMMEMBER / GEORADIUSBYMEMBER member: `member X does not exist` (Valkey 9)
-    /// rather than `could not decode requested zset member` (issue 13, commands/geo.rs).
+    /// rather than `could not decode requested zset member` (commands/geo.rs).
     pub geo_member_named: bool,
     /// XREADGROUP creates (and marks seen) its consumer on every stream of the call, served or
-    /// not (7.2 and later), rather than only where it serves entries (issue 13, stream_groups.rs).
+    /// not (7.2 and later), rather than only where it serves entries (stream_groups.rs).
     pub xreadgroup_consumer_always: bool,
     /// XSETID refuses an ID below the stream's max deleted entry ID (7.2 and later).
     pub xsetid_checks_max_deleted: bool,
     /// XINFO CONSUMERS reports `inactive` (ms since the consumer last got an entry; 7.2+).
     pub xinfo_consumers_inactive: bool,
     /// XREAD / XREADGROUP: BLOCK in scripts, the `+` ID, the unbalanced-streams error, and how a
-    /// consumer group's lag is computed (issue 12).
+    /// consumer group's lag is computed.
     pub streams: &'static StreamRules,
     /// The HELP entry of every HELP reply: `    Prints this help.` (7.0) or `    Print this help.`.
     pub help_line: &'static str,
     /// GETEX checks its expire value before the key (Valkey 9): a bad one is an error even for a
-    /// missing key or another type (issue 12, commands/strings.rs).
+    /// missing key or another type (commands/strings.rs).
     pub getex_checks_expire_first: bool,
     /// BITCOUNT and BITPOS read their range (and BIT|BYTE) before looking the key up, so a
-    /// missing key no longer hides a bad range (7.4 and later). Issue 12, differential fuzzer.
+    /// missing key no longer hides a bad range (7.4 and later). Found by the differential fuzzer.
     pub bit_range_before_lookup: bool,
     /// `BITCOUNT key start` without an end counts to the end of the string (Valkey 8.1 and later;
     /// Redis calls it a syntax error).
@@ -152,9 +158,9 @@ pub struct Profile {
     /// prefix and where no `pcall` can catch them (Valkey's `functionsCreateWithLibraryCtx`).
     pub function_names_checked_after_load: bool,
     /// Lua's string hash in the server's deps/lua (`luaS_newlstr`): decides `pairs()` order over
-    /// string keys, so RESP3 maps/sets built by scripts and `cjson.encode` key order (issue 12).
+    /// string keys, so RESP3 maps/sets built by scripts and `cjson.encode` key order.
     pub lua_string_hash: LuaStringHash,
-    /// MEMORY USAGE: the allocator's size classes and where the key lives (issue 12).
+    /// MEMORY USAGE: the allocator's size classes and where the key lives.
     pub memory: &'static MemoryLayout,
     /// Small sets and lists as listpacks (7.2 and later, `t_set.c`/`t_list.c`); `None`: 7.0's
     /// intset-or-hashtable sets and quicklist lists.
@@ -165,7 +171,7 @@ pub struct Profile {
     /// LSET passes its index on as a C `int` (`listTypeReplaceAtIndex`, 7.2 and later): an
     /// index beyond 32 bits is cut to its low 32 bits.
     pub lset_index_int: bool,
-    /// How cursors, scores, score ranges and SORT keys are read (issue 12, commands/number.rs).
+    /// How cursors, scores, score ranges and SORT keys are read (engine/number.rs).
     pub numbers: &'static NumberRules,
     /// The Lua error table of a text without an error code (no space: `redis.error_reply('a\r\n')`)
     /// keeps the CR/LF around its message (Valkey 9); Redis and Valkey 8 trim them (`sdstrim`).
@@ -184,7 +190,7 @@ pub struct Profile {
     /// type stays until something else reclaims it (Valkey 8 and later); Redis's TYPE check looks
     /// the key up and reclaims every expired key that passes MATCH.
     pub scan_type_before_expiry: bool,
-    /// How a script's or library's `#!` line is read (issue 12, engine/script.rs).
+    /// How a script's or library's `#!` line is read (engine/script.rs).
     pub shebang: &'static ShebangRules,
     /// `cmsgpack._COPYRIGHT` of the server's bundled lua-cmsgpack 0.4.0.
     pub cmsgpack_copyright: &'static str,
@@ -254,44 +260,6 @@ static STRINGS_VALKEY_9: StringRules = StringRules {
         ttl_adds_expire_field: false,
     },
 };
-
-impl Embed {
-    /// Whether a value of `value_len` bytes at a key of `key_len` bytes is `embstr`; `expire_field`:
-    /// the object carries an expire field.
-    pub fn fits(self, key_len: usize, value_len: usize, expire_field: bool) -> bool {
-        match self {
-            Embed::UpTo(limit) => value_len <= limit,
-            Embed::WithKey {
-                limit,
-                key_header_by_length,
-                ..
-            } => {
-                let header = if key_header_by_length {
-                    sds::header(key_len)
-                } else {
-                    1
-                };
-                // sds type 8 holds 255 bytes at most.
-                value_len <= 255 && self.size(header, key_len, value_len, expire_field) <= limit
-            }
-        }
-    }
-
-    /// The bytes an embedded object asks the allocator for (the key's sds header by its length).
-    pub fn allocation(self, key_len: usize, value_len: usize, expire_field: bool) -> usize {
-        self.size(sds::header(key_len), key_len, value_len, expire_field)
-    }
-
-    /// The object, the key (header-size byte, header, bytes, terminator), the expire field and
-    /// the value as sds type 8 (3-byte header, bytes, terminator).
-    fn size(self, key_header: usize, key_len: usize, value_len: usize, expire: bool) -> usize {
-        let object = match self {
-            Embed::UpTo(_) => 16,
-            Embed::WithKey { object, .. } => object,
-        };
-        object + 1 + key_header + key_len + 1 + if expire { 8 } else { 0 } + 3 + value_len + 1
-    }
-}
 
 /// How a server reads a script's first line, `#!lua flags=...` (`evalExtractShebangFlags`), and
 /// a library's, `#!lua name=...` (`functionExtractLibMetaData`).
@@ -364,7 +332,7 @@ pub enum CursorSyntax {
     String2ull,
 }
 
-/// Where the servers read numbers differently (issue 12): each field names the parser a
+/// Where the servers read numbers differently: each field names the parser a
 /// command family uses.
 #[derive(Debug, PartialEq)]
 pub struct NumberRules {
@@ -446,7 +414,7 @@ pub const LISTPACK_PLAIN_NODES: ListpackLimits = ListpackLimits {
     ..LISTPACK_DEFAULTS
 };
 
-/// What XREAD's `+` ID (the stream's last entry) means (issue 12, commands/streams.rs).
+/// What XREAD's `+` ID (the stream's last entry) means (commands/streams.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LastEntryId {
     /// Redis 7.0, 7.2: not an ID (`Invalid stream ID ...`).
@@ -459,7 +427,7 @@ pub enum LastEntryId {
     LastLiveEntry,
 }
 
-/// How the stream commands differ between the servers (issue 12, commands/streams.rs and
+/// How the stream commands differ between the servers (commands/streams.rs and
 /// stream_groups.rs).
 #[derive(Debug, PartialEq)]
 pub struct StreamRules {
@@ -511,434 +479,386 @@ static STREAMS_7_0: StreamRules = StreamRules {
     group_lag: GroupLag::Redis70,
 };
 static STREAMS_7_2: StreamRules = StreamRules {
-    block_in_scripts: false,
-    last_entry_id: LastEntryId::Invalid,
+    // The unbalanced-streams errors name their command.
     unbalanced_xread: UNBALANCED_XREAD,
     unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
-    group_lag: GroupLag::Redis70,
+    ..STREAMS_7_0
 };
 static STREAMS_7_4: StreamRules = StreamRules {
+    // BLOCK accepted in scripts (it never blocks there) and the `+` ID.
     block_in_scripts: true,
     last_entry_id: LastEntryId::BeforeLastId {
         zero_is_error: true,
     },
-    unbalanced_xread: UNBALANCED_XREAD,
-    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
-    group_lag: GroupLag::Redis70,
+    ..STREAMS_7_2
 };
+/// Valkey 8.1: Redis 7.4's XREAD, with the consumer-group fixes.
 static STREAMS_VALKEY_8: StreamRules = StreamRules {
-    block_in_scripts: true,
-    last_entry_id: LastEntryId::BeforeLastId {
-        zero_is_error: true,
-    },
-    unbalanced_xread: UNBALANCED_XREAD,
-    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
     group_lag: GroupLag::Valkey81,
+    ..STREAMS_7_4
 };
 static STREAMS_8_0: StreamRules = StreamRules {
-    block_in_scripts: true,
+    // `+` is the last live entry, and the error lists it.
     last_entry_id: LastEntryId::LastLiveEntry,
     unbalanced_xread: "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified.",
-    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
     group_lag: GroupLag::Redis80,
+    ..STREAMS_7_4
 };
 static STREAMS_VALKEY_9: StreamRules = StreamRules {
-    block_in_scripts: true,
+    // A last ID of 0-0 reads nothing rather than erring.
     last_entry_id: LastEntryId::BeforeLastId {
         zero_is_error: false,
     },
-    unbalanced_xread: UNBALANCED_XREAD,
-    unbalanced_xreadgroup: UNBALANCED_XREADGROUP,
-    group_lag: GroupLag::Valkey81,
+    ..STREAMS_VALKEY_8
 };
 
 /// The default profile, and the one the built-in command table describes.
 pub const DEFAULT: &Profile = &PROFILES[0];
 
+/// Every profile, in the order `--profile` lists them. Each after the first is written as the
+/// server it follows plus what that release changed.
 pub static PROFILES: [Profile; 6] = [
-    Profile {
-        id: "redis-7.0",
-        product: Product::Redis,
-        line: (7, 0),
-        version_tested: "7.0.15",
-        redis_version: "7.0.15",
-        redis_version_num: 0x07000f,
-        valkey_version: None,
-        argument_numbers: NumberFormat::Printf17g,
-        double_replies: NumberFormat::Printf17g,
-        os_clock: false,
-        fenv_and_newproxy: false,
-        glob_star_limit: Some(1000),
-        server_alias: false,
-        sha_in_error_suffix: true,
-        command_noun: "Redis command",
-        bad_log_level: "Invalid debug level.",
-        set_repl_arity: "requires two arguments.",
-        api_table: "redis",
-        no_arguments: "Please specify at least one argument for this redis lib call",
-        bad_argument: "Lua redis lib command arguments must be strings or integers",
-        acl_check_cmd_arity: false,
-        noscript_text: "ERR This Redis command is not allowed from script",
-        unknown_subcommand_error: false,
-        command_delta: "",
-
-        field_ttl: FieldTtlDialect::Redis,
-        timeout_out_of_range: false,
-        set_ifeq: false,
-        geo_coordinates_double: false,      // issue 13
-        geo_member_named: false,            // issue 13
-        xreadgroup_consumer_always: false,  // issue 13
-        xsetid_checks_max_deleted: false,   // issue 13
-        xinfo_consumers_inactive: false,    // issue 13
-        streams: &STREAMS_7_0,              // issue 12
-        help_line: "    Prints this help.", // issue 12
-        getex_checks_expire_first: false,   // issue 12
-        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
-        bit_range_before_lookup: false,
-        bitcount_end_optional: false,
-        lpos_rank_excludes_llong_min: false,
-        lrem_count_excludes_llong_min: false,
-        scan_type_checked: false,
-        presized_reply_tables: false,
-        function_names_checked_after_load: false, // issue 13: Valkey
-        lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
-        memory: &MEMORY_REDIS_7_0,
-        listpack_collections: None, // issue 12: t_set.c, t_list.c
-        set_ops_reply_hashtable: false,
-        lset_index_int: false,
-        numbers: &NUMBERS_7_0,            // issue 12: commands/number.rs
-        codeless_error_keeps_crlf: false, // issue 12
-        big_number_until_nul: false,      // issue 12
-        keyslot_without_cluster: false,   // issue 12
-        bitfield_type_whole_arg: false,   // issue 12
-        bitcount_unit_before_end: false,
-        scan_type_before_expiry: false,
-        shebang: &SHEBANG_REDIS, // issue 12
-        cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
-        set_past_expiry_deletes: false,
-        strings: &STRINGS_REDIS, // issue 12
-    },
-    Profile {
-        id: "redis-7.2",
-        product: Product::Redis,
-        line: (7, 2),
-        version_tested: "7.2.4",
-        redis_version: "7.2.4",
-        redis_version_num: 0x070204,
-        valkey_version: None,
-        argument_numbers: NumberFormat::Shortest,
-        double_replies: NumberFormat::ReplyDouble,
-        os_clock: false,
-        fenv_and_newproxy: false,
-        glob_star_limit: None,
-        server_alias: false,
-        sha_in_error_suffix: true,
-        command_noun: "Redis command",
-        bad_log_level: "Invalid debug level.",
-        set_repl_arity: "requires one argument.",
-        api_table: "redis",
-        no_arguments: "Please specify at least one argument for this redis lib call",
-        bad_argument: "Lua redis lib command arguments must be strings or integers",
-        acl_check_cmd_arity: false,
-        noscript_text: "ERR This Redis command is not allowed from script",
-        unknown_subcommand_error: false,
-        command_delta: include_str!("commands/profiles/redis-7.2.table"),
-
-        field_ttl: FieldTtlDialect::Redis,
-        timeout_out_of_range: true,
-        set_ifeq: false,
-        geo_coordinates_double: false,     // issue 13
-        geo_member_named: false,           // issue 13
-        xreadgroup_consumer_always: true,  // issue 13
-        xsetid_checks_max_deleted: true,   // issue 13
-        xinfo_consumers_inactive: true,    // issue 13
-        streams: &STREAMS_7_2,             // issue 12
-        help_line: "    Print this help.", // issue 12
-        getex_checks_expire_first: false,  // issue 12
-        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
-        bit_range_before_lookup: false,
-        bitcount_end_optional: false,
-        lpos_rank_excludes_llong_min: true,
-        lrem_count_excludes_llong_min: false,
-        scan_type_checked: false,
-        presized_reply_tables: false,
-        function_names_checked_after_load: false, // issue 13: Valkey
-        lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
-        memory: &MEMORY_REDIS_7_2,
-        listpack_collections: Some(LISTPACK_DEFAULTS), // issue 12: t_set.c, t_list.c
-        set_ops_reply_hashtable: false,
-        lset_index_int: true,
-        numbers: &NUMBERS_7_0,            // issue 12: commands/number.rs
-        codeless_error_keeps_crlf: false, // issue 12
-        big_number_until_nul: false,      // issue 12
-        keyslot_without_cluster: false,   // issue 12
-        bitfield_type_whole_arg: false,   // issue 12
-        bitcount_unit_before_end: false,
-        scan_type_before_expiry: false,
-        shebang: &SHEBANG_REDIS, // issue 12
-        cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
-        set_past_expiry_deletes: false,
-        strings: &STRINGS_REDIS, // issue 12
-    },
-    Profile {
-        id: "redis-7.4",
-        product: Product::Redis,
-        line: (7, 4),
-        version_tested: "7.4.1",
-        redis_version: "7.4.1",
-        redis_version_num: 0x070401,
-        valkey_version: None,
-        argument_numbers: NumberFormat::IntegerThenShortest,
-        double_replies: NumberFormat::ReplyDouble,
-        os_clock: true,
-        fenv_and_newproxy: false,
-        glob_star_limit: Some(1000),
-        server_alias: false,
-        sha_in_error_suffix: true,
-        command_noun: "Redis command",
-        bad_log_level: "Invalid log level.",
-        set_repl_arity: "requires one argument.",
-        api_table: "redis",
-        no_arguments: "Please specify at least one argument for this redis lib call",
-        bad_argument: "Lua redis lib command arguments must be strings or integers",
-        acl_check_cmd_arity: false,
-        noscript_text: "ERR This Redis command is not allowed from script",
-        unknown_subcommand_error: false,
-        command_delta: include_str!("commands/profiles/redis-7.4.table"),
-
-        field_ttl: FieldTtlDialect::Redis,
-        timeout_out_of_range: true,
-        set_ifeq: false,
-        geo_coordinates_double: false,     // issue 13
-        geo_member_named: false,           // issue 13
-        xreadgroup_consumer_always: true,  // issue 13
-        xsetid_checks_max_deleted: true,   // issue 13
-        xinfo_consumers_inactive: true,    // issue 13
-        streams: &STREAMS_7_4,             // issue 12
-        help_line: "    Print this help.", // issue 12
-        getex_checks_expire_first: false,  // issue 12
-        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
-        bit_range_before_lookup: true,
-        bitcount_end_optional: false,
-        lpos_rank_excludes_llong_min: true,
-        lrem_count_excludes_llong_min: true,
-        scan_type_checked: false,
-        presized_reply_tables: false,
-        function_names_checked_after_load: false, // issue 13: Valkey
-        lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
-        memory: &MEMORY_REDIS_7_2,
-        listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
-        set_ops_reply_hashtable: false,
-        lset_index_int: true,
-        numbers: &NUMBERS_7_4,            // issue 12: commands/number.rs
-        codeless_error_keeps_crlf: false, // issue 12
-        big_number_until_nul: false,      // issue 12
-        keyslot_without_cluster: false,   // issue 12
-        bitfield_type_whole_arg: false,   // issue 12
-        bitcount_unit_before_end: false,
-        scan_type_before_expiry: false,
-        shebang: &SHEBANG_REDIS, // issue 12
-        cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
-        set_past_expiry_deletes: false,
-        strings: &STRINGS_REDIS, // issue 12
-    },
-    Profile {
-        id: "redis-8.0",
-        product: Product::Redis,
-        line: (8, 0),
-        version_tested: "8.0.2",
-        redis_version: "8.0.2",
-        redis_version_num: 0x080002,
-        valkey_version: None,
-        argument_numbers: NumberFormat::IntegerThenShortest,
-        double_replies: NumberFormat::ReplyDouble,
-        os_clock: true,
-        fenv_and_newproxy: false,
-        glob_star_limit: Some(1000),
-        server_alias: false,
-        sha_in_error_suffix: true,
-        command_noun: "Redis command",
-        bad_log_level: "Invalid log level.",
-        set_repl_arity: "requires one argument.",
-        api_table: "redis",
-        no_arguments: "Please specify at least one argument for this redis lib call",
-        bad_argument: "Lua redis lib command arguments must be strings or integers",
-        acl_check_cmd_arity: true,
-        noscript_text: "ERR This Redis command is not allowed from script",
-        unknown_subcommand_error: false,
-        command_delta: include_str!("commands/profiles/redis-8.0.table"),
-
-        field_ttl: FieldTtlDialect::Redis,
-        timeout_out_of_range: true,
-        set_ifeq: false,
-        geo_coordinates_double: true,      // issue 13
-        geo_member_named: false,           // issue 13
-        xreadgroup_consumer_always: true,  // issue 13
-        xsetid_checks_max_deleted: true,   // issue 13
-        xinfo_consumers_inactive: true,    // issue 13
-        streams: &STREAMS_8_0,             // issue 12
-        help_line: "    Print this help.", // issue 12
-        getex_checks_expire_first: false,  // issue 12
-        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
-        bit_range_before_lookup: true,
-        bitcount_end_optional: false,
-        lpos_rank_excludes_llong_min: true,
-        lrem_count_excludes_llong_min: true,
-        scan_type_checked: false,
-        presized_reply_tables: false,
-        function_names_checked_after_load: false, // issue 13: Valkey
-        lua_string_hash: LuaStringHash::EveryByte, // issue 12: deps/lua/src/lstring.c
-        memory: &MEMORY_REDIS_8_0,
-        listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
-        set_ops_reply_hashtable: true,
-        lset_index_int: true,
-        numbers: &NUMBERS_8_0,            // issue 12: commands/number.rs
-        codeless_error_keeps_crlf: false, // issue 12
-        big_number_until_nul: false,      // issue 12
-        keyslot_without_cluster: false,   // issue 12
-        bitfield_type_whole_arg: false,   // issue 12
-        bitcount_unit_before_end: false,
-        scan_type_before_expiry: false,
-        shebang: &SHEBANG_REDIS, // issue 12
-        cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
-        set_past_expiry_deletes: false,
-        strings: &STRINGS_REDIS, // issue 12
-    },
-    Profile {
-        id: "valkey-8.1",
-        product: Product::Valkey,
-        line: (8, 1),
-        version_tested: "8.1.1",
-        redis_version: "7.2.4",
-        redis_version_num: 0x070204,
-        valkey_version: Some(("8.1.1", 0x080101)),
-        argument_numbers: NumberFormat::IntegerThenShortest,
-        double_replies: NumberFormat::ReplyDouble,
-        os_clock: true,
-        fenv_and_newproxy: false,
-        glob_star_limit: Some(1000),
-        server_alias: true,
-        sha_in_error_suffix: true,
-        command_noun: "command",
-        bad_log_level: "Invalid log level.",
-        set_repl_arity: "requires one argument.",
-        api_table: "server",
-        no_arguments: "Please specify at least one argument for this call",
-        bad_argument: "Command arguments must be strings or integers",
-        acl_check_cmd_arity: false,
-        noscript_text: "ERR This Redis command is not allowed from script",
-        unknown_subcommand_error: false,
-        command_delta: include_str!("commands/profiles/valkey-8.1.table"),
-
-        field_ttl: FieldTtlDialect::Valkey,
-        timeout_out_of_range: true,
-        set_ifeq: true,
-        geo_coordinates_double: false,     // issue 13
-        geo_member_named: false,           // issue 13
-        xreadgroup_consumer_always: true,  // issue 13
-        xsetid_checks_max_deleted: true,   // issue 13
-        xinfo_consumers_inactive: true,    // issue 13
-        streams: &STREAMS_VALKEY_8,        // issue 12
-        help_line: "    Print this help.", // issue 12
-        getex_checks_expire_first: false,  // issue 12
-        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
-        bit_range_before_lookup: true,
-        bitcount_end_optional: true,
-        lpos_rank_excludes_llong_min: true,
-        lrem_count_excludes_llong_min: true,
-        scan_type_checked: true,
-        presized_reply_tables: true,
-        function_names_checked_after_load: true, // issue 13: Valkey
-        lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
-        memory: &MEMORY_VALKEY_8_1,
-        listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
-        set_ops_reply_hashtable: true,
-        lset_index_int: true,
-        numbers: &NUMBERS_7_4,            // issue 12: commands/number.rs
-        codeless_error_keeps_crlf: false, // issue 12
-        big_number_until_nul: false,      // issue 12
-        keyslot_without_cluster: false,   // issue 12
-        bitfield_type_whole_arg: false,   // issue 12
-        bitcount_unit_before_end: true,
-        scan_type_before_expiry: true,
-        shebang: &SHEBANG_VALKEY_8, // issue 12
-        cmsgpack_copyright: "Copyright (C) 2012, Redis Ltd.",
-        set_past_expiry_deletes: true,
-        strings: &STRINGS_VALKEY_8, // issue 12
-    },
-    Profile {
-        id: "valkey-9.1",
-        product: Product::Valkey,
-        line: (9, 1),
-        version_tested: "9.1.2",
-        redis_version: "7.2.4",
-        redis_version_num: 0x070204,
-        valkey_version: Some(("9.1.2", 0x090102)),
-        argument_numbers: NumberFormat::IntegerThenShortest,
-        double_replies: NumberFormat::ReplyDouble,
-        os_clock: true,
-        fenv_and_newproxy: false,
-        glob_star_limit: Some(1000),
-        server_alias: true,
-        sha_in_error_suffix: false,
-        command_noun: "command",
-        bad_log_level: "Invalid log level.",
-        set_repl_arity: "requires one argument.",
-        api_table: "server",
-        no_arguments: "Please specify at least one argument for this call",
-        bad_argument: "Command arguments must be strings or integers",
-        acl_check_cmd_arity: false,
-        noscript_text: "ERR This Valkey command is not allowed from script",
-        unknown_subcommand_error: true,
-        command_delta: include_str!("commands/profiles/valkey-9.1.table"),
-
-        field_ttl: FieldTtlDialect::Valkey,
-        timeout_out_of_range: true,
-        set_ifeq: true,
-        geo_coordinates_double: false,     // issue 13
-        geo_member_named: true,            // issue 13
-        xreadgroup_consumer_always: true,  // issue 13
-        xsetid_checks_max_deleted: true,   // issue 13
-        xinfo_consumers_inactive: true,    // issue 13
-        streams: &STREAMS_VALKEY_9,        // issue 12
-        help_line: "    Print this help.", // issue 12
-        getex_checks_expire_first: true,   // issue 12
-        // Issue 12, found by the differential fuzzer (tests/cases/fuzz_*.cases).
-        bit_range_before_lookup: true,
-        bitcount_end_optional: true,
-        lpos_rank_excludes_llong_min: true,
-        lrem_count_excludes_llong_min: true,
-        scan_type_checked: true,
-        presized_reply_tables: true,
-        function_names_checked_after_load: true, // issue 13: Valkey
-        lua_string_hash: LuaStringHash::Murmur32, // issue 12: deps/lua/src/lstring.c
-        memory: &MEMORY_VALKEY_9_1,
-        listpack_collections: Some(LISTPACK_PLAIN_NODES), // issue 12: t_set.c, t_list.c
-        set_ops_reply_hashtable: true,
-        lset_index_int: true,
-        numbers: &NUMBERS_VALKEY_9,      // issue 12: commands/number.rs
-        codeless_error_keeps_crlf: true, // issue 12
-        big_number_until_nul: true,      // issue 12
-        keyslot_without_cluster: true,   // issue 12
-        bitfield_type_whole_arg: true,   // issue 12
-        bitcount_unit_before_end: true,
-        scan_type_before_expiry: true,
-        shebang: &SHEBANG_VALKEY_9, // issue 12
-        cmsgpack_copyright: "Copyright (C) 2012, Redis Ltd.",
-        set_past_expiry_deletes: true,
-        strings: &STRINGS_VALKEY_9, // issue 12
-    },
+    REDIS_7_0, REDIS_7_2, REDIS_7_4, REDIS_8_0, VALKEY_8_1, VALKEY_9_1,
 ];
 
-impl Profile {
-    /// Where a field whose TTL changes goes in this profile's hashes.
-    pub fn field_ttl_order(&self) -> crate::engine::keyspace::TtlOrder {
-        match self.field_ttl {
-            FieldTtlDialect::Redis => crate::engine::keyspace::TtlOrder::ByExpiry,
-            FieldTtlDialect::Valkey => crate::engine::keyspace::TtlOrder::Unchanged,
-        }
-    }
+/// Redis 7.0: the baseline, every field spelled out.
+const REDIS_7_0: Profile = Profile {
+    id: "redis-7.0",
+    product: Product::Redis,
+    line: (7, 0),
+    version_tested: "7.0.15",
+    redis_version: "7.0.15",
+    redis_version_num: 0x07000f,
+    valkey_version: None,
+    argument_numbers: NumberFormat::Printf17g,
+    double_replies: NumberFormat::Printf17g,
+    os_clock: false,
+    fenv_and_newproxy: false,
+    glob_star_limit: Some(1000),
+    server_alias: false,
+    sha_in_error_suffix: true,
+    command_noun: "Redis command",
+    bad_log_level: "Invalid debug level.",
+    set_repl_arity: "requires two arguments.",
+    api_table: "redis",
+    no_arguments: "Please specify at least one argument for this redis lib call",
+    bad_argument: "Lua redis lib command arguments must be strings or integers",
+    acl_check_cmd_arity: false,
+    noscript_text: "ERR This Redis command is not allowed from script",
+    unknown_subcommand_error: false,
+    command_delta: "",
+    field_ttl: FieldTtlDialect::Redis,
+    timeout_out_of_range: false,
+    set_ifeq: false,
+    geo_coordinates_double: false,
+    geo_member_named: false,
+    xreadgroup_consumer_always: false,
+    xsetid_checks_max_deleted: false,
+    xinfo_consumers_inactive: false,
+    streams: &STREAMS_7_0,
+    help_line: "    Prints this help.",
+    getex_checks_expire_first: false,
+    bit_range_before_lookup: false,
+    bitcount_end_optional: false,
+    lpos_rank_excludes_llong_min: false,
+    lrem_count_excludes_llong_min: false,
+    scan_type_checked: false,
+    presized_reply_tables: false,
+    function_names_checked_after_load: false,
+    lua_string_hash: LuaStringHash::EveryByte,
+    memory: &MEMORY_REDIS_7_0,
+    listpack_collections: None,
+    set_ops_reply_hashtable: false,
+    lset_index_int: false,
+    numbers: &NUMBERS_7_0,
+    codeless_error_keeps_crlf: false,
+    big_number_until_nul: false,
+    keyslot_without_cluster: false,
+    bitfield_type_whole_arg: false,
+    bitcount_unit_before_end: false,
+    scan_type_before_expiry: false,
+    shebang: &SHEBANG_REDIS,
+    cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
+    set_past_expiry_deletes: false,
+    strings: &STRINGS_REDIS,
+};
 
+/// Redis 7.2: Redis 7.0 and what 7.2 changed.
+const REDIS_7_2: Profile = Profile {
+    id: "redis-7.2",
+    line: (7, 2),
+    version_tested: "7.2.4",
+    redis_version: "7.2.4",
+    redis_version_num: 0x070204,
+    // Numbers and doubles as the shortest text that reads back the same (fpconv_dtoa).
+    argument_numbers: NumberFormat::Shortest,
+    double_replies: NumberFormat::ReplyDouble,
+    // stringmatchlen lost its nesting limit (7.4 put it back).
+    glob_star_limit: None,
+    // set_repl takes one argument.
+    set_repl_arity: "requires one argument.",
+    command_delta: include_str!("commands/profiles/redis-7.2.table"),
+    // A blocking timeout past the clock's range is out of range, not negative.
+    timeout_out_of_range: true,
+    // Consumers: created on every stream XREADGROUP names, XSETID's max-deleted check, and
+    // `inactive` in XINFO CONSUMERS.
+    xreadgroup_consumer_always: true,
+    xsetid_checks_max_deleted: true,
+    xinfo_consumers_inactive: true,
+    // The unbalanced XREAD/XREADGROUP errors name their command.
+    streams: &STREAMS_7_2,
+    // HELP replies say "Print", not "Prints".
+    help_line: "    Print this help.",
+    // LPOS RANK refuses LLONG_MIN.
+    lpos_rank_excludes_llong_min: true,
+    // Redis's own builds: jemalloc with an 8-byte quantum; consumers grew `active_time`.
+    memory: &MEMORY_REDIS_7_2,
+    // Small sets and lists as listpacks.
+    listpack_collections: Some(LISTPACK_DEFAULTS),
+    // LSET cuts its index to a C int.
+    lset_index_int: true,
+    ..REDIS_7_0
+};
+
+/// Redis 7.4: Redis 7.2 and what 7.4 changed.
+const REDIS_7_4: Profile = Profile {
+    id: "redis-7.4",
+    line: (7, 4),
+    version_tested: "7.4.1",
+    redis_version: "7.4.1",
+    redis_version_num: 0x070401,
+    // An integral number within ±2^62 goes to `redis.call` as an integer.
+    argument_numbers: NumberFormat::IntegerThenShortest,
+    // `os` comes back with only `os.clock`.
+    os_clock: true,
+    // stringmatchlen's nesting limit is back.
+    glob_star_limit: Some(1000),
+    // redis.log's bad level is a "log level".
+    bad_log_level: "Invalid log level.",
+    command_delta: include_str!("commands/profiles/redis-7.4.table"),
+    // BLOCK in scripts accepted (never blocking) and XREAD's `+` ID.
+    streams: &STREAMS_7_4,
+    // BITCOUNT/BITPOS check their range before the key; LREM's count refuses LLONG_MIN.
+    bit_range_before_lookup: true,
+    lrem_count_excludes_llong_min: true,
+    // A list element past 8 KiB gets a plain quicklist node.
+    listpack_collections: Some(LISTPACK_PLAIN_NODES),
+    // SCAN cursors read by string2ull.
+    numbers: &NUMBERS_7_4,
+    ..REDIS_7_2
+};
+
+/// Redis 8.0: Redis 7.4 and what 8.0 changed.
+const REDIS_8_0: Profile = Profile {
+    id: "redis-8.0",
+    line: (8, 0),
+    version_tested: "8.0.2",
+    redis_version: "8.0.2",
+    redis_version_num: 0x080002,
+    // redis.acl_check_cmd checks the command's arity.
+    acl_check_cmd_arity: true,
+    command_delta: include_str!("commands/profiles/redis-8.0.table"),
+    // GEOPOS and WITHCOORD reply doubles.
+    geo_coordinates_double: true,
+    // XREAD's `+` is the last live entry; consumer-group lag fixes.
+    streams: &STREAMS_8_0,
+    // As tested: Debian's package, the system jemalloc (16-byte quantum).
+    memory: &MEMORY_REDIS_8_0,
+    // SUNION and SDIFF build their reply in a hash table once an input is no intset.
+    set_ops_reply_hashtable: true,
+    // Scores and SORT keys read by fast_float.
+    numbers: &NUMBERS_8_0,
+    ..REDIS_7_4
+};
+
+/// Valkey 8.1: Redis 7.2.4, where Valkey forked, and what Valkey changed up to 8.1.
+const VALKEY_8_1: Profile = Profile {
+    id: "valkey-8.1",
+    product: Product::Valkey,
+    line: (8, 1),
+    version_tested: "8.1.1",
+    // `redis.REDIS_VERSION` stays 7.2.4; Valkey's own version is beside it.
+    valkey_version: Some(("8.1.1", 0x080101)),
+    // As Redis 7.4: integral numbers as integers, `os.clock` only, the glob nesting limit.
+    argument_numbers: NumberFormat::IntegerThenShortest,
+    os_clock: true,
+    glob_star_limit: Some(1000),
+    // The `server` table and Valkey's own wording of the scripting API's errors.
+    server_alias: true,
+    command_noun: "command",
+    bad_log_level: "Invalid log level.",
+    api_table: "server",
+    no_arguments: "Please specify at least one argument for this call",
+    bad_argument: "Command arguments must be strings or integers",
+    command_delta: include_str!("commands/profiles/valkey-8.1.table"),
+    // Hash-field TTL commands with options in any order; SET ... IFEQ.
+    field_ttl: FieldTtlDialect::Valkey,
+    set_ifeq: true,
+    // BLOCK in scripts, XREAD's `+`, and the consumer-group lag fixes.
+    streams: &STREAMS_VALKEY_8,
+    // The differential fuzzer's finds: argument checks reordered or tightened.
+    bit_range_before_lookup: true,
+    bitcount_end_optional: true,
+    lrem_count_excludes_llong_min: true,
+    scan_type_checked: true,
+    bitcount_unit_before_end: true,
+    scan_type_before_expiry: true,
+    // Reply tables presized by `lua_createtable`.
+    presized_reply_tables: true,
+    // Function names checked once the library has run.
+    function_names_checked_after_load: true,
+    // Lua strings hashed by MurmurHash3: `pairs()` order changes.
+    lua_string_hash: LuaStringHash::Murmur32,
+    // Keys embedded in their objects, the `hashtable`, rax allocations counted.
+    memory: &MEMORY_VALKEY_8_1,
+    // As Redis 7.4 and 8.0: plain list nodes, SUNION/SDIFF replies, string2ull cursors.
+    listpack_collections: Some(LISTPACK_PLAIN_NODES),
+    set_ops_reply_hashtable: true,
+    numbers: &NUMBERS_7_4,
+    // The shebang's engine looked up by name; byte 0xff dropped from its words.
+    shebang: &SHEBANG_VALKEY_8,
+    cmsgpack_copyright: "Copyright (C) 2012, Redis Ltd.",
+    // SET with EXAT/PXAT in the past deletes the key at once.
+    set_past_expiry_deletes: true,
+    // Strings embedded with their key; no shared integers.
+    strings: &STRINGS_VALKEY_8,
+    ..REDIS_7_2
+};
+
+/// Valkey 9.1: Valkey 8.1 and what 9 changed.
+const VALKEY_9_1: Profile = Profile {
+    id: "valkey-9.1",
+    line: (9, 1),
+    version_tested: "9.1.2",
+    valkey_version: Some(("9.1.2", 0x090102)),
+    // Script errors end ` script: on @user_script:N.`, without the sha.
+    sha_in_error_suffix: false,
+    // Valkey names itself in the noscript error; an unknown subcommand says so.
+    noscript_text: "ERR This Valkey command is not allowed from script",
+    unknown_subcommand_error: true,
+    command_delta: include_str!("commands/profiles/valkey-9.1.table"),
+    // A missing GEO member is named in the error.
+    geo_member_named: true,
+    // XREAD's `+` on a stream whose last ID is 0-0 reads nothing.
+    streams: &STREAMS_VALKEY_9,
+    // GETEX checks its expire value before the key.
+    getex_checks_expire_first: true,
+    // As tested: built with libc malloc; values count their object's allocation.
+    memory: &MEMORY_VALKEY_9_1,
+    // valkey_strtod (ffc) for every float.
+    numbers: &NUMBERS_VALKEY_9,
+    // Error tables keep CR/LF; big numbers end at a NUL.
+    codeless_error_keeps_crlf: true,
+    big_number_until_nul: true,
+    // CLUSTER KEYSLOT without cluster support; BITFIELD types over the whole argument.
+    keyslot_without_cluster: true,
+    bitfield_type_whole_arg: true,
+    // A word of the shebang may go on after its closing quote.
+    shebang: &SHEBANG_VALKEY_9,
+    // A script's numbers stay as the argument objects (`embstr`); larger embedding limit.
+    strings: &STRINGS_VALKEY_9,
+    ..VALKEY_8_1
+};
+
+/// What `zmalloc_size` answers for a request: the allocator each tested server was built with.
+#[derive(Debug, PartialEq)]
+pub enum Allocator {
+    /// jemalloc 5.3 with this quantum: 16 in Debian's packages, 8 in Redis's own builds
+    /// (`--with-lg-quantum=3` in deps/Makefile), which add the classes 24, 40 and 56.
+    Jemalloc { quantum: usize },
+    /// glibc's `malloc_usable_size` (a Valkey built with `MALLOC=libc`): 16-byte chunks with an
+    /// 8-byte header, at least 32.
+    Glibc,
+}
+
+/// Where a server keeps a key and how MEMORY USAGE counts it.
+#[derive(Debug, PartialEq)]
+pub enum KeyLayout {
+    /// Redis: the key is an sds of its own in a `dictEntry` of 24 bytes, both added to the
+    /// value's size; the value is a 16-byte robj.
+    SdsInDictEntry,
+    /// Valkey 8.1: the key is embedded in the value's robj (an sds type 5 with a header-size
+    /// byte) and the keyspace hash table has no entries; MEMORY USAGE is the value's size only,
+    /// which counts the robj as 16 bytes unless the string value is embedded with the key.
+    EmbeddedInObject,
+    /// Valkey 9.1: as 8.1, but every value counts its robj's allocation (key and expire with
+    /// it), and an embedded string value takes the place of the robj's `ptr`.
+    EmbeddedCounted,
+}
+
+/// How MEMORY USAGE counts a stream's radix trees (the entries' and each PEL).
+#[derive(Debug, PartialEq)]
+pub enum RaxAccounting {
+    /// Redis's `streamRadixTreeMemoryUsage`: 16 bytes a key and `4 + 8 * 30` a node.
+    Estimate,
+    /// Valkey's `raxAllocSize`: the allocations themselves, the `rax` struct and every node.
+    Allocated,
+}
+
+/// The hash table a hash past its listpack limits becomes.
+#[derive(Debug, PartialEq)]
+pub enum HashTableLayout {
+    /// Redis's `dict`: a bucket array of pointers and a 24-byte `dictEntry` per field, with
+    /// the field and the value as sds strings of their own.
+    Dict,
+    /// Valkey 8.1's `hashtable`: 64-byte buckets of 7 entries, each entry one allocation
+    /// holding the field and (up to 128 bytes in all) the value.
+    Hashtable,
+}
+
+/// The sizes MEMORY USAGE adds up that differ between servers (`Profile::memory`).
+#[derive(Debug, PartialEq)]
+pub struct MemoryLayout {
+    pub allocator: Allocator,
+    pub key: KeyLayout,
+    pub rax: RaxAccounting,
+    pub hash_table: HashTableLayout,
+    /// Valkey samples a stream's groups and their consumers as it does a collection's elements
+    /// (Redis counts them all).
+    pub stream_groups_sampled: bool,
+    /// `sizeof(streamConsumer)`: 7.2 added `active_time`.
+    pub stream_consumer: usize,
+}
+
+pub const MEMORY_REDIS_7_0: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 16 },
+    key: KeyLayout::SdsInDictEntry,
+    rax: RaxAccounting::Estimate,
+    hash_table: HashTableLayout::Dict,
+    stream_groups_sampled: false,
+    stream_consumer: 24,
+};
+/// Redis 7.2 and 7.4 as tested: Redis's own builds (jemalloc with an 8-byte quantum).
+pub const MEMORY_REDIS_7_2: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 8 },
+    // `streamConsumer` grew `active_time`.
+    stream_consumer: 32,
+    ..MEMORY_REDIS_7_0
+};
+/// Redis 8.0 as tested: Debian's package (the system jemalloc, 16-byte quantum).
+pub const MEMORY_REDIS_8_0: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 16 },
+    ..MEMORY_REDIS_7_2
+};
+/// Valkey 8.1 as tested: jemalloc with a 16-byte quantum; keys in their objects, the
+/// `hashtable`, radix trees counted by their allocations, stream groups sampled.
+pub const MEMORY_VALKEY_8_1: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Jemalloc { quantum: 16 },
+    key: KeyLayout::EmbeddedInObject,
+    rax: RaxAccounting::Allocated,
+    hash_table: HashTableLayout::Hashtable,
+    stream_groups_sampled: true,
+    ..MEMORY_REDIS_7_2
+};
+/// Valkey 9.1 as tested: built with libc malloc.
+pub const MEMORY_VALKEY_9_1: MemoryLayout = MemoryLayout {
+    allocator: Allocator::Glibc,
+    // Every value counts its object's allocation.
+    key: KeyLayout::EmbeddedCounted,
+    ..MEMORY_VALKEY_8_1
+};
+
+impl Profile {
     /// The profile `--profile` names, or an error listing the known ones.
     pub fn by_id(id: &str) -> Result<&'static Profile, String> {
         PROFILES
@@ -1068,7 +988,7 @@ fn shortest(d: f64, out: &mut Vec<u8>) {
     }
     // An integer below 2^53 with at most 7 trailing zeros: its shortest digits are its own digits
     // (every integer there is a double, so no shorter text reads back the same), laid out plain.
-    // Scripts mostly pass such numbers; this skips the formatting below (issue 12, speed).
+    // Scripts mostly pass such numbers; this skips the formatting below (speed).
     const EXACT: f64 = 9_007_199_254_740_992.0;
     if a.fract() == 0.0 && a < EXACT {
         let n = a as u64;

@@ -8,7 +8,7 @@ use super::lua::convert::ReturnConverter;
 use super::lua::vm::{ScriptError, Vm};
 use super::profile::Profile;
 use super::reply::{Protocol, Reply};
-use super::report::{Outcome, RunReport, Warning, WarningKind};
+use super::report::{Note, Outcome, RunReport, Warning, WarningKind};
 use super::script::{parse_shebang_in, raised_error_text_in, sha1_hex};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -141,7 +141,7 @@ impl Sandbox {
         super::commands::warm_up(profile);
         self.core.profile = profile;
         self.vm = Vm::with_profile(self.vm.memory_limit(), profile);
-        // Function libraries follow the profile too (issue 13).
+        // Function libraries follow the profile too.
         self.functions
             .set_profile(profile, self.config.memory_limit);
         self.last_sha = None;
@@ -156,7 +156,7 @@ impl Sandbox {
     }
 
     /// Replace database 0 (the caller's database) with `db`, a seed: its sets and lists take the
-    /// encodings seeding this profile's server gives them (issue 12: 7.2+ listpacks).
+    /// encodings seeding this profile's server gives them (7.2+ listpacks).
     pub fn set_db0(&mut self, mut db: Db) {
         db.encode_as_seeded(self.core.profile.listpack_collections);
         *self.core.keyspace.db_mut(0) = db;
@@ -232,193 +232,50 @@ impl Sandbox {
             Target::Script(request) => (&request.keys, request.protocol, sha.as_str()),
             Target::Function { call, .. } => (&call.keys, call.protocol, call.name.as_str()),
         };
+        let Sandbox {
+            vm: script_vm,
+            core,
+            config,
+            watch,
+            functions,
+            ..
+        } = self;
         let vm = match target {
-            Target::Script(_) => &mut self.vm,
-            Target::Function { .. } => self.functions.vm(self.config.memory_limit).vm(),
+            Target::Script(_) => script_vm,
+            Target::Function { .. } => functions.vm(config.memory_limit).vm(),
         };
-        vm.set_memory_limit(self.config.memory_limit);
-        // Lua's allocator adds the last counted Rust figure: make it current.
-        super::budget::refresh();
-
-        let mut started = Instant::now();
-        let now_ms = self.core.clock.now_ms_at(started);
-        // Keys that expired between runs are gone, as Redis's active expiry would have them. A
-        // pass over a big keyspace is that background work, not the script's time.
-        if self.core.keyspace.purge_expired(now_ms) >= PURGE_OUTSIDE_THE_RUN_FROM {
-            started = Instant::now();
-        }
-        // The stop flag is not cleared here: a cancel that lands between a caller handing out the
-        // flag and this run starting must still stop it. The run that a cancel stopped consumes it.
-        let cancel = self.core.run.cancel.clone();
-        self.core.run = RunScratch {
-            active: true,
-            now_ms,
-            refuse_writes,
-            started,
-            deadline: (self.config.busy_threshold_ms > 0)
-                .then(|| started + Duration::from_millis(self.config.busy_threshold_ms)),
-            tracing: self.config.tracing,
-            snapshots_enabled: self.config.snapshots,
-            ..RunScratch::idle(cancel, started)
-        };
-        api::set_current_core(&mut *self.core);
-        // Under the debugger the call stops and may be replayed (engine/debug/hook.rs).
-        let result = match target {
-            Target::Script(request) if super::debug::hook::armed() => {
-                super::debug::hook::call_script(vm, &mut self.core, &sha, request)
-            }
-            // `Sandbox::debug_function`: an FCALL under the debugger.
-            Target::Function { function_ref, call } if super::debug::hook::armed() => {
-                super::debug::hook::call_function(vm, &mut self.core, function_ref, call)
-            }
-            _ => {
-                self.watch.arm(
-                    vm.state(),
-                    self.core.run.deadline,
-                    self.core.run.cancel.clone(),
-                );
-                let result = match target {
-                    Target::Script(_) => vm.call_script(&sha),
-                    Target::Function { function_ref, call } => {
-                        vm.call_function(function_ref, &call.keys, &call.argv)
-                    }
-                };
-                self.watch.disarm();
-                result
-            }
-        };
-        // A stop is sticky: a script that caught it (a pcall inside a coroutine, an xpcall
-        // handler) and returned anyway still ends stopped, where the stop was first raised.
-        let result = match result {
-            Ok(()) if self.core.run.stopped.is_some() => {
-                unsafe { mlua::ffi::lua_settop(vm.state(), 0) };
-                let (source, line) = self
-                    .core
-                    .run
-                    .stop_site
-                    .take()
-                    .unwrap_or_else(|| (b"@user_script".to_vec(), 0));
-                Err(ScriptError::Table {
-                    err: Some(api::stop_text(vm.memory_limit()).as_bytes().to_vec()),
-                    source: Some(source),
-                    line: Some(line.to_string().into_bytes()),
-                })
-            }
-            result => result,
-        };
+        let started = begin_run(vm, core, config, refuse_writes);
+        let result = call_target(vm, core, watch, target, &sha);
+        let result = stop_stays_stopped(vm, core, result);
         let mut warnings = Vec::new();
-        let mut lua_value = None;
-        let (reply, notes, outcome, error_line) = match result {
-            Ok(()) => {
-                if self.config.tracing {
-                    lua_value =
-                        Some(unsafe { super::lua::convert::describe_value(vm.state(), -1) });
-                }
-                let names = vm.swap_handler_for_probe_names();
-                let mut converter =
-                    ReturnConverter::new(self.core.run.script_resp3).with_probe_names(names);
-                let reply =
-                    unsafe { converter.convert(vm.state(), &super::lua::convert::Path::Root) };
-                if converter.over_budget {
-                    drop(reply);
-                    let text = super::budget::over_budget_text(self.config.memory_limit);
-                    (Reply::Error(text), Vec::new(), Outcome::Raised, None)
-                } else {
-                    (reply, converter.notes, Outcome::Returned, None)
-                }
-            }
-            Err(err) => {
-                let (text, line) = error_text(
-                    self.core.profile,
-                    label,
-                    vm.memory_limit(),
-                    err,
-                    &mut warnings,
-                );
-                let outcome = match self.core.run.stopped {
-                    Some(StopReason::BusyThreshold) => Outcome::Killed,
-                    Some(StopReason::Cancelled) => Outcome::Cancelled,
-                    Some(StopReason::MemoryBudget) | None => Outcome::Raised,
-                };
-                (Reply::Error(text), Vec::new(), outcome, line)
-            }
-        };
+        let ending = conclude(vm, core, config, label, result, &mut warnings);
         let elapsed_ns = started.elapsed().as_nanos() as u64;
-        api::set_current_core(std::ptr::null_mut());
-        vm.after_run();
-        let cancel = self.core.run.cancel.clone();
-        cancel.store(false, Ordering::Relaxed);
-        let run = std::mem::replace(&mut self.core.run, RunScratch::idle(cancel, started));
-        unsafe {
-            mlua::ffi::lua_sethook(
-                vm.state(),
-                Some(api::stop_hook),
-                mlua::ffi::LUA_MASKCOUNT,
-                super::lua::vm::HOOK_EVERY,
-            )
-        };
-        if run.untraced_calls > 0 {
-            warnings.push(Warning {
-                kind: WarningKind::TraceLimit, // a limit of evalbench's records
-                line: 0,
-                message: format!(
-                    "{} more calls were made than the {} evalbench traces",
-                    run.untraced_calls,
-                    api::MAX_TRACED_CALLS
-                ),
-            });
-        }
-        if let (Outcome::Killed, Some((line, what))) = (outcome, &run.stopped_in_c) {
-            warnings.push(Warning {
-                kind: WarningKind::Unkillable,
-                line: *line,
-                message: format!(
-                    "stopped at the busy threshold inside {what}, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart"
-                ),
-            });
-        }
-        for (line, call) in &run.server_state_calls {
-            warnings.push(Warning {
-                kind: WarningKind::ServerState,
-                line: *line,
-                message: format!("{call} (the answer depends on the ACL user the server runs the script for: the sandbox answers as the default user, who may run every command)"),
-            });
-        }
-        if run.snapshots_skipped > 0 {
-            warnings.push(Warning {
-                kind: WarningKind::TraceLimit, // a limit of evalbench's records
-                line: 0,
-                message: format!(
-                    "{} writes have no keyspace snapshot for stepping: a copy would not fit the memory budget ({} MiB)",
-                    run.snapshots_skipped,
-                    self.config.memory_limit >> 20
-                ),
-            });
-        }
+        let run = end_run(vm, core, started);
+        warnings.extend(run_warnings(&run, ending.outcome, config));
         warnings.extend(lint::warnings(
             keys,
             &run.trace,
-            outcome,
-            error_line,
+            ending.outcome,
+            ending.error_line,
             run.first_write_ns.is_some(),
         ));
         RunReport {
-            profile: self.core.profile.id,
+            profile: core.profile.id,
             sha1: sha,
-            reply,
+            reply: ending.reply,
             protocol,
-            notes,
+            notes: ending.notes,
             trace: run.trace,
             elapsed_ns,
             round_trip_ns: None,
             first_write_ns: run.first_write_ns,
-            busy_threshold_ms: self.config.busy_threshold_ms,
+            busy_threshold_ms: config.busy_threshold_ms,
             warnings,
             logs: run.logs,
             snapshots: run.snapshots,
-            lua_value,
-            outcome,
-            error_line,
+            lua_value: ending.lua_value,
+            outcome: ending.outcome,
+            error_line: ending.error_line,
         }
     }
 
@@ -503,6 +360,220 @@ enum Target<'a> {
         function_ref: std::ffi::c_int,
         call: &'a FunctionCall,
     },
+}
+
+/// How a run ended, before its records are taken out of the core.
+struct Ending {
+    reply: Reply,
+    notes: Vec<Note>,
+    outcome: Outcome,
+    error_line: Option<u32>,
+    lua_value: Option<String>,
+}
+
+/// Set up the core for a run on `vm`: limits current, expired keys gone, fresh scratch, the Lua
+/// API pointed at the core. The run's start, which the purge of a big keyspace does not count.
+fn begin_run(vm: &mut Vm, core: &mut Core, config: &SandboxConfig, refuse_writes: bool) -> Instant {
+    vm.set_memory_limit(config.memory_limit);
+    // Lua's allocator adds the last counted Rust figure: make it current.
+    super::budget::refresh();
+
+    let mut started = Instant::now();
+    let now_ms = core.clock.now_ms_at(started);
+    // Keys that expired between runs are gone, as Redis's active expiry would have them. A
+    // pass over a big keyspace is that background work, not the script's time.
+    if core.keyspace.purge_expired(now_ms) >= PURGE_OUTSIDE_THE_RUN_FROM {
+        started = Instant::now();
+    }
+    // The stop flag is not cleared here: a cancel that lands between a caller handing out the
+    // flag and this run starting must still stop it. The run that a cancel stopped consumes it.
+    let cancel = core.run.cancel.clone();
+    core.run = RunScratch {
+        active: true,
+        now_ms,
+        refuse_writes,
+        started,
+        deadline: (config.busy_threshold_ms > 0)
+            .then(|| started + Duration::from_millis(config.busy_threshold_ms)),
+        tracing: config.tracing,
+        snapshots_enabled: config.snapshots,
+        ..RunScratch::idle(cancel, started)
+    };
+    api::set_current_core(core);
+    started
+}
+
+/// Call the script or function: under the debugger when it is armed (the call stops and may be
+/// replayed, engine/debug/hook.rs), else with the watchdog minding the deadline.
+fn call_target(
+    vm: &mut Vm,
+    core: &mut Box<Core>,
+    watch: &super::lua::watchdog::Watch,
+    target: Target<'_>,
+    sha: &str,
+) -> Result<(), ScriptError> {
+    match target {
+        Target::Script(request) if super::debug::hook::armed() => {
+            super::debug::hook::call_script(vm, core, sha, request)
+        }
+        // `Sandbox::debug_function`: an FCALL under the debugger.
+        Target::Function { function_ref, call } if super::debug::hook::armed() => {
+            super::debug::hook::call_function(vm, core, function_ref, call)
+        }
+        _ => {
+            watch.arm(vm.state(), core.run.deadline, core.run.cancel.clone());
+            let result = match target {
+                Target::Script(_) => vm.call_script(sha),
+                Target::Function { function_ref, call } => {
+                    vm.call_function(function_ref, &call.keys, &call.argv)
+                }
+            };
+            watch.disarm();
+            result
+        }
+    }
+}
+
+/// A stop is sticky: a script that caught it (a pcall inside a coroutine, an xpcall handler)
+/// and returned anyway still ends stopped, where the stop was first raised.
+fn stop_stays_stopped(
+    vm: &mut Vm,
+    core: &mut Core,
+    result: Result<(), ScriptError>,
+) -> Result<(), ScriptError> {
+    match result {
+        Ok(()) if core.run.stopped.is_some() => {
+            unsafe { mlua::ffi::lua_settop(vm.state(), 0) };
+            let (source, line) = core
+                .run
+                .stop_site
+                .take()
+                .unwrap_or_else(|| (b"@user_script".to_vec(), 0));
+            Err(ScriptError::Table {
+                err: Some(api::stop_text(vm.memory_limit()).as_bytes().to_vec()),
+                source: Some(source),
+                line: Some(line.to_string().into_bytes()),
+            })
+        }
+        result => result,
+    }
+}
+
+/// The reply: the returned value converted (and described when tracing), or the error reply
+/// with the outcome the stop reason gives.
+fn conclude(
+    vm: &mut Vm,
+    core: &Core,
+    config: &SandboxConfig,
+    label: &str,
+    result: Result<(), ScriptError>,
+    warnings: &mut Vec<Warning>,
+) -> Ending {
+    match result {
+        Ok(()) => {
+            let lua_value = config
+                .tracing
+                .then(|| unsafe { super::lua::convert::describe_value(vm.state(), -1) });
+            let names = vm.swap_handler_for_probe_names();
+            let mut converter = ReturnConverter::new(core.run.script_resp3).with_probe_names(names);
+            let reply = unsafe { converter.convert(vm.state(), &super::lua::convert::Path::Root) };
+            let (reply, notes, outcome) = if converter.over_budget {
+                drop(reply);
+                let text = super::budget::over_budget_text(config.memory_limit);
+                (Reply::Error(text), Vec::new(), Outcome::Raised)
+            } else {
+                (reply, converter.notes, Outcome::Returned)
+            };
+            Ending {
+                reply,
+                notes,
+                outcome,
+                error_line: None,
+                lua_value,
+            }
+        }
+        Err(err) => {
+            let (text, error_line) =
+                error_text(core.profile, label, vm.memory_limit(), err, warnings);
+            let outcome = match core.run.stopped {
+                Some(StopReason::BusyThreshold) => Outcome::Killed,
+                Some(StopReason::Cancelled) => Outcome::Cancelled,
+                Some(StopReason::MemoryBudget) | None => Outcome::Raised,
+            };
+            Ending {
+                reply: Reply::Error(text),
+                notes: Vec::new(),
+                outcome,
+                error_line,
+                lua_value: None,
+            }
+        }
+    }
+}
+
+/// Detach the core from the Lua API, consume the cancel, put back the stop hook between runs,
+/// and hand back the run's records.
+fn end_run(vm: &mut Vm, core: &mut Core, started: Instant) -> RunScratch {
+    api::set_current_core(std::ptr::null_mut());
+    vm.after_run();
+    let cancel = core.run.cancel.clone();
+    cancel.store(false, Ordering::Relaxed);
+    let run = std::mem::replace(&mut core.run, RunScratch::idle(cancel, started));
+    unsafe {
+        mlua::ffi::lua_sethook(
+            vm.state(),
+            Some(api::stop_hook),
+            mlua::ffi::LUA_MASKCOUNT,
+            super::lua::vm::HOOK_EVERY,
+        )
+    };
+    run
+}
+
+/// Warnings from what the run recorded: calls past the trace limit, a stop inside one C call
+/// (which SCRIPT KILL cannot reach on a server), calls whose answer depends on server state the
+/// sandbox lacks, and writes without a snapshot.
+fn run_warnings(run: &RunScratch, outcome: Outcome, config: &SandboxConfig) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    if run.untraced_calls > 0 {
+        warnings.push(Warning {
+            kind: WarningKind::TraceLimit, // a limit of evalbench's records
+            line: 0,
+            message: format!(
+                "{} more calls were made than the {} evalbench traces",
+                run.untraced_calls,
+                api::MAX_TRACED_CALLS
+            ),
+        });
+    }
+    if let (Outcome::Killed, Some((line, what))) = (outcome, &run.stopped_in_c) {
+        warnings.push(Warning {
+            kind: WarningKind::Unkillable,
+            line: *line,
+            message: format!(
+                "stopped at the busy threshold inside {what}, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart"
+            ),
+        });
+    }
+    for (line, call) in &run.server_state_calls {
+        warnings.push(Warning {
+            kind: WarningKind::ServerState,
+            line: *line,
+            message: format!("{call} (the answer depends on the ACL user the server runs the script for: the sandbox answers as the default user, who may run every command)"),
+        });
+    }
+    if run.snapshots_skipped > 0 {
+        warnings.push(Warning {
+            kind: WarningKind::TraceLimit, // a limit of evalbench's records
+            line: 0,
+            message: format!(
+                "{} writes have no keyspace snapshot for stepping: a copy would not fit the memory budget ({} MiB)",
+                run.snapshots_skipped,
+                config.memory_limit >> 20
+            ),
+        });
+    }
+    warnings
 }
 
 /// The error reply Redis builds from a raised error (`luaCallFunction`); `label` is the script's

@@ -373,7 +373,7 @@ fn stream_meta_commands(k: &[u8], meta: &Json, empty: bool, commands: &mut Vec<V
 }
 
 /// A stream's metadata as `XINFO STREAM key FULL COUNT 0` reports it, in the sandbox's
-/// `"stream"` JSON form; `None` when the entries imply it (issue 13).
+/// `"stream"` JSON form; `None` when the entries imply it.
 fn stream_meta_json(
     conn: &mut Conn,
     k: &[u8],
@@ -498,7 +498,7 @@ pub fn seed_commands(keyspace: &Json) -> Vec<Vec<Vec<u8>>> {
                     xadd.extend(entry[1].as_array().into_iter().flatten().map(bytes_of));
                     commands.push(xadd);
                 }
-                // Last ID, counters, groups (issue 13).
+                // Last ID, counters, groups.
                 if let Some(meta) = spec.get("stream") {
                     let empty = value.as_array().is_none_or(|a| a.is_empty());
                     stream_meta_commands(k, meta, empty, &mut commands);
@@ -509,7 +509,7 @@ pub fn seed_commands(keyspace: &Json) -> Vec<Vec<Vec<u8>>> {
         if !args.is_empty() {
             commands.push(args);
         }
-        // Hash-field TTLs (issue 12): one HPEXPIRE per field.
+        // Hash-field TTLs: one HPEXPIRE per field.
         if let Some(Json::Object(ttls)) = spec.get("field_ttl_ms") {
             for (f, ms) in ttls {
                 commands.push(vec![
@@ -634,7 +634,7 @@ pub fn dump(conn: &mut Conn) -> Json {
             ),
             other => json!(format!("unsupported type {other}")),
         };
-        // Hash-field TTLs (issue 12), on servers that have HPTTL.
+        // Hash-field TTLs, on servers that have HPTTL.
         let field_ttls = match (&value, kind.as_str()) {
             (Json::Object(fields), "hash") => {
                 let mut args: Vec<&[u8]> = vec![b"HPTTL", k, b"FIELDS"];
@@ -658,7 +658,7 @@ pub fn dump(conn: &mut Conn) -> Json {
         let mut spec = Map::new();
         spec.insert("type".into(), json!(kind));
         if kind == "stream" {
-            // Last ID, counters, groups when the entries do not imply them (issue 13).
+            // Last ID, counters, groups when the entries do not imply them.
             let entries = value.as_array().map_or(0, Vec::len);
             let last = value
                 .as_array()
@@ -703,7 +703,7 @@ pub fn normalize_keyspace(ks: &Json) -> Json {
         if let Some(ttl) = spec.get("ttl_ms").and_then(Json::as_i64) {
             spec["ttl_ms"] = json!(format!("~{}s", (ttl + 500) / 1000));
         }
-        // A hash with field TTLs (issue 12): seconds, and fields in byte order (Valkey keeps
+        // A hash with field TTLs: seconds, and fields in byte order (Valkey keeps
         // such a hash in a hash table, whose order is its own).
         if let Some(ttls) = spec.get_mut("field_ttl_ms").and_then(Json::as_object_mut) {
             for ttl in ttls.values_mut() {
@@ -783,7 +783,7 @@ pub fn parse_cases(file: &str, text: &str) -> Vec<Case> {
                     }
                     "seed" => case.seed = parsed,
                     "resp" => case.resp = parsed.as_u64().expect("@resp is 2 or 3") as u8,
-                    // Functions (issue 13): see `Case`.
+                    // Functions: see `Case`.
                     "library" => case
                         .libraries
                         .push(parsed.as_str().expect("@library is a JSON string").into()),

@@ -37,7 +37,7 @@ impl Src for arbitrary::Unstructured<'_> {
     }
 }
 
-/// The four mismatch groups of issue 15: inputs that provoke them are generated only when enabled.
+/// The four known mismatch groups between the sandbox and later servers: inputs that provoke them are generated only when enabled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Known {
     /// Zset scores needing 17 significant digits in the seed keyspace JSON.
@@ -351,7 +351,7 @@ const TEMPLATES: &[(&str, Fam, Norm)] = &[
     ("SETRANGE k off v", Fam::Str, Norm::None),
     ("STRLEN k", Fam::Str, Norm::None),
     ("SUBSTR k i i", Fam::Str, Norm::None),
-    // bitmaps (issue 13)
+    // bitmaps
     ("SETBIT k bo bit", Fam::Str, Norm::None),
     ("GETBIT k bo", Fam::Str, Norm::None),
     ("BITCOUNT k [i i [BYTE | BIT]]", Fam::Str, Norm::None),
@@ -364,12 +364,12 @@ const TEMPLATES: &[(&str, Fam, Norm)] = &[
         Norm::None,
     ),
     ("BITFIELD_RO k (GET bft bfo)+", Fam::Str, Norm::None),
-    // hyperloglog (issue 13)
+    // hyperloglog
     ("PFADD k (v)+", Fam::Str, Norm::None),
     ("PFADD k", Fam::Str, Norm::None),
     ("PFCOUNT (k)+", Fam::Str, Norm::None),
     ("PFMERGE k (k)+", Fam::Str, Norm::None),
-    // sort (issue 13); no BY/GET patterns: ties between equal BY values follow each side's
+    // sort; no BY/GET patterns: ties between equal BY values follow each side's
     // set order
     ("SORT k [LIMIT i n] [ASC | DESC] [ALPHA] [STORE k]", Fam::List, Norm::None),
     ("SORT_RO k [LIMIT i n] [ASC | DESC] [ALPHA]", Fam::List, Norm::None),
@@ -731,7 +731,7 @@ impl<S: Src> Gen<'_, S> {
                     .to_vec(),
             ),
             "n" => Arg::Bytes(self.src.pick(COUNTS).as_bytes().to_vec()),
-            // Bitmap arguments (issue 13): offsets stay small so no run builds a huge string.
+            // Bitmap arguments: offsets stay small so no run builds a huge string.
             "bo" => Arg::Bytes(self.src.pick(BIT_OFFSETS).as_bytes().to_vec()),
             "bit" => Arg::Bytes(
                 self.src

@@ -1,4 +1,4 @@
-//! The crash fuzz targets (issue 9), each a libFuzzer-shaped `fn(&[u8])`: no input may panic, hang
+//! The crash fuzz targets, each a libFuzzer-shaped `fn(&[u8])`: no input may panic, hang
 //! or crash the process, and each sandbox run must come back as a `RunReport`. Next to each target,
 //! its structure-aware generator and its dictionary.
 

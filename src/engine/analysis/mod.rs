@@ -813,6 +813,32 @@ impl Walker {
                 command.clone(),
             ));
         }
+        self.check_arguments(&command, args, &key_positions, expands);
+        if let Some(message) = self.unbounded_read(&command, args, &fake) {
+            self.report(UNBOUNDED_READ, prefix, message);
+        }
+        if crate::engine::commands::table::NONDETERMINISTIC.contains(&command.as_str()) {
+            self.report(
+                NONDETERMINISTIC,
+                prefix,
+                format!(
+                    "{} gives another result on every run",
+                    command.to_uppercase()
+                ),
+            );
+        }
+        self.pair_setnx_with_expire(&command, args, line, column);
+    }
+
+    /// Each argument by where it comes from: a key not from KEYS, a KEYS entry that is no key
+    /// there, data written into the script.
+    fn check_arguments(
+        &mut self,
+        command: &str,
+        args: &[&Expression],
+        key_positions: &[usize],
+        expands: bool,
+    ) {
         for (i, arg) in args.iter().enumerate().skip(1) {
             let origin = self.origin(arg);
             let is_key = key_positions.contains(&i);
@@ -859,11 +885,21 @@ impl Walker {
                 _ => {}
             }
         }
+    }
+
+    /// A read of a whole key or keyspace, whatever its size (`fake`: the arguments as far as
+    /// literals tell).
+    fn unbounded_read(
+        &self,
+        command: &str,
+        args: &[&Expression],
+        fake: &[Vec<u8>],
+    ) -> Option<String> {
         let literal_at = |i: usize| match args.get(i).map(|a| self.origin(a)) {
             Some(Origin::Number(t)) | Some(Origin::Literal(t)) => Some(t),
             _ => None,
         };
-        let unbounded = match command.as_str() {
+        match command {
             "keys" => {
                 Some("KEYS walks the whole keyspace: use SCAN with MATCH and COUNT".to_string())
             }
@@ -887,22 +923,19 @@ impl Walker {
                 command.to_uppercase()
             )),
             _ => None,
-        };
-        if let Some(message) = unbounded {
-            self.report(UNBOUNDED_READ, prefix, message);
         }
-        if crate::engine::commands::table::NONDETERMINISTIC.contains(&command.as_str()) {
-            self.report(
-                NONDETERMINISTIC,
-                prefix,
-                format!(
-                    "{} gives another result on every run",
-                    command.to_uppercase()
-                ),
-            );
-        }
+    }
+
+    /// SETNX then EXPIRE on the same key: two commands where SET NX EX is one.
+    fn pair_setnx_with_expire(
+        &mut self,
+        command: &str,
+        args: &[&Expression],
+        line: usize,
+        column: usize,
+    ) {
         let key_text = args.get(1).map(|a| a.to_string().trim().to_string());
-        match command.as_str() {
+        match command {
             "setnx" => {
                 if let Some(k) = key_text {
                     self.setnx.push((k, line, column));

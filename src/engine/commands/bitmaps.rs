@@ -3,8 +3,8 @@
 //! reads as zero bits past its end.
 
 use super::{errors, flatten, int_arg, lower, until_nul, Command, Ctx};
-use crate::engine::commands::number;
 use crate::engine::keyspace::Value;
+use crate::engine::number;
 use crate::engine::profile::Profile;
 use crate::engine::reply::Reply;
 
@@ -78,7 +78,7 @@ fn string_for_bits<'a>(
     let Some(entry) = ctx.entry(key) else {
         unreachable!("the string was found or created above")
     };
-    // A raw sds (issue 13, sds.rs): created of exactly `needed` bytes, or unshared and grown.
+    // A raw sds (sds.rs): created of exactly `needed` bytes, or unshared and grown.
     match current {
         None => entry.raw = Some(super::sds::exact(needed as usize)),
         Some(len) => super::sds::unshare_and_grow(entry, len as usize, needed.max(len) as usize),
@@ -378,7 +378,7 @@ fn bitop(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             .collect();
         // `setKey`: a new value without a TTL, whatever the destination held.
         ctx.db().set(dest.clone(), Value::Str(result));
-        super::sds::created_raw(ctx, &dest, maxlen); // issue 13: a raw object
+        super::sds::created_raw(ctx, &dest, maxlen); // a raw object
         Ok(Reply::Int(maxlen as i64))
     })())
 }

@@ -1,4 +1,4 @@
-//! Blocking commands called from a script (issue 12). Redis 7.0 flags BLPOP, BRPOP, BRPOPLPUSH,
+//! Blocking commands called from a script. Redis 7.0 flags BLPOP, BRPOP, BRPOPLPUSH,
 //! BLMOVE, BZPOPMIN, BZPOPMAX and WAIT `noscript`; 7.2 and later, and Valkey, let a script call
 //! them and they never block there: they act at once, or answer as if the timeout had passed.
 //! Which profiles reach these handlers is the command table's business (commands/profiles).

@@ -101,7 +101,7 @@ fn movable_keys(name: &str, call: &[Vec<u8>]) -> Option<Vec<usize>> {
     ) {
         return None;
     }
-    let numkeys = super::number::parse_i64(&call[2]).unwrap_or(0);
+    let numkeys = crate::engine::number::parse_i64(&call[2]).unwrap_or(0);
     let n = usize::try_from(numkeys).unwrap_or(0).min(call.len() - 3);
     Some((3..3 + n).collect())
 }

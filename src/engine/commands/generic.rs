@@ -2,8 +2,9 @@
 //! MOVE, KEYS, SCAN, RANDOMKEY, DBSIZE, OBJECT), as `src/db.c`, `src/expire.c` and
 //! `src/object.c` of Redis 7.0.15 behave.
 
-use super::{errors, filter_match, flatten, int_arg, lower, number, Command, Ctx};
+use super::{errors, filter_match, flatten, int_arg, lower, Command, Ctx};
 use crate::engine::keyspace::{Entry, Value, DATABASES};
+use crate::engine::number;
 use crate::engine::profile::{Embed, StringRules};
 use crate::engine::reply::Reply;
 
@@ -440,7 +441,7 @@ pub(super) fn encoding(value: &Value) -> &'static str {
         Value::Str(s) if s.len() <= 20 && number::parse_i64(s).is_some() => "int",
         Value::Str(s) if s.len() <= 44 => "embstr",
         Value::Str(_) => "raw",
-        // hash-max-listpack-entries is 512 in 7.0 (the zset limit is 128); one way (issue 13).
+        // hash-max-listpack-entries is 512 in 7.0 (the zset limit is 128); one way.
         Value::Hash(h) if h.is_hashtable() => "hashtable",
         Value::Hash(_) => "listpack",
         Value::List(l) => l.encoding().name(),
@@ -543,7 +544,7 @@ fn object_freq(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 }
 
 fn object_help(ctx: &mut Ctx, _args: &[Vec<u8>]) -> Reply {
-    super::help::help_reply(ctx, OBJECT_HELP) // issue 12: the HELP line follows the profile
+    super::help::help_reply(ctx, OBJECT_HELP) // the HELP line follows the profile
 }
 
 #[cfg(test)]

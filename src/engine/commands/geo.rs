@@ -7,9 +7,10 @@
 use super::geo_sort::{merge_sort, partial_quick_sort};
 use super::geohash::{self, Shape, ShapeKind};
 use super::long_double::{format_human, Ld};
-use super::{errors, flatten, int_arg, lower, number, until_nul, Command, Ctx};
+use super::{errors, flatten, int_arg, lower, until_nul, Command, Ctx};
 use crate::engine::keyspace::{Value, ZSetValue};
-use crate::engine::lua::api::current_profile;
+use crate::engine::number;
+use crate::engine::profile::Profile;
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -56,15 +57,14 @@ fn zset<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a ZSetValue>, Reply
 }
 
 /// `getDoubleFromObjectOrReply`: the profile's `string2d` (fast_float on Redis 8.0 and Valkey 9).
-fn float_arg(arg: &[u8]) -> Result<f64, Reply> {
-    number::string2d(current_profile().numbers.string2d, arg)
-        .ok_or_else(|| Reply::err(errors::NOT_FLOAT))
+fn float_arg(profile: &Profile, arg: &[u8]) -> Result<f64, Reply> {
+    number::string2d(profile.numbers.string2d, arg).ok_or_else(|| Reply::err(errors::NOT_FLOAT))
 }
 
 /// `extractLongLatOrReply`: two floats, then the range check with Redis's `%f` message.
-fn long_lat(args: &[Vec<u8>]) -> Result<[f64; 2], Reply> {
-    let lon = float_arg(&args[0])?;
-    let lat = float_arg(&args[1])?;
+fn long_lat(profile: &Profile, args: &[Vec<u8>]) -> Result<[f64; 2], Reply> {
+    let lon = float_arg(profile, &args[0])?;
+    let lat = float_arg(profile, &args[1])?;
     if !(geohash::LONG_MIN..=geohash::LONG_MAX).contains(&lon)
         || !(geohash::LAT_MIN..=geohash::LAT_MAX).contains(&lat)
     {
@@ -87,13 +87,13 @@ fn unit(arg: &[u8]) -> Result<f64, Reply> {
 }
 
 /// A float argument with the custom message of `getDoubleFromObjectOrReply`.
-fn float_or(arg: &[u8], msg: &str) -> Result<f64, Reply> {
-    float_arg(arg).map_err(|_| Reply::err(msg))
+fn float_or(profile: &Profile, arg: &[u8], msg: &str) -> Result<f64, Reply> {
+    float_arg(profile, arg).map_err(|_| Reply::err(msg))
 }
 
 /// `extractDistanceOrReply`: radius and metres per unit.
-fn radius_arg(args: &[Vec<u8>]) -> Result<(f64, f64), Reply> {
-    let radius = float_or(&args[0], "ERR need numeric radius")?;
+fn radius_arg(profile: &Profile, args: &[Vec<u8>]) -> Result<(f64, f64), Reply> {
+    let radius = float_or(profile, &args[0], "ERR need numeric radius")?;
     if radius < 0.0 {
         return Err(Reply::err(NEGATIVE_RADIUS));
     }
@@ -101,9 +101,9 @@ fn radius_arg(args: &[Vec<u8>]) -> Result<(f64, f64), Reply> {
 }
 
 /// `extractBoxOrReply`: width, height and metres per unit.
-fn box_arg(args: &[Vec<u8>]) -> Result<(f64, f64, f64), Reply> {
-    let width = float_or(&args[0], "ERR need numeric width")?;
-    let height = float_or(&args[1], "ERR need numeric height")?;
+fn box_arg(profile: &Profile, args: &[Vec<u8>]) -> Result<(f64, f64, f64), Reply> {
+    let width = float_or(profile, &args[0], "ERR need numeric width")?;
+    let height = float_or(profile, &args[1], "ERR need numeric height")?;
     if height < 0.0 || width < 0.0 {
         return Err(Reply::err(NEGATIVE_BOX));
     }
@@ -128,8 +128,8 @@ fn distance_text(d: f64) -> Vec<u8> {
 
 /// `addReplyHumanLongDouble` of a double: a bulk string in RESP2, a double in RESP3; a plain
 /// double reply where the profile says so (Redis 8.0).
-fn coordinate(resp3: bool, v: f64) -> Reply {
-    if current_profile().geo_coordinates_double {
+fn coordinate(profile: &Profile, resp3: bool, v: f64) -> Reply {
+    if profile.geo_coordinates_double {
         return Reply::Double(v);
     }
     let text = format_human(ld_of(v));
@@ -184,7 +184,7 @@ fn geoadd(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         zadd_args.push(b"zadd".to_vec());
         zadd_args.extend(args[1..longidx].iter().cloned());
         for triple in args[longidx..].chunks(3) {
-            let [lon, lat] = long_lat(triple)?;
+            let [lon, lat] = long_lat(ctx.profile, triple)?;
             let hash = geohash::encode_wgs84(lon, lat, geohash::STEP_MAX).unwrap_or_default();
             zadd_args.push(geohash::align52(hash).to_string().into_bytes());
             zadd_args.push(triple[2].clone());
@@ -248,7 +248,10 @@ fn geopos(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                     None => Reply::NilArray,
                     Some(s) => {
                         let [lon, lat] = geohash::decode_score(s);
-                        Reply::Array(vec![coordinate(ctx.resp3, lon), coordinate(ctx.resp3, lat)])
+                        Reply::Array(vec![
+                            coordinate(ctx.profile, ctx.resp3, lon),
+                            coordinate(ctx.profile, ctx.resp3, lat),
+                        ])
                     }
                 })
                 .collect(),
@@ -305,9 +308,9 @@ enum Order {
 }
 
 /// The position of `member` in `z`, or the profile's error.
-fn member_xy(z: &ZSetValue, member: &[u8]) -> Result<[f64; 2], Reply> {
+fn member_xy(profile: &Profile, z: &ZSetValue, member: &[u8]) -> Result<[f64; 2], Reply> {
     z.score(member).map(geohash::decode_score).ok_or_else(|| {
-        if current_profile().geo_member_named {
+        if profile.geo_member_named {
             Reply::err(format!(
                 "ERR member {} does not exist",
                 String::from_utf8_lossy(until_nul(member))
@@ -318,6 +321,19 @@ fn member_xy(z: &ZSetValue, member: &[u8]) -> Result<[f64; 2], Reply> {
     })
 }
 
+/// What a GEORADIUS* / GEOSEARCH* call asks for, its arguments read.
+struct Query<'a> {
+    shape: Shape,
+    storekey: Option<&'a [u8]>,
+    storedist: bool,
+    withdist: bool,
+    withhash: bool,
+    withcoords: bool,
+    order: Order,
+    any: bool,
+    count: i64,
+}
+
 /// `georadiusGeneric`: argument parsing in Redis's order (errors included), the 9-box search,
 /// sorting, and the reply or the stored sorted set.
 fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Reply> {
@@ -326,134 +342,11 @@ fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Re
     } else {
         1
     };
-    let (resp3, now) = (ctx.resp3, ctx.now_ms);
+    let (resp3, now, profile) = (ctx.resp3, ctx.now_ms, ctx.profile);
     let src = zset(ctx, &args[src_index])?;
-    let mut storekey: Option<&[u8]> = None;
-    let mut storedist = false;
-    let mut shape = Shape {
-        xy: [0.0, 0.0],
-        conversion: 0.0,
-        kind: ShapeKind::Radius(0.0),
-    };
-    let base_args = match variant {
-        Variant::Coords { .. } => {
-            shape.xy = long_lat(&args[2..4])?;
-            let (radius, conversion) = radius_arg(&args[4..6])?;
-            shape.kind = ShapeKind::Radius(radius);
-            shape.conversion = conversion;
-            6
-        }
-        Variant::Member { .. } => {
-            if let Some(z) = src {
-                shape.xy = member_xy(z, &args[2])?;
-                let (radius, conversion) = radius_arg(&args[3..5])?;
-                shape.kind = ShapeKind::Radius(radius);
-                shape.conversion = conversion;
-            }
-            5
-        }
-        Variant::Search { store } => {
-            if store {
-                storekey = Some(&args[1]);
-                3
-            } else {
-                2
-            }
-        }
-    };
-    let nostore = matches!(
-        variant,
-        Variant::Coords { nostore: true } | Variant::Member { nostore: true }
-    );
-    let is_search = matches!(variant, Variant::Search { .. });
-    let (mut withdist, mut withhash, mut withcoords) = (false, false, false);
-    let (mut frommember, mut fromloc, mut byradius, mut bybox) = (false, false, false, false);
-    let mut order = Order::None;
-    let mut any = false;
-    let mut count: i64 = 0;
-    let rest = &args[base_args.min(args.len())..];
-    let remaining = rest.len();
-    let mut i = 0;
-    while i < remaining {
-        let arg = lower(&rest[i]);
-        match arg.as_str() {
-            "withdist" => withdist = true,
-            "withhash" => withhash = true,
-            "withcoord" => withcoords = true,
-            "any" => any = true,
-            "asc" => order = Order::Asc,
-            "desc" => order = Order::Desc,
-            "count" if i + 1 < remaining => {
-                count = int_arg(&rest[i + 1])?;
-                if count <= 0 {
-                    return Err(Reply::err(COUNT_POSITIVE));
-                }
-                i += 1;
-            }
-            "store" | "storedist" if i + 1 < remaining && !nostore && !is_search => {
-                storekey = Some(&rest[i + 1]);
-                storedist = arg == "storedist";
-                i += 1;
-            }
-            "storedist" if variant == (Variant::Search { store: true }) => storedist = true,
-            "frommember" if i + 1 < remaining && is_search && !fromloc => {
-                if let Some(z) = src {
-                    shape.xy = member_xy(z, &rest[i + 1])?;
-                }
-                frommember = true;
-                i += 1;
-            }
-            "fromlonlat" if i + 2 < remaining && is_search && !frommember => {
-                shape.xy = long_lat(&rest[i + 1..i + 3])?;
-                fromloc = true;
-                i += 2;
-            }
-            "byradius" if i + 2 < remaining && is_search && !bybox => {
-                let (radius, conversion) = radius_arg(&rest[i + 1..i + 3])?;
-                shape.kind = ShapeKind::Radius(radius);
-                shape.conversion = conversion;
-                byradius = true;
-                i += 2;
-            }
-            "bybox" if i + 3 < remaining && is_search && !byradius => {
-                let (width, height, conversion) = box_arg(&rest[i + 1..i + 4])?;
-                shape.kind = ShapeKind::Box { width, height };
-                shape.conversion = conversion;
-                bybox = true;
-                i += 3;
-            }
-            _ => return Err(Reply::err(errors::SYNTAX)),
-        }
-        i += 1;
-    }
-
-    if storekey.is_some() && (withdist || withhash || withcoords) {
-        let what = if is_search {
-            "GEOSEARCHSTORE"
-        } else {
-            "STORE option in GEORADIUS"
-        };
-        return Err(Reply::err(format!(
-            "ERR {what} is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
-        )));
-    }
-    let name = String::from_utf8_lossy(until_nul(&args[0])).into_owned();
-    if is_search && !(frommember || fromloc) {
-        return Err(Reply::err(format!(
-            "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {name}"
-        )));
-    }
-    if is_search && !(byradius || bybox) {
-        return Err(Reply::err(format!(
-            "ERR exactly one of BYRADIUS and BYBOX can be specified for {name}"
-        )));
-    }
-    if any && count == 0 {
-        return Err(Reply::err(ANY_NEEDS_COUNT));
-    }
-
+    let mut query = read_query(profile, src, args, variant)?;
     let Some(z) = src else {
-        return Ok(match storekey {
+        return Ok(match query.storekey {
             Some(dst) => {
                 ctx.db().remove(dst, now);
                 Reply::Int(0)
@@ -461,67 +354,25 @@ fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Re
             None => Reply::Array(vec![]),
         });
     };
-    if count != 0 && order == Order::None && !any {
-        order = Order::Asc;
+    if query.count != 0 && query.order == Order::None && !query.any {
+        query.order = Order::Asc;
     }
-
-    let limit = if any { count as usize } else { 0 };
-    let mut found = points_in_boxes(z, &shape, limit);
-    let returned = if count == 0 || (found.len() as i64) < count {
+    let limit = if query.any { query.count as usize } else { 0 };
+    let mut found = points_in_boxes(z, &query.shape, limit);
+    let returned = if query.count == 0 || (found.len() as i64) < query.count {
         found.len()
     } else {
-        count as usize
+        query.count as usize
     };
-    if order != Order::None {
-        let asc = |a: &Found, b: &Found| {
-            if a.dist > b.dist {
-                1
-            } else if a.dist == b.dist {
-                0
-            } else {
-                -1
-            }
-        };
-        let desc = |a: &Found, b: &Found| -asc(a, b);
-        match (order, returned == found.len()) {
-            (Order::Asc, true) => merge_sort(&mut found, &asc),
-            (_, true) => merge_sort(&mut found, &desc),
-            (Order::Asc, false) => partial_quick_sort(&mut found, &asc, 0, returned - 1),
-            (_, false) => partial_quick_sort(&mut found, &desc, 0, returned - 1),
-        }
-    }
+    sort_found(&mut found, query.order, returned);
     found.truncate(returned);
-
-    match storekey {
-        None => Ok(Reply::Array(
-            found
-                .into_iter()
-                .map(|p| {
-                    if !(withdist || withhash || withcoords) {
-                        return Reply::Bulk(p.member);
-                    }
-                    let mut item = vec![Reply::Bulk(p.member)];
-                    if withdist {
-                        item.push(Reply::Bulk(distance_text(p.dist / shape.conversion)));
-                    }
-                    if withhash {
-                        item.push(Reply::Int(p.score as i64));
-                    }
-                    if withcoords {
-                        item.push(Reply::Array(vec![
-                            coordinate(resp3, p.xy[0]),
-                            coordinate(resp3, p.xy[1]),
-                        ]));
-                    }
-                    Reply::Array(item)
-                })
-                .collect(),
-        )),
+    match query.storekey {
+        None => Ok(found_reply(profile, resp3, &query, found)),
         Some(dst) => {
             let mut out = ZSetValue::new();
             for p in found {
-                let score = if storedist {
-                    p.dist / shape.conversion
+                let score = if query.storedist {
+                    p.dist / query.shape.conversion
                 } else {
                     p.score
                 };
@@ -535,6 +386,236 @@ fn search(ctx: &mut Ctx, args: &[Vec<u8>], variant: Variant) -> Result<Reply, Re
             Ok(Reply::Int(returned as i64))
         }
     }
+}
+
+/// The query's arguments in Redis's order, with its errors: the center and shape the variant
+/// takes first, then the options, then the combinations Redis refuses.
+fn read_query<'a>(
+    profile: &Profile,
+    src: Option<&ZSetValue>,
+    args: &'a [Vec<u8>],
+    variant: Variant,
+) -> Result<Query<'a>, Reply> {
+    let mut q = Query {
+        shape: Shape {
+            xy: [0.0, 0.0],
+            conversion: 0.0,
+            kind: ShapeKind::Radius(0.0),
+        },
+        storekey: None,
+        storedist: false,
+        withdist: false,
+        withhash: false,
+        withcoords: false,
+        order: Order::None,
+        any: false,
+        count: 0,
+    };
+    let base_args = read_center_and_shape(profile, src, args, variant, &mut q)?;
+    let given = read_search_options(profile, src, args, base_args, variant, &mut q)?;
+    check_query(&q, &given, args, variant)?;
+    Ok(q)
+}
+
+/// Which of GEOSEARCH's center and shape options were given.
+#[derive(Default)]
+struct Given {
+    from_member: bool,
+    from_lonlat: bool,
+    by_radius: bool,
+    by_box: bool,
+}
+
+/// What GEORADIUS and GEORADIUSBYMEMBER take before their options (GEOSEARCHSTORE: its
+/// destination); where the options start.
+fn read_center_and_shape<'a>(
+    profile: &Profile,
+    src: Option<&ZSetValue>,
+    args: &'a [Vec<u8>],
+    variant: Variant,
+    q: &mut Query<'a>,
+) -> Result<usize, Reply> {
+    Ok(match variant {
+        Variant::Coords { .. } => {
+            q.shape.xy = long_lat(profile, &args[2..4])?;
+            let (radius, conversion) = radius_arg(profile, &args[4..6])?;
+            q.shape.kind = ShapeKind::Radius(radius);
+            q.shape.conversion = conversion;
+            6
+        }
+        Variant::Member { .. } => {
+            if let Some(z) = src {
+                q.shape.xy = member_xy(profile, z, &args[2])?;
+                let (radius, conversion) = radius_arg(profile, &args[3..5])?;
+                q.shape.kind = ShapeKind::Radius(radius);
+                q.shape.conversion = conversion;
+            }
+            5
+        }
+        Variant::Search { store } => {
+            if store {
+                q.storekey = Some(&args[1]);
+                3
+            } else {
+                2
+            }
+        }
+    })
+}
+
+/// The options from `args[base_args]` on, each where the variant takes it.
+fn read_search_options<'a>(
+    profile: &Profile,
+    src: Option<&ZSetValue>,
+    args: &'a [Vec<u8>],
+    base_args: usize,
+    variant: Variant,
+    q: &mut Query<'a>,
+) -> Result<Given, Reply> {
+    let rest = &args[base_args.min(args.len())..];
+    let nostore = matches!(
+        variant,
+        Variant::Coords { nostore: true } | Variant::Member { nostore: true }
+    );
+    let is_search = matches!(variant, Variant::Search { .. });
+    let mut given = Given::default();
+    let remaining = rest.len();
+    let mut i = 0;
+    while i < remaining {
+        let arg = lower(&rest[i]);
+        match arg.as_str() {
+            "withdist" => q.withdist = true,
+            "withhash" => q.withhash = true,
+            "withcoord" => q.withcoords = true,
+            "any" => q.any = true,
+            "asc" => q.order = Order::Asc,
+            "desc" => q.order = Order::Desc,
+            "count" if i + 1 < remaining => {
+                q.count = int_arg(&rest[i + 1])?;
+                if q.count <= 0 {
+                    return Err(Reply::err(COUNT_POSITIVE));
+                }
+                i += 1;
+            }
+            "store" | "storedist" if i + 1 < remaining && !nostore && !is_search => {
+                q.storekey = Some(&rest[i + 1]);
+                q.storedist = arg == "storedist";
+                i += 1;
+            }
+            "storedist" if variant == (Variant::Search { store: true }) => q.storedist = true,
+            "frommember" if i + 1 < remaining && is_search && !given.from_lonlat => {
+                if let Some(z) = src {
+                    q.shape.xy = member_xy(profile, z, &rest[i + 1])?;
+                }
+                given.from_member = true;
+                i += 1;
+            }
+            "fromlonlat" if i + 2 < remaining && is_search && !given.from_member => {
+                q.shape.xy = long_lat(profile, &rest[i + 1..i + 3])?;
+                given.from_lonlat = true;
+                i += 2;
+            }
+            "byradius" if i + 2 < remaining && is_search && !given.by_box => {
+                let (radius, conversion) = radius_arg(profile, &rest[i + 1..i + 3])?;
+                q.shape.kind = ShapeKind::Radius(radius);
+                q.shape.conversion = conversion;
+                given.by_radius = true;
+                i += 2;
+            }
+            "bybox" if i + 3 < remaining && is_search && !given.by_radius => {
+                let (width, height, conversion) = box_arg(profile, &rest[i + 1..i + 4])?;
+                q.shape.kind = ShapeKind::Box { width, height };
+                q.shape.conversion = conversion;
+                given.by_box = true;
+                i += 3;
+            }
+            _ => return Err(Reply::err(errors::SYNTAX)),
+        }
+        i += 1;
+    }
+    Ok(given)
+}
+
+/// The combinations Redis refuses once every option is read.
+fn check_query(q: &Query, given: &Given, args: &[Vec<u8>], variant: Variant) -> Result<(), Reply> {
+    let is_search = matches!(variant, Variant::Search { .. });
+    if q.storekey.is_some() && (q.withdist || q.withhash || q.withcoords) {
+        let what = if is_search {
+            "GEOSEARCHSTORE"
+        } else {
+            "STORE option in GEORADIUS"
+        };
+        return Err(Reply::err(format!(
+            "ERR {what} is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+        )));
+    }
+    let name = String::from_utf8_lossy(until_nul(&args[0])).into_owned();
+    if is_search && !(given.from_member || given.from_lonlat) {
+        return Err(Reply::err(format!(
+            "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {name}"
+        )));
+    }
+    if is_search && !(given.by_radius || given.by_box) {
+        return Err(Reply::err(format!(
+            "ERR exactly one of BYRADIUS and BYBOX can be specified for {name}"
+        )));
+    }
+    if q.any && q.count == 0 {
+        return Err(Reply::err(ANY_NEEDS_COUNT));
+    }
+    Ok(())
+}
+
+/// Sort by distance as Redis does: a merge sort of everything, or a partial quicksort of the
+/// first `returned` when COUNT cuts the result.
+fn sort_found(found: &mut [Found], order: Order, returned: usize) {
+    if order == Order::None {
+        return;
+    }
+    let asc = |a: &Found, b: &Found| {
+        if a.dist > b.dist {
+            1
+        } else if a.dist == b.dist {
+            0
+        } else {
+            -1
+        }
+    };
+    let desc = |a: &Found, b: &Found| -asc(a, b);
+    match (order, returned == found.len()) {
+        (Order::Asc, true) => merge_sort(found, &asc),
+        (_, true) => merge_sort(found, &desc),
+        (Order::Asc, false) => partial_quick_sort(found, &asc, 0, returned - 1),
+        (_, false) => partial_quick_sort(found, &desc, 0, returned - 1),
+    }
+}
+
+/// The members found, each with the distance, hash and coordinates asked for.
+fn found_reply(profile: &Profile, resp3: bool, q: &Query, found: Vec<Found>) -> Reply {
+    Reply::Array(
+        found
+            .into_iter()
+            .map(|p| {
+                if !(q.withdist || q.withhash || q.withcoords) {
+                    return Reply::Bulk(p.member);
+                }
+                let mut item = vec![Reply::Bulk(p.member)];
+                if q.withdist {
+                    item.push(Reply::Bulk(distance_text(p.dist / q.shape.conversion)));
+                }
+                if q.withhash {
+                    item.push(Reply::Int(p.score as i64));
+                }
+                if q.withcoords {
+                    item.push(Reply::Array(vec![
+                        coordinate(profile, resp3, p.xy[0]),
+                        coordinate(profile, resp3, p.xy[1]),
+                    ]));
+                }
+                Reply::Array(item)
+            })
+            .collect(),
+    )
 }
 
 /// `membersOfAllNeighbors`: the points of each of the 9 boxes (a box equal to the one read

@@ -1,4 +1,4 @@
-//! HGETEX, HSETEX, HGETDEL (issue 12): Redis 8.0 and Valkey 9, each with its own argument rules
+//! HGETEX, HSETEX, HGETDEL: Redis 8.0 and Valkey 9, each with its own argument rules
 //! (`FieldTtlDialect`). Profiles whose command table lacks them never reach these handlers.
 
 use super::hash_ttl::{
@@ -189,7 +189,7 @@ fn hgetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             FieldTtlDialect::Valkey => parse_hgetex_valkey(ctx, args)?,
         };
         let now = ctx.now_ms;
-        let order = ctx.profile.field_ttl_order();
+        let order = super::hashes::field_ttl_order(ctx.profile);
         let Some(h) = read(ctx, &args[1])? else {
             return Ok(Reply::Array(
                 args[first..].iter().map(|_| Reply::Nil).collect(),
@@ -337,7 +337,7 @@ fn hsetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             FieldTtlDialect::Valkey => parse_hsetex_valkey(ctx, args)?,
         };
         let now = ctx.now_ms;
-        let order = ctx.profile.field_ttl_order();
+        let order = super::hashes::field_ttl_order(ctx.profile);
         let pairs = &args[request.first..];
         let existing = read(ctx, &args[1])?;
         if (request.key_nx && existing.is_some()) || (request.key_xx && existing.is_none()) {

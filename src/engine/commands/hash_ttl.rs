@@ -1,4 +1,4 @@
-//! Hash-field expiration (issue 12): HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT, HTTL HPTTL
+//! Hash-field expiration: HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT, HTTL HPTTL
 //! HEXPIRETIME HPEXPIRETIME, HPERSIST. Only the profiles whose command table lists them (Redis
 //! 7.4, 8.0; Valkey 9) reach these handlers. Redis (t_hash.c @7.4.1) and Valkey 9 parse the
 //! arguments differently and word their errors differently: `FieldTtlDialect` picks the rules.
@@ -239,7 +239,7 @@ fn expire_generic(ctx: &mut Ctx, args: &[Vec<u8>], unit_ms: i64, relative: bool)
         Err(e) => return e,
     };
     let now = ctx.now_ms;
-    let order = ctx.profile.field_ttl_order();
+    let order = super::hashes::field_ttl_order(ctx.profile);
     let fields = &args[request.first_field..];
     let Some(h) = (match read(ctx, &args[1]) {
         Ok(h) => h,
@@ -372,7 +372,7 @@ fn hpersist(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         Ok(i) => i,
         Err(e) => return e,
     };
-    let order = ctx.profile.field_ttl_order();
+    let order = super::hashes::field_ttl_order(ctx.profile);
     let mut h = match read(ctx, &args[1]) {
         Ok(h) => h,
         Err(e) => return e,

@@ -2,8 +2,10 @@
 //! Redis's listpack encoding gives for small hashes.
 
 use super::long_double;
-use super::{errors, filter_match, flatten, int_arg, lower, number, Command, Ctx};
-use crate::engine::keyspace::{HashValue, Value};
+use super::{errors, filter_match, flatten, int_arg, lower, Command, Ctx};
+use crate::engine::keyspace::{HashValue, TtlOrder, Value};
+use crate::engine::number;
+use crate::engine::profile::{FieldTtlDialect, Profile};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -51,7 +53,7 @@ pub(super) fn too_many_random(count: u64) -> Reply {
 }
 
 /// The hash at `key`: `Ok(None)` when missing, an error when it holds another type.
-/// Fields whose TTL passed are deleted first, as the server does lazily (issue 12).
+/// Fields whose TTL passed are deleted first, as the server does lazily.
 pub(super) fn read<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a mut HashValue>, Reply> {
     let now = ctx.now_ms;
     match ctx.value(key) {
@@ -93,11 +95,11 @@ fn hset(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 "hset"
             })));
         }
-        let order = ctx.profile.field_ttl_order();
+        let order = field_ttl_order(ctx.profile);
         let h = write(ctx, &args[1])?;
         let mut created = 0;
         for pair in args[2..].chunks(2) {
-            // HSET drops the field's TTL (issue 12).
+            // HSET drops the field's TTL.
             if h.set_value(pair[0].clone(), pair[1].clone(), false, order) {
                 created += 1;
             }
@@ -117,7 +119,7 @@ fn hsetnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             return Ok(Reply::Int(0));
         }
         h.insert(args[2].clone(), args[3].clone());
-        h.note_write(&args[2], &args[3]); // issue 13: one-way conversion
+        h.note_write(&args[2], &args[3]); // one-way conversion
         Ok(Reply::Int(1))
     })())
 }
@@ -236,7 +238,7 @@ fn hincrby(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 .ok_or_else(|| Reply::err(errors::OVERFLOW))?;
             let text = number::int_bytes(new);
             h.insert(args[2].clone(), text.clone());
-            h.note_write(&args[2], &text); // issue 13: one-way conversion
+            h.note_write(&args[2], &text); // one-way conversion
             Ok(Reply::Int(new))
         })();
         // An error after creating the key leaves nothing behind (Redis never creates it then).
@@ -270,7 +272,7 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             }
             let text = long_double::format_human(new).into_bytes();
             h.insert(args[2].clone(), text.clone());
-            h.note_write(&args[2], &text); // issue 13: one-way conversion
+            h.note_write(&args[2], &text); // one-way conversion
             Ok(Reply::Bulk(text))
         })();
         // An error after creating the key leaves nothing behind (Redis never creates it then).
@@ -466,6 +468,14 @@ fn hrandfield(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         }
         Ok(Reply::Array(out))
     })())
+}
+
+/// Where a field whose TTL changes goes in the profile's hashes.
+pub(super) fn field_ttl_order(profile: &Profile) -> TtlOrder {
+    match profile.field_ttl {
+        FieldTtlDialect::Redis => TtlOrder::ByExpiry,
+        FieldTtlDialect::Valkey => TtlOrder::Unchanged,
+    }
 }
 
 #[cfg(test)]

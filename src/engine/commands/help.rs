@@ -1,5 +1,5 @@
 //! `addReplyHelp`: a subcommand container's HELP reply, its own lines followed by the HELP entry
-//! whose wording is the profile's (`Prints this help.` on 7.0, `Print this help.` later; issue 12).
+//! whose wording is the profile's (`Prints this help.` on 7.0, `Print this help.` later).
 
 use super::Ctx;
 use crate::engine::reply::Reply;

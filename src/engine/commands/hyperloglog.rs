@@ -326,7 +326,7 @@ fn check_hll(value: &Value) -> Result<&Vec<u8>, Reply> {
     }
 }
 
-/// The allocation of an HLL string as Redis grows it (issue 13, sds.rs): `dbUnshareStringValue`
+/// The allocation of an HLL string as Redis grows it (sds.rs): `dbUnshareStringValue`
 /// makes it raw; each sparse update first makes room for 3 more bytes (`hllSparseSet`), and the
 /// dense form is a new sds of exactly its size.
 struct Sds {
@@ -485,7 +485,7 @@ fn pfdebug(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let Value::Str(s) = &mut entry.value else {
             unreachable!("checked above")
         };
-        // `dbUnshareStringValue` (issue 13, sds.rs).
+        // `dbUnshareStringValue` (sds.rs).
         let mut sds = Sds::unshare(entry.raw, s);
         entry.raw = Some(sds.raw);
         if args.len() != 3 {

@@ -2,9 +2,10 @@
 //! `VecDeque`s: O(1) at both ends and for index access, as quicklist is close enough to that for
 //! every command here; `ListValue` also keeps the encoding, converted where Redis converts it.
 
-use super::{errors, flatten, float_arg, int_arg, lower, number, Command, Ctx};
+use super::{errors, flatten, float_arg, int_arg, lower, Command, Ctx};
 use crate::engine::keyspace::list::ListEnd;
 use crate::engine::keyspace::{ListValue, Value};
+use crate::engine::number;
 use crate::engine::reply::Reply;
 
 const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
@@ -550,7 +551,7 @@ fn mpop_generic(
 
 /// `getTimeoutFromObjectOrReply` in seconds: a long double, times 1000, cast to long long.
 fn check_timeout(ctx: &Ctx, arg: &[u8]) -> Result<(), Reply> {
-    // 7.2 and later range-check it (issue 12).
+    // 7.2 and later range-check it.
     if ctx.profile.timeout_out_of_range {
         return super::blocking::check_timeout(ctx, arg, true);
     }

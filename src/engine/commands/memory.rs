@@ -18,8 +18,11 @@ use super::sds;
 use super::zsets::d2string;
 use super::{errors, flatten, int_arg, lower, Command, Ctx};
 use crate::engine::keyspace::stream::{lp_str, StreamId};
-use crate::engine::keyspace::Value;
-use crate::engine::profile::{FieldTtlDialect, NumberFormat, Profile};
+use crate::engine::keyspace::{HashValue, ListValue, SetValue, StreamValue, Value, ZSetValue};
+use crate::engine::profile::{
+    Allocator, FieldTtlDialect, HashTableLayout, KeyLayout, MemoryLayout, NumberFormat, Profile,
+    RaxAccounting,
+};
 use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
@@ -75,17 +78,6 @@ const EXPIRE_FIELD: usize = 8;
 /// Valkey 8.1 embeds a string value with its key while the object stays within 64 bytes.
 const VALKEY_EMBED_LIMIT: usize = 64;
 
-/// What `zmalloc_size` answers for a request: the allocator each tested server was built with.
-#[derive(Debug, PartialEq)]
-pub enum Allocator {
-    /// jemalloc 5.3 with this quantum: 16 in Debian's packages, 8 in Redis's own builds
-    /// (`--with-lg-quantum=3` in deps/Makefile), which add the classes 24, 40 and 56.
-    Jemalloc { quantum: usize },
-    /// glibc's `malloc_usable_size` (a Valkey built with `MALLOC=libc`): 16-byte chunks with an
-    /// 8-byte header, at least 32.
-    Glibc,
-}
-
 impl Allocator {
     pub fn size(&self, n: usize) -> usize {
         match *self {
@@ -102,99 +94,6 @@ impl Allocator {
         self.size(sds::new_header(len) + len + 1)
     }
 }
-
-/// Where a server keeps a key and how MEMORY USAGE counts it.
-#[derive(Debug, PartialEq)]
-pub enum KeyLayout {
-    /// Redis: the key is an sds of its own in a `dictEntry` of 24 bytes, both added to the
-    /// value's size; the value is a 16-byte robj.
-    SdsInDictEntry,
-    /// Valkey 8.1: the key is embedded in the value's robj (an sds type 5 with a header-size
-    /// byte) and the keyspace hash table has no entries; MEMORY USAGE is the value's size only,
-    /// which counts the robj as 16 bytes unless the string value is embedded with the key.
-    EmbeddedInObject,
-    /// Valkey 9.1: as 8.1, but every value counts its robj's allocation (key and expire with
-    /// it), and an embedded string value takes the place of the robj's `ptr`.
-    EmbeddedCounted,
-}
-
-/// How MEMORY USAGE counts a stream's radix trees (the entries' and each PEL).
-#[derive(Debug, PartialEq)]
-pub enum RaxAccounting {
-    /// Redis's `streamRadixTreeMemoryUsage`: 16 bytes a key and `4 + 8 * 30` a node.
-    Estimate,
-    /// Valkey's `raxAllocSize`: the allocations themselves, the `rax` struct and every node.
-    Allocated,
-}
-
-/// The hash table a hash past its listpack limits becomes.
-#[derive(Debug, PartialEq)]
-pub enum HashTableLayout {
-    /// Redis's `dict`: a bucket array of pointers and a 24-byte `dictEntry` per field, with
-    /// the field and the value as sds strings of their own.
-    Dict,
-    /// Valkey 8.1's `hashtable`: 64-byte buckets of 7 entries, each entry one allocation
-    /// holding the field and (up to 128 bytes in all) the value.
-    Hashtable,
-}
-
-/// The sizes MEMORY USAGE adds up that differ between servers (`Profile::memory`).
-#[derive(Debug, PartialEq)]
-pub struct MemoryLayout {
-    pub allocator: Allocator,
-    pub key: KeyLayout,
-    pub rax: RaxAccounting,
-    pub hash_table: HashTableLayout,
-    /// Valkey samples a stream's groups and their consumers as it does a collection's elements
-    /// (Redis counts them all).
-    pub stream_groups_sampled: bool,
-    /// `sizeof(streamConsumer)`: 7.2 added `active_time`.
-    pub stream_consumer: usize,
-}
-
-pub const MEMORY_REDIS_7_0: MemoryLayout = MemoryLayout {
-    allocator: Allocator::Jemalloc { quantum: 16 },
-    key: KeyLayout::SdsInDictEntry,
-    rax: RaxAccounting::Estimate,
-    hash_table: HashTableLayout::Dict,
-    stream_groups_sampled: false,
-    stream_consumer: 24,
-};
-/// Redis 7.2 and 7.4 as tested: Redis's own builds (jemalloc with an 8-byte quantum).
-pub const MEMORY_REDIS_7_2: MemoryLayout = MemoryLayout {
-    allocator: Allocator::Jemalloc { quantum: 8 },
-    key: KeyLayout::SdsInDictEntry,
-    rax: RaxAccounting::Estimate,
-    hash_table: HashTableLayout::Dict,
-    stream_groups_sampled: false,
-    stream_consumer: 32,
-};
-/// Redis 8.0 as tested: Debian's package (the system jemalloc, 16-byte quantum).
-pub const MEMORY_REDIS_8_0: MemoryLayout = MemoryLayout {
-    allocator: Allocator::Jemalloc { quantum: 16 },
-    key: KeyLayout::SdsInDictEntry,
-    rax: RaxAccounting::Estimate,
-    hash_table: HashTableLayout::Dict,
-    stream_groups_sampled: false,
-    stream_consumer: 32,
-};
-pub const MEMORY_VALKEY_8_1: MemoryLayout = MemoryLayout {
-    allocator: Allocator::Jemalloc { quantum: 16 },
-    key: KeyLayout::EmbeddedInObject,
-    rax: RaxAccounting::Allocated,
-    hash_table: HashTableLayout::Hashtable,
-    stream_groups_sampled: true,
-    stream_consumer: 32,
-};
-/// Valkey 9.1 as tested: built with libc malloc.
-pub const MEMORY_VALKEY_9_1: MemoryLayout = MemoryLayout {
-    allocator: Allocator::Glibc,
-    key: KeyLayout::EmbeddedCounted,
-    rax: RaxAccounting::Allocated,
-    hash_table: HashTableLayout::Hashtable,
-    stream_groups_sampled: true,
-    stream_consumer: 32,
-};
 
 /// The size class jemalloc rounds an allocation of `n` bytes up to (`zmalloc_size`): 8, 16,
 /// then four classes per doubling (with a 16-byte quantum up to 128).
@@ -396,135 +295,166 @@ fn value_size(
 ) -> usize {
     let enc = encoding(value);
     let mem = profile.memory;
-    let a = &mem.allocator;
     match value {
         Value::Str(s) => string_size(mem, key, s, enc),
-        Value::List(list) => {
-            if enc == "listpack" {
-                // 7.2+: one listpack, grown to its exact size.
-                return ROBJ + jemalloc_size(list.listpack_bytes() as usize);
-            }
-            // Nodes filled in order, each up to 8 KB (`_quicklistNodeAllowInsert`); a 7.2+
-            // list keeps the nodes its pushes and pops made.
-            let nodes = list.node_bytes();
-            let count = nodes.len();
-            let sizes = nodes
-                .into_iter()
-                .map(|bytes| QUICKLIST_NODE + jemalloc_size(bytes as usize));
-            add_sampled(ROBJ + QUICKLIST, sizes, samples.max(1), count)
-        }
-        Value::Set(set) => {
-            if enc == "intset" {
-                // Each member takes the width of the widest one (2, 4 or 8 bytes).
-                let width = set
-                    .iter()
-                    .filter_map(|m| super::number::parse_i64(m))
-                    .map(|v| {
-                        if i16::try_from(v).is_ok() {
-                            2
-                        } else if i32::try_from(v).is_ok() {
-                            4
-                        } else {
-                            8
-                        }
-                    })
-                    .max()
-                    .unwrap_or(2);
-                ROBJ + jemalloc_size(8 + width * set.len())
-            } else if enc == "listpack" {
-                // 7.2+: a listpack set, as a listpack hash (`lpBytes`).
-                ROBJ + jemalloc_size(listpack_bytes(set.iter().map(Vec::as_slice)) as usize)
-            } else {
-                let base = ROBJ + DICT + POINTER * dict_slots(set.len());
-                let sizes = set.iter().map(|m| DICT_ENTRY + sds::exact(m.len()).bytes);
-                add_sampled(base, sizes, samples, set.len())
-            }
-        }
-        Value::Hash(hash) => {
-            if enc == "listpack" && field_ttls_listpack {
-                // `listpackEx`: its header, then a listpack of field, value and TTL (0: none).
-                let bytes = LISTPACK_EMPTY
-                    + hash
-                        .iter()
-                        .map(|(f, v)| {
-                            let ttl = hash.field_expire_at(f).unwrap_or(0).to_string();
-                            lp_str(f) + lp_str(v) + lp_str(ttl.as_bytes())
-                        })
-                        .sum::<u64>();
-                object_size(mem, key) + a.size(LISTPACK_EX) + a.size(bytes as usize)
-            } else if enc == "listpack" {
-                let elements = hash.iter().flat_map(|(f, v)| [f.as_slice(), v.as_slice()]);
-                object_size(mem, key) + a.size(listpack_bytes(elements) as usize)
-            } else if mem.hash_table == HashTableLayout::Hashtable {
-                let base =
-                    object_size(mem, key) + hashtable_size(hash.len(), hash.converted_with());
-                let sizes = hash.iter().map(|(f, v)| hashtable_entry(a, f, v));
-                add_sampled(base, sizes, samples, hash.len())
-            } else {
-                let slots = converted_dict_slots(hash.len(), hash.converted_with());
-                let base = ROBJ + DICT + POINTER * slots;
-                let sizes = hash
-                    .iter()
-                    .map(|(f, v)| a.sds(f.len()) + a.sds(v.len()) + DICT_ENTRY);
-                add_sampled(base, sizes, samples, hash.len())
-            }
-        }
-        Value::ZSet(zset) => {
-            if enc == "listpack" {
-                let bytes = LISTPACK_EMPTY
-                    + zset
-                        .iter()
-                        .map(|(m, score)| lp_str(m) + lp_str(score_text(profile, score).as_bytes()))
-                        .sum::<u64>();
-                object_size(mem, key) + a.size(bytes as usize)
-            } else {
-                let header = ZSKIPLIST_NODE + ZSKIPLIST_LEVEL * ZSKIPLIST_MAXLEVEL;
-                let base = ROBJ
-                    + ZSET
-                    + ZSKIPLIST
-                    + DICT
-                    + POINTER * dict_slots(zset.len())
-                    + a.size(header);
-                let node = a.size(ZSKIPLIST_NODE + ZSKIPLIST_LEVEL);
-                let sizes = zset.iter().map(|(m, _)| a.sds(m.len()) + DICT_ENTRY + node);
-                add_sampled(base, sizes, samples, zset.len())
-            }
-        }
-        Value::Stream(stream) => {
-            let (nodes, rax_nodes) = stream.node_layout();
-            let rax = match mem.rax {
-                RaxAccounting::Estimate => {
-                    nodes.len() * STREAM_ID + rax_nodes * (RAX_NODE + RAX_NODE_OVERHEAD)
-                }
-                RaxAccounting::Allocated => rax_allocated(stream.node_first_ids(), a),
-            };
-            let mut asize = object_size(mem, key) + STREAM + rax;
-            // A node is allocated with 4 KB of room and shrunk to fit when the next one starts.
-            let last = nodes.len().saturating_sub(1);
-            let alloc = |i: usize| {
-                let bytes = nodes[i];
-                let room = if i == last {
-                    bytes.max(STREAM_LISTPACK_PREALLOC)
-                } else {
-                    bytes
-                };
-                a.size(room as usize)
-            };
-            let sampled = nodes.len().min(samples);
-            let lpsize: usize = (0..sampled).map(alloc).sum();
-            if nodes.len() <= sampled {
-                asize += lpsize;
-            } else {
-                // The average of the sampled nodes for all but the last, then the last.
-                asize += lpsize / sampled.max(1) * last;
-                asize += alloc(last);
-            }
-            asize + stream_groups_size(stream, mem, samples)
-        }
+        Value::List(list) => list_size(list, enc, samples),
+        Value::Set(set) => set_size(set, enc, samples),
+        Value::Hash(hash) => hash_size(hash, enc, samples, mem, key, field_ttls_listpack),
+        Value::ZSet(zset) => zset_size(zset, enc, samples, profile, key),
+        Value::Stream(stream) => stream_size(stream, samples, mem, key),
     }
 }
 
-/// Consumer groups in `objectComputeSize` (issue 13): per group its struct, its PEL's radix tree
+/// A list: one listpack (7.2+) or quicklist nodes.
+fn list_size(list: &mut ListValue, enc: &str, samples: usize) -> usize {
+    if enc == "listpack" {
+        // 7.2+: one listpack, grown to its exact size.
+        return ROBJ + jemalloc_size(list.listpack_bytes() as usize);
+    }
+    // Nodes filled in order, each up to 8 KB (`_quicklistNodeAllowInsert`); a 7.2+
+    // list keeps the nodes its pushes and pops made.
+    let nodes = list.node_bytes();
+    let count = nodes.len();
+    let sizes = nodes
+        .into_iter()
+        .map(|bytes| QUICKLIST_NODE + jemalloc_size(bytes as usize));
+    add_sampled(ROBJ + QUICKLIST, sizes, samples.max(1), count)
+}
+
+/// A set: an intset, a listpack (7.2+) or a dict.
+fn set_size(set: &SetValue, enc: &str, samples: usize) -> usize {
+    if enc == "intset" {
+        // Each member takes the width of the widest one (2, 4 or 8 bytes).
+        let width = set
+            .iter()
+            .filter_map(|m| crate::engine::number::parse_i64(m))
+            .map(|v| {
+                if i16::try_from(v).is_ok() {
+                    2
+                } else if i32::try_from(v).is_ok() {
+                    4
+                } else {
+                    8
+                }
+            })
+            .max()
+            .unwrap_or(2);
+        ROBJ + jemalloc_size(8 + width * set.len())
+    } else if enc == "listpack" {
+        // 7.2+: a listpack set, as a listpack hash (`lpBytes`).
+        ROBJ + jemalloc_size(listpack_bytes(set.iter().map(Vec::as_slice)) as usize)
+    } else {
+        let base = ROBJ + DICT + POINTER * dict_slots(set.len());
+        let sizes = set.iter().map(|m| DICT_ENTRY + sds::exact(m.len()).bytes);
+        add_sampled(base, sizes, samples, set.len())
+    }
+}
+
+/// A hash: a listpack (with field TTLs: `listpackEx`), Valkey's hashtable or a dict.
+fn hash_size(
+    hash: &HashValue,
+    enc: &str,
+    samples: usize,
+    mem: &MemoryLayout,
+    key: &KeyInfo,
+    field_ttls_listpack: bool,
+) -> usize {
+    let a = &mem.allocator;
+    if enc == "listpack" && field_ttls_listpack {
+        // `listpackEx`: its header, then a listpack of field, value and TTL (0: none).
+        let bytes = LISTPACK_EMPTY
+            + hash
+                .iter()
+                .map(|(f, v)| {
+                    let ttl = hash.field_expire_at(f).unwrap_or(0).to_string();
+                    lp_str(f) + lp_str(v) + lp_str(ttl.as_bytes())
+                })
+                .sum::<u64>();
+        object_size(mem, key) + a.size(LISTPACK_EX) + a.size(bytes as usize)
+    } else if enc == "listpack" {
+        let elements = hash.iter().flat_map(|(f, v)| [f.as_slice(), v.as_slice()]);
+        object_size(mem, key) + a.size(listpack_bytes(elements) as usize)
+    } else if mem.hash_table == HashTableLayout::Hashtable {
+        let base = object_size(mem, key) + hashtable_size(hash.len(), hash.converted_with());
+        let sizes = hash.iter().map(|(f, v)| hashtable_entry(a, f, v));
+        add_sampled(base, sizes, samples, hash.len())
+    } else {
+        let slots = converted_dict_slots(hash.len(), hash.converted_with());
+        let base = ROBJ + DICT + POINTER * slots;
+        let sizes = hash
+            .iter()
+            .map(|(f, v)| a.sds(f.len()) + a.sds(v.len()) + DICT_ENTRY);
+        add_sampled(base, sizes, samples, hash.len())
+    }
+}
+
+/// A sorted set: a listpack or a skiplist with its dict.
+fn zset_size(
+    zset: &ZSetValue,
+    enc: &str,
+    samples: usize,
+    profile: &Profile,
+    key: &KeyInfo,
+) -> usize {
+    let mem = profile.memory;
+    let a = &mem.allocator;
+    if enc == "listpack" {
+        let bytes = LISTPACK_EMPTY
+            + zset
+                .iter()
+                .map(|(m, score)| lp_str(m) + lp_str(score_text(profile, score).as_bytes()))
+                .sum::<u64>();
+        object_size(mem, key) + a.size(bytes as usize)
+    } else {
+        let header = ZSKIPLIST_NODE + ZSKIPLIST_LEVEL * ZSKIPLIST_MAXLEVEL;
+        let base =
+            ROBJ + ZSET + ZSKIPLIST + DICT + POINTER * dict_slots(zset.len()) + a.size(header);
+        let node = a.size(ZSKIPLIST_NODE + ZSKIPLIST_LEVEL);
+        let sizes = zset.iter().map(|(m, _)| a.sds(m.len()) + DICT_ENTRY + node);
+        add_sampled(base, sizes, samples, zset.len())
+    }
+}
+
+/// A stream: its listpack nodes (sampled), radix tree and consumer groups.
+fn stream_size(
+    stream: &mut StreamValue,
+    samples: usize,
+    mem: &MemoryLayout,
+    key: &KeyInfo,
+) -> usize {
+    let a = &mem.allocator;
+    let (nodes, rax_nodes) = stream.node_layout();
+    let rax = match mem.rax {
+        RaxAccounting::Estimate => {
+            nodes.len() * STREAM_ID + rax_nodes * (RAX_NODE + RAX_NODE_OVERHEAD)
+        }
+        RaxAccounting::Allocated => rax_allocated(stream.node_first_ids(), a),
+    };
+    let mut asize = object_size(mem, key) + STREAM + rax;
+    // A node is allocated with 4 KB of room and shrunk to fit when the next one starts.
+    let last = nodes.len().saturating_sub(1);
+    let alloc = |i: usize| {
+        let bytes = nodes[i];
+        let room = if i == last {
+            bytes.max(STREAM_LISTPACK_PREALLOC)
+        } else {
+            bytes
+        };
+        a.size(room as usize)
+    };
+    let sampled = nodes.len().min(samples);
+    let lpsize: usize = (0..sampled).map(alloc).sum();
+    if nodes.len() <= sampled {
+        asize += lpsize;
+    } else {
+        // The average of the sampled nodes for all but the last, then the last.
+        asize += lpsize / sampled.max(1) * last;
+        asize += alloc(last);
+    }
+    asize + stream_groups_size(stream, mem, samples)
+}
+
+/// Consumer groups in `objectComputeSize`: per group its struct, its PEL's radix tree
 /// (`streamRadixTreeMemoryUsage`) and NACKs; per consumer its struct, name and PEL tree.
 fn stream_groups_size(
     stream: &crate::engine::keyspace::StreamValue,
@@ -653,7 +583,7 @@ fn memory_usage(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let field_ttls_listpack =
             redis_listpack_ex && matches!(&entry.value, Value::Hash(h) if h.had_field_ttls());
         let value = match (&entry.value, entry.raw) {
-            // A raw string a command grew in place: its allocation (issue 13, sds.rs).
+            // A raw string a command grew in place: its allocation (sds.rs).
             (Value::Str(_), Some(raw)) => ROBJ + raw.bytes,
             _ => value_size(
                 &mut entry.value,

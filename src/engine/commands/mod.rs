@@ -5,37 +5,37 @@
 
 pub mod errors;
 pub mod long_double;
-pub mod number;
 mod redis_commands;
 pub mod table;
 
-mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD (issue 13)
-mod blocking; // BLPOP ... WAIT in scripts, 7.2 and later (issue 12)
-mod cluster; // CLUSTER *, CLUSTERSCAN, ASKING, READONLY, READWRITE: cluster disabled (issues 12, 13)
-mod command; // COMMAND COUNT, LIST, GETKEYS from the profile's table (issue 13)
+mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD
+mod blocking; // BLPOP ... WAIT in scripts, 7.2 and later
+mod cluster; // CLUSTER *, CLUSTERSCAN, ASKING, READONLY, READWRITE: cluster disabled
+mod command; // COMMAND COUNT, LIST, GETKEYS from the profile's table
 mod generic;
-mod geo; // GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH* GEORADIUS* (issue 13)
-mod geo_sort; // the sorts of a geo search result (issue 13)
-mod geohash; // Redis's 52-bit geohash and distance (issue 13)
+mod geo; // GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH* GEORADIUS*
+mod geo_sort; // the sorts of a geo search result
+mod geohash; // Redis's 52-bit geohash and distance
 mod glob; // KEYS/SCAN MATCH patterns, with the server's limits and a stop check
-mod hash_ex; // HGETEX HSETEX HGETDEL (issue 12)
-mod hash_ttl; // HEXPIRE ... HPERSIST (issue 12)
+mod hash_ex; // HGETEX HSETEX HGETDEL
+mod hash_ttl; // HEXPIRE ... HPERSIST
 mod hashes;
-mod help; // the HELP replies' shared tail, per profile (issue 12)
-mod hyperloglog; // PFADD PFCOUNT PFMERGE (issue 13)
+mod help; // the HELP replies' shared tail, per profile
+mod hyperloglog; // PFADD PFCOUNT PFMERGE
 mod lists;
-pub mod memory; // MEMORY USAGE, MEMORY HELP (issue 13); its per-server sizes (issue 12)
-mod pubsub; // PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARD*, SPUBLISH (issue 13)
-pub(crate) mod sds; // a raw string's allocation: OBJECT ENCODING raw, MEMORY USAGE (issue 13)
+pub mod memory; // MEMORY USAGE, MEMORY HELP; its per-server sizes
+mod pubsub; // PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARD*, SPUBLISH
+pub(crate) mod sds; // a raw string's allocation: OBJECT ENCODING raw, MEMORY USAGE
 mod server;
 mod sets;
-mod sort; // SORT SORT_RO (issue 13)
-mod stream_groups; // XGROUP XREADGROUP XACK XPENDING XSETID XINFO (issue 13)
+mod sort; // SORT SORT_RO
+mod stream_groups; // XGROUP XREADGROUP XACK XPENDING XSETID XINFO
 mod streams;
 mod strings;
 mod zsets;
 
 use crate::engine::keyspace::{Db, Entry, Keyspace, Value};
+use crate::engine::number;
 use crate::engine::profile::{self, Profile};
 use crate::engine::reply::Reply;
 pub use glob::{filter_match, glob_match, glob_match_stoppable, StopCheck};
@@ -61,7 +61,7 @@ pub struct Ctx<'a> {
     pub spare_bytes: usize,
     /// Set by `reserve` when a handler refused for lack of budget: the run stops.
     pub over_budget: bool,
-    /// The server the sandbox imitates (issue 12: commands whose rules differ by server).
+    /// The server the sandbox imitates (commands whose rules differ by server).
     pub profile: &'static Profile,
     /// The run's stop (busy threshold, cancel) for commands that can run long (KEYS, MATCH).
     pub stop: StopCheck<'a>,
@@ -177,25 +177,25 @@ fn all_commands() -> impl Iterator<Item = &'static Command> {
     generic::COMMANDS
         .iter()
         .chain(strings::COMMANDS)
-        .chain(bitmaps::COMMANDS) // issue 13
-        .chain(memory::COMMANDS) // issue 13
-        .chain(hyperloglog::COMMANDS) // issue 13
-        .chain(sort::COMMANDS) // issue 13
-        .chain(geo::COMMANDS) // issue 13
+        .chain(bitmaps::COMMANDS)
+        .chain(memory::COMMANDS)
+        .chain(hyperloglog::COMMANDS)
+        .chain(sort::COMMANDS)
+        .chain(geo::COMMANDS)
         .chain(hashes::COMMANDS)
-        .chain(hash_ttl::COMMANDS) // issue 12
-        .chain(hash_ex::COMMANDS) // issue 12
-        .chain(blocking::COMMANDS) // issue 12
-        .chain(cluster::COMMANDS) // issue 12
+        .chain(hash_ttl::COMMANDS)
+        .chain(hash_ex::COMMANDS)
+        .chain(blocking::COMMANDS)
+        .chain(cluster::COMMANDS)
         .chain(lists::COMMANDS)
         .chain(sets::COMMANDS)
         .chain(zsets::COMMANDS)
         .chain(streams::COMMANDS)
-        .chain(stream_groups::COMMANDS) // issue 13
+        .chain(stream_groups::COMMANDS)
         .chain(server::COMMANDS)
-        .chain(cluster::COMMANDS) // issue 13
-        .chain(pubsub::COMMANDS) // issue 13
-        .chain(command::COMMANDS) // issue 13
+        .chain(cluster::COMMANDS)
+        .chain(pubsub::COMMANDS)
+        .chain(command::COMMANDS)
 }
 
 /// The registry of a profile: its command table (Redis 7.0.15's, or that with the profile's
@@ -413,36 +413,36 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
     let families: [(&str, &[Command]); 20] = [
         ("keys", generic::COMMANDS),
         ("strings", strings::COMMANDS),
-        ("bitmaps", bitmaps::COMMANDS),         // issue 13
-        ("hyperloglog", hyperloglog::COMMANDS), // issue 13
-        ("sort", sort::COMMANDS),               // issue 13
+        ("bitmaps", bitmaps::COMMANDS),
+        ("hyperloglog", hyperloglog::COMMANDS),
+        ("sort", sort::COMMANDS),
         ("hashes", hashes::COMMANDS),
         (
             "hash field TTLs (Redis 7.4+, Valkey 9.1)",
             hash_ttl::COMMANDS,
-        ), // issue 12
+        ),
         (
             "hash get/set with TTLs (Redis 8.0, Valkey 9.1)",
             hash_ex::COMMANDS,
-        ), // issue 12
+        ),
         (
             "blocking (7.2+, do not block in scripts)",
             blocking::COMMANDS,
-        ), // issue 12
+        ),
         ("lists", lists::COMMANDS),
         ("sets", sets::COMMANDS),
         ("sorted sets", zsets::COMMANDS),
         ("streams", streams::COMMANDS),
-        ("stream groups", stream_groups::COMMANDS), // issue 13
-        ("geo", geo::COMMANDS),                     // issue 13
+        ("stream groups", stream_groups::COMMANDS),
+        ("geo", geo::COMMANDS),
         ("server", server::COMMANDS),
-        ("memory", memory::COMMANDS),                   // issue 13
-        ("pub/sub (no subscribers)", pubsub::COMMANDS), // issue 13
+        ("memory", memory::COMMANDS),
+        ("pub/sub (no subscribers)", pubsub::COMMANDS),
         (
             "cluster (disabled, as on a standalone server)",
             cluster::COMMANDS,
-        ), // issue 13
-        ("command table", command::COMMANDS),           // issue 13
+        ),
+        ("command table", command::COMMANDS),
     ];
     families
         .into_iter()

@@ -6,6 +6,7 @@
 use super::memory::jemalloc_size;
 use super::Ctx;
 use crate::engine::keyspace::{Entry, RawSds};
+use crate::engine::profile::Embed;
 
 /// `SDS_MAX_PREALLOC`: growth doubles below it and adds it above.
 const MAX_PREALLOC: usize = 1024 * 1024;
@@ -92,6 +93,45 @@ pub fn created_raw(ctx: &mut Ctx, key: &[u8], len: usize) {
 pub fn grew(ctx: &mut Ctx, key: &[u8], len: usize, new_len: usize) {
     if let Some(entry) = ctx.entry(key) {
         unshare_and_grow(entry, len, new_len);
+    }
+}
+
+/// The sizes behind the profile's `Embed` rule, in sds headers.
+impl Embed {
+    /// Whether a value of `value_len` bytes at a key of `key_len` bytes is `embstr`; `expire_field`:
+    /// the object carries an expire field.
+    pub fn fits(self, key_len: usize, value_len: usize, expire_field: bool) -> bool {
+        match self {
+            Embed::UpTo(limit) => value_len <= limit,
+            Embed::WithKey {
+                limit,
+                key_header_by_length,
+                ..
+            } => {
+                let header = if key_header_by_length {
+                    header(key_len)
+                } else {
+                    1
+                };
+                // sds type 8 holds 255 bytes at most.
+                value_len <= 255 && self.size(header, key_len, value_len, expire_field) <= limit
+            }
+        }
+    }
+
+    /// The bytes an embedded object asks the allocator for (the key's sds header by its length).
+    pub fn allocation(self, key_len: usize, value_len: usize, expire_field: bool) -> usize {
+        self.size(header(key_len), key_len, value_len, expire_field)
+    }
+
+    /// The object, the key (header-size byte, header, bytes, terminator), the expire field and
+    /// the value as sds type 8 (3-byte header, bytes, terminator).
+    fn size(self, key_header: usize, key_len: usize, value_len: usize, expire: bool) -> usize {
+        let object = match self {
+            Embed::UpTo(_) => 16,
+            Embed::WithKey { object, .. } => object,
+        };
+        object + 1 + key_header + key_len + 1 + if expire { 8 } else { 0 } + 3 + value_len + 1
     }
 }
 

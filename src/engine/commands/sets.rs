@@ -5,9 +5,10 @@
 use super::hashes::{
     parse_scan_options, random_count_arg, random_indexes, scan_cursor, scan_reply, scan_window,
 };
-use super::{errors, filter_match, flatten, number, Command, Ctx};
+use super::{errors, filter_match, flatten, Command, Ctx};
 use crate::engine::keyspace::set::SetEncoding;
 use crate::engine::keyspace::{Db, SetValue, Value};
+use crate::engine::number;
 use crate::engine::profile::Profile;
 use crate::engine::reply::Reply;
 

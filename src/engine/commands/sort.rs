@@ -4,9 +4,10 @@
 //! In a script, `BY` without `*` (no sorting) on a set sorts it with ALPHA anyway, as Redis does
 //! so that a script's result does not depend on a hash table's order.
 
-use super::number::FloatError;
-use super::{errors, flatten, int_arg, lower, number, until_nul, Command, Ctx};
+use super::{errors, flatten, int_arg, lower, until_nul, Command, Ctx};
 use crate::engine::keyspace::{ListValue, Value};
+use crate::engine::number;
+use crate::engine::number::FloatError;
 use crate::engine::profile::{FloatSyntax, NumberRules};
 use crate::engine::reply::Reply;
 use std::cmp::Ordering;
@@ -95,136 +96,39 @@ fn sort_ro(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     sort_generic(ctx, args, true)
 }
 
+/// SORT's options as read, in Redis's order.
+struct SortOptions<'a> {
+    desc: bool,
+    alpha: bool,
+    limit_start: i64,
+    limit_count: i64,
+    by: Option<&'a [u8]>,
+    /// BY a pattern without `*`: no sorting.
+    dont_sort: bool,
+    store: Option<&'a Vec<u8>>,
+    gets: Vec<&'a [u8]>,
+}
+
+/// `sortCommandGeneric`: the options, the elements in the order Redis iterates them, sorted
+/// (or not), the LIMIT range with its GET patterns, then the reply or the stored list.
 fn sort_generic(ctx: &mut Ctx, args: &[Vec<u8>], read_only: bool) -> Reply {
     flatten((|| {
-        let (mut desc, mut alpha) = (false, false);
-        let (mut limit_start, mut limit_count) = (0i64, -1i64);
-        let mut by: Option<&[u8]> = None;
-        let mut dont_sort = false;
-        let mut store: Option<&Vec<u8>> = None;
-        let mut gets: Vec<&[u8]> = Vec::new();
-        let mut j = 2;
-        while j < args.len() {
-            let left = args.len() - j - 1;
-            match lower(&args[j]).as_str() {
-                "asc" => desc = false,
-                "desc" => desc = true,
-                "alpha" => alpha = true,
-                "limit" if left >= 2 => {
-                    limit_start = int_arg(&args[j + 1])?;
-                    limit_count = int_arg(&args[j + 2])?;
-                    j += 2;
-                }
-                "store" if !read_only && left >= 1 => {
-                    store = Some(&args[j + 1]);
-                    j += 1;
-                }
-                "by" if left >= 1 => {
-                    by = Some(&args[j + 1]);
-                    dont_sort = !until_nul(&args[j + 1]).contains(&b'*');
-                    j += 1;
-                }
-                "get" if left >= 1 => {
-                    gets.push(&args[j + 1]);
-                    j += 1;
-                }
-                _ => return Err(Reply::err(errors::SYNTAX)),
-            }
-            j += 1;
-        }
-        // The elements in the order Redis iterates them.
-        let (mut elements, is_set): (Vec<Vec<u8>>, bool) = match ctx.value(&args[1]) {
-            None => (Vec::new(), false),
-            Some(Value::List(l)) => (l.iter().cloned().collect(), false),
-            Some(Value::Set(s)) => (s.iter().cloned().collect(), true),
-            Some(Value::ZSet(z)) => (z.iter().map(|(m, _)| m.clone()).collect(), false),
-            Some(_) => return Err(Reply::err(errors::WRONGTYPE)),
-        };
-        if dont_sort && is_set {
+        let mut opts = sort_options(args, read_only)?;
+        let (mut elements, is_set) = elements_of(ctx, &args[1])?;
+        if opts.dont_sort && is_set {
             // Scripts must be deterministic: a set is sorted even when BY asks for no sorting.
-            dont_sort = false;
-            alpha = true;
-            by = None;
+            opts.dont_sort = false;
+            opts.alpha = true;
+            opts.by = None;
         }
-        let len = elements.len() as i64;
-        let start = limit_start.max(0).min(len);
-        let count = limit_count.max(-1).min(len);
-        let (mut start, mut end) = (
-            start,
-            if count < 0 {
-                len - 1
-            } else {
-                start + count - 1
-            },
-        );
-        if start >= len {
-            start = len - 1;
-            end = len - 2;
-        }
-        end = end.min(len - 1);
-        if dont_sort {
+        let (start, end) = limit_range(elements.len() as i64, opts.limit_start, opts.limit_count);
+        if opts.dont_sort {
             // Lists and sorted sets keep their order (reversed with DESC).
-            if desc {
+            if opts.desc {
                 elements.reverse();
             }
         } else {
-            let mut items = Vec::with_capacity(elements.len());
-            let mut bad_score = false;
-            for element in elements {
-                let by_value = match by {
-                    Some(pattern) => by_pattern(ctx, pattern, &element),
-                    None => Some(element.clone()),
-                };
-                let mut item = Item {
-                    element,
-                    score: 0.0,
-                    by: None,
-                };
-                if let Some(value) = by_value {
-                    if alpha {
-                        item.by = by.map(|_| value);
-                    } else {
-                        match sort_score(ctx.profile.numbers, &value) {
-                            Some(score) => item.score = score,
-                            None => bad_score = true,
-                        }
-                    }
-                }
-                items.push(item);
-            }
-            let binary = store.is_some();
-            // strcoll in the C locale: bytes up to the first NUL; STORE compares binary.
-            let text_cmp = |a: &[u8], b: &[u8]| {
-                if binary {
-                    a.cmp(b)
-                } else {
-                    until_nul(a).cmp(until_nul(b))
-                }
-            };
-            items.sort_by(|a, b| {
-                let cmp = if !alpha {
-                    a.score
-                        .partial_cmp(&b.score)
-                        .unwrap_or(Ordering::Equal)
-                        .then_with(|| a.element.cmp(&b.element))
-                } else if by.is_some() {
-                    match (&a.by, &b.by) {
-                        (Some(x), Some(y)) => text_cmp(x, y),
-                        (x, y) => x.is_some().cmp(&y.is_some()),
-                    }
-                } else {
-                    text_cmp(&a.element, &b.element)
-                };
-                if desc {
-                    cmp.reverse()
-                } else {
-                    cmp
-                }
-            });
-            if bad_score {
-                return Err(Reply::err(NOT_DOUBLE));
-            }
-            elements = items.into_iter().map(|i| i.element).collect();
+            elements = sorted(ctx, elements, &opts)?;
         }
         let range: &[Vec<u8>] = if end >= start {
             &elements[start as usize..=end as usize]
@@ -233,14 +137,14 @@ fn sort_generic(ctx: &mut Ctx, args: &[Vec<u8>], read_only: bool) -> Reply {
         };
         let mut out: Vec<Option<Vec<u8>>> = Vec::new();
         for element in range {
-            if gets.is_empty() {
+            if opts.gets.is_empty() {
                 out.push(Some(element.clone()));
             }
-            for pattern in &gets {
+            for pattern in &opts.gets {
                 out.push(by_pattern(ctx, pattern, element));
             }
         }
-        let Some(dest) = store else {
+        let Some(dest) = opts.store else {
             return Ok(Reply::Array(
                 out.into_iter()
                     .map(|v| v.map_or(Reply::Nil, Reply::Bulk))
@@ -259,4 +163,146 @@ fn sort_generic(ctx: &mut Ctx, args: &[Vec<u8>], read_only: bool) -> Reply {
         }
         Ok(Reply::Int(stored))
     })())
+}
+
+/// The options after the key; SORT_RO knows no STORE.
+fn sort_options(args: &[Vec<u8>], read_only: bool) -> Result<SortOptions<'_>, Reply> {
+    let mut opts = SortOptions {
+        desc: false,
+        alpha: false,
+        limit_start: 0,
+        limit_count: -1,
+        by: None,
+        dont_sort: false,
+        store: None,
+        gets: Vec::new(),
+    };
+    let mut j = 2;
+    while j < args.len() {
+        let left = args.len() - j - 1;
+        match lower(&args[j]).as_str() {
+            "asc" => opts.desc = false,
+            "desc" => opts.desc = true,
+            "alpha" => opts.alpha = true,
+            "limit" if left >= 2 => {
+                opts.limit_start = int_arg(&args[j + 1])?;
+                opts.limit_count = int_arg(&args[j + 2])?;
+                j += 2;
+            }
+            "store" if !read_only && left >= 1 => {
+                opts.store = Some(&args[j + 1]);
+                j += 1;
+            }
+            "by" if left >= 1 => {
+                opts.by = Some(&args[j + 1]);
+                opts.dont_sort = !until_nul(&args[j + 1]).contains(&b'*');
+                j += 1;
+            }
+            "get" if left >= 1 => {
+                opts.gets.push(&args[j + 1]);
+                j += 1;
+            }
+            _ => return Err(Reply::err(errors::SYNTAX)),
+        }
+        j += 1;
+    }
+    Ok(opts)
+}
+
+/// The elements of the list, set or sorted set at `key` in the order Redis iterates them, and
+/// whether it is a set.
+fn elements_of(ctx: &mut Ctx, key: &[u8]) -> Result<(Vec<Vec<u8>>, bool), Reply> {
+    Ok(match ctx.value(key) {
+        None => (Vec::new(), false),
+        Some(Value::List(l)) => (l.iter().cloned().collect(), false),
+        Some(Value::Set(s)) => (s.iter().cloned().collect(), true),
+        Some(Value::ZSet(z)) => (z.iter().map(|(m, _)| m.clone()).collect(), false),
+        Some(_) => return Err(Reply::err(errors::WRONGTYPE)),
+    })
+}
+
+/// LIMIT's start and count as the first and last index into `len` elements (end before start:
+/// nothing).
+fn limit_range(len: i64, limit_start: i64, limit_count: i64) -> (i64, i64) {
+    let start = limit_start.max(0).min(len);
+    let count = limit_count.max(-1).min(len);
+    let (mut start, mut end) = (
+        start,
+        if count < 0 {
+            len - 1
+        } else {
+            start + count - 1
+        },
+    );
+    if start >= len {
+        start = len - 1;
+        end = len - 2;
+    }
+    (start, end.min(len - 1))
+}
+
+/// The elements sorted by score, or (ALPHA) as text, each by itself or by its BY value; an
+/// element whose score is no number fails the sort once it is done, as Redis does.
+fn sorted(
+    ctx: &mut Ctx,
+    elements: Vec<Vec<u8>>,
+    opts: &SortOptions,
+) -> Result<Vec<Vec<u8>>, Reply> {
+    let mut items = Vec::with_capacity(elements.len());
+    let mut bad_score = false;
+    for element in elements {
+        let by_value = match opts.by {
+            Some(pattern) => by_pattern(ctx, pattern, &element),
+            None => Some(element.clone()),
+        };
+        let mut item = Item {
+            element,
+            score: 0.0,
+            by: None,
+        };
+        if let Some(value) = by_value {
+            if opts.alpha {
+                item.by = opts.by.map(|_| value);
+            } else {
+                match sort_score(ctx.profile.numbers, &value) {
+                    Some(score) => item.score = score,
+                    None => bad_score = true,
+                }
+            }
+        }
+        items.push(item);
+    }
+    let binary = opts.store.is_some();
+    // strcoll in the C locale: bytes up to the first NUL; STORE compares binary.
+    let text_cmp = |a: &[u8], b: &[u8]| {
+        if binary {
+            a.cmp(b)
+        } else {
+            until_nul(a).cmp(until_nul(b))
+        }
+    };
+    items.sort_by(|a, b| {
+        let cmp = if !opts.alpha {
+            a.score
+                .partial_cmp(&b.score)
+                .unwrap_or(Ordering::Equal)
+                .then_with(|| a.element.cmp(&b.element))
+        } else if opts.by.is_some() {
+            match (&a.by, &b.by) {
+                (Some(x), Some(y)) => text_cmp(x, y),
+                (x, y) => x.is_some().cmp(&y.is_some()),
+            }
+        } else {
+            text_cmp(&a.element, &b.element)
+        };
+        if opts.desc {
+            cmp.reverse()
+        } else {
+            cmp
+        }
+    });
+    if bad_score {
+        return Err(Reply::err(NOT_DOUBLE));
+    }
+    Ok(items.into_iter().map(|i| i.element).collect())
 }

@@ -13,7 +13,6 @@ use crate::engine::keyspace::stream::{
     Consumer, ConsumerGroup, PendingEntry, ENTRIES_READ_UNKNOWN,
 };
 use crate::engine::keyspace::{StreamId, StreamValue, Value};
-use crate::engine::lua::api::current_profile;
 use crate::engine::profile::{GroupLag, LastEntryId};
 use crate::engine::reply::Reply;
 
@@ -111,20 +110,19 @@ fn first_id(s: &StreamValue) -> StreamId {
 }
 
 /// `streamRangeHasTombstones(s, start, NULL)`.
-fn has_tombstones_from(s: &StreamValue, start: StreamId) -> bool {
+fn has_tombstones_from(group_lag: GroupLag, s: &StreamValue, start: StreamId) -> bool {
     if s.entries.is_empty() || s.max_deleted_id == StreamId::default() {
         return false;
     }
     // Before the fixes a tombstone before the first entry does not count.
-    if !current_profile().streams.group_lag.fragmentation_fixed() && first_id(s) > s.max_deleted_id
-    {
+    if !group_lag.fragmentation_fixed() && first_id(s) > s.max_deleted_id {
         return false;
     }
     start <= s.max_deleted_id
 }
 
 /// `streamEstimateDistanceFromFirstEverEntry`.
-fn estimate_distance(s: &StreamValue, id: StreamId) -> i64 {
+fn estimate_distance(group_lag: GroupLag, s: &StreamValue, id: StreamId) -> i64 {
     if s.entries_added == 0 {
         return 0;
     }
@@ -133,10 +131,7 @@ fn estimate_distance(s: &StreamValue, id: StreamId) -> i64 {
         return added;
     }
     // Fixed servers: tombstones between the ID and the last one leave the distance unknown.
-    if current_profile().streams.group_lag.fragmentation_fixed()
-        && id != StreamId::default()
-        && id < s.max_deleted_id
-    {
+    if group_lag.fragmentation_fixed() && id != StreamId::default() && id < s.max_deleted_id {
         return ENTRIES_READ_UNKNOWN;
     }
     match id.cmp(&s.last_id) {
@@ -157,11 +152,11 @@ fn estimate_distance(s: &StreamValue, id: StreamId) -> i64 {
 }
 
 /// `streamReplyWithCGLag`: `None` where Redis replies null.
-fn lag(s: &StreamValue, g: &ConsumerGroup) -> Option<i64> {
+fn lag(group_lag: GroupLag, s: &StreamValue, g: &ConsumerGroup) -> Option<i64> {
     if s.entries_added == 0 {
         return Some(0);
     }
-    if current_profile().streams.group_lag == GroupLag::Redis80 {
+    if group_lag == GroupLag::Redis80 {
         if s.entries.is_empty() {
             return Some(0);
         }
@@ -170,10 +165,10 @@ fn lag(s: &StreamValue, g: &ConsumerGroup) -> Option<i64> {
             return Some(s.entries.len() as i64);
         }
     }
-    if g.entries_read != ENTRIES_READ_UNKNOWN && !has_tombstones_from(s, g.last_id) {
+    if g.entries_read != ENTRIES_READ_UNKNOWN && !has_tombstones_from(group_lag, s, g.last_id) {
         return Some(s.entries_added as i64 - g.entries_read);
     }
-    let read = estimate_distance(s, g.last_id);
+    let read = estimate_distance(group_lag, s, g.last_id);
     (read != ENTRIES_READ_UNKNOWN).then(|| s.entries_added as i64 - read)
 }
 
@@ -194,29 +189,8 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             subcommand_syntax(args)
         });
     }
-    let mut mkstream = false;
-    let mut entries_read = ENTRIES_READ_UNKNOWN;
+    let (mkstream, entries_read) = xgroup_options(args, &opt)?;
     let now = ctx.wall_ms();
-    if argc >= 4 {
-        let (create, setid) = (opt == "create", opt == "setid");
-        let mut i = 5;
-        while i < argc {
-            match lower(&args[i]).as_str() {
-                "mkstream" if create => {
-                    mkstream = true;
-                    i += 1;
-                }
-                "entriesread" if (create || setid) && i + 1 < argc => {
-                    entries_read = int_arg(&args[i + 1])?;
-                    if entries_read < 0 && entries_read != ENTRIES_READ_UNKNOWN {
-                        return Err(Reply::err(ENTRIESREAD_RANGE));
-                    }
-                    i += 2;
-                }
-                _ => return Err(subcommand_syntax(args)),
-            }
-        }
-    }
     let key = &args[2];
     let group = args[3].clone();
     let exists = stream_mut(ctx, key)?.is_some();
@@ -236,39 +210,9 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     }
     match opt.as_str() {
         "create" if (5..=8).contains(&argc) => {
-            let id = match until_nul(&args[4]) {
-                b"$" => stream_mut(ctx, key)?.map_or(StreamId::default(), |s| s.last_id),
-                other => strict_id(other)?,
-            };
-            if !exists {
-                ctx.db().set(key.clone(), Value::Stream(StreamValue::new()));
-            }
-            let Some(s) = stream_mut(ctx, key)? else {
-                return Err(Reply::err(errors::WRONGTYPE));
-            };
-            if s.groups.contains_key(&group) {
-                return Err(Reply::err(BUSYGROUP));
-            }
-            s.groups.insert(group, ConsumerGroup::new(id, entries_read));
-            Ok(Reply::ok())
+            xgroup_create(ctx, args, group, exists, entries_read)
         }
-        "setid" if argc == 5 || argc == 7 => {
-            let s = stream_mut(ctx, key)?.expect("checked above");
-            let id = match until_nul(&args[4]) {
-                b"$" => s.last_id,
-                other => {
-                    let id = parse_id_arg(other, 0, false, false)?;
-                    StreamId {
-                        ms: id.ms,
-                        seq: id.seq.unwrap_or(0),
-                    }
-                }
-            };
-            let g = s.groups.get_mut(&group).expect("checked above");
-            g.last_id = id;
-            g.entries_read = entries_read;
-            Ok(Reply::ok())
-        }
+        "setid" if argc == 5 || argc == 7 => xgroup_setid(ctx, args, &group, entries_read),
         "destroy" if argc == 4 => {
             let s = stream_mut(ctx, key)?.expect("checked above");
             Ok(Reply::Int(s.groups.remove(&group).is_some() as i64))
@@ -302,6 +246,85 @@ fn xgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         }
         _ => Err(subcommand_syntax(args)),
     }
+}
+
+/// MKSTREAM (CREATE) and ENTRIESREAD (CREATE, SETID) after the ID.
+fn xgroup_options(args: &[Vec<u8>], opt: &str) -> Result<(bool, i64), Reply> {
+    let argc = args.len();
+    let mut mkstream = false;
+    let mut entries_read = ENTRIES_READ_UNKNOWN;
+    if argc >= 4 {
+        let (create, setid) = (opt == "create", opt == "setid");
+        let mut i = 5;
+        while i < argc {
+            match lower(&args[i]).as_str() {
+                "mkstream" if create => {
+                    mkstream = true;
+                    i += 1;
+                }
+                "entriesread" if (create || setid) && i + 1 < argc => {
+                    entries_read = int_arg(&args[i + 1])?;
+                    if entries_read < 0 && entries_read != ENTRIES_READ_UNKNOWN {
+                        return Err(Reply::err(ENTRIESREAD_RANGE));
+                    }
+                    i += 2;
+                }
+                _ => return Err(subcommand_syntax(args)),
+            }
+        }
+    }
+    Ok((mkstream, entries_read))
+}
+
+/// XGROUP CREATE: the group at the ID (`$`: the last), the stream made first with MKSTREAM.
+fn xgroup_create(
+    ctx: &mut Ctx,
+    args: &[Vec<u8>],
+    group: Vec<u8>,
+    exists: bool,
+    entries_read: i64,
+) -> Result<Reply, Reply> {
+    let key = &args[2];
+    let id = match until_nul(&args[4]) {
+        b"$" => stream_mut(ctx, key)?.map_or(StreamId::default(), |s| s.last_id),
+        other => strict_id(other)?,
+    };
+    if !exists {
+        ctx.db().set(key.clone(), Value::Stream(StreamValue::new()));
+    }
+    let Some(s) = stream_mut(ctx, key)? else {
+        return Err(Reply::err(errors::WRONGTYPE));
+    };
+    if s.groups.contains_key(&group) {
+        return Err(Reply::err(BUSYGROUP));
+    }
+    s.groups.insert(group, ConsumerGroup::new(id, entries_read));
+    Ok(Reply::ok())
+}
+
+/// XGROUP SETID: the group's last delivered ID (`$`: the stream's last) and ENTRIESREAD.
+fn xgroup_setid(
+    ctx: &mut Ctx,
+    args: &[Vec<u8>],
+    group: &[u8],
+    entries_read: i64,
+) -> Result<Reply, Reply> {
+    let key = &args[2];
+    let s = stream_mut(ctx, key)?.expect("checked above");
+    let id = match until_nul(&args[4]) {
+        b"$" => s.last_id,
+        other => {
+            let id = parse_id_arg(other, 0, false, false)?;
+            StreamId {
+                ms: id.ms,
+                seq: id.seq.unwrap_or(0),
+            }
+        }
+    };
+    let g = s.groups.get_mut(group).expect("checked above");
+    g.last_id = id;
+    g.entries_read = entries_read;
+    Ok(Reply::ok())
 }
 
 // ---- XREADGROUP ----
@@ -379,7 +402,8 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     };
     let now = ctx.wall_ms();
     let mut served: Vec<(Reply, Reply)> = Vec::new();
-    let consumer_always = current_profile().xreadgroup_consumer_always;
+    let consumer_always = ctx.profile.xreadgroup_consumer_always;
+    let group_lag = ctx.profile.streams.group_lag;
     for (key, gt) in keys.iter().zip(ids) {
         let Some(s) = stream_mut(ctx, key)? else {
             continue;
@@ -396,7 +420,9 @@ fn xreadgroup_generic(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             },
         };
         let start = start.incr().unwrap_or(StreamId::MAX);
-        let items = serve(s, &group, &consumer, start, limit, history, noack, now);
+        let items = serve(
+            group_lag, s, &group, &consumer, start, limit, history, noack, now,
+        );
         served.push((Reply::Bulk(key.clone()), Reply::Array(items)));
     }
     Ok(super::streams::streams_reply(served, ctx.resp3))
@@ -419,6 +445,7 @@ fn touch_consumer(s: &mut StreamValue, group: &[u8], consumer: &[u8], now: i64) 
 /// pending history (`history`), or the entries after `start` that become pending for it.
 #[allow(clippy::too_many_arguments)]
 fn serve(
+    group_lag: GroupLag,
     s: &mut StreamValue,
     group: &[u8],
     consumer: &[u8],
@@ -461,15 +488,15 @@ fn serve(
     let mut out = Vec::with_capacity(picked.len());
     // Fixed servers look for tombstones after the group's last ID (not after the served entry),
     // and recount when that ID is behind the first entry (trimmed past it).
-    let fixed = current_profile().streams.group_lag.fragmentation_fixed();
+    let fixed = group_lag.fragmentation_fixed();
     for id in picked {
         let tombstones = if fixed {
             let last = s.groups[group].last_id;
-            last < first_id(s) || has_tombstones_from(s, last)
+            last < first_id(s) || has_tombstones_from(group_lag, s, last)
         } else {
-            has_tombstones_from(s, id)
+            has_tombstones_from(group_lag, s, id)
         };
-        let estimate = estimate_distance(s, id);
+        let estimate = estimate_distance(group_lag, s, id);
         let entries_added = s.entries_added;
         let g = s.groups.get_mut(group).expect("group checked");
         if id > g.last_id {
@@ -654,10 +681,11 @@ fn xsetid(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             }
             i += 2;
         }
+        let checks_max_deleted = ctx.profile.xsetid_checks_max_deleted;
         let Some(s) = stream_mut(ctx, &args[1])? else {
             return Err(Reply::err(errors::NO_SUCH_KEY));
         };
-        if current_profile().xsetid_checks_max_deleted && id < s.max_deleted_id {
+        if checks_max_deleted && id < s.max_deleted_id {
             return Err(Reply::err(SETID_BELOW_MAX_DELETED));
         }
         if let Some((&top, _)) = s.entries.last_key_value() {
@@ -938,29 +966,13 @@ fn xautoclaim(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 /// all) and every group with its pending entries and consumers.
 fn xinfo_stream(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        let active_time = current_profile().xinfo_consumers_inactive;
+        let active_time = ctx.profile.xinfo_consumers_inactive;
+        let group_lag = ctx.profile.streams.group_lag;
         let key = &args[2];
         let Some(s) = stream_mut(ctx, key)? else {
             return Err(Reply::err(errors::NO_SUCH_KEY));
         };
-        let opts = &args[3..];
-        let mut full = false;
-        let mut count: i64 = 10;
-        if !opts.is_empty() {
-            if (opts.len() != 1 && opts.len() != 3) || lower(&opts[0]) != "full" {
-                return Err(subcommand_syntax(args));
-            }
-            if opts.len() == 3 {
-                if lower(&opts[1]) != "count" {
-                    return Err(subcommand_syntax(args));
-                }
-                count = int_arg(&opts[2])?;
-                if count < 0 {
-                    count = 10;
-                }
-            }
-            full = true;
-        }
+        let full_count = xinfo_stream_full_count(args)?;
         let field = |name: &str| Reply::Bulk(name.as_bytes().to_vec());
         let (nodes, rax_nodes) = s.node_layout();
         let mut out = vec![
@@ -972,7 +984,7 @@ fn xinfo_stream(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             (field("entries-added"), Reply::Int(s.entries_added as i64)),
             (field("recorded-first-entry-id"), id_reply(first_id(s))),
         ];
-        if !full {
+        let Some(count) = full_count else {
             let edge = |e: Option<(&StreamId, &crate::engine::keyspace::stream::StreamFields)>| {
                 e.map_or(Reply::Nil, |(id, f)| entry_reply(id, f))
             };
@@ -980,7 +992,7 @@ fn xinfo_stream(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             out.push((field("first-entry"), edge(s.entries.iter().next())));
             out.push((field("last-entry"), edge(s.entries.iter().next_back())));
             return Ok(Reply::Map(out));
-        }
+        };
         let limit = if count == 0 {
             usize::MAX
         } else {
@@ -999,63 +1011,101 @@ fn xinfo_stream(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let groups = s
             .groups
             .iter()
-            .map(|(name, g)| {
-                let pending = g
-                    .pel
-                    .iter()
-                    .take(limit)
-                    .map(|(id, p)| {
-                        Reply::Array(vec![
-                            id_reply(*id),
-                            Reply::Bulk(p.consumer.clone()),
-                            Reply::Int(p.delivery_time),
-                            Reply::Int(p.delivery_count as i64),
-                        ])
-                    })
-                    .collect();
-                let consumers = g
-                    .consumers
-                    .iter()
-                    .map(|(cname, c)| {
-                        let mut fields = vec![
-                            (field("name"), Reply::Bulk(cname.clone())),
-                            (field("seen-time"), Reply::Int(c.seen_time)),
-                        ];
-                        if active_time {
-                            fields.push((field("active-time"), Reply::Int(c.active_time)));
-                        }
-                        fields.push((field("pel-count"), Reply::Int(c.pel.len() as i64)));
-                        let own = c
-                            .pel
-                            .iter()
-                            .take(limit)
-                            .map(|id| {
-                                let p = &g.pel[id];
-                                Reply::Array(vec![
-                                    id_reply(*id),
-                                    Reply::Int(p.delivery_time),
-                                    Reply::Int(p.delivery_count as i64),
-                                ])
-                            })
-                            .collect();
-                        fields.push((field("pending"), Reply::Array(own)));
-                        Reply::Map(fields)
-                    })
-                    .collect();
-                Reply::Map(vec![
-                    (field("name"), Reply::Bulk(name.clone())),
-                    (field("last-delivered-id"), id_reply(g.last_id)),
-                    (field("entries-read"), entries_read_reply(g.entries_read)),
-                    (field("lag"), lag(s, g).map_or(Reply::Nil, Reply::Int)),
-                    (field("pel-count"), Reply::Int(g.pel.len() as i64)),
-                    (field("pending"), Reply::Array(pending)),
-                    (field("consumers"), Reply::Array(consumers)),
-                ])
-            })
+            .map(|(name, g)| full_group_reply(s, name, g, limit, active_time, group_lag))
             .collect();
         out.push((field("groups"), Reply::Array(groups)));
         Ok(Reply::Map(out))
     })())
+}
+
+/// XINFO STREAM's options: `None` for the summary, `Some(count)` for FULL [COUNT n] (10 when
+/// not given or negative, 0: everything).
+fn xinfo_stream_full_count(args: &[Vec<u8>]) -> Result<Option<i64>, Reply> {
+    let opts = &args[3..];
+    if opts.is_empty() {
+        return Ok(None);
+    }
+    if (opts.len() != 1 && opts.len() != 3) || lower(&opts[0]) != "full" {
+        return Err(subcommand_syntax(args));
+    }
+    let mut count: i64 = 10;
+    if opts.len() == 3 {
+        if lower(&opts[1]) != "count" {
+            return Err(subcommand_syntax(args));
+        }
+        count = int_arg(&opts[2])?;
+        if count < 0 {
+            count = 10;
+        }
+    }
+    Ok(Some(count))
+}
+
+/// A group in XINFO STREAM FULL: its counters, lag, up to `limit` pending entries, and its
+/// consumers with their own pending entries.
+fn full_group_reply(
+    s: &StreamValue,
+    name: &[u8],
+    g: &ConsumerGroup,
+    limit: usize,
+    active_time: bool,
+    group_lag: GroupLag,
+) -> Reply {
+    let field = |name: &str| Reply::Bulk(name.as_bytes().to_vec());
+    let pending = g
+        .pel
+        .iter()
+        .take(limit)
+        .map(|(id, p)| {
+            Reply::Array(vec![
+                id_reply(*id),
+                Reply::Bulk(p.consumer.clone()),
+                Reply::Int(p.delivery_time),
+                Reply::Int(p.delivery_count as i64),
+            ])
+        })
+        .collect();
+    let consumers = g
+        .consumers
+        .iter()
+        .map(|(cname, c)| {
+            let mut fields = vec![
+                (field("name"), Reply::Bulk(cname.clone())),
+                (field("seen-time"), Reply::Int(c.seen_time)),
+            ];
+            if active_time {
+                fields.push((field("active-time"), Reply::Int(c.active_time)));
+            }
+            fields.push((field("pel-count"), Reply::Int(c.pel.len() as i64)));
+            let own = c
+                .pel
+                .iter()
+                .take(limit)
+                .map(|id| {
+                    let p = &g.pel[id];
+                    Reply::Array(vec![
+                        id_reply(*id),
+                        Reply::Int(p.delivery_time),
+                        Reply::Int(p.delivery_count as i64),
+                    ])
+                })
+                .collect();
+            fields.push((field("pending"), Reply::Array(own)));
+            Reply::Map(fields)
+        })
+        .collect();
+    Reply::Map(vec![
+        (field("name"), Reply::Bulk(name.to_vec())),
+        (field("last-delivered-id"), id_reply(g.last_id)),
+        (field("entries-read"), entries_read_reply(g.entries_read)),
+        (
+            field("lag"),
+            lag(group_lag, s, g).map_or(Reply::Nil, Reply::Int),
+        ),
+        (field("pel-count"), Reply::Int(g.pel.len() as i64)),
+        (field("pending"), Reply::Array(pending)),
+        (field("consumers"), Reply::Array(consumers)),
+    ])
 }
 
 // ---- XINFO GROUPS / CONSUMERS ----
@@ -1071,7 +1121,8 @@ fn xinfo(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             });
         }
         let now = ctx.wall_ms();
-        let inactive_field = current_profile().xinfo_consumers_inactive;
+        let inactive_field = ctx.profile.xinfo_consumers_inactive;
+        let group_lag = ctx.profile.streams.group_lag;
         let key = &args[2];
         let Some(s) = stream_mut(ctx, key)? else {
             return Err(Reply::err(errors::NO_SUCH_KEY));
@@ -1118,7 +1169,10 @@ fn xinfo(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                             (field("pending"), Reply::Int(g.pel.len() as i64)),
                             (field("last-delivered-id"), id_reply(g.last_id)),
                             (field("entries-read"), entries_read_reply(g.entries_read)),
-                            (field("lag"), lag(s, g).map_or(Reply::Nil, Reply::Int)),
+                            (
+                                field("lag"),
+                                lag(group_lag, s, g).map_or(Reply::Nil, Reply::Int),
+                            ),
                         ])
                     })
                     .collect(),

@@ -2,9 +2,10 @@
 //! (BLOCK never blocks in a script; later servers' `+` ID and BLOCK rules come from the
 //! profile's `streams`). Consumer groups are in stream_groups.rs.
 
-use super::{errors, flatten, lower, number, Command, Ctx};
+use super::{errors, flatten, lower, Command, Ctx};
 use crate::engine::keyspace::stream::{StreamFields, TrimStrategy, NODE_MAX_ENTRIES};
 use crate::engine::keyspace::{StreamId, StreamValue, Value};
+use crate::engine::number;
 use crate::engine::profile::LastEntryId;
 use crate::engine::reply::Reply;
 
@@ -903,7 +904,7 @@ mod tests {
         assert_eq!(super::xread_keys(&args), vec![4, 5]);
     }
 
-    /// Issue 12: 7.4 and later check BLOCK's timeout and answer at once; `+` reads the last
+    /// 7.4 and later check BLOCK's timeout and answer at once; `+` reads the last
     /// entry (7.4: after the last ID minus one, 8.0: the last live entry).
     #[test]
     fn block_and_last_entry_per_profile() {

@@ -16,7 +16,7 @@ use crate::engine::reply::Reply;
 
 pub static COMMANDS: &[Command] = &[
     Command::new("get", get),
-    Command::new("delifeq", delifeq), // Valkey 9 (issue 12)
+    Command::new("delifeq", delifeq), // Valkey 9
     Command::new("set", set),
     Command::new("setnx", setnx),
     Command::new("setex", setex),
@@ -27,7 +27,7 @@ pub static COMMANDS: &[Command] = &[
     Command::new("mget", mget),
     Command::new("mset", mset),
     Command::new("msetnx", msetnx),
-    Command::with_keys("msetex", msetex, msetex_keys), // Valkey 9.1 (issue 12)
+    Command::with_keys("msetex", msetex, msetex_keys), // Valkey 9.1
     Command::new("append", append),
     Command::new("strlen", strlen),
     Command::new("incr", incr),
@@ -122,7 +122,7 @@ struct ExtOptions<'a> {
     keepttl: bool,
     persist: bool,
     expire: Option<(ExpireKind, &'a [u8])>,
-    /// Valkey 8.1+ `IFEQ value`: write only over a string equal to it (issue 12).
+    /// Valkey 8.1+ `IFEQ value`: write only over a string equal to it.
     ifeq: Option<&'a [u8]>,
 }
 
@@ -144,7 +144,7 @@ fn parse_ext_options(
         match opt.as_str() {
             "nx" if for_set && !o.xx && o.ifeq.is_none() => o.nx = true,
             "xx" if for_set && !o.nx && o.ifeq.is_none() => o.xx = true,
-            // Issue 12: the profile says whether SET takes IFEQ.
+            // The profile says whether SET takes IFEQ.
             "ifeq" if for_set && ifeq_allowed && !o.nx && !o.xx && o.ifeq.is_none() => {
                 o.ifeq = Some(next.ok_or_else(|| Reply::err(errors::SYNTAX))?);
                 j += 1;
@@ -425,7 +425,7 @@ fn msetnx(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 /// (Valkey 9.1): SET's options for several keys at once, all or none; 1 when written, else 0.
 fn msetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten((|| {
-        let numkeys = super::number::parse_i64(&args[1])
+        let numkeys = crate::engine::number::parse_i64(&args[1])
             .filter(|n| (1..=i64::from(i32::MAX)).contains(n))
             .ok_or_else(|| Reply::err("ERR invalid numkeys value or out of range"))?
             as usize;
@@ -472,7 +472,7 @@ fn msetex(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 fn msetex_keys(args: &[Vec<u8>]) -> Vec<usize> {
     let n = args
         .get(1)
-        .and_then(|a| super::number::parse_i64(a))
+        .and_then(|a| crate::engine::number::parse_i64(a))
         .filter(|n| *n >= 1)
         .unwrap_or(0) as usize;
     (0..n)
@@ -505,7 +505,7 @@ fn append(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         let old = s.len();
         s.extend_from_slice(&args[2]);
         let len = s.len();
-        super::sds::grew(ctx, &args[1], old, len); // issue 13: now raw, with room
+        super::sds::grew(ctx, &args[1], old, len); // now raw, with room
         Ok(Reply::Int(len as i64))
     })())
 }
@@ -563,7 +563,7 @@ fn setrange(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 let s = string_value(ctx, &args[1])?.expect("checked above");
                 let old = s.len();
                 let len = write_at(s, offset as usize, value);
-                super::sds::grew(ctx, &args[1], old, len); // issue 13: now raw
+                super::sds::grew(ctx, &args[1], old, len); // now raw
                 len
             }
             None => {
@@ -572,7 +572,7 @@ fn setrange(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 let mut s = Vec::new();
                 let len = write_at(&mut s, offset as usize, value);
                 ctx.db().set(args[1].clone(), Value::Str(s));
-                super::sds::created_raw(ctx, &args[1], len); // issue 13
+                super::sds::created_raw(ctx, &args[1], len);
                 len
             }
         };
@@ -672,6 +672,17 @@ fn lcs(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     flatten(lcs_body(ctx, args))
 }
 
+/// LCS's options.
+#[derive(Clone, Copy)]
+struct LcsOptions {
+    getlen: bool,
+    getidx: bool,
+    withmatchlen: bool,
+    minmatchlen: i64,
+}
+
+/// `lcsCommand`: both keys strings (or missing), the options, the length table, then the length,
+/// or the walk back to the string or its matching ranges.
 fn lcs_body(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     // Look both keys up first (this also drops them if expired), then borrow them read-only.
     for key in &args[1..3] {
@@ -679,24 +690,7 @@ fn lcs_body(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             return Err(Reply::err(LCS_NOT_STRINGS));
         }
     }
-    let (mut getlen, mut getidx, mut withmatchlen, mut minmatchlen) = (false, false, false, 0i64);
-    let mut j = 3;
-    while j < args.len() {
-        match lower(&args[j]).as_str() {
-            "idx" => getidx = true,
-            "len" => getlen = true,
-            "withmatchlen" => withmatchlen = true,
-            "minmatchlen" if j + 1 < args.len() => {
-                minmatchlen = int_arg(&args[j + 1])?.max(0);
-                j += 1;
-            }
-            _ => return Err(Reply::err(errors::SYNTAX)),
-        }
-        j += 1;
-    }
-    if getlen && getidx {
-        return Err(Reply::err(LCS_LEN_AND_IDX));
-    }
+    let opts = lcs_options(args)?;
     let now = ctx.now_ms;
     let db = ctx.keyspace.db(ctx.db_index);
     let text = |key: &[u8]| match db.get(key, now).map(|e| &e.value) {
@@ -704,6 +698,53 @@ fn lcs_body(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         _ => &[],
     };
     let (a, b) = (text(&args[1]), text(&args[2]));
+    let table = lcs_table(a, b)?;
+    let total = table[a.len() * (b.len() + 1) + b.len()];
+    if opts.getlen {
+        return Ok(Reply::Int(total as i64));
+    }
+    let (result, matches) = lcs_walk_back(a, b, &table, total, opts);
+    if opts.getidx {
+        Ok(Reply::Map(vec![
+            (Reply::bulk("matches"), Reply::Array(matches)),
+            (Reply::bulk("len"), Reply::Int(total as i64)),
+        ]))
+    } else {
+        Ok(Reply::Bulk(result))
+    }
+}
+
+/// The options after the two keys; LEN and IDX exclude each other.
+fn lcs_options(args: &[Vec<u8>]) -> Result<LcsOptions, Reply> {
+    let mut opts = LcsOptions {
+        getlen: false,
+        getidx: false,
+        withmatchlen: false,
+        minmatchlen: 0,
+    };
+    let mut j = 3;
+    while j < args.len() {
+        match lower(&args[j]).as_str() {
+            "idx" => opts.getidx = true,
+            "len" => opts.getlen = true,
+            "withmatchlen" => opts.withmatchlen = true,
+            "minmatchlen" if j + 1 < args.len() => {
+                opts.minmatchlen = int_arg(&args[j + 1])?.max(0);
+                j += 1;
+            }
+            _ => return Err(Reply::err(errors::SYNTAX)),
+        }
+        j += 1;
+    }
+    if opts.getlen && opts.getidx {
+        return Err(Reply::err(LCS_LEN_AND_IDX));
+    }
+    Ok(opts)
+}
+
+/// `table[i*(blen+1)+j]`: the length of the LCS of `a[..i]` and `b[..j]`, within Redis's limits
+/// on the strings' lengths and the table's size.
+fn lcs_table(a: &[u8], b: &[u8]) -> Result<Vec<u32>, Reply> {
     if a.len() as u64 >= u32::MAX as u64 - 1 || b.len() as u64 >= u32::MAX as u64 - 1 {
         return Err(Reply::err(LCS_TOO_LONG));
     }
@@ -712,8 +753,6 @@ fn lcs_body(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
     if cells * 4 > PROTO_MAX_BULK_LEN {
         return Err(Reply::err(LCS_TABLE_TOO_BIG));
     }
-
-    // table[i*(blen+1)+j] = length of the LCS of a[..i] and b[..j].
     let w = blen + 1;
     let mut table: Vec<u32> = Vec::new();
     if table.try_reserve_exact(cells as usize).is_err() {
@@ -729,13 +768,21 @@ fn lcs_body(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             };
         }
     }
-    let total = table[alen * w + blen];
-    if getlen {
-        return Ok(Reply::Int(total as i64));
-    }
+    Ok(table)
+}
 
-    // Walk back from the end exactly as Redis does, so ties pick the same characters and
-    // the ranges come out in the same order (last match first).
+/// Walk back from the end exactly as Redis does, so ties pick the same characters and the
+/// ranges come out in the same order (last match first): the common string, and (IDX) the
+/// matching ranges.
+fn lcs_walk_back(
+    a: &[u8],
+    b: &[u8],
+    table: &[u32],
+    total: u32,
+    opts: LcsOptions,
+) -> (Vec<u8>, Vec<Reply>) {
+    let (alen, blen) = (a.len(), b.len());
+    let w = blen + 1;
     let mut result = vec![0u8; total as usize];
     let mut idx = total as usize;
     let mut matches = Vec::new();
@@ -774,12 +821,12 @@ fn lcs_body(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         if emit {
             // A range is open whenever one is emitted.
             let match_len = (a_end - a_start + 1) as i64;
-            if getidx && (minmatchlen == 0 || match_len >= minmatchlen) {
+            if opts.getidx && (opts.minmatchlen == 0 || match_len >= opts.minmatchlen) {
                 let mut item = vec![
                     Reply::Array(vec![Reply::Int(a_start as i64), Reply::Int(a_end as i64)]),
                     Reply::Array(vec![Reply::Int(b_start as i64), Reply::Int(b_end as i64)]),
                 ];
-                if withmatchlen {
+                if opts.withmatchlen {
                     item.push(Reply::Int(match_len));
                 }
                 matches.push(Reply::Array(item));
@@ -787,14 +834,7 @@ fn lcs_body(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
             a_start = unset;
         }
     }
-    if getidx {
-        Ok(Reply::Map(vec![
-            (Reply::bulk("matches"), Reply::Array(matches)),
-            (Reply::bulk("len"), Reply::Int(total as i64)),
-        ]))
-    } else {
-        Ok(Reply::Bulk(result))
-    }
+    (result, matches)
 }
 
 #[cfg(test)]
@@ -1462,7 +1502,7 @@ mod tests {
         );
     }
 
-    /// Issue 12: MSETEX's keys are every other argument after numkeys, as far as they go.
+    /// MSETEX's keys are every other argument after numkeys, as far as they go.
     #[test]
     fn msetex_key_positions() {
         let args =

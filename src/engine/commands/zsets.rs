@@ -1,7 +1,8 @@
 //! Sorted set commands (src/t_zset.c @7.0.15).
 
-use super::{errors, filter_match, flatten, int_arg, lower, number, Command, Ctx};
+use super::{errors, filter_match, flatten, int_arg, lower, Command, Ctx};
 use crate::engine::keyspace::{SetValue, Value, ZSetValue};
+use crate::engine::number;
 use crate::engine::profile::{NumberFormat, Profile};
 use crate::engine::reply::{format_double_resp2, Reply};
 use std::collections::HashMap;
@@ -935,7 +936,7 @@ fn bzmpop(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
 
 /// `getTimeoutFromObjectOrReply` in seconds: long double text, `ceil(t * 1000)` ms.
 fn parse_timeout(ctx: &Ctx, arg: &[u8]) -> Result<(), Reply> {
-    // 7.2 and later range-check it (issue 12).
+    // 7.2 and later range-check it.
     if ctx.profile.timeout_out_of_range {
         return super::blocking::check_timeout(ctx, arg, true);
     }
@@ -1040,19 +1041,8 @@ fn zsetop(
     card_only: bool,
 ) -> Result<Reply, Reply> {
     let store = numkeys_idx == 2;
-    let setnum = int_arg(&args[numkeys_idx])?;
-    if setnum < 1 {
-        return Err(Reply::err(format!(
-            "ERR at least 1 input key is needed for '{}' command",
-            lower(&args[0])
-        )));
-    }
-    let first = numkeys_idx + 1;
-    if setnum > (args.len() - first) as i64 {
-        return Err(Reply::err(errors::SYNTAX));
-    }
-    let setnum = setnum as usize;
-    let keys = &args[first..first + setnum];
+    let keys = input_keys(args, numkeys_idx)?;
+    let setnum = keys.len();
     // Drop expired inputs first, so that plain shared borrows see only live keys.
     for key in keys {
         ctx.entry(key);
@@ -1067,101 +1057,23 @@ fn zsetop(
             Some(_) => return Err(Reply::err(errors::WRONGTYPE)),
         });
     }
-    let mut weights = vec![1.0; setnum];
-    let mut how = Aggregate::Sum;
-    let mut withscores = false;
-    let mut limit = 0i64;
-    let mut j = first + setnum;
-    while j < args.len() {
-        let remaining = args.len() - j;
-        let opt = lower(&args[j]);
-        if op != SetOp::Diff && !card_only && remaining > setnum && opt == "weights" {
-            for (i, w) in weights.iter_mut().enumerate() {
-                *w = number::string2d(ctx.profile.numbers.string2d, &args[j + 1 + i])
-                    .ok_or_else(|| Reply::err(WEIGHT_NOT_FLOAT))?;
-            }
-            j += 1 + setnum;
-        } else if op != SetOp::Diff && !card_only && remaining >= 2 && opt == "aggregate" {
-            how = match lower(&args[j + 1]).as_str() {
-                "sum" => Aggregate::Sum,
-                "min" => Aggregate::Min,
-                "max" => Aggregate::Max,
-                _ => return Err(Reply::err(errors::SYNTAX)),
-            };
-            j += 2;
-        } else if !store && !card_only && opt == "withscores" {
-            withscores = true;
-            j += 1;
-        } else if card_only && remaining >= 2 && opt == "limit" {
-            limit = ranged_long(&args[j + 1], 0, i64::MAX, LIMIT_NEGATIVE)?;
-            j += 2;
-        } else {
-            return Err(Reply::err(errors::SYNTAX));
-        }
-    }
-    let mut srcs: Vec<(Source, f64)> = sources.into_iter().zip(weights).collect();
+    let kind = SetOpKind {
+        op,
+        store,
+        card_only,
+    };
+    let opts = setop_options(ctx.profile, args, numkeys_idx + 1 + setnum, setnum, kind)?;
+    let mut srcs: Vec<(Source, f64)> = sources.into_iter().zip(opts.weights).collect();
     if op != SetOp::Diff {
         // Smallest inputs first (a stable sort, as glibc's qsort is a merge sort here).
         srcs.sort_by_key(|(s, _)| s.len());
     }
     // Redis builds the result as a skiplist, which keeps a -0 score (a listpack would not).
-    let mut result: Vec<(Vec<u8>, f64)> = Vec::new();
-    let mut cardinality = 0i64;
-    match op {
-        SetOp::Inter => {
-            let (first_src, w0) = &srcs[0];
-            for (member, s) in first_src.iter() {
-                let mut score = w0 * s;
-                if score.is_nan() {
-                    score = 0.0;
-                }
-                let mut in_all = true;
-                for (src, w) in &srcs[1..] {
-                    match src.find(member) {
-                        Some(v) => aggregate(&mut score, v * w, how),
-                        None => {
-                            in_all = false;
-                            break;
-                        }
-                    }
-                }
-                if !in_all {
-                    continue;
-                }
-                if card_only {
-                    cardinality += 1;
-                    if limit > 0 && cardinality >= limit {
-                        break;
-                    }
-                } else {
-                    result.push((member.clone(), score));
-                }
-            }
-        }
-        SetOp::Union => {
-            let mut acc: HashMap<&Vec<u8>, f64> = HashMap::new();
-            for (src, w) in &srcs {
-                for (member, s) in src.iter() {
-                    let mut score = w * s;
-                    if score.is_nan() {
-                        score = 0.0;
-                    }
-                    acc.entry(member)
-                        .and_modify(|t| aggregate(t, score, how))
-                        .or_insert(score);
-                }
-            }
-            result.extend(acc.into_iter().map(|(m, s)| (m.clone(), s)));
-        }
-        SetOp::Diff => {
-            let (first_src, _) = &srcs[0];
-            for (member, s) in first_src.iter() {
-                if srcs[1..].iter().all(|(src, _)| src.find(member).is_none()) {
-                    result.push((member.clone(), s));
-                }
-            }
-        }
-    }
+    let (mut result, cardinality) = match op {
+        SetOp::Inter => intersection(&srcs, opts.how, card_only, opts.limit),
+        SetOp::Union => (union(&srcs, opts.how), 0),
+        SetOp::Diff => (difference(&srcs), 0),
+    };
     if card_only {
         return Ok(Reply::Int(cardinality));
     }
@@ -1178,7 +1090,158 @@ fn zsetop(
             .unwrap_or(std::cmp::Ordering::Equal)
             .then_with(|| a.0.cmp(&b.0))
     });
-    Ok(members_reply(ctx, result, withscores))
+    Ok(members_reply(ctx, result, opts.withscores))
+}
+
+/// The `numkeys` input keys after `args[numkeys_idx]`, or the error for a count below 1 or past
+/// the arguments.
+fn input_keys(args: &[Vec<u8>], numkeys_idx: usize) -> Result<&[Vec<u8>], Reply> {
+    let setnum = int_arg(&args[numkeys_idx])?;
+    if setnum < 1 {
+        return Err(Reply::err(format!(
+            "ERR at least 1 input key is needed for '{}' command",
+            lower(&args[0])
+        )));
+    }
+    let first = numkeys_idx + 1;
+    if setnum > (args.len() - first) as i64 {
+        return Err(Reply::err(errors::SYNTAX));
+    }
+    Ok(&args[first..first + setnum as usize])
+}
+
+/// Which of the set-operation commands runs: the options it takes follow from it.
+#[derive(Clone, Copy)]
+struct SetOpKind {
+    op: SetOp,
+    store: bool,
+    card_only: bool,
+}
+
+/// WEIGHTS, AGGREGATE, WITHSCORES and (ZINTERCARD) LIMIT.
+struct SetOpOptions {
+    weights: Vec<f64>,
+    how: Aggregate,
+    withscores: bool,
+    limit: i64,
+}
+
+/// The options from `args[from]` on, each where the command takes it.
+fn setop_options(
+    profile: &Profile,
+    args: &[Vec<u8>],
+    from: usize,
+    setnum: usize,
+    kind: SetOpKind,
+) -> Result<SetOpOptions, Reply> {
+    let SetOpKind {
+        op,
+        store,
+        card_only,
+    } = kind;
+    let mut opts = SetOpOptions {
+        weights: vec![1.0; setnum],
+        how: Aggregate::Sum,
+        withscores: false,
+        limit: 0,
+    };
+    let mut j = from;
+    while j < args.len() {
+        let remaining = args.len() - j;
+        let opt = lower(&args[j]);
+        if op != SetOp::Diff && !card_only && remaining > setnum && opt == "weights" {
+            for (i, w) in opts.weights.iter_mut().enumerate() {
+                *w = number::string2d(profile.numbers.string2d, &args[j + 1 + i])
+                    .ok_or_else(|| Reply::err(WEIGHT_NOT_FLOAT))?;
+            }
+            j += 1 + setnum;
+        } else if op != SetOp::Diff && !card_only && remaining >= 2 && opt == "aggregate" {
+            opts.how = match lower(&args[j + 1]).as_str() {
+                "sum" => Aggregate::Sum,
+                "min" => Aggregate::Min,
+                "max" => Aggregate::Max,
+                _ => return Err(Reply::err(errors::SYNTAX)),
+            };
+            j += 2;
+        } else if !store && !card_only && opt == "withscores" {
+            opts.withscores = true;
+            j += 1;
+        } else if card_only && remaining >= 2 && opt == "limit" {
+            opts.limit = ranged_long(&args[j + 1], 0, i64::MAX, LIMIT_NEGATIVE)?;
+            j += 2;
+        } else {
+            return Err(Reply::err(errors::SYNTAX));
+        }
+    }
+    Ok(opts)
+}
+
+/// The members of the first (smallest) input found in every other, scores aggregated; with
+/// `card_only` only their count, up to `limit` when non-zero.
+fn intersection(
+    srcs: &[(Source, f64)],
+    how: Aggregate,
+    card_only: bool,
+    limit: i64,
+) -> (Vec<(Vec<u8>, f64)>, i64) {
+    let mut result = Vec::new();
+    let mut cardinality = 0i64;
+    let (first_src, w0) = &srcs[0];
+    for (member, s) in first_src.iter() {
+        let mut score = w0 * s;
+        if score.is_nan() {
+            score = 0.0;
+        }
+        let mut in_all = true;
+        for (src, w) in &srcs[1..] {
+            match src.find(member) {
+                Some(v) => aggregate(&mut score, v * w, how),
+                None => {
+                    in_all = false;
+                    break;
+                }
+            }
+        }
+        if !in_all {
+            continue;
+        }
+        if card_only {
+            cardinality += 1;
+            if limit > 0 && cardinality >= limit {
+                break;
+            }
+        } else {
+            result.push((member.clone(), score));
+        }
+    }
+    (result, cardinality)
+}
+
+/// Every member of every input, scores aggregated.
+fn union(srcs: &[(Source, f64)], how: Aggregate) -> Vec<(Vec<u8>, f64)> {
+    let mut acc: HashMap<&Vec<u8>, f64> = HashMap::new();
+    for (src, w) in srcs {
+        for (member, s) in src.iter() {
+            let mut score = w * s;
+            if score.is_nan() {
+                score = 0.0;
+            }
+            acc.entry(member)
+                .and_modify(|t| aggregate(t, score, how))
+                .or_insert(score);
+        }
+    }
+    acc.into_iter().map(|(m, s)| (m.clone(), s)).collect()
+}
+
+/// The members of the first input found in no other, with their own scores.
+fn difference(srcs: &[(Source, f64)]) -> Vec<(Vec<u8>, f64)> {
+    let (first_src, _) = &srcs[0];
+    first_src
+        .iter()
+        .filter(|(member, _)| srcs[1..].iter().all(|(src, _)| src.find(member).is_none()))
+        .map(|(member, s)| (member.clone(), s))
+        .collect()
 }
 
 // ---- key positions of the movable-key commands (Redis's `genericGetKeys`) ----

@@ -456,60 +456,8 @@ enum Callee<'a> {
 fn call(vm: &mut Vm, core: &mut Core, callee: Callee<'_>) -> Result<(), ScriptError> {
     let run = current().expect("armed");
     let l = vm.state();
-    run.core = core;
-    run.main = l;
-    run.threshold = core.run.deadline.map(|d| d - core.run.started);
-    let session = unsafe { &*run.session };
-    run.start_pending = session.stop_at_start;
-    run.coverage = session
-        .coverage
-        .then(|| vec![0; session.line_count() as usize + 2]);
-    run.snapshot = Some(Snapshot {
-        keyspace: core.keyspace.clone(),
-        lrand48: core.lrand48,
-        cmd_rng: core.cmd_rng.clone(),
-        cjson: unsafe { cjson_config(l, None) },
-    });
-    let inner = std::mem::replace(&mut core.clock, Box::new(crate::engine::clock::SystemClock));
-    core.clock = Box::new(ReplayClock {
-        inner,
-        log: run.clock_log.clone(),
-    });
-    core.run.debug_calls = true;
-    // The chunk with probes on the breakpoint lines (compiled once per set of lines), else the
-    // script as it is (its breakpoints then use the line hook).
-    let probed = match callee {
-        Callee::Script { sha, request } => {
-            let skip = crate::engine::script::parse_shebang_in(core.profile, &request.script)
-                .map_or(0, |(_, len)| len);
-            session
-                .probed_body(&request.script, skip)
-                .map(|probed| (sha, probed))
-        }
-        Callee::Function { .. } => None,
-    };
-    let chunk = match probed {
-        Some((sha, (body, lines))) => {
-            let key = format!("{sha}+probes{lines:?}");
-            match vm.load_script(&key, &body) {
-                Ok(()) => {
-                    for line in lines {
-                        let i = line as usize;
-                        if i >= run.probe_lines.len() {
-                            run.probe_lines.resize(i + 1, false);
-                        }
-                        run.probe_lines[i] = true;
-                    }
-                    key
-                }
-                Err(_) => sha.to_string(),
-            }
-        }
-        None => match callee {
-            Callee::Script { sha, .. } => sha.to_string(),
-            Callee::Function { .. } => String::new(),
-        },
-    };
+    begin_debug_run(run, core, l);
+    let chunk = chunk_to_call(vm, run, core, callee);
     run.mode = Mode::Live;
     let result = loop {
         run.begin_pass();
@@ -522,16 +470,7 @@ fn call(vm: &mut Vm, core: &mut Core, callee: Callee<'_>) -> Result<(), ScriptEr
         run.pause_clock();
         match run.pending.take() {
             Some(Pending::Rewind(mode)) => {
-                unsafe { ffi::lua_settop(l, 0) };
-                let snap = run.snapshot.as_ref().expect("snapshot");
-                core.keyspace = snap.keyspace.clone();
-                core.lrand48 = snap.lrand48;
-                core.cmd_rng = snap.cmd_rng.clone();
-                unsafe { cjson_config(l, Some(&snap.cjson)) };
-                core.run.restart_pass();
-                if let Callee::Script { request, .. } = callee {
-                    vm.set_keys_and_argv(&request.keys, &request.argv);
-                }
+                rewind(vm, run, core, callee);
                 run.mode = mode;
             }
             Some(Pending::Abort) if result.is_ok() => {
@@ -556,8 +495,91 @@ fn call(vm: &mut Vm, core: &mut Core, callee: Callee<'_>) -> Result<(), ScriptEr
             _ => break result,
         }
     };
+    end_debug_run(run, core, l);
+    result
+}
+
+/// Tie the run to the core: the session's start and coverage settings, the snapshot a replay
+/// restores, the replaying clock, and commands reported to the debugger.
+fn begin_debug_run(run: &mut DebugRun, core: &mut Core, l: L) {
+    run.core = core;
+    run.main = l;
+    run.threshold = core.run.deadline.map(|d| d - core.run.started);
+    let session = unsafe { &*run.session };
+    run.start_pending = session.stop_at_start;
+    run.coverage = session
+        .coverage
+        .then(|| vec![0; session.line_count() as usize + 2]);
+    run.snapshot = Some(Snapshot {
+        keyspace: core.keyspace.clone(),
+        lrand48: core.lrand48,
+        cmd_rng: core.cmd_rng.clone(),
+        cjson: unsafe { cjson_config(l, None) },
+    });
+    let inner = std::mem::replace(&mut core.clock, Box::new(crate::engine::clock::SystemClock));
+    core.clock = Box::new(ReplayClock {
+        inner,
+        log: run.clock_log.clone(),
+    });
+    core.run.debug_calls = true;
+}
+
+/// The chunk with probes on the breakpoint lines (compiled once per set of lines), else the
+/// script as it is (its breakpoints then use the line hook); a function is called by reference.
+fn chunk_to_call(vm: &mut Vm, run: &mut DebugRun, core: &Core, callee: Callee<'_>) -> String {
+    let session = unsafe { &*run.session };
+    let probed = match callee {
+        Callee::Script { sha, request } => {
+            let skip = crate::engine::script::parse_shebang_in(core.profile, &request.script)
+                .map_or(0, |(_, len)| len);
+            session
+                .probed_body(&request.script, skip)
+                .map(|probed| (sha, probed))
+        }
+        Callee::Function { .. } => None,
+    };
+    match probed {
+        Some((sha, (body, lines))) => {
+            let key = format!("{sha}+probes{lines:?}");
+            match vm.load_script(&key, &body) {
+                Ok(()) => {
+                    for line in lines {
+                        let i = line as usize;
+                        if i >= run.probe_lines.len() {
+                            run.probe_lines.resize(i + 1, false);
+                        }
+                        run.probe_lines[i] = true;
+                    }
+                    key
+                }
+                Err(_) => sha.to_string(),
+            }
+        }
+        None => match callee {
+            Callee::Script { sha, .. } => sha.to_string(),
+            Callee::Function { .. } => String::new(),
+        },
+    }
+}
+
+/// Put everything the run changed back as the snapshot has it, for the next pass.
+fn rewind(vm: &mut Vm, run: &mut DebugRun, core: &mut Core, callee: Callee<'_>) {
+    let l = vm.state();
+    unsafe { ffi::lua_settop(l, 0) };
+    let snap = run.snapshot.as_ref().expect("snapshot");
+    core.keyspace = snap.keyspace.clone();
+    core.lrand48 = snap.lrand48;
+    core.cmd_rng = snap.cmd_rng.clone();
+    unsafe { cjson_config(l, Some(&snap.cjson)) };
+    core.run.restart_pass();
+    if let Callee::Script { request, .. } = callee {
+        vm.set_keys_and_argv(&request.keys, &request.argv);
+    }
+}
+
+/// Give the sandbox its own clock back and release the conditions' Lua references.
+fn end_debug_run(run: &mut DebugRun, core: &mut Core, l: L) {
     core.run.debug_calls = false;
-    // Give the sandbox its own clock back.
     let clock = std::mem::replace(&mut core.clock, Box::new(crate::engine::clock::SystemClock));
     let any: Box<dyn std::any::Any> = unsafe { into_any(clock) };
     if let Ok(replay) = any.downcast::<ReplayClock>() {
@@ -566,7 +588,6 @@ fn call(vm: &mut Vm, core: &mut Core, callee: Callee<'_>) -> Result<(), ScriptEr
     for (_, _, r) in run.conditions.drain(..) {
         unsafe { ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, r) };
     }
-    result
 }
 
 /// The boxed clock we installed is a ReplayClock; recover it as such.

@@ -16,6 +16,20 @@ table.script td{border:none;padding:0 .6rem 0 0}table.script{background:#f6f8fa;
 
 pub fn render(doc: &Document) -> String {
     let mut out = String::new();
+    header(&mut out, doc);
+    script(&mut out, doc);
+    keys_and_argv(&mut out, doc);
+    reply(&mut out, doc);
+    trace(&mut out, doc);
+    keyspace_changes(&mut out, doc);
+    warnings(&mut out, doc);
+    timing(&mut out, doc);
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// The title and the run's facts.
+fn header(out: &mut String, doc: &Document) {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>evalbench run: {}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n",
@@ -33,7 +47,10 @@ pub fn render(doc: &Document) -> String {
         let _ = writeln!(out, "<tr><th>{name}</th><td>{value}</td></tr>");
     }
     out.push_str("</table>\n");
+}
 
+/// The script with its line numbers.
+fn script(out: &mut String, doc: &Document) {
     out.push_str("<h2>Script</h2>\n<table class=\"script\">\n");
     for l in &doc.script {
         let _ = writeln!(
@@ -44,11 +61,17 @@ pub fn render(doc: &Document) -> String {
         );
     }
     out.push_str("</table>\n");
+}
 
+/// KEYS and ARGV.
+fn keys_and_argv(out: &mut String, doc: &Document) {
     out.push_str("<h2>KEYS and ARGV</h2>\n");
-    list(&mut out, "KEYS", &doc.keys);
-    list(&mut out, "ARGV", &doc.argv);
+    list(out, "KEYS", &doc.keys);
+    list(out, "ARGV", &doc.argv);
+}
 
+/// The reply under both protocols, the Lua value, the error line and the conversion notes.
+fn reply(out: &mut String, doc: &Document) {
     out.push_str("<h2>Reply</h2>\n");
     for (protocol, reply) in [(2, &doc.reply_resp2), (3, &doc.reply_resp3)] {
         let caller = if doc.protocol == protocol {
@@ -81,7 +104,10 @@ pub fn render(doc: &Document) -> String {
         }
         out.push_str("</ul>\n");
     }
+}
 
+/// Every redis.call with its timing and marks, then redis.log.
+fn trace(out: &mut String, doc: &Document) {
     let _ = writeln!(out, "<h2>Trace ({})</h2>", super::calls(doc.trace.len()));
     if doc.trace.is_empty() {
         out.push_str("<p>No redis.call was made.</p>\n");
@@ -116,16 +142,22 @@ pub fn render(doc: &Document) -> String {
             esc(&doc.logs.join("\n"))
         );
     }
+}
 
+/// What the run added, changed or removed.
+fn keyspace_changes(out: &mut String, doc: &Document) {
     out.push_str("<h2>Keyspace changes</h2>\n");
     match &doc.keyspace {
         None => out.push_str("<p>Not known (the keyspace is the live server's).</p>\n"),
         Some(diff) if diff.is_empty() => {
             out.push_str("<p>No key was added, changed or removed.</p>\n")
         }
-        Some(diff) => keyspace(&mut out, diff),
+        Some(diff) => keyspace(out, diff),
     }
+}
 
+/// The run's warnings.
+fn warnings(out: &mut String, doc: &Document) {
     out.push_str("<h2>Warnings</h2>\n");
     if doc.warnings.is_empty() {
         out.push_str("<p>None.</p>\n");
@@ -146,7 +178,10 @@ pub fn render(doc: &Document) -> String {
         }
         out.push_str("</ul>\n");
     }
+}
 
+/// The run's timing and the time per line.
+fn timing(out: &mut String, doc: &Document) {
     out.push_str("<h2>Timing</h2>\n<p>");
     out.push_str(&doc.timing_sentence());
     out.push_str("</p>\n");
@@ -161,8 +196,6 @@ pub fn render(doc: &Document) -> String {
         }
         out.push_str("</table>\n");
     }
-    out.push_str("</body>\n</html>\n");
-    out
 }
 
 fn list(out: &mut String, name: &str, items: &[String]) {

@@ -7,6 +7,19 @@ use std::fmt::Write;
 
 pub fn render(doc: &Document) -> String {
     let mut out = String::new();
+    header(&mut out, doc);
+    script(&mut out, doc);
+    keys_and_argv(&mut out, doc);
+    reply(&mut out, doc);
+    trace(&mut out, doc);
+    keyspace_changes(&mut out, doc);
+    warnings(&mut out, doc);
+    timing(&mut out, doc);
+    out
+}
+
+/// The title and the run's facts.
+fn header(out: &mut String, doc: &Document) {
     let _ = writeln!(out, "# evalbench run: {}\n", text(&doc.title));
     let _ = writeln!(out, "| | |\n|---|---|");
     let _ = writeln!(out, "| backend | {} |", text(&doc.backend));
@@ -14,7 +27,10 @@ pub fn render(doc: &Document) -> String {
     let _ = writeln!(out, "| outcome | {} |", doc.outcome);
     let _ = writeln!(out, "| caller protocol | RESP{} |", doc.protocol);
     let _ = writeln!(out, "| SHA1 | {} |", code(&doc.sha1));
+}
 
+/// The script with its line numbers.
+fn script(out: &mut String, doc: &Document) {
     out.push_str("\n## Script\n\n");
     let width = doc.script.len().to_string().len();
     let numbered: Vec<String> = doc
@@ -22,12 +38,18 @@ pub fn render(doc: &Document) -> String {
         .iter()
         .map(|l| format!("{:>width$}  {}", l.number, l.text))
         .collect();
-    block(&mut out, "lua", &numbered.join("\n"));
+    block(out, "lua", &numbered.join("\n"));
+}
 
+/// KEYS and ARGV.
+fn keys_and_argv(out: &mut String, doc: &Document) {
     out.push_str("\n## KEYS and ARGV\n\n");
-    list(&mut out, "KEYS", &doc.keys);
-    list(&mut out, "ARGV", &doc.argv);
+    list(out, "KEYS", &doc.keys);
+    list(out, "ARGV", &doc.argv);
+}
 
+/// The reply under both protocols, the Lua value, the error line and the conversion notes.
+fn reply(out: &mut String, doc: &Document) {
     out.push_str("\n## Reply\n\n");
     for (protocol, reply) in [(2, &doc.reply_resp2), (3, &doc.reply_resp3)] {
         let caller = if doc.protocol == protocol {
@@ -36,12 +58,12 @@ pub fn render(doc: &Document) -> String {
             ""
         };
         let _ = writeln!(out, "RESP{protocol}{caller}:\n");
-        block(&mut out, "", reply);
+        block(out, "", reply);
         out.push('\n');
     }
     if let Some(value) = &doc.lua_value {
         out.push_str("The script returned (as Lua):\n\n");
-        block(&mut out, "lua", value);
+        block(out, "lua", value);
         out.push('\n');
     }
     if let Some(line) = doc.error_line {
@@ -55,7 +77,10 @@ pub fn render(doc: &Document) -> String {
             let _ = writeln!(out, "- {}", text(n));
         }
     }
+}
 
+/// Every redis.call with its timing and marks, then redis.log.
+fn trace(out: &mut String, doc: &Document) {
     let _ = writeln!(out, "\n## Trace ({})\n", super::calls(doc.trace.len()));
     if doc.trace.is_empty() {
         out.push_str("No redis.call was made.\n");
@@ -85,16 +110,22 @@ pub fn render(doc: &Document) -> String {
     }
     if !doc.logs.is_empty() {
         out.push_str("\nredis.log:\n\n");
-        block(&mut out, "", &doc.logs.join("\n"));
+        block(out, "", &doc.logs.join("\n"));
     }
+}
 
+/// What the run added, changed or removed.
+fn keyspace_changes(out: &mut String, doc: &Document) {
     out.push_str("\n## Keyspace changes\n\n");
     match &doc.keyspace {
         None => out.push_str("Not known (the keyspace is the live server's).\n"),
         Some(diff) if diff.is_empty() => out.push_str("No key was added, changed or removed.\n"),
-        Some(diff) => keyspace(&mut out, diff),
+        Some(diff) => keyspace(out, diff),
     }
+}
 
+/// The run's warnings.
+fn warnings(out: &mut String, doc: &Document) {
     out.push_str("\n## Warnings\n\n");
     if doc.warnings.is_empty() {
         out.push_str("None.\n");
@@ -107,7 +138,10 @@ pub fn render(doc: &Document) -> String {
         };
         let _ = writeln!(out, "- **{}** {at}{}", w.kind, text(&w.message));
     }
+}
 
+/// The run's timing and the time per line.
+fn timing(out: &mut String, doc: &Document) {
     out.push_str("\n## Timing\n\n");
     out.push_str(&doc.timing_sentence());
     out.push('\n');
@@ -117,7 +151,6 @@ pub fn render(doc: &Document) -> String {
             let _ = writeln!(out, "| {} | {} | {:.3} |", t.line, t.calls, t.micros);
         }
     }
-    out
 }
 
 fn list(out: &mut String, name: &str, items: &[String]) {

@@ -13,7 +13,7 @@ pub struct HashValue {
     /// Absolute expiry (Unix ms) of the fields that have one; `None` until a field gets a TTL,
     /// so a hash without field TTLs costs one word.
     expires: Option<Box<FxHashMap<Vec<u8>, i64>>>,
-    /// Redis converted it to a hash table (issue 13): once past the listpack limits it stays one,
+    /// Redis converted it to a hash table: once past the listpack limits it stays one,
     /// whatever is deleted later. The number of fields it then had sized the table (MEMORY USAGE).
     converted_with: Option<u32>,
 }

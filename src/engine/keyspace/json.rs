@@ -216,116 +216,11 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
         "string" => Value::Str(
             as_bytes(value).ok_or_else(|| invalid(key, "a string value must be a string"))?,
         ),
-        "hash" => {
-            let Json::Object(fields) = value else {
-                return Err(invalid(key, "a hash value must be an object"));
-            };
-            if fields.is_empty() {
-                return Err(invalid(key, "an empty hash cannot exist in Redis"));
-            }
-            let mut h = HashValue::new();
-            for (f, v) in fields {
-                h.insert(
-                    f.as_bytes().to_vec(),
-                    as_bytes(v).ok_or_else(|| {
-                        invalid(key, format!("field {f:?}: value must be a string"))
-                    })?,
-                );
-            }
-            field_ttls_from_json(key, obj.get("field_ttl_ms"), &mut h, now_ms)?;
-            Value::Hash(h)
-        }
-        "list" => {
-            let items = non_empty_array(key, value, "list")?;
-            Value::List(
-                items
-                    .iter()
-                    .map(|v| {
-                        as_bytes(v).ok_or_else(|| invalid(key, "list elements must be strings"))
-                    })
-                    .collect::<Result<_, _>>()?,
-            )
-        }
-        "set" => {
-            let items = non_empty_array(key, value, "set")?;
-            let members = items
-                .iter()
-                .map(|v| as_bytes(v).ok_or_else(|| invalid(key, "set members must be strings")))
-                .collect::<Result<Vec<_>, _>>()?;
-            // As 7.0's SADD creates it; a profile with listpacks re-encodes it when seeding.
-            Value::Set(SetValue::created_by_sadd(members.into_iter(), None))
-        }
-        "zset" => {
-            let items = non_empty_array(key, value, "zset")?;
-            let mut z = ZSetValue::new();
-            for pair in items {
-                let (m, s) = match pair.as_array().map(Vec::as_slice) {
-                    Some([m, s]) => (m, s),
-                    _ => return Err(invalid(key, "zset members must be [member, score] pairs")),
-                };
-                let member =
-                    as_bytes(m).ok_or_else(|| invalid(key, "a zset member must be a string"))?;
-                let score = as_score(s).ok_or_else(|| {
-                    invalid(key, "a zset score must be a number, \"inf\" or \"-inf\"")
-                })?;
-                z.insert(member, score);
-            }
-            Value::ZSet(z)
-        }
-        "stream" => {
-            let Json::Array(items) = value else {
-                return Err(invalid(
-                    key,
-                    "a stream value must be an array of [id, [field, value, ...]]",
-                ));
-            };
-            let mut s = StreamValue::new();
-            for item in items {
-                let (id, fields) = match item.as_array().map(Vec::as_slice) {
-                    Some([id, Json::Array(fields)]) => (id, fields),
-                    _ => {
-                        return Err(invalid(
-                            key,
-                            "stream entries must be [id, [field, value, ...]]",
-                        ))
-                    }
-                };
-                let id = id
-                    .as_str()
-                    .and_then(StreamId::parse)
-                    .ok_or_else(|| invalid(key, "a stream entry ID must be \"ms-seq\""))?;
-                if id <= s.last_id && !(s.entries.is_empty() && id > StreamId::default()) {
-                    return Err(invalid(
-                        key,
-                        format!("stream ID {id} is not greater than the previous one"),
-                    ));
-                }
-                if fields.is_empty() || fields.len() % 2 != 0 {
-                    return Err(invalid(
-                        key,
-                        format!(
-                            "entry {id}: fields must be a non-empty list of field, value pairs"
-                        ),
-                    ));
-                }
-                let mut pairs = Vec::new();
-                for fv in fields.chunks(2) {
-                    let f = as_bytes(&fv[0])
-                        .ok_or_else(|| invalid(key, "stream fields must be strings"))?;
-                    let v = as_bytes(&fv[1])
-                        .ok_or_else(|| invalid(key, "stream values must be strings"))?;
-                    pairs.push((f, v));
-                }
-                s.entries.insert(id, pairs);
-                s.last_id = id;
-                s.entries_added += 1;
-            }
-            // Last ID, counters, groups (issue 13).
-            if let Some(meta) = obj.get("stream") {
-                super::stream_json::apply_meta(key, &mut s, meta, now_ms)?;
-            }
-            Value::Stream(s)
-        }
+        "hash" => hash_from_json(key, obj, value, now_ms)?,
+        "list" => list_from_json(key, value)?,
+        "set" => set_from_json(key, value)?,
+        "zset" => zset_from_json(key, value)?,
+        "stream" => stream_from_json(key, obj, value, now_ms)?,
         other => {
             return Err(invalid(
                 key,
@@ -333,7 +228,152 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
             ))
         }
     };
-    let expire_at_ms = match obj.get("ttl_ms") {
+    let expire_at_ms = expiry_from_json(key, obj.get("ttl_ms"), now_ms)?;
+    Ok(Entry {
+        value,
+        expire_at_ms,
+        raw: None,
+        // The server's copy got its TTL after the value (SET, then PEXPIRE).
+        built: crate::engine::keyspace::StringBuild {
+            had_ttl: expire_at_ms.is_some(),
+            ..Default::default()
+        },
+    })
+}
+
+/// A hash: an object of string fields, with its field TTLs.
+fn hash_from_json(
+    key: &str,
+    obj: &Map<String, Json>,
+    value: &Json,
+    now_ms: i64,
+) -> Result<Value, KeyspaceJsonError> {
+    let Json::Object(fields) = value else {
+        return Err(invalid(key, "a hash value must be an object"));
+    };
+    if fields.is_empty() {
+        return Err(invalid(key, "an empty hash cannot exist in Redis"));
+    }
+    let mut h = HashValue::new();
+    for (f, v) in fields {
+        h.insert(
+            f.as_bytes().to_vec(),
+            as_bytes(v)
+                .ok_or_else(|| invalid(key, format!("field {f:?}: value must be a string")))?,
+        );
+    }
+    field_ttls_from_json(key, obj.get("field_ttl_ms"), &mut h, now_ms)?;
+    Ok(Value::Hash(h))
+}
+
+/// A list: a non-empty array of strings.
+fn list_from_json(key: &str, value: &Json) -> Result<Value, KeyspaceJsonError> {
+    let items = non_empty_array(key, value, "list")?;
+    Ok(Value::List(
+        items
+            .iter()
+            .map(|v| as_bytes(v).ok_or_else(|| invalid(key, "list elements must be strings")))
+            .collect::<Result<_, _>>()?,
+    ))
+}
+
+/// A set: a non-empty array of strings, built as SADD builds it.
+fn set_from_json(key: &str, value: &Json) -> Result<Value, KeyspaceJsonError> {
+    let items = non_empty_array(key, value, "set")?;
+    let members = items
+        .iter()
+        .map(|v| as_bytes(v).ok_or_else(|| invalid(key, "set members must be strings")))
+        .collect::<Result<Vec<_>, _>>()?;
+    // As 7.0's SADD creates it; a profile with listpacks re-encodes it when seeding.
+    Ok(Value::Set(SetValue::created_by_sadd(
+        members.into_iter(),
+        None,
+    )))
+}
+
+/// A sorted set: a non-empty array of [member, score] pairs.
+fn zset_from_json(key: &str, value: &Json) -> Result<Value, KeyspaceJsonError> {
+    let items = non_empty_array(key, value, "zset")?;
+    let mut z = ZSetValue::new();
+    for pair in items {
+        let (m, s) = match pair.as_array().map(Vec::as_slice) {
+            Some([m, s]) => (m, s),
+            _ => return Err(invalid(key, "zset members must be [member, score] pairs")),
+        };
+        let member = as_bytes(m).ok_or_else(|| invalid(key, "a zset member must be a string"))?;
+        let score = as_score(s)
+            .ok_or_else(|| invalid(key, "a zset score must be a number, \"inf\" or \"-inf\""))?;
+        z.insert(member, score);
+    }
+    Ok(Value::ZSet(z))
+}
+
+/// A stream: entries [id, [field, value, ...]] in increasing ID order, then its "stream" member.
+fn stream_from_json(
+    key: &str,
+    obj: &Map<String, Json>,
+    value: &Json,
+    now_ms: i64,
+) -> Result<Value, KeyspaceJsonError> {
+    let Json::Array(items) = value else {
+        return Err(invalid(
+            key,
+            "a stream value must be an array of [id, [field, value, ...]]",
+        ));
+    };
+    let mut s = StreamValue::new();
+    for item in items {
+        let (id, fields) = match item.as_array().map(Vec::as_slice) {
+            Some([id, Json::Array(fields)]) => (id, fields),
+            _ => {
+                return Err(invalid(
+                    key,
+                    "stream entries must be [id, [field, value, ...]]",
+                ))
+            }
+        };
+        let id = id
+            .as_str()
+            .and_then(StreamId::parse)
+            .ok_or_else(|| invalid(key, "a stream entry ID must be \"ms-seq\""))?;
+        if id <= s.last_id && !(s.entries.is_empty() && id > StreamId::default()) {
+            return Err(invalid(
+                key,
+                format!("stream ID {id} is not greater than the previous one"),
+            ));
+        }
+        if fields.is_empty() || fields.len() % 2 != 0 {
+            return Err(invalid(
+                key,
+                format!("entry {id}: fields must be a non-empty list of field, value pairs"),
+            ));
+        }
+        let mut pairs = Vec::new();
+        for fv in fields.chunks(2) {
+            let f =
+                as_bytes(&fv[0]).ok_or_else(|| invalid(key, "stream fields must be strings"))?;
+            let v =
+                as_bytes(&fv[1]).ok_or_else(|| invalid(key, "stream values must be strings"))?;
+            pairs.push((f, v));
+        }
+        s.entries.insert(id, pairs);
+        s.last_id = id;
+        s.entries_added += 1;
+    }
+    // Last ID, counters, groups.
+    if let Some(meta) = obj.get("stream") {
+        super::stream_json::apply_meta(key, &mut s, meta, now_ms)?;
+    }
+    Ok(Value::Stream(s))
+}
+
+/// `ttl_ms` as the expiry time from `now_ms` (none when absent or null).
+fn expiry_from_json(
+    key: &str,
+    ttl: Option<&Json>,
+    now_ms: i64,
+) -> Result<Option<i64>, KeyspaceJsonError> {
+    Ok(match ttl {
         None | Some(Json::Null) => None,
         Some(t) => {
             // Redis refuses a TTL whose expiry time overflows (PEXPIRE k 9223372036854775807);
@@ -353,16 +393,6 @@ fn entry_from_json(key: &str, spec: &Json, now_ms: i64) -> Result<Entry, Keyspac
             };
             Some(now_ms.checked_add(ms).ok_or_else(too_large)?)
         }
-    };
-    Ok(Entry {
-        value,
-        expire_at_ms,
-        raw: None,
-        // The server's copy got its TTL after the value (SET, then PEXPIRE).
-        built: crate::engine::keyspace::StringBuild {
-            had_ttl: expire_at_ms.is_some(),
-            ..Default::default()
-        },
     })
 }
 
@@ -518,7 +548,7 @@ pub fn keyspace_to_json(db: &Db, now_ms: i64) -> Json {
         spec.insert("type".into(), json!(entry.value.type_name()));
         spec.insert("value".into(), value);
         if let Value::Stream(s) = &entry.value {
-            // Last ID, counters, groups when the entries do not imply them (issue 13).
+            // Last ID, counters, groups when the entries do not imply them.
             spec.extend(super::stream_json::meta_to_json(s).map(|m| ("stream".into(), m)));
         }
         if let Some(at) = entry.expire_at_ms {
@@ -541,7 +571,7 @@ pub fn keyspace_to_json(db: &Db, now_ms: i64) -> Json {
 mod tests {
     use super::*;
 
-    /// Hash-field TTLs (issue 12) load, dump back the same, and an expired field disappears.
+    /// Hash-field TTLs load, dump back the same, and an expired field disappears.
     #[test]
     fn field_ttls_round_trip() {
         let text = r#"{"h":{"type":"hash","value":{"b":"2","a":"1"},"field_ttl_ms":{"a":5000}}}"#;

@@ -1,12 +1,12 @@
 //! The data model: databases of keys holding typed values with an optional expiry.
 //! Knows nothing of Lua or RESP; the command handlers in `commands/` work on it.
 
-pub mod hash; // per-field TTLs (issue 12)
+pub mod hash; // per-field TTLs
 pub mod json;
-pub mod list; // listpack or quicklist (issue 12)
+pub mod list; // listpack or quicklist
 pub mod set;
 pub mod stream;
-mod stream_json; // the "stream" member of the keyspace JSON (issue 13)
+mod stream_json; // the "stream" member of the keyspace JSON
 pub mod zset;
 
 use rustc_hash::FxHashMap;
@@ -83,13 +83,13 @@ pub struct Entry {
     pub expire_at_ms: Option<i64>,
     /// A string Redis holds `raw` whatever its length (grown in place by APPEND, SETRANGE,
     /// SETBIT, BITFIELD; made by BITOP, PFADD): its sds allocation, for OBJECT ENCODING and
-    /// MEMORY USAGE (issue 13, commands/sds.rs). None: the encoding follows from the bytes.
+    /// MEMORY USAGE (commands/sds.rs). None: the encoding follows from the bytes.
     pub raw: Option<RawSds>,
     /// How the string object was built, for OBJECT ENCODING on Valkey (profile's `StringRules`).
     pub built: StringBuild,
 }
 
-/// What Valkey's string encoding depends on beyond the bytes (issue 12): it embeds the key (and
+/// What Valkey's string encoding depends on beyond the bytes: it embeds the key (and
 /// an expire field) with the value, and a script's arguments reach the keyspace as they are.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StringBuild {
@@ -150,7 +150,7 @@ impl Db {
 
     fn is_live(entry: &Entry, now_ms: i64) -> bool {
         entry.expire_at_ms.is_none_or(|t| t > now_ms)
-            // A hash whose every field expired is gone (issue 12: field TTLs).
+            // A hash whose every field expired is gone (field TTLs).
             && match &entry.value {
                 Value::Hash(h) if h.has_field_ttls() => h.has_live_field(now_ms),
                 _ => true,
@@ -174,7 +174,7 @@ impl Db {
             return 0;
         }
         let looked_at = self.entries.len();
-        // One pass: a live key stays, minus its expired hash fields (issue 12).
+        // One pass: a live key stays, minus its expired hash fields.
         let mut next_expiry_ms: Option<i64> = None;
         let mut sooner = |at: Option<i64>| {
             if let Some(at) = at {

@@ -5,7 +5,7 @@
 //! numeric order for an intset, listpack order for a listpack, and insertion order once the set
 //! became a hash table (it never goes back by itself, as in Redis).
 
-use crate::engine::commands::number::parse_i64;
+use crate::engine::number::parse_i64;
 use crate::engine::profile::ListpackLimits;
 use indexmap::IndexSet;
 

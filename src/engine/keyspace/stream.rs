@@ -85,7 +85,7 @@ pub struct StreamValue {
     /// them) whenever they are out of step, e.g. for a stream loaded from JSON.
     nodes: BTreeMap<StreamId, StreamNode>,
     nodes_live: usize,
-    /// Consumer groups by name, in byte order as Redis's radix tree lists them (issue 13).
+    /// Consumer groups by name, in byte order as Redis's radix tree lists them.
     pub groups: BTreeMap<Vec<u8>, ConsumerGroup>,
 }
 
@@ -356,7 +356,7 @@ fn lp_entry(len: u64) -> u64 {
 /// Nodes of a radix tree (`rax.c`) holding these sorted, distinct, equal-length keys: the root,
 /// each child of a branching point, and each key or branching point ending a compressed chain.
 /// The node count of a radix tree keyed by these stream IDs (a consumer group's or consumer's
-/// pending entries list, for MEMORY USAGE; issue 13).
+/// pending entries list, for MEMORY USAGE).
 pub fn id_rax_node_count(ids: impl Iterator<Item = StreamId>) -> usize {
     let keys: Vec<[u8; 16]> = ids
         .map(|id| {

@@ -1,4 +1,4 @@
-//! The `"stream"` member of a stream key in the keyspace JSON (issue 13): what a stream holds
+//! The `"stream"` member of a stream key in the keyspace JSON: what a stream holds
 //! besides its entries, written only when it differs from what the entries imply:
 //!
 //! ```json

@@ -1,4 +1,4 @@
-//! Lessons (issue 14): a guided path through the scripting articles' classic cases. A lesson is a
+//! Lessons: a guided path through the scripting articles' classic cases. A lesson is a
 //! folder of `samples/lessons/`: `lesson.toml` (title, task, hints), `start.lua` (the script the
 //! learner starts from), `solution.lua` (a reference) and `solution.test.toml`, whose cases are
 //! the lesson's checks (`evalbench test samples/` runs them on the solution; a check runs them on

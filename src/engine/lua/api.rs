@@ -20,8 +20,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub const REDIS_VERSION: &str = "7.0.15";
-pub const REDIS_VERSION_NUM: f64 = 458767.0;
 pub const KILLED_TEXT: &str = "ERR Script killed by user with SCRIPT KILL...";
 pub const CANCELLED_TEXT: &str = "ERR evalbench: the run was cancelled";
 
@@ -370,18 +368,9 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
     if core.run.stopped.is_some() {
         return Err(Raise::Stop);
     }
-    let argc = ffi::lua_gettop(l);
-    if argc == 0 {
-        return api_failure(l, via, current_profile().no_arguments.as_bytes(), false);
-    }
-    let Some(args) = luaargs(
-        l,
-        core.profile,
-        argc,
-        &mut core.arg_pool,
-        &mut core.spare_args,
-    ) else {
-        return api_failure(l, via, current_profile().bad_argument.as_bytes(), false);
+    let args = match call_arguments(l, core) {
+        Ok(args) => args,
+        Err(text) => return api_failure(l, via, text.as_bytes(), false),
     };
     // The debugger may stop before the command (break CMD, bw KEY), or end the run there.
     if core.run.debug_calls {
@@ -390,28 +379,82 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
         }
     }
     // Timestamps only serve the trace and the first write's time.
-    let tracing = core.run.tracing;
-    let started = tracing.then(Instant::now);
+    let started = core.run.tracing.then(Instant::now);
     let (reply, keys, write) = dispatch(core, l, &args);
-    // Past the budget (what the command allocated, its reply included) the run stops here.
     let (lua_used, limit) = super::vm::memory_of(l);
+    if let Some(raise) = stop_after_command(l, core, lua_used, limit) {
+        drop(reply);
+        recycle(&mut core.arg_pool, &mut core.spare_args, args);
+        return Err(raise);
+    }
+    let elapsed_ns = started.map_or(0, |s| s.elapsed().as_nanos() as u64);
+    stop_at_next_line_past_deadline(l, core, started, elapsed_ns);
+    let at_ns = call_time_ns(core, started, write);
+    if write && core.run.snapshots_enabled {
+        snapshot(core, lua_used, limit);
+    }
+    let run = &mut core.run;
+    run.calls += 1;
+    if write && !reply.is_error() && run.first_write_ns.is_none() {
+        run.first_write_ns = Some(at_ns);
+    }
+    // Convert before moving the reply into the trace (no clone).
+    let is_error = push_call_reply(l, &reply, run.script_resp3);
+    let facts = CallFacts {
+        keys,
+        elapsed_ns,
+        at_ns,
+        write,
+        via,
+    };
+    record_call(l, core, args, reply, facts);
+    if is_error && via == Via::Call {
+        return Err(Raise::OnStack);
+    }
+    Ok(1)
+}
+
+/// The command's arguments from the Lua stack, or the profile's error for none or a bad one.
+unsafe fn call_arguments(l: L, core: &mut Core) -> Result<Vec<Vec<u8>>, &'static str> {
+    let argc = ffi::lua_gettop(l);
+    if argc == 0 {
+        return Err(core.profile.no_arguments);
+    }
+    luaargs(
+        l,
+        core.profile,
+        argc,
+        &mut core.arg_pool,
+        &mut core.spare_args,
+    )
+    .ok_or(core.profile.bad_argument)
+}
+
+/// The stop a command leaves the script at: past the budget (what the command allocated, its
+/// reply included), or a long command (KEYS over many keys, a hostile MATCH) that gave up at the
+/// stop with a partial reply.
+unsafe fn stop_after_command(
+    l: L,
+    core: &mut Core,
+    lua_used: usize,
+    limit: usize,
+) -> Option<Raise> {
     if core.run.stopped == Some(StopReason::MemoryBudget)
         || budget::refresh().saturating_add(lua_used) > limit
     {
-        drop(reply);
-        recycle(&mut core.arg_pool, &mut core.spare_args, args);
-        return Err(stop_over_budget(l, core));
+        return Some(stop_over_budget(l, core));
     }
-    // A long command (KEYS over many keys, a hostile MATCH) gave up at the stop: its reply is
-    // partial, the script stops here.
-    if core.run.stopped.is_some() {
-        drop(reply);
-        recycle(&mut core.arg_pool, &mut core.spare_args, args);
-        return Err(Raise::Stop);
-    }
-    let elapsed_ns = started.map_or(0, |s| s.elapsed().as_nanos() as u64);
-    // A traced call has just read the clock: a command that ran past the threshold stops the
-    // script at the next line, not 10,000 instructions later.
+    core.run.stopped.is_some().then_some(Raise::Stop)
+}
+
+/// A traced call has just read the clock: a command that ran past the threshold stops the
+/// script at the next line, not 10,000 instructions later.
+unsafe fn stop_at_next_line_past_deadline(
+    l: L,
+    core: &Core,
+    started: Option<Instant>,
+    elapsed_ns: u64,
+) {
     if let (Some(s), Some(deadline)) = (started, core.run.deadline) {
         if s + std::time::Duration::from_nanos(elapsed_ns) >= deadline && stop_requested() {
             ffi::lua_sethook(
@@ -422,71 +465,85 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
             );
         }
     }
-    let at_ns = match started {
+}
+
+/// When the call started, from the run's start: from the trace's clock, or read now for an
+/// untraced run's first write.
+fn call_time_ns(core: &Core, started: Option<Instant>, write: bool) -> u64 {
+    match started {
         Some(s) => s.duration_since(core.run.started).as_nanos() as u64,
         None if write && core.run.first_write_ns.is_none() => {
             core.run.started.elapsed().as_nanos() as u64
         }
         None => 0,
-    };
-    if write && core.run.snapshots_enabled {
-        snapshot(core, lua_used, limit);
     }
-    let run = &mut core.run;
-    run.calls += 1;
-    if write && !reply.is_error() && run.first_write_ns.is_none() {
-        run.first_write_ns = Some(at_ns);
-    }
-    // Convert before moving the reply into the trace (no clone).
-    let is_error = if let Reply::Error(text) = &reply {
+}
+
+/// Push the reply for the script: an error as its error table, anything else converted.
+/// Whether it was an error.
+unsafe fn push_call_reply(l: L, reply: &Reply, resp3: bool) -> bool {
+    if let Reply::Error(text) = reply {
         let mut buf = Vec::with_capacity(text.len() + 1);
         buf.push(b'-');
         buf.extend_from_slice(text.as_bytes());
         push_error_table(l, &buf, true);
         true
     } else {
-        push_reply(l, &reply, run.script_resp3);
+        push_reply(l, reply, resp3);
         false
-    };
+    }
+}
+
+/// What the trace keeps of a call beside its arguments and reply.
+struct CallFacts {
+    keys: Vec<Vec<u8>>,
+    elapsed_ns: u64,
+    at_ns: u64,
+    write: bool,
+    via: Via,
+}
+
+/// Keep the call in the trace (bounded copies) when the run traces and the trace has room;
+/// otherwise count it and give the argument buffers back.
+unsafe fn record_call(l: L, core: &mut Core, args: Vec<Vec<u8>>, reply: Reply, facts: CallFacts) {
+    let run = &mut core.run;
     if !run.tracing {
         recycle(&mut core.arg_pool, &mut core.spare_args, args);
-    } else if run.trace.len() >= MAX_TRACED_CALLS {
+        return;
+    }
+    if run.trace.len() >= MAX_TRACED_CALLS {
         run.untraced_calls += 1;
         recycle(&mut core.arg_pool, &mut core.spare_args, args);
+        return;
+    }
+    let line = caller_line(l);
+    // Bounded copies: a run that reads a 50 MB value 50 times keeps 64 KiB of each.
+    let mut allowance = if run.trace_bytes_left >= TRACE_ALLOWANCE.bytes {
+        TRACE_ALLOWANCE
     } else {
-        let line = caller_line(l);
-        // Bounded copies: a run that reads a 50 MB value 50 times keeps 64 KiB of each.
-        let mut allowance = if run.trace_bytes_left >= TRACE_ALLOWANCE.bytes {
-            TRACE_ALLOWANCE
-        } else {
-            TRACE_FLOOR
-        };
-        // The keys first (the warnings read them), then the arguments; the reply has its own.
-        let for_reply_start = allowance;
-        let keys = bounded_args(keys, &mut allowance);
-        let command = bounded_args(args, &mut allowance);
-        let mut for_reply = for_reply_start;
-        let (reply, _) = reply.into_bounded(&mut for_reply);
-        let start = for_reply_start.bytes;
-        let kept = (start - allowance.bytes) + (start - for_reply.bytes);
-        run.trace_bytes_left = run.trace_bytes_left.saturating_sub(kept);
-        run.trace.push(TraceEntry {
-            seq: run.calls,
-            line,
-            command,
-            reply,
-            elapsed_ns,
-            at_ns,
-            keys,
-            write,
-            via,
-            db: run.db_index,
-        });
-    }
-    if is_error && via == Via::Call {
-        return Err(Raise::OnStack);
-    }
-    Ok(1)
+        TRACE_FLOOR
+    };
+    // The keys first (the warnings read them), then the arguments; the reply has its own.
+    let for_reply_start = allowance;
+    let keys = bounded_args(facts.keys, &mut allowance);
+    let command = bounded_args(args, &mut allowance);
+    let mut for_reply = for_reply_start;
+    let (reply, _) = reply.into_bounded(&mut for_reply);
+    let start = for_reply_start.bytes;
+    let kept = (start - allowance.bytes) + (start - for_reply.bytes);
+    run.trace_bytes_left = run.trace_bytes_left.saturating_sub(kept);
+    run.trace.push(TraceEntry {
+        seq: run.calls,
+        line,
+        command,
+        reply,
+        elapsed_ns: facts.elapsed_ns,
+        at_ns: facts.at_ns,
+        keys,
+        write: facts.write,
+        via: facts.via,
+        db: run.db_index,
+    });
 }
 
 /// Raise the budget error and make it stick: the stop hook raises it again on every line, so
@@ -608,7 +665,7 @@ pub(crate) unsafe fn dispatch(
         rng: &mut core.cmd_rng,
         spare_bytes,
         over_budget: false,
-        profile: core.profile, // issue 12
+        profile: core.profile,
         stop: commands::StopCheck::new(core.run.deadline, &core.run.cancel),
     };
     let reply = commands::execute(resolved, &mut ctx, args);

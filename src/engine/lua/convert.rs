@@ -361,120 +361,168 @@ impl ReturnConverter {
             return self.array(l, path, &scan);
         }
         // Probe order of Redis: err, ok, double, big_number, verbatim_string, map, set, array.
+        if let Some(reply) = self.error_or_status(l) {
+            return reply;
+        }
+        if let Some(reply) = self.double_field(l, path) {
+            return reply;
+        }
+        if let Some(reply) = self.big_number_field(l, path) {
+            return reply;
+        }
+        if let Some(reply) = self.verbatim_field(l, path) {
+            return reply;
+        }
+        if let Some(reply) = self.map_field(l, path) {
+            return reply;
+        }
+        if let Some(reply) = self.set_field(l, path) {
+            return reply;
+        }
+        self.array(l, path, &scan)
+    }
+
+    /// `{err=...}` or `{ok=...}` as an error or status reply.
+    unsafe fn error_or_status(&mut self, l: L) -> Option<Reply> {
         if self.raw_field(l, c"err") == ffi::LUA_TSTRING {
             let text = clean_error(raw::to_bytes(l, -1).unwrap_or_default());
             ffi::lua_pop(l, 1);
-            return Reply::Error(text);
+            return Some(Reply::Error(text));
         }
         ffi::lua_pop(l, 1);
         if self.raw_field(l, c"ok") == ffi::LUA_TSTRING {
             let text = clean_status(raw::to_bytes(l, -1).unwrap_or_default());
             ffi::lua_pop(l, 1);
-            return Reply::Status(text);
+            return Some(Reply::Status(text));
         }
         ffi::lua_pop(l, 1);
-        if self.raw_field(l, c"double") == ffi::LUA_TNUMBER {
-            let d = ffi::lua_tonumber(l, -1);
+        None
+    }
+
+    /// `{double=n}`.
+    unsafe fn double_field(&mut self, l: L, path: &Path) -> Option<Reply> {
+        if self.raw_field(l, c"double") != ffi::LUA_TNUMBER {
             ffi::lua_pop(l, 1);
+            return None;
+        }
+        let d = ffi::lua_tonumber(l, -1);
+        ffi::lua_pop(l, 1);
+        self.note(
+            path,
+            format!(
+                "{{double=}} reaches RESP2 clients as the bulk string \"{}\"",
+                format_double_resp2(d)
+            ),
+        );
+        // Redis 7.2 and later write NaN without its sign.
+        let unsigned_nan = super::api::current_profile().double_replies
+            == crate::engine::profile::NumberFormat::ReplyDouble;
+        Some(Reply::Double(if d.is_nan() && unsigned_nan {
+            f64::NAN
+        } else {
+            d
+        }))
+    }
+
+    /// `{big_number=text}`.
+    unsafe fn big_number_field(&mut self, l: L, path: &Path) -> Option<Reply> {
+        if self.raw_field(l, c"big_number") != ffi::LUA_TSTRING {
+            ffi::lua_pop(l, 1);
+            return None;
+        }
+        let mut bytes = raw::to_bytes(l, -1).unwrap_or_default();
+        // Valkey 9 reads the field as a C string.
+        if super::api::current_profile().big_number_until_nul {
+            bytes = until_nul(bytes);
+        }
+        let text = String::from_utf8_lossy(bytes).replace(['\r', '\n'], " ");
+        ffi::lua_pop(l, 1);
+        self.note(path, "{big_number=} reaches RESP2 clients as a bulk string");
+        Some(Reply::BigNumber(text))
+    }
+
+    /// `{verbatim_string={format=..., string=...}}`; a table without both strings is no probe.
+    unsafe fn verbatim_field(&mut self, l: L, path: &Path) -> Option<Reply> {
+        if self.raw_field(l, c"verbatim_string") != ffi::LUA_TTABLE {
+            ffi::lua_pop(l, 1);
+            return None;
+        }
+        let format_type = self.raw_field(l, c"format");
+        let format = raw::to_bytes(l, -1).map(<[u8]>::to_vec);
+        ffi::lua_pop(l, 1);
+        let string_type = self.raw_field(l, c"string");
+        let text = raw::to_bytes(l, -1).map(<[u8]>::to_vec);
+        ffi::lua_pop(l, 2);
+        if format_type != ffi::LUA_TSTRING || string_type != ffi::LUA_TSTRING {
+            return None;
+        }
+        // The format is read as a C string, then padded or cut to 3 bytes.
+        let mut format = format.unwrap_or_default();
+        if let Some(nul) = format.iter().position(|&b| b == 0) {
+            format.truncate(nul);
+        }
+        if format.len() != 3 {
+            self.note(path, "verbatim format forced to 3 characters");
+        }
+        format.resize(3, b' ');
+        Some(Reply::Verbatim {
+            format: String::from_utf8_lossy(&format).into_owned(),
+            text: text.unwrap_or_default(),
+        })
+    }
+
+    /// `{map={...}}`: its pairs in Lua's table order.
+    unsafe fn map_field(&mut self, l: L, path: &Path) -> Option<Reply> {
+        if self.raw_field(l, c"map") != ffi::LUA_TTABLE {
+            ffi::lua_pop(l, 1);
+            return None;
+        }
+        let mut pairs = Vec::new();
+        ffi::lua_pushnil(l);
+        while ffi::lua_next(l, -2) != 0 {
+            ffi::lua_pushvalue(l, -2);
+            let label = key_label(l, -1);
+            let key_path = Path::Map(path, &label);
+            let k = self.convert(l, &key_path);
+            let v = self.convert(l, &key_path);
+            pairs.push((k, v));
+            if self.over_budget {
+                ffi::lua_pop(l, 1);
+                break;
+            }
+        }
+        ffi::lua_pop(l, 1);
+        if pairs.len() > 1 {
             self.note(
                 path,
-                format!(
-                    "{{double=}} reaches RESP2 clients as the bulk string \"{}\"",
-                    format_double_resp2(d)
-                ),
+                "map entries come out in Lua's table order, not insertion order",
             );
-            // Redis 7.2 and later write NaN without its sign.
-            let unsigned_nan = super::api::current_profile().double_replies
-                == crate::engine::profile::NumberFormat::ReplyDouble;
-            return Reply::Double(if d.is_nan() && unsigned_nan {
-                f64::NAN
-            } else {
-                d
-            });
         }
-        ffi::lua_pop(l, 1);
-        if self.raw_field(l, c"big_number") == ffi::LUA_TSTRING {
-            let mut bytes = raw::to_bytes(l, -1).unwrap_or_default();
-            // Valkey 9 reads the field as a C string.
-            if super::api::current_profile().big_number_until_nul {
-                bytes = until_nul(bytes);
-            }
-            let text = String::from_utf8_lossy(bytes).replace(['\r', '\n'], " ");
+        Some(Reply::Map(pairs))
+    }
+
+    /// `{set={...}}`: its keys in Lua's table order.
+    unsafe fn set_field(&mut self, l: L, path: &Path) -> Option<Reply> {
+        if self.raw_field(l, c"set") != ffi::LUA_TTABLE {
             ffi::lua_pop(l, 1);
-            self.note(path, "{big_number=} reaches RESP2 clients as a bulk string");
-            return Reply::BigNumber(text);
+            return None;
         }
-        ffi::lua_pop(l, 1);
-        if self.raw_field(l, c"verbatim_string") == ffi::LUA_TTABLE {
-            let format_type = self.raw_field(l, c"format");
-            let format = raw::to_bytes(l, -1).map(<[u8]>::to_vec);
+        let mut items = Vec::new();
+        ffi::lua_pushnil(l);
+        while ffi::lua_next(l, -2) != 0 {
             ffi::lua_pop(l, 1);
-            let string_type = self.raw_field(l, c"string");
-            let text = raw::to_bytes(l, -1).map(<[u8]>::to_vec);
-            ffi::lua_pop(l, 2);
-            if format_type == ffi::LUA_TSTRING && string_type == ffi::LUA_TSTRING {
-                // The format is read as a C string, then padded or cut to 3 bytes.
-                let mut format = format.unwrap_or_default();
-                if let Some(nul) = format.iter().position(|&b| b == 0) {
-                    format.truncate(nul);
-                }
-                if format.len() != 3 {
-                    self.note(path, "verbatim format forced to 3 characters");
-                }
-                format.resize(3, b' ');
-                return Reply::Verbatim {
-                    format: String::from_utf8_lossy(&format).into_owned(),
-                    text: text.unwrap_or_default(),
-                };
-            }
-        } else {
-            ffi::lua_pop(l, 1);
-        }
-        if self.raw_field(l, c"map") == ffi::LUA_TTABLE {
-            let mut pairs = Vec::new();
-            ffi::lua_pushnil(l);
-            while ffi::lua_next(l, -2) != 0 {
-                ffi::lua_pushvalue(l, -2);
-                let label = key_label(l, -1);
-                let key_path = Path::Map(path, &label);
-                let k = self.convert(l, &key_path);
-                let v = self.convert(l, &key_path);
-                pairs.push((k, v));
-                if self.over_budget {
-                    ffi::lua_pop(l, 1);
-                    break;
-                }
-            }
-            ffi::lua_pop(l, 1);
-            if pairs.len() > 1 {
-                self.note(
-                    path,
-                    "map entries come out in Lua's table order, not insertion order",
-                );
-            }
-            return Reply::Map(pairs);
-        }
-        ffi::lua_pop(l, 1);
-        if self.raw_field(l, c"set") == ffi::LUA_TTABLE {
-            let mut items = Vec::new();
-            ffi::lua_pushnil(l);
-            while ffi::lua_next(l, -2) != 0 {
+            ffi::lua_pushvalue(l, -1);
+            items.push(self.convert(l, &Path::Set(path)));
+            if self.over_budget {
                 ffi::lua_pop(l, 1);
-                ffi::lua_pushvalue(l, -1);
-                items.push(self.convert(l, &Path::Set(path)));
-                if self.over_budget {
-                    ffi::lua_pop(l, 1);
-                    break;
-                }
+                break;
             }
-            ffi::lua_pop(l, 1);
-            if items.len() > 1 {
-                self.note(path, "set members come out in Lua's table order");
-            }
-            return Reply::Set(items);
         }
         ffi::lua_pop(l, 1);
-        self.array(l, path, &scan)
+        if items.len() > 1 {
+            self.note(path, "set members come out in Lua's table order");
+        }
+        Some(Reply::Set(items))
     }
 
     unsafe fn array(&mut self, l: L, path: &Path, scan: &KeyScan) -> Reply {
@@ -638,7 +686,7 @@ unsafe fn describe_into(l: L, idx: c_int, depth: usize, out: &mut String) {
         ffi::LUA_TNUMBER => {
             let d = ffi::lua_tonumber(l, idx);
             if d.fract() == 0.0 && d != 0.0 && d.abs() < 1e14 {
-                // itoa: no formatter on this per-run path (issue 12, speed).
+                // itoa: no formatter on this per-run path (speed).
                 out.push_str(itoa::Buffer::new().format(d as i64));
             } else {
                 out.push_str(&lua_number_text(d));

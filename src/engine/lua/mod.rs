@@ -10,12 +10,12 @@ pub mod bit;
 pub mod cjson;
 pub mod cmsgpack;
 pub mod convert;
-// The Redis Functions engine's Lua state (issue 13).
+// The Redis Functions engine's Lua state.
 pub mod function;
 pub mod raw;
-// string.format that the busy threshold can stop (issue 9).
+// string.format that the busy threshold can stop.
 pub mod strformat;
-// Lua's string hash per server (issue 12): pairs() order over string keys.
+// Lua's string hash per server: pairs() order over string keys.
 pub mod string_hash;
 pub mod structlib;
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! `string.format` that the busy threshold can stop (issue 9).
+//! `string.format` that the busy threshold can stop.
 //!
 //! Lua 5.1's `str_format` adds each `%s` argument of 100 bytes or more with `luaL_addvalue`; its
 //! buffer then concatenates the pieces (copying tens of MiB) and interns the result, which

@@ -4,18 +4,8 @@
 //! (vendor/lua-src) fixes a state's hash when the state is created, from a thread-local that
 //! `with_string_hash` sets around the creation.
 
+pub use crate::engine::profile::LuaStringHash;
 use std::ffi::c_int;
-
-/// Which string hash a Lua state uses (the profile's `lua_string_hash`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LuaStringHash {
-    /// Stock Lua 5.1.5: a sample of at most about 32 bytes of a long string.
-    Stock,
-    /// Redis (every release line): the stock mix over every byte.
-    EveryByte,
-    /// Valkey 8.1 and later: MurmurHash3 (x86, 32 bits) seeded with the length.
-    Murmur32,
-}
 
 // The values of LUA_STRHASH_* in vendor/lua-src/lua-5.1.5/lua.h.
 const STOCK: c_int = 0;

@@ -566,7 +566,7 @@ return handler, fields
         api::install_math_random(l);
         ffi::lua_getfield(l, ffi::LUA_GLOBALSINDEX, c"string".as_ptr());
         raw::set_function(l, c"rep", string_rep);
-        // string.format with stop checks for big %s results (issue 9).
+        // string.format with stop checks for big %s results.
         super::strformat::install(l, c"format");
         ffi::lua_pop(l, 1);
 

@@ -1,4 +1,4 @@
-//! The race lab (issue 14): the same logic run by N simulated clients on one keyspace, as plain
+//! The race lab: the same logic run by N simulated clients on one keyspace, as plain
 //! commands (every `redis.call` a point where another client may go), as one script, as
 //! MULTI/EXEC and as WATCH + MULTI/EXEC with retries; every interleaving enumerated when there are
 //! few, sampled with a seed otherwise; outcomes compared with the serial orders and the lab's

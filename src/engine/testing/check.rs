@@ -1,7 +1,7 @@
 //! Comparing a step's expectations with what its run gave: one message per difference, saying
 //! what was expected and what came.
 
-use super::{Expect, KeyspaceMatch, Observed, TtlExpect};
+use super::{Expect, KeyspaceExpect, KeyspaceMatch, Observed, TtlExpect};
 use crate::engine::commands::glob_match;
 use crate::engine::keyspace::{keyspace_from_json_value, keyspace_to_json};
 use crate::engine::report::json_line;
@@ -47,6 +47,35 @@ pub(super) fn differences(
 ) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let got = describe_outcome(observed);
+    outcome_differences(expect, observed, reply, &got, &mut out);
+    let actual = observed.keyspace.as_object().cloned().unwrap_or_default();
+    if let Some(ks) = &expect.keyspace {
+        keyspace_differences(ks, &actual, &mut out);
+    }
+    for key in &expect.absent {
+        if let Some(entry) = actual.get(key) {
+            out.push((
+                "keyspace",
+                format!(
+                    "key {}: expected absent, but it exists: {}",
+                    json_line(&Json::String(key.clone())),
+                    json_line(entry)
+                ),
+            ));
+        }
+    }
+    warning_differences(expect, observed, &mut out);
+    out
+}
+
+/// The reply and the error against REPLY, REPLY_MATCH, ERROR and ERROR_MATCH.
+fn outcome_differences(
+    expect: &Expect,
+    observed: &Observed,
+    reply: &Reply,
+    got: &str,
+    out: &mut Vec<(&'static str, String)>,
+) {
     if let Some(expected) = &expect.reply {
         if *expected != observed.reply {
             out.push((
@@ -97,89 +126,90 @@ pub(super) fn differences(
             ));
         }
     }
-    let actual = observed.keyspace.as_object().cloned().unwrap_or_default();
-    if let Some(ks) = &expect.keyspace {
-        for (key, spec, ttl) in &ks.keys {
-            let shown = json_line(&Json::String(key.clone()));
-            let Some(entry) = actual.get(key) else {
-                out.push((
-                    "keyspace",
-                    format!(
-                        "key {shown}: expected {}, but it does not exist",
-                        json_line(spec)
-                    ),
-                ));
-                continue;
-            };
-            let expected = match canonical_entry(key, spec) {
-                Ok(e) => e,
-                Err(message) => {
-                    out.push(("keyspace", message));
-                    continue;
-                }
-            };
-            let value = sorted_set(without_ttl(entry.clone()));
-            if value != expected {
-                out.push((
-                    "keyspace",
-                    format!(
-                        "key {shown}: expected {}, got {}",
-                        json_line(&expected),
-                        json_line(&value)
-                    ),
-                ));
-            }
-            let remaining = entry.get("ttl_ms").and_then(Json::as_i64);
-            let ttl_ok = match (ttl, remaining) {
-                (TtlExpect::Any, _) => true,
-                (TtlExpect::None, None) => true,
-                (TtlExpect::Range(lo, hi), Some(ms)) => (*lo..=*hi).contains(&ms),
-                _ => false,
-            };
-            if !ttl_ok {
-                let wanted = match ttl {
-                    TtlExpect::None => "no TTL".to_string(),
-                    TtlExpect::Range(lo, hi) if lo == hi => format!("ttl_ms {lo}"),
-                    TtlExpect::Range(lo, hi) => format!("ttl_ms in [{lo}, {hi}]"),
-                    TtlExpect::Any => unreachable!("any TTL matches"),
-                };
-                let has = match remaining {
-                    Some(ms) => format!("ttl_ms {ms}"),
-                    None => "no TTL".to_string(),
-                };
-                out.push((
-                    "keyspace",
-                    format!("key {shown}: expected {wanted}, has {has}"),
-                ));
-            }
-        }
-        if ks.matching == KeyspaceMatch::Exact {
-            for (key, entry) in &actual {
-                if !ks.keys.iter().any(|(k, _, _)| k == key) {
-                    out.push((
-                        "keyspace",
-                        format!(
-                            "key {}: not expected, but it exists: {} (list it, or set keyspace_match = \"partial\")",
-                            json_line(&Json::String(key.clone())),
-                            json_line(entry)
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-    for key in &expect.absent {
-        if let Some(entry) = actual.get(key) {
+}
+
+/// Each expected key's value and TTL, then (an exact match) the keys nobody listed.
+fn keyspace_differences(
+    ks: &KeyspaceExpect,
+    actual: &Map<String, Json>,
+    out: &mut Vec<(&'static str, String)>,
+) {
+    for (key, spec, ttl) in &ks.keys {
+        let shown = json_line(&Json::String(key.clone()));
+        let Some(entry) = actual.get(key) else {
             out.push((
                 "keyspace",
                 format!(
-                    "key {}: expected absent, but it exists: {}",
-                    json_line(&Json::String(key.clone())),
-                    json_line(entry)
+                    "key {shown}: expected {}, but it does not exist",
+                    json_line(spec)
+                ),
+            ));
+            continue;
+        };
+        let expected = match canonical_entry(key, spec) {
+            Ok(e) => e,
+            Err(message) => {
+                out.push(("keyspace", message));
+                continue;
+            }
+        };
+        let value = sorted_set(without_ttl(entry.clone()));
+        if value != expected {
+            out.push((
+                "keyspace",
+                format!(
+                    "key {shown}: expected {}, got {}",
+                    json_line(&expected),
+                    json_line(&value)
                 ),
             ));
         }
+        let remaining = entry.get("ttl_ms").and_then(Json::as_i64);
+        let ttl_ok = match (ttl, remaining) {
+            (TtlExpect::Any, _) => true,
+            (TtlExpect::None, None) => true,
+            (TtlExpect::Range(lo, hi), Some(ms)) => (*lo..=*hi).contains(&ms),
+            _ => false,
+        };
+        if !ttl_ok {
+            let wanted = match ttl {
+                TtlExpect::None => "no TTL".to_string(),
+                TtlExpect::Range(lo, hi) if lo == hi => format!("ttl_ms {lo}"),
+                TtlExpect::Range(lo, hi) => format!("ttl_ms in [{lo}, {hi}]"),
+                TtlExpect::Any => unreachable!("any TTL matches"),
+            };
+            let has = match remaining {
+                Some(ms) => format!("ttl_ms {ms}"),
+                None => "no TTL".to_string(),
+            };
+            out.push((
+                "keyspace",
+                format!("key {shown}: expected {wanted}, has {has}"),
+            ));
+        }
     }
+    if ks.matching == KeyspaceMatch::Exact {
+        for (key, entry) in actual {
+            if !ks.keys.iter().any(|(k, _, _)| k == key) {
+                out.push((
+                    "keyspace",
+                    format!(
+                        "key {}: not expected, but it exists: {} (list it, or set keyspace_match = \"partial\")",
+                        json_line(&Json::String(key.clone())),
+                        json_line(entry)
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// The run's warnings against the expected set.
+fn warning_differences(
+    expect: &Expect,
+    observed: &Observed,
+    out: &mut Vec<(&'static str, String)>,
+) {
     if let Some(expected) = &expect.warnings {
         let mut expected = expected.clone();
         expected.sort();
@@ -195,7 +225,6 @@ pub(super) fn differences(
             ));
         }
     }
-    out
 }
 
 /// The run's outcome in the words of a test file.

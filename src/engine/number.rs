@@ -1,6 +1,6 @@
 //! Number parsing and formatting with Redis's exact rules (`string2ll`, `strtod` checks,
-//! long-double formatting of INCRBYFLOAT), and the parsers later servers use instead (issue 12:
-//! fast_float for scores, `string2ull` for cursors; which one a command uses is profile data).
+//! long-double formatting of INCRBYFLOAT), and the parsers later servers use instead
+//! (fast_float for scores, `string2ull` for cursors; which one a command uses is profile data).
 
 use crate::engine::profile::{CursorSyntax, FloatSyntax};
 
