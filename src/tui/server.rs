@@ -408,6 +408,10 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
             missing,
             refused,
         } => {
+            if !copied.is_empty() {
+                let what = format!("copied {} key(s) from the server to the seed", copied.len());
+                super::buffer::seed_edit(app, what);
+            }
             for key in &copied {
                 if let Some(entry) = db.get(key, now) {
                     app.seed.insert_entry(key.clone(), entry.clone());
