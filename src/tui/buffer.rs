@@ -195,6 +195,8 @@ pub struct Changes {
     typing: Option<bool>,
     /// The editor's revision after the last event.
     text_revision: u64,
+    /// This event is an undo or a redo (a text change by one keeps what there is to redo).
+    undoing: bool,
     /// The sidecar's path where the user chose to save the script only (a file that is not
     /// evalbench's): later saves leave it alone without asking again.
     pub sidecar_declined: Option<PathBuf>,
@@ -215,6 +217,7 @@ impl Changes {
             undone: Vec::new(),
             typing: None,
             text_revision: 0,
+            undoing: false,
             sidecar_declined: None,
         }
     }
@@ -275,7 +278,7 @@ pub fn after_event(app: &mut App) {
     let Some(last) = app.changes.mark.replace(now.clone()) else {
         return; // the first look at this buffer
     };
-    if text_changed {
+    if text_changed && !std::mem::take(&mut app.changes.undoing) {
         // A new text change ends what was undone of the rest.
         app.changes.undone.clear();
     }
@@ -324,6 +327,7 @@ pub fn after_event(app: &mut App) {
 /// Ctrl-Z / Ctrl-Y: when the buffer's last change (or the next one to redo) is not a text edit,
 /// undo (redo) it here and say so; false leaves it to the editor.
 pub fn undo_redo(app: &mut App, undo: bool) -> bool {
+    app.changes.undoing = true;
     let depth = app.editor.undo_depth();
     let step = if undo {
         match app.changes.done.last() {
