@@ -465,7 +465,7 @@ impl Action {
             Action::StepStop => "leave step mode",
             Action::Help => "show this help",
             Action::Quit => "quit (asks when there are unsaved changes)",
-            Action::Save => "save the script and its sidecar (KEYS, ARGV, seed keyspace)",
+            Action::Save => "save the script and its sidecar (KEYS, ARGV, seed keyspace, breakpoints, watches)",
             Action::Open => {
                 "open a sample, a recent file or a path (type to filter, Tab completes)"
             }
@@ -494,7 +494,7 @@ impl Action {
             Action::CycleTypeFilter => "cycle the type filter",
             Action::ToggleDiff => "last run's diff: selected key → whole keyspace → off",
             Action::AddKey => "add to the seed: NAME VALUE or TYPE NAME ITEMS…",
-            Action::DeleteKey => "delete the selected key from the seed",
+            Action::DeleteKey => "delete the selected key from the seed (Ctrl-Z undoes it)",
             Action::SetString => "set the selected key to a string value",
             Action::SetTtl => "set the selected key's TTL (seconds)",
             Action::LoadSeed => "load the seed keyspace from a JSON file",
@@ -537,7 +537,7 @@ impl Action {
             }
             Action::Find => "search in the script",
             Action::FindNext => "next search match",
-            Action::Undo => "undo the last edit (a word, a paste, a run of deletions)",
+            Action::Undo => "undo the buffer's last change: a word, a paste, KEYS/ARGV, a seed key, a breakpoint, a watch",
             Action::Redo => "redo what was undone",
             Action::Copy => "copy the selection (to the system clipboard too)",
             Action::Cut => "cut the selection (to the system clipboard too)",
