@@ -537,7 +537,7 @@ impl Action {
             }
             Action::Find => "search in the script",
             Action::FindNext => "next search match",
-            Action::Undo => "undo the buffer's last change: a word, a paste, KEYS/ARGV, a seed key, a breakpoint, a watch",
+            Action::Undo => "undo the last change: text, KEYS/ARGV, seed, breakpoints, watches",
             Action::Redo => "redo what was undone",
             Action::Copy => "copy the selection (to the system clipboard too)",
             Action::Cut => "cut the selection (to the system clipboard too)",
