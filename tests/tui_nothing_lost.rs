@@ -55,7 +55,10 @@ fn a_new_script_never_replaces_an_unrelated_json_beside_it_without_asking() {
         )
     );
     let screen = h.render(100, 30);
-    assert!(screen.contains("replace it with its sidecar. o overwrites it, s saves the script"), "{screen}");
+    assert!(
+        screen.contains("replace it with its sidecar. o overwrites it, s saves the script"),
+        "{screen}"
+    );
     // Any other key is not an answer: it says which are.
     h.press("y");
     assert_eq!(
@@ -123,7 +126,11 @@ fn an_evalbench_sidecar_is_updated_without_asking() {
     let script = dir.join("mine.lua");
     std::fs::write(&script, "return 1").unwrap();
     let car = dir.join("mine.json");
-    std::fs::write(&car, r#"{"description": "mine", "keys": ["old"], "argv": []}"#).unwrap();
+    std::fs::write(
+        &car,
+        r#"{"description": "mine", "keys": ["old"], "argv": []}"#,
+    )
+    .unwrap();
     let mut h = Harness::new("", &[], &[], "");
     h.app.open_file(script.clone());
     // F6: the KEYS field; its text is replaced.
@@ -164,7 +171,10 @@ fn form_edits_mark_the_buffer_ask_on_quit_and_are_saved() {
     h.press("<C-s>");
     assert!(!h.app.editor.modified);
     assert!(!h.render(120, 30).contains(&title));
-    assert_eq!(json(&dir.join("form.json"))["argv"], serde_json::json!(["1", "2"]));
+    assert_eq!(
+        json(&dir.join("form.json"))["argv"],
+        serde_json::json!(["1", "2"])
+    );
     h.press("<C-q>");
     assert!(h.app.quit, "nothing unsaved: no question");
     files::release_autosave(Slot::File(&script));
@@ -203,7 +213,10 @@ fn a_seed_key_deleted_with_d_comes_back_with_ctrl_z() {
     h.press("=");
     assert_eq!(h.app.clock_offset_ms, 0);
     h.press("<C-z>");
-    assert_eq!(h.app.status, "undone: reset the run clock (Ctrl-Y redoes it)");
+    assert_eq!(
+        h.app.status,
+        "undone: reset the run clock (Ctrl-Y redoes it)"
+    );
     assert_eq!(h.app.clock_offset_ms, 30_000);
 }
 
@@ -295,9 +308,10 @@ fn opening_another_file_leaves_the_old_files_state_behind() {
         .keys("<Backspace> <Backspace>")
         .type_text("61\n");
     h.keys("<A-6> w").type_text("KEYS[1]\n");
-    h.app
-        .debugger
-        .say(evalbench::tui::debug_engine::ConsoleKind::Note, "one's note");
+    h.app.debugger.say(
+        evalbench::tui::debug_engine::ConsoleKind::Note,
+        "one's note",
+    );
     assert!(h
         .render(120, 30)
         .contains(" sandbox · clock +61 s, keep state "));

@@ -1106,7 +1106,10 @@ impl App {
                         super::keyspace::show_seed(self, Some(&key));
                     }
                     Ok(secs) if secs > 0 && secs < i64::MAX / 1000 - self.seed_now_ms / 1000 => {
-                        super::buffer::seed_edit(self, format!("set a TTL of {secs} s in the seed"));
+                        super::buffer::seed_edit(
+                            self,
+                            format!("set a TTL of {secs} s in the seed"),
+                        );
                         self.seed
                             .set_expire(&key, Some(self.seed_now_ms + secs * 1000));
                         self.status = format!("TTL {secs} s set in the seed");
@@ -1138,7 +1141,11 @@ impl App {
                 {
                     // The seed keeps its keys: a run sees those whose TTL has passed as expired.
                     let before = super::buffer::Before::Clock(self.clock_offset_ms);
-                    super::buffer::record(self, format!("advanced the run clock by {secs} s"), before);
+                    super::buffer::record(
+                        self,
+                        format!("advanced the run clock by {secs} s"),
+                        before,
+                    );
                     self.set_clock_offset(self.clock_offset_ms + secs * 1000);
                     self.status = format!(
                         "run clock advanced by {secs} s: {} s after the seed's time (= resets it)",

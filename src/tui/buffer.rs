@@ -288,7 +288,10 @@ pub fn after_event(app: &mut App) {
         }
         return;
     }
-    for (keys, old, new) in [(true, &last.keys, &now.keys), (false, &last.argv, &now.argv)] {
+    for (keys, old, new) in [
+        (true, &last.keys, &now.keys),
+        (false, &last.argv, &now.argv),
+    ] {
         if old == new {
             continue;
         }

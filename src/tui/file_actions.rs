@@ -3,8 +3,8 @@
 //! keys (type to filter, a path to open one, Tab to complete it).
 
 use super::app::{App, Confirm, Overlay, PromptPurpose};
-use super::files::{expand_home, PickerState};
 use super::buffer::BufferState;
+use super::files::{expand_home, PickerState};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::path::{Path, PathBuf};
 

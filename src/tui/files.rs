@@ -317,12 +317,21 @@ pub fn classify_sidecar(car_path: &Path) -> SidecarFile {
         return SidecarFile::Foreign(format!(
             "{}: not an evalbench sidecar (it has {} {}{more})",
             car_path.display(),
-            if strange.len() == 1 { "field" } else { "fields" },
+            if strange.len() == 1 {
+                "field"
+            } else {
+                "fields"
+            },
             quoted.join(", ")
         ));
     }
-    if let Err(e) = serde_json::from_value::<crate::cli::Sidecar>(serde_json::Value::Object(map.clone())) {
-        return SidecarFile::Foreign(format!("{}: not an evalbench sidecar ({e})", car_path.display()));
+    if let Err(e) =
+        serde_json::from_value::<crate::cli::Sidecar>(serde_json::Value::Object(map.clone()))
+    {
+        return SidecarFile::Foreign(format!(
+            "{}: not an evalbench sidecar ({e})",
+            car_path.display()
+        ));
     }
     SidecarFile::Ours(map)
 }
@@ -384,7 +393,8 @@ pub fn save_buffer(
             car_path.display()
         )));
     }
-    let not_sidecar = |e: String| Some(format!("saved {} but not its sidecar: {e}", path.display()));
+    let not_sidecar =
+        |e: String| Some(format!("saved {} but not its sidecar: {e}", path.display()));
     let keys = InputsState::values(&content.inputs.keys_text(), "KEYS");
     let argv = InputsState::values(&content.inputs.argv_text(), "ARGV");
     let (keys, argv) = match (keys, argv) {
@@ -961,7 +971,10 @@ mod tests {
         assert!(names[1].ends_with(".lock"));
         discard_autosave_in(&dir.0, Slot::File(Path::new(X_PATH)));
         assert!(!autosave_exists_in(&dir.0, Slot::File(Path::new(X_PATH))));
-        assert_eq!(load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))), None);
+        assert_eq!(
+            load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))),
+            None
+        );
     }
 
     #[test]
@@ -1003,11 +1016,21 @@ mod tests {
             autosave_in(&dir.0, &state("other", "")),
             Ok(AutosaveOutcome::Unchanged)
         );
-        assert_eq!(load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))), Some(s));
+        assert_eq!(
+            load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))),
+            Some(s)
+        );
         // A broken autosave reads as none.
-        std::fs::write(autosave_file(&dir.0, Slot::File(Path::new(X_PATH))), "{ nope").unwrap();
+        std::fs::write(
+            autosave_file(&dir.0, Slot::File(Path::new(X_PATH))),
+            "{ nope",
+        )
+        .unwrap();
         assert!(autosave_exists_in(&dir.0, Slot::File(Path::new(X_PATH))));
-        assert_eq!(load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))), None);
+        assert_eq!(
+            load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))),
+            None
+        );
     }
 
     #[test]
@@ -1019,12 +1042,19 @@ mod tests {
         assert_eq!(autosave_in(&dir.0, &a), Ok(AutosaveOutcome::Written));
         forget_trackers(&dir.0);
         assert_eq!(autosave_in(&dir.0, &b), Ok(AutosaveOutcome::Written));
-        assert_eq!(load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))), Some(a));
+        assert_eq!(
+            load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))),
+            Some(a)
+        );
         assert_eq!(
             load_autosave_in(&dir.0, Slot::File(Path::new("/tmp/other.lua"))),
             Some(b)
         );
-        assert_eq!(load_autosave_in(&dir.0, Slot::Untitled("1")), None, "no untitled autosave");
+        assert_eq!(
+            load_autosave_in(&dir.0, Slot::Untitled("1")),
+            None,
+            "no untitled autosave"
+        );
         // Another process holding the lock of x.lua's autosave: this one writes nothing.
         let file = autosave_file(&dir.0, Slot::File(Path::new(X_PATH)));
         LOCKS
@@ -1389,7 +1419,10 @@ mod tests {
         let root = TempDir::new("private");
         let dir = root.0.join("data").join("evalbench");
         write_autosave_in(&dir, &state("return 1", "k")).unwrap();
-        assert_eq!(mode(&autosave_file(&dir, Slot::File(Path::new(X_PATH)))), 0o600);
+        assert_eq!(
+            mode(&autosave_file(&dir, Slot::File(Path::new(X_PATH)))),
+            0o600
+        );
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&root.0.join("data")), 0o700);
         let script = root.0.join("s.lua");
@@ -1403,7 +1436,10 @@ mod tests {
         )
         .unwrap();
         write_autosave_in(&dir, &state("return 2", "k")).unwrap();
-        assert_eq!(mode(&autosave_file(&dir, Slot::File(Path::new(X_PATH)))), 0o600);
+        assert_eq!(
+            mode(&autosave_file(&dir, Slot::File(Path::new(X_PATH)))),
+            0o600
+        );
         // The user's own scripts keep their mode.
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o640)).unwrap();
         write_atomically(&script, b"return 3").unwrap();

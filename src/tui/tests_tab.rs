@@ -397,8 +397,9 @@ pub fn select(app: &mut App) -> Vec<Effect> {
     } else {
         String::new()
     };
-    app.status =
-        format!("loaded case {name:?} into the form: KEYS, ARGV, seed and clock{steps}; F5 runs it");
+    app.status = format!(
+        "loaded case {name:?} into the form: KEYS, ARGV, seed and clock{steps}; F5 runs it"
+    );
     Vec::new()
 }
 
