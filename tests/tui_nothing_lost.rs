@@ -368,3 +368,50 @@ fn each_untitled_buffer_has_its_own_autosave_dropped_once_saved() {
     files::release_autosave(Slot::File(&path));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn seed_string(h: &Harness, key: &[u8]) -> Option<Vec<u8>> {
+    match &h.app.seed.get(key, h.app.seed_now_ms)?.value {
+        evalbench::engine::keyspace::Value::Str(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// `r` (back to the seed) and K (keep state off) drop what the last runs made: the status says
+/// so and Ctrl-Z brings it back.
+#[test]
+fn reset_and_keep_state_off_are_undone_by_ctrl_z() {
+    common::isolate_app_dirs();
+    let mut h = Harness::sample();
+    h.press("<F5>");
+    assert!(h.app.last_run.is_some());
+    h.keys("<A-3> r");
+    assert_eq!(
+        h.app.status,
+        "keyspace reset to the seed (Ctrl-Z brings the last run back)"
+    );
+    assert!(h.app.last_run.is_none());
+    h.press("<C-z>");
+    assert_eq!(
+        h.app.status,
+        "undone: reset the keyspace to the seed (Ctrl-Y redoes it)"
+    );
+    assert!(h.app.last_run.is_some());
+    assert!(!h.app.editor.modified, "the run is not the script's state");
+
+    // Keep state: a run chains the seed (the counter 3 → 4); K off returns to the seed.
+    h.press("K");
+    h.press("<F5>");
+    assert_eq!(seed_string(&h, b"ratelimit:alice:42"), Some(b"4".to_vec()));
+    h.press("K");
+    assert_eq!(
+        h.app.status,
+        "keep state off: runs start from the seed again (Ctrl-Z returns to the last run's keyspace)"
+    );
+    assert_eq!(seed_string(&h, b"ratelimit:alice:42"), Some(b"3".to_vec()));
+    assert!(h.app.keep_state.is_none());
+    h.press("<C-z>");
+    assert_eq!(h.app.status, "undone: keep state off (Ctrl-Y redoes it)");
+    assert_eq!(seed_string(&h, b"ratelimit:alice:42"), Some(b"4".to_vec()));
+    assert!(h.app.keep_state.is_some());
+    assert!(h.render(120, 40).contains(" sandbox · keep state "));
+}

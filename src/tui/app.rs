@@ -955,10 +955,17 @@ impl App {
                 "seed.json",
             ),
             Action::ResetSeed => {
-                self.last_run = None;
-                self.step = None;
                 self.keyspace.value_scroll = 0;
-                self.status = "keyspace reset to the seed".into();
+                // The run's result goes from view, not for good: Ctrl-Z brings it back.
+                match self.last_run.take() {
+                    Some(run) => {
+                        let before = super::buffer::Before::Run(Some(Box::new(run)), self.step.take());
+                        super::buffer::record(self, "reset the keyspace to the seed", before);
+                        self.status =
+                            "keyspace reset to the seed (Ctrl-Z brings the last run back)".into();
+                    }
+                    None => self.status = "keyspace reset to the seed".into(),
+                }
             }
             Action::AdvanceClock => self.prompt(
                 PromptPurpose::AdvanceClock,
@@ -978,11 +985,16 @@ impl App {
                         "keep state on: each run starts from the last run's keyspace (K again returns to the seed)"
                             .into();
                 }
-                Some((seed, seed_now_ms)) => {
+                Some(base) => {
+                    // The chained runs' keyspace is not lost: Ctrl-Z goes back to it.
+                    self.keep_state = Some(base);
+                    let before = super::buffer::Before::Chain(Box::new(super::buffer::Chain::of(self)));
+                    super::buffer::record(self, "keep state off", before);
+                    let (seed, seed_now_ms) = self.keep_state.take().unwrap_or_default();
                     self.seed = seed;
                     self.seed_now_ms = seed_now_ms;
                     self.set_clock_offset(0);
-                    self.status = "keep state off: runs start from the seed again".into();
+                    self.status = "keep state off: runs start from the seed again (Ctrl-Z returns to the last run's keyspace)".into();
                 }
             },
             Action::ToggleSeedView => super::keyspace::toggle_seed_view(self),

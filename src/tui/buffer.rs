@@ -117,7 +117,6 @@ impl App {
 }
 
 /// A part of the buffer's state, as it was before a change.
-#[derive(Debug, Clone)]
 pub enum Before {
     Keys(String),
     Argv(String),
@@ -128,16 +127,45 @@ pub enum Before {
     Breaks(Vec<String>, Vec<Vec<u8>>),
     /// The run clock's offset.
     Clock(i64),
+    /// The last run's result and step shown (`r` takes them from view).
+    Run(Option<Box<super::worker::RunResult>>, Option<usize>),
+    /// The sandbox's chained state (keep state on, the runs' keyspace as the seed).
+    Chain(Box<Chain>),
+}
+
+/// What keep state chains: the seed the next run starts from, its time and clock, and the seed
+/// it started from.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    seed: Db,
+    seed_now_ms: i64,
+    now_ms: i64,
+    clock_offset_ms: i64,
+    keep_state: Option<(Db, i64)>,
+}
+
+impl Chain {
+    pub fn of(app: &App) -> Chain {
+        Chain {
+            seed: app.seed.clone(),
+            seed_now_ms: app.seed_now_ms,
+            now_ms: app.now_ms,
+            clock_offset_ms: app.clock_offset_ms,
+            keep_state: app.keep_state.clone(),
+        }
+    }
 }
 
 impl Before {
     /// Whether the sidecar keeps this part (then changing it is an unsaved change).
     fn saved(&self) -> bool {
-        !matches!(self, Before::Breaks(..) | Before::Clock(_))
+        !matches!(
+            self,
+            Before::Breaks(..) | Before::Clock(_) | Before::Run(..) | Before::Chain(_)
+        )
     }
 }
 
-#[derive(Debug)]
 struct Step {
     /// What the change was, for the status line ("deleted 'k' from the seed").
     what: String,
@@ -184,7 +212,6 @@ fn new_id() -> String {
 }
 
 /// The buffer's changes besides its text, and its identity.
-#[derive(Debug)]
 pub struct Changes {
     /// Names the autosave of an untitled buffer.
     pub id: String,
@@ -405,6 +432,21 @@ fn restore(app: &mut App, before: Before) -> Before {
                 std::mem::replace(&mut d.command_breaks, commands),
                 std::mem::replace(&mut d.key_write_breaks, keys),
             )
+        }
+        Before::Run(run, step) => {
+            let shown = app.last_run.take().map(Box::new);
+            let shown_step = std::mem::replace(&mut app.step, step);
+            app.last_run = run.map(|run| *run);
+            Before::Run(shown, shown_step)
+        }
+        Before::Chain(mut chain) => {
+            std::mem::swap(&mut app.seed, &mut chain.seed);
+            std::mem::swap(&mut app.seed_now_ms, &mut chain.seed_now_ms);
+            std::mem::swap(&mut app.now_ms, &mut chain.now_ms);
+            std::mem::swap(&mut app.clock_offset_ms, &mut chain.clock_offset_ms);
+            std::mem::swap(&mut app.keep_state, &mut chain.keep_state);
+            super::keyspace::show_seed(app, None);
+            Before::Chain(chain)
         }
         Before::Clock(offset) => {
             let now = app.clock_offset_ms;
