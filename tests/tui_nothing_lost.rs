@@ -366,6 +366,33 @@ fn each_untitled_buffer_has_its_own_autosave_dropped_once_saved() {
     again.app.offer_recovery();
     assert!(again.app.overlay.is_none(), "{}", again.app.status);
     files::release_autosave(Slot::File(&path));
+
+    // An untitled buffer left by a crash (its lock let go, as the kernel does for a killed
+    // process) is offered to the next untitled session, which carries it on under its id.
+    let mut crashed = Harness::new("", &[], &[], "");
+    crashed.type_text("return 'lost?'");
+    crashed.app.autosave();
+    let id = crashed.app.changes.id.clone();
+    drop(crashed);
+    files::release_autosave(Slot::Untitled(&id));
+    let mut next = Harness::new("", &[], &[], "");
+    next.app.offer_recovery();
+    assert!(matches!(
+        next.app.overlay,
+        Some(Overlay::Confirm(Confirm::Recover))
+    ));
+    assert_eq!(
+        next.app.status,
+        "unsaved changes to an untitled script were autosaved: r recovers them, d discards them"
+    );
+    next.press("r");
+    assert_eq!(text(&next), "return 'lost?'");
+    assert_eq!(next.app.changes.id, id);
+    assert!(next.app.editor.modified);
+    let path = dir.join("found.lua");
+    save_as(&mut next, &path);
+    assert!(!files::autosave_exists(Slot::Untitled(&id)));
+    files::release_autosave(Slot::File(&path));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
