@@ -178,9 +178,8 @@ fn ctrl_s_never_replaces_a_malformed_sidecar() {
     assert_eq!(
         h.app.status,
         format!(
-            "saved {} only: {} was left as it is",
-            path.display(),
-            car.display()
+            "saved {} without its sidecar (limiter.json stays as it is)",
+            path.display()
         )
     );
     assert_eq!(std::fs::read_to_string(&car).unwrap(), broken);

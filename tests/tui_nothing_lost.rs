@@ -71,8 +71,8 @@ fn a_new_script_never_replaces_an_unrelated_json_beside_it_without_asking() {
     assert_eq!(
         h.app.status,
         format!(
-            "not saved: {} and its sidecar's path were left as they are",
-            script.display()
+            "not saved: nothing was written ({} stays as it is)",
+            notes.display()
         )
     );
     assert!(!script.exists());
@@ -85,9 +85,8 @@ fn a_new_script_never_replaces_an_unrelated_json_beside_it_without_asking() {
     assert_eq!(
         h.app.status,
         format!(
-            "saved {} only: {} was left as it is",
-            script.display(),
-            notes.display()
+            "saved {} without its sidecar (notes.json stays as it is)",
+            script.display()
         )
     );
     assert_eq!(std::fs::read_to_string(&script).unwrap(), "return 1");

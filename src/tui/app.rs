@@ -639,8 +639,8 @@ impl App {
                     Some(mode) => self.save_to(script, Some(mode)),
                     None => {
                         self.status = format!(
-                            "not saved: {} and its sidecar's path were left as they are",
-                            script.display()
+                            "not saved: nothing was written ({} stays as it is)",
+                            crate::cli::sidecar_path(&script).display()
                         )
                     }
                 }

@@ -387,10 +387,10 @@ pub fn save_buffer(
     }
     write_atomically(path, &crate::tui::editor::encode_script(text))?;
     if mode == SidecarWrite::Skip {
+        let name = car_path.file_name().unwrap_or_default().to_string_lossy();
         return Ok(Some(format!(
-            "saved {} only: {} was left as it is",
-            path.display(),
-            car_path.display()
+            "saved {} without its sidecar ({name} stays as it is)",
+            path.display()
         )));
     }
     let not_sidecar =

@@ -409,7 +409,10 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
             refused,
         } => {
             if !copied.is_empty() {
-                let what = format!("copied {} key(s) from the server to the seed", copied.len());
+                let what = match copied.len() {
+                    1 => "copied a key from the server to the seed".to_string(),
+                    n => format!("copied {n} keys from the server to the seed"),
+                };
                 super::buffer::seed_edit(app, what);
             }
             for key in &copied {
