@@ -441,3 +441,48 @@ fn reset_and_keep_state_off_are_undone_by_ctrl_z() {
     assert!(h.app.keep_state.is_some());
     assert!(h.render(120, 40).contains(" sandbox · keep state "));
 }
+
+/// A key copied from a live server into the seed (a hash of 5,000 fields) is a change of the
+/// buffer: marked, and undone by Ctrl-Z.
+#[test]
+fn a_key_copied_from_the_server_is_undone_by_ctrl_z() {
+    let Some(server) = common::RedisServer::start() else {
+        return;
+    };
+    common::isolate_app_dirs();
+    let mut conn = server.connect();
+    let mut hset = vec![b"HSET".to_vec(), b"big".to_vec()];
+    for i in 0..5000 {
+        hset.push(format!("f{i}").into_bytes());
+        hset.push(format!("v{i}").into_bytes());
+    }
+    conn.pipeline(&[hset]);
+    let target = evalbench::engine::live::TargetSpec {
+        url: Some(format!("redis://127.0.0.1:{}", server.port)),
+        ..Default::default()
+    }
+    .resolve()
+    .expect("target");
+    let mut h = Harness::new("return 1", &[], &[], "")
+        .with_live(target, "redis 7.0.15 test-server")
+        .expect("connect");
+    h.keys("<A-5> c");
+    assert!(
+        h.app.status.starts_with("copied 'big' to the sandbox seed"),
+        "{}",
+        h.app.status
+    );
+    assert!(h.app.editor.modified);
+    assert!(h.app.seed.contains(b"big", h.app.seed_now_ms));
+    h.press("<C-z>");
+    assert_eq!(
+        h.app.status,
+        "undone: copied a key from the server to the seed (Ctrl-Y redoes it)"
+    );
+    assert!(!h.app.seed.contains(b"big", h.app.seed_now_ms));
+    h.press("<C-y>");
+    match &h.app.seed.get(b"big", h.app.seed_now_ms).unwrap().value {
+        evalbench::engine::keyspace::Value::Hash(hash) => assert_eq!(hash.len(), 5000),
+        _ => panic!("not a hash"),
+    }
+}
