@@ -31,13 +31,13 @@ fn main() {
                 let mut out = std::io::BufWriter::new(std::io::stdout().lock());
                 cli::run_command_to(args, &mut out).map(|code| (code, String::new()))
             }
-            Some(Command::Copy(args)) => evalbench::cli_live::copy_command(args),
-            Some(Command::Debug(args)) => evalbench::cli_debug::debug_main(args),
-            Some(Command::Test(args)) => evalbench::cli_test::test_main(args),
-            Some(Command::Lint(args)) => evalbench::cli_lint::lint_main(args),
-            Some(Command::Lesson(args)) => evalbench::cli_lesson::lesson_main(args),
-            Some(Command::Race(args)) => evalbench::cli_race::race_main(args), // issue 14
-            Some(Command::Function(args)) => evalbench::cli_function::function_main(args), // issue 13
+            Some(Command::Copy(args)) => evalbench::cli::run::live::copy_command(args),
+            Some(Command::Debug(args)) => evalbench::cli::debug::debug_main(args),
+            Some(Command::Test(args)) => evalbench::cli::test::test_main(args),
+            Some(Command::Lint(args)) => evalbench::cli::lint::lint_main(args),
+            Some(Command::Lesson(args)) => evalbench::cli::lesson::lesson_main(args),
+            Some(Command::Race(args)) => evalbench::cli::race::race_main(args), // issue 14
+            Some(Command::Function(args)) => evalbench::cli::function::function_main(args), // issue 13
             None => cli::run_demo(parsed.file.as_deref()),
         });
     let result = worker
@@ -75,7 +75,7 @@ fn open_workbench(parsed: &Cli) -> Option<i32> {
             theme: parsed.theme.clone(),
             profile: parsed.profile,
             present: parsed.present,
-            server: match evalbench::cli_live::server_spec(&parsed.server, false) {
+            server: match evalbench::cli::run::live::server_spec(&parsed.server, false) {
                 Ok(spec) => spec,
                 Err(e) => {
                     eprintln!("evalbench: {}", display_text(&e.message));

@@ -119,7 +119,7 @@ pub fn run_live(
     let mut live = LiveBackend::connect(target).map_err(backend_error)?;
     // Ctrl-C from here on: nothing is sent before the script reaches the server; SCRIPT KILL once it
     // runs there.
-    crate::cli_interrupt::watch(&live);
+    crate::cli::common::interrupt::watch(&live);
     live.tracing = !args.no_trace;
     // Decided from the key names alone: nothing is read, dry-run or sent.
     if let Some(refusal) = live.cross_slot_refusal(request) {
@@ -214,8 +214,9 @@ pub fn run_live(
         }
         WriteMode::ReadOnly
     };
-    let mut report = crate::cli_interrupt::on_server(&request.keys, || live.run(request, mode))?
-        .map_err(backend_error)?;
+    let mut report =
+        crate::cli::common::interrupt::on_server(&request.keys, || live.run(request, mode))?
+            .map_err(backend_error)?;
     if let Some(dry) = &dry {
         explain_with_dry_run(&mut report, dry);
     }

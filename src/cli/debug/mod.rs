@@ -1,6 +1,9 @@
 //! `evalbench debug`: a headless REPL over the engine's debugger, with LDB's words and output
 //! (`redis-cli --ldb`), plus backward steps, watches, conditions and breaks on commands and keys.
 
+/// `evalbench debug --server`: the REPL over Redis's own LDB.
+pub mod live;
+
 use crate::cli::{
     read_sandbox_input, render_text, CliError, SandboxInput, EXIT_BAD_INPUT, EXIT_ERROR_REPLY,
     EXIT_OK,
@@ -730,14 +733,14 @@ pub fn debug_command(
     stdin: Option<Box<dyn BufRead + '_>>,
     interactive: bool,
 ) -> Result<i32, CliError> {
-    // --server: the session runs in Redis's own LDB (cli_debug_live.rs).
-    if let Some(spec) = crate::cli_live::server_spec(&args.server, args.resp == 3)? {
+    // --server: the session runs in Redis's own LDB (debug/live.rs).
+    if let Some(spec) = crate::cli::run::live::server_spec(&args.server, args.resp == 3)? {
         if args.function.is_some() || !args.library.is_empty() {
             return Err(CliError::input(
                 "--function debugs in the sandbox only (Redis's LDB debugs EVAL scripts, not FCALL); drop --server",
             ));
         }
-        return crate::cli_debug_live::debug_live(args, spec, out, stdin, interactive);
+        return crate::cli::debug::live::debug_live(args, spec, out, stdin, interactive);
     }
     if args.yes || args.sync {
         return Err(CliError::input(

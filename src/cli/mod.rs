@@ -11,6 +11,23 @@ use std::borrow::Cow;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+/// What every subcommand shares: exit statuses, errors, the live target, Ctrl-C.
+pub mod common;
+/// `evalbench debug`, and with --server the REPL over Redis's own LDB.
+pub mod debug;
+/// `evalbench function` and `run --function --server`: a live server's libraries.
+pub mod function;
+/// `evalbench lesson`.
+pub mod lesson;
+/// `evalbench lint`.
+pub mod lint;
+/// `evalbench race`: the race lab headless.
+pub mod race;
+/// `evalbench run`'s pieces: --export and --server.
+pub mod run;
+/// `evalbench test`.
+pub mod test;
+
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_ERROR_REPLY: i32 = 1;
 pub const EXIT_BAD_INPUT: i32 = 2;
@@ -59,23 +76,23 @@ pub enum Command {
     #[command(after_help = COPY_HELP, disable_help_flag = true)]
     Copy(CopyArgs),
     /// Debug a script in the sandbox with LDB's words (step, breakpoints, print, eval) and more.
-    #[command(after_help = crate::cli_debug::DEBUG_HELP, disable_help_flag = true)]
-    Debug(crate::cli_debug::DebugArgs),
+    #[command(after_help = crate::cli::debug::DEBUG_HELP, disable_help_flag = true)]
+    Debug(crate::cli::debug::DebugArgs),
     /// Run the cases of test files (NAME.test.toml beside NAME.lua): expected replies, errors, keyspaces.
-    #[command(after_help = crate::cli_test::TEST_HELP, disable_help_flag = true)]
-    Test(crate::cli_test::TestArgs),
+    #[command(after_help = crate::cli::test::TEST_HELP, disable_help_flag = true)]
+    Test(crate::cli::test::TestArgs),
     /// Check scripts without running them: keys not in KEYS, writes before checks, unbounded reads, Lua 5.2+ syntax.
-    #[command(after_help = crate::cli_lint::LINT_HELP, disable_help_flag = true)]
-    Lint(crate::cli_lint::LintArgs),
+    #[command(after_help = crate::cli::lint::LINT_HELP, disable_help_flag = true)]
+    Lint(crate::cli::lint::LintArgs),
     /// Lessons: a task, a starting script, checks and hints (list, show N, check N FILE).
-    #[command(after_help = crate::cli_lesson::LESSON_HELP)]
-    Lesson(crate::cli_lesson::LessonArgs),
+    #[command(after_help = crate::cli::lesson::LESSON_HELP)]
+    Lesson(crate::cli::lesson::LessonArgs),
     /// Run one logic as N clients: plain commands, one script, MULTI/EXEC, WATCH; every interleaving's outcome.
-    #[command(after_help = crate::cli_race::RACE_HELP, disable_help_flag = true)]
-    Race(crate::cli_race::RaceArgs), // issue 14: the race lab
+    #[command(after_help = crate::cli::race::RACE_HELP, disable_help_flag = true)]
+    Race(crate::cli::race::RaceArgs), // issue 14: the race lab
     /// A live server's function libraries: list, show, load (guarded), call (FCALL, guarded).
-    #[command(after_help = crate::cli_function::FUNCTION_HELP)]
-    Function(crate::cli_function::FunctionArgs), // issue 13: live Functions
+    #[command(after_help = crate::cli::function::FUNCTION_HELP)]
+    Function(crate::cli::function::FunctionArgs), // issue 13: live Functions
 }
 
 const RUN_HELP: &str = "Arguments after SCRIPT are literal: keys, then a lone ',' and the ARGV values (as redis-cli --eval).\nA later ',' is an ARGV value; values such as --json, -5 or -- are passed through.\n\nWith --sidecar, KEYS, ARGV and the seed keyspace come from SCRIPT.json (every sample has one);\nkeys, args or --keyspace given on the command line take precedence.\n\nLive server (--server URL, or -h/-p/-a/--user/-n as redis-cli; REDIS_URL alone runs in the sandbox:\nuse --server \"$REDIS_URL\"): the same report, with the trace recorded by a traced copy of the\nscript (same reply, errors and data as a plain EVAL). Runs are guarded: the script is first dry-run in the sandbox on a bounded copy of its KEYS; if it would write,\nthe run is refused (exit 2) unless --yes is given; otherwise it is sent as EVAL_RO, so the server itself\nrefuses any write. --read-only always sends EVAL_RO. A dry run that read what the copy lacks (a key outside\nKEYS, KEYS/SCAN/INFO/...) is no preview, and a script SCRIPT KILL cannot stop (a loop in an xpcall error\nhandler) may freeze the server: both are refused (exit 2) unless --yes is given.\n\nFunctions: --function NAME runs SCRIPT as a function library (#!lua name=...): it is loaded as\nFUNCTION LOAD would, then FCALL NAME (FCALL_RO with --read-only); --library FILE loads more libraries first.\nWith --server, the function is the server's: it runs (guarded as a script, see `evalbench function --help`)\nonly when the server's library holding NAME has SCRIPT's code; otherwise exit 2 and how to load it.\n\nExit status: 0 non-error reply, 1 error reply, 2 bad usage or input (or a refused write), 3 backend failure.\n\nExamples:\n  evalbench run samples/unlock.lua lock:order , token-1\n  evalbench run --json --dump-keyspace samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --sidecar --repeat 1000 --json samples/token_bucket.lua\n  evalbench run --function counter_incr samples/counter_library.lua counter:page , 5\n  evalbench run --profile valkey-9.1 samples/unlock.lua lock:order , token-1   (as Valkey 9.1 answers)\n  evalbench run --compare-profile valkey-9.1 samples/unlock.lua lock:order , token-1   (and Valkey 9.1's reply if it differs)\n  evalbench run --sidecar --export run.html samples/stock_decrement.lua   (a page to share: .md or .html)\n  evalbench run --server redis://127.0.0.1:6379 samples/unlock.lua lock:order , token-1\n  evalbench run -h 10.0.0.5 -p 6380 --user ops --askpass --yes samples/stock_decrement.lua stock:sku1 , 2\n  evalbench run --server redis://127.0.0.1:6379 --yes --function counter_incr samples/counter_library.lua counter:page , 5";
@@ -540,16 +557,17 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
             "--compare-profile re-runs an EVAL; it does not follow a --function call yet (drop one of them)",
         ));
     }
-    // --export (cli_export.rs): a bad format is refused before the script runs.
+    // --export (run/export.rs): a bad format is refused before the script runs.
     let export = match &args.export {
         Some(file) => {
-            let format = crate::cli_export::export_format(file, args.export_format.as_deref())?;
-            crate::cli_export::check_target(file, args.overwrite)?;
+            let format =
+                crate::cli::run::export::export_format(file, args.export_format.as_deref())?;
+            crate::cli::run::export::check_target(file, args.overwrite)?;
             Some((file.clone(), format))
         }
         None => None,
     };
-    if let Some(spec) = crate::cli_live::target_spec(args)? {
+    if let Some(spec) = crate::cli::run::live::target_spec(args)? {
         if args.compare_profile.is_some() {
             return Err(CliError::input(
                 "--compare-profile runs the script in the sandbox under two profiles; a live server answers as itself (drop --compare-profile or --server)",
@@ -572,8 +590,8 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
         }
         // --function on a live server: the server's function, when its library is this file (issue 13).
         let (code, text) = match &args.function {
-            Some(name) => crate::cli_function::run_live_function(args, spec, &request, name)?,
-            None => crate::cli_live::run_live(args, spec, &request)?,
+            Some(name) => crate::cli::function::run_live_function(args, spec, &request, name)?,
+            None => crate::cli::run::live::run_live(args, spec, &request)?,
         };
         write_out(out, text.as_bytes())?;
         return Ok(code);
@@ -664,7 +682,7 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
             keyspace: Some((before, sandbox.keyspace().db(0))),
             now_ms: after_ms,
         };
-        crate::cli_export::write_export(file, *format, &run, args.overwrite)?;
+        crate::cli::run::export::write_export(file, *format, &run, args.overwrite)?;
     }
     let comparison = match (args.compare_profile, &compare_seed) {
         (Some(other), Some((db, at))) => Some(crate::engine::compare::run_under_profile(
@@ -703,7 +721,7 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
             extra.insert("compare".into(), compare_json(c, &report));
         }
         if let (Some(session), Some(counts)) = (&coverage_session, &coverage) {
-            let (ran, not_run) = crate::cli_debug::coverage_json(session, counts);
+            let (ran, not_run) = crate::cli::debug::coverage_json(session, counts);
             extra.insert("coverage".into(), ran);
             extra.insert("coverage_not_run".into(), not_run);
         }
@@ -735,7 +753,7 @@ pub fn run_command_to(args: &RunArgs, out: &mut dyn std::io::Write) -> Result<i3
             ));
         }
         if let (Some(session), Some(counts)) = (&coverage_session, &coverage) {
-            text.push_str(&crate::cli_debug::coverage_text(session, counts));
+            text.push_str(&crate::cli::debug::coverage_text(session, counts));
         }
         if args.dump_keyspace {
             text.push_str("\nkeyspace:\n");
@@ -947,8 +965,8 @@ fn shorten(s: &str, width: usize) -> String {
 /// `evalbench [FILE]` without a terminal: run FILE (with its sidecar's KEYS, ARGV and seed when it has
 /// one), or the bundled rate-limiter sample, in the sandbox, and explain what to do next.
 pub fn run_demo(file: Option<&Path>) -> Result<(i32, String), CliError> {
-    const SCRIPT: &str = include_str!("../samples/rate_limiter.lua");
-    const SIDECAR: &str = include_str!("../samples/rate_limiter.json");
+    const SCRIPT: &str = include_str!("../../samples/rate_limiter.lua");
+    const SIDECAR: &str = include_str!("../../samples/rate_limiter.json");
     let mut sandbox = Sandbox::new();
     let now = sandbox.now_ms();
     let (script, car, seed, what) = match file {

@@ -2,11 +2,11 @@
 //! libraries, and `run --function NAME LIBRARY.lua --server URL`. Calls and loads go through the
 //! engine's guards (engine/live/fcall.rs, function_load.rs); this file only reads options and prints.
 
+use crate::cli::run::live::server_spec;
 use crate::cli::{
     os_bytes, read_script, render_text, split_keys_and_argv, CliError, ServerArgs, EXIT_BACKEND,
     EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
 };
-use crate::cli_live::server_spec;
 use crate::engine::display::display_text;
 use crate::engine::live::fcall::{guarded_fcall, sends_read_only, server_function_for};
 use crate::engine::live::function_load::{load, plan_load, LoadRefusal};
@@ -504,10 +504,10 @@ fn live_call(
 ) -> Result<(i32, String), CliError> {
     let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
     // Ctrl-C: nothing is sent before the call reaches the server; FUNCTION KILL once it runs there.
-    let control = crate::cli_interrupt::watch(live);
+    let control = crate::cli::common::interrupt::watch(live);
     control.begin(&call.keys);
     let mut run: GuardedRun = guarded_fcall(live, call, &Consent::default(), &control, now);
-    crate::cli_interrupt::finish()?;
+    crate::cli::common::interrupt::finish()?;
     if let Some(question) = run.question.take() {
         if !yes {
             let concerns: Vec<String> = question.concerns.iter().map(describe_concern).collect();
@@ -519,7 +519,7 @@ fn live_call(
         }
         control.begin(&call.keys);
         run = guarded_fcall(live, call, &question.consent, &control, now);
-        crate::cli_interrupt::finish()?;
+        crate::cli::common::interrupt::finish()?;
     }
     let report = run.report;
     if !run.sent {

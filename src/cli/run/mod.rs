@@ -1,0 +1,6 @@
+//! `evalbench run`.
+
+/// `evalbench run --export FILE`.
+pub mod export;
+/// `evalbench run --server`.
+pub mod live;
