@@ -182,9 +182,8 @@ fn local_links(text: &str) -> Vec<String> {
     use pulldown_cmark::{Event, Parser, Tag};
     Parser::new(text)
         .filter_map(|event| match event {
-            Event::Start(Tag::Link { dest_url, .. }) | Event::Start(Tag::Image { dest_url, .. }) => {
-                Some(dest_url.to_string())
-            }
+            Event::Start(Tag::Link { dest_url, .. })
+            | Event::Start(Tag::Image { dest_url, .. }) => Some(dest_url.to_string()),
             _ => None,
         })
         .filter(|url| !url.starts_with("http://") && !url.starts_with("https://"))
@@ -212,7 +211,10 @@ fn broken_links(page: &std::path::Path, text: &str) -> Vec<String> {
         if let Some(fragment) = fragment {
             let target_text = std::fs::read_to_string(&target).unwrap_or_default();
             if !anchors(&target_text).iter().any(|a| a == fragment) {
-                broken.push(format!("{}: {link}: no heading with that anchor", page.display()));
+                broken.push(format!(
+                    "{}: {link}: no heading with that anchor",
+                    page.display()
+                ));
             }
         }
     }
@@ -249,7 +251,10 @@ fn the_readme_stays_a_page_a_user_reads_in_five_minutes() {
         std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
             .unwrap();
     let lines = readme.lines().count();
-    assert!(lines <= 300, "README.md has {lines} lines: move reference material to docs/");
+    assert!(
+        lines <= 300,
+        "README.md has {lines} lines: move reference material to docs/"
+    );
     for page in ["docs/debugger.md", "docs/live.md", "docs/profiles.md"] {
         assert!(
             readme.contains(&format!("]({page})")),
