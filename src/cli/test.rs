@@ -2,7 +2,7 @@
 //! as text, JSON or JUnit XML, with exit statuses for CI. The engine does the work
 //! (engine/testing); this is the front end.
 
-use crate::cli::{
+use crate::cli::common::{
     read_script, CliError, ServerArgs, EXIT_BACKEND, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
 };
 use crate::engine::display::display_text;
@@ -170,7 +170,7 @@ fn server_label(live: &LiveBackend, args: &TestArgs) -> String {
 
 /// The live server of `--server` (or -h/-p/...), on its scratch database; None for the sandbox.
 fn connect(args: &TestArgs) -> Result<Option<LiveBackend>, CliError> {
-    let Some(mut spec) = crate::cli::run::live::server_spec(&args.server, false)? else {
+    let Some(mut spec) = crate::cli::common::target::server_spec(&args.server, false)? else {
         if args.yes || args.scratch_db.is_some() {
             return Err(CliError::input(
                 "--yes and --db go with a live server: give --server URL (or -h/-p) too",

@@ -640,7 +640,7 @@ impl App {
                     None => {
                         self.status = format!(
                             "not saved: nothing was written ({} stays as it is)",
-                            crate::cli::sidecar_path(&script).display()
+                            crate::engine::formats::sidecar_path(&script).display()
                         )
                     }
                 }
@@ -1508,7 +1508,7 @@ impl App {
     /// Save the buffer as `path` (it becomes the buffer's path once saved). `sidecar`: what the
     /// user answered about a file at the sidecar's path that is not evalbench's (None: ask).
     pub(crate) fn save_to(&mut self, path: PathBuf, sidecar: Option<files::SidecarWrite>) {
-        let car_path = crate::cli::sidecar_path(&path);
+        let car_path = crate::engine::formats::sidecar_path(&path);
         let declined = self.changes.sidecar_declined.as_ref() == Some(&car_path);
         let mode = match sidecar {
             Some(mode) => mode,

@@ -81,7 +81,11 @@ impl Debugger {
     }
 
     /// The script's breakpoints and watches as its sidecar keeps them (tui/buffer.rs).
-    pub fn restore(&mut self, breakpoints: &[crate::cli::SidecarBreakpoint], watches: &[String]) {
+    pub fn restore(
+        &mut self,
+        breakpoints: &[crate::engine::formats::SidecarBreakpoint],
+        watches: &[String],
+    ) {
         for b in breakpoints {
             if b.line == 0 || self.breakpoint_at(b.line).is_some() {
                 continue;
@@ -98,10 +102,10 @@ impl Debugger {
     }
 
     /// The breakpoints as the sidecar keeps them.
-    pub fn saved_breakpoints(&self) -> Vec<crate::cli::SidecarBreakpoint> {
+    pub fn saved_breakpoints(&self) -> Vec<crate::engine::formats::SidecarBreakpoint> {
         self.breakpoints
             .iter()
-            .map(|b| crate::cli::SidecarBreakpoint {
+            .map(|b| crate::engine::formats::SidecarBreakpoint {
                 line: b.line,
                 condition: b.condition.clone(),
                 hit_count: b.hit_count,
@@ -603,7 +607,7 @@ pub fn answer_prompt(app: &mut App, purpose: &PromptPurpose, input: &str) -> Vec
             }
             let redis = ["redis ", "r "].iter().find_map(|p| input.strip_prefix(p));
             return match redis {
-                Some(rest) => match crate::cli::debug::split_words(rest) {
+                Some(rest) => match crate::engine::live::ldb::split_args(rest) {
                     Ok(args) => vec![Effect::Debug(DebugCommand::Redis { id, args })],
                     Err(e) => {
                         app.debugger.say(ConsoleKind::Error, format!("<error> {e}"));
