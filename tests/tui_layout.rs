@@ -22,7 +22,7 @@ fn editor_lines(screen: &str) -> usize {
     screen
         .lines()
         .filter_map(|l| {
-            let rest = l.trim_start_matches('│').trim_start();
+            let rest = l.trim_start_matches(['│', '┃']).trim_start();
             let (n, text) = rest.split_once(' ')?;
             (text.starts_with("local v")).then(|| n.parse::<usize>().ok())?
         })
@@ -133,9 +133,9 @@ fn editor_lines_any(screen: &str) -> usize {
     screen
         .lines()
         .filter(|l| {
-            let rest = l.trim_start_matches('│').trim_start();
+            let rest = l.trim_start_matches(['│', '┃']).trim_start();
             rest.split_once(' ')
-                .is_some_and(|(n, _)| n.parse::<usize>().is_ok() && l.starts_with('│'))
+                .is_some_and(|(n, _)| n.parse::<usize>().is_ok() && l.starts_with(['│', '┃']))
         })
         .count()
 }
@@ -157,14 +157,14 @@ fn long_lines_wrap_on_demand() {
         .iter()
         .position(|l| l.contains("  2 return 'abc"))
         .expect(&screen);
-    assert!(rows[at + 1].starts_with("│  ↪ "), "{screen}");
-    assert!(rows[at + 2].starts_with("│  ↪ "), "{screen}");
+    assert!(rows[at + 1].starts_with("┃  ↪ "), "{screen}");
+    assert!(rows[at + 2].starts_with("┃  ↪ "), "{screen}");
     assert!(rows[at + 3].contains("  3 return a"), "{screen}");
     let joined: String = rows[at..at + 3]
         .iter()
         .map(|l| {
-            let text: String = l.trim_start_matches('│').chars().skip(4).collect();
-            text.trim_end_matches('│').trim_end().to_string()
+            let text: String = l.trim_start_matches(['│', '┃']).chars().skip(4).collect();
+            text.trim_end_matches(['│', '┃']).trim_end().to_string()
         })
         .collect();
     assert_eq!(joined, long);

@@ -9,6 +9,8 @@ pub enum Action {
     StepBack,
     StepStop,
     Help,
+    /// The command palette: every action by name, fuzzy filtered.
+    Palette,
     Quit,
     Save,
     Open,
@@ -135,6 +137,7 @@ impl Action {
         Action::StepBack,
         Action::StepStop,
         Action::Help,
+        Action::Palette,
         Action::Quit,
         Action::Save,
         Action::Open,
@@ -243,6 +246,7 @@ impl Action {
             Action::StepBack => "step_back",
             Action::StepStop => "step_stop",
             Action::Help => "help",
+            Action::Palette => "palette",
             Action::Quit => "quit",
             Action::Save => "save",
             Action::Open => "open",
@@ -352,6 +356,7 @@ impl Action {
             Action::StepBack => "step back",
             Action::StepStop => "leave steps",
             Action::Help => "help",
+            Action::Palette => "commands",
             Action::Quit => "quit",
             Action::Save => "save",
             Action::Open => "open",
@@ -463,7 +468,10 @@ impl Action {
             Action::StepForward => "step forward one redis.call of the last run",
             Action::StepBack => "step back one redis.call of the last run",
             Action::StepStop => "leave step mode",
-            Action::Help => "show this help",
+            Action::Help => "help: every key and what it does, by where it works (type to filter)",
+            Action::Palette => {
+                "command palette: every action by name, fuzzy filtered as you type; Enter runs it"
+            }
             Action::Quit => "quit (asks when there are unsaved changes)",
             Action::Save => "save the script and its sidecar (KEYS, ARGV, seed keyspace, breakpoints, watches)",
             Action::Open => {

@@ -93,6 +93,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Panes, "]", Action::StepForward),
     (Context::Panes, "[", Action::StepBack),
     (Context::Global, "<F1>", Action::Help),
+    (Context::Global, "<C-p>", Action::Palette),
     (Context::Global, "<C-q>", Action::Quit),
     (Context::Global, "<C-s>", Action::Save),
     (Context::Global, "<C-o>", Action::Open),

@@ -27,6 +27,7 @@ pub mod lessons; // issue 14: lessons in the workbench
 pub mod lint_diagnostics;
 pub mod live_function; // issue 13: live FCALL and FUNCTION LOAD in the workbench
 pub mod mouse;
+pub mod palette;
 pub mod race; // the Race tab (issue 14)
 pub mod read_only; // issue 13: read-only buffers (a server's library)
 pub mod reply_compare; // the Reply tab under a second profile (issue 12)
@@ -217,6 +218,7 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
                 live.server.product, live.server.version, live.target.display
             ));
             app.config.busy_threshold_ms = live.server.busy_threshold_ms;
+            app.connection.role = Some(live.server.role.clone());
             app.cluster_timeout_note = live.server.cluster_timeout_note();
             app.config.profile = live.server.profile;
             if !live.server.notes.is_empty() {

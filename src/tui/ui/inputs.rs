@@ -85,9 +85,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         width.saturating_sub(reserve),
     );
     let mut keys_block = block("", app.focus == Focus::Keys, theme)
-        .title(keys_line.clone())
+        .title(super::focus_title(
+            keys_line.clone(),
+            app.focus == Focus::Keys,
+            theme,
+        ))
         .borders(Borders::TOP);
-    let room = width.saturating_sub(keys_line.width() + 1);
+    // (The focus mark takes a cell before the title.)
+    let room = width.saturating_sub(keys_line.width() + 1 + usize::from(app.focus == Focus::Keys));
     if let Some(call) = call.iter().find(|c| c.chars().count() + 2 <= room) {
         let style = if app.form_function.error.is_some() {
             theme.error
@@ -102,7 +107,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     argv.set_cursor_style(cursor_style(app, app.focus == Focus::Argv));
     argv.set_block(
         block("", app.focus == Focus::Argv, theme)
-            .title(title("ARGV", &app.inputs.argv_text(), theme))
+            .title(super::focus_title(
+                title("ARGV", &app.inputs.argv_text(), theme),
+                app.focus == Focus::Argv,
+                theme,
+            ))
             .borders(Borders::TOP),
     );
     frame.render_widget(&keys, keys_area);
@@ -147,6 +156,7 @@ fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             }
         }
         label.spans.push(Span::raw(" "));
+        let label = super::focus_title(label, focused, theme);
         let style = if focused {
             theme.focus_border
         } else {

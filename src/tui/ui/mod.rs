@@ -6,6 +6,7 @@ mod help;
 mod inputs;
 mod keyspace;
 mod lesson; // the Lesson tab and picker (issue 14)
+mod palette;
 mod panes;
 mod present; // presenter mode (issue 14)
 mod race; // the Race tab (issue 14)
@@ -19,7 +20,7 @@ use super::theme::Theme;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs, Wrap};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Tabs, Wrap};
 use ratatui::Frame;
 
 /// Below this width the right-hand panes go under the editor.
@@ -30,6 +31,7 @@ const EDITOR_MIN_LINES: u16 = 12;
 const COMPACT_BELOW: u16 = 30;
 
 pub use editor::column_at as editor_column_at;
+pub use statusbar::key_label;
 
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     let area = frame.area();
@@ -96,7 +98,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
 /// The overlay over the panes, then the frame made safe (the last step of every frame).
 fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     match &app.overlay {
-        Some(Overlay::Help { scroll }) => help::draw(frame, area, app, theme, *scroll),
+        Some(Overlay::Palette(palette)) => palette::draw(frame, area, palette, theme),
         Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
         Some(Overlay::Lessons(selected)) => lesson::draw_picker(frame, area, app, *selected, theme),
         Some(Overlay::Prompt(prompt)) => {
@@ -194,15 +196,32 @@ pub fn make_safe(buf: &mut ratatui::buffer::Buffer) {
     }
 }
 
+/// Before the focused pane's title: with its thick border, the focus shows without colour.
+pub const FOCUS_MARK: &str = "❯";
+
+/// A bordered pane; the focused one has thick lines and `FOCUS_MARK` before its title (an
+/// untitled one's caller puts it before the title it adds: `focus_title`).
 pub fn block<'a>(title: &'a str, focused: bool, theme: &Theme) -> Block<'a> {
-    Block::default()
-        .borders(Borders::ALL)
-        .title(title)
-        .border_style(if focused {
-            theme.focus_border
-        } else {
-            theme.border
-        })
+    let block = Block::default().borders(Borders::ALL);
+    if !focused {
+        return block.title(title).border_style(theme.border);
+    }
+    let block = block
+        .border_type(BorderType::Thick)
+        .border_style(theme.focus_border);
+    if title.is_empty() {
+        return block;
+    }
+    block.title(focus_title(Line::from(title), true, theme))
+}
+
+/// `title` with the focus mark before it when `focused`.
+pub fn focus_title<'a>(mut title: Line<'a>, focused: bool, theme: &Theme) -> Line<'a> {
+    if focused {
+        let mark = Span::styled(FOCUS_MARK, theme.focus_border.add_modifier(Modifier::BOLD));
+        title.spans.insert(0, mark);
+    }
+    title
 }
 
 fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
