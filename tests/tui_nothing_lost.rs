@@ -54,9 +54,19 @@ fn a_new_script_never_replaces_an_unrelated_json_beside_it_without_asking() {
             notes.display()
         )
     );
+    // The dialog's text, its rows joined (where it wraps depends on the path's length).
     let screen = h.render(100, 30);
+    let dialog: Vec<&str> = screen
+        .lines()
+        .filter_map(|row| {
+            let (start, end) = (row.find('┃')?, row.rfind('┃')?);
+            (end > start).then(|| row[start + '┃'.len_utf8()..end].trim())
+        })
+        .collect();
     assert!(
-        screen.contains("replace it with its sidecar. o overwrites it, s saves the script"),
+        dialog.join(" ").contains(
+            "Saving notes.lua would replace it with its sidecar. o overwrites it, s saves the script only (that file stays as it is), Esc cancels."
+        ),
         "{screen}"
     );
     // Any other key is not an answer: it says which are.

@@ -625,6 +625,13 @@ impl App {
             return None;
         }
         let action = self.keymap.lookup(Context::Editor, key)?;
+        // The buffer's last change may be a field, a seed key or a breakpoint: undone where the
+        // focus is (tui/buffer.rs); a text change goes on to the editor as below.
+        if matches!(action, Action::Undo | Action::Redo)
+            && super::buffer::undo_redo(self, action == Action::Undo)
+        {
+            return Some(Vec::new());
+        }
         let in_field = matches!(self.focus, Focus::Keys | Focus::Argv);
         let text_key = matches!(
             action,
