@@ -214,14 +214,14 @@ fn a_tiny_terminal() {
         h.render(40, 10),
         "┌untitled──────────────────────────────┐\n\
          ┏❯Help — Enter runs, Esc closes━━━━━━━━┓\n\
-         ┃> save                           4/120┃\n\
+         ┃> save                           4/122┃\n\
          ┃ <C-s>        save the script and its…┃\n\
          ┃ <A-t>        save the last run (KEYS…┃\n\
          ┃ w            save the seed keyspace …┃\n\
          ┃ <C-q>        quit (asks when there a…┃\n\
          ┃                                      ┃\n\
          ┗━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┛\n\
-         \u{20}F5 runs the script, F1 shows every key"
+         \u{20}F5 runs the script, F1 shows every k… │"
     );
     // The whole list: the chosen row stays in view as the arrows go down it.
     h.keys("<Backspace> <Backspace> <Backspace> <Backspace>");
@@ -229,7 +229,7 @@ fn a_tiny_terminal() {
     assert_eq!(chosen(&h), Action::Quit);
     let screen = h.render(40, 10);
     let rows: Vec<&str> = screen.lines().collect();
-    assert_eq!(rows[2], "┃>                              120/120┃");
+    assert_eq!(rows[2], "┃>                              122/122┃");
     assert_eq!(rows[7], "┃ <C-q>        quit (asks when there a…┃");
     h.press("<Esc>");
     assert!(!h.app.quit);
