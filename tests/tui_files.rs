@@ -138,16 +138,16 @@ fn quit_anyway_discards_the_autosave_of_that_script() {
     h.app.open_file(path.clone());
     h.type_text("x");
     h.app.autosave();
-    assert!(files::autosave_exists(Some(&path)));
+    assert!(files::autosave_exists(files::Slot::File(&path)));
     h.keys("<C-q> y");
     assert!(h.app.quit);
-    assert!(!files::autosave_exists(Some(&path)));
-    files::release_autosave(Some(&path));
+    assert!(!files::autosave_exists(files::Slot::File(&path)));
+    files::release_autosave(files::Slot::File(&path));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Ctrl-S keeps a sidecar it cannot parse (a description typed by hand would be lost) and says
-/// where the parse failed; the script itself is saved.
+/// Ctrl-S never replaces a sidecar it cannot parse (a description typed by hand would be lost)
+/// without asking, and says where the parse failed; s saves the script alone.
 #[test]
 fn ctrl_s_never_replaces_a_malformed_sidecar() {
     use evalbench::tui::files;
@@ -162,16 +162,28 @@ fn ctrl_s_never_replaces_a_malformed_sidecar() {
     h.app.open_file(path.clone());
     h.type_text("-- x\n");
     h.press("<C-s>");
+    assert!(matches!(
+        h.app.overlay,
+        Some(Overlay::Confirm(Confirm::ForeignSidecar { .. }))
+    ));
     assert_eq!(
         h.app.status,
         format!(
-            "saved {} but not its sidecar: {}:2:2: malformed sidecar: expected `,` or `}}` at line 2 column 2; it was left as it is (fix or remove it, then save again)",
-            path.display(),
+            "not saved yet: {}:2:2: malformed sidecar: expected `,` or `}}` at line 2 column 2. o overwrites it with the sidecar, s saves the script only, Esc cancels",
             car.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "return 1");
+    h.press("s");
+    assert_eq!(
+        h.app.status,
+        format!(
+            "saved {} without its sidecar (limiter.json stays as it is)",
+            path.display()
         )
     );
     assert_eq!(std::fs::read_to_string(&car).unwrap(), broken);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "-- x\nreturn 1");
-    files::release_autosave(Some(&path));
+    files::release_autosave(files::Slot::File(&path));
     let _ = std::fs::remove_dir_all(&dir);
 }

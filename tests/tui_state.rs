@@ -157,7 +157,7 @@ fn keep_state_lets_a_rate_limiter_deny_the_eleventh_call() {
     h.keys("<A-3> K");
     assert_eq!(
         h.app.status,
-        "keep state off: runs start from the seed again"
+        "keep state off: runs start from the seed again (Ctrl-Z returns to the last run's keyspace)"
     );
     h.press("<F5>");
     assert_eq!(

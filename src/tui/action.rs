@@ -482,7 +482,7 @@ impl Action {
                 "command palette: every action by name, fuzzy filtered as you type; Enter runs it"
             }
             Action::Quit => "quit (asks when there are unsaved changes)",
-            Action::Save => "save the script and its sidecar (KEYS, ARGV, seed keyspace)",
+            Action::Save => "save the script and its sidecar (KEYS, ARGV, seed keyspace, breakpoints, watches)",
             Action::Open => {
                 "open a sample, a recent file or a path (type to filter, Tab completes)"
             }
@@ -511,7 +511,7 @@ impl Action {
             Action::CycleTypeFilter => "cycle the type filter",
             Action::ToggleDiff => "last run's diff: selected key → whole keyspace → off",
             Action::AddKey => "add to the seed: NAME VALUE or TYPE NAME ITEMS…",
-            Action::DeleteKey => "delete the selected key from the seed",
+            Action::DeleteKey => "delete the selected key from the seed (Ctrl-Z undoes it)",
             Action::SetString => "set the selected key to a string value",
             Action::SetTtl => "set the selected key's TTL (seconds)",
             Action::LoadSeed => "load the seed keyspace from a JSON file",
@@ -556,7 +556,7 @@ impl Action {
             Action::FindNext => "next search match (after the last, the first)",
             Action::FindPrevious => "previous search match (before the first, the last)",
             Action::SearchRegex => "in the search prompt: search for the text literally or as a regex",
-            Action::Undo => "undo the last edit (a word, a paste, a run of deletions)",
+            Action::Undo => "undo the last change: text, KEYS/ARGV, seed, breakpoints, watches",
             Action::Redo => "redo what was undone",
             Action::Copy => "copy the selection (to the system clipboard too)",
             Action::Cut => "cut the selection (to the system clipboard too)",

@@ -137,6 +137,13 @@ pub enum Confirm {
     OpenUnsaved(PathBuf),
     /// Save over another existing file (save-as).
     Overwrite(PathBuf),
+    /// The file at the script's sidecar path is not an evalbench sidecar (or cannot be read):
+    /// overwrite it, save the script only, or cancel.
+    ForeignSidecar {
+        script: PathBuf,
+        /// What the file is, in words.
+        why: String,
+    },
     /// Start a new script over unsaved changes.
     NewUnsaved,
     /// Send a script to the live server after the guard asked (the dry run writes, was slow or did
@@ -322,6 +329,8 @@ pub struct App {
     pub tests: super::tests_tab::TestsPane,
     /// Lint while typing: the findings of the editor's text (tui/lint_diagnostics.rs).
     pub lint: super::lint_diagnostics::LintState,
+    /// The buffer's changes besides its text, for its undo and its modified mark (tui/buffer.rs).
+    pub changes: super::buffer::Changes,
     next_run_id: u64,
 }
 
@@ -374,6 +383,7 @@ impl App {
             present: false,
             tests: Default::default(),
             lint: Default::default(),
+            changes: Default::default(),
             next_run_id: 1,
         }
     }
@@ -495,9 +505,12 @@ impl App {
 
     /// Route a terminal event (keys: see `on_key`).
     pub fn on_event(&mut self, event: &Event) -> Vec<Effect> {
+        super::buffer::before_event(self);
         let effects = self.on_event_inner(event);
         // Breakpoints follow the lines they are on through every edit (tui/debugger.rs).
         super::debugger::follow_edits(self);
+        // The form, breakpoints and watches are the buffer's changes too (tui/buffer.rs).
+        super::buffer::after_event(self);
         effects
     }
 
@@ -612,6 +625,13 @@ impl App {
             return None;
         }
         let action = self.keymap.lookup(Context::Editor, key)?;
+        // The buffer's last change may be a field, a seed key or a breakpoint: undone where the
+        // focus is (tui/buffer.rs); a text change goes on to the editor as below.
+        if matches!(action, Action::Undo | Action::Redo)
+            && super::buffer::undo_redo(self, action == Action::Undo)
+        {
+            return Some(Vec::new());
+        }
         let in_field = matches!(self.focus, Focus::Keys | Focus::Argv);
         let text_key = matches!(
             action,
@@ -727,10 +747,36 @@ impl App {
                     }
                     KeyCode::Char('d') => {
                         self.overlay = None;
-                        files::discard_autosave(self.editor.path.as_deref());
+                        files::discard_autosave(self.autosave_slot());
                         self.status = "the autosaved changes were discarded".into();
                     }
                     _ => {}
+                }
+                Vec::new()
+            }
+            // A file at the sidecar's path that evalbench did not write: o, s or Esc.
+            Some(Overlay::Confirm(Confirm::ForeignSidecar { script, .. })) => {
+                let script = script.clone();
+                let mode = match key.code {
+                    KeyCode::Char('o') | KeyCode::Char('O') => Some(files::SidecarWrite::Replace),
+                    KeyCode::Char('s') | KeyCode::Char('S') => Some(files::SidecarWrite::Skip),
+                    KeyCode::Esc | KeyCode::Char('c') | KeyCode::Char('n') => None,
+                    _ => {
+                        self.status =
+                            "o overwrites that file with the sidecar, s saves the script only, Esc cancels"
+                                .into();
+                        return Vec::new();
+                    }
+                };
+                self.overlay = None;
+                match mode {
+                    Some(mode) => self.save_to(script, Some(mode)),
+                    None => {
+                        self.status = format!(
+                            "not saved: nothing was written ({} stays as it is)",
+                            crate::engine::formats::sidecar_path(&script).display()
+                        )
+                    }
                 }
                 Vec::new()
             }
@@ -743,16 +789,15 @@ impl App {
                             Confirm::QuitUnsaved => {
                                 // Quit anyway: the changes go, their autosave with them.
                                 self.editor.modified = false;
-                                files::discard_autosave(self.editor.path.as_deref());
+                                files::discard_autosave(self.autosave_slot());
                                 self.quit = true;
                                 return vec![Effect::Quit];
                             }
                             Confirm::Recover => self.recover(),
                             Confirm::OpenUnsaved(path) => self.open_file(path),
-                            Confirm::Overwrite(path) => {
-                                self.editor.path = Some(path);
-                                self.save();
-                            }
+                            Confirm::Overwrite(path) => self.save_to(path, None),
+                            // Answered by its own keys above.
+                            Confirm::ForeignSidecar { .. } => {}
                             Confirm::NewUnsaved => super::file_actions::start_new(self),
                             Confirm::LiveSend(request, question) => {
                                 return self.rerun(*request, question.consent)
@@ -837,6 +882,12 @@ impl App {
 
     /// Apply one action.
     pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        // The buffer's last change may be a seed key, a field or a breakpoint (tui/buffer.rs).
+        if matches!(action, Action::Undo | Action::Redo)
+            && super::buffer::undo_redo(self, action == Action::Undo)
+        {
+            return Vec::new();
+        }
         if self.tab == Tab::Server && self.focus == Focus::Panes && action.in_server_tab() {
             return super::server::update(self, action);
         }
@@ -976,8 +1027,10 @@ impl App {
             Action::DeleteKey => {
                 if let Some(key) = self.keyspace.selected_key(self) {
                     let name = String::from_utf8_lossy(&key).into_owned();
-                    if self.seed.remove(&key, self.seed_now_ms).is_some() {
-                        self.status = format!("deleted '{name}' from the seed");
+                    if self.seed.contains(&key, self.seed_now_ms) {
+                        super::buffer::seed_edit(self, format!("deleted '{name}' from the seed"));
+                        self.seed.remove(&key, self.seed_now_ms);
+                        self.status = format!("deleted '{name}' from the seed (Ctrl-Z undoes it)");
                         super::keyspace::show_seed(self, Some(&key));
                     } else {
                         self.status = format!("'{name}' is not in the seed (the run made it)");
@@ -1030,10 +1083,17 @@ impl App {
                 "seed.json",
             ),
             Action::ResetSeed => {
-                self.last_run = None;
-                self.step = None;
                 self.keyspace.value_scroll = 0;
-                self.status = "keyspace reset to the seed".into();
+                // The run's result goes from view, not for good: Ctrl-Z brings it back.
+                match self.last_run.take() {
+                    Some(run) => {
+                        let before = super::buffer::Before::Run(Some(Box::new(run)), self.step.take());
+                        super::buffer::record(self, "reset the keyspace to the seed", before);
+                        self.status =
+                            "keyspace reset to the seed (Ctrl-Z brings the last run back)".into();
+                    }
+                    None => self.status = "keyspace reset to the seed".into(),
+                }
             }
             Action::AdvanceClock => self.prompt(
                 PromptPurpose::AdvanceClock,
@@ -1041,6 +1101,8 @@ impl App {
                 "60",
             ),
             Action::ResetClock => {
+                let before = super::buffer::Before::Clock(self.clock_offset_ms);
+                super::buffer::record(self, "reset the run clock", before);
                 self.set_clock_offset(0);
                 self.status = "run clock reset to the seed's time".into();
             }
@@ -1051,11 +1113,16 @@ impl App {
                         "keep state on: each run starts from the last run's keyspace (K again returns to the seed)"
                             .into();
                 }
-                Some((seed, seed_now_ms)) => {
+                Some(base) => {
+                    // The chained runs' keyspace is not lost: Ctrl-Z goes back to it.
+                    self.keep_state = Some(base);
+                    let before = super::buffer::Before::Chain(Box::new(super::buffer::Chain::of(self)));
+                    super::buffer::record(self, "keep state off", before);
+                    let (seed, seed_now_ms) = self.keep_state.take().unwrap_or_default();
                     self.seed = seed;
                     self.seed_now_ms = seed_now_ms;
                     self.set_clock_offset(0);
-                    self.status = "keep state off: runs start from the seed again".into();
+                    self.status = "keep state off: runs start from the seed again (Ctrl-Z returns to the last run's keyspace)".into();
                 }
             },
             Action::ToggleSeedView => super::keyspace::toggle_seed_view(self),
@@ -1160,6 +1227,7 @@ impl App {
                             "{verb} {kind} '{}' in the seed",
                             String::from_utf8_lossy(&name)
                         );
+                        super::buffer::seed_edit(self, self.status.clone());
                         self.seed.set(name.clone(), value);
                         super::keyspace::show_seed(self, Some(&name));
                     }
@@ -1167,6 +1235,8 @@ impl App {
                 }
             }
             PromptPurpose::SetString { key } => {
+                let what = format!("set the string '{}'", String::from_utf8_lossy(&key));
+                super::buffer::seed_edit(self, what);
                 self.seed.set_keep_ttl(
                     key.clone(),
                     crate::engine::keyspace::Value::Str(prompt.input.into_bytes()),
@@ -1179,11 +1249,16 @@ impl App {
                 // Relative to the seed's time: the TTL each run starts with.
                 match input.parse::<i64>() {
                     Ok(0) => {
+                        super::buffer::seed_edit(self, "removed a TTL in the seed");
                         self.seed.set_expire(&key, None);
                         self.status = "TTL removed in the seed".into();
                         super::keyspace::show_seed(self, Some(&key));
                     }
                     Ok(secs) if secs > 0 && secs < i64::MAX / 1000 - self.seed_now_ms / 1000 => {
+                        super::buffer::seed_edit(
+                            self,
+                            format!("set a TTL of {secs} s in the seed"),
+                        );
                         self.seed
                             .set_expire(&key, Some(self.seed_now_ms + secs * 1000));
                         self.status = format!("TTL {secs} s set in the seed");
@@ -1195,6 +1270,7 @@ impl App {
             PromptPurpose::LoadSeed => {
                 match files::load_seed(std::path::Path::new(&input), self.seed_now_ms) {
                     Ok(db) => {
+                        super::buffer::seed_edit(self, format!("loaded the seed from {input}"));
                         self.seed = db;
                         self.status = format!("seed loaded from {input}");
                         super::keyspace::show_seed(self, None);
@@ -1213,6 +1289,12 @@ impl App {
                     if secs > 0 && secs < i64::MAX / 4_000_000 - self.clock_offset_ms / 1000 =>
                 {
                     // The seed keeps its keys: a run sees those whose TTL has passed as expired.
+                    let before = super::buffer::Before::Clock(self.clock_offset_ms);
+                    super::buffer::record(
+                        self,
+                        format!("advanced the run clock by {secs} s"),
+                        before,
+                    );
                     self.set_clock_offset(self.clock_offset_ms + secs * 1000);
                     self.status = format!(
                         "run clock advanced by {secs} s: {} s after the seed's time (= resets it)",
@@ -1222,8 +1304,8 @@ impl App {
                 _ => self.status = format!("'{input}' is not a positive number of seconds"),
             },
             PromptPurpose::SaveAs => {
-                if super::file_actions::save_as(self, &input) {
-                    self.save();
+                if let Some(path) = super::file_actions::save_as(self, &input) {
+                    self.save_to(path, None);
                 }
             }
             PromptPurpose::Find => super::editing::find(self, &prompt.input),
@@ -1551,29 +1633,62 @@ impl App {
             self.status = "not saved: no file name given".into();
             return;
         }
-        let path = files::expand_home(&path);
-        self.editor.path = Some(path.clone());
+        self.save_to(files::expand_home(&path), None);
+    }
+
+    /// Save the buffer as `path` (it becomes the buffer's path once saved). `sidecar`: what the
+    /// user answered about a file at the sidecar's path that is not evalbench's (None: ask).
+    pub(crate) fn save_to(&mut self, path: PathBuf, sidecar: Option<files::SidecarWrite>) {
+        let car_path = crate::engine::formats::sidecar_path(&path);
+        let declined = self.changes.sidecar_declined.as_ref() == Some(&car_path);
+        let mode = match sidecar {
+            Some(mode) => mode,
+            None => match files::classify_sidecar(&car_path) {
+                files::SidecarFile::Missing | files::SidecarFile::Ours(_) => {
+                    files::SidecarWrite::IfOurs
+                }
+                // Asked before for this buffer: the script only, as the user chose.
+                files::SidecarFile::Foreign(_) if declined => files::SidecarWrite::Skip,
+                files::SidecarFile::Foreign(why) => {
+                    self.status = format!(
+                        "not saved yet: {why}. o overwrites it with the sidecar, s saves the script only, Esc cancels"
+                    );
+                    self.overlay = Some(Overlay::Confirm(Confirm::ForeignSidecar {
+                        script: path,
+                        why,
+                    }));
+                    return;
+                }
+            },
+        };
         let text = self.editor.text();
         // A library's chosen function goes to the sidecar too (issue 13, form_function.rs).
         let function = self.form_function.chosen().map(str::to_string);
-        let result = files::save_script_with(
-            &path,
-            &text,
-            &self.inputs,
-            &self.seed,
-            self.seed_now_ms,
-            function.as_deref(),
-        );
-        match result {
+        let content = files::SidecarContent {
+            inputs: &self.inputs,
+            seed: self.saved_seed(),
+            now_ms: match &self.keep_state {
+                Some((_, at)) => *at,
+                None => self.seed_now_ms,
+            },
+            function: function.as_deref(),
+            breakpoints: self.debugger.saved_breakpoints(),
+            watches: self.debugger.watches.clone(),
+        };
+        match files::save_buffer(&path, &text, &content, mode) {
             Ok(sidecar_problem) => {
+                if mode == files::SidecarWrite::Skip {
+                    self.changes.sidecar_declined = Some(car_path);
+                }
+                // An untitled buffer's autosave is done with once it has a file.
+                if self.editor.path.is_none() {
+                    files::discard_autosave(self.autosave_slot());
+                }
+                self.editor.path = Some(path.clone());
                 self.editor.modified = false;
-                files::mark_clean(&files::Autosaved {
-                    text,
-                    path: Some(path.clone()),
-                    keys: self.inputs.keys_text(),
-                    argv: self.inputs.argv_text(),
-                });
-                files::discard_autosave(Some(&path));
+                super::buffer::saved(self);
+                files::mark_clean(&self.autosave_state());
+                files::discard_autosave(self.autosave_slot());
                 files::remember_recent(&path);
                 self.status = sidecar_problem
                     .unwrap_or_else(|| format!("saved {} and its sidecar", path.display()));
@@ -1583,34 +1698,30 @@ impl App {
         }
     }
 
-    pub fn open_file(&mut self, path: PathBuf) {
-        // Leaving this script: its unsaved changes were given up (the question was asked).
-        if self.editor.modified {
-            files::discard_autosave(self.editor.path.as_deref());
+    /// The seed's time of a buffer opened now: this buffer's (its saved seed's, with keep state).
+    fn next_seed_time(&self) -> i64 {
+        match &self.keep_state {
+            Some((_, at)) => *at,
+            None => self.seed_now_ms,
         }
-        files::release_autosave(self.editor.path.as_deref());
-        let now = self.seed_now_ms;
+    }
+
+    pub fn open_file(&mut self, path: PathBuf) {
+        let now = self.next_seed_time();
         match files::open_script(&path, now) {
             Ok(opened) => {
-                self.editor = EditorState::new(&opened.text, opened.path.clone());
-                self.debugger.forget_script(); // breakpoints and line counts were the old file's
+                // Leaving this script (its unsaved changes were asked about): nothing of it
+                // stays, not its clock, keep state, breakpoints, watches nor console.
+                self.leave_buffer();
+                let editor = EditorState::new(&opened.text, opened.path.clone());
+                let mut buffer = super::buffer::BufferState::new(editor, now);
                 let function = opened.sidecar.as_ref().and_then(|c| c.function.clone());
-                match opened.sidecar {
-                    Some(car) => {
-                        self.inputs = InputsState::from_lists(&car.keys, &car.argv);
-                        self.seed = car.seed;
-                    }
-                    None => {
-                        self.inputs = InputsState::default();
-                        self.seed = Db::new();
-                    }
+                if let Some(car) = opened.sidecar {
+                    buffer.inputs = InputsState::from_lists(&car.keys, &car.argv);
+                    buffer.debugger.restore(&car.breakpoints, &car.watches);
+                    buffer.seed = car.seed;
                 }
-                self.last_run = None;
-                self.step = None;
-                if self.keep_state.is_some() {
-                    // Keep state goes on from this file's seed (K returns to it).
-                    self.keep_state = Some((self.seed.clone(), self.seed_now_ms));
-                }
+                self.swap_buffer(buffer);
                 self.status = match (&opened.path, opened.sidecar_error) {
                     (_, Some(e)) => format!("opened {}; sidecar ignored: {e}", path.display()),
                     (Some(p), None) => format!("opened {}", p.display()),
@@ -1618,54 +1729,45 @@ impl App {
                 };
                 // The sidecar's function of a library (issue 13).
                 super::form_function::apply_sidecar(self, function.as_deref());
-                files::mark_clean(&files::Autosaved {
-                    text: opened.text,
-                    path: opened.path,
-                    keys: self.inputs.keys_text(),
-                    argv: self.inputs.argv_text(),
-                });
+                files::mark_clean(&self.autosave_state());
                 files::remember_recent(&path);
                 self.offer_recovery(); // an autosave of this same script
             }
             Err(_) if !path.exists() && path.extension().is_some_and(|e| e == "lua") => {
                 // A new file: an empty buffer that Ctrl-S creates.
-                self.editor = EditorState::new("", Some(path.clone()));
-                self.debugger.forget_script();
-                self.inputs = InputsState::default();
-                self.seed = Db::new();
-                self.last_run = None;
-                self.step = None;
+                self.leave_buffer();
+                let editor = EditorState::new("", Some(path.clone()));
+                self.swap_buffer(super::buffer::BufferState::new(editor, now));
                 self.status = format!("{} is a new file; Ctrl-S creates it", path.display());
             }
             Err(e) => self.status = e,
         }
     }
 
-    /// Offer to recover the autosave of this same script left by a crash.
+    /// Offer to recover the autosave of this same buffer left by a crash (an untitled buffer:
+    /// the autosave of an untitled buffer of an evalbench that ended without saving it).
     pub fn offer_recovery(&mut self) {
-        let path = self.editor.path.clone();
-        let path = path.as_deref();
-        if !files::autosave_exists(path) {
+        if self.editor.path.is_none() && !files::autosave_exists(self.autosave_slot()) {
+            if let Some(id) = files::orphaned_untitled() {
+                self.changes.id = id; // this buffer carries on the one left behind
+            }
+        }
+        let slot = self.autosave_slot();
+        if !files::autosave_exists(slot) {
             return;
         }
-        if !files::may_autosave(path) {
+        if !files::may_autosave(slot) {
             self.status =
                 "another evalbench is editing this script: this one does not autosave it".into();
             return;
         }
-        let Some(saved) = files::load_autosave(path) else {
-            files::discard_autosave(path);
+        let Some(saved) = files::load_autosave(slot) else {
+            files::discard_autosave(slot);
             self.status = "an unreadable autosave was found and removed".into();
             return;
         };
-        let current = files::Autosaved {
-            text: self.editor.text(),
-            path: self.editor.path.clone(),
-            keys: self.inputs.keys_text(),
-            argv: self.inputs.argv_text(),
-        };
-        if saved == current {
-            files::discard_autosave(path); // nothing to recover
+        if saved == self.autosave_state() {
+            files::discard_autosave(self.autosave_slot()); // nothing to recover
             return;
         }
         let name = saved
@@ -1680,25 +1782,28 @@ impl App {
     }
 
     fn recover(&mut self) {
-        match files::load_autosave(self.editor.path.as_deref()) {
+        match files::load_autosave(self.autosave_slot()) {
             Some(saved) => {
-                // The seed is not autosaved: take the one of the script's sidecar.
-                let now = self.seed_now_ms;
-                self.seed = saved
+                // The seed, breakpoints and watches are not autosaved: the script's sidecar's.
+                let now = self.next_seed_time();
+                let car = saved
                     .path
                     .as_deref()
                     .and_then(|p| files::open_script(p, now).ok())
-                    .and_then(|o| o.sidecar)
-                    .map_or_else(Db::new, |car| car.seed);
-                self.editor = EditorState::new(&saved.text, saved.path);
-                self.debugger.forget_script();
-                self.editor.modified = true;
+                    .and_then(|o| o.sidecar);
+                let editor = EditorState::new(&saved.text, saved.path.clone());
+                let mut buffer = super::buffer::BufferState::new(editor, now);
+                buffer.changes.id = self.changes.id.clone(); // the same buffer, the same autosave
+                if let Some(car) = car {
+                    buffer.debugger.restore(&car.breakpoints, &car.watches);
+                    buffer.seed = car.seed;
+                }
                 let mut inputs = InputsState::default();
                 inputs.keys.insert_str(&saved.keys);
                 inputs.argv.insert_str(&saved.argv);
-                self.inputs = inputs;
-                self.last_run = None;
-                self.step = None;
+                buffer.inputs = inputs;
+                buffer.editor.modified = true;
+                self.swap_buffer(buffer);
                 self.status = "recovered the autosaved script (Ctrl-S saves it)".into();
             }
             None => self.status = "the autosave could not be read".into(),
@@ -1715,13 +1820,7 @@ impl App {
         if self.editor.read_only.is_some() {
             return;
         }
-        let state = files::Autosaved {
-            text: self.editor.text(),
-            path: self.editor.path.clone(),
-            keys: self.inputs.keys_text(),
-            argv: self.inputs.argv_text(),
-        };
-        if let Err(e) = files::autosave(&state) {
+        if let Err(e) = files::autosave(&self.autosave_state()) {
             self.status = e;
         }
     }

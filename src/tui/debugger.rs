@@ -80,6 +80,39 @@ impl Debugger {
         self.coverage = None;
     }
 
+    /// The script's breakpoints and watches as its sidecar keeps them (tui/buffer.rs).
+    pub fn restore(
+        &mut self,
+        breakpoints: &[crate::engine::formats::SidecarBreakpoint],
+        watches: &[String],
+    ) {
+        for b in breakpoints {
+            if b.line == 0 || self.breakpoint_at(b.line).is_some() {
+                continue;
+            }
+            self.next_id += 1;
+            self.breakpoints.push(Breakpoint {
+                id: self.next_id,
+                line: b.line,
+                condition: b.condition.clone(),
+                hit_count: b.hit_count,
+            });
+        }
+        self.watches = watches.to_vec();
+    }
+
+    /// The breakpoints as the sidecar keeps them.
+    pub fn saved_breakpoints(&self) -> Vec<crate::engine::formats::SidecarBreakpoint> {
+        self.breakpoints
+            .iter()
+            .map(|b| crate::engine::formats::SidecarBreakpoint {
+                line: b.line,
+                condition: b.condition.clone(),
+                hit_count: b.hit_count,
+            })
+            .collect()
+    }
+
     pub fn breaks(&self) -> Breaks {
         Breaks {
             breakpoints: self.breakpoints.clone(),

@@ -697,6 +697,12 @@ impl EditorState {
         self.history_step(true)
     }
 
+    /// The text's undo depth (tui/buffer.rs orders the buffer's other changes by it).
+    pub fn undo_depth(&mut self) -> usize {
+        self.history
+            .depth(self.textarea.lines(), self.textarea.cursor())
+    }
+
     pub fn redo(&mut self) -> bool {
         self.history_step(false)
     }

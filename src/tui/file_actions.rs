@@ -3,9 +3,8 @@
 //! keys (type to filter, a path to open one, Tab to complete it).
 
 use super::app::{App, Confirm, Overlay, PromptPurpose};
+use super::buffer::BufferState;
 use super::files::{expand_home, PickerState};
-use super::inputs::InputsState;
-use crate::engine::keyspace::Db;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::path::{Path, PathBuf};
 
@@ -18,18 +17,16 @@ pub fn new_file(app: &mut App) {
     start_new(app);
 }
 
-/// The new, empty script (after the question, if there was one).
+/// The new, empty script (after the question, if there was one): a buffer of its own, nothing
+/// of the old one's form, seed, clock, breakpoints or watches in it.
 pub fn start_new(app: &mut App) {
-    // The old script's unsaved changes were given up (asked first), their autosave too.
-    if app.editor.modified {
-        super::files::discard_autosave(app.editor.path.as_deref());
-    }
-    super::files::release_autosave(app.editor.path.as_deref());
-    app.editor = super::editor::EditorState::new("", None);
-    app.inputs = InputsState::default();
-    app.seed = Db::new();
-    app.last_run = None;
-    app.step = None;
+    app.leave_buffer();
+    let now = match &app.keep_state {
+        Some((_, at)) => *at,
+        None => app.seed_now_ms,
+    };
+    let editor = super::editor::EditorState::new("", None);
+    app.swap_buffer(BufferState::new(editor, now));
     app.focus = super::app::Focus::Editor;
     app.status = "a new script: Ctrl-S saves it under a name you give".into();
 }
@@ -48,20 +45,31 @@ pub fn is_sample(path: &Path) -> bool {
     }
 }
 
-/// The answer to the save-as prompt: another existing file is overwritten only after a yes.
-pub fn save_as(app: &mut App, input: &str) -> bool {
+/// The answer to the save-as prompt: the path to save to; another existing file is
+/// overwritten only after a yes (asked here: None).
+pub fn save_as(app: &mut App, input: &str) -> Option<PathBuf> {
     if input.is_empty() {
         app.status = "not saved: no file name given".into();
-        return false;
+        return None;
     }
     let path = expand_home(Path::new(input));
     let same = app.editor.path.as_deref().is_some_and(|p| p == path);
     if path.exists() && !same {
         app.overlay = Some(Overlay::Confirm(Confirm::Overwrite(path)));
-        return false;
+        return None;
     }
-    app.editor.path = Some(path);
-    true
+    Some(path)
+}
+
+/// The question before a save would replace a file evalbench did not write.
+pub fn foreign_sidecar_question(script: &Path, why: &str) -> String {
+    let name = script
+        .file_name()
+        .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    crate::engine::display::display_safe(&format!(
+        "{why}. Saving {name} would replace it with its sidecar. o overwrites it, s saves the script only (that file stays as it is), Esc cancels."
+    ))
+    .into_owned()
 }
 
 /// A key in the open picker: Up/Down/Enter/Esc come through the keymap first; here typing

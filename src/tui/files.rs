@@ -16,8 +16,6 @@ use std::sync::Mutex;
 
 /// Overrides the data directory (tests, portable setups).
 pub const DATA_DIR_ENV: &str = "EVALBENCH_DATA_DIR";
-/// The autosave of an untitled script (a script with a path has its own, `autosave_file`).
-const AUTOSAVE_UNTITLED: &str = "autosave-untitled.json";
 const RECENT_FILE: &str = "recent.json";
 const RECENT_MAX: usize = 10;
 /// Picker paths of the samples compiled into the binary start with this.
@@ -153,6 +151,8 @@ pub struct Sidecar {
     pub seed: Db,
     /// The function of a library the form calls (issue 13, `"function"`).
     pub function: Option<String>,
+    pub breakpoints: Vec<crate::engine::formats::SidecarBreakpoint>,
+    pub watches: Vec<String>,
 }
 
 pub struct Opened {
@@ -183,6 +183,8 @@ fn parse_sidecar(car_path: &Path, text: &str, now_ms: i64) -> Result<Sidecar, St
         argv: car.argv,
         seed,
         function: car.function,
+        breakpoints: car.breakpoints,
+        watches: car.watches,
     })
 }
 
@@ -228,6 +230,112 @@ pub fn open_script(path: &Path, now_ms: i64) -> Result<Opened, String> {
     })
 }
 
+/// What a save writes to the sidecar besides the script.
+pub struct SidecarContent<'a> {
+    pub inputs: &'a InputsState,
+    pub seed: &'a Db,
+    /// The seed's time: its TTLs are saved relative to it.
+    pub now_ms: i64,
+    /// The form's function of a library (issue 13, `"function"`).
+    pub function: Option<&'a str>,
+    pub breakpoints: Vec<crate::engine::formats::SidecarBreakpoint>,
+    pub watches: Vec<String>,
+}
+
+/// How a save treats the file at the sidecar's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SidecarWrite {
+    /// Write it only if it is missing or an evalbench sidecar (its other fields are kept).
+    IfOurs,
+    /// Replace whatever is there (the user said so).
+    Replace,
+    /// Leave it as it is: the script only.
+    Skip,
+}
+
+/// What is at a script's sidecar path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SidecarFile {
+    Missing,
+    /// An evalbench sidecar: its fields, which a save keeps (its description among them).
+    Ours(serde_json::Map<String, serde_json::Value>),
+    /// A file evalbench did not write (or cannot read): why, in words.
+    Foreign(String),
+}
+
+/// The fields a sidecar may have: a JSON object with any other field is someone else's file.
+const SIDECAR_FIELDS: &[&str] = &[
+    "description",
+    "keys",
+    "argv",
+    "keyspace",
+    "expected",
+    "function",
+    "breakpoints",
+    "watches",
+];
+
+/// Whether the file at `car_path` is an evalbench sidecar, told by its shape: a JSON object whose
+/// fields are all a sidecar's, each of a sidecar's type. Anything else (another tool's
+/// `notes.json`, a seed file, a sidecar broken by hand) is not evalbench's to replace or merge
+/// into without asking.
+pub fn classify_sidecar(car_path: &Path) -> SidecarFile {
+    let text = match read_bounded_text(car_path, &input::KEYSPACE_JSON) {
+        Ok(text) => text,
+        Err(input::InputError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return SidecarFile::Missing
+        }
+        Err(e) => return SidecarFile::Foreign(e.to_string()),
+    };
+    let map = match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(map)) => map,
+        Ok(_) => {
+            return SidecarFile::Foreign(format!(
+                "{}: not a JSON object, so not an evalbench sidecar",
+                car_path.display()
+            ))
+        }
+        Err(e) => {
+            return SidecarFile::Foreign(format!(
+                "{}:{}:{}: malformed sidecar: {e}",
+                car_path.display(),
+                e.line(),
+                e.column()
+            ))
+        }
+    };
+    let strange: Vec<&str> = map
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !SIDECAR_FIELDS.contains(k))
+        .collect();
+    if !strange.is_empty() {
+        let quoted: Vec<String> = strange.iter().take(3).map(|k| format!("{k:?}")).collect();
+        let more = if strange.len() > 3 { ", …" } else { "" };
+        return SidecarFile::Foreign(format!(
+            "{}: not an evalbench sidecar (it has {} {}{more})",
+            car_path.display(),
+            if strange.len() == 1 {
+                "field"
+            } else {
+                "fields"
+            },
+            quoted.join(", ")
+        ));
+    }
+    if let Err(e) = serde_json::from_value::<crate::engine::formats::Sidecar>(
+        serde_json::Value::Object(map.clone()),
+    ) {
+        return SidecarFile::Foreign(format!(
+            "{}: not an evalbench sidecar ({e})",
+            car_path.display()
+        ));
+    }
+    SidecarFile::Ours(map)
+}
+
 /// Write the script, then its sidecar (keys, argv, keyspace; other fields of an existing sidecar,
 /// such as `description`, are kept). `Err`: the script was not saved. `Ok(Some(why))`: the script
 /// was saved but not its sidecar (say, unbalanced quotes in KEYS). `text` is buffer text: the
@@ -251,6 +359,25 @@ pub fn save_script_with(
     now_ms: i64,
     function: Option<&str>,
 ) -> Result<Option<String>, String> {
+    let content = SidecarContent {
+        inputs,
+        seed,
+        now_ms,
+        function,
+        breakpoints: Vec::new(),
+        watches: Vec::new(),
+    };
+    save_buffer(path, text, &content, SidecarWrite::IfOurs)
+}
+
+/// Save the script and, as `mode` says, its sidecar. A file at the sidecar's path that is not an
+/// evalbench sidecar is left as it is unless `mode` is `Replace`; the answer says so.
+pub fn save_buffer(
+    path: &Path,
+    text: &str,
+    content: &SidecarContent,
+    mode: SidecarWrite,
+) -> Result<Option<String>, String> {
     let car_path = sidecar_path(path);
     if car_path == path {
         return Err(format!(
@@ -259,65 +386,54 @@ pub fn save_script_with(
         ));
     }
     write_atomically(path, &crate::tui::editor::encode_script(text))?;
-    let keys = InputsState::values(&inputs.keys_text(), "KEYS");
-    let argv = InputsState::values(&inputs.argv_text(), "ARGV");
+    if mode == SidecarWrite::Skip {
+        let name = car_path.file_name().unwrap_or_default().to_string_lossy();
+        return Ok(Some(format!(
+            "saved {} without its sidecar ({name} stays as it is)",
+            path.display()
+        )));
+    }
+    let not_sidecar =
+        |e: String| Some(format!("saved {} but not its sidecar: {e}", path.display()));
+    let keys = InputsState::values(&content.inputs.keys_text(), "KEYS");
+    let argv = InputsState::values(&content.inputs.argv_text(), "ARGV");
     let (keys, argv) = match (keys, argv) {
         (Ok(k), Ok(a)) => (k, a),
-        (Err(e), _) | (_, Err(e)) => {
-            return Ok(Some(format!(
-                "saved {} but not its sidecar: {e}",
-                path.display()
-            )))
-        }
+        (Err(e), _) | (_, Err(e)) => return Ok(not_sidecar(e)),
     };
-    let mut car = match existing_sidecar(&car_path) {
-        Ok(car) => car,
-        Err(e) => {
-            return Ok(Some(format!(
-                "saved {} but not its sidecar: {e}",
-                path.display()
+    let mut car = match (classify_sidecar(&car_path), mode) {
+        (SidecarFile::Ours(map), _) => map,
+        (SidecarFile::Missing, _) | (SidecarFile::Foreign(_), SidecarWrite::Replace) => {
+            Default::default()
+        }
+        (SidecarFile::Foreign(why), _) => {
+            return Ok(not_sidecar(format!(
+                "{why}; it was left as it is (fix or remove it, then save again)"
             )))
         }
     };
     car.insert("keys".into(), keys.into());
     car.insert("argv".into(), argv.into());
-    car.insert("keyspace".into(), keyspace_to_json(seed, now_ms));
-    if let Some(function) = function {
+    car.insert(
+        "keyspace".into(),
+        keyspace_to_json(content.seed, content.now_ms),
+    );
+    if let Some(function) = content.function {
         car.insert("function".into(), function.into());
+    }
+    // Only when there are some (or were): a sidecar stays as short as it was.
+    if !content.breakpoints.is_empty() || car.contains_key("breakpoints") {
+        let value = serde_json::to_value(&content.breakpoints).unwrap_or_default();
+        car.insert("breakpoints".into(), value);
+    }
+    if !content.watches.is_empty() || car.contains_key("watches") {
+        car.insert("watches".into(), content.watches.clone().into());
     }
     let json = serde_json::to_string_pretty(&serde_json::Value::Object(car))
         .unwrap_or_else(|_| "{}".into());
     Ok(write_atomically(&car_path, format!("{json}\n").as_bytes())
         .err()
-        .map(|e| format!("saved {} but not its sidecar: {e}", path.display())))
-}
-
-/// The fields of the sidecar at `car_path` (empty when there is none), which a save keeps (its
-/// description among them). One evalbench cannot read is never replaced: its text may be a
-/// description half-typed by hand, and the error says where to fix it.
-fn existing_sidecar(car_path: &Path) -> Result<serde_json::Map<String, serde_json::Value>, String> {
-    let text = match read_bounded_text(car_path, &input::KEYSPACE_JSON) {
-        Ok(text) => text,
-        Err(input::InputError::Io { source, .. })
-            if source.kind() == std::io::ErrorKind::NotFound =>
-        {
-            return Ok(Default::default())
-        }
-        Err(e) => return Err(format!("{e}; it was left as it is")),
-    };
-    match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(serde_json::Value::Object(map)) => Ok(map),
-        Ok(_) => Err(format!(
-            "{}: not a JSON object; it was left as it is (fix or remove it, then save again)",
-            car_path.display()
-        )),
-        Err(e) => Err(format!(
-            "{}:{}:{}: malformed sidecar: {e}; it was left as it is (fix or remove it, then save again)",
-            car_path.display(),
-            e.line(),
-            e.column()
-        )),
-    }
+        .and_then(not_sidecar))
 }
 
 pub fn load_seed(path: &Path, now_ms: i64) -> Result<Db, String> {
@@ -502,6 +618,9 @@ pub struct Autosaved {
     pub path: Option<PathBuf>,
     pub keys: String,
     pub argv: String,
+    /// The buffer's id (tui/buffer.rs): an untitled buffer's autosave is named by it.
+    #[serde(default)]
+    pub buffer: String,
 }
 
 impl Autosaved {
@@ -509,6 +628,14 @@ impl Autosaved {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         self.hash(&mut h);
         h.finish()
+    }
+
+    /// Which autosave this is.
+    pub fn slot(&self) -> Slot<'_> {
+        match &self.path {
+            Some(path) => Slot::File(path),
+            None => Slot::Untitled(&self.buffer),
+        }
     }
 }
 
@@ -521,7 +648,24 @@ impl Hash for Autosaved {
     }
 }
 
-/// Per data directory: the fingerprint of what is on disk in the script's own files ("clean")
+/// One autosave per buffer: a script's by its full path, an untitled buffer's by its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot<'a> {
+    File(&'a Path),
+    Untitled(&'a str),
+}
+
+impl<'a> Slot<'a> {
+    /// The autosave of the buffer with this path (None: untitled) and id.
+    pub fn of(path: Option<&'a Path>, buffer: &'a str) -> Slot<'a> {
+        match path {
+            Some(path) => Slot::File(path),
+            None => Slot::Untitled(buffer),
+        }
+    }
+}
+
+/// Per autosave file: the fingerprint of what is on disk in the script's own files ("clean")
 /// and of the last autosave written by this process.
 #[derive(Default)]
 struct Tracker {
@@ -531,10 +675,10 @@ struct Tracker {
 
 static TRACKERS: Mutex<Option<HashMap<PathBuf, Tracker>>> = Mutex::new(None);
 
-fn with_tracker<T>(dir: &Path, f: impl FnOnce(&mut Tracker) -> T) -> T {
+fn with_tracker<T>(file: &Path, f: impl FnOnce(&mut Tracker) -> T) -> T {
     let mut guard = TRACKERS.lock().unwrap_or_else(|e| e.into_inner());
     let map = guard.get_or_insert_with(HashMap::new);
-    f(map.entry(dir.to_path_buf()).or_default())
+    f(map.entry(file.to_path_buf()).or_default())
 }
 
 /// What an autosave tick did.
@@ -558,15 +702,24 @@ pub fn mark_clean(state: &Autosaved) {
 
 pub fn mark_clean_in(dir: &Path, state: &Autosaved) {
     let fp = state.fingerprint();
-    with_tracker(dir, |t| t.clean = Some(fp));
+    with_tracker(&autosave_file(dir, state.slot()), |t| t.clean = Some(fp));
 }
 
-/// The autosave of the script at `path` (None: an untitled script): one file per script, named
-/// by a hash of its full path (the path inside says which script it is).
-fn autosave_file(dir: &Path, path: Option<&Path>) -> PathBuf {
-    match path {
-        None => dir.join(AUTOSAVE_UNTITLED),
-        Some(p) => {
+const UNTITLED_PREFIX: &str = "autosave-untitled-";
+
+/// The autosave of a buffer: a script's is named by a hash of its full path (the path inside
+/// says which script it is), an untitled buffer's by its id.
+fn autosave_file(dir: &Path, slot: Slot) -> PathBuf {
+    match slot {
+        Slot::Untitled(id) => {
+            // The id is evalbench's own (digits and dashes); anything else is kept out of the name.
+            let id: String = id
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            dir.join(format!("{UNTITLED_PREFIX}{id}.json"))
+        }
+        Slot::File(p) => {
             let full = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
             let hash = crate::engine::script::sha1_hex(full.as_os_str().as_encoded_bytes());
             dir.join(format!("autosave-{}.json", &hash[..16]))
@@ -574,18 +727,18 @@ fn autosave_file(dir: &Path, path: Option<&Path>) -> PathBuf {
     }
 }
 
-/// The same script (paths compared in full).
-fn same_script(a: Option<&Path>, b: Option<&Path>) -> bool {
+/// The same buffer (paths compared in full; untitled ones by id).
+fn same_buffer(saved: &Autosaved, slot: Slot) -> bool {
     let full = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => full(a) == full(b),
+    match (saved.slot(), slot) {
+        (Slot::Untitled(a), Slot::Untitled(b)) => a == b,
+        (Slot::File(a), Slot::File(b)) => full(a) == full(b),
         _ => false,
     }
 }
 
 /// The lock files this process holds (an advisory `flock`, released by the kernel when the
-/// process ends, crash included): one writer per script's autosave across instances.
+/// process ends, crash included): one writer per buffer's autosave across instances.
 static LOCKS: Mutex<Option<HashMap<PathBuf, std::fs::File>>> = Mutex::new(None);
 
 /// Take (or keep) the lock of an autosave file; false when another process holds it.
@@ -616,21 +769,24 @@ fn hold_lock(file: &Path) -> bool {
     taken
 }
 
-/// Let go of the script's autosave lock (another file was opened).
-pub fn release_autosave(path: Option<&Path>) {
-    if let Some(dir) = data_dir() {
-        let lock = autosave_file(&dir, path).with_extension("lock");
-        let mut guard = LOCKS.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(map) = guard.as_mut() {
-            map.remove(&lock);
-        }
+fn release_lock(file: &Path) {
+    let lock = file.with_extension("lock");
+    let mut guard = LOCKS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(map) = guard.as_mut() {
+        map.remove(&lock);
     }
 }
 
-/// Whether this process may write the autosave of the script at `path` (no other evalbench
-/// is editing it).
-pub fn may_autosave(path: Option<&Path>) -> bool {
-    data_dir().is_none_or(|dir| hold_lock(&autosave_file(&dir, path)))
+/// Let go of the buffer's autosave lock (another file was opened).
+pub fn release_autosave(slot: Slot) {
+    if let Some(dir) = data_dir() {
+        release_lock(&autosave_file(&dir, slot));
+    }
+}
+
+/// Whether this process may write the autosave of the buffer (no other evalbench is editing it).
+pub fn may_autosave(slot: Slot) -> bool {
+    data_dir().is_none_or(|dir| hold_lock(&autosave_file(&dir, slot)))
 }
 
 /// Autosave `state` if it changed since the last tick and differs from the saved files; remove
@@ -644,11 +800,11 @@ pub fn autosave(state: &Autosaved) -> Result<AutosaveOutcome, String> {
 
 pub fn autosave_in(dir: &Path, state: &Autosaved) -> Result<AutosaveOutcome, String> {
     let fp = state.fingerprint();
-    let (clean, written) = with_tracker(dir, |t| (t.clean, t.written));
-    let path = state.path.as_deref();
+    let file = autosave_file(dir, state.slot());
+    let (clean, written) = with_tracker(&file, |t| (t.clean, t.written));
     if clean == Some(fp) {
         if written.is_some() {
-            discard_autosave_in(dir, path);
+            discard_autosave_in(dir, state.slot());
             return Ok(AutosaveOutcome::Discarded);
         }
         return Ok(AutosaveOutcome::Unchanged);
@@ -656,11 +812,11 @@ pub fn autosave_in(dir: &Path, state: &Autosaved) -> Result<AutosaveOutcome, Str
     if written == Some(fp) {
         return Ok(AutosaveOutcome::Unchanged);
     }
-    if !hold_lock(&autosave_file(dir, path)) {
+    if !hold_lock(&file) {
         return Ok(AutosaveOutcome::Locked);
     }
     write_autosave_in(dir, state)?;
-    with_tracker(dir, |t| t.written = Some(fp));
+    with_tracker(&file, |t| t.written = Some(fp));
     Ok(AutosaveOutcome::Written)
 }
 
@@ -668,42 +824,76 @@ pub fn autosave_in(dir: &Path, state: &Autosaved) -> Result<AutosaveOutcome, Str
 pub fn write_autosave_in(dir: &Path, state: &Autosaved) -> Result<(), String> {
     create_private_dir(dir).map_err(|e| format!("autosave: {}: {e}", dir.display()))?;
     let json = serde_json::to_string(state).map_err(|e| e.to_string())?;
-    write_private(&autosave_file(dir, state.path.as_deref()), json.as_bytes())
+    write_private(&autosave_file(dir, state.slot()), json.as_bytes())
         .map_err(|e| format!("autosave: {e}"))
 }
 
-pub fn autosave_exists(path: Option<&Path>) -> bool {
-    data_dir().is_some_and(|d| autosave_exists_in(&d, path))
+pub fn autosave_exists(slot: Slot) -> bool {
+    data_dir().is_some_and(|d| autosave_exists_in(&d, slot))
 }
 
-pub fn autosave_exists_in(dir: &Path, path: Option<&Path>) -> bool {
-    autosave_file(dir, path).is_file()
+pub fn autosave_exists_in(dir: &Path, slot: Slot) -> bool {
+    autosave_file(dir, slot).is_file()
 }
 
-pub fn load_autosave(path: Option<&Path>) -> Option<Autosaved> {
-    data_dir().and_then(|d| load_autosave_in(&d, path))
+pub fn load_autosave(slot: Slot) -> Option<Autosaved> {
+    data_dir().and_then(|d| load_autosave_in(&d, slot))
 }
 
-/// The autosave of the script at `path`, only if it is that script's.
-pub fn load_autosave_in(dir: &Path, path: Option<&Path>) -> Option<Autosaved> {
-    let text = read_bounded_text(&autosave_file(dir, path), &input::KEYSPACE_JSON).ok()?;
+/// The autosave of the buffer, only if it is that buffer's.
+pub fn load_autosave_in(dir: &Path, slot: Slot) -> Option<Autosaved> {
+    let text = read_bounded_text(&autosave_file(dir, slot), &input::KEYSPACE_JSON).ok()?;
     let saved: Autosaved = serde_json::from_str(&text).ok()?;
-    same_script(saved.path.as_deref(), path).then_some(saved)
+    same_buffer(&saved, slot).then_some(saved)
 }
 
-pub fn discard_autosave(path: Option<&Path>) {
+/// An untitled buffer's autosave left by an evalbench that ended without saving it (its lock is
+/// free), the most recent first: its id. Its lock is taken, so no other evalbench offers it too.
+pub fn orphaned_untitled() -> Option<String> {
+    data_dir().and_then(|d| orphaned_untitled_in(&d))
+}
+
+pub fn orphaned_untitled_in(dir: &Path) -> Option<String> {
+    let mut found: Vec<(std::time::SystemTime, String, PathBuf)> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let id = name.strip_prefix(UNTITLED_PREFIX)?.strip_suffix(".json")?;
+            let modified = e.metadata().ok()?.modified().ok()?;
+            Some((modified, id.to_string(), e.path()))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().rev().find_map(|(_, id, file)| {
+        let held = LOCKS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|m| m.contains_key(&file.with_extension("lock")));
+        // Held by this process: a buffer of this session, not an orphan.
+        (!held && hold_lock(&file)).then_some(id)
+    })
+}
+
+pub fn discard_autosave(slot: Slot) {
     if let Some(dir) = data_dir() {
-        discard_autosave_in(&dir, path);
+        discard_autosave_in(&dir, slot);
     }
 }
 
-/// Remove the script's autosave (not while another evalbench is writing it).
-pub fn discard_autosave_in(dir: &Path, path: Option<&Path>) {
-    let file = autosave_file(dir, path);
+/// Remove the buffer's autosave (not while another evalbench is writing it); an untitled
+/// buffer's lock file goes with it (its id is never used again).
+pub fn discard_autosave_in(dir: &Path, slot: Slot) {
+    let file = autosave_file(dir, slot);
     if hold_lock(&file) {
-        let _ = std::fs::remove_file(file);
+        let _ = std::fs::remove_file(&file);
+        if matches!(slot, Slot::Untitled(_)) {
+            let _ = std::fs::remove_file(file.with_extension("lock"));
+            release_lock(&file);
+        }
     }
-    with_tracker(dir, |t| t.written = None);
+    with_tracker(&file, |t| t.written = None);
 }
 
 #[cfg(test)]
@@ -731,12 +921,21 @@ mod tests {
     /// The script the test autosaves belong to.
     const X_PATH: &str = "/tmp/x.lua";
 
+    /// A new session's view of `dir`: nothing known about its autosaves.
+    fn forget_trackers(dir: &Path) {
+        let mut guard = TRACKERS.lock().unwrap();
+        if let Some(map) = guard.as_mut() {
+            map.retain(|file, _| !file.starts_with(dir));
+        }
+    }
+
     fn state(text: &str, keys: &str) -> Autosaved {
         Autosaved {
             text: text.into(),
             path: Some(PathBuf::from(X_PATH)),
             keys: keys.into(),
             argv: "1 \"two words\"".into(),
+            buffer: String::new(),
         }
     }
 
@@ -753,12 +952,12 @@ mod tests {
     #[test]
     fn autosave_round_trip() {
         let dir = TempDir::new("autosave");
-        assert!(!autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
+        assert!(!autosave_exists_in(&dir.0, Slot::File(Path::new(X_PATH))));
         let s = state("return 1\n-- ünïcode", "k1 k2");
         assert_eq!(autosave_in(&dir.0, &s), Ok(AutosaveOutcome::Written));
-        assert!(autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
+        assert!(autosave_exists_in(&dir.0, Slot::File(Path::new(X_PATH))));
         assert_eq!(
-            load_autosave_in(&dir.0, Some(Path::new(X_PATH))),
+            load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))),
             Some(s.clone())
         );
         // No temporary file is left behind: the autosave and its lock file.
@@ -770,9 +969,12 @@ mod tests {
         assert_eq!(names.len(), 2, "{names:?}");
         assert!(names[0].starts_with("autosave-") && names[0].ends_with(".json"));
         assert!(names[1].ends_with(".lock"));
-        discard_autosave_in(&dir.0, Some(Path::new(X_PATH)));
-        assert!(!autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
-        assert_eq!(load_autosave_in(&dir.0, Some(Path::new(X_PATH))), None);
+        discard_autosave_in(&dir.0, Slot::File(Path::new(X_PATH)));
+        assert!(!autosave_exists_in(&dir.0, Slot::File(Path::new(X_PATH))));
+        assert_eq!(
+            load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))),
+            None
+        );
     }
 
     #[test]
@@ -782,7 +984,7 @@ mod tests {
         mark_clean_in(&dir.0, &clean);
         // Nothing typed yet: nothing written.
         assert_eq!(autosave_in(&dir.0, &clean), Ok(AutosaveOutcome::Unchanged));
-        assert!(!autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
+        assert!(!autosave_exists_in(&dir.0, Slot::File(Path::new(X_PATH))));
         let edited = state("return 2", "k");
         assert_eq!(autosave_in(&dir.0, &edited), Ok(AutosaveOutcome::Written));
         assert_eq!(autosave_in(&dir.0, &edited), Ok(AutosaveOutcome::Unchanged));
@@ -790,14 +992,14 @@ mod tests {
         let keys = state("return 2", "k other");
         assert_eq!(autosave_in(&dir.0, &keys), Ok(AutosaveOutcome::Written));
         assert_eq!(
-            load_autosave_in(&dir.0, Some(Path::new(X_PATH)))
+            load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH)))
                 .unwrap()
                 .keys,
             "k other"
         );
         // Back to what the files hold: the autosave goes.
         assert_eq!(autosave_in(&dir.0, &clean), Ok(AutosaveOutcome::Discarded));
-        assert!(!autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
+        assert!(!autosave_exists_in(&dir.0, Slot::File(Path::new(X_PATH))));
     }
 
     #[test]
@@ -806,19 +1008,29 @@ mod tests {
         let s = state("local x = 1", "a");
         assert_eq!(autosave_in(&dir.0, &s), Ok(AutosaveOutcome::Written));
         // A "crash": a new session (a fresh tracker) finds the autosave.
-        TRACKERS.lock().unwrap().as_mut().unwrap().remove(&dir.0);
-        assert!(autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
+        forget_trackers(&dir.0);
+        assert!(autosave_exists_in(&dir.0, Slot::File(Path::new(X_PATH))));
         mark_clean_in(&dir.0, &state("other", ""));
         // The new session's first clean tick leaves the old autosave alone.
         assert_eq!(
             autosave_in(&dir.0, &state("other", "")),
             Ok(AutosaveOutcome::Unchanged)
         );
-        assert_eq!(load_autosave_in(&dir.0, Some(Path::new(X_PATH))), Some(s));
+        assert_eq!(
+            load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))),
+            Some(s)
+        );
         // A broken autosave reads as none.
-        std::fs::write(autosave_file(&dir.0, Some(Path::new(X_PATH))), "{ nope").unwrap();
-        assert!(autosave_exists_in(&dir.0, Some(Path::new(X_PATH))));
-        assert_eq!(load_autosave_in(&dir.0, Some(Path::new(X_PATH))), None);
+        std::fs::write(
+            autosave_file(&dir.0, Slot::File(Path::new(X_PATH))),
+            "{ nope",
+        )
+        .unwrap();
+        assert!(autosave_exists_in(&dir.0, Slot::File(Path::new(X_PATH))));
+        assert_eq!(
+            load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))),
+            None
+        );
     }
 
     #[test]
@@ -828,16 +1040,23 @@ mod tests {
         let mut b = state("return 'b'", "");
         b.path = Some(PathBuf::from("/tmp/other.lua"));
         assert_eq!(autosave_in(&dir.0, &a), Ok(AutosaveOutcome::Written));
-        TRACKERS.lock().unwrap().as_mut().unwrap().remove(&dir.0);
+        forget_trackers(&dir.0);
         assert_eq!(autosave_in(&dir.0, &b), Ok(AutosaveOutcome::Written));
-        assert_eq!(load_autosave_in(&dir.0, Some(Path::new(X_PATH))), Some(a));
         assert_eq!(
-            load_autosave_in(&dir.0, Some(Path::new("/tmp/other.lua"))),
+            load_autosave_in(&dir.0, Slot::File(Path::new(X_PATH))),
+            Some(a)
+        );
+        assert_eq!(
+            load_autosave_in(&dir.0, Slot::File(Path::new("/tmp/other.lua"))),
             Some(b)
         );
-        assert_eq!(load_autosave_in(&dir.0, None), None, "no untitled autosave");
+        assert_eq!(
+            load_autosave_in(&dir.0, Slot::Untitled("1")),
+            None,
+            "no untitled autosave"
+        );
         // Another process holding the lock of x.lua's autosave: this one writes nothing.
-        let file = autosave_file(&dir.0, Some(Path::new(X_PATH)));
+        let file = autosave_file(&dir.0, Slot::File(Path::new(X_PATH)));
         LOCKS
             .lock()
             .unwrap()
@@ -854,7 +1073,7 @@ mod tests {
             return; // no flock(1): the rest needs a second process
         };
         std::thread::sleep(std::time::Duration::from_millis(300));
-        TRACKERS.lock().unwrap().as_mut().unwrap().remove(&dir.0);
+        forget_trackers(&dir.0);
         assert_eq!(
             autosave_in(&dir.0, &state("return 'c'", "")),
             Ok(AutosaveOutcome::Locked)
@@ -965,7 +1184,7 @@ mod tests {
         let note = save_script(&path, "return 3", &inputs, &Db::new(), 0)
             .unwrap()
             .expect("the sidecar is refused");
-        assert!(note.ends_with("m.json: not a JSON object; it was left as it is (fix or remove it, then save again)"), "{note}");
+        assert!(note.ends_with("m.json: not a JSON object, so not an evalbench sidecar; it was left as it is (fix or remove it, then save again)"), "{note}");
         assert_eq!(std::fs::read_to_string(&car).unwrap(), "[1]");
     }
 
@@ -1084,7 +1303,7 @@ mod tests {
         app.open_file(path.clone());
         assert_eq!(app.editor.text(), "return 1");
         app.autosave();
-        let script = Some(path.as_path());
+        let script = Slot::File(path.as_path());
         assert!(!autosave_exists(script), "nothing typed, nothing autosaved");
         app.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
         app.autosave();
@@ -1200,7 +1419,10 @@ mod tests {
         let root = TempDir::new("private");
         let dir = root.0.join("data").join("evalbench");
         write_autosave_in(&dir, &state("return 1", "k")).unwrap();
-        assert_eq!(mode(&autosave_file(&dir, Some(Path::new(X_PATH)))), 0o600);
+        assert_eq!(
+            mode(&autosave_file(&dir, Slot::File(Path::new(X_PATH)))),
+            0o600
+        );
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&root.0.join("data")), 0o700);
         let script = root.0.join("s.lua");
@@ -1209,12 +1431,15 @@ mod tests {
         assert_eq!(mode(&dir.join(RECENT_FILE)), 0o600);
         // A file left world-readable by an older version is rewritten owner-only.
         std::fs::set_permissions(
-            autosave_file(&dir, Some(Path::new(X_PATH))),
+            autosave_file(&dir, Slot::File(Path::new(X_PATH))),
             std::fs::Permissions::from_mode(0o644),
         )
         .unwrap();
         write_autosave_in(&dir, &state("return 2", "k")).unwrap();
-        assert_eq!(mode(&autosave_file(&dir, Some(Path::new(X_PATH)))), 0o600);
+        assert_eq!(
+            mode(&autosave_file(&dir, Slot::File(Path::new(X_PATH)))),
+            0o600
+        );
         // The user's own scripts keep their mode.
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o640)).unwrap();
         write_atomically(&script, b"return 3").unwrap();

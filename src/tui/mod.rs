@@ -4,6 +4,7 @@
 
 pub mod action;
 pub mod app;
+pub mod buffer;
 pub mod config;
 /// The live connection's state in the status bar (issue 11).
 pub mod connection;
@@ -171,12 +172,7 @@ pub fn build_app(options: &TuiOptions) -> App {
                         app.inputs = inputs::InputsState::from_lists(&car.keys, &car.argv);
                         app.seed = car.seed;
                     }
-                    files::mark_clean(&files::Autosaved {
-                        text: opened.text,
-                        path: opened.path,
-                        keys: app.inputs.keys_text(),
-                        argv: app.inputs.argv_text(),
-                    });
+                    files::mark_clean(&app.autosave_state());
                     app
                 }
                 Err(e) => {
@@ -324,7 +320,7 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
     );
     ratatui::restore();
     if app.quit && !app.editor.modified {
-        files::discard_autosave(app.editor.path.as_deref());
+        files::discard_autosave(app.autosave_slot());
     }
     result
 }

@@ -409,6 +409,13 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
             missing,
             refused,
         } => {
+            if !copied.is_empty() {
+                let what = match copied.len() {
+                    1 => "copied a key from the server to the seed".to_string(),
+                    n => format!("copied {n} keys from the server to the seed"),
+                };
+                super::buffer::seed_edit(app, what);
+            }
             for key in &copied {
                 if let Some(entry) = db.get(key, now) {
                     app.seed.insert_entry(key.clone(), entry.clone());

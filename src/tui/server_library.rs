@@ -108,10 +108,7 @@ pub fn question(name: &str) -> String {
 /// Open `code` read-only in the editor: KEYS, ARGV and the seed stay (the function runs on them).
 pub fn open(app: &mut App, name: String, code: &[u8]) {
     // Leaving this script: its unsaved changes were given up (the question was asked).
-    if app.editor.modified {
-        super::files::discard_autosave(app.editor.path.as_deref());
-    }
-    super::files::release_autosave(app.editor.path.as_deref());
+    app.leave_buffer();
     let text = super::editor::decode_script(code);
     app.editor = super::editor::EditorState::new(&text, None);
     app.editor.read_only = Some(ReadOnly {

@@ -379,25 +379,26 @@ pub fn select(app: &mut App) -> Vec<Effect> {
             return Vec::new();
         }
     };
-    app.inputs = InputsState::from_lists(&step.keys, &step.argv);
+    let inputs = InputsState::from_lists(&step.keys, &step.argv);
+    let (name, clock_ms, steps_len) = (case.name.clone(), case.clock_ms, case.steps.len());
+    super::buffer::seed_edit(app, format!("loaded the case '{name}'"));
+    app.inputs = inputs;
     app.seed = seed;
-    app.seed_now_ms = case.clock_ms;
-    app.now_ms = case.clock_ms;
+    app.seed_now_ms = clock_ms;
+    app.now_ms = clock_ms;
     app.clock_offset_ms = 0;
     app.last_run = None;
     app.step = None;
-    let steps = if case.steps.len() > 1 {
+    let steps = if steps_len > 1 {
         format!(
-            " (step {} of {}: the earlier steps are not run)",
+            " (step {} of {steps_len}: the earlier steps are not run)",
             index + 1,
-            case.steps.len()
         )
     } else {
         String::new()
     };
     app.status = format!(
-        "loaded case {:?} into the form: KEYS, ARGV, seed and clock{steps}; F5 runs it",
-        case.name
+        "loaded case {name:?} into the form: KEYS, ARGV, seed and clock{steps}; F5 runs it"
     );
     Vec::new()
 }

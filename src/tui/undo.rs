@@ -54,6 +54,8 @@ pub struct History {
     undone: Vec<Change>,
     open: Option<Open>,
     bytes: usize,
+    /// Steps dropped from the front (the depth counts them, so it only grows with new edits).
+    dropped: usize,
 }
 
 fn is_word(c: char) -> bool {
@@ -140,8 +142,16 @@ impl History {
         while self.done.len() > MAX_STEPS || (self.bytes > MAX_BYTES && self.done.len() > 1) {
             if let Some(dropped) = self.done.pop_front() {
                 self.bytes -= dropped.bytes();
+                self.dropped += 1;
             }
         }
+    }
+
+    /// How many steps there are to undo (and were dropped): the group in progress ends here, so
+    /// a change made outside the text (tui/buffer.rs) is ordered after it.
+    pub fn depth(&mut self, lines: &[String], cursor: (usize, usize)) -> usize {
+        self.close(lines, cursor);
+        self.dropped + self.done.len()
     }
 
     /// Undo the last group on `lines`; the cursor to restore, or None when there is nothing.

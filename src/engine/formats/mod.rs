@@ -12,7 +12,7 @@ mod sidecar;
 pub mod test_file;
 
 pub use seed::{load_keyspace, load_sidecar_keyspace, locate_member};
-pub use sidecar::{read_sidecar, read_sidecar_text, sidecar_path, Sidecar};
+pub use sidecar::{read_sidecar, read_sidecar_text, sidecar_path, Sidecar, SidecarBreakpoint};
 
 /// A file that cannot be used, said as `FILE:LINE:COLUMN: what is wrong` (or `FILE: ...` when no
 /// place applies).

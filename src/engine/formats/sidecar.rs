@@ -21,6 +21,22 @@ pub struct Sidecar {
     /// A function library's function to call (the workbench's form picks it).
     #[serde(default)]
     pub function: Option<String>,
+    /// The workbench's breakpoints on the script (the CLI does not use them).
+    #[serde(default)]
+    pub breakpoints: Vec<SidecarBreakpoint>,
+    /// The workbench's debugger watches (Lua expressions).
+    #[serde(default)]
+    pub watches: Vec<String>,
+}
+
+/// A breakpoint as a sidecar keeps it: its line, and when it stops.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+pub struct SidecarBreakpoint {
+    pub line: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_count: Option<u64>,
 }
 
 pub fn sidecar_path(script: &Path) -> PathBuf {

@@ -136,6 +136,9 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 super::app::Confirm::Overwrite(_) => {
                     "That file exists. Replace it with this script? (y/n)".into()
                 }
+                super::app::Confirm::ForeignSidecar { script, why } => {
+                    crate::tui::file_actions::foreign_sidecar_question(script, why)
+                }
                 // The live guard's question: as tall as its text needs.
                 // On a cluster it names the node the script goes to.
                 super::app::Confirm::LiveSend(_, question) => {
