@@ -28,7 +28,9 @@ pub fn resolve(profile: &'static Profile, args: &[Vec<u8>]) -> Result<&'static R
     match commands::resolve_in(profile, args) {
         Ok(resolved) => Ok(resolved),
         Err(Refusal::WrongArity) => Err(commands::errors::wrong_args(&arity_name(profile, args))),
-        Err(Refusal::UnknownSubcommand(container, sub)) => Err(unknown_subcommand(&container, &sub)),
+        Err(Refusal::UnknownSubcommand(container, sub)) => {
+            Err(unknown_subcommand(&container, &sub))
+        }
         Err(Refusal::NoScript) => {
             // Found and of the right arity: only a script may not call it.
             let full = arity_name(profile, args);
@@ -55,7 +57,10 @@ fn arity_name(profile: &'static Profile, args: &[Vec<u8>]) -> String {
     let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
     match args.get(1) {
         Some(sub) if commands::is_container(profile, &name) => {
-            let full = format!("{name}|{}", String::from_utf8_lossy(sub).to_ascii_lowercase());
+            let full = format!(
+                "{name}|{}",
+                String::from_utf8_lossy(sub).to_ascii_lowercase()
+            );
             if commands::lookup_in(profile, &full).is_some() {
                 full
             } else {
@@ -238,7 +243,9 @@ pub fn live_verdict(profile: &'static Profile, role: &str, args: &[Vec<u8>]) -> 
         _ => {}
     }
     if info.has(table::F_PUBSUB) && name.contains("subscribe") {
-        return refuse("it turns the connection into a subscriber; run redis-cli SUBSCRIBE in a terminal");
+        return refuse(
+            "it turns the connection into a subscriber; run redis-cli SUBSCRIBE in a terminal",
+        );
     }
     if info.has(table::F_BLOCKING) {
         return refuse("it blocks the connection until data arrives; use the non-blocking form (LPOP, XREAD without BLOCK, ...)");
@@ -300,7 +307,10 @@ mod tests {
             resolve(DEFAULT, &words("OBJECT NOPE k")).err().unwrap(),
             "ERR unknown subcommand 'NOPE'. Try OBJECT HELP."
         );
-        assert_eq!(split("GET \"a").unwrap_err(), "unbalanced quotes: close the quote or escape it with \\");
+        assert_eq!(
+            split("GET \"a").unwrap_err(),
+            "unbalanced quotes: close the quote or escape it with \\"
+        );
     }
 
     #[test]
@@ -334,9 +344,15 @@ mod tests {
                     .into()
             )
         );
-        assert!(matches!(v("KEYS *", "master"), LiveVerdict::Refuse(t) if t.contains("use SCAN 0 MATCH")));
-        assert!(matches!(v("BLPOP q 0", "master"), LiveVerdict::Refuse(t) if t.starts_with("BLPOP is not sent: it blocks")));
-        assert!(matches!(v("config set maxmemory 1", "master"), LiveVerdict::Refuse(t) if t.starts_with("CONFIG SET is not sent")));
+        assert!(
+            matches!(v("KEYS *", "master"), LiveVerdict::Refuse(t) if t.contains("use SCAN 0 MATCH"))
+        );
+        assert!(
+            matches!(v("BLPOP q 0", "master"), LiveVerdict::Refuse(t) if t.starts_with("BLPOP is not sent: it blocks"))
+        );
+        assert!(
+            matches!(v("config set maxmemory 1", "master"), LiveVerdict::Refuse(t) if t.starts_with("CONFIG SET is not sent"))
+        );
         assert!(matches!(v("SUBSCRIBE c", "master"), LiveVerdict::Refuse(_)));
     }
 

@@ -191,9 +191,9 @@ impl Action {
         Action::ServerScriptKill, // issue 11
         Action::SearchInKey,      // issue 11
         Action::CommandPrompt,
-        Action::StopSearch,       // issue 11
-        Action::PickFunction,     // issue 13
-        Action::LoadLibrary,      // issue 13
+        Action::StopSearch,   // issue 11
+        Action::PickFunction, // issue 13
+        Action::LoadLibrary,  // issue 13
         Action::Find,
         Action::FindNext,
         Action::Undo,

@@ -142,9 +142,10 @@ pub fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
 
 /// Pasted text goes into the line (its line breaks as spaces: the prompt is one line).
 pub fn paste(app: &mut App, text: &str) {
-    app.command
-        .input
-        .extend(text.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }));
+    app.command.input.extend(
+        text.chars()
+            .map(|c| if c == '\n' || c == '\r' { ' ' } else { c }),
+    );
 }
 
 /// Tab: complete the command name from the profile's table; several candidates extend the line

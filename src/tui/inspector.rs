@@ -121,7 +121,10 @@ pub enum InspectEvent {
     /// A prompt line's answer (the reply bounded as a trace's).
     Command(crate::engine::command_line::Answer),
     /// A prompt line that asks before it is sent: why.
-    CommandAsks { args: Vec<Vec<u8>>, why: String },
+    CommandAsks {
+        args: Vec<Vec<u8>>,
+        why: String,
+    },
     /// A request failed; `what` names it ("scan", "page of 'k'", ...).
     Failed {
         what: String,

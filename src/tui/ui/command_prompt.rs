@@ -66,9 +66,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let shown = total.saturating_sub(first).min(room);
     let mut lines: Vec<Line> = Vec::new();
     for (i, text) in cmd.output.iter().skip(first).take(shown).enumerate() {
-        let left = total - first - i - 1;
+        // Lines from this row on that are not shown when this row counts them.
+        let left = total - first - i;
         let text = display_safe(text);
-        if i + 1 == shown && left > 0 {
+        if i + 1 == shown && left > 1 {
             // The last row says how many follow.
             lines.push(Line::styled(
                 fit_end(&format!("… {left} more lines (PgDn)"), inner_width),
@@ -80,7 +81,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     let input_line = match &cmd.asking {
         Some((_, why)) => Line::styled(
-            fit_end(&format!("{why}: send it? y sends, n or Esc sends nothing"), inner_width),
+            fit_end(
+                &format!("{why}: send it? y sends, n or Esc sends nothing"),
+                inner_width,
+            ),
             theme.warning,
         ),
         None => {
