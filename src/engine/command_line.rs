@@ -247,7 +247,10 @@ pub fn live_verdict(profile: &'static Profile, role: &str, args: &[Vec<u8>]) -> 
             "it turns the connection into a subscriber; run redis-cli SUBSCRIBE in a terminal",
         );
     }
-    if info.has(table::F_BLOCKING) {
+    // XREAD and XREADGROUP carry the flag, but block only with BLOCK.
+    let stream_read = matches!(name, "xread" | "xreadgroup");
+    let blocks = !stream_read || args.iter().any(|a| a.eq_ignore_ascii_case(b"block"));
+    if info.has(table::F_BLOCKING) && blocks {
         return refuse("it blocks the connection until data arrives; use the non-blocking form (LPOP, XREAD without BLOCK, ...)");
     }
     let write = info.is_write() || info.has(table::F_MAY_REPLICATE);
@@ -354,6 +357,11 @@ mod tests {
             matches!(v("config set maxmemory 1", "master"), LiveVerdict::Refuse(t) if t.starts_with("CONFIG SET is not sent"))
         );
         assert!(matches!(v("SUBSCRIBE c", "master"), LiveVerdict::Refuse(_)));
+        assert_eq!(v("XREAD STREAMS s 0", "master"), LiveVerdict::Run);
+        assert!(matches!(
+            v("XREAD BLOCK 0 STREAMS s $", "master"),
+            LiveVerdict::Refuse(_)
+        ));
     }
 
     #[test]
