@@ -392,7 +392,11 @@ impl App {
 
     /// What runs the scripts, for the status bar.
     pub fn backend_label(&self) -> String {
-        match (&self.live_server, self.use_live) {
+        let live_server = self
+            .live_server
+            .as_ref()
+            .map(|s| self.connection.server_label(s));
+        match (&live_server, self.use_live) {
             (Some(server), _) if self.connection.lost.is_some() => {
                 format!("live {server} DISCONNECTED")
             }

@@ -87,6 +87,7 @@ impl Harness {
         let inspector = InspectorCore::new(crate::engine::live::LiveBackend::connect(target)?);
         self.app.config.busy_threshold_ms = live.server.busy_threshold_ms;
         self.app.set_live_server(label.to_string());
+        self.app.connection.role = Some(live.server.role.clone());
         self.live = Some(live);
         self.inspector = Some(inspector);
         self.settle();

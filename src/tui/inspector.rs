@@ -109,6 +109,9 @@ pub enum InspectEvent {
         /// On a cluster that answers: the nodes that did not, each with why.
         down: Vec<String>,
     },
+    /// On a cluster, after a Ping: the role of the node given to connect as the slot map read
+    /// now says ("master" or "slave"): a failover demotes or promotes it.
+    Role(String),
     /// The Server overview as read now.
     Overview(Box<crate::engine::live::overview::Overview>),
     /// SCRIPT KILL's answer in words.
@@ -264,14 +267,21 @@ impl InspectorCore {
                     Err(e) => failed("SCRIPT EXISTS", e),
                 }]
             }
-            InspectRequest::Ping => vec![match self.live.check_nodes() {
-                // BUSY or LOADING is a server that answers; on a cluster each node is checked.
-                Ok(down) => InspectEvent::Health { error: None, down },
-                Err(e) => InspectEvent::Health {
-                    error: Some(e.to_string()),
-                    down: Vec::new(),
-                },
-            }],
+            InspectRequest::Ping => {
+                let mut events = vec![match self.live.check_nodes() {
+                    // BUSY or LOADING is a server that answers; on a cluster each node is checked.
+                    Ok(down) => InspectEvent::Health { error: None, down },
+                    Err(e) => InspectEvent::Health {
+                        error: Some(e.to_string()),
+                        down: Vec::new(),
+                    },
+                }];
+                // The check read the slot map again: the role of the node connected to now.
+                if self.live.server.cluster {
+                    events.push(InspectEvent::Role(self.live.server.role.clone()));
+                }
+                events
+            }
             InspectRequest::Overview => {
                 vec![match crate::engine::live::overview::read(&mut self.live) {
                     Ok(overview) => InspectEvent::Overview(Box::new(overview)),
@@ -280,7 +290,7 @@ impl InspectorCore {
             }
             InspectRequest::ScriptKill => {
                 // On fresh connections (every node of a cluster: the script's keys are unknown).
-                let answers = crate::engine::live::script_kill_everywhere(&self.live.target);
+                let answers = self.live.script_kill_on_every_node();
                 vec![InspectEvent::Killed(
                     crate::engine::live::overview::describe_kill(answers, self.live.server.cluster),
                 )]

@@ -223,6 +223,7 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
                 live.server.product, live.server.version, live.target.display
             ));
             app.config.busy_threshold_ms = live.server.busy_threshold_ms;
+            app.connection.role = Some(live.server.role.clone());
             app.cluster_timeout_note = live.server.cluster_timeout_note();
             app.config.profile = live.server.profile;
             if !live.server.notes.is_empty() {

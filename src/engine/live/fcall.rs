@@ -27,7 +27,7 @@ use super::copy::{copy_keys, CopyError, CopyLimits};
 use super::functions::{find_function_on, library_with_code_on};
 use super::guard::{explain_with_dry_run, DryRun};
 use super::guarded::{
-    concerns, describe_concern, keys_before, Concern, Consent, GuardedRun, Phase, Question,
+    concerns_on, describe_concern, keys_before, Concern, Consent, GuardedRun, Phase, Question,
     RunControl,
 };
 use super::{to_cmd, ClusterNode, LiveBackend, LiveError, Target};
@@ -431,10 +431,11 @@ fn guarded_fcall_inner(
             return cancelled;
         }
         let memory_limit = crate::engine::budget::limit();
-        let mut found = concerns(
+        let mut found = concerns_on(
             &dry.report,
             &dry.writes,
             live.server.busy_threshold_ms,
+            live.server.cluster_node_timeout_ms,
             memory_limit,
         );
         if !dry.unseen.is_empty() {
@@ -471,6 +472,7 @@ fn guarded_fcall_inner(
         );
         return plain(report, before.clone(), before, dry_run_ns);
     }
+    control.set_node(live.node_for_keys(&call.keys));
     if control.enter(Phase::OnServer).is_err() {
         return not_sent(live, "before sending", dry_run_ns);
     }
