@@ -214,7 +214,7 @@ fn a_tiny_terminal() {
         h.render(40, 10),
         "┌untitled──────────────────────────────┐\n\
          ┏❯Help — Enter runs, Esc closes━━━━━━━━┓\n\
-         ┃> save                           4/120┃\n\
+         ┃> save                           4/122┃\n\
          ┃ <C-s>        save the script and its…┃\n\
          ┃ <A-t>        save the last run (KEYS…┃\n\
          ┃ w            save the seed keyspace …┃\n\
