@@ -229,7 +229,7 @@ fn a_tiny_terminal() {
     assert_eq!(chosen(&h), Action::Quit);
     let screen = h.render(40, 10);
     let rows: Vec<&str> = screen.lines().collect();
-    assert_eq!(rows[2], "┃>                              120/120┃");
+    assert_eq!(rows[2], "┃>                              122/122┃");
     assert_eq!(rows[7], "┃ <C-q>        quit (asks when there a…┃");
     h.press("<Esc>");
     assert!(!h.app.quit);
