@@ -74,8 +74,13 @@ fn set_then_get_on_the_seed() {
 fn unknown_commands_and_wrong_arity_as_the_server_says() {
     let mut h = seed_prompt();
     h.type_text("NOPE a b").press("<Enter>");
+    // Longer than the status line: begun there, whole in the panel.
     assert_eq!(
         h.app.status,
+        "(error) ERR unknown command 'NOPE', with args beginning wit…"
+    );
+    assert_eq!(
+        h.app.command.output.join("\n"),
         "(error) ERR unknown command 'NOPE', with args beginning with: 'a' 'b' "
     );
     h.type_text("GET").press("<Enter>");
@@ -212,6 +217,10 @@ fn live_reads_run_writes_ask_keys_is_refused() {
     h.type_text("KEYS *").press("<Enter>");
     assert_eq!(
         h.app.status,
+        "KEYS is not sent: it walks every key in one call and blocks…"
+    );
+    assert_eq!(
+        h.app.command.output.join("\n"),
         "KEYS is not sent: it walks every key in one call and blocks the server; use SCAN 0 MATCH <pattern> COUNT 100 (the Server tab's / filter scans for you)"
     );
     let Reply::Bulk(info) = conn.cmd(&["INFO", "commandstats"]) else {
@@ -219,10 +228,24 @@ fn live_reads_run_writes_ask_keys_is_refused() {
     };
     assert!(!String::from_utf8_lossy(&info).contains("cmdstat_keys"));
 
+    // A refusal longer than the status line is whole in the panel, wrapped.
+    h.type_text("FLUSHALL").press("<Enter>");
+    let screen = h.render(100, 30);
+    assert_eq!(
+        rows_with(&screen, "FLUSHALL is not sent"),
+        vec![
+            "┃FLUSHALL is not sent: it deletes every key; delete keys one by one (DEL, UNLINK) or use redis-cli ┃",
+            " FLUSHALL is not sent: it deletes every key; delete keys one… │ Enter open Esc close"
+        ],
+        "{screen}"
+    );
+    assert!(screen.contains("┃if you mean it"), "{screen}");
+    assert_eq!(conn.cmd(&["GET", "counter"]), Reply::Bulk(b"42".to_vec()));
+
     // The server's own error for an unknown command.
     h.type_text("NOPE a").press("<Enter>");
     assert_eq!(
-        h.app.status,
+        h.app.command.output.join("\n"),
         "(error) ERR unknown command 'NOPE', with args beginning with: 'a' "
     );
 }

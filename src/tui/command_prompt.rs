@@ -9,6 +9,9 @@ use crate::engine::command_line::{self, Answer};
 use crate::engine::reply::TRACE_ALLOWANCE;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+/// A one-line answer this long fits the status line of an 80-column terminal beside its hints.
+const STATUS_FITS: usize = 60;
+
 /// At most this many lines are remembered (the session's, oldest first).
 const HISTORY: usize = 500;
 
@@ -255,9 +258,13 @@ fn show(app: &mut App, answer: Answer) {
         Answer::Failed(e) => format!("not answered: {e}"),
     };
     let lines: Vec<String> = text.lines().map(str::to_string).collect();
-    if lines.len() <= 1 {
+    if lines.len() <= 1 && text.chars().count() <= STATUS_FITS {
         app.status = text;
         app.command.output.clear();
+    } else if lines.len() <= 1 {
+        // Longer than an 80-column status line: whole in the panel (wrapped), begun below.
+        app.status = super::keyspace::fit(&text, STATUS_FITS);
+        app.command.output = lines;
     } else {
         app.status = format!("{} lines (PgUp/PgDn scroll them)", lines.len());
         app.command.output = lines;

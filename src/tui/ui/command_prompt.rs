@@ -52,6 +52,24 @@ fn fit(text: &str, width: usize, keep_end: bool) -> String {
     }
 }
 
+/// `text` in rows of at most `width` columns.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut rows = vec![String::new()];
+    let mut used = 0;
+    for c in text.chars() {
+        let w = Span::raw(c.to_string()).width();
+        if used + w > width.max(1) {
+            rows.push(String::new());
+            used = 0;
+        }
+        used += w;
+        if let Some(row) = rows.last_mut() {
+            row.push(c);
+        }
+    }
+    rows
+}
+
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let cmd = &app.command;
     // Above the status bar's two rows.
@@ -61,14 +79,19 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     let inner_width = area.width.saturating_sub(2) as usize;
     let room = (body_height / 2).saturating_sub(3) as usize;
-    let total = cmd.output.len();
+    // A line wider than the box wraps, so an answer (a refusal's reason) is read whole.
+    let rows: Vec<String> = cmd
+        .output
+        .iter()
+        .flat_map(|line| wrap(&display_safe(line), inner_width))
+        .collect();
+    let total = rows.len();
     let first = cmd.scroll.min(total.saturating_sub(1));
     let shown = total.saturating_sub(first).min(room);
     let mut lines: Vec<Line> = Vec::new();
-    for (i, text) in cmd.output.iter().skip(first).take(shown).enumerate() {
+    for (i, text) in rows.iter().skip(first).take(shown).enumerate() {
         // Lines from this row on that are not shown when this row counts them.
         let left = total - first - i;
-        let text = display_safe(text);
         if i + 1 == shown && left > 1 {
             // The last row says how many follow.
             lines.push(Line::styled(
@@ -128,5 +151,6 @@ mod tests {
         assert_eq!(super::fit_end("abcdef", 4), "abc…");
         assert_eq!(super::fit_start("abcdef", 4), "…def");
         assert_eq!(super::fit_end("abc", 4), "abc");
+        assert_eq!(super::wrap("abcdef", 4), vec!["abcd", "ef"]);
     }
 }
