@@ -49,7 +49,7 @@ fn editor_keys_work_from_a_right_hand_pane() {
     h.press("<A-3>").press("<C-f>");
     assert_eq!(prompt_purpose(&h), Some(PromptPurpose::Find));
     h.type_text("EXPIRE\n");
-    assert_eq!(h.app.status, "found 'EXPIRE'");
+    assert_eq!(h.app.status, "match 1/1 of 'EXPIRE'");
     assert_eq!(cursor(&h).0, 15);
     assert_eq!(h.app.focus, Focus::Editor);
 
@@ -256,10 +256,14 @@ fn one_focused_pane_marked_without_colour() {
     let marked = marked_rows(&screen);
     assert_eq!(marked.len(), 1, "{screen}");
     assert!(marked[0].contains("┏❯Help"), "{}", marked[0]);
-    // On a short terminal the fields take one row each: the mark goes before the focused one.
+    // On a short terminal the fields share one row: the mark goes before the focused one.
     h.keys("<Esc> <Esc> <F6> <F6>");
     assert_eq!(h.app.focus, Focus::Argv);
     let screen = h.render(80, 24);
     let marked = marked_rows(&screen);
-    assert_eq!(marked, ["❯ARGV (2) 10 60"], "{screen}");
+    assert_eq!(
+        marked,
+        ["KEYS (1) slot 610 ratelimit:alice:42            ❯ARGV (2) 10 60"],
+        "{screen}"
+    );
 }

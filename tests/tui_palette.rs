@@ -221,7 +221,7 @@ fn a_tiny_terminal() {
          ┃ <C-q>        quit (asks when there a…┃\n\
          ┃                                      ┃\n\
          ┗━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┛\n\
-         \u{20}F5 runs the script, F1 shows every key"
+         \u{20}F5 runs the script, F1 shows every k… │"
     );
     // The whole list: the chosen row stays in view as the arrows go down it.
     h.keys("<Backspace> <Backspace> <Backspace> <Backspace>");

@@ -147,9 +147,9 @@ fn on_a_small_terminal_the_race_tab_shows_an_outcome_with_what_each_client_got_a
         "┃plain       4 sched. LOST   {\"stock\":\"0\"}  1:(integer) 1 2:(integer) 1        ┃",
         "{screen}"
     );
-    // No row left for the steps: the current one is in the steps pane's title.
+    // The panes keep eight rows at 80x24: the steps show under the schedule.
     assert!(
-        screen.contains("┌step 1/4: client 1: GET stock -> \"1\"─"),
+        screen.contains("│ 1. client 1: GET stock -> \"1\"  "),
         "{screen}"
     );
 }

@@ -80,6 +80,9 @@ pub enum Action {
     // Editor
     Find,
     FindNext,
+    FindPrevious,
+    /// In the search prompt: a literal search or a regex.
+    SearchRegex,
     // Editing (src/tui/editing.rs)
     Undo,
     Redo,
@@ -196,6 +199,8 @@ impl Action {
         Action::LoadLibrary,  // issue 13
         Action::Find,
         Action::FindNext,
+        Action::FindPrevious,
+        Action::SearchRegex,
         Action::Undo,
         Action::Redo,
         Action::Copy,
@@ -306,6 +311,8 @@ impl Action {
             Action::LoadLibrary => "load_library",
             Action::Find => "find",
             Action::FindNext => "find_next",
+            Action::FindPrevious => "find_previous",
+            Action::SearchRegex => "search_regex",
             Action::Undo => "undo",
             Action::Redo => "redo",
             Action::Copy => "copy",
@@ -397,6 +404,8 @@ impl Action {
             Action::LoadLibrary => "load library",
             Action::Find => "find",
             Action::FindNext => "next match",
+            Action::FindPrevious => "previous match",
+            Action::SearchRegex => "regex or literal",
             Action::Undo => "undo",
             Action::Redo => "redo",
             Action::Copy => "copy",
@@ -551,8 +560,10 @@ impl Action {
             Action::CopyDeclaredKeys => {
                 "copy the form's KEYS from the server into the sandbox seed"
             }
-            Action::Find => "search in the script",
-            Action::FindNext => "next search match",
+            Action::Find => "search in the script (literal; Alt-R in the prompt: regex)",
+            Action::FindNext => "next search match (after the last, the first)",
+            Action::FindPrevious => "previous search match (before the first, the last)",
+            Action::SearchRegex => "in the search prompt: search for the text literally or as a regex",
             Action::Undo => "undo the last edit (a word, a paste, a run of deletions)",
             Action::Redo => "redo what was undone",
             Action::Copy => "copy the selection (to the system clipboard too)",

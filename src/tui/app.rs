@@ -716,6 +716,13 @@ impl App {
                         self.overlay = None;
                         return self.answer_prompt(prompt);
                     }
+                    // The search prompt's literal / regex switch (editing.rs).
+                    _ if action == Some(Action::SearchRegex)
+                        && matches!(prompt.purpose, PromptPurpose::Find) =>
+                    {
+                        self.editor.search_regex = !self.editor.search_regex;
+                        prompt.title = super::editing::find_title(self.editor.search_regex);
+                    }
                     _ => super::inputs::edit_prompt(prompt, key),
                 }
                 Vec::new()
@@ -958,6 +965,10 @@ impl App {
             | Action::Bottom => self.scroll(action),
             Action::Select => return self.select(),
             Action::Close => self.overlay = None,
+            // The search prompt takes it (on_overlay_key); anywhere else it says where it works.
+            Action::SearchRegex => {
+                self.status = "Alt-R switches literal / regex in the search prompt (Ctrl-F)".into()
+            }
             Action::FilterKeys => {
                 let current = self.keyspace.filter.clone();
                 self.prompt(
@@ -1066,7 +1077,6 @@ impl App {
             | Action::KeyspacePageDown
             | Action::KeyspaceTop
             | Action::KeyspaceBottom => super::keyspace::navigate(self, action),
-            Action::Find => self.prompt(PromptPurpose::Find, "Search (regex)", ""),
             Action::ExportRun => super::export_run::open_prompt(self),
             Action::OpenLessons
             | Action::CheckLesson
@@ -1095,17 +1105,15 @@ impl App {
             | Action::Indent
             | Action::Outdent
             | Action::Zoom
-            | Action::ToggleWrap => return super::editing::update(self, action),
+            | Action::ToggleWrap
+            | Action::Find
+            | Action::FindNext
+            | Action::FindPrevious => return super::editing::update(self, action),
             // Like Open: the debugger's session belongs to this script.
             Action::NewFile if self.debugger.session.is_some() => {
                 self.status = "stop debugging first (Shift-F5)".into()
             }
             Action::NewFile => super::file_actions::new_file(self),
-            Action::FindNext => {
-                if !self.editor.find_next() {
-                    self.status = "no match (Ctrl-F searches)".into();
-                }
-            }
             // Handled by tui/debugger.rs above.
             Action::ToggleBreakpoint
             | Action::EditBreakpoint
@@ -1229,13 +1237,7 @@ impl App {
                     self.save();
                 }
             }
-            PromptPurpose::Find => {
-                self.status = match self.editor.find(&prompt.input) {
-                    Ok(true) => format!("found '{}'", prompt.input),
-                    Ok(false) => format!("no match for '{}'", prompt.input),
-                    Err(e) => e,
-                }
-            }
+            PromptPurpose::Find => super::editing::find(self, &prompt.input),
             PromptPurpose::GotoLine => super::editing::goto_line(self, &input),
             PromptPurpose::ExportRun => super::export_run::answer(self, &input),
             PromptPurpose::ScanMatch

@@ -131,6 +131,27 @@ impl Harness {
         self
     }
 
+    /// `text` typed in one burst, one key per character (`\r` and `\n` as Enter), read by the
+    /// event loop as one batch: how a terminal without bracketed paste delivers a paste.
+    pub fn key_burst(&mut self, text: &str) -> &mut Self {
+        let events: Vec<Event> = text
+            .chars()
+            .map(|c| {
+                let code = match c {
+                    '\r' | '\n' => KeyCode::Enter,
+                    c => KeyCode::Char(c),
+                };
+                Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+            })
+            .collect();
+        for event in super::editing::key_by_key_paste(&self.app, events) {
+            let effects = self.app.on_event(&event);
+            self.apply(effects);
+        }
+        self.settle();
+        self
+    }
+
     /// A bracketed paste of `text` (as the terminal delivers it) through `App::on_event`.
     pub fn paste(&mut self, text: &str) -> &mut Self {
         let effects = self.app.on_event(&Event::Paste(text.to_string()));

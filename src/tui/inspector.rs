@@ -248,7 +248,7 @@ impl InspectorCore {
             }],
             InspectRequest::Copy { keys, now_ms } => vec![self.copy(keys, now_ms)],
             InspectRequest::ScriptExists { script } => {
-                let (sha, traced) = shas(&script);
+                let (sha, traced) = shas(&script, self.live.server.profile.server_alias);
                 let reply =
                     self.live
                         .command(&[b"SCRIPT", b"EXISTS", sha.as_bytes(), traced.as_bytes()]);
@@ -305,9 +305,16 @@ impl InspectorCore {
             }
             InspectRequest::Command { args, agreed } => vec![self.command_line(args, agreed)],
             InspectRequest::ScriptLoad { script } => {
-                let (sha, _) = shas(&script);
+                let (sha, _) = shas(&script, self.live.server.profile.server_alias);
                 let mut texts = vec![script.clone()];
-                texts.extend(instrument::instrument(&script).map(|copy| copy.text));
+                texts.extend(
+                    instrument::instrument_for(
+                        &script,
+                        None,
+                        self.live.server.profile.server_alias,
+                    )
+                    .map(|copy| copy.text),
+                );
                 for text in texts {
                     match self.live.command(&[b"SCRIPT", b"LOAD", &text]) {
                         Ok(Reply::Error(e)) => {
@@ -366,9 +373,10 @@ impl InspectorCore {
 }
 
 /// The SHA1 of the script and of its traced copy.
-fn shas(script: &[u8]) -> (String, String) {
+fn shas(script: &[u8], server_alias: bool) -> (String, String) {
     let sha = sha1_hex(script);
-    let traced = instrument::instrument(script).map_or_else(|| sha.clone(), |copy| copy.sha);
+    let traced = instrument::instrument_for(script, None, server_alias)
+        .map_or_else(|| sha.clone(), |copy| copy.sha);
     (sha, traced)
 }
 

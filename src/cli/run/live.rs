@@ -107,6 +107,18 @@ pub fn run_live(
                         ),
                     });
                 }
+                // Stopped inside one C call: on the server no kill reaches it, so no read timeout
+                // or SCRIPT KILL is promised.
+                let in_c = crate::engine::live::guarded::stopped_in_c(&run.report);
+                if !args.yes && !in_c.is_empty() {
+                    return Err(CliError {
+                        code: EXIT_BAD_INPUT,
+                        message: format!(
+                            "refused: SCRIPT KILL cannot stop this script:\n  {}\nIf that code runs long, the server stays busy for every client and may need a restart. Nothing was sent to {to}. Rerun with --yes to send it anyway (with --read-only too, as EVAL_RO).",
+                            in_c.join("\n  "),
+                        ),
+                    });
+                }
                 // A dry run stopped at the busy threshold (or memory budget) or that took a large
                 // share of it would block the server: only --yes sends it.
                 if !args.yes {

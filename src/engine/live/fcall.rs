@@ -119,7 +119,8 @@ fn dry_run_fcall(
     }
     let mut sandbox = Sandbox::new();
     sandbox.set_profile(live.server.profile);
-    sandbox.config.busy_threshold_ms = live.server.busy_threshold_ms;
+    sandbox.config.busy_threshold_ms =
+        super::guard::dry_run_threshold_ms(live.server.busy_threshold_ms);
     sandbox.function_load(&function.code, false).map_err(|e| {
         Err(format!(
             "the sandbox refuses the server's library {}: {e}",
@@ -152,8 +153,9 @@ fn dry_run_fcall(
         name: function.name.clone(),
         ..call.clone()
     });
-    let writes = super::guard::write_lines(&report);
-    let unseen = super::guard::unseen_lines(&report, &call.keys, live.server.profile);
+    let db = live.target.info.redis_settings().db();
+    let writes = super::guard::write_lines_in(&report, db);
+    let unseen = super::guard::unseen_lines_in(&report, &call.keys, live.server.profile, db);
     Ok(Some(DryRun {
         report,
         before,
@@ -449,9 +451,7 @@ fn guarded_fcall_inner(
                 },
             );
         }
-        if !places.is_empty() {
-            found.insert(0, Concern::Unkillable(places));
-        }
+        super::guarded::add_unkillable(&mut found, &places);
         if !found.is_empty() {
             return GuardedRun::asking(dry, found, !read_only);
         }

@@ -9,7 +9,7 @@ use super::guard::{dry_run_with, explain_with_dry_run, DryRun};
 use super::{LiveBackend, LiveError, Target, WriteMode};
 use crate::engine::keyspace::Db;
 use crate::engine::reply::Reply;
-use crate::engine::report::Outcome;
+use crate::engine::report::{Outcome, WarningKind};
 use crate::engine::{RunReport, RunRequest};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -395,6 +395,17 @@ pub fn unkillable_places(
         .collect()
 }
 
+/// Where a dry run stopped at the busy threshold inside one C call (a pattern match, a sort, a
+/// command), as `line N: what`: the server's hook and SCRIPT KILL cannot reach inside it.
+pub fn stopped_in_c(report: &RunReport) -> Vec<String> {
+    report
+        .warnings
+        .iter()
+        .filter(|w| report.outcome == Outcome::Killed && w.kind == WarningKind::Unkillable)
+        .map(|w| format!("line {}: {}", w.line, w.message))
+        .collect()
+}
+
 /// The concerns a finished dry run raises (empty: send it).
 pub fn concerns(
     report: &RunReport,
@@ -421,11 +432,21 @@ pub fn concerns_on(
     let ms = report.elapsed_ns as f64 / 1e6;
     let over_budget = matches!(&report.reply, Reply::Error(e)
         if *e == crate::engine::budget::over_budget_text(memory_limit));
-    if report.outcome == Outcome::Killed {
-        out.push(Concern::Incomplete {
-            why: format!("stopped at the busy threshold ({threshold_ms} ms)"),
-            ms,
-        });
+    // Stopped inside one C call (a pattern match, a sort): on the server neither the hook nor
+    // SCRIPT KILL reaches it, so this is no slow run that a kill ends.
+    let in_c = stopped_in_c(report);
+    if !in_c.is_empty() {
+        out.push(Concern::Unkillable(in_c));
+    } else if report.outcome == Outcome::Killed {
+        let why = if threshold_ms == 0 {
+            format!(
+                "stopped at {} ms (the server's busy-reply-threshold is 0: a script is busy for every other client from its start)",
+                report.busy_threshold_ms
+            )
+        } else {
+            format!("stopped at the busy threshold ({threshold_ms} ms)")
+        };
+        out.push(Concern::Incomplete { why, ms });
     } else if over_budget {
         out.push(Concern::Incomplete {
             why: format!(
@@ -443,6 +464,25 @@ pub fn concerns_on(
         }
     }
     out
+}
+
+/// Add the places SCRIPT KILL cannot stop that the script's code shows to the concerns, first,
+/// with those the dry run found (one `Unkillable` concern).
+pub fn add_unkillable(found: &mut Vec<Concern>, places: &[String]) {
+    if places.is_empty() {
+        return;
+    }
+    if let Some(at) = found
+        .iter()
+        .position(|c| matches!(c, Concern::Unkillable(_)))
+    {
+        let Concern::Unkillable(seen) = found.remove(at) else {
+            unreachable!("the position of an Unkillable concern")
+        };
+        found.insert(0, Concern::Unkillable([places, &seen[..]].concat()));
+    } else {
+        found.insert(0, Concern::Unkillable(places.to_vec()));
+    }
 }
 
 /// A guarded run's result. `before`/`after`: the dry run's keyspace (or the copy of KEYS before
@@ -577,11 +617,7 @@ fn guarded_run_inner(
         // Code SCRIPT KILL cannot stop is asked about with the rest of the dry run's concerns: the
         // sandbox stops it at the busy threshold (the dry run then did not complete).
         let places = unkillable_places(&request.script, live.server.profile);
-        let unkillable = |found: &mut Vec<Concern>| {
-            if !places.is_empty() {
-                found.insert(0, Concern::Unkillable(places.clone()));
-            }
-        };
+        let unkillable = |found: &mut Vec<Concern>| add_unkillable(found, &places);
         let memory_limit = crate::engine::budget::limit();
         let mut watch = |stop: Arc<AtomicBool>| control.watch_dry_run(stop);
         let entered = |phase| control.enter(phase);

@@ -923,7 +923,7 @@ impl LiveBackend {
 
     /// Is the script (its traced copy) already in the server's script cache?
     pub fn is_cached(&mut self, script: &[u8]) -> Result<bool, LiveError> {
-        let sha = match instrument::instrument(script) {
+        let sha = match instrument::instrument_for(script, None, self.server.profile.server_alias) {
             Some(copy) => copy.sha,
             None => sha1_hex(script),
         };
@@ -935,7 +935,7 @@ impl LiveBackend {
 
     /// SCRIPT LOAD the traced copy (what a traced run sends with EVALSHA).
     pub fn script_load(&mut self, script: &[u8]) -> Result<Reply, LiveError> {
-        match instrument::instrument(script) {
+        match instrument::instrument_for(script, None, self.server.profile.server_alias) {
             Some(copy) => self.command(&[b"SCRIPT", b"LOAD", &copy.text]),
             None => self.command(&[b"SCRIPT", b"LOAD", script]),
         }
@@ -945,8 +945,11 @@ impl LiveBackend {
         match &self.last {
             Some((s, copy)) if s == script => Some(copy.clone()),
             _ => {
-                let copy =
-                    std::sync::Arc::new(instrument::instrument_confined(script, self.confine_db)?);
+                let copy = std::sync::Arc::new(instrument::instrument_for(
+                    script,
+                    self.confine_db,
+                    self.server.profile.server_alias,
+                )?);
                 self.last = Some((script.to_vec(), copy.clone()));
                 Some(copy)
             }
@@ -1005,6 +1008,12 @@ impl LiveBackend {
                 let message = describe_error(e, &self.target.display);
                 self.reconnect();
                 let addr = cluster::target_addr(&self.target);
+                if e.reply_too_large().is_some() {
+                    // The server replied: the script ran there, to its end.
+                    return Err(LiveError::Sent(format!(
+                        "{message}; the script ran on {addr} (the refused reply is its own)"
+                    )));
+                }
                 return Err(lost_after_send(&message, &addr, args, keys));
             }
         }
@@ -1973,6 +1982,8 @@ fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, L
         .redis_settings()
         .clone()
         .set_skip_set_lib_name()
+        // The handshake's replies (HELLO, AUTH) are refused past the budget too.
+        .set_reply_limit(Some(crate::engine::budget::limit() as u64))
         .set_db(0);
     let info = target.info.clone().set_redis_settings(settings);
     let client = match &target.tls {
