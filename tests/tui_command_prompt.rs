@@ -199,7 +199,7 @@ fn live_reads_run_writes_ask_keys_is_refused() {
     let screen = h.render(100, 30);
     assert_eq!(
         rows_with(&screen, "send it?"),
-        vec!["┃SET writes to the live server: send it? y sends, n or Esc sends nothing                           ┃", " SET writes to the live server: send it? (y/n) │ Enter open Esc close"],
+        vec!["┃SET writes to the live server: send it? y sends, n or Esc sends nothing                           ┃", " SET writes to the live server: send it? (y/n) │"],
         "{screen}"
     );
     h.press("n");
@@ -235,7 +235,7 @@ fn live_reads_run_writes_ask_keys_is_refused() {
         rows_with(&screen, "FLUSHALL is not sent"),
         vec![
             "┃FLUSHALL is not sent: it deletes every key; delete keys one by one (DEL, UNLINK) or use redis-cli ┃",
-            " FLUSHALL is not sent: it deletes every key; delete keys one… │ Enter open Esc close"
+            " FLUSHALL is not sent: it deletes every key; delete keys one… │"
         ],
         "{screen}"
     );
