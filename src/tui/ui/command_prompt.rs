@@ -99,7 +99,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 theme.line_number,
             ));
         } else {
-            lines.push(Line::raw(fit_end(&text, inner_width)));
+            lines.push(Line::raw(fit_end(text, inner_width)));
         }
     }
     let input_line = match &cmd.asking {
