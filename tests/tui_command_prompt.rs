@@ -272,3 +272,26 @@ fn a_large_live_reply_is_bounded_with_a_count() {
         "(the reply is cut: it shows its first 1,000 elements and 64 KiB)"
     );
 }
+
+#[test]
+fn a_write_is_never_sent_to_a_replica() {
+    let Some(master) = RedisServer::start() else {
+        return;
+    };
+    let port = master.port.to_string();
+    let Some(replica) = RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]) else {
+        return;
+    };
+    let mut h = live_workbench(&replica);
+    h.type_text("SET k 1").press("<Enter>");
+    assert!(h.app.command.asking.is_none());
+    assert_eq!(
+        h.app.status,
+        "SET is not sent: the server is a replica (role slave); writ…"
+    );
+    assert_eq!(
+        h.app.command.output.join("\n"),
+        "SET is not sent: the server is a replica (role slave); writes go to its master"
+    );
+    assert_eq!(master.connect().cmd(&["EXISTS", "k"]), Reply::Int(0));
+}
