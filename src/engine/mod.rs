@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod budget;
 pub mod clock;
+pub mod command_line; // one command typed at the workbench's prompt
 pub mod commands;
 pub mod compare; // a run under a second profile
 pub mod debug;

@@ -71,6 +71,8 @@ pub enum Action {
     SearchInKey,
     /// Stop the search inside a key; again: the whole value (issue 11).
     StopSearch,
+    /// The `redis>` prompt: one command on the seed or the live server (tui/command_prompt.rs).
+    CommandPrompt,
     /// The next function of the library in the editor, for F5's FCALL (issue 13).
     PickFunction,
     /// Load the editor's library to the live server, after showing what changes (issue 13).
@@ -191,9 +193,10 @@ impl Action {
         Action::ServerOverview,   // issue 11
         Action::ServerScriptKill, // issue 11
         Action::SearchInKey,      // issue 11
-        Action::StopSearch,       // issue 11
-        Action::PickFunction,     // issue 13
-        Action::LoadLibrary,      // issue 13
+        Action::CommandPrompt,
+        Action::StopSearch,   // issue 11
+        Action::PickFunction, // issue 13
+        Action::LoadLibrary,  // issue 13
         Action::Find,
         Action::FindNext,
         Action::FindPrevious,
@@ -302,6 +305,7 @@ impl Action {
             Action::ServerOverview => "server_overview",
             Action::ServerScriptKill => "server_script_kill",
             Action::SearchInKey => "search_in_key",
+            Action::CommandPrompt => "command_prompt",
             Action::StopSearch => "stop_search",
             Action::PickFunction => "pick_function",
             Action::LoadLibrary => "load_library",
@@ -394,6 +398,7 @@ impl Action {
             Action::ServerOverview => "overview",
             Action::ServerScriptKill => "SCRIPT KILL",
             Action::SearchInKey => "search in key",
+            Action::CommandPrompt => "redis> prompt",
             Action::StopSearch => "stop search",
             Action::PickFunction => "function",
             Action::LoadLibrary => "load library",
@@ -535,6 +540,9 @@ impl Action {
                 "server overview: INFO highlights, SLOWLOG, the running script (and back to the keys)"
             }
             Action::ServerScriptKill => "SCRIPT KILL the script running on the server (asks first)",
+            Action::CommandPrompt => {
+                "redis> prompt: run one command on the seed (sandbox) or the live server (writes ask)"
+            }
             Action::SearchInKey => {
                 "search inside the selected hash, set or sorted set (HSCAN/SSCAN/ZSCAN MATCH; Esc stops)"
             }

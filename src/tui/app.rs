@@ -179,6 +179,8 @@ pub enum Overlay {
     Lessons(usize),
     Prompt(Prompt),
     Confirm(Confirm),
+    /// The `redis>` command prompt (tui/command_prompt.rs; its state is `App::command`).
+    Command,
 }
 
 /// Something the event loop must do.
@@ -331,6 +333,8 @@ pub struct App {
     pub lint: super::lint_diagnostics::LintState,
     /// The buffer's changes besides its text, for its undo and its modified mark (tui/buffer.rs).
     pub changes: super::buffer::Changes,
+    /// The `redis>` prompt's line, history and last reply (tui/command_prompt.rs).
+    pub command: super::command_prompt::CommandLine,
     next_run_id: u64,
 }
 
@@ -384,6 +388,7 @@ impl App {
             tests: Default::default(),
             lint: Default::default(),
             changes: Default::default(),
+            command: Default::default(),
             next_run_id: 1,
         }
     }
@@ -524,6 +529,10 @@ impl App {
                 // A paste into an open prompt goes there, as one line.
                 if let Some(Overlay::Prompt(prompt)) = self.overlay.as_mut() {
                     prompt.input.push_str(&text.replace(['\r', '\n'], " "));
+                    return Vec::new();
+                }
+                if let Some(Overlay::Command) = self.overlay {
+                    super::command_prompt::paste(self, text);
                     return Vec::new();
                 }
                 if self.overlay.is_some() {
@@ -828,6 +837,7 @@ impl App {
                 Vec::new()
             }
             Some(Overlay::Palette(_)) => super::palette::on_key(self, key),
+            Some(Overlay::Command) => super::command_prompt::on_key(self, key),
             Some(Overlay::Lessons(_)) => {
                 super::lessons::picker_key(self, action);
                 Vec::new()
@@ -984,6 +994,7 @@ impl App {
                 None => self.status = "no live server: start with --server URL".into(),
             },
             Action::ScriptLoad => return super::server::script_load(self),
+            Action::CommandPrompt => super::command_prompt::open(self),
             Action::RaceLab => return super::race::open(self), // issue 14
             Action::CopyDeclaredKeys => return super::server::copy_declared_keys(self),
             Action::Rescan

@@ -52,6 +52,9 @@ pub enum InspectRequest {
     ScriptKill,
     /// One function library's code by its exact name (issue 13, tui/server_library.rs).
     LibraryCode { name: String },
+    /// A line of the `redis>` prompt (tui/command_prompt.rs): judged by the server's own
+    /// command table and role, sent when it is a read or `agreed` (the user said y).
+    Command { args: Vec<Vec<u8>>, agreed: bool },
 }
 
 /// Whether the server's script cache holds the user's script (what an application's EVALSHA
@@ -117,6 +120,13 @@ pub enum InspectEvent {
     LibraryCode {
         name: String,
         code: Option<Vec<u8>>,
+    },
+    /// A prompt line's answer (the reply bounded as a trace's).
+    Command(crate::engine::command_line::Answer),
+    /// A prompt line that asks before it is sent: why.
+    CommandAsks {
+        args: Vec<Vec<u8>>,
+        why: String,
     },
     /// A request failed; `what` names it ("scan", "page of 'k'", ...).
     Failed {
@@ -293,6 +303,7 @@ impl InspectorCore {
                     },
                 ]
             }
+            InspectRequest::Command { args, agreed } => vec![self.command_line(args, agreed)],
             InspectRequest::ScriptLoad { script } => {
                 let (sha, _) = shas(&script, self.live.server.profile.server_alias);
                 let mut texts = vec![script.clone()];
@@ -316,6 +327,27 @@ impl InspectorCore {
                 vec![InspectEvent::ScriptLoaded { sha }]
             }
         }
+    }
+
+    fn command_line(&mut self, args: Vec<Vec<u8>>, agreed: bool) -> InspectEvent {
+        use crate::engine::command_line::{live_verdict, Answer, LiveVerdict};
+        let server = &self.live.server;
+        match live_verdict(server.profile, &server.role, &args) {
+            LiveVerdict::Refuse(why) => return InspectEvent::Command(Answer::Refused(why)),
+            LiveVerdict::Ask(why) if !agreed => return InspectEvent::CommandAsks { args, why },
+            LiveVerdict::Ask(_) | LiveVerdict::Run => {}
+        }
+        let words: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+        // The connection refuses a reply announced past the memory budget; what is read is kept
+        // as a trace keeps a reply (a 5,000-field HGETALL shows its first elements and a count).
+        InspectEvent::Command(match self.live.command(&words) {
+            Ok(reply) => {
+                let (reply, cut) =
+                    reply.into_bounded(&mut crate::engine::reply::TRACE_ALLOWANCE.clone());
+                Answer::Reply { reply, cut }
+            }
+            Err(e) => Answer::Failed(e.to_string()),
+        })
     }
 
     fn copy(&mut self, keys: Vec<Vec<u8>>, now_ms: i64) -> InspectEvent {

@@ -132,6 +132,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Panes, "x", Action::StepStop),
     (Context::Panes, "p", Action::CompareProfile), // issue 12
     (Context::Keyspace, "/", Action::FilterKeys),
+    (Context::Keyspace, ":", Action::CommandPrompt),
     (Context::Keyspace, "t", Action::CycleTypeFilter),
     (Context::Keyspace, "D", Action::ToggleDiff),
     (Context::Keyspace, "a", Action::AddKey),
@@ -155,6 +156,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Keyspace, "<Home>", Action::KeyspaceTop),
     (Context::Keyspace, "<End>", Action::KeyspaceBottom),
     (Context::Server, "/", Action::FilterKeys),
+    (Context::Server, ":", Action::CommandPrompt),
     (Context::Server, "t", Action::CycleTypeFilter),
     (Context::Server, "o", Action::OpenKey),
     (Context::Server, "c", Action::CopyToSandbox),

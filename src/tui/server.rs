@@ -382,6 +382,8 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
         app.now_ms
     };
     match event {
+        InspectEvent::Command(answer) => super::command_prompt::on_answer(app, answer),
+        InspectEvent::CommandAsks { args, why } => super::command_prompt::on_ask(app, args, why),
         InspectEvent::Health { error, down } => {
             super::connection::on_health(app, error);
             super::connection::on_nodes(app, down);

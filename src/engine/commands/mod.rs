@@ -396,6 +396,11 @@ pub fn lookup_in(profile: &'static Profile, name: &str) -> Option<&'static Resol
     registry(profile).by_name.get(name)
 }
 
+/// Whether a command of the profile's table has subcommands (`config`, `object`).
+pub fn is_container(profile: &'static Profile, name: &str) -> bool {
+    registry(profile).containers.contains(name)
+}
+
 /// A profile's whole command table (for the generator test, tests/command_tables.rs).
 pub fn table_of(profile: &'static Profile) -> Vec<&'static RedisCommandInfo> {
     let mut rows: Vec<_> = registry(profile).by_name.values().map(|r| r.info).collect();

@@ -1,5 +1,6 @@
 //! Drawing: `draw(frame, &app)` only reads the state.
 
+mod command_prompt; // the redis> prompt
 mod debug;
 mod editor;
 mod help;
@@ -107,6 +108,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
 fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     match &app.overlay {
         Some(Overlay::Palette(palette)) => palette::draw(frame, area, palette, theme),
+        Some(Overlay::Command) => command_prompt::draw(frame, area, app, theme),
         Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
         Some(Overlay::Lessons(selected)) => lesson::draw_picker(frame, area, app, *selected, theme),
         Some(Overlay::Prompt(prompt)) => {

@@ -229,6 +229,10 @@ fn running_gauge(r: &crate::tui::app::Running, threshold: u64) -> String {
 /// The actions worth a hint where the focus is, most useful first.
 fn priorities(app: &App) -> &'static [Action] {
     use Action::*;
+    // The redis> prompt names its own keys in its title.
+    if matches!(app.overlay, Some(crate::tui::app::Overlay::Command)) {
+        return &[];
+    }
     // Stopped in the debugger: its keys (Run continues).
     if app.debugger.session.is_some() {
         return &[
