@@ -27,6 +27,7 @@ pub mod report;
 pub mod sandbox;
 pub mod script;
 pub mod testing;
+pub mod value_text; // readable forms of one value: pretty JSON, cmsgpack, hex
 
 pub use reply::{Protocol, Reply};
 pub use report::RunReport;

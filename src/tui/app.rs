@@ -173,6 +173,8 @@ pub enum Overlay {
     Lessons(usize),
     Prompt(Prompt),
     Confirm(Confirm),
+    /// The value inspector, full screen (tui/value_view.rs).
+    Value(Box<super::value_view::ValueView>),
 }
 
 /// Something the event loop must do.
@@ -579,6 +581,7 @@ impl App {
     fn on_overlay_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let action = self.keymap.lookup(Context::Overlay, &key);
         match self.overlay.as_mut() {
+            Some(Overlay::Value(_)) => return super::value_view::on_key(self, key),
             Some(Overlay::Prompt(prompt)) => {
                 match key.code {
                     KeyCode::Esc => self.overlay = None,
@@ -735,6 +738,9 @@ impl App {
         }
         if super::tests_tab::handles(action) {
             return super::tests_tab::update(self, action);
+        }
+        if super::value_view::handles(action) {
+            return super::value_view::open(self);
         }
         match action {
             // F5 continues a paused debug session, or starts one when breakpoints are set.
@@ -1004,6 +1010,16 @@ impl App {
             | Action::PrevFrame => {}
             // Handled by tui/tests_tab.rs above.
             Action::SaveCase | Action::RunTests | Action::TabTests => {}
+            // Opened above; its own keys go to tui/value_view.rs while it is open.
+            Action::ViewValue
+            | Action::ValueWrap
+            | Action::ValueMode
+            | Action::ValueSearch
+            | Action::ValueNext
+            | Action::ValuePrev
+            | Action::ValueYank
+            | Action::ValueLeft
+            | Action::ValueRight => {}
         }
         Vec::new()
     }

@@ -44,8 +44,11 @@ pub struct ScanProgress {
 pub struct ValueView {
     pub key: Vec<u8>,
     pub kind: String,
-    /// One line per field, member, element or entry (a string in lines of 48 bytes).
+    /// One line per field, member, element or entry (a string in lines of 48 bytes: the view
+    /// draws a string from `raw`, in rows as wide as its pane).
     pub lines: Vec<String>,
+    /// A string's bytes read so far.
+    pub raw: Vec<u8>,
     /// Where the next page starts; None once the end was read.
     pub next: Option<PageCursor>,
     /// A page has been asked for and not answered yet.
@@ -224,6 +227,7 @@ impl ServerView {
                 key: key.clone(),
                 kind: summary.kind.clone(),
                 lines: Vec::new(),
+                raw: Vec::new(),
                 next: None,
                 loading: true,
                 total: None,
@@ -510,6 +514,7 @@ fn on_view_event(view: &mut ServerView, event: InspectEvent) {
             };
             if cursor == PageCursor::Start {
                 value.lines.clear();
+                value.raw.clear();
                 value.lengths.clear();
                 value.bytes = 0;
             }
@@ -519,6 +524,7 @@ fn on_view_event(view: &mut ServerView, event: InspectEvent) {
             for row in &page.rows {
                 if let Row::Bytes { data, .. } = row {
                     value.bytes += data.len() as u64;
+                    value.raw.extend_from_slice(data);
                 }
             }
             let (lines, lengths) = page_lines_with_lengths(&page.rows);
@@ -799,4 +805,34 @@ mod tests {
             ]
         );
     }
+}
+
+/// The selected server key's value as read so far, for the value inspector: a string's bytes,
+/// the rows of any other type.
+pub fn inspect_selected(app: &App) -> Result<super::value_view::ValueView, String> {
+    use super::value_view::{Part, ValueView};
+    let value = app
+        .server
+        .as_ref()
+        .and_then(|v| v.value.as_ref())
+        .ok_or("no value read yet: select a key (o opens one by name)")?;
+    let read = match value.total {
+        Some(total) if total > value.bytes => format!(
+            " · {}/{} B read (↓ in the value reads more)",
+            thousands(value.bytes),
+            thousands(total)
+        ),
+        _ if value.next.is_some() => format!(
+            " · {} rows read (↓ in the value reads more)",
+            value.lines.len()
+        ),
+        _ => String::new(),
+    };
+    let title = format!("{} '{}'{read}", value.kind, text(&value.key));
+    let part = if value.kind == "string" {
+        Part::bytes("value", value.raw.clone())
+    } else {
+        Part::text("value", value.lines.join("\n"))
+    };
+    Ok(ValueView::new(title, vec![part]))
 }

@@ -13,6 +13,7 @@ mod reply_compare; // issue 12
 mod server;
 mod server_overview; // issue 11
 mod statusbar;
+mod value_view; // the value inspector
 
 use super::app::{App, Focus, Overlay, Tab};
 use super::theme::Theme;
@@ -98,6 +99,7 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     match &app.overlay {
         Some(Overlay::Help { scroll }) => help::draw(frame, area, app, theme, *scroll),
         Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
+        Some(Overlay::Value(view)) => value_view::draw(frame, area, view, theme),
         Some(Overlay::Lessons(selected)) => lesson::draw_picker(frame, area, app, *selected, theme),
         Some(Overlay::Prompt(prompt)) => {
             // A prefilled value shows selected: typing replaces it.

@@ -219,6 +219,7 @@ fn priorities(app: &App) -> &'static [Action] {
             DebugEval, AddWatch, BreakOn, NextFrame, StepOver, Run, Help, FocusNext,
         ],
         Context::Overlay => &[Select, Close],
+        Context::Value => &[Close],
         Context::Global => &[Run, Help, FocusNext, Save, Quit],
     }
 }

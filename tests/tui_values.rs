@@ -1,0 +1,306 @@
+//! Every value readable: the value inspector (open, scroll, wrap, forms, search, yank, Esc) and
+//! the viewers that show values in the panes.
+#![cfg(feature = "tui")]
+
+mod common;
+
+use evalbench::tui::app::Tab;
+use evalbench::tui::harness::Harness;
+
+const DOC: &str = r#"{"user":{"id":7,"name":"ann"},"tags":["a","b"],"note":"{\"nested\":true}"}"#;
+
+fn json_run() -> Harness {
+    common::isolate_app_dirs();
+    let mut h = Harness::new(
+        "redis.call('SET', KEYS[1], ARGV[1])\nreturn redis.call('GET', KEYS[1])",
+        &["doc"],
+        &[DOC],
+        "",
+    );
+    h.keys("<F5> <A-1>");
+    h
+}
+
+fn rows(screen: &str) -> Vec<&str> {
+    screen.lines().collect()
+}
+
+#[test]
+fn v_on_a_trace_row_opens_its_call_pretty_printed_and_esc_closes_it() {
+    let mut h = json_run();
+    assert_eq!(h.app.tab, Tab::Trace);
+    h.keys("j v");
+    let screen = h.render(80, 24);
+    let r = rows(&screen);
+    assert_eq!(
+        r[0],
+        "┌ Inspect: call 2 (line 2) · JSON · wrap on ───────────────────────────────────┐"
+    );
+    // The command is not JSON (said so, in place), the reply is, with the JSON inside its
+    // "note" string expanded.
+    assert_eq!(
+        r[1],
+        "│command                                                                       │"
+    );
+    assert!(
+        r[2].starts_with("│(not JSON: expected value at line 1 column 1; m shows another form)"),
+        "{screen}"
+    );
+    assert_eq!(
+        r[3],
+        "│reply                                                                         │"
+    );
+    let body: Vec<&str> = r[4..19]
+        .iter()
+        .map(|l| l.trim_start_matches('│').trim_end_matches('│').trim_end())
+        .collect();
+    assert_eq!(
+        body,
+        [
+            "{",
+            "  \"user\": {",
+            "    \"id\": 7,",
+            "    \"name\": \"ann\"",
+            "  },",
+            "  \"tags\": [",
+            "    \"a\",",
+            "    \"b\"",
+            "  ],",
+            "  \"note\": {",
+            "    \"nested\": true",
+            "  }",
+            "}",
+            "",
+            "",
+        ]
+    );
+    assert!(
+        r[23].contains("w wrap · m text/JSON/msgpack/hex · / search · n N · y yank · Esc close"),
+        "{screen}"
+    );
+    h.press("<Esc>");
+    assert!(h.app.overlay.is_none());
+    let screen = h.render(80, 24);
+    assert!(!screen.contains("Inspect:"), "{screen}");
+    assert!(screen.contains("Trace"), "{screen}");
+}
+
+#[test]
+fn m_cycles_msgpack_hex_and_text_and_every_hex_row_fits() {
+    let mut h = json_run();
+    h.keys("j v");
+    h.render(80, 24);
+    h.press("m");
+    let screen = h.render(80, 24);
+    let r = rows(&screen);
+    assert!(r[0].contains("· msgpack · wrap on"), "{screen}");
+    // Text is not taken for a row of msgpack integers.
+    assert_eq!(
+        r[5],
+        "│(not msgpack: plain text (cmsgpack.unpack would read its 74 bytes as 74 small │"
+    );
+    h.press("m");
+    let screen = h.render(80, 24);
+    let r = rows(&screen);
+    assert!(r[0].contains("· hex · wrap on"), "{screen}");
+    assert_eq!(
+        r[2],
+        "│00000000  47 45 54 20 64 6f 63                             GET doc            │"
+    );
+    assert_eq!(
+        r[4],
+        "│00000000  7b 22 75 73 65 72 22 3a 7b 22 69 64 22 3a 37 2c  {\"user\":{\"id\":7,   │"
+    );
+    assert_eq!(
+        r[8],
+        "│00000040  5c 22 3a 74 72 75 65 7d 22 7d                    \\\":true}\"}         │"
+    );
+    // At 40 columns the rows hold 6 bytes and still show every one.
+    let narrow = h.render(40, 24);
+    let r = rows(&narrow);
+    assert_eq!(r[2], "│00000000  47 45 54 20 64 6f  GET do   │");
+    assert_eq!(r[3], "│00000006  63                 c        │");
+    assert_eq!(r[5], "│00000000  7b 22 75 73 65 72  {\"user   │");
+    h.press("m");
+    let screen = h.render(80, 24);
+    assert!(rows(&screen)[0].contains("· text · wrap on"), "{screen}");
+}
+
+#[test]
+fn wrap_off_cuts_with_an_ellipsis_and_scrolls_sideways() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("return string.rep('0123456789', 15)", &[], &[], "");
+    h.keys("<F5> <A-2> v");
+    let screen = h.render(80, 24);
+    let r = rows(&screen);
+    assert!(r[0].contains("· text · wrap on"), "{screen}");
+    let digits = "0123456789".repeat(15);
+    // Wrap on: 78 characters a row, the rest on the next.
+    assert_eq!(r[2], format!("│{}│", &digits[..78]));
+    assert_eq!(r[3], format!("│{:<78}│", &digits[78..]));
+    h.press("w");
+    assert_eq!(
+        h.app.status,
+        "wrap off: ← → scroll sideways (a cut line ends in …)"
+    );
+    let screen = h.render(80, 24);
+    let r = rows(&screen);
+    assert!(r[0].contains("· text · wrap off"), "{screen}");
+    assert_eq!(r[2], format!("│{}…│", &digits[..77]));
+    assert_eq!(r[3], format!("│{:<78}│", "Lua value returned"));
+    h.press("<Right>");
+    let screen = h.render(80, 24);
+    assert_eq!(rows(&screen)[2], format!("│{}…│", &digits[39..116]));
+    h.press("<Right>");
+    let screen = h.render(80, 24);
+    assert_eq!(rows(&screen)[2], format!("│{:<78}│", &digits[78..]));
+    h.press("w");
+    assert_eq!(h.app.status, "wrap on: long lines go on over the next rows");
+    h.press("<Right>");
+    assert_eq!(
+        h.app.status,
+        "wrap is on: every character is in view (w turns it off)"
+    );
+}
+
+#[test]
+fn slash_searches_n_moves_and_y_yanks_through_osc_52() {
+    let mut h = json_run();
+    h.keys("j v");
+    h.render(80, 24);
+    h.press("/");
+    h.type_text("E");
+    let screen = h.render(80, 24);
+    assert!(
+        screen.contains("│/E   Enter searches, Esc cancels"),
+        "the search being typed shows on the last row: {screen}"
+    );
+    h.press("<Enter>");
+    // Any case: "e" of the command's note and labels, and of the pretty reply.
+    assert_eq!(h.app.status, "13 matches for 'E' (n next, N previous)");
+    let screen = h.render(80, 24);
+    assert!(rows(&screen)[0].contains("· match 1/13"), "{screen}");
+    h.press("n");
+    assert_eq!(h.app.status, "match 2/13");
+    h.keys("n n n n n n n n n n n");
+    assert_eq!(h.app.status, "match 13/13");
+    h.press("n");
+    assert_eq!(h.app.status, "match 1/13 (wrapped around)");
+    h.press("N");
+    assert_eq!(h.app.status, "match 13/13 (wrapped around)");
+    h.press("y");
+    let yanked = String::from_utf8(h.clipboard.last().unwrap().clone()).unwrap();
+    assert!(yanked.starts_with("command\n(not JSON"), "{yanked}");
+    assert!(
+        yanked.ends_with("  \"note\": {\n    \"nested\": true\n  }\n}"),
+        "{yanked}"
+    );
+    assert_eq!(
+        h.app.status,
+        format!(
+            "yanked {} bytes (JSON) to the system clipboard",
+            yanked.len()
+        )
+    );
+    // What reaches the terminal: one OSC 52 sequence, base64 inside.
+    let sequence = evalbench::tui::editing::osc52(yanked.as_bytes());
+    assert!(sequence.starts_with("\x1b]52;c;Y29tbWFuZA"), "{sequence:?}");
+    assert!(sequence.ends_with('\x07'));
+    // A key the inspector does not know says what its keys are; the pane behind gets nothing.
+    h.press("x");
+    assert_eq!(
+        h.app.status,
+        "the inspector: w wrap · m form · / search · n N · y yank · Esc closes"
+    );
+    assert!(h.app.overlay.is_some());
+}
+
+#[test]
+fn j_k_and_pages_scroll_a_long_value() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new(
+        "local t = {} for i = 1, 60 do t[i] = 'line ' .. i end return table.concat(t, '\\n')",
+        &[],
+        &[],
+        "",
+    );
+    h.keys("<F5> <A-2> v");
+    let screen = h.render(80, 24);
+    let r = rows(&screen);
+    assert!(r[0].contains("rows 1-22/"), "{screen}");
+    assert_eq!(
+        r[2],
+        "│line 1                                                                        │"
+    );
+    h.keys("j j");
+    let r2 = h.render(80, 24);
+    assert_eq!(
+        rows(&r2)[2],
+        "│line 3                                                                        │"
+    );
+    h.press("<PageDown>");
+    let r3 = h.render(80, 24);
+    assert_eq!(
+        rows(&r3)[2],
+        "│line 24                                                                       │"
+    );
+    h.press("<End>");
+    let end = h.render(80, 24);
+    assert!(end.contains("│line 60 "), "{end}");
+    h.press("<Home>");
+    let top = h.render(80, 24);
+    assert_eq!(
+        rows(&top)[2],
+        "│line 1                                                                        │"
+    );
+}
+
+#[test]
+fn v_where_there_is_nothing_to_inspect_says_why() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("return 1", &[], &[], "");
+    h.keys("<A-1> v");
+    assert!(h.app.overlay.is_none());
+    assert_eq!(h.app.status, "nothing to inspect yet: F5 runs the script");
+    h.keys("<F5> <A-1> v");
+    assert_eq!(
+        h.app.status,
+        "the run made no redis.call: nothing to inspect in the trace"
+    );
+}
+
+#[test]
+fn big_v_inspects_a_seed_key_in_the_keyspace_tab() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new(
+        "return 1",
+        &[],
+        &[],
+        r#"{"h": {"type": "hash", "value": {"field": "{\"a\":1}"}}}"#,
+    );
+    h.keys("<A-3> V");
+    let screen = h.render(80, 24);
+    let r = rows(&screen);
+    assert!(
+        r[0].contains("Inspect: key 'h' · JSON · wrap on"),
+        "{screen}"
+    );
+    let body: Vec<&str> = r[1..10]
+        .iter()
+        .map(|l| l.trim_start_matches('│').trim_end_matches('│').trim_end())
+        .collect();
+    assert_eq!(
+        body,
+        [
+            "{",
+            "  \"type\": \"hash\",",
+            "  \"value\": {",
+            "    \"field\": {",
+            "      \"a\": 1",
+            "    }",
+            "  }",
+            "}",
+            ""
+        ]
+    );
+}
