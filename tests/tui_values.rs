@@ -304,3 +304,80 @@ fn big_v_inspects_a_seed_key_in_the_keyspace_tab() {
         ]
     );
 }
+
+fn live(server: &common::RedisServer) -> Harness {
+    common::isolate_app_dirs();
+    let target = evalbench::engine::live::TargetSpec {
+        url: Some(format!("redis://127.0.0.1:{}", server.port)),
+        ..Default::default()
+    }
+    .resolve()
+    .expect("target");
+    Harness::new("return 1", &[], &[], "")
+        .with_live(target, "redis test-server")
+        .expect("connect")
+}
+
+/// The value pane's rows (inside the border) of the Server tab, below its title row.
+fn value_rows(screen: &str, title: &str) -> Vec<String> {
+    let lines: Vec<&str> = screen.lines().collect();
+    let top = lines
+        .iter()
+        .position(|l| l.contains(title))
+        .unwrap_or_else(|| panic!("no {title:?} in {screen}"));
+    let left = lines[top].find('┌').unwrap();
+    let left = lines[top][..left].chars().count();
+    lines[top + 1..]
+        .iter()
+        .take_while(|l| !l.chars().nth(left).is_some_and(|c| c == '└'))
+        .map(|l| {
+            let row: String = l.chars().skip(left + 1).collect();
+            row.trim_end().trim_end_matches('│').to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn the_server_tabs_string_rows_fit_the_pane_and_show_every_byte() {
+    let Some(server) = common::RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    let digits = "0123456789".repeat(10);
+    conn.cmd(&["SET", "text", &digits]);
+    let binary: Vec<u8> = (0u8..=99).map(|b| b.wrapping_mul(37)).collect();
+    conn.cmd_bytes(&[b"SET", b"blob", &binary]);
+    let mut h = live(&server);
+    h.keys("<A-5> o");
+    h.type_text("text\n");
+    // 100 columns: the pane is 45 wide, 43 inside its border.
+    let screen = h.render(100, 30);
+    let rows = value_rows(&screen, "string 'text'");
+    assert!(rows.iter().all(|r| r.chars().count() <= 43), "{screen}");
+    assert!(!screen.contains('…'), "nothing cut: {screen}");
+    assert_eq!(rows[0], &digits[..43]);
+    assert_eq!(rows.concat().trim_end(), digits, "{screen}");
+    // Binary: hex rows as wide as the pane (8 bytes each), every byte on one.
+    h.press("o");
+    h.type_text("blob\n");
+    let screen = h.render(100, 30);
+    let rows = value_rows(&screen, "string 'blob'");
+    assert_eq!(rows[0], "00000000  00 25 4a 6f 94 b9 de 03  .%Jo....");
+    assert!(rows.iter().all(|r| r.chars().count() <= 43), "{screen}");
+    let hex: Vec<u8> = rows
+        .iter()
+        .filter(|r| r.starts_with('0'))
+        .flat_map(|r| {
+            r[10..34]
+                .split_whitespace()
+                .map(|b| u8::from_str_radix(b, 16).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    // The pane shows the first rows; the inspector (v) the whole value.
+    assert_eq!(hex, binary[..hex.len()], "{screen}");
+    h.press("v");
+    let whole = h.render(100, 30);
+    assert!(whole.contains("Inspect: string 'blob' · hex"), "{whole}");
+    assert!(whole.contains("│00000050  90 b5 da ff 24 49 6e 93 b8 dd 02 27 4c 71 96 bb e0 05 2a 4f  ....$In....'Lq....*O"), "{whole}");
+}

@@ -93,6 +93,8 @@ pub struct ServerView {
     pub value: Option<ValueView>,
     pub value_focus: bool,
     pub value_scroll: usize,
+    /// The value's rows as last drawn (a string's rows follow the pane's width).
+    pub value_rows: std::cell::Cell<usize>,
     /// The last failure, shown in the tab until the next success.
     pub error: Option<String>,
     started: bool,
@@ -270,6 +272,10 @@ impl ServerView {
     fn move_by(&mut self, delta: isize) {
         if self.value_focus {
             let lines = self.value.as_ref().map_or(0, |v| v.lines.len());
+            let lines = match &self.value {
+                Some(v) if v.kind == "string" => self.value_rows.get().max(1),
+                _ => lines,
+            };
             let max = lines.saturating_sub(1) as isize;
             self.value_scroll = (self.value_scroll as isize)
                 .saturating_add(delta)
