@@ -381,3 +381,93 @@ fn the_server_tabs_string_rows_fit_the_pane_and_show_every_byte() {
     assert!(whole.contains("Inspect: string 'blob' · hex"), "{whole}");
     assert!(whole.contains("│00000050  90 b5 da ff 24 49 6e 93 b8 dd 02 27 4c 71 96 bb e0 05 2a 4f  ....$In....'Lq....*O"), "{whole}");
 }
+
+#[test]
+fn a_compile_error_shows_in_full_at_its_line_and_in_the_trace() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("local x = 1\nlocal y = = 2\nreturn x", &[], &[], "");
+    h.keys("<F5> <A-1>");
+    let screen = h.render(100, 30);
+    let r = rows(&screen);
+    // Beside the line: the compiler's words, not its preamble, cut with an ellipsis here.
+    assert!(
+        r[2].starts_with("│  2 local y = = 2  ◀ compile error: unexpected symbo…│"),
+        "{screen}"
+    );
+    // The editor's bottom border has them whole.
+    assert!(
+        r[23].starts_with("└ ✗ line 2: compile error: unexpected symbol near '=' ┘"),
+        "{screen}"
+    );
+    let wide = h.render(200, 60);
+    assert!(
+        wide.contains("│  2 local y = = 2  ◀ compile error: unexpected symbol near '='  "),
+        "{wide}"
+    );
+    // The Trace has no call to list: it says why, in full.
+    let trace: String = r[2..8]
+        .iter()
+        .map(|l| l.split('│').nth(3).unwrap_or("").trim_end())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(
+        trace.split_whitespace().collect::<Vec<_>>().join(" "),
+        "No redis.call in this run. It stopped with an error at line 2: ERR Error compiling script (new function): user_script:2: unexpected symbol near '='",
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_cut_trace_reply_ends_in_an_ellipsis_and_the_marks_stay() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new(
+        "redis.call('SET', KEYS[1], string.rep('v', 200))\nreturn redis.call('GET', KEYS[1])",
+        &["k"],
+        &[],
+        "",
+    );
+    h.keys("<F5> <A-1>");
+    for (w, hgt) in [(80, 24), (100, 30), (200, 60)] {
+        let screen = h.render(w, hgt);
+        let set_row = screen
+            .lines()
+            .find(|l| l.contains("SET k"))
+            .unwrap_or_else(|| panic!("{screen}"));
+        // The command is cut (…) in its column; the write mark W is still there.
+        assert!(set_row.contains("SET k vvv"), "{screen}");
+        assert!(set_row.contains("… "), "{w}x{hgt}: {set_row}");
+        assert!(
+            set_row.trim_end_matches('│').trim_end().ends_with('W'),
+            "{w}x{hgt}: {set_row}"
+        );
+        let get_row = screen.lines().find(|l| l.contains("GET k")).unwrap();
+        assert!(get_row.contains("\"vvvv"), "{get_row}");
+        assert!(
+            get_row.contains("…"),
+            "{w}x{hgt}: the 200-byte reply is cut: {get_row}"
+        );
+    }
+}
+
+#[test]
+fn the_crossslot_mark_survives_narrow_terminals() {
+    common::isolate_app_dirs();
+    let h = Harness::new(
+        "return 1",
+        &[
+            "user:1000:profile",
+            "user:2000:profile",
+            "order:3000:items",
+            "cart:4000",
+        ],
+        &[],
+        "",
+    );
+    for (w, hgt) in [(80, 24), (100, 30), (200, 60)] {
+        let screen = h.render(w, hgt);
+        assert!(
+            screen.contains("⚠ 4 slots (CROSSSLOT)"),
+            "{w}x{hgt}: {screen}"
+        );
+    }
+}

@@ -1265,8 +1265,11 @@ impl App {
                 if let Some(kill) = &result.kill {
                     self.status = format!("{}; {kill}", self.status);
                 }
-                self.editor
-                    .set_error(report.error_line.map(|line| (line, report.reply.to_cli())));
+                self.editor.set_error(
+                    report
+                        .error_line
+                        .map(|line| (line, report.error_at_line_text())),
+                );
                 self.trace_list = ListState::default();
                 if let (Some(question), Some(function)) = (&result.question, &self.live_function) {
                     // issue 13: a live FCALL's question names it

@@ -43,6 +43,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             ("", theme.error)
         };
         let text = format!(" ✗ line {line}{label}: {} ", display_safe(message));
+        let text = crate::tui::keyspace::fit(&text, area.width.saturating_sub(2) as usize);
         outer = outer.title_bottom(Line::styled(text, style));
     }
     let inner = outer.inner(area);
@@ -243,6 +244,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                         )
                     };
                     used += 2;
+                    // Cut with an ellipsis: the bottom border and Warnings have it whole.
+                    let message = crate::tui::keyspace::fit(&message, room);
                     buf.set_stringn(x + used as u16, y, message, room, style);
                 }
             }

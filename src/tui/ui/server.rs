@@ -313,7 +313,7 @@ fn draw_value(frame: &mut Frame, area: Rect, view: &ServerView, theme: &Theme, f
     };
     // Fitted to the pane by priority: the position first, the key hints last.
     let mut parts: Vec<String> = position.into_iter().chain(encoding).collect();
-    parts.extend(["v: inspect", "c: copy", "f: search", "Enter: keys"].map(String::from));
+    parts.extend(["c: copy", "f: search", "v: inspect", "Enter: keys"].map(String::from));
     while parts.len() > 1 && parts.join(" · ").chars().count() + 4 > area.width as usize {
         parts.pop();
     }
