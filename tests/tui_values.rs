@@ -471,3 +471,53 @@ fn the_crossslot_mark_survives_narrow_terminals() {
         );
     }
 }
+
+#[test]
+fn the_overview_reads_in_human_units_and_names_the_users_script_in_the_slow_log() {
+    let Some(server) = common::RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    conn.cmd(&["SET", "k", "v"]);
+    common::isolate_app_dirs();
+    let target = evalbench::engine::live::TargetSpec {
+        url: Some(format!("redis://127.0.0.1:{}", server.port)),
+        ..Default::default()
+    }
+    .resolve()
+    .expect("target");
+    let mut h = Harness::new(
+        "-- reads the key\nreturn redis.call('GET', KEYS[1])",
+        &["k"],
+        &[],
+        "",
+    )
+    .with_live(target, "redis test-server")
+    .expect("connect");
+    h.press("<F5>");
+    assert_eq!(
+        h.app.last_run.as_ref().map(|r| r.report.reply.clone()),
+        Some(evalbench::engine::Reply::bulk("v")),
+        "{}",
+        h.app.status
+    );
+    // The Server tab's own reads stay out of the slow log from here on.
+    conn.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "10000000"]);
+    h.keys("<A-5> i");
+    let screen = h.render(200, 40);
+    // Units people read: no "uptime (s) 495", no "maxmemory 0B".
+    assert!(screen.contains(" · uptime "), "{screen}");
+    assert!(!screen.contains("uptime (s)"), "{screen}");
+    assert!(screen.contains(" · maxmemory no limit"), "{screen}");
+    // The slow log names the script as the user wrote it, never the traced copy's prelude.
+    assert!(!screen.contains("__eb_"), "{screen}");
+    let line = screen
+        .lines()
+        .find(|l| l.contains("  EVAL_RO ‹untitled: return redis.call('GET', KEYS[1])› 1 k  "))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(
+        line.contains(" µs  EVAL") || line.contains(" ms  EVAL"),
+        "{line}"
+    );
+}

@@ -261,6 +261,32 @@ pub fn hex_rows(bytes: &[u8], width: usize) -> Vec<String> {
         .collect()
 }
 
+/// A duration in microseconds as people read it: `850 µs`, `12.3 ms`, `5.02 s`, `8m 15s`.
+pub fn micros_text(us: i64) -> String {
+    let us = us.max(0);
+    match us {
+        0..=999 => format!("{us} µs"),
+        1_000..=999_999 => {
+            let text = format!("{:.1}", us as f64 / 1e3);
+            format!("{} ms", text.trim_end_matches(".0"))
+        }
+        1_000_000..=59_999_999 => format!("{:.2} s", us as f64 / 1e6),
+        _ => seconds_text(us / 1_000_000),
+    }
+}
+
+/// Whole seconds as `495` → `8m 15s`, `7380` → `2h 3m`, `97200` → `1d 3h` (two units at most).
+pub fn seconds_text(secs: i64) -> String {
+    let secs = secs.max(0);
+    let (d, h, m, s) = (secs / 86_400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s}s"),
+        (0, 0, _) => format!("{m}m {s}s"),
+        (0, _, _) => format!("{h}h {m}m"),
+        _ => format!("{d}d {h}h"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,6 +337,19 @@ mod tests {
             msgpack_to_json(b"\xc1").unwrap_err(),
             "not msgpack: byte 0xc1 at 0 starts no value cmsgpack writes"
         );
+    }
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        assert_eq!(micros_text(850), "850 µs");
+        assert_eq!(micros_text(12_300), "12.3 ms");
+        assert_eq!(micros_text(1_000), "1 ms");
+        assert_eq!(micros_text(5_017_984), "5.02 s");
+        assert_eq!(micros_text(495_000_000), "8m 15s");
+        assert_eq!(seconds_text(495), "8m 15s");
+        assert_eq!(seconds_text(12), "12s");
+        assert_eq!(seconds_text(7_380), "2h 3m");
+        assert_eq!(seconds_text(97_200), "1d 3h");
     }
 
     #[test]
