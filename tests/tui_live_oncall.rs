@@ -287,7 +287,7 @@ fn positions_widths_and_searches_inside_a_key() {
         "{screen}"
     );
     assert!(
-        screen.contains(" row 1/111 · hashtable · c: copy · f: search · Enter: keys "),
+        screen.contains(" row 1/111 · hashtable · c: copy · f: search · v: inspect · Enter: keys "),
         "{screen}"
     );
 

@@ -521,3 +521,28 @@ fn the_overview_reads_in_human_units_and_names_the_users_script_in_the_slow_log(
         "{line}"
     );
 }
+
+#[test]
+fn the_server_tabs_hash_values_line_up() {
+    let Some(server) = common::RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["HSET", "h", "a", "1", "longer_field", "2", "mid", "three"]);
+    let mut h = live(&server);
+    h.keys("<A-5> o");
+    h.type_text("h\n");
+    let screen = h.render(100, 30);
+    let rows = value_rows(&screen, "hash 'h'");
+    let mut shown: Vec<&str> = rows
+        .iter()
+        .map(|r| r.trim_end())
+        .filter(|r| !r.is_empty())
+        .collect();
+    shown.sort();
+    assert_eq!(
+        shown,
+        ["a             1", "longer_field  2", "mid           three"],
+        "{screen}"
+    );
+}

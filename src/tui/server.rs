@@ -49,6 +49,8 @@ pub struct ValueView {
     pub lines: Vec<String>,
     /// A string's bytes read so far.
     pub raw: Vec<u8>,
+    /// Per line of a hash: its field and value apart, so the view aligns the values.
+    pub fields: Vec<Option<(String, String)>>,
     /// Where the next page starts; None once the end was read.
     pub next: Option<PageCursor>,
     /// A page has been asked for and not answered yet.
@@ -230,6 +232,7 @@ impl ServerView {
                 kind: summary.kind.clone(),
                 lines: Vec::new(),
                 raw: Vec::new(),
+                fields: Vec::new(),
                 next: None,
                 loading: true,
                 total: None,
@@ -521,6 +524,7 @@ fn on_view_event(view: &mut ServerView, event: InspectEvent) {
             if cursor == PageCursor::Start {
                 value.lines.clear();
                 value.raw.clear();
+                value.fields.clear();
                 value.lengths.clear();
                 value.bytes = 0;
             }
@@ -534,6 +538,10 @@ fn on_view_event(view: &mut ServerView, event: InspectEvent) {
                 }
             }
             let (lines, lengths) = page_lines_with_lengths(&page.rows);
+            value.fields.extend(page.rows.iter().map(|row| match row {
+                Row::Field { field, value } => Some((text(field), text(value))),
+                _ => None,
+            }));
             value.lines.extend(lines);
             value.lengths.extend(lengths);
             value.next = page.next;

@@ -246,14 +246,31 @@ fn draw_value(frame: &mut Frame, area: Rect, view: &ServerView, theme: &Theme, f
             .take(body)
             .map(|r| Line::styled(r.clone(), theme.text))
             .collect(),
-        None => value
-            .lines
-            .iter()
-            .zip(value.lengths.iter().chain(std::iter::repeat(&None)))
-            .skip(start)
-            .take(body)
-            .map(|(l, len)| Line::styled(cut(l, width, *len), theme.text))
-            .collect(),
+        None => {
+            // A hash's values start in one column: after the widest field in view (at most a
+            // third of the pane; longer fields are cut with an ellipsis).
+            let fields = |i: usize| value.fields.get(i).and_then(Option::as_ref);
+            let field_width = (start..(start + body).min(value.lines.len()))
+                .filter_map(|i| fields(i).map(|(f, _)| f.chars().count()))
+                .max()
+                .unwrap_or(0)
+                .min(width / 3);
+            value
+                .lines
+                .iter()
+                .zip(value.lengths.iter().chain(std::iter::repeat(&None)))
+                .enumerate()
+                .skip(start)
+                .take(body)
+                .map(|(i, (l, len))| {
+                    let line = match fields(i) {
+                        Some((f, v)) => format!("{:<field_width$}  {v}", fit(f, field_width)),
+                        None => l.clone(),
+                    };
+                    Line::styled(cut(&line, width, *len), theme.text)
+                })
+                .collect()
+        }
     };
     // "16,384/102,400 B" of a string, "200/5,000" rows of a collection: what was read of it.
     let summary = view.summaries.get(&value.key).cloned().flatten();
