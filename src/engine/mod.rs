@@ -14,6 +14,7 @@ pub mod function;
 mod grisu; // doubles as Redis 7.2+ and Valkey write them (fpconv_dtoa)
 pub mod input;
 pub mod keyspace;
+pub mod keyspace_diff; // two keyspaces compared per key, typed
 pub mod lessons; // the guided path of samples/lessons (issue 14)
 pub mod lint;
 pub mod live;

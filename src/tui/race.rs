@@ -325,10 +325,18 @@ pub fn inspect_selected(app: &App) -> Result<super::value_view::ValueView, Strin
         view.rows.len(),
         outcome.schedules
     );
+    let deltas =
+        crate::engine::keyspace_diff::keyspace_delta(&view.report.seed_keyspace, &outcome.keyspace);
+    let changes = if deltas.is_empty() {
+        "keyspace as seeded".to_string()
+    } else {
+        crate::engine::keyspace_diff::delta_lines(&deltas, usize::MAX).join("\n")
+    };
     Ok(ValueView::new(
         title,
         vec![
             Part::text("clients", clients.join("\n")),
+            Part::text("changes from the seed", changes),
             Part::json("keyspace", outcome.keyspace.clone()),
             Part::json("seed keyspace", view.report.seed_keyspace.clone()),
         ],

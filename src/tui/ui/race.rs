@@ -26,7 +26,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         .min(area.height.saturating_sub(3).max(3));
     let [list_area, steps_area] =
         Layout::vertical([Constraint::Length(list_height), Constraint::Min(0)]).areas(area);
-    // The outcome list, the selected row kept in view.
+    // The outcome list, the selected row kept in view; each row cut to the pane (…).
+    let row_width = list_area.width.saturating_sub(2) as usize;
     let mut lines = Vec::new();
     for (row, &(s, o)) in view.rows.iter().enumerate() {
         let strategy = &view.report.strategies[s];
@@ -51,14 +52,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
                 ),
             })
             .collect();
+        // What the outcome changed from the seed, key by key, before what the clients got.
         let text = format!(
             "{:<6} {:>6} sched. {:<6} {}  {}",
             strategy.strategy.id(),
             outcome.schedules,
             verdict,
-            display_safe(&outcome.keyspace.to_string()),
+            display_safe(&changes_text(&view.report.seed_keyspace, &outcome.keyspace)),
             display_safe(&returns.join(" "))
         );
+        let text = crate::tui::keyspace::fit(&text, row_width);
         let style = if row == view.selected {
             theme.selected
         } else if matches!(verdict, "LOST" | "BROKEN" | "error" | "stale") {
@@ -146,16 +149,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         };
         lines.push(Line::from(Span::styled(text, style)));
     }
-    if let Some(step) = steps.get(view.step) {
-        let keyspace = step
-            .keyspace
-            .as_ref()
-            .map(|k| k.to_string())
-            .unwrap_or_default();
+    if let Some(keyspace) = steps.get(view.step).and_then(|s| s.keyspace.as_ref()) {
         lines.push(Line::from(format!(
             "keyspace after step {}: {}",
             view.step + 1,
-            display_safe(&keyspace)
+            display_safe(&changes_text(&view.report.seed_keyspace, keyspace))
         )));
     }
     let order: Vec<String> = schedule.iter().map(|c| c.to_string()).collect();
@@ -200,4 +198,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
             .block(block(&title, focused, theme)),
         steps_area,
     );
+}
+
+/// A keyspace as its differences from the seed, key by key and typed (`stock string: "1" →
+/// "0"; +lock string "c1"`), or that it is the seed's.
+pub fn changes_text(seed: &serde_json::Value, keyspace: &serde_json::Value) -> String {
+    let deltas = crate::engine::keyspace_diff::keyspace_delta(seed, keyspace);
+    if deltas.is_empty() {
+        return "keyspace as seeded".into();
+    }
+    crate::engine::keyspace_diff::delta_lines(&deltas, 8).join("; ")
 }
