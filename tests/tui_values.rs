@@ -546,3 +546,40 @@ fn the_server_tabs_hash_values_line_up() {
         "{screen}"
     );
 }
+
+#[test]
+fn a_failing_tests_keyspace_reads_as_typed_differences_and_v_shows_expected_and_got() {
+    common::isolate_app_dirs();
+    let dir = std::env::temp_dir().join(format!("evalbench-tuivalues-{}-lb", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = "redis.call('ZADD', KEYS[1], 5, 'bob', 3, 'carol')\nreturn 1\n";
+    let path = dir.join("lb.lua");
+    std::fs::write(&path, script).unwrap();
+    std::fs::write(
+        dir.join("lb.test.toml"),
+        "[[case]]\nname = \"scores\"\nkeys = [\"lb\"]\nseed = { lb = { type = \"zset\", value = [[\"ann\", 1], [\"bob\", 2]] } }\nreply = { int = 1 }\nkeyspace = { lb = { type = \"zset\", value = [[\"ann\", 1], [\"bob\", 2], [\"dave\", 4]] } }\n",
+    )
+    .unwrap();
+    let mut h = Harness::new(script, &["lb"], &[], "");
+    h.app.editor = evalbench::tui::editor::EditorState::new(script, Some(path));
+    h.press("<C-t>");
+    assert_eq!(h.app.tab, Tab::Tests);
+    let screen = h.render(200, 40);
+    assert!(
+        screen.contains("line 1: key \"lb\" (zset), expected → got: bob 2 → 5, +carol 3, -dave 4"),
+        "{screen}"
+    );
+    assert!(!screen.contains("{\"type\""), "{screen}");
+    h.press("v");
+    let screen = h.render(100, 40);
+    let r = rows(&screen);
+    assert!(r[0].contains("Inspect: case \"scores\" · JSON"), "{screen}");
+    assert_eq!(r[1].trim_end_matches('│').trim_end(), "│differences");
+    assert!(screen.contains("│expected "), "{screen}");
+    assert!(screen.contains("│got "), "{screen}");
+    h.press("<End>");
+    let end = h.render(100, 40);
+    assert!(end.contains("│          \"carol\","), "{end}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

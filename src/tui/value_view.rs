@@ -23,6 +23,9 @@ pub struct Part {
     pub raw: Vec<u8>,
     /// Its structure, when it has one (a reply, a keyspace entry): what JSON shows.
     pub json: Option<Json>,
+    /// Words about the value (differences, how clients ended), not the value: shown as text in
+    /// every form but hex.
+    pub plain: bool,
 }
 
 impl Part {
@@ -32,6 +35,7 @@ impl Part {
             raw: text.clone().into_bytes(),
             text,
             json: None,
+            plain: true,
         }
     }
 
@@ -41,6 +45,7 @@ impl Part {
             text: String::from_utf8_lossy(&raw).into_owned(),
             raw,
             json: None,
+            plain: false,
         }
     }
 
@@ -56,6 +61,7 @@ impl Part {
                     raw: text.clone().into_bytes(),
                     text,
                     json: Some(reply.to_json()),
+                    plain: false,
                 }
             }
         }
@@ -68,6 +74,7 @@ impl Part {
             raw: json.to_string().into_bytes(),
             text,
             json: Some(json),
+            plain: false,
         }
     }
 }
@@ -174,6 +181,7 @@ impl ValueView {
             let body = match self.mode {
                 // Each line made safe below, once split: a line break stays one.
                 Mode::Text => Ok(part.text.clone()),
+                Mode::Json | Mode::Msgpack if part.plain => Ok(part.text.clone()),
                 Mode::Json => match &part.json {
                     Some(json) => Ok(value_text::pretty(json)),
                     None => value_text::pretty_json(&part.raw),
