@@ -288,6 +288,16 @@ pub fn delta_lines(deltas: &[KeyDelta], max: usize) -> Vec<String> {
     out
 }
 
+/// A keyspace told by its differences from `seed`, key by key (`stock: "1" → "0"; +lock string
+/// "c1"`, at most `max` keys), or `keyspace as seeded`.
+pub fn changes_text(seed: &Json, keyspace: &Json, max: usize) -> String {
+    let deltas = keyspace_delta(seed, keyspace);
+    if deltas.is_empty() {
+        return "keyspace as seeded".into();
+    }
+    delta_lines(&deltas, max).join("; ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

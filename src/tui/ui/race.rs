@@ -58,7 +58,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
             strategy.strategy.id(),
             outcome.schedules,
             verdict,
-            display_safe(&changes_text(&view.report.seed_keyspace, &outcome.keyspace)),
+            display_safe(&crate::engine::keyspace_diff::changes_text(
+                &view.report.seed_keyspace,
+                &outcome.keyspace,
+                8
+            )),
             display_safe(&returns.join(" "))
         );
         let text = crate::tui::keyspace::fit(&text, row_width);
@@ -153,7 +157,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         lines.push(Line::from(format!(
             "keyspace after step {}: {}",
             view.step + 1,
-            display_safe(&changes_text(&view.report.seed_keyspace, keyspace))
+            display_safe(&crate::engine::keyspace_diff::changes_text(
+                &view.report.seed_keyspace,
+                keyspace,
+                8
+            ))
         )));
     }
     let order: Vec<String> = schedule.iter().map(|c| c.to_string()).collect();
@@ -198,14 +206,4 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
             .block(block(&title, focused, theme)),
         steps_area,
     );
-}
-
-/// A keyspace as its differences from the seed, key by key and typed (`stock string: "1" →
-/// "0"; +lock string "c1"`), or that it is the seed's.
-pub fn changes_text(seed: &serde_json::Value, keyspace: &serde_json::Value) -> String {
-    let deltas = crate::engine::keyspace_diff::keyspace_delta(seed, keyspace);
-    if deltas.is_empty() {
-        return "keyspace as seeded".into();
-    }
-    crate::engine::keyspace_diff::delta_lines(&deltas, 8).join("; ")
 }
