@@ -7,7 +7,8 @@ use clap::Parser;
 #[global_allocator]
 static GLOBAL: evalbench::engine::budget::CountingAlloc<mimalloc::MiMalloc> =
     evalbench::engine::budget::CountingAlloc(mimalloc::MiMalloc);
-use evalbench::cli::{self, Cli, Command};
+use evalbench::cli::common::{self as cli, CliError};
+use evalbench::cli::Cli;
 use evalbench::engine::display::display_text;
 
 fn main() {
@@ -26,25 +27,14 @@ fn main() {
     let worker = std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || match &parsed.command {
-            // Written as it is made: the JSON of a huge reply is never held whole.
-            Some(Command::Run(args)) => {
-                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-                cli::run_command_to(args, &mut out).map(|code| (code, String::new()))
-            }
-            Some(Command::Copy(args)) => evalbench::cli_live::copy_command(args),
-            Some(Command::Debug(args)) => evalbench::cli_debug::debug_main(args),
-            Some(Command::Test(args)) => evalbench::cli_test::test_main(args),
-            Some(Command::Lint(args)) => evalbench::cli_lint::lint_main(args),
-            Some(Command::Lesson(args)) => evalbench::cli_lesson::lesson_main(args),
-            Some(Command::Race(args)) => evalbench::cli_race::race_main(args), // issue 14
-            Some(Command::Function(args)) => evalbench::cli_function::function_main(args), // issue 13
-            None => cli::run_demo(parsed.file.as_deref()),
+            Some(command) => evalbench::cli::dispatch(command),
+            None => evalbench::cli::run::run_demo(parsed.file.as_deref()),
         });
     let result = worker
         .expect("start the worker thread")
         .join()
         .unwrap_or_else(|_| {
-            Err(cli::CliError {
+            Err(CliError {
                 code: cli::EXIT_BACKEND,
                 message: "internal error (panic); please report it".into(),
             })
@@ -75,7 +65,7 @@ fn open_workbench(parsed: &Cli) -> Option<i32> {
             theme: parsed.theme.clone(),
             profile: parsed.profile,
             present: parsed.present,
-            server: match evalbench::cli_live::server_spec(&parsed.server, false) {
+            server: match evalbench::cli::common::target::server_spec(&parsed.server, false) {
                 Ok(spec) => spec,
                 Err(e) => {
                     eprintln!("evalbench: {}", display_text(&e.message));

@@ -717,7 +717,7 @@ fn run_coverage_counts_each_line() {
 }
 
 /// `--function` loads SCRIPT as a library and FCALLs the function; `--read-only` is FCALL_RO;
-/// `--library` loads more libraries first; a load error names the file (issue 13).
+/// `--library` loads more libraries first; a load error names the file.
 #[test]
 fn run_function_of_a_library() {
     let lib = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/counter_library.lua");
@@ -805,7 +805,7 @@ fn profile_option_picks_the_server_the_sandbox_imitates() {
     );
 }
 
-/// Issue 12: `--compare-profile` runs the script under a second profile, on the same seed, and
+/// `--compare-profile` runs the script under a second profile, on the same seed, and
 /// reports that profile's reply (text and JSON) when it differs.
 #[test]
 fn compare_profile_adds_the_other_servers_reply() {

@@ -483,7 +483,7 @@ fn a_key_too_large_to_dry_run_is_no_obstacle_to_a_read_only_run() {
     );
 }
 
-/// Issue 11: a dry run stopped at the busy threshold is not sent without --yes (nor one that took
+/// A dry run stopped at the busy threshold is not sent without --yes (nor one that took
 /// half of it: the same guard::concerns, unit-tested there); the refusal names the dry-run time and
 /// the server never ran the script.
 #[test]

@@ -34,7 +34,7 @@ fn run(request: &RunRequest, seed: Db) -> (RunReport, Db, Db, i64) {
 /// A sample with its sidecar's KEYS, ARGV and seed, run and exported in `format`.
 fn export_sample(name: &str, format: Format) -> String {
     let path = PathBuf::from(format!("samples/{name}.lua"));
-    let input = evalbench::cli::read_sandbox_input(
+    let input = evalbench::cli::common::read_sandbox_input(
         &[path.clone().into_os_string()],
         true,
         None,

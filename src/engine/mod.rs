@@ -9,7 +9,9 @@ pub mod compare; // a run under a second profile (issue 12)
 pub mod debug;
 pub mod display;
 pub mod export; // a run as Markdown / HTML to share (issue 14)
-                // Redis Functions: libraries and FCALL (issue 13).
+/// The files users write, read in one place for the engine and both front ends.
+pub mod formats;
+// Redis Functions: libraries and FCALL (issue 13).
 pub mod function;
 mod grisu; // doubles as Redis 7.2+ and Valkey write them (fpconv_dtoa)
 pub mod input;

@@ -1,5 +1,6 @@
 //! User configuration: defaults, merged with `config.toml` in the config directory
-//! (theme, busy threshold, key overrides). A broken file gives a warning and the defaults.
+//! (theme, busy threshold, key overrides). A broken file gives a warning and the defaults. The
+//! file's format is read in engine/formats/config.rs; here it is found and its keys applied.
 //!
 //! ```toml
 //! theme = "dark"
@@ -13,6 +14,8 @@
 //! delete_key = "x"
 //! ```
 
+pub use crate::engine::formats::config::Config;
+
 use super::action::Action;
 use super::keymap::{parse_key, Context, Keymap};
 use std::path::{Path, PathBuf};
@@ -20,36 +23,6 @@ use std::path::{Path, PathBuf};
 /// Overrides the config directory (tests, portable setups).
 pub const CONFIG_DIR_ENV: &str = "EVALBENCH_CONFIG_DIR";
 const FILE_NAME: &str = "config.toml";
-
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub theme: String,
-    pub busy_threshold_ms: u64,
-    /// The sandbox's memory budget in MiB (engine/budget.rs).
-    pub memory_limit_mb: u64,
-    /// The server profile the sandbox imitates (engine/profile.rs).
-    pub profile: &'static crate::engine::profile::Profile,
-    /// A folder of lessons (one sub-folder each) Alt-L offers instead of the bundled ones.
-    pub lessons_dir: Option<PathBuf>,
-    /// (context, action name, keys) overrides; an empty context means the action's default contexts.
-    pub key_overrides: Vec<(String, String, Vec<String>)>,
-    /// Warnings found while loading.
-    pub warnings: Vec<String>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            theme: "dark".into(),
-            busy_threshold_ms: crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS,
-            memory_limit_mb: (crate::engine::sandbox::DEFAULT_MEMORY_LIMIT >> 20) as u64,
-            key_overrides: Vec::new(),
-            warnings: Vec::new(),
-            profile: crate::engine::profile::DEFAULT,
-            lessons_dir: None,
-        }
-    }
-}
 
 /// The directory holding `config.toml`: `$EVALBENCH_CONFIG_DIR`, else the platform's config dir.
 pub fn config_dir() -> Option<PathBuf> {
@@ -90,99 +63,6 @@ impl Config {
                 ..Config::default()
             },
         }
-    }
-
-    /// Parse the TOML `text` (`origin` names it in warnings).
-    pub fn parse(text: &str, origin: &str) -> Config {
-        let mut config = Config::default();
-        let table: toml::Table = match text.parse() {
-            Ok(table) => table,
-            Err(e) => {
-                // Where (file:line:column), what, and what a setting looks like.
-                let at = e.span().map_or(0, |span| span.start.min(text.len()));
-                let before = &text[..text.floor_char_boundary(at)];
-                let line = before.matches('\n').count() + 1;
-                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-                config.warnings.push(format!(
-                    "{origin}:{line}:{column}: broken config: {}; write one setting a line, \
-                     like theme = \"light\" or busy_threshold_ms = 5000; using the defaults",
-                    e.message().trim().replace('\n', ", ")
-                ));
-                return config;
-            }
-        };
-        let mut warn = |w: String| config.warnings.push(format!("{origin}: {w}"));
-        for (name, value) in &table {
-            match (name.as_str(), value) {
-                ("theme", toml::Value::String(theme)) if !theme.trim().is_empty() => {
-                    config.theme = theme.trim().to_string()
-                }
-                ("theme", _) => warn("theme must be a theme name such as \"dark\"".into()),
-                ("lessons_dir", toml::Value::String(dir)) if !dir.trim().is_empty() => {
-                    config.lessons_dir = Some(PathBuf::from(dir.trim()))
-                }
-                ("lessons_dir", _) => warn(
-                    "lessons_dir must be the path of a folder holding one sub-folder per lesson"
-                        .into(),
-                ),
-                ("busy_threshold_ms", toml::Value::Integer(ms)) if *ms > 0 => {
-                    config.busy_threshold_ms = *ms as u64
-                }
-                ("busy_threshold_ms", _) => {
-                    warn("busy_threshold_ms must be a positive number of milliseconds".into())
-                }
-                ("memory_limit_mb", toml::Value::Integer(mb)) if (1..=1 << 30).contains(mb) => {
-                    config.memory_limit_mb = *mb as u64
-                }
-                ("memory_limit_mb", _) => warn(
-                    "memory_limit_mb must be a positive number of MiB (the run's memory budget)"
-                        .into(),
-                ),
-                ("profile", toml::Value::String(id)) => {
-                    match crate::engine::profile::Profile::by_id(id) {
-                        Ok(p) => config.profile = p,
-                        Err(e) => warn(e),
-                    }
-                }
-                ("profile", _) => warn(format!(
-                    "profile must be a profile name: {}",
-                    crate::engine::profile::ids()
-                )),
-                ("keys", toml::Value::Table(keys)) => {
-                    for (name, value) in keys {
-                        match value {
-                            toml::Value::Table(actions) => {
-                                for (action, keys) in actions {
-                                    match key_list(keys) {
-                                        Some(list) => config.key_overrides.push((
-                                            name.clone(),
-                                            action.clone(),
-                                            list,
-                                        )),
-                                        None => warn(format!(
-                                            "keys.{name}.{action} must be a key or a list of keys"
-                                        )),
-                                    }
-                                }
-                            }
-                            other => match key_list(other) {
-                                Some(list) => {
-                                    config
-                                        .key_overrides
-                                        .push((String::new(), name.clone(), list))
-                                }
-                                None => warn(format!(
-                                    "keys.{name} must be a key or a list of keys, like [\"<F5>\"]"
-                                )),
-                            },
-                        }
-                    }
-                }
-                ("keys", _) => warn("keys must be a table ([keys])".into()),
-                (other, _) => warn(format!("unknown setting '{other}' (ignored)")),
-            }
-        }
-        config
     }
 
     /// Apply key overrides; returns warnings (from loading too) for what could not be applied.
@@ -244,18 +124,6 @@ impl Config {
     }
 }
 
-/// A key or a list of keys as strings.
-fn key_list(value: &toml::Value) -> Option<Vec<String>> {
-    match value {
-        toml::Value::String(key) => Some(vec![key.clone()]),
-        toml::Value::Array(items) => items
-            .iter()
-            .map(|v| v.as_str().map(str::to_string))
-            .collect(),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,7 +164,7 @@ mod tests {
         assert_eq!(config.lessons_dir, None);
         assert_eq!(
             config.warnings,
-            ["c: lessons_dir must be the path of a folder holding one sub-folder per lesson"]
+            ["c:1:1: lessons_dir must be the path of a folder holding one sub-folder per lesson"]
         );
     }
 

@@ -6,7 +6,7 @@
 //! engine has answered.
 
 use super::worker::{EngineEvent, RunResult};
-use crate::cli_debug::reply_text;
+use crate::engine::debug::inspect::reply_text;
 use crate::engine::debug::{
     Breakpoint, DebugFrontend, DebugOutput, DebugSession, Frame, Resume, Stop, StopReason, Variable,
 };

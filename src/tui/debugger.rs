@@ -574,7 +574,7 @@ pub fn answer_prompt(app: &mut App, purpose: &PromptPurpose, input: &str) -> Vec
             }
             let redis = ["redis ", "r "].iter().find_map(|p| input.strip_prefix(p));
             return match redis {
-                Some(rest) => match crate::cli_debug::split_words(rest) {
+                Some(rest) => match crate::engine::live::ldb::split_args(rest) {
                     Ok(args) => vec![Effect::Debug(DebugCommand::Redis { id, args })],
                     Err(e) => {
                         app.debugger.say(ConsoleKind::Error, format!("<error> {e}"));

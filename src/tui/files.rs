@@ -6,7 +6,7 @@
 
 use super::config::Config;
 use super::inputs::InputsState;
-use crate::cli::{load_keyspace, load_sidecar_keyspace, read_sidecar, sidecar_path};
+use crate::engine::formats::{load_keyspace, load_sidecar_keyspace, read_sidecar, sidecar_path};
 use crate::engine::input::{self, read_bounded, read_bounded_text};
 use crate::engine::keyspace::{keyspace_to_json, Db};
 use std::collections::HashMap;
@@ -166,7 +166,7 @@ pub struct Opened {
 }
 
 fn parse_sidecar(car_path: &Path, text: &str, now_ms: i64) -> Result<Sidecar, String> {
-    let car: crate::cli::Sidecar = serde_json::from_str(text).map_err(|e| {
+    let car: crate::engine::formats::Sidecar = serde_json::from_str(text).map_err(|e| {
         format!(
             "{}:{}:{}: malformed sidecar: {e}",
             car_path.display(),
@@ -389,7 +389,7 @@ impl PickerState {
             }
             None => {
                 for (name, _, car) in EMBEDDED_SAMPLES {
-                    let description = serde_json::from_str::<crate::cli::Sidecar>(car)
+                    let description = serde_json::from_str::<crate::engine::formats::Sidecar>(car)
                         .map(|c| c.description)
                         .unwrap_or_default();
                     entries.push((
@@ -1035,7 +1035,7 @@ mod tests {
             assert!(opened.path.is_none());
             assert!(opened.sidecar_error.is_none(), "{name}");
             assert!(!opened.text.is_empty());
-            assert!(serde_json::from_str::<crate::cli::Sidecar>(car).is_ok());
+            assert!(serde_json::from_str::<crate::engine::formats::Sidecar>(car).is_ok());
         }
     }
 

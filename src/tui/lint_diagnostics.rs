@@ -171,8 +171,10 @@ pub fn toml_diagnostics(path: &std::path::Path, text: &str) -> Vec<Diagnostic> {
             .map(|e| (e.line, e.column, e.message))
     } else {
         toml::from_str::<toml::Table>(text).err().map(|e| {
-            let (line, column) =
-                crate::engine::testing::file::line_column(text, e.span().map_or(0, |s| s.start));
+            let (line, column) = crate::engine::formats::test_file::line_column(
+                text,
+                e.span().map_or(0, |s| s.start),
+            );
             (line, column, e.message().trim_end().replace('\n', ": "))
         })
     };

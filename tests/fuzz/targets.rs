@@ -941,8 +941,7 @@ pub fn glob(data: &[u8]) {
         let expected = reference_glob(pattern, text, false, None);
         assert_eq!(backtracking_glob_literal(pattern, text), expected);
     }
-    // KEYS in a script checks the wiring; long inputs (the direct comparison above covers them) could
-    // outlast the sandbox's 200 ms threshold on a loaded machine and fail for the wrong reason.
+    // KEYS in a script checks the wiring; long inputs are covered by the direct comparison above.
     if nocase || text.is_empty() || pattern.len() > 256 || text.len() > 256 {
         return;
     }
@@ -955,11 +954,17 @@ pub fn glob(data: &[u8]) {
             text.to_vec(),
             evalbench::engine::keyspace::Value::Str(b"1".to_vec()),
         );
-        sandbox.run(&RunRequest {
+        // The busy threshold is wall-clock time, as on a server: on a machine busy with other work a
+        // one-call script can outlast 200 ms while it waits for a core. The glob's own limit bounds
+        // this run, and the driver's hang limit (CPU time) still catches a loop.
+        let threshold = std::mem::replace(&mut sandbox.config.busy_threshold_ms, 60_000);
+        let report = sandbox.run(&RunRequest {
             script: b"return #redis.call('KEYS', ARGV[1])".to_vec(),
             argv: vec![pattern.to_vec()],
             ..RunRequest::default()
-        })
+        });
+        sandbox.config.busy_threshold_ms = threshold;
+        report
     });
     // KEYS * lists every key without matching.
     let listed = pattern == b"*" || reference_glob(pattern, text, false, Some(1000));

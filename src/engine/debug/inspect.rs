@@ -574,3 +574,22 @@ pub struct StopSnapshot {
     /// Of the innermost frame.
     pub variables: Vec<Variable>,
 }
+
+/// A reply as LDB's console writes it (`"bulk"`, `"+OK"`, `1`, `NULL`, `["a","b"]`).
+pub fn reply_text(reply: &crate::engine::reply::Reply) -> String {
+    match reply {
+        crate::engine::reply::Reply::Int(n) => n.to_string(),
+        crate::engine::reply::Reply::Bulk(b) => quote_bytes(b),
+        crate::engine::reply::Reply::Status(s) => quote_bytes(format!("+{s}").as_bytes()),
+        crate::engine::reply::Reply::Error(e) => quote_bytes(format!("-{e}").as_bytes()),
+        crate::engine::reply::Reply::Nil => "NULL".into(),
+        other => match other.to_resp2() {
+            crate::engine::reply::Reply::Array(items) => {
+                let inner: Vec<String> = items.iter().map(reply_text).collect();
+                format!("[{}]", inner.join(","))
+            }
+            crate::engine::reply::Reply::NilArray => "NULL".into(),
+            flat => reply_text(&flat),
+        },
+    }
+}

@@ -2,7 +2,7 @@
 //! invariants; read with every mistake placed at its file:line:column. The built-in labs are data
 //! files under samples/labs/, compiled in so `evalbench race stock_decrement` works from anywhere.
 
-use crate::engine::testing::file::{line_column, to_json};
+use crate::engine::formats::test_file::{line_column, to_json};
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! commands (every `redis.call` a point where another client may go), as one script, as
 //! MULTI/EXEC and as WATCH + MULTI/EXEC with retries; every interleaving enumerated when there are
 //! few, sampled with a seed otherwise; outcomes compared with the serial orders and the lab's
-//! invariants. No terminal here: the CLI (cli_race.rs) and the workbench's Race tab are front ends.
+//! invariants. No terminal here: the CLI (src/cli/race.rs) and the workbench's Race tab are front ends.
 
 pub mod driver;
 pub mod explore;

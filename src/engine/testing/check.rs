@@ -10,7 +10,7 @@ use serde_json::{Map, Value as Json};
 
 /// A key's expected value in the form the keyspace JSON dump gives (`{"type", "value"}`, sets
 /// sorted), so that `"k" = "v"` and `{ type = "string", value = "v" }` mean the same.
-pub(super) fn canonical_entry(key: &str, spec: &Json) -> Result<Json, String> {
+pub(crate) fn canonical_entry(key: &str, spec: &Json) -> Result<Json, String> {
     let mut one = Map::new();
     one.insert(key.to_string(), spec.clone());
     let db = keyspace_from_json_value(&Json::Object(one), 0).map_err(|e| e.to_string())?;

@@ -2,9 +2,8 @@
 //! script), run in the sandbox with a fixed clock, each difference reported by what and where.
 //! The CLI (and later the workbench) are front ends over `run_case`.
 
-mod check;
+pub(crate) mod check;
 pub mod coverage;
-pub mod file;
 pub mod live;
 pub mod new_case;
 pub mod update;
@@ -16,8 +15,8 @@ use crate::engine::{RunRequest, Sandbox};
 use serde_json::{json, Value as Json};
 use std::path::PathBuf;
 
+pub use crate::engine::formats::test_file::{parse_test_file, TestFileError, DEFAULT_CLOCK_MS};
 pub use coverage::{CoveredLine, ScriptCoverage};
-pub use file::{parse_test_file, TestFileError, DEFAULT_CLOCK_MS};
 
 /// A parsed test file.
 #[derive(Debug, Clone)]

@@ -7,7 +7,7 @@
 //! The phase and the cancel decision live in the engine's `RunControl` (one lock: a Ctrl-C lands
 //! either before the send or after it); this file only maps them to the terminal.
 
-use crate::cli::CliError;
+use super::CliError;
 use crate::engine::display::display_text;
 use crate::engine::live::guarded::{kill_running_report, CancelAction, Phase, RunControl};
 use crate::engine::live::{KillReport, KillVerdict, LiveBackend, Target};

@@ -1,10 +1,10 @@
 //! `evalbench debug --server`: the REPL over Redis's own LDB (engine/live/ldb.rs). The fork's cost is
 //! shown and consented to first; `--sync` passes the write guard of `run --server`.
 
-use crate::cli::{
+use crate::cli::common::{
     read_sandbox_input, CliError, EXIT_BACKEND, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
 };
-use crate::cli_debug::{next_command, queued_commands, DebugArgs};
+use crate::cli::debug::{next_command, queued_commands, DebugArgs};
 use crate::engine::display::display_text;
 use crate::engine::live::copy::CopyError;
 use crate::engine::live::guard::dry_run;

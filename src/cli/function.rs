@@ -1,20 +1,19 @@
-//! `evalbench function list|show|load|call --server URL` (issue 13): a live server's function
+//! `evalbench function list|show|load|call --server URL`: a live server's function
 //! libraries, and `run --function NAME LIBRARY.lua --server URL`. Calls and loads go through the
 //! engine's guards (engine/live/fcall.rs, function_load.rs); this file only reads options and prints.
 
-use crate::cli::{
-    os_bytes, read_script, render_text, split_keys_and_argv, CliError, ServerArgs, EXIT_BACKEND,
+use crate::cli::common::fcall::{live_call, protocol, server_line};
+use crate::cli::common::target::server_spec;
+use crate::cli::common::{
+    backend_error, os_bytes, read_script, split_keys_and_argv, CliError, ServerArgs,
     EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
 };
-use crate::cli_live::server_spec;
 use crate::engine::display::display_text;
-use crate::engine::live::fcall::{guarded_fcall, sends_read_only, server_function_for};
 use crate::engine::live::function_load::{load, plan_load, LoadRefusal};
 use crate::engine::live::functions::{library_with_code, list};
-use crate::engine::live::guarded::{describe_concern, Consent, GuardedRun};
-use crate::engine::live::{LiveBackend, LiveError};
+use crate::engine::live::LiveBackend;
 use crate::engine::reply::Reply;
-use crate::engine::{FunctionCall, Protocol, RunRequest};
+use crate::engine::FunctionCall;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use std::ffi::OsString;
@@ -119,23 +118,12 @@ pub struct CallArgs {
     pub name_and_args: Vec<OsString>,
 }
 
-fn backend_error(e: LiveError) -> CliError {
-    CliError {
-        code: EXIT_BACKEND,
-        message: e.to_string(),
-    }
-}
-
 fn connect(server: &ServerArgs, resp3: bool) -> Result<LiveBackend, CliError> {
     let spec = server_spec(server, resp3)?.ok_or_else(|| {
         CliError::input("evalbench function works on a live server: give --server URL (or -h/-p)")
     })?;
     let target = spec.resolve().map_err(|e| CliError::input(e.to_string()))?;
     LiveBackend::connect(target).map_err(backend_error)
-}
-
-fn server_line(live: &LiveBackend) -> String {
-    format!("{} ({})", live.target.display, live.server.summary())
 }
 
 pub fn function_main(args: &FunctionArgs) -> Result<(i32, String), CliError> {
@@ -425,174 +413,4 @@ fn call_command(args: &CallArgs) -> Result<(i32, String), CliError> {
         read_only: args.read_only,
     };
     live_call(&mut live, &call, args.yes, args.json, None)
-}
-
-fn protocol(resp: u8) -> Protocol {
-    if resp == 3 {
-        Protocol::Resp3
-    } else {
-        Protocol::Resp2
-    }
-}
-
-/// `run --function NAME LIBRARY.lua --server URL`: the function is the server's; it runs only when
-/// the server's library holding NAME has LIBRARY.lua's code (else exit 2, saying how to load it).
-pub fn run_live_function(
-    args: &crate::cli::RunArgs,
-    spec: crate::engine::live::TargetSpec,
-    request: &RunRequest,
-    name: &str,
-) -> Result<(i32, String), CliError> {
-    if !args.library.is_empty() {
-        return Err(CliError::input(
-            "--library loads libraries into the sandbox; on a live server the functions are the server's (drop --library)",
-        ));
-    }
-    if args.repeat > 1 {
-        return Err(CliError::input(
-            "--repeat runs in the sandbox only (a live run is sent once); drop --repeat or --server",
-        ));
-    }
-    if args.dump_keyspace || args.no_trace {
-        return Err(CliError::input(
-            "--dump-keyspace and --no-trace are not offered with --function on a live server yet (the trace is the dry run's); drop them",
-        ));
-    }
-    let target = spec.resolve().map_err(|e| CliError::input(e.to_string()))?;
-    let mut live = LiveBackend::connect(target).map_err(backend_error)?;
-    let file = args.script_and_args[0].to_string_lossy().into_owned();
-    let load_hint = |replace: bool| {
-        format!(
-            "evalbench function load --server URL{} --yes {file}",
-            if replace { " --replace" } else { "" }
-        )
-    };
-    match server_function_for(&mut live, name, &request.keys).map_err(backend_error)? {
-        None => {
-            return Err(CliError::input(format!(
-                "{} has no function named {name}: load the library first ({}). Nothing was sent.",
-                live.target.display,
-                load_hint(false)
-            )))
-        }
-        Some(f) if f.code != request.script => {
-            return Err(CliError::input(format!(
-                "the server's library {} (which holds {name}) differs from {file}: run what the server has with `evalbench function call`, or load this file first ({}; without --yes it shows the diff). Nothing was sent.",
-                f.library,
-                load_hint(true)
-            )))
-        }
-        Some(_) => {}
-    }
-    let call = FunctionCall {
-        name: name.to_string(),
-        keys: request.keys.clone(),
-        argv: request.argv.clone(),
-        protocol: request.protocol,
-        read_only: request.read_only,
-    };
-    live_call(&mut live, &call, args.yes, args.json, Some(request))
-}
-
-/// The guarded FCALL and its report (text or JSON); `--yes` answers the guard's question.
-fn live_call(
-    live: &mut LiveBackend,
-    call: &FunctionCall,
-    yes: bool,
-    json: bool,
-    request: Option<&RunRequest>,
-) -> Result<(i32, String), CliError> {
-    let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
-    // Ctrl-C: nothing is sent before the call reaches the server; FUNCTION KILL once it runs there.
-    let control = crate::cli_interrupt::watch(live);
-    control.begin(&call.keys);
-    let mut run: GuardedRun = guarded_fcall(live, call, &Consent::default(), &control, now);
-    crate::cli_interrupt::finish()?;
-    if let Some(question) = run.question.take() {
-        if !yes {
-            let concerns: Vec<String> = question.concerns.iter().map(describe_concern).collect();
-            return Err(CliError::input(format!(
-                "refused: {}.\nNothing was sent to {}. Rerun with --yes to send it.",
-                concerns.join("; "),
-                live.target.display
-            )));
-        }
-        control.begin(&call.keys);
-        run = guarded_fcall(live, call, &question.consent, &control, now);
-        crate::cli_interrupt::finish()?;
-    }
-    let report = run.report;
-    if !run.sent {
-        let text = match &report.reply {
-            Reply::Error(e) => e.strip_prefix("evalbench: ").unwrap_or(e).to_string(),
-            other => other.to_cli(),
-        };
-        return Err(CliError::input(text));
-    }
-    if let Reply::Error(e) = &report.reply {
-        if let Some(lost) = e.strip_prefix("evalbench: ") {
-            return Err(CliError {
-                code: EXIT_BACKEND,
-                message: lost.to_string(),
-            });
-        }
-    }
-    // The function and its library as the server has them (read before the call).
-    let function = server_function_for(live, &call.name, &call.keys)
-        .ok()
-        .flatten();
-    let read_only = function
-        .as_ref()
-        .is_some_and(|f| sends_read_only(live, call, f));
-    let mode = if read_only { "FCALL_RO" } else { "FCALL" };
-    let library = function
-        .as_ref()
-        .map(|f| f.library.clone())
-        .unwrap_or_default();
-    let fname = function
-        .as_ref()
-        .map_or(call.name.clone(), |f| f.name.clone());
-    let trace_source = if report.trace.is_empty() {
-        "none (the server's reply differs from the dry run's, or no call was made)"
-    } else {
-        "the dry run's in the sandbox on a copy of KEYS (the server replied the same)"
-    };
-    let code = if report.is_error() {
-        EXIT_ERROR_REPLY
-    } else {
-        EXIT_OK
-    };
-    let server = server_line(live);
-    if json {
-        let mut obj = report.to_json();
-        obj["backend"] = json!("live");
-        obj["server"] = json!(server);
-        obj["function"] = json!(fname);
-        obj["library"] = json!(library);
-        obj["mode"] = json!(mode);
-        obj["trace_source"] = json!(if report.trace.is_empty() {
-            "none"
-        } else {
-            "dry-run"
-        });
-        return Ok((
-            code,
-            serde_json::to_string_pretty(&obj).expect("JSON") + "\n",
-        ));
-    }
-    let request = request.cloned().unwrap_or_else(|| RunRequest {
-        script: function
-            .as_ref()
-            .map(|f| f.code.clone())
-            .unwrap_or_default(),
-        keys: call.keys.clone(),
-        argv: call.argv.clone(),
-        protocol: call.protocol,
-        read_only: call.read_only,
-    });
-    let mut text = format!(
-        "backend: live\nserver: {server}\nfunction: {fname} of library {library} ({mode})\ntrace: {trace_source}\n"
-    );
-    text.push_str(&render_text(&report, &request));
-    Ok((code, display_text(&text).into_owned()))
 }

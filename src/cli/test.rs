@@ -2,7 +2,7 @@
 //! as text, JSON or JUnit XML, with exit statuses for CI. The engine does the work
 //! (engine/testing); this is the front end.
 
-use crate::cli::{
+use crate::cli::common::{
     read_script, CliError, ServerArgs, EXIT_BACKEND, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
 };
 use crate::engine::display::display_text;
@@ -170,7 +170,7 @@ fn server_label(live: &LiveBackend, args: &TestArgs) -> String {
 
 /// The live server of `--server` (or -h/-p/...), on its scratch database; None for the sandbox.
 fn connect(args: &TestArgs) -> Result<Option<LiveBackend>, CliError> {
-    let Some(mut spec) = crate::cli_live::server_spec(&args.server, false)? else {
+    let Some(mut spec) = crate::cli::common::target::server_spec(&args.server, false)? else {
         if args.yes || args.scratch_db.is_some() {
             return Err(CliError::input(
                 "--yes and --db go with a live server: give --server URL (or -h/-p) too",
@@ -212,7 +212,7 @@ fn connect(args: &TestArgs) -> Result<Option<LiveBackend>, CliError> {
             "a cluster has no numbered databases: `evalbench test --server` needs a standalone server (or a replica's primary)",
         ));
     }
-    crate::cli_interrupt::watch(&live);
+    crate::cli::common::interrupt::watch(&live);
     Ok(Some(live))
 }
 
@@ -320,7 +320,7 @@ fn run_file(
         };
         // The whole case (seed, runs, read-back, cleanup) is on the server: a Ctrl-C sends SCRIPT
         // KILL, the case ends and its scratch db is cleared before evalbench exits.
-        let ran = crate::cli_interrupt::on_server(&[], || {
+        let ran = crate::cli::common::interrupt::on_server(&[], || {
             run_case_live(
                 live,
                 &script,

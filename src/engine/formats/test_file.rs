@@ -1,8 +1,10 @@
 //! Test files (`NAME.test.toml` beside `NAME.lua`): cases of runs with their expected results, read
 //! with every mistake placed at its file:line:column.
 
-use super::{Expect, KeyspaceExpect, KeyspaceMatch, TestCase, TestFile, TestStep, TtlExpect};
 use crate::engine::reply::Protocol;
+use crate::engine::testing::{
+    Expect, KeyspaceExpect, KeyspaceMatch, TestCase, TestFile, TestStep, TtlExpect,
+};
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -375,7 +377,7 @@ fn keyspace_expect(
                 return Err(at(k.span(), format!("key {key:?}: ttl_ms = {other}: give milliseconds (60000), a range [59000, 60000] or \"any\"")))
             }
         };
-        super::check::canonical_entry(key, &json).map_err(|m| at(k.span(), m))?;
+        crate::engine::testing::check::canonical_entry(key, &json).map_err(|m| at(k.span(), m))?;
         keys.push((key.clone(), json, ttl));
     }
     Ok(KeyspaceExpect { matching, keys })

@@ -1,10 +1,14 @@
 //! `evalbench debug`: a headless REPL over the engine's debugger, with LDB's words and output
 //! (`redis-cli --ldb`), plus backward steps, watches, conditions and breaks on commands and keys.
 
-use crate::cli::{
-    read_sandbox_input, render_text, CliError, SandboxInput, EXIT_BAD_INPUT, EXIT_ERROR_REPLY,
-    EXIT_OK,
+/// `evalbench debug --server`: the REPL over Redis's own LDB.
+pub mod live;
+
+use crate::cli::common::report::{coverage_json, coverage_text, render_text};
+use crate::cli::common::{
+    read_sandbox_input, CliError, SandboxInput, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
 };
+use crate::engine::debug::inspect::reply_text;
 use crate::engine::debug::{DebugFrontend, DebugOutput, DebugSession, Resume, Stop, StopReason};
 use crate::engine::display::{display_safe, display_text};
 use crate::engine::reply::{quote_bytes, Reply};
@@ -21,7 +25,7 @@ pub const DEBUG_HELP: &str = "Starts stopped at the first line, as redis-cli --l
 #[derive(Args, Debug)]
 pub struct DebugArgs {
     /// The server the sandbox imitates (as `run --profile`).
-    #[arg(long, value_name = "ID", default_value = "redis-7.0", value_parser = crate::cli::parse_profile)]
+    #[arg(long, value_name = "ID", default_value = "redis-7.0", value_parser = crate::cli::common::parse_profile)]
     pub profile: &'static crate::engine::profile::Profile,
     /// Seed keyspace (JSON, as `run`).
     #[arg(long, value_name = "FILE")]
@@ -63,7 +67,7 @@ pub struct DebugArgs {
     pub library: Vec<PathBuf>,
     /// Live server: drive Redis's own LDB there (SCRIPT DEBUG YES: a forked session, rolled back).
     #[command(flatten)]
-    pub server: crate::cli::ServerArgs,
+    pub server: crate::cli::common::ServerArgs,
     /// With --server: allow the fork without asking (and, with --sync, the script's writes).
     #[arg(long)]
     pub yes: bool,
@@ -700,29 +704,6 @@ impl DebugFrontend for Repl<'_> {
     }
 }
 
-/// A reply as LDB's console writes it (`"bulk"`, `"+OK"`, `1`, `NULL`, `["a","b"]`).
-pub fn reply_text(reply: &Reply) -> String {
-    match reply {
-        Reply::Int(n) => n.to_string(),
-        Reply::Bulk(b) => quote_bytes(b),
-        Reply::Status(s) => quote_bytes(format!("+{s}").as_bytes()),
-        Reply::Error(e) => quote_bytes(format!("-{e}").as_bytes()),
-        Reply::Nil => "NULL".into(),
-        other => match other.to_resp2() {
-            Reply::Array(items) => {
-                let inner: Vec<String> = items.iter().map(reply_text).collect();
-                format!("[{}]", inner.join(","))
-            }
-            Reply::NilArray => "NULL".into(),
-            flat => reply_text(&flat),
-        },
-    }
-}
-
-/// Split a `redis` command line into words (shell-style quotes; the workbench's eval prompt too).
-pub fn split_words(text: &str) -> Result<Vec<Vec<u8>>, String> {
-    crate::engine::live::ldb::split_args(text)
-}
 /// Run `evalbench debug`, writing the session to `out`; returns the exit status.
 pub fn debug_command(
     args: &DebugArgs,
@@ -730,14 +711,14 @@ pub fn debug_command(
     stdin: Option<Box<dyn BufRead + '_>>,
     interactive: bool,
 ) -> Result<i32, CliError> {
-    // --server: the session runs in Redis's own LDB (cli_debug_live.rs).
-    if let Some(spec) = crate::cli_live::server_spec(&args.server, args.resp == 3)? {
+    // --server: the session runs in Redis's own LDB (debug/live.rs).
+    if let Some(spec) = crate::cli::common::target::server_spec(&args.server, args.resp == 3)? {
         if args.function.is_some() || !args.library.is_empty() {
             return Err(CliError::input(
                 "--function debugs in the sandbox only (Redis's LDB debugs EVAL scripts, not FCALL); drop --server",
             ));
         }
-        return crate::cli_debug_live::debug_live(args, spec, out, stdin, interactive);
+        return crate::cli::debug::live::debug_live(args, spec, out, stdin, interactive);
     }
     if args.yes || args.sync {
         return Err(CliError::input(
@@ -874,39 +855,7 @@ fn load_libraries(
     request: &crate::engine::RunRequest,
     name: &str,
 ) -> Result<crate::engine::FunctionCall, CliError> {
-    crate::cli::load_function_libraries(sandbox, &args.library, script_path, request, name)
-}
-
-/// Executions per line with code, `!` on lines never run (the text report of `debug` and `run`).
-pub(crate) fn coverage_text(
-    session: &DebugSession,
-    counts: &std::collections::BTreeMap<u32, u64>,
-) -> String {
-    let mut text = String::from("\ncoverage (line: executions, ! never run):\n");
-    for line in (1..=session.line_count()).filter(|&l| session.has_code(l)) {
-        let n = counts.get(&line).copied().unwrap_or(0);
-        let mark = if n == 0 { "!" } else { " " };
-        text.push_str(&format!(
-            "{mark}{line:>4} {n:>8}  {}\n",
-            display_safe(session.source_line(line).unwrap_or(""))
-        ));
-    }
-    text
-}
-
-/// Coverage as JSON: {"line": executions} for the lines that ran, and the lines with code never run.
-pub(crate) fn coverage_json(
-    session: &DebugSession,
-    counts: &std::collections::BTreeMap<u32, u64>,
-) -> (serde_json::Value, serde_json::Value) {
-    let ran: serde_json::Map<_, _> = counts
-        .iter()
-        .map(|(l, n)| (l.to_string(), json!(n)))
-        .collect();
-    let not_run: Vec<u32> = (1..=session.line_count())
-        .filter(|&l| session.has_code(l) && !counts.contains_key(&l))
-        .collect();
-    (json!(ran), json!(not_run))
+    crate::cli::common::load_function_libraries(sandbox, &args.library, script_path, request, name)
 }
 
 /// `evalbench debug` on the process's stdin and stdout.

@@ -1,6 +1,6 @@
 //! `evalbench run --export FILE`: write the run as Markdown or HTML (engine/export).
 
-use crate::cli::CliError;
+use crate::cli::common::CliError;
 use crate::engine::export::{Format, RunExport};
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! `evalbench lesson list|show|check`: the lessons of samples/lessons headless (for CI and for
 //! tests); the workbench opens them too (tui/lessons.rs). The engine holds them (engine/lessons).
 
-use crate::cli::{read_script, CliError, EXIT_ERROR_REPLY, EXIT_OK};
+use crate::cli::common::{read_script, CliError, EXIT_ERROR_REPLY, EXIT_OK};
 use crate::engine::display::display_text;
 use crate::engine::lessons::{self, Lesson};
 use clap::{Args, Subcommand};

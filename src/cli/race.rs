@@ -1,6 +1,6 @@
 //! `evalbench race`: the race lab (engine/race) headless, as text or JSON.
 
-use crate::cli::{CliError, EXIT_OK};
+use crate::cli::common::{CliError, EXIT_OK};
 use crate::engine::display::display_text;
 use crate::engine::race::{self, lab, Lab, RaceOptions, RaceReport, Runner, Strategy};
 use clap::Args;

@@ -1,6 +1,6 @@
 //! `evalbench lint`: the engine's static analysis (engine/analysis) as compiler-style lines or JSON.
 
-use crate::cli::{read_script, CliError, EXIT_ERROR_REPLY, EXIT_OK};
+use crate::cli::common::{read_script, CliError, EXIT_ERROR_REPLY, EXIT_OK};
 use crate::engine::analysis::{lint_in, rules};
 use crate::engine::display::display_text;
 use clap::Args;

@@ -1,17 +1,19 @@
-//! `evalbench run` against a live server: connection options as redis-cli takes them, the write guard
-//! (a sandbox dry run on a bounded copy of the declared keys), the traced run, the same report.
+//! `evalbench run` against a live server: the write guard (a sandbox dry run on a bounded copy of the
+//! declared keys), the traced run, the same report; and `run --function` on the server's library.
 
-use crate::cli::{
-    render_text, CliError, CopyArgs, RunArgs, ServerArgs, EXIT_BACKEND, EXIT_BAD_INPUT,
-    EXIT_ERROR_REPLY, EXIT_OK,
-};
+use super::RunArgs;
+use crate::cli::common::fcall::live_call;
+use crate::cli::common::report::render_text;
+use crate::cli::common::target::server_spec;
+use crate::cli::common::{backend_error, CliError, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK};
 use crate::engine::keyspace::{keyspace_to_json, Db};
 use crate::engine::live::copy::{copy_keys, CopyError, CopyLimits};
+use crate::engine::live::fcall::server_function_for;
 use crate::engine::live::guard::{dry_run, explain_with_dry_run};
 use crate::engine::live::guarded::unkillable_places;
-use crate::engine::live::{LiveBackend, LiveError, TargetSpec, WriteMode};
+use crate::engine::live::{LiveBackend, TargetSpec, WriteMode};
 use crate::engine::report::{Warning, WarningKind};
-use crate::engine::RunRequest;
+use crate::engine::{FunctionCall, RunRequest};
 
 /// The live target the options name, or None to run in the sandbox. REDIS_URL alone does not switch
 /// to a live server: `--server` (or -h/-p/-a/--user/-n/--askpass) does, and then REDIS_URL is its default.
@@ -25,77 +27,6 @@ pub fn target_spec(args: &RunArgs) -> Result<Option<TargetSpec>, CliError> {
         ));
     }
     Ok(spec)
-}
-
-/// A timeout flag in seconds as milliseconds; zero, negative or not finite is bad input.
-fn seconds_to_ms(flag: &str, secs: Option<f64>) -> Result<Option<u64>, CliError> {
-    match secs {
-        None => Ok(None),
-        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(Some((s * 1000.0).ceil() as u64)),
-        Some(s) => Err(CliError::input(format!(
-            "{flag} {s}: give a positive number of seconds (for example {flag} 2.5)"
-        ))),
-    }
-}
-
-/// Printed on stderr when a password is given on the command line.
-pub const PASSWORD_WARNING: &str = "evalbench: warning: a password on the command line (-a, or in the --server URL) can be seen by other users in `ps`; use --askpass or REDISCLI_AUTH instead (--no-auth-warning hides this)";
-
-/// The target the connection options name, or None when none is given.
-pub fn server_spec(args: &ServerArgs, resp3: bool) -> Result<Option<TargetSpec>, CliError> {
-    let wants_live = args.server.is_some()
-        || args.host.is_some()
-        || args.port.is_some()
-        || args.pass.is_some()
-        || args.user.is_some()
-        || args.askpass
-        || args.db.is_some()
-        || args.tls;
-    if !wants_live {
-        return Ok(None);
-    }
-    let mut password = args
-        .pass
-        .clone()
-        .or_else(|| std::env::var("REDISCLI_AUTH").ok());
-    if args.askpass {
-        password =
-            Some(rpassword::prompt_password("Password: ").map_err(|e| {
-                CliError::input(format!("--askpass: cannot read the password: {e}"))
-            })?);
-    }
-    let url = args.server.clone().filter(|s| !s.is_empty());
-    let url_password = url.as_deref().is_some_and(|u| {
-        redis::IntoConnectionInfo::into_connection_info(u)
-            .is_ok_and(|info| info.redis_settings().password().is_some())
-    });
-    if (args.pass.is_some() || url_password) && !args.no_auth_warning {
-        // As redis-cli warns for -a and -u: other users of the machine see arguments in `ps`.
-        eprintln!("{PASSWORD_WARNING}");
-    }
-    Ok(Some(TargetSpec {
-        url,
-        host: args.host.clone(),
-        port: args.port,
-        user: args.user.clone(),
-        password,
-        db: args.db,
-        resp3,
-        connect_timeout_ms: seconds_to_ms("--connect-timeout", args.connect_timeout)?,
-        read_timeout_ms: seconds_to_ms("--read-timeout", args.read_timeout)?,
-        tls: args.tls || args.cacert.is_some() || args.cert.is_some(),
-        cacert: args.cacert.clone(),
-        cert: args.cert.clone(),
-        key: args.key.clone(),
-        insecure: args.insecure,
-    }))
-}
-
-fn backend_error(e: LiveError) -> CliError {
-    CliError {
-        code: EXIT_BACKEND,
-        message: e.to_string(),
-    }
 }
 
 fn copy_error(e: CopyError) -> CliError {
@@ -119,7 +50,7 @@ pub fn run_live(
     let mut live = LiveBackend::connect(target).map_err(backend_error)?;
     // Ctrl-C from here on: nothing is sent before the script reaches the server; SCRIPT KILL once it
     // runs there.
-    crate::cli_interrupt::watch(&live);
+    crate::cli::common::interrupt::watch(&live);
     live.tracing = !args.no_trace;
     // Decided from the key names alone: nothing is read, dry-run or sent.
     if let Some(refusal) = live.cross_slot_refusal(request) {
@@ -177,7 +108,7 @@ pub fn run_live(
                     });
                 }
                 // A dry run stopped at the busy threshold (or memory budget) or that took a large
-                // share of it would block the server: only --yes sends it (issue 11).
+                // share of it would block the server: only --yes sends it.
                 if !args.yes {
                     if let Some(why) = slow_dry_run(&run.report, live.server.busy_threshold_ms) {
                         return Err(CliError {
@@ -214,8 +145,9 @@ pub fn run_live(
         }
         WriteMode::ReadOnly
     };
-    let mut report = crate::cli_interrupt::on_server(&request.keys, || live.run(request, mode))?
-        .map_err(backend_error)?;
+    let mut report =
+        crate::cli::common::interrupt::on_server(&request.keys, || live.run(request, mode))?
+            .map_err(backend_error)?;
     if let Some(dry) = &dry {
         explain_with_dry_run(&mut report, dry);
     }
@@ -309,52 +241,61 @@ fn slow_dry_run(report: &crate::engine::RunReport, threshold_ms: u64) -> Option<
         })
 }
 
-/// `evalbench copy`: keys from a live server as keyspace JSON.
-pub fn copy_command(args: &CopyArgs) -> Result<(i32, String), CliError> {
-    let spec = server_spec(&args.server, false)?.unwrap_or_default();
+/// `run --function NAME LIBRARY.lua --server URL`: the function is the server's; it runs only when
+/// the server's library holding NAME has LIBRARY.lua's code (else exit 2, saying how to load it).
+pub fn run_live_function(
+    args: &RunArgs,
+    spec: crate::engine::live::TargetSpec,
+    request: &RunRequest,
+    name: &str,
+) -> Result<(i32, String), CliError> {
+    if !args.library.is_empty() {
+        return Err(CliError::input(
+            "--library loads libraries into the sandbox; on a live server the functions are the server's (drop --library)",
+        ));
+    }
+    if args.repeat > 1 {
+        return Err(CliError::input(
+            "--repeat runs in the sandbox only (a live run is sent once); drop --repeat or --server",
+        ));
+    }
+    if args.dump_keyspace || args.no_trace {
+        return Err(CliError::input(
+            "--dump-keyspace and --no-trace are not offered with --function on a live server yet (the trace is the dry run's); drop them",
+        ));
+    }
     let target = spec.resolve().map_err(|e| CliError::input(e.to_string()))?;
     let mut live = LiveBackend::connect(target).map_err(backend_error)?;
-    let keys: Vec<Vec<u8>> = args.keys.iter().map(crate::cli::os_bytes).collect();
-    let now = crate::engine::clock::Clock::now_ms(&crate::engine::clock::SystemClock);
-    let mut db = Db::new();
-    copy_keys(&mut live, &keys, &mut db, &CopyLimits::default(), now).map_err(|e| match e {
-        CopyError::Live(e) => backend_error(e),
-        other => CliError::input(other.to_string()),
-    })?;
-    // Keys the server does not hold are said, with their node on a cluster: an empty `{}` alone
-    // reads as "copied, nothing in it".
-    let json_db = keyspace_to_json(&db, now);
-    let missing: Vec<String> = keys
-        .iter()
-        .filter(|k| !db.contains(k, now))
-        .map(|k| {
-            let name = String::from_utf8_lossy(k).into_owned();
-            match live.node_for_key(k) {
-                Some(node) => format!(
-                    "{name} (slot {} on {node})",
-                    crate::engine::lint::hash_slot(k)
-                ),
-                None => name,
-            }
-        })
-        .collect();
-    if !missing.is_empty() && missing.len() == keys.len() {
-        return Err(CliError {
-            code: EXIT_ERROR_REPLY,
-            message: format!(
-                "no such key on {}: {}; nothing was copied",
+    let file = args.script_and_args[0].to_string_lossy().into_owned();
+    let load_hint = |replace: bool| {
+        format!(
+            "evalbench function load --server URL{} --yes {file}",
+            if replace { " --replace" } else { "" }
+        )
+    };
+    match server_function_for(&mut live, name, &request.keys).map_err(backend_error)? {
+        None => {
+            return Err(CliError::input(format!(
+                "{} has no function named {name}: load the library first ({}). Nothing was sent.",
                 live.target.display,
-                missing.join(", ")
-            ),
-        });
+                load_hint(false)
+            )))
+        }
+        Some(f) if f.code != request.script => {
+            return Err(CliError::input(format!(
+                "the server's library {} (which holds {name}) differs from {file}: run what the server has with `evalbench function call`, or load this file first ({}; without --yes it shows the diff). Nothing was sent.",
+                f.library,
+                load_hint(true)
+            )))
+        }
+        Some(_) => {}
     }
-    if !missing.is_empty() {
-        eprintln!(
-            "evalbench: not on {}, left out: {}",
-            live.target.display,
-            missing.join(", ")
-        );
-    }
-    let json = serde_json::to_string_pretty(&json_db).expect("JSON");
-    Ok((EXIT_OK, json + "\n"))
+    let call = FunctionCall {
+        name: name.to_string(),
+        keys: request.keys.clone(),
+        argv: request.argv.clone(),
+        protocol: request.protocol,
+        read_only: request.read_only,
+    };
+    live_call(&mut live, &call, args.yes, args.json, Some(request))
 }
