@@ -469,6 +469,7 @@ impl App {
     /// The binding context of the focused pane.
     pub fn context(&self) -> Context {
         match (self.focus, self.tab) {
+            (_, _) if matches!(self.overlay, Some(Overlay::Value(_))) => Context::Value,
             (_, _) if self.overlay.is_some() => Context::Overlay,
             (Focus::Editor, _) => Context::Editor,
             (Focus::Panes, Tab::Keyspace) => Context::Keyspace,

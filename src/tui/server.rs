@@ -846,7 +846,30 @@ pub fn inspect_selected(app: &App) -> Result<super::value_view::ValueView, Strin
     let part = if value.kind == "string" {
         Part::bytes("value", value.raw.clone())
     } else {
-        Part::text("value", value.lines.join("\n"))
+        // A hash's values in one column, after the widest field (up to 40 characters).
+        let width = value
+            .fields
+            .iter()
+            .flatten()
+            .map(|(f, _)| f.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(40);
+        let rows: Vec<String> = value
+            .lines
+            .iter()
+            .enumerate()
+            .map(
+                |(i, line)| match value.fields.get(i).and_then(Option::as_ref) {
+                    Some((f, v)) => format!("{f:<width$}  {v}"),
+                    None => line.clone(),
+                },
+            )
+            .collect();
+        let mut part = Part::text("value", rows.join("\n"));
+        // The value itself, not words about it: JSON and msgpack try to read it.
+        part.plain = false;
+        part
     };
     Ok(ValueView::new(title, vec![part]))
 }

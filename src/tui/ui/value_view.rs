@@ -10,6 +10,15 @@ use ratatui::widgets::{Clear, Paragraph};
 use ratatui::Frame;
 
 pub fn draw(frame: &mut Frame, area: Rect, view: &ValueView, theme: &Theme) {
+    // The status bar's two rows stay in view: what a search found, what a yank copied.
+    let area = if area.height >= 8 {
+        Rect {
+            height: area.height - 2,
+            ..area
+        }
+    } else {
+        area
+    };
     frame.render_widget(Clear, area);
     let width = area.width.saturating_sub(2) as usize;
     // The last row inside the border is the search being typed.
