@@ -329,7 +329,7 @@ fn value_rows(screen: &str, title: &str) -> Vec<String> {
     let left = lines[top][..left].chars().count();
     lines[top + 1..]
         .iter()
-        .take_while(|l| !l.chars().nth(left).is_some_and(|c| c == '└'))
+        .take_while(|l| l.chars().nth(left).is_none_or(|c| c != '└'))
         .map(|l| {
             let row: String = l.chars().skip(left + 1).collect();
             row.trim_end().trim_end_matches('│').to_string()

@@ -582,7 +582,7 @@ impl App {
     fn on_overlay_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let action = self.keymap.lookup(Context::Overlay, &key);
         match self.overlay.as_mut() {
-            Some(Overlay::Value(_)) => return super::value_view::on_key(self, key),
+            Some(Overlay::Value(_)) => super::value_view::on_key(self, key),
             Some(Overlay::Prompt(prompt)) => {
                 match key.code {
                     KeyCode::Esc => self.overlay = None,

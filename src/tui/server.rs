@@ -774,53 +774,6 @@ pub fn script_load(app: &mut App) -> Vec<Effect> {
     })]
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn page_lines_show_each_type() {
-        let rows = vec![
-            Row::Field {
-                field: b"name".to_vec(),
-                value: b"ada".to_vec(),
-            },
-            Row::Scored {
-                member: b"m".to_vec(),
-                score: 1.5,
-            },
-            Row::Scored {
-                member: b"n".to_vec(),
-                score: f64::NEG_INFINITY,
-            },
-            Row::Item {
-                index: 3,
-                value: b"x".to_vec(),
-            },
-            Row::Entry {
-                id: b"1-0".to_vec(),
-                fields: vec![(b"f".to_vec(), b"v".to_vec())],
-            },
-            Row::Bytes {
-                offset: 0,
-                data: vec![b'a'; 50],
-            },
-        ];
-        assert_eq!(
-            page_lines(&rows),
-            vec![
-                "name  ada".to_string(),
-                "         1.5  m".into(),
-                "        -inf  n".into(),
-                "     3  x".into(),
-                "1-0  f=v".into(),
-                "a".repeat(48),
-                "a".repeat(2),
-            ]
-        );
-    }
-}
-
 /// The selected server key's value as read so far, for the value inspector: a string's bytes,
 /// the rows of any other type.
 pub fn inspect_selected(app: &App) -> Result<super::value_view::ValueView, String> {
@@ -872,4 +825,51 @@ pub fn inspect_selected(app: &App) -> Result<super::value_view::ValueView, Strin
         part
     };
     Ok(ValueView::new(title, vec![part]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_lines_show_each_type() {
+        let rows = vec![
+            Row::Field {
+                field: b"name".to_vec(),
+                value: b"ada".to_vec(),
+            },
+            Row::Scored {
+                member: b"m".to_vec(),
+                score: 1.5,
+            },
+            Row::Scored {
+                member: b"n".to_vec(),
+                score: f64::NEG_INFINITY,
+            },
+            Row::Item {
+                index: 3,
+                value: b"x".to_vec(),
+            },
+            Row::Entry {
+                id: b"1-0".to_vec(),
+                fields: vec![(b"f".to_vec(), b"v".to_vec())],
+            },
+            Row::Bytes {
+                offset: 0,
+                data: vec![b'a'; 50],
+            },
+        ];
+        assert_eq!(
+            page_lines(&rows),
+            vec![
+                "name  ada".to_string(),
+                "         1.5  m".into(),
+                "        -inf  n".into(),
+                "     3  x".into(),
+                "1-0  f=v".into(),
+                "a".repeat(48),
+                "a".repeat(2),
+            ]
+        );
+    }
 }
