@@ -75,7 +75,7 @@ fn v_on_a_trace_row_opens_its_call_pretty_printed_and_esc_closes_it() {
         ]
     );
     assert!(
-        r[23].contains("w wrap · m text/JSON/msgpack/hex · / search · n N · y yank · Esc close"),
+        r[21].contains("w wrap · m text/JSON/msgpack/hex · / search · n N · y yank · Esc close"),
         "{screen}"
     );
     h.press("<Esc>");
@@ -227,7 +227,7 @@ fn j_k_and_pages_scroll_a_long_value() {
     h.keys("<F5> <A-2> v");
     let screen = h.render(80, 24);
     let r = rows(&screen);
-    assert!(r[0].contains("rows 1-22/"), "{screen}");
+    assert!(r[0].contains("rows 1-20/"), "{screen}");
     assert_eq!(
         r[2],
         "│line 1                                                                        │"
@@ -242,7 +242,7 @@ fn j_k_and_pages_scroll_a_long_value() {
     let r3 = h.render(80, 24);
     assert_eq!(
         rows(&r3)[2],
-        "│line 24                                                                       │"
+        "│line 22                                                                       │"
     );
     h.press("<End>");
     let end = h.render(80, 24);
