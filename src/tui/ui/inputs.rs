@@ -118,7 +118,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let keys_line = keys_title(
         &app.inputs.keys_text(),
         theme,
-        width.saturating_sub(reserve),
+        width.saturating_sub(reserve + 1),
     );
     let keys_line = fit_title(keys_line, width.saturating_sub(1));
     let mut keys_block = block("", app.focus == Focus::Keys, theme)
