@@ -364,7 +364,7 @@ return count"
   FAIL a second call adds to it and keeps the TTL
          step 2: expected (integer) 7, got (error) ERR Script killed by user with SCRIPT KILL... script: {sha}, on @user_script:1.
          with KEYS [\"hits:alice\"] ARGV [\"2\", \"60\"] seed {{}}
-         step 2: key \"hits:alice\": expected {{\"type\":\"string\",\"value\":\"7\"}}, got {{\"type\":\"string\",\"value\":\"5\"}}
+         step 2: key \"hits:alice\" (string), expected → got: \"7\" → \"5\"
   stopped: the script ran longer than 1000 ms on \"a second call adds to it and keeps the TTL\" and was stopped; the other checks were not run (a loop that never ends?)
 1 of 4 checks pass; the script ran longer than 1000 ms on \"a second call adds to it and keeps the TTL\" and was stopped; the other checks were not run (a loop that never ends?)
 ",

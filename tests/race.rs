@@ -632,7 +632,7 @@ fn a_client_that_got_an_error_is_an_error_not_a_lost_update() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("LOST"), "{text}");
     assert!(
-        text.contains("  outcome 1: 2 schedules: {\"stock:sku-123\":\"10\"}; ERROR: a client got an error (nothing of it is a lost update)\n    client 1 error: (error) ERR stock value is not an integer\n    client 2 error: (error) ERR stock value is not an integer\n    schedules: 1 2 | 2 1\n"),
+        text.contains("  outcome 1: 2 schedules: keyspace as seeded; ERROR: a client got an error (nothing of it is a lost update)\n    client 1 error: (error) ERR stock value is not an integer\n    client 2 error: (error) ERR stock value is not an integer\n    schedules: 1 2 | 2 1\n"),
         "{text}"
     );
     assert!(

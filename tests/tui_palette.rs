@@ -42,10 +42,18 @@ fn typing_filters_and_enter_runs_the_chosen_action() {
         );
     }
     h.type_text("wrap");
-    // The word is in one action's name and description: that one alone.
+    // The word is in the editor's wrap and the value inspector's wrap and sideways scroll.
     let filtered = shown(&h);
     assert!(filtered.len() < all, "{filtered:?}");
-    assert_eq!(filtered, [Action::ToggleWrap]);
+    assert_eq!(
+        filtered,
+        [
+            Action::ToggleWrap,
+            Action::ValueWrap,
+            Action::ValueLeft,
+            Action::ValueRight
+        ]
+    );
     let screen = h.render(120, 40);
     assert!(
         screen.contains("┃> wrap "),
@@ -214,7 +222,7 @@ fn a_tiny_terminal() {
         h.render(40, 10),
         "┌untitled──────────────────────────────┐\n\
          ┏❯Help — Enter runs, Esc closes━━━━━━━━┓\n\
-         ┃> save                           4/124┃\n\
+         ┃> save                           4/138┃\n\
          ┃ <C-s>        save the script and its…┃\n\
          ┃ <A-t>        save the last run (KEYS…┃\n\
          ┃ w            save the seed keyspace …┃\n\
@@ -229,7 +237,7 @@ fn a_tiny_terminal() {
     assert_eq!(chosen(&h), Action::Quit);
     let screen = h.render(40, 10);
     let rows: Vec<&str> = screen.lines().collect();
-    assert_eq!(rows[2], "┃>                              124/124┃");
+    assert_eq!(rows[2], "┃>                              138/138┃");
     assert_eq!(rows[7], "┃ <C-q>        quit (asks when there a…┃");
     h.press("<Esc>");
     assert!(!h.app.quit);

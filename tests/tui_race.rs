@@ -38,15 +38,15 @@ fn alt_8_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
     let screen = h.render(120, 40);
     // The outcomes: plain's lost update (both clients sold the one item) first.
     assert!(
-        screen.contains(r#"plain       4 sched. LOST   {"stock":"0"}"#),
+        screen.contains(r#"plain       4 sched. LOST   stock: "1" → "0""#),
         "{screen}"
     );
     assert!(
-        screen.contains(r#"script      1 sched. serial {"stock":"0"}"#),
+        screen.contains(r#"script      1 sched. serial stock: "1" → "0""#),
         "{screen}"
     );
     assert!(
-        screen.contains(r#"multi       1 sched. error  {"stock":"1"}"#),
+        screen.contains("multi       1 sched. error  keyspace as seeded"),
         "{screen}"
     );
     assert!(
@@ -54,7 +54,7 @@ fn alt_8_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
         "{screen}"
     );
     assert!(
-        screen.contains(r#"keyspace after step 1: {"stock":"1"}"#),
+        screen.contains("keyspace after step 1: keyspace as seeded"),
         "{screen}"
     );
     // Step to the second SET: both clients wrote 0.
@@ -69,7 +69,7 @@ fn alt_8_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
         "{screen}"
     );
     assert!(
-        screen.contains(r#"keyspace after step 4: {"stock":"0"}"#),
+        screen.contains(r#"keyspace after step 4: stock: "1" → "0""#),
         "{screen}"
     );
     assert!(screen.contains("client 1 success: (integer) 1"), "{screen}");
@@ -79,7 +79,7 @@ fn alt_8_runs_the_script_as_a_race_lab_and_replays_the_losing_interleaving() {
     h.keys("[");
     assert!(h
         .render(120, 40)
-        .contains("keyspace after step 3: {\"stock\":\"0\"}"));
+        .contains("keyspace after step 3: stock: \"1\" → \"0\""));
     h.keys("<Down>");
     let screen = h.render(120, 40);
     assert!(screen.contains("Schedule 1 1 2 · step 1/3"), "{screen}");
@@ -113,7 +113,7 @@ fn a_lab_file_in_the_editor_runs_as_written_and_shows_the_broken_invariant() {
     );
     // Client 1's DEL after client 2 took the lock: nobody holds it.
     assert!(
-        screen.contains("plain       1 sched. BROKEN {}"),
+        screen.contains("plain       1 sched. BROKEN -lock string "),
         "{screen}"
     );
     // Choose that outcome (the third of plain's) and step to the DEL.
@@ -124,7 +124,10 @@ fn a_lab_file_in_the_editor_runs_as_written_and_shows_the_broken_invariant() {
         screen.contains(" 4. client 1: DEL lock -> (integer) 1"),
         "{screen}"
     );
-    assert!(screen.contains("keyspace after step 4: {}"), "{screen}");
+    assert!(
+        screen.contains("keyspace after step 4: -lock string"),
+        "{screen}"
+    );
     assert!(
         screen.contains("broken: redis.call('EXISTS', 'lock') == 1 (false)"),
         "{screen}"
@@ -144,7 +147,7 @@ fn on_a_small_terminal_the_race_tab_shows_an_outcome_with_what_each_client_got_a
     // The first outcome (plain's lost update: both clients sold the one item) and what each got.
     assert_eq!(
         rows[title + 1].trim_end(),
-        "┃plain       4 sched. LOST   {\"stock\":\"0\"}  1:(integer) 1 2:(integer) 1        ┃",
+        "┃plain       4 sched. LOST   stock: \"1\" → \"0\"  1:(integer) 1 2:(integer) 1     ┃",
         "{screen}"
     );
     // The panes keep eight rows at 80x24: the steps show under the schedule.
@@ -205,7 +208,7 @@ fn an_error_is_no_lost_update_and_rows_out_of_view_are_counted_at_100x28() {
     let screen = h.render(100, 28);
     assert!(!screen.contains("LOST"), "{screen}");
     assert!(
-        screen.contains(r#"multi       2 sched. error  {"stock:sku-123"#),
+        screen.contains("multi       2 sched. error  keyspace as se…"),
         "{screen}"
     );
     // Nine outcome rows, eight shown: the bottom border counts the rest.
@@ -218,15 +221,19 @@ fn an_error_is_no_lost_update_and_rows_out_of_view_are_counted_at_100x28() {
     let screen = h.render(100, 28);
     assert!(screen.contains("┗ ↑1 more ━"), "{screen}");
     assert!(!screen.contains("↓1 more"), "{screen}");
-    // WATCH's retries in the outcome's detail (the row is cut at this width); at 160 wide on the row.
+    // WATCH's retries in the outcome's detail (the row is cut at this width); at 200 wide on the
+    // row, after the key's change from the seed.
     h.keys("<Up> <Up>");
     let screen = h.render(100, 28);
     assert!(
         screen.contains("client 1 retried (1 WATCH retry)"),
         "{screen}"
     );
-    let screen = h.render(180, 28);
-    assert!(screen.contains(" (1 retry)"), "{screen}");
+    let screen = h.render(200, 28);
+    assert!(
+        screen.contains(r#"stock:sku-123: "10" → "4"  1:(integer) 4 (1 retry)"#),
+        "{screen}"
+    );
 }
 
 #[test]

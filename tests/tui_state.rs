@@ -185,11 +185,11 @@ fn compile_errors_are_marked_and_markers_turn_stale_after_an_edit() {
     assert_eq!(h.app.editor.error.as_ref().map(|(l, _)| *l), Some(3));
     let screen = h.render(200, 60);
     assert!(
-        screen.contains(" ✗ line 3: (error) ERR Error compiling script"),
+        screen.contains(" ✗ line 3: compile error: unexpected symbol near '<eof>' "),
         "{screen}"
     );
     assert!(
-        screen.contains("3   ◀ (error) ERR Error compiling"),
+        screen.contains("3   ◀ compile error: unexpected symbol near '<eof>'"),
         "{screen}"
     );
     assert!(screen.contains("4 Warnings (1)"), "{screen}");
@@ -207,11 +207,11 @@ fn compile_errors_are_marked_and_markers_turn_stale_after_an_edit() {
     h.type_text("x");
     let screen = h.render(200, 60);
     assert!(
-        screen.contains("3   ◀ (stale) (error) ERR Error compiling"),
+        screen.contains("3   ◀ (stale) compile error: unexpected symbol near '<eof>'"),
         "{screen}"
     );
     assert!(
-        screen.contains(" ✗ line 3 (stale: edited since the run): (error) ERR Error compiling"),
+        screen.contains(" ✗ line 3 (stale: edited since the run): compile error: unexpected"),
         "{screen}"
     );
     h.press("<A-1>");

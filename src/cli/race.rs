@@ -178,7 +178,8 @@ pub fn render_text(report: &RaceReport) -> String {
                 n + 1,
                 o.schedules,
                 plural(o.schedules),
-                o.keyspace,
+                // What the outcome changed from the seed, key by key and typed.
+                crate::engine::keyspace_diff::changes_text(&report.seed_keyspace, &o.keyspace, 8),
                 o.verdict.explanation()
             );
             for c in &o.clients {

@@ -17,6 +17,7 @@ pub mod function;
 mod grisu; // doubles as Redis 7.2+ and Valkey write them (fpconv_dtoa)
 pub mod input;
 pub mod keyspace;
+pub mod keyspace_diff; // two keyspaces compared per key, typed
 pub mod lessons; // the guided path of samples/lessons
 pub mod lint;
 pub mod live;
@@ -31,6 +32,7 @@ pub mod report;
 pub mod sandbox;
 pub mod script;
 pub mod testing;
+pub mod value_text; // readable forms of one value: pretty JSON, cmsgpack, hex
 
 pub use reply::{Protocol, Reply};
 pub use report::RunReport;

@@ -226,6 +226,19 @@ impl RunReport {
         digits.parse().ok()
     }
 
+    /// What the editor marks at the error's line: a compile error's own words after its place
+    /// (`compile error: unexpected symbol near '='`), so they fit beside the line; any other
+    /// error as redis-cli writes it.
+    pub fn error_at_line_text(&self) -> String {
+        if let (Some(line), Reply::Error(text)) = (self.compile_error_line(), &self.reply) {
+            let place = format!("user_script:{line}: ");
+            if let Some(at) = text.find(&place) {
+                return format!("compile error: {}", &text[at + place.len()..]);
+            }
+        }
+        self.reply.to_cli()
+    }
+
     /// Elapsed time as a fraction of the busy threshold.
     pub fn threshold_ratio(&self) -> f64 {
         if self.busy_threshold_ms == 0 {

@@ -132,6 +132,16 @@ pub enum Action {
     SaveCase,
     RunTests,
     TabTests,
+    // The value inspector (tui/value_view.rs).
+    ViewValue,
+    ValueWrap,
+    ValueMode,
+    ValueSearch,
+    ValueNext,
+    ValuePrev,
+    ValueYank,
+    ValueLeft,
+    ValueRight,
 }
 
 impl Action {
@@ -243,6 +253,15 @@ impl Action {
         Action::SaveCase,
         Action::RunTests,
         Action::TabTests,
+        Action::ViewValue,
+        Action::ValueWrap,
+        Action::ValueMode,
+        Action::ValueSearch,
+        Action::ValueNext,
+        Action::ValuePrev,
+        Action::ValueYank,
+        Action::ValueLeft,
+        Action::ValueRight,
     ];
 
     /// Stable name (used in the config file's key overrides).
@@ -355,6 +374,15 @@ impl Action {
             Action::SaveCase => "save_case",
             Action::RunTests => "run_tests",
             Action::TabTests => "tab_tests",
+            Action::ViewValue => "view_value",
+            Action::ValueWrap => "value_wrap",
+            Action::ValueMode => "value_mode",
+            Action::ValueSearch => "value_search",
+            Action::ValueNext => "value_next",
+            Action::ValuePrev => "value_prev",
+            Action::ValueYank => "value_yank",
+            Action::ValueLeft => "value_left",
+            Action::ValueRight => "value_right",
         }
     }
 
@@ -444,6 +472,13 @@ impl Action {
             Action::RaceLab => "race lab",
             Action::SaveCase => "save as case",
             Action::RunTests => "run tests",
+            Action::ViewValue => "inspect",
+            Action::ValueWrap => "wrap",
+            Action::ValueMode => "form",
+            Action::ValueSearch => "search",
+            Action::ValueNext => "next match",
+            Action::ValuePrev => "previous match",
+            Action::ValueYank => "yank",
             // Moves and tabs: their description is short already.
             _ => self.description(),
         }
@@ -608,6 +643,17 @@ impl Action {
             }
             Action::RunTests => "run the script's .test.toml cases on the editor's text (Tests tab)",
             Action::TabTests => "show the test results (Enter loads a case into the form)",
+            Action::ViewValue => {
+                "inspect the selected value full screen: a trace call, the reply, a key's value, a race outcome, a test's expected/got"
+            }
+            Action::ValueWrap => "wrap long lines, or cut them (… at the edge) and scroll sideways",
+            Action::ValueMode => "show the value as text, pretty JSON (JSON inside strings too), decoded msgpack or hex",
+            Action::ValueSearch => "search the value (literal, any case)",
+            Action::ValueNext => "next match",
+            Action::ValuePrev => "previous match",
+            Action::ValueYank => "copy the value as shown to the system clipboard (OSC 52)",
+            Action::ValueLeft => "scroll left (wrap off)",
+            Action::ValueRight => "scroll right (wrap off)",
         }
     }
 }

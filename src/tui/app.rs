@@ -181,6 +181,8 @@ pub enum Overlay {
     Confirm(Confirm),
     /// The `redis>` command prompt (tui/command_prompt.rs; its state is `App::command`).
     Command,
+    /// The value inspector, full screen (tui/value_view.rs).
+    Value(Box<super::value_view::ValueView>),
 }
 
 /// Something the event loop must do.
@@ -498,6 +500,7 @@ impl App {
     /// The binding context of the focused pane.
     pub fn context(&self) -> Context {
         match (self.focus, self.tab) {
+            (_, _) if matches!(self.overlay, Some(Overlay::Value(_))) => Context::Value,
             (_, _) if self.overlay.is_some() => Context::Overlay,
             (Focus::Editor, _) => Context::Editor,
             (Focus::Panes, Tab::Keyspace) => Context::Keyspace,
@@ -728,6 +731,7 @@ impl App {
     fn on_overlay_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         let action = self.keymap.lookup(Context::Overlay, &key);
         match self.overlay.as_mut() {
+            Some(Overlay::Value(_)) => super::value_view::on_key(self, key),
             Some(Overlay::Prompt(prompt)) => {
                 match key.code {
                     KeyCode::Esc => self.overlay = None,
@@ -909,6 +913,9 @@ impl App {
         }
         if super::tests_tab::handles(action) {
             return super::tests_tab::update(self, action);
+        }
+        if super::value_view::handles(action) {
+            return super::value_view::open(self);
         }
         match action {
             // F5 continues a paused debug session, or starts one when breakpoints are set.
@@ -1200,6 +1207,16 @@ impl App {
             | Action::PrevFrame => {}
             // Handled by tui/tests_tab.rs above.
             Action::SaveCase | Action::RunTests | Action::TabTests => {}
+            // Opened above; its own keys go to tui/value_view.rs while it is open.
+            Action::ViewValue
+            | Action::ValueWrap
+            | Action::ValueMode
+            | Action::ValueSearch
+            | Action::ValueNext
+            | Action::ValuePrev
+            | Action::ValueYank
+            | Action::ValueLeft
+            | Action::ValueRight => {}
         }
         Vec::new()
     }
@@ -1466,8 +1483,11 @@ impl App {
                 if let Some(kill) = &result.kill {
                     self.status = format!("{}; {kill}", self.status);
                 }
-                self.editor
-                    .set_error(report.error_line.map(|line| (line, report.reply.to_cli())));
+                self.editor.set_error(
+                    report
+                        .error_line
+                        .map(|line| (line, report.error_at_line_text())),
+                );
                 self.trace_list = ListState::default();
                 if let (Some(question), Some(function)) = (&result.question, &self.live_function) {
                     // issue 13: a live FCALL's question names it

@@ -21,11 +21,13 @@ pub enum Context {
     Overlay,
     /// The Debug tab when focused (tui/debugger.rs).
     Debug,
+    /// The value inspector (tui/value_view.rs).
+    Value,
 }
 
 impl Context {
     /// In the order of the help overlay and the README key table.
-    pub const ALL: [Context; 7] = [
+    pub const ALL: [Context; 8] = [
         Context::Global,
         Context::Editor,
         Context::Panes,
@@ -33,6 +35,7 @@ impl Context {
         Context::Server,
         Context::Debug,
         Context::Overlay,
+        Context::Value,
     ];
 
     /// The name in the config file's `[keys.<context>]` tables.
@@ -45,6 +48,7 @@ impl Context {
             Context::Editor => "editor",
             Context::Overlay => "overlay",
             Context::Debug => "debug",
+            Context::Value => "value",
         }
     }
 
@@ -57,6 +61,7 @@ impl Context {
             Context::Editor => "Editor",
             Context::Overlay => "Overlays",
             Context::Debug => "Debug",
+            Context::Value => "Value inspector",
         }
     }
 }
@@ -131,6 +136,9 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Panes, "<Enter>", Action::Select),
     (Context::Panes, "x", Action::StepStop),
     (Context::Panes, "p", Action::CompareProfile), // issue 12
+    // The value inspector: v, and V where v is taken (the Keyspace tab's seed view).
+    (Context::Panes, "v", Action::ViewValue),
+    (Context::Panes, "V", Action::ViewValue),
     (Context::Keyspace, "/", Action::FilterKeys),
     (Context::Keyspace, ":", Action::CommandPrompt),
     (Context::Keyspace, "t", Action::CycleTypeFilter),
@@ -209,6 +217,24 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Overlay, "<PageDown>", Action::PageDown),
     (Context::Overlay, "<Enter>", Action::Select),
     (Context::Overlay, "<A-r>", Action::SearchRegex),
+    (Context::Value, "<Esc>", Action::Close),
+    (Context::Value, "q", Action::Close),
+    (Context::Value, "<Up>", Action::Up),
+    (Context::Value, "k", Action::Up),
+    (Context::Value, "<Down>", Action::Down),
+    (Context::Value, "j", Action::Down),
+    (Context::Value, "<PageUp>", Action::PageUp),
+    (Context::Value, "<PageDown>", Action::PageDown),
+    (Context::Value, "<Home>", Action::Top),
+    (Context::Value, "<End>", Action::Bottom),
+    (Context::Value, "<Left>", Action::ValueLeft),
+    (Context::Value, "<Right>", Action::ValueRight),
+    (Context::Value, "w", Action::ValueWrap),
+    (Context::Value, "m", Action::ValueMode),
+    (Context::Value, "/", Action::ValueSearch),
+    (Context::Value, "n", Action::ValueNext),
+    (Context::Value, "N", Action::ValuePrev),
+    (Context::Value, "y", Action::ValueYank),
 ];
 
 #[derive(Debug, Clone)]

@@ -850,6 +850,33 @@ pub fn diff_lines(app: &App, key: Option<&[u8]>) -> Vec<DiffLine> {
     }
 }
 
+/// The selected key's value for the value inspector: a string's bytes, any other type as its
+/// keyspace JSON entry (type, value, TTL).
+pub fn inspect_selected(app: &App) -> Result<super::value_view::ValueView, String> {
+    use super::value_view::{Part, ValueView};
+    let view = &app.keyspace;
+    let rows = view.rows(app);
+    let row = rows
+        .get(view.selected_index(rows.len()))
+        .ok_or("no key to inspect: a adds one to the seed")?;
+    let title = format!("key '{}'", text(row.key));
+    let part = match &row.entry.value {
+        crate::engine::keyspace::Value::Str(bytes) => Part::bytes("value", bytes.clone()),
+        _ => {
+            let mut one = Db::new();
+            one.insert_entry(row.key.to_vec(), row.entry.clone());
+            let json = crate::engine::keyspace::keyspace_to_json(&one, app.shown_now_ms());
+            let entry = json
+                .as_object()
+                .and_then(|o| o.values().next())
+                .cloned()
+                .unwrap_or_default();
+            Part::json("value", entry)
+        }
+    };
+    Ok(ValueView::new(title, vec![part]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

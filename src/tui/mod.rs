@@ -40,6 +40,7 @@ pub mod tests_tab;
 pub mod theme;
 pub mod ui;
 pub mod undo;
+pub mod value_view; // the value inspector, full screen
 pub mod worker;
 
 use app::{App, Effect};

@@ -221,6 +221,13 @@ pub fn run(app: &mut App, entry: &Entry) -> Vec<Effect> {
             );
             return Vec::new();
         }
+        Context::Value => {
+            app.status = format!(
+                "{}: this key works inside the value inspector (v on a value opens it)",
+                entry.action.hint()
+            );
+            return Vec::new();
+        }
     }
     app.update(entry.action)
 }

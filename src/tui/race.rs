@@ -302,3 +302,43 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     }
     Vec::new()
 }
+
+/// The selected outcome for the value inspector: how each client ended, the keyspace it ends
+/// with (and the seed's, to compare).
+pub fn inspect_selected(app: &App) -> Result<super::value_view::ValueView, String> {
+    use super::value_view::{Part, ValueView};
+    let view = app
+        .race
+        .as_ref()
+        .ok_or("no race lab yet: Alt-8 runs the editor's script as clients")?;
+    let outcome = view.outcome().ok_or("no outcome selected")?;
+    let clients: Vec<String> = outcome
+        .clients
+        .iter()
+        .map(|c| format!("client {} {}: {}", c.client, c.outcome.word(), c.result))
+        .collect();
+    let (s, _) = view.rows[view.selected];
+    let title = format!(
+        "{} outcome {}/{} ({} schedules)",
+        view.report.strategies[s].strategy.id(),
+        view.selected + 1,
+        view.rows.len(),
+        outcome.schedules
+    );
+    let deltas =
+        crate::engine::keyspace_diff::keyspace_delta(&view.report.seed_keyspace, &outcome.keyspace);
+    let changes = if deltas.is_empty() {
+        "keyspace as seeded".to_string()
+    } else {
+        crate::engine::keyspace_diff::delta_lines(&deltas, usize::MAX).join("\n")
+    };
+    Ok(ValueView::new(
+        title,
+        vec![
+            Part::text("clients", clients.join("\n")),
+            Part::text("changes from the seed", changes),
+            Part::json("keyspace", outcome.keyspace.clone()),
+            Part::json("seed keyspace", view.report.seed_keyspace.clone()),
+        ],
+    ))
+}

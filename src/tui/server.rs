@@ -44,8 +44,13 @@ pub struct ScanProgress {
 pub struct ValueView {
     pub key: Vec<u8>,
     pub kind: String,
-    /// One line per field, member, element or entry (a string in lines of 48 bytes).
+    /// One line per field, member, element or entry (a string in lines of 48 bytes: the view
+    /// draws a string from `raw`, in rows as wide as its pane).
     pub lines: Vec<String>,
+    /// A string's bytes read so far.
+    pub raw: Vec<u8>,
+    /// Per line of a hash: its field and value apart, so the view aligns the values.
+    pub fields: Vec<Option<(String, String)>>,
     /// Where the next page starts; None once the end was read.
     pub next: Option<PageCursor>,
     /// A page has been asked for and not answered yet.
@@ -90,6 +95,8 @@ pub struct ServerView {
     pub value: Option<ValueView>,
     pub value_focus: bool,
     pub value_scroll: usize,
+    /// The value's rows as last drawn (a string's rows follow the pane's width).
+    pub value_rows: std::cell::Cell<usize>,
     /// The last failure, shown in the tab until the next success.
     pub error: Option<String>,
     started: bool,
@@ -224,6 +231,8 @@ impl ServerView {
                 key: key.clone(),
                 kind: summary.kind.clone(),
                 lines: Vec::new(),
+                raw: Vec::new(),
+                fields: Vec::new(),
                 next: None,
                 loading: true,
                 total: None,
@@ -266,6 +275,10 @@ impl ServerView {
     fn move_by(&mut self, delta: isize) {
         if self.value_focus {
             let lines = self.value.as_ref().map_or(0, |v| v.lines.len());
+            let lines = match &self.value {
+                Some(v) if v.kind == "string" => self.value_rows.get().max(1),
+                _ => lines,
+            };
             let max = lines.saturating_sub(1) as isize;
             self.value_scroll = (self.value_scroll as isize)
                 .saturating_add(delta)
@@ -520,6 +533,8 @@ fn on_view_event(view: &mut ServerView, event: InspectEvent) {
             };
             if cursor == PageCursor::Start {
                 value.lines.clear();
+                value.raw.clear();
+                value.fields.clear();
                 value.lengths.clear();
                 value.bytes = 0;
             }
@@ -529,9 +544,14 @@ fn on_view_event(view: &mut ServerView, event: InspectEvent) {
             for row in &page.rows {
                 if let Row::Bytes { data, .. } = row {
                     value.bytes += data.len() as u64;
+                    value.raw.extend_from_slice(data);
                 }
             }
             let (lines, lengths) = page_lines_with_lengths(&page.rows);
+            value.fields.extend(page.rows.iter().map(|row| match row {
+                Row::Field { field, value } => Some((text(field), text(value))),
+                _ => None,
+            }));
             value.lines.extend(lines);
             value.lengths.extend(lengths);
             value.next = page.next;
@@ -770,6 +790,59 @@ pub fn script_load(app: &mut App) -> Vec<Effect> {
     vec![Effect::Inspect(InspectRequest::ScriptLoad {
         script: app.editor.bytes(),
     })]
+}
+
+/// The selected server key's value as read so far, for the value inspector: a string's bytes,
+/// the rows of any other type.
+pub fn inspect_selected(app: &App) -> Result<super::value_view::ValueView, String> {
+    use super::value_view::{Part, ValueView};
+    let value = app
+        .server
+        .as_ref()
+        .and_then(|v| v.value.as_ref())
+        .ok_or("no value read yet: select a key (o opens one by name)")?;
+    let read = match value.total {
+        Some(total) if total > value.bytes => format!(
+            " · {}/{} B read (↓ in the value reads more)",
+            thousands(value.bytes),
+            thousands(total)
+        ),
+        _ if value.next.is_some() => format!(
+            " · {} rows read (↓ in the value reads more)",
+            value.lines.len()
+        ),
+        _ => String::new(),
+    };
+    let title = format!("{} '{}'{read}", value.kind, text(&value.key));
+    let part = if value.kind == "string" {
+        Part::bytes("value", value.raw.clone())
+    } else {
+        // A hash's values in one column, after the widest field (up to 40 characters).
+        let width = value
+            .fields
+            .iter()
+            .flatten()
+            .map(|(f, _)| f.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(40);
+        let rows: Vec<String> = value
+            .lines
+            .iter()
+            .enumerate()
+            .map(
+                |(i, line)| match value.fields.get(i).and_then(Option::as_ref) {
+                    Some((f, v)) => format!("{f:<width$}  {v}"),
+                    None => line.clone(),
+                },
+            )
+            .collect();
+        let mut part = Part::text("value", rows.join("\n"));
+        // The value itself, not words about it: JSON and msgpack try to read it.
+        part.plain = false;
+        part
+    };
+    Ok(ValueView::new(title, vec![part]))
 }
 
 #[cfg(test)]

@@ -530,3 +530,73 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         detail_area,
     );
 }
+
+/// The selected case for the value inspector: its differences, then per step what was expected
+/// (reply, error, keys) and what came (reply, error, keyspace).
+pub fn inspect_selected(app: &App) -> Result<super::value_view::ValueView, String> {
+    use super::value_view::{Part, ValueView};
+    use serde_json::{Map, Value as Json};
+    let pane = &app.tests;
+    let selected = pane.list.selected.min(pane.results.len().saturating_sub(1));
+    let result = pane
+        .results
+        .get(selected)
+        .ok_or("no test results yet: Ctrl-T runs the script's test file")?;
+    let case = pane
+        .file
+        .as_ref()
+        .and_then(|f| f.cases.iter().find(|c| c.name == result.name));
+    let mut parts = Vec::new();
+    if !result.failures.is_empty() {
+        let text: Vec<String> = result
+            .failures
+            .iter()
+            .map(|f| format!("line {}: {}", f.line, f.message))
+            .collect();
+        parts.push(Part::text("differences", text.join("\n")));
+    }
+    let steps = case.map_or(0, |c| c.steps.len()).max(result.observed.len());
+    for i in 0..steps {
+        let step = if steps > 1 {
+            format!("step {}: ", i + 1)
+        } else {
+            String::new()
+        };
+        if let Some(expect) = case.and_then(|c| c.steps.get(i)).map(|s| &s.expect) {
+            let mut expected = Map::new();
+            if let Some(reply) = &expect.reply {
+                expected.insert("reply".into(), reply.clone());
+            }
+            if let Some(error) = &expect.error {
+                expected.insert("error".into(), Json::String(error.clone()));
+            }
+            if let Some(ks) = &expect.keyspace {
+                let keys: Map<String, Json> = ks
+                    .keys
+                    .iter()
+                    .map(|(k, v, _)| (k.clone(), v.clone()))
+                    .collect();
+                expected.insert("keys".into(), Json::Object(keys));
+            }
+            if !expected.is_empty() {
+                parts.push(Part::json(
+                    &format!("{step}expected"),
+                    Json::Object(expected),
+                ));
+            }
+        }
+        if let Some(got) = result.observed.get(i) {
+            let mut map = Map::new();
+            map.insert("reply".into(), got.reply.clone());
+            if let Some(error) = &got.error {
+                map.insert("error".into(), Json::String(error.clone()));
+            }
+            map.insert("keyspace".into(), got.keyspace.clone());
+            parts.push(Part::json(&format!("{step}got"), Json::Object(map)));
+        }
+    }
+    if parts.is_empty() {
+        return Err(format!("case {:?} has nothing to inspect", result.name));
+    }
+    Ok(ValueView::new(format!("case {:?}", result.name), parts))
+}

@@ -15,7 +15,7 @@ const SLOWLOG_COMMAND_CHARS: usize = 200;
 const HIGHLIGHTS: &[(&str, &str)] = &[
     ("redis_version", "version"),
     ("role", "role"),
-    ("uptime_in_seconds", "uptime (s)"),
+    ("uptime_in_seconds", "uptime"),
     ("used_memory_human", "used memory"),
     ("maxmemory_human", "maxmemory"),
     ("connected_clients", "clients"),
@@ -34,7 +34,15 @@ pub struct SlowEntry {
     /// The command and its arguments as the server logged them (it shortens long ones itself).
     pub command: String,
     pub client: String,
+    /// An EVAL of a copy evalbench traced (its prelude first): the copy's length in bytes, which
+    /// tells which script it was (the slow log keeps only the first 128 bytes of it). `command`
+    /// shows `TRACED_SCRIPT` in its place.
+    pub traced: Option<usize>,
 }
+
+/// What the slow log shows in place of the traced copy of a script (its prelude is evalbench's,
+/// not the user's).
+pub const TRACED_SCRIPT: &str = "‹a script traced by evalbench›";
 
 /// A function the server runs now (FUNCTION STATS answers while one is busy).
 #[derive(Debug, Clone, PartialEq)]
@@ -213,7 +221,20 @@ pub fn parse_info(info: &str) -> (Vec<(String, String)>, Vec<String>) {
     }
     let highlights = HIGHLIGHTS
         .iter()
-        .filter_map(|(name, label)| Some((label.to_string(), fields.get(*name)?.clone())))
+        .filter_map(|(name, label)| {
+            let value = fields.get(*name)?;
+            // In the units people read: "8m 15s", and "no limit" for maxmemory 0 (0B).
+            let value = match *name {
+                "uptime_in_seconds" => value
+                    .parse::<i64>()
+                    .map_or(value.clone(), crate::engine::value_text::seconds_text),
+                "maxmemory_human" if fields.get("maxmemory").is_some_and(|m| m == "0") => {
+                    "no limit".to_string()
+                }
+                _ => value.clone(),
+            };
+            Some((label.to_string(), value))
+        })
         .collect();
     (highlights, keyspace)
 }
@@ -222,10 +243,21 @@ fn slow_entry(reply: &Reply) -> Option<SlowEntry> {
     let Reply::Array(parts) = reply else {
         return None;
     };
-    let args = match parts.get(3)? {
+    let mut args = match parts.get(3)? {
         Reply::Array(args) => args.iter().filter_map(text).collect::<Vec<_>>(),
         _ => Vec::new(),
     };
+    let mut traced = None;
+    let eval = args
+        .first()
+        .is_some_and(|c| c.eq_ignore_ascii_case("EVAL") || c.eq_ignore_ascii_case("EVAL_RO"));
+    if let Some(script) = args
+        .get_mut(1)
+        .filter(|s| eval && s.contains(TRACED_PRELUDE))
+    {
+        traced = Some(logged_length(script));
+        *script = TRACED_SCRIPT.to_string();
+    }
     let mut command = args.join(" ");
     if command.chars().count() > SLOWLOG_COMMAND_CHARS {
         command = command
@@ -240,7 +272,24 @@ fn slow_entry(reply: &Reply) -> Option<SlowEntry> {
         micros: int(parts.get(2)?)?,
         command: crate::engine::display::display_safe(&command).into_owned(),
         client: parts.get(4).and_then(text).unwrap_or_default(),
+        traced,
     })
+}
+
+/// The start of the traced copy's prelude (engine/live/instrument.rs).
+const TRACED_PRELUDE: &str = "local __eb_rcall, __eb_type";
+
+/// The length of an argument as the slow log gives it: whole, or its first bytes and
+/// `... (N more bytes)`.
+fn logged_length(arg: &str) -> usize {
+    if let Some(rest) = arg.strip_suffix(" more bytes)") {
+        if let Some((head, n)) = rest.rsplit_once("... (") {
+            if let Ok(n) = n.parse::<usize>() {
+                return head.len() + n;
+            }
+        }
+    }
+    arg.len()
 }
 
 fn running_function(stats: &Reply) -> Option<RunningFunction> {
@@ -362,14 +411,15 @@ mod tests {
 
     #[test]
     fn info_highlights_in_order() {
-        let info = "# Server\r\nredis_version:7.0.15\r\nuptime_in_seconds:12\r\n# Clients\r\nconnected_clients:3\r\n# Replication\r\nrole:master\r\n# Keyspace\r\ndb0:keys=2,expires=1,avg_ttl=5\r\ndb12:keys=1,expires=0,avg_ttl=0\r\n";
+        let info = "# Server\r\nredis_version:7.0.15\r\nuptime_in_seconds:495\r\n# Memory\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n# Clients\r\nconnected_clients:3\r\n# Replication\r\nrole:master\r\n# Keyspace\r\ndb0:keys=2,expires=1,avg_ttl=5\r\ndb12:keys=1,expires=0,avg_ttl=0\r\n";
         let (highlights, keyspace) = parse_info(info);
         assert_eq!(
             highlights,
             vec![
                 ("version".to_string(), "7.0.15".to_string()),
                 ("role".into(), "master".into()),
-                ("uptime (s)".into(), "12".into()),
+                ("uptime".into(), "8m 15s".into()),
+                ("maxmemory".into(), "no limit".into()),
                 ("clients".into(), "3".into()),
             ]
         );
@@ -379,6 +429,31 @@ mod tests {
                 "db0: keys=2,expires=1,avg_ttl=5".to_string(),
                 "db12: keys=1,expires=0,avg_ttl=0".into()
             ]
+        );
+    }
+
+    #[test]
+    fn a_traced_copy_in_the_slow_log_is_marked_with_its_length() {
+        let copy = format!("{TRACED_PRELUDE}, __eb_rawequal, __eb_handler = redis.call, type, rawequal, __redis__err__handler local __eb_t0 = __e");
+        assert_eq!(copy.len(), 128);
+        let entry = |args: Vec<&str>| {
+            slow_entry(&Reply::Array(vec![
+                Reply::Int(7),
+                Reply::Int(1_700_000_000),
+                Reply::Int(5_017_984),
+                Reply::Array(args.into_iter().map(Reply::bulk).collect()),
+                Reply::bulk("127.0.0.1:5000"),
+            ]))
+            .unwrap()
+        };
+        let logged = format!("{copy}... (372 more bytes)");
+        let traced = entry(vec!["EVAL", &logged, "1", "k"]);
+        assert_eq!(traced.traced, Some(500));
+        assert_eq!(traced.command, format!("EVAL {TRACED_SCRIPT} 1 k"));
+        let own = entry(vec!["EVAL", "return 1", "0"]);
+        assert_eq!(
+            (own.traced, own.command.as_str()),
+            (None, "EVAL return 1 0")
         );
     }
 

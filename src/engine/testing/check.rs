@@ -155,12 +155,15 @@ fn keyspace_differences(
         };
         let value = sorted_set(without_ttl(entry.clone()));
         if value != expected {
+            // What differs, typed (a hash's fields, a sorted set's scores), not two JSON
+            // documents to compare by eye.
+            let kind = value.get("type").and_then(Json::as_str).unwrap_or("?");
+            let details = crate::engine::keyspace_diff::entry_delta(&expected, &value);
             out.push((
                 "keyspace",
                 format!(
-                    "key {shown}: expected {}, got {}",
-                    json_line(&expected),
-                    json_line(&value)
+                    "key {shown} ({kind}), expected → got: {}",
+                    details.join(", ")
                 ),
             ));
         }

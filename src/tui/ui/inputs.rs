@@ -16,8 +16,14 @@ use ratatui::Frame;
 use std::collections::BTreeSet;
 
 /// The KEYS title: "KEYS (n)" and the slots, or the parse error. `width` is what the title may
-/// use: key names are dropped (slots only) when they do not fit.
+/// use: key names are dropped (slots only) when they do not fit, then the slot list is cut (…)
+/// or left out; the CROSSSLOT warning always stays.
 pub fn keys_title(text: &str, theme: &Theme, width: usize) -> Line<'static> {
+    keys_title_with(text, theme, width, true)
+}
+
+/// `keys_title`, with the key names beside their slots only when `names`.
+fn keys_title_with(text: &str, theme: &Theme, width: usize, names: bool) -> Line<'static> {
     let keys = match InputsState::values(text, "KEYS") {
         Ok(keys) => keys,
         Err(e) => return Line::from(Span::styled(e, theme.error.add_modifier(Modifier::BOLD))),
@@ -40,13 +46,20 @@ pub fn keys_title(text: &str, theme: &Theme, width: usize) -> Line<'static> {
         .collect::<Vec<_>>()
         .join(" ");
     let warning = (distinct.len() > 1).then(|| format!(" ⚠ {} slots (CROSSSLOT)", distinct.len()));
-    let fixed = spans[0].width() + 7 + warning.as_ref().map_or(0, |w| w.chars().count());
-    let list = if fixed + named.chars().count() <= width {
-        named
+    let fixed = spans[0].width() + 6 + warning.as_ref().map_or(0, |w| w.chars().count());
+    let room = width.saturating_sub(fixed);
+    let list = if names && named.chars().count() <= room {
+        Some(named)
+    } else if bare.chars().count() <= room {
+        Some(bare)
+    } else if room >= 8 {
+        Some(crate::tui::keyspace::fit(&bare, room))
     } else {
-        bare
+        None
     };
-    spans.push(Span::styled(format!(" slot {list}"), theme.line_number));
+    if let Some(list) = list {
+        spans.push(Span::styled(format!(" slot {list}"), theme.line_number));
+    }
     if let Some(w) = warning {
         spans.push(Span::styled(w, theme.warning.add_modifier(Modifier::BOLD)));
     }
@@ -105,7 +118,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let keys_line = keys_title(
         &app.inputs.keys_text(),
         theme,
-        width.saturating_sub(reserve),
+        width.saturating_sub(reserve + 1),
     );
     let keys_line = fit_title(keys_line, width.saturating_sub(1));
     let mut keys_block = block("", app.focus == Focus::Keys, theme)
@@ -173,22 +186,20 @@ fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     ];
     for (field, name, focused, row) in fields {
         let text = field.lines().join(" ");
-        let mut label = if name == "KEYS" {
-            keys_title(&text, theme, 0)
-        } else {
-            title(name, &text, theme)
-        };
-        // A function library: the call F5 makes, before KEYS (issue 13).
+        // A function library: the call F5 makes, before KEYS.
         let call = match name {
             "KEYS" => app.form_function.describe_fitting().last().cloned(),
             _ => None,
         };
         let call_width = call.as_ref().map_or(0, |c| c.chars().count() + 3);
-        // Slot numbers are for the full form; here the count and the warning, and the value
-        // keeps at least a third of the row.
-        if label.width() + call_width > (row.width / 2) as usize {
-            label = title(name, &text, theme);
-        }
+        // The count, the slots as far as half the row allows (no names: the value follows),
+        // and the CROSSSLOT warning, which stays.
+        let mut label = if name == "KEYS" {
+            let room = ((row.width / 2) as usize).saturating_sub(call_width);
+            keys_title_with(&text, theme, room, false)
+        } else {
+            title(name, &text, theme)
+        };
         if let Some(call) = call {
             label.spans.insert(0, Span::raw(format!("{call} · ")));
         }
@@ -237,8 +248,17 @@ mod tests {
         let t = plain(&keys_title("foo bar", &theme, 80));
         assert!(t.contains("⚠ 2 slots"), "{t}");
         assert_eq!(
-            plain(&keys_title("foo bar", &theme, 20)),
+            plain(&keys_title("foo bar", &theme, 47)),
             "KEYS (2) slot 12182 5061 ⚠ 2 slots (CROSSSLOT)"
+        );
+        // Narrower: the slot list is cut, then left out; the warning stays whole.
+        assert_eq!(
+            plain(&keys_title("foo bar baz", &theme, 48)),
+            "KEYS (3) slot 12182 5061 … ⚠ 3 slots (CROSSSLOT)"
+        );
+        assert_eq!(
+            plain(&keys_title("foo bar", &theme, 20)),
+            "KEYS (2) ⚠ 2 slots (CROSSSLOT)"
         );
         assert_eq!(
             plain(&keys_title("\"foo", &theme, 80)),

@@ -15,6 +15,7 @@ mod reply_compare; // issue 12
 mod server;
 mod server_overview; // issue 11
 mod statusbar;
+mod value_view; // the value inspector
 
 use super::app::{App, Focus, Overlay, Tab};
 use super::theme::Theme;
@@ -110,6 +111,7 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Some(Overlay::Palette(palette)) => palette::draw(frame, area, palette, theme),
         Some(Overlay::Command) => command_prompt::draw(frame, area, app, theme),
         Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
+        Some(Overlay::Value(view)) => value_view::draw(frame, area, view, theme),
         Some(Overlay::Lessons(selected)) => lesson::draw_picker(frame, area, app, *selected, theme),
         Some(Overlay::Prompt(prompt)) => {
             // A prefilled value shows selected: typing replaces it.

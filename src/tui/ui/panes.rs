@@ -31,10 +31,44 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
         return;
     };
     let trace = &run.report.trace;
+    let title = if app.run_is_stale() {
+        // Its lines may no longer match the buffer's.
+        "Trace (stale: edited since the run)"
+    } else {
+        "Trace"
+    };
+    if trace.is_empty() {
+        // No call to list: why the run ended, in full (a compile error's place and words).
+        let mut lines = vec![Line::raw("No redis.call in this run.")];
+        if let crate::engine::Reply::Error(text) = &run.report.reply {
+            let at = run
+                .report
+                .error_line
+                .map_or(String::new(), |l| format!(" at line {l}"));
+            lines.push(Line::styled(
+                format!("It stopped with an error{at}:"),
+                theme.error,
+            ));
+            lines.push(Line::styled(display_safe(text).into_owned(), theme.error));
+        }
+        frame.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .block(block(title, focused, theme)),
+            area,
+        );
+        return;
+    }
     // The call detail box only when there is room for the list too.
     let detail_height = if area.height >= 18 { 7 } else { 0 };
     let [list_area, detail_area] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(detail_height)]).areas(area);
+    // The command and reply columns share what the fixed ones leave (5 gaps of one column),
+    // and their text is cut to that width with an ellipsis.
+    let fixed = 5 + 5 + 7 + 2 + 5;
+    let free = (list_area.width.saturating_sub(2) as usize).saturating_sub(fixed);
+    let command_width = (free * 4 / 7).max(1);
+    let reply_width = free.saturating_sub(command_width).max(1);
     let rows: Vec<Row> = trace
         .iter()
         .enumerate()
@@ -55,10 +89,10 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
             Row::new(vec![
                 Cell::from(format!("{step}{}", e.seq)),
                 Cell::from(e.line.to_string()),
-                Cell::from(shorten(&command.join(" "), 40)),
+                Cell::from(shorten(&command.join(" "), command_width)),
                 Cell::from(shorten(
                     &display_safe(&e.reply.to_cli().replace('\n', " ")),
-                    30,
+                    reply_width,
                 )),
                 // A live run has no per-call times (no clock fine enough inside a script).
                 Cell::from(if run.live {
@@ -74,8 +108,8 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
     let widths = [
         Constraint::Length(5),
         Constraint::Length(5),
-        Constraint::Min(10),
-        Constraint::Min(8),
+        Constraint::Length(command_width as u16),
+        Constraint::Length(reply_width as u16),
         Constraint::Length(7),
         Constraint::Length(2),
     ];
@@ -83,16 +117,7 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
     let table = Table::new(rows, widths)
         .header(header)
         .row_highlight_style(theme.selected)
-        .block(block(
-            // Its lines may no longer match the buffer's.
-            if app.run_is_stale() {
-                "Trace (stale: edited since the run)"
-            } else {
-                "Trace"
-            },
-            focused,
-            theme,
-        ));
+        .block(block(title, focused, theme));
     let mut state = TableState::default().with_selected(Some(
         app.trace_list.selected.min(trace.len().saturating_sub(1)),
     ));

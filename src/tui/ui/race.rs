@@ -26,7 +26,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         .min(area.height.saturating_sub(3).max(3));
     let [list_area, steps_area] =
         Layout::vertical([Constraint::Length(list_height), Constraint::Min(0)]).areas(area);
-    // The outcome list, the selected row kept in view.
+    // The outcome list, the selected row kept in view; each row cut to the pane (…).
+    let row_width = list_area.width.saturating_sub(2) as usize;
     let mut lines = Vec::new();
     for (row, &(s, o)) in view.rows.iter().enumerate() {
         let strategy = &view.report.strategies[s];
@@ -51,14 +52,20 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
                 ),
             })
             .collect();
+        // What the outcome changed from the seed, key by key, before what the clients got.
         let text = format!(
             "{:<6} {:>6} sched. {:<6} {}  {}",
             strategy.strategy.id(),
             outcome.schedules,
             verdict,
-            display_safe(&outcome.keyspace.to_string()),
+            display_safe(&crate::engine::keyspace_diff::changes_text(
+                &view.report.seed_keyspace,
+                &outcome.keyspace,
+                8
+            )),
             display_safe(&returns.join(" "))
         );
+        let text = crate::tui::keyspace::fit(&text, row_width);
         let style = if row == view.selected {
             theme.selected
         } else if matches!(verdict, "LOST" | "BROKEN" | "error" | "stale") {
@@ -146,16 +153,15 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         };
         lines.push(Line::from(Span::styled(text, style)));
     }
-    if let Some(step) = steps.get(view.step) {
-        let keyspace = step
-            .keyspace
-            .as_ref()
-            .map(|k| k.to_string())
-            .unwrap_or_default();
+    if let Some(keyspace) = steps.get(view.step).and_then(|s| s.keyspace.as_ref()) {
         lines.push(Line::from(format!(
             "keyspace after step {}: {}",
             view.step + 1,
-            display_safe(&keyspace)
+            display_safe(&crate::engine::keyspace_diff::changes_text(
+                &view.report.seed_keyspace,
+                keyspace,
+                8
+            ))
         )));
     }
     let order: Vec<String> = schedule.iter().map(|c| c.to_string()).collect();

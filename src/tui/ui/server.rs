@@ -48,6 +48,24 @@ fn cut(line: &str, width: usize, len: Option<u64>) -> String {
     }
 }
 
+/// A string's rows at `width`: text split at its line breaks and every `width` characters
+/// (escaped where it holds control characters), binary as hex rows that fit.
+fn string_rows(bytes: &[u8], width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return crate::engine::value_text::hex_rows(bytes, width);
+    };
+    let mut rows = Vec::new();
+    for line in text.split('\n') {
+        let chars: Vec<char> = crate::engine::display::display_safe(line).chars().collect();
+        if chars.is_empty() {
+            rows.push(String::new());
+        }
+        rows.extend(chars.chunks(width).map(|c| c.iter().collect::<String>()));
+    }
+    rows
+}
+
 fn bytes_text(n: u64) -> String {
     match n {
         // Binary units, named as such: 1 MiB is 1,048,576 bytes.
@@ -222,17 +240,44 @@ fn draw_value(frame: &mut Frame, area: Rect, view: &ServerView, theme: &Theme, f
     };
     let body = area.height.saturating_sub(2) as usize;
     let width = area.width.saturating_sub(2) as usize;
-    let start = view
-        .value_scroll
-        .min(value.lines.len().saturating_sub(body.max(1)));
-    let lines: Vec<Line> = value
-        .lines
-        .iter()
-        .zip(value.lengths.iter().chain(std::iter::repeat(&None)))
-        .skip(start)
-        .take(body)
-        .map(|(l, len)| Line::styled(cut(l, width, *len), theme.text))
-        .collect();
+    // A string in rows as wide as the pane (text, or hex for binary): no byte is hidden.
+    let string_rows = (value.kind == "string").then(|| string_rows(&value.raw, width));
+    let row_count = string_rows.as_ref().map_or(value.lines.len(), Vec::len);
+    view.value_rows.set(row_count);
+    let start = view.value_scroll.min(row_count.saturating_sub(body.max(1)));
+    let lines: Vec<Line> = match &string_rows {
+        Some(rows) => rows
+            .iter()
+            .skip(start)
+            .take(body)
+            .map(|r| Line::styled(r.clone(), theme.text))
+            .collect(),
+        None => {
+            // A hash's values start in one column: after the widest field in view (at most a
+            // third of the pane; longer fields are cut with an ellipsis).
+            let fields = |i: usize| value.fields.get(i).and_then(Option::as_ref);
+            let field_width = (start..(start + body).min(value.lines.len()))
+                .filter_map(|i| fields(i).map(|(f, _)| f.chars().count()))
+                .max()
+                .unwrap_or(0)
+                .min(width / 3);
+            value
+                .lines
+                .iter()
+                .zip(value.lengths.iter().chain(std::iter::repeat(&None)))
+                .enumerate()
+                .skip(start)
+                .take(body)
+                .map(|(i, (l, len))| {
+                    let line = match fields(i) {
+                        Some((f, v)) => format!("{:<field_width$}  {v}", fit(f, field_width)),
+                        None => l.clone(),
+                    };
+                    Line::styled(cut(&line, width, *len), theme.text)
+                })
+                .collect()
+        }
+    };
     // "16,384/102,400 B" of a string, "200/5,000" rows of a collection: what was read of it.
     let summary = view.summaries.get(&value.key).cloned().flatten();
     let size = summary.as_ref().and_then(|s| s.size);
@@ -286,12 +331,12 @@ fn draw_value(frame: &mut Frame, area: Rect, view: &ServerView, theme: &Theme, f
         Some(format!(
             "row {}/{}{more}",
             thousands(start as u64 + 1),
-            thousands(value.lines.len() as u64)
+            thousands(row_count as u64)
         ))
     };
     // Fitted to the pane by priority: the position first, the key hints last.
     let mut parts: Vec<String> = position.into_iter().chain(encoding).collect();
-    parts.extend(["c: copy", "f: search", "Enter: keys"].map(String::from));
+    parts.extend(["c: copy", "f: search", "v: inspect", "Enter: keys"].map(String::from));
     while parts.len() > 1 && parts.join(" · ").chars().count() + 4 > area.width as usize {
         parts.pop();
     }

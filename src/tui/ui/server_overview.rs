@@ -2,6 +2,7 @@
 //! state, a function FUNCTION STATS names, our own live run), the last SCRIPT KILL and the slow log.
 
 use super::block;
+use crate::engine::live::overview::{SlowEntry, TRACED_SCRIPT};
 use crate::tui::app::App;
 use crate::tui::keyspace::fit;
 use crate::tui::server::ServerView;
@@ -51,6 +52,57 @@ fn running_lines(app: &App, view: &ServerView) -> Vec<String> {
         lines.push(format!("last SCRIPT KILL: {answer}"));
     }
     lines
+}
+
+/// The slow log's traced copies named as the user's scripts: the editor's script (or the last
+/// run's) whose traced copy has the logged length, as its name and first code line; another
+/// traced script as such. Computed only when the slow log holds a traced copy.
+fn traced_names(app: &App, entries: &[&SlowEntry]) -> Vec<(usize, String)> {
+    if entries.iter().all(|e| e.traced.is_none()) {
+        return Vec::new();
+    }
+    let name = app
+        .editor
+        .path
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .map_or("untitled".to_string(), |n| n.to_string_lossy().into_owned());
+    let mut scripts = vec![(name, app.editor.bytes())];
+    if let Some(run) = &app.last_run {
+        scripts.push(("the last run's script".into(), run.request.script.clone()));
+    }
+    scripts
+        .into_iter()
+        .filter_map(|(name, script)| {
+            let copy = crate::engine::live::instrument::instrument(&script)?;
+            let first = String::from_utf8_lossy(&script)
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with("--") && !l.starts_with("#!"))
+                .unwrap_or("")
+                .to_string();
+            let first = crate::engine::display::display_safe(&fit(&first, 60)).into_owned();
+            Some((copy.text.len(), format!("‹{name}: {first}›")))
+        })
+        .collect()
+}
+
+/// One slow-log entry: its id, its time in readable units, the command (a traced copy named as
+/// the user's script), the client.
+fn slow_line(entry: &SlowEntry, names: &[(usize, String)]) -> String {
+    let command = match entry
+        .traced
+        .and_then(|len| names.iter().find(|(l, _)| *l == len))
+    {
+        Some((_, name)) => entry.command.replacen(TRACED_SCRIPT, name, 1),
+        None => entry.command.clone(),
+    };
+    format!(
+        "#{:<4} {:>9}  {command}  {}",
+        entry.id,
+        crate::engine::value_text::micros_text(entry.micros),
+        entry.client
+    )
 }
 
 pub fn draw(
@@ -224,14 +276,13 @@ pub fn draw(
         }
         lines.push(header("Slow log by node"));
         let mut any = false;
+        let all: Vec<&SlowEntry> = overview.nodes.iter().flat_map(|n| &n.slowlog).collect();
+        let names = traced_names(app, &all);
         for node in &overview.nodes {
             let addr = node.node.split(' ').next().unwrap_or("");
             for entry in &node.slowlog {
                 any = true;
-                lines.push(plain(format!(
-                    "{addr:<21} #{:<4} {:>10} µs  {}  {}",
-                    entry.id, entry.micros, entry.command, entry.client
-                )));
+                lines.push(plain(format!("{addr:<21} {}", slow_line(entry, &names))));
             }
         }
         if !any {
@@ -267,11 +318,9 @@ pub fn draw(
         }
         &overview.slowlog
     };
+    let names = traced_names(app, &seed_slowlog.iter().collect::<Vec<_>>());
     for entry in seed_slowlog {
-        lines.push(plain(format!(
-            "#{:<4} {:>10} µs  {}  {}",
-            entry.id, entry.micros, entry.command, entry.client
-        )));
+        lines.push(plain(slow_line(entry, &names)));
     }
     let title = format!(
         "Server overview · {}",

@@ -300,6 +300,14 @@ fn priorities(app: &App) -> &'static [Action] {
             DebugEval, AddWatch, BreakOn, NextFrame, StepOver, Run, Help, FocusNext,
         ],
         Context::Overlay => &[Select, Close],
+        Context::Value => &[
+            ValueWrap,
+            ValueMode,
+            ValueSearch,
+            ValueNext,
+            ValueYank,
+            Close,
+        ],
         Context::Global => &[Run, Help, FocusNext, Save, Quit],
     }
 }
