@@ -326,3 +326,24 @@ fn a_cluster_node_is_refused() {
     drop(node);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A forked session of code SCRIPT KILL cannot stop says so before the fork is agreed to: looping
+/// there, the fork's process would go on until the server is restarted.
+#[test]
+fn a_fork_of_an_unkillable_script_says_so_before_the_consent() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let (code, out, err) = debug(
+        "return xpcall(function() error('x') end, function() while true do end end)",
+        &["--server", &url, "SCRIPT"],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.ends_with(" bytes)); SCRIPT KILL cannot stop this script (line 1: a `while` loop in the error handler of xpcall at line 1: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart): looping there, the fork's process keeps running (and holding its memory) until the server is restarted; rerun with --yes to allow the fork (stdin is not a terminal to ask on)\n"),
+        "{err}"
+    );
+    let mut conn = server.connect();
+    assert_eq!(conn.cmd(&["PING"]), Reply::Status("PONG".into()));
+}

@@ -427,3 +427,78 @@ fn esc_in_the_workbench_stops_a_handler_loop() {
         ))
     );
 }
+
+/// The unkillable warning of a run stopped at the busy threshold, if any.
+fn unkillable_warning(report: &RunReport) -> Option<(u32, String)> {
+    use evalbench::engine::report::WarningKind;
+    report
+        .warnings
+        .iter()
+        .find(|w| w.kind == WarningKind::Unkillable)
+        .map(|w| (w.line, w.message.clone()))
+}
+
+/// A stop that lands inside one C call (a pattern match, a sort, a command) says so: on a server
+/// Redis's hook never fires there, so SCRIPT KILL could not stop it. A stop the hook raises in Lua
+/// code (a comparator or a gsub callback included) does not.
+#[test]
+fn a_stop_inside_one_c_call_is_flagged_unkillable() {
+    let inside = |what: &str| {
+        format!("stopped at the busy threshold inside {what}, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart")
+    };
+    let pattern = "local s, p = string.rep('a', 3000), string.rep('a*', 12) .. 'b'\n";
+    let flagged = [
+        (
+            format!("{pattern}return string.find(s, p)"),
+            2,
+            inside("string.find"),
+        ),
+        (
+            format!("{pattern}return string.match(s, p)"),
+            2,
+            inside("string.match"),
+        ),
+        (
+            format!("{pattern}return s:gsub(p, 'x')"),
+            2,
+            inside("string.gsub"),
+        ),
+        (
+            format!("{pattern}for m in string.gmatch(s, p) do end return 1"),
+            2,
+            inside("the C iterator of a `for ... in` loop"),
+        ),
+    ];
+    for (script, line, message) in flagged {
+        let report =
+            run_with_limit(&script, 100, Duration::from_secs(60), |_| {}).expect("returns");
+        assert_eq!(report.outcome, Outcome::Killed, "{script}");
+        assert_eq!(
+            unkillable_warning(&report),
+            Some((line, message)),
+            "{script}"
+        );
+    }
+    // A long command: the server runs it to its end.
+    let report = run_with_limit(
+        "return #redis.call('KEYS', '*a*a*a*a*a*a*a*a*a*a*a*a*a*ab')",
+        50,
+        Duration::from_secs(120),
+        |sandbox| sandbox.set_db0(many_long_keys()),
+    )
+    .expect("returns");
+    assert_eq!(
+        unkillable_warning(&report),
+        Some((1, inside("the command KEYS")))
+    );
+    for script in [
+        "while true do end",
+        "local t = {} for i = 1, 1000 do t[i] = i end table.sort(t, function(a, b) while true do end end)",
+        "return string.gsub(string.rep('a', 100), 'a', function() while true do end end)",
+        HANDLER_LOOP,
+    ] {
+        let report = run_with_limit(script, 100, Duration::from_secs(60), |_| {}).expect("returns");
+        assert_eq!(report.outcome, Outcome::Killed, "{script}");
+        assert_eq!(unkillable_warning(&report), None, "{script}");
+    }
+}

@@ -779,6 +779,53 @@ fn script_kill_reaches_the_node_running_the_script() {
         overview::library_coverage(&seen.nodes),
         vec!["counters: every master (3)".to_string()]
     );
+    // --json: an object per master, its state before and its own answer.
+    assert_eq!(
+        conns[1].cmd(&["FUNCTION", "DELETE", "counters"]),
+        Reply::ok()
+    );
+    let node_json = |i: usize, state: &str, sent: bool, reply: serde_json::Value| serde_json::json!({"node": master(i), "addr": addr(&cluster, i), "state": state, "sent": sent, "reply": reply, "error": null});
+    let json = |out: &str| -> serde_json::Value { serde_json::from_str(out).unwrap() };
+    let (code, stdout, stderr) = load(&["--json"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        json(&stdout)["masters"],
+        serde_json::json!([
+            node_json(0, "has this code already", false, serde_json::Value::Null),
+            node_json(1, "does not have it", false, serde_json::Value::Null),
+            node_json(2, "has this code already", false, serde_json::Value::Null),
+        ])
+    );
+    assert_eq!(conns[1].cmd(&["FUNCTION", "LIST"]), Reply::Array(vec![]));
+    let (code, stdout, stderr) = load(&["--json", "--yes"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+    let out = json(&stdout);
+    assert_eq!(
+        out["masters"],
+        serde_json::json!([
+            node_json(0, "has this code already", false, serde_json::Value::Null),
+            node_json(
+                1,
+                "does not have it",
+                true,
+                serde_json::json!({"bulk": "counters"})
+            ),
+            node_json(2, "has this code already", false, serde_json::Value::Null),
+        ])
+    );
+    assert_eq!(
+        (&out["library"], &out["loaded"], &out["failed"]),
+        (
+            &serde_json::json!("counters"),
+            &serde_json::json!(1),
+            &serde_json::json!(0)
+        )
+    );
+    let seen = overview::read(&mut watcher).unwrap();
+    assert_eq!(
+        overview::library_coverage(&seen.nodes),
+        vec!["counters: every master (3)".to_string()]
+    );
 
     // Esc in the workbench: the worker sends the kill to the node of the run's key.
     let worker = Worker::start_with(Some(connect(&cluster)));
@@ -941,7 +988,7 @@ fn a_standalone_server_has_no_nodes_and_is_asked_itself_to_kill() {
 }
 
 /// Commands each node ran since `reset_stats` (INFO commandstats), the node's own INFO and CONFIG
-/// left out.
+/// left out, and the REPLCONF ACK a replica sends its master every second (replication, not ours).
 fn commands_run(conns: &mut [Conn]) -> Vec<Vec<String>> {
     conns
         .iter_mut()
@@ -950,7 +997,7 @@ fn commands_run(conns: &mut [Conn]) -> Vec<Vec<String>> {
                 .lines()
                 .filter_map(|l| l.strip_prefix("cmdstat_"))
                 .filter_map(|l| l.split(':').next())
-                .filter(|name| !["info", "config|resetstat"].contains(name))
+                .filter(|name| !["info", "config|resetstat", "replconf"].contains(name))
                 .map(str::to_string)
                 .collect(),
             other => panic!("{other:?}"),
@@ -1528,5 +1575,382 @@ fn copy_says_which_keys_are_missing_and_where() {
             slot("nope:key"),
             addr(&cluster, owner_of_slot(slot("nope:key")))
         )
+    );
+}
+
+/// The worker's events until its next finished run: the node it named, and the result.
+fn node_and_result(
+    worker: &evalbench::tui::worker::Worker,
+) -> (Option<String>, Box<evalbench::tui::worker::RunResult>) {
+    use evalbench::tui::worker::EngineEvent;
+    let mut node = None;
+    loop {
+        match worker.events.recv_timeout(Duration::from_secs(30)) {
+            Ok(EngineEvent::Node(n)) => node = n,
+            Ok(EngineEvent::Finished(result)) => return (node, result),
+            Ok(_) => continue,
+            Err(e) => panic!("no result: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
+    use evalbench::engine::keyspace::Db;
+    use evalbench::engine::live::guarded::{
+        describe_concern, guarded_run, Concern, Consent, Phase, RunControl,
+    };
+    use evalbench::tui::harness::Harness;
+    use evalbench::tui::worker::{EngineCommand, Worker};
+    let Some(mut cluster) = start_cluster_with(3) else {
+        return;
+    };
+    let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
+    let slot = |k: &str| evalbench::engine::lint::hash_slot(k.as_bytes());
+
+    // The guard weighs cluster-node-timeout as well as the busy threshold: with 400 ms on the node
+    // connected to and a busy threshold of 60 s, a dry run of 0.3 s is far under the busy
+    // threshold's share and over the node timeout's: asked, nothing sent.
+    for (name, value) in [
+        ("cluster-node-timeout", "400"),
+        ("busy-reply-threshold", "60000"),
+    ] {
+        assert_eq!(conns[0].cmd(&["CONFIG", "SET", name, value]), Reply::ok());
+    }
+    let mut live = connect(&cluster);
+    assert_eq!(live.server.cluster_node_timeout_ms, Some(400));
+    let slow_script = "local s = redis.call('TIME') while true do local n = redis.call('TIME') \
+        if (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 300000 then break end end return 1";
+    let slow_file = cluster.dir.join("slow.lua");
+    std::fs::write(&slow_file, slow_script).unwrap();
+    let url = format!("redis://{}", addr(&cluster, 0));
+    let (code, stdout, stderr) = cli(&["--server", &url, slow_file.to_str().unwrap()]);
+    assert_eq!((code, stdout.as_str()), (2, ""), "{stderr}");
+    assert!(
+        stderr
+            .starts_with("evalbench: refused: the dry run in the sandbox on a copy of KEYS took "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("% of this cluster's cluster-node-timeout of 400 ms (the server may be slower): a script running past it gets its master failed over by a replica, and its writes are lost with the old master.\nNothing was sent to {} (master, no keys). Rerun with --yes", addr(&cluster, 0))),
+        "{stderr}"
+    );
+    for (name, value) in [
+        ("cluster-node-timeout", "30000"),
+        ("busy-reply-threshold", "5000"),
+    ] {
+        assert_eq!(conns[0].cmd(&["CONFIG", "SET", name, value]), Reply::ok());
+    }
+    reset_stats(&mut conns);
+    let control = RunControl::default();
+    control.begin(&[]);
+    let slow = request(slow_script, &[]);
+    let run = guarded_run(&mut live, &slow, &Consent::default(), &control, 0);
+    assert!(!run.sent);
+    let question = run.question.expect("the guard asks");
+    // (The dry run's TIME calls are a concern of their own: their replies differ on the server.)
+    assert!(!question
+        .concerns
+        .iter()
+        .any(|c| matches!(c, Concern::Slow { .. } | Concern::Incomplete { .. })));
+    let timeouts: Vec<&Concern> = question
+        .concerns
+        .iter()
+        .filter(|c| matches!(c, Concern::NodeTimeout { .. }))
+        .collect();
+    match timeouts.as_slice() {
+        [concern @ Concern::NodeTimeout {
+            ms,
+            timeout_ms: 400,
+        }] => {
+            assert!(*ms >= 300.0, "{ms}");
+            assert!(
+                describe_concern(concern).ends_with("% of this cluster's cluster-node-timeout of 400 ms (the server may be slower): a script running past it gets its master failed over by a replica, and its writes are lost with the old master"),
+                "{}",
+                describe_concern(concern)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(question.consent.slow);
+    assert!(commands_run(&mut conns)
+        .iter()
+        .all(|ran| !ran.iter().any(|c| c.starts_with("eval"))));
+
+    // The workbench, connected before the failover: its status bar follows the role.
+    let library = "#!lua name=tally\nredis.register_function('tally', function(keys) return redis.call('INCR', keys[1]) end)";
+    assert_eq!(
+        conns[1].cmd(&["FUNCTION", "LOAD", library]),
+        Reply::bulk("tally")
+    );
+    let mut workbench = Harness::new(library, &[], &[], "{}")
+        .with_live(spec(&cluster).resolve().unwrap(), "redis 7.0.15 cluster")
+        .unwrap();
+    assert_eq!(
+        workbench.app.backend_label(),
+        "live redis 7.0.15 cluster guarded"
+    );
+    // Alt-U on a cluster: the library on every master, each master's state shown first, one y,
+    // each master's own answer.
+    let master = |i: usize| {
+        format!(
+            "{} (master, slots {}-{})",
+            addr(&cluster, i),
+            RANGES[i].0,
+            RANGES[i].1
+        )
+    };
+    assert_eq!(
+        conns[2].cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]),
+        Reply::ok()
+    );
+    workbench.press("<A-u>");
+    let screen = workbench.render(120, 40);
+    for line in [
+        "on 3 masters (the changes below are the first's):".to_string(),
+        format!("{}: does not have it (FUNCTION LOAD)", master(0)),
+        format!("{}: has this code already (nothing to send)", master(1)),
+        format!("{}: does not have it (FUNCTION LOAD)", master(2)),
+        "y sends FUNCTION LOAD REPLACE to the 2 masters without this code (one y for all)"
+            .to_string(),
+    ] {
+        assert!(screen.contains(&line), "{line}\n{screen}");
+    }
+    workbench.press("y");
+    assert_eq!(
+        workbench.app.status,
+        format!(
+            "library tally: {}: loaded tally; {}: has this code already: nothing sent; {}: loaded tally",
+            master(0),
+            master(1),
+            master(2)
+        )
+    );
+    for conn in conns[..3].iter_mut() {
+        assert!(matches!(conn.cmd(&["FUNCTION", "LIST"]), Reply::Array(libs) if libs.len() == 1));
+    }
+    // The overview: the first fields named by their node, then each master's state, libraries
+    // and slow log with a node column (the load is in master 2's slow log).
+    workbench.press("<A-5>").press("i");
+    let screen = workbench.render(200, 60);
+    let mut expected = vec![
+        format!(
+            "Node: {} (master, the node connected to)",
+            addr(&cluster, 0)
+        ),
+        format!(
+            "Function libraries on {} (FUNCTION LIST): 1",
+            addr(&cluster, 0)
+        ),
+        "Masters (3)".to_string(),
+        "tally: every master (3)".to_string(),
+        "Slow log by node".to_string(),
+    ];
+    expected.extend((0..3).map(|i| format!("{:<21} tally", addr(&cluster, i))));
+    for line in expected {
+        assert!(screen.contains(&line), "{line}\n{screen}");
+    }
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains(&format!("{:<21} #", addr(&cluster, 2)))
+                && l.contains("FUNCTION LOAD REPLACE #!lua name=tally")),
+        "{screen}"
+    );
+    assert!(!screen.contains("Slow log (SLOWLOG GET"), "{screen}");
+    workbench.press("i");
+
+    // A script times out on master 0 (it ran once: the kill came after its end), then master 0 is
+    // failed over to node 3. The write after it goes to node 3 at once (the slot map is read
+    // again after the timeout): node 0 never sees it.
+    let target = TargetSpec {
+        read_timeout_ms: Some(300),
+        ..spec(&cluster)
+    }
+    .resolve()
+    .unwrap();
+    let mut live = LiveBackend::connect(target).unwrap();
+    let key = key_on(0, "t");
+    let script = "redis.call('INCR', KEYS[1]) local s = redis.call('TIME') \
+        while true do local n = redis.call('TIME') \
+        if (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 1500000 then break end end return 1";
+    match live.run(&request(script, &[&key]), WriteMode::Allowed) {
+        Err(LiveError::Lost(message)) => assert!(
+            message.starts_with(&format!(
+                "{}: gave up waiting for the script after 0.3s",
+                node_of_key(&cluster, &key)
+            )),
+            "{message}"
+        ),
+        other => panic!("{:?}", other.map(|r| r.reply)),
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while conns[0].cmd(&["PING"]) != pong() {
+        assert!(Instant::now() < deadline, "node 0 stays busy");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(conns[3].cmd(&["CLUSTER", "FAILOVER"]), Reply::ok());
+    wait_for_master(&cluster, 0, slot(&key), 3);
+    reset_stats(&mut conns);
+    let report = live
+        .run(
+            &request("return redis.call('INCR', KEYS[1])", &[&key]),
+            WriteMode::Allowed,
+        )
+        .unwrap();
+    assert_eq!(report.reply, Reply::Int(2));
+    assert_eq!(
+        live.last_node.as_ref().map(|n| n.describe()),
+        Some(format!(
+            "{} (master, slot {})",
+            addr(&cluster, 3),
+            slot(&key)
+        ))
+    );
+    let ran = commands_run(&mut conns);
+    assert!(!ran[0].iter().any(|c| c.starts_with("eval")), "{ran:?}");
+    assert!(ran[3].iter().any(|c| c == "evalsha"), "{ran:?}");
+    // The node connected to is a replica now: a keyless script stays there, and says so.
+    assert_eq!(live.server.role, "slave");
+    // A load on every master from it: the masters are the slot map's (node 3 now).
+    let file = cluster.dir.join("tally.lua");
+    std::fs::write(&file, library).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(["function", "load", "--every-master", "--json", "--server"])
+        .arg(format!("redis://{}", addr(&cluster, 0)))
+        .arg(&file)
+        .env_remove("REDIS_URL")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let nodes: Vec<(String, String, bool)> = json["masters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["addr"].as_str().unwrap().to_string(),
+                m["state"].as_str().unwrap().to_string(),
+                m["sent"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        nodes,
+        [3, 1, 2]
+            .map(|i| (
+                addr(&cluster, i),
+                "has this code already".to_string(),
+                false
+            ))
+            .to_vec()
+    );
+    live.run(&request("return 1", &[]), WriteMode::ReadOnly)
+        .unwrap();
+    assert_eq!(
+        live.last_node.as_ref().map(|n| n.describe()),
+        Some(format!("{} (replica, no keys)", addr(&cluster, 0)))
+    );
+    // The workbench's next check reads the role again.
+    workbench.app.connection.check_now();
+    workbench.settle();
+    assert_eq!(
+        workbench.app.backend_label(),
+        "live redis 7.0.15 cluster (replica) guarded"
+    );
+    assert_eq!(
+        workbench.app.status,
+        "the node connected to is a replica now (its master was failed over): runs with keys go to their slot's master; runs without keys stay on it, read-only"
+    );
+
+    // The node connected to is lost: a keyless script goes to a master that answers, the question
+    // names it, and Esc kills the script there; every node answers PING right after.
+    for conn in conns[1..].iter_mut() {
+        assert_eq!(
+            conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]),
+            Reply::ok()
+        );
+    }
+    let worker = Worker::start_with(Some(connect(&cluster)));
+    cluster.nodes[0].stop();
+    let run = |consent| {
+        worker.send(EngineCommand::Run {
+            id: 1,
+            request: request("local i = 0 while true do i = i + 1 end", &[]),
+            seed: Db::new(),
+            busy_threshold_ms: 100,
+            consent,
+            live: true,
+            clock_ms: 0,
+        })
+    };
+    let running_on = format!("{} (master, no keys)", addr(&cluster, 3));
+    run(Default::default());
+    let (node, result) = node_and_result(&worker);
+    assert_eq!(node.as_deref(), Some(running_on.as_str()));
+    run(result.question.expect("the guard asks").consent);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while worker.live_phase() != Phase::OnServer {
+        assert!(Instant::now() < deadline, "the run reaches the server");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    worker.cancel();
+    let (node, result) = node_and_result(&worker);
+    assert!(killed(&result.report), "{:?}", result.report.reply);
+    assert_eq!(node.as_deref(), Some(running_on.as_str()));
+    assert_eq!(
+        result.kill.as_deref(),
+        Some(
+            format!(
+                "sent SCRIPT KILL to {running_on}: OK; the script was stopped (the server answers PING)"
+            )
+            .as_str()
+        )
+    );
+    for (i, conn) in conns.iter_mut().enumerate().skip(1) {
+        assert_eq!(conn.cmd(&["PING"]), pong(), "node {i}");
+    }
+    // The workbench's check names the node connected to as down, whatever the map says of it.
+    workbench.app.connection.check_now();
+    workbench.settle();
+    let down = workbench.app.connection.down.clone();
+    assert!(
+        down.iter()
+            .any(|d| d.starts_with(&format!("{} (", addr(&cluster, 0)))
+                && d.contains(": connection refused")),
+        "{down:?}"
+    );
+    assert!(
+        workbench
+            .app
+            .backend_label()
+            .contains(" guarded · 1 node down: "),
+        "{}",
+        workbench.app.backend_label()
+    );
+    // X in the overview with the node connected to down and a replica stopped: the nodes of the
+    // slot map (read from a master that answers) are asked; no script runs: NOTBUSY, and the
+    // replica is named as not reached (not a refused kill).
+    cluster.nodes[4].stop();
+    workbench.press("i").press("X").press("y");
+    let status = workbench.app.status.clone();
+    assert!(
+        status.starts_with("sent SCRIPT KILL: NOTBUSY on the 4 nodes that answered (no script was running there); not reached: ")
+            || status.starts_with("sent SCRIPT KILL: NOTBUSY on the 5 nodes that answered (no script was running there); not reached: "),
+        "{status}"
+    );
+    assert!(
+        status.contains(&format!(
+            "{0} (replica of {1}): {0}: connection refused",
+            addr(&cluster, 4),
+            addr(&cluster, 1)
+        )),
+        "{status}"
     );
 }

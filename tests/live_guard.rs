@@ -429,3 +429,225 @@ fn an_unkillable_place_and_a_write_are_one_question_and_yes_writes_once() {
     );
     assert!(!info.contains("cmdstat_eval_ro"), "{info}");
 }
+
+/// The server's script calls so far (INFO commandstats): none, when nothing was sent.
+fn script_calls(server: &RedisServer) -> Vec<String> {
+    let Reply::Bulk(info) = server.connect().cmd(&["INFO", "commandstats"]) else {
+        panic!("INFO commandstats answers a bulk string")
+    };
+    String::from_utf8_lossy(&info)
+        .lines()
+        .filter(|l| l.starts_with("cmdstat_eval") || l.starts_with("cmdstat_script"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A pattern search runs inside one C call on the server, where neither the hook nor SCRIPT KILL
+/// reaches: its dry run, stopped there, raises the unkillable concern (no read timeout or SCRIPT
+/// KILL is promised), and nothing reaches the server, which would freeze.
+#[test]
+fn a_pattern_search_that_would_freeze_the_server_is_never_sent() {
+    let Some(server) = server() else { return };
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let port = server.port;
+    let pattern = "local s, p = string.rep('a', 3000), string.rep('a*', 12) .. 'b'\n";
+    let inside = |what: &str| {
+        format!("line 2: stopped at the busy threshold inside {what}, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart")
+    };
+    let script = format!("{pattern}return string.find(s, p)");
+    for extra in [&[][..], &["--read-only"][..]] {
+        let args: Vec<&str> = ["run", "--server", &url]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .chain(["SCRIPT"])
+            .collect();
+        let (code, out, err) = evalbench(&args, &script);
+        assert_eq!(code, 2, "{out}{err}");
+        assert_eq!(err, format!("evalbench: refused: SCRIPT KILL cannot stop this script:\n  {}\nIf that code runs long, the server stays busy for every client and may need a restart. Nothing was sent to 127.0.0.1:{port}. Rerun with --yes to send it anyway (with --read-only too, as EVAL_RO).\n", inside("string.find")));
+        assert!(!err.contains("--read-timeout"), "{err}");
+    }
+    untouched(&server);
+    assert_eq!(script_calls(&server), Vec::<String>::new());
+
+    // The engine's guard (the workbench, `function call`): one unkillable concern, no promise.
+    let mut live = backend(&server);
+    for (call, what) in [
+        ("return string.match(s, p)", "string.match"),
+        ("return s:gsub(p, 'x')", "string.gsub"),
+        (
+            "for m in s:gmatch(p) do end return 1",
+            "the C iterator of a `for ... in` loop",
+        ),
+    ] {
+        let script = format!("{pattern}{call}");
+        let (concerns, consent, text) = asked(&mut live, &request(&script, &[], &[]));
+        assert_eq!(
+            concerns,
+            vec![Concern::Unkillable(vec![inside(what)])],
+            "{call}"
+        );
+        assert!(consent.unkillable && !consent.slow && !consent.writes && !consent.unseen);
+        assert!(
+            text.ends_with("Esc on the server sends SCRIPT KILL, which cannot stop those places. Send it to the live server? (y/n)"),
+            "{text}"
+        );
+    }
+    untouched(&server);
+    assert_eq!(script_calls(&server), Vec::<String>::new());
+}
+
+/// `redis.acl_check_cmd` answers from the server's ACL rules, which the sandbox does not have (it
+/// answers as the default user): a dry run that asked is no preview, and nothing is sent unasked.
+#[test]
+fn acl_check_cmd_is_a_read_the_dry_run_cannot_see() {
+    let Some(server) = server() else { return };
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let port = server.port;
+    let script = "local can = 'no'\nif redis.acl_check_cmd('SET', KEYS[1], 'v') then can = 'yes' end\nreturn can";
+    let (code, out, err) = evalbench(&["run", "--server", &url, "SCRIPT", "k"], script);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(err, format!("evalbench: refused: the dry run in the sandbox on a copy of KEYS is no preview of the server: this call reads what the copy lacks:\n  line 2: redis.acl_check_cmd SET k v (the answer depends on the ACL user the server runs the script for: the sandbox answers as the default user, who may run every command)\nNothing was sent to 127.0.0.1:{port}. Declare every key the script touches in KEYS, or rerun with --yes to send it anyway (with --read-only too, as EVAL_RO: the server refuses any write).\n"));
+    untouched(&server);
+    assert_eq!(script_calls(&server), Vec::<String>::new());
+
+    // Why: a user who may not SET gets another answer from the server than the sandbox gives.
+    server.connect().cmd(&[
+        "ACL", "SETUSER", "reader", "on", ">pw", "~*", "+@all", "-set",
+    ]);
+    let reader = format!("redis://reader:pw@127.0.0.1:{}", server.port);
+    let (code, out, err) = evalbench(
+        &[
+            "run",
+            "--server",
+            &reader,
+            "--yes",
+            "--read-only",
+            "SCRIPT",
+            "k",
+        ],
+        script,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("\"no\""), "{out}");
+    let (code, out, err) = evalbench(&["run", "SCRIPT", "k"], script);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("\"yes\""), "{out}");
+    untouched(&server);
+}
+
+/// On Valkey, `server` is the `redis` table under another name: the traced copy records its calls
+/// (and a guarded run's report shows them), however the script reaches it.
+#[test]
+fn valkey_server_calls_are_traced() {
+    use evalbench::engine::live::WriteMode;
+    use evalbench::engine::report::Via;
+    for profile in ["valkey-8.1", "valkey-9.1"] {
+        let Some(server) = RedisServer::start_profile(profile) else {
+            continue;
+        };
+        let mut live = backend(&server);
+        let scripts = [
+            // Every call names its command.
+            "server.call('SET', KEYS[1], 'v')\nlocal r = server.pcall('GET', KEYS[1])\nreturn redis.call('GET', KEYS[1])",
+            // Kept in a local, called through pcall.
+            "local s = server\ns.call('SET', KEYS[1], 'v')\nlocal ok, r = pcall(server.pcall, 'GET', KEYS[1])\nreturn redis.call('GET', KEYS[1])",
+        ];
+        for script in scripts {
+            server.connect().cmd(&["DEL", "k"]);
+            let report = live
+                .run(&request(script, &["k"], &[]), WriteMode::Allowed)
+                .expect("runs");
+            assert_eq!(
+                report.reply,
+                Reply::Bulk(b"v".to_vec()),
+                "{profile}: {script}"
+            );
+            let calls: Vec<(u32, String, Via)> = report
+                .trace
+                .iter()
+                .map(|t| {
+                    let words: Vec<String> = t
+                        .command
+                        .iter()
+                        .map(|a| String::from_utf8_lossy(a).into_owned())
+                        .collect();
+                    (t.line, words.join(" "), t.via)
+                })
+                .collect();
+            let first = if script.starts_with("local") { 2 } else { 1 };
+            assert_eq!(
+                calls,
+                vec![
+                    (first, "SET k v".to_string(), Via::Call),
+                    (first + 1, "GET k".to_string(), Via::Pcall),
+                    (first + 2, "GET k".to_string(), Via::Call),
+                ],
+                "{profile}: {script}"
+            );
+        }
+        // The guard's question lists the write made through `server`.
+        let (concerns, _, _) = asked(
+            &mut live,
+            &request("return server.call('SET', KEYS[1], 'w')", &["k"], &[]),
+        );
+        assert_eq!(
+            concerns,
+            vec![Concern::Writes(vec!["line 1: SET k w".into()])]
+        );
+        assert_eq!(
+            server.connect().cmd(&["GET", "k"]),
+            Reply::Bulk(b"v".to_vec())
+        );
+    }
+}
+
+/// On a connection to database 3, `SELECT 0` leaves the database the copy of KEYS came from
+/// (though the sandbox's database 0 holds the copy): the dry run is no preview, and a write there
+/// says its database. Nothing is sent.
+#[test]
+fn select_away_from_the_connections_database_is_asked_about() {
+    let Some(server) = server() else { return };
+    let mut conn = server.connect();
+    conn.cmd(&["SELECT", "3"]);
+    conn.cmd(&["SET", "k", "db3"]);
+    let url = format!("redis://127.0.0.1:{}/3", server.port);
+    let port = server.port;
+    let (code, out, err) = evalbench(
+        &["run", "--server", &url, "SCRIPT", "k"],
+        "redis.call('SELECT', 0)\nreturn redis.call('GET', KEYS[1])",
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(err, format!("evalbench: refused: the dry run in the sandbox on a copy of KEYS is no preview of the server: this call reads what the copy lacks:\n  line 2: GET k (key k in database 0 after SELECT: the copy holds KEYS of the first only)\nNothing was sent to 127.0.0.1:{port}. Declare every key the script touches in KEYS, or rerun with --yes to send it anyway (with --read-only too, as EVAL_RO: the server refuses any write).\n"));
+    let (code, out, err) = evalbench(
+        &["run", "--server", &url, "SCRIPT", "k"],
+        "redis.call('SELECT', 0)\nreturn redis.call('SET', KEYS[1], 'x')",
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.starts_with("evalbench: refused: a dry run in the sandbox on a copy of KEYS shows the script writes (writes on a live server need --yes):\n  line 2: SET k x (in database 0)\n"),
+        "{err}"
+    );
+    assert_eq!(conn.cmd(&["GET", "k"]), Reply::Bulk(b"db3".to_vec()));
+    untouched(&server);
+    assert_eq!(script_calls(&server), Vec::<String>::new());
+}
+
+/// A server whose busy-reply-threshold is 0 (every script is busy for other clients from its
+/// start): the dry run of a loop still ends (0 would be "never" in the sandbox), and the run is
+/// refused, saying why.
+#[test]
+fn a_zero_busy_threshold_still_ends_the_dry_run() {
+    let Some(server) = server() else { return };
+    server
+        .connect()
+        .cmd(&["CONFIG", "SET", "busy-reply-threshold", "0"]);
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let (code, out, err) = evalbench(&["run", "--server", &url, "SCRIPT"], "while true do end");
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.starts_with("evalbench: refused: the dry run in the sandbox on a copy of KEYS did not complete: stopped at 5000 ms (the server's busy-reply-threshold is 0: a script is busy for every other client from its start) after "),
+        "{err}"
+    );
+    untouched(&server);
+    assert_eq!(script_calls(&server), Vec::<String>::new());
+}

@@ -466,3 +466,128 @@ fn a_slow_drip_peer_is_bounded_by_the_timeouts() {
         format!("evalbench: 127.0.0.1:{port}: gave up waiting for the script after 1s (--read-timeout); sent SCRIPT KILL: NOTBUSY (the script had ended by then; its reply was not read)\n")
     );
 }
+
+/// `debug --server` with its stdin kept open (no line typed): its stdout read line by line.
+fn spawn_debug(dir: &std::path::Path, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("REDIS_URL")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start evalbench");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// The exit status, the rest of stdout and stderr of a `spawn_debug` child.
+fn finish_debug(
+    mut child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+) -> (i32, String, String) {
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    let stdout: Vec<String> = lines.iter().collect();
+    (status.code().unwrap_or(-1), stdout.join("\n"), stderr)
+}
+
+/// Read `lines` until one starts with `start`: the lines read.
+fn read_until(lines: &std::sync::mpsc::Receiver<String>, start: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no line starting with {start:?} in {seen:?}"));
+        let done = line.starts_with(start);
+        seen.push(line);
+        if done {
+            return seen;
+        }
+    }
+}
+
+/// Ctrl-C in a `debug --server --sync` session ends the session on the server with LDB's abort:
+/// the script does not go on there without its debugger (left alone, LDB runs it to its end), so
+/// its later write never happens, and the server's answers are reported. At the prompt, and while
+/// the server runs the script (acted on at LDB's stop at the busy threshold).
+#[test]
+fn ctrl_c_in_a_live_debugging_session_aborts_the_script_on_the_server() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let mut conn = server.connect();
+    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "1500"]);
+    let dir = tempdir("debug");
+    let port = server.port.to_string();
+    let aborted = |stderr: &str, line: u32, sha: &str| {
+        assert_eq!(
+            stderr,
+            format!("evalbench: interrupted (Ctrl-C): aborting the script at its next stop in the LDB session (Ctrl-C again exits at once)\nevalbench: interrupted (Ctrl-C): sent abort to the LDB session, which ended with (error) ERR script aborted for user request script: {sha}, on @user_script:{line}. (changes made before the stop are kept); PING answered PONG: 127.0.0.1:{port} is free\n")
+        );
+    };
+
+    // At the prompt: stopped at line 1, before the write.
+    let text = "local a = 1\nredis.call('SET', 'pwned', 'yes')\nreturn a\n";
+    let pwn = script(&dir, "pwn.lua", text);
+    let (child, lines) = spawn_debug(&dir, &["debug", "-p", &port, "--sync", "--yes", &pwn]);
+    read_until(&lines, "* Stopped at 1");
+    sigint(&child);
+    let (code, stdout, stderr) = finish_debug(child, lines);
+    assert_eq!(code, 130, "{stdout}{stderr}");
+    aborted(
+        &stderr,
+        1,
+        &evalbench::engine::script::sha1_hex(text.as_bytes()),
+    );
+    assert_eq!(conn.cmd(&["PING"]), Reply::Status("PONG".into()));
+    assert_eq!(conn.cmd(&["EXISTS", "pwned"]), Reply::Int(0));
+    assert_eq!(conn.cmd(&["DBSIZE"]), Reply::Int(0));
+
+    // While the server runs the script (after `c`): LDB stops it at the busy threshold, and the
+    // abort ends it there; the write after the loop never happens.
+    let text = "local a = 1\nwhile a > 0 do a = a + 1 end\nredis.call('SET', 'pwned', 'yes')\n";
+    let spin = script(&dir, "spin.lua", text);
+    let (child, lines) = spawn_debug(
+        &dir,
+        &[
+            "debug",
+            "-p",
+            &port,
+            "--sync",
+            "--yes",
+            "--commands",
+            "c",
+            &spin,
+        ],
+    );
+    read_until(&lines, "lua debugger> c");
+    sigint(&child);
+    let seen = read_until(&lines, "* Stopped at 2, stop reason = timeout reached");
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let (code, stdout, stderr) = finish_debug(child, lines);
+    assert_eq!(code, 130, "{stdout}{stderr}");
+    aborted(
+        &stderr,
+        2,
+        &evalbench::engine::script::sha1_hex(text.as_bytes()),
+    );
+    assert_eq!(conn.cmd(&["PING"]), Reply::Status("PONG".into()));
+    assert_eq!(conn.cmd(&["EXISTS", "pwned"]), Reply::Int(0));
+}

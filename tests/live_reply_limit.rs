@@ -107,3 +107,120 @@ fn a_refused_reply_drops_the_connection() {
     closed.recv().unwrap();
     drop(con);
 }
+
+/// The limit holds from the handshake's first reply: a peer answering HELLO (RESP3) or AUTH (a
+/// password) with a huge bulk header is refused unread.
+#[test]
+fn a_huge_reply_to_the_handshake_is_refused_unread() {
+    evalbench::engine::budget::set_limit(64 << 20);
+    for (resp3, password) in [
+        (true, None),
+        (false, Some("secret")),
+        (true, Some("secret")),
+    ] {
+        let (port, _closed) =
+            announcing_server(b"$2147483648\r\n", |name| matches!(name, "HELLO" | "AUTH"));
+        let spec = TargetSpec {
+            host: Some("127.0.0.1".into()),
+            port: Some(port),
+            resp3,
+            password: password.map(str::to_string),
+            connect_timeout_ms: Some(30_000),
+            ..TargetSpec::default()
+        };
+        let error = match LiveBackend::connect(spec.resolve().unwrap()) {
+            Ok(_) => panic!("connected to a peer whose handshake reply is past the budget"),
+            Err(e) => e.to_string(),
+        };
+        assert_eq!(
+            error,
+            format!("127.0.0.1:{port}: the server announced a 2,147,483,648-byte reply, past the memory budget (64 MiB): not read"),
+            "resp3 {resp3}, password {password:?}"
+        );
+    }
+    assert!(peak_rss() < 256 << 20, "peak RSS {} bytes", peak_rss());
+}
+
+mod common;
+
+/// A script whose reply is past the budget, on a real server and on a (one-node) cluster: the
+/// reply is refused unread with its announced size, the connection is made again for the next
+/// run, and the server answers PING and keeps its keyspace.
+#[test]
+fn a_huge_reply_mid_run_is_refused_on_a_server_and_on_a_cluster() {
+    use evalbench::engine::live::WriteMode;
+    use evalbench::engine::reply::Reply;
+    use evalbench::engine::RunRequest;
+    evalbench::engine::budget::set_limit(64 << 20);
+    let huge = RunRequest {
+        script: b"redis.call('GET', KEYS[1]) return string.rep('x', 65 * 1024 * 1024)".to_vec(),
+        keys: vec![b"k".to_vec()],
+        ..RunRequest::default()
+    };
+    let small = RunRequest {
+        script: b"return redis.call('GET', KEYS[1])".to_vec(),
+        ..huge.clone()
+    };
+    // The cluster node's config file in a directory of this test's own.
+    let dir = std::env::temp_dir().join(format!("evalbench-reply-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir_arg = dir.display().to_string();
+    for cluster in [false, true] {
+        let extra: &[&str] = if cluster {
+            &[
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes-PORT.conf",
+                "--dir",
+                &dir_arg,
+            ]
+        } else {
+            &[]
+        };
+        let Some(server) = common::RedisServer::start_with(extra) else {
+            return;
+        };
+        let mut conn = server.connect();
+        if cluster {
+            assert_eq!(
+                conn.cmd(&["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]),
+                Reply::ok()
+            );
+            while !matches!(conn.cmd(&["CLUSTER", "INFO"]), Reply::Bulk(b) if String::from_utf8_lossy(&b).contains("cluster_state:ok"))
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        conn.cmd(&["SET", "k", "v"]);
+        let spec = TargetSpec {
+            url: Some(format!("redis://127.0.0.1:{}", server.port)),
+            ..TargetSpec::default()
+        };
+        let mut live = LiveBackend::connect(spec.resolve().unwrap()).expect("connect");
+        assert_eq!(live.server.cluster, cluster);
+        let error = live
+            .run(&huge, WriteMode::ReadOnly)
+            .map(|r| r.reply)
+            .unwrap_err()
+            .to_string();
+        let port = server.port;
+        let refused = "the server announced a 68,157,440-byte reply, past the memory budget (64 MiB): not read";
+        if cluster {
+            // The node's connection is dropped like a lost one: the cluster's words for it.
+            assert_eq!(error, format!("127.0.0.1:{port} (master, slot 7629): {refused}; the script was sent and may have run there before the connection dropped (evalbench never sends it twice): once the node answers, check SCRIPT EXISTS fb4f240fdda1fe840df4081eeb3706aecfd800aa on 127.0.0.1:{port} and the keys it was given (k)"));
+        } else {
+            assert_eq!(error, format!("127.0.0.1:{port}: {refused}; the script ran on 127.0.0.1:{port} (the refused reply is its own)"));
+        }
+        let report = live.run(&small, WriteMode::ReadOnly).expect("the next run");
+        assert_eq!(
+            report.reply,
+            Reply::Bulk(b"v".to_vec()),
+            "cluster {cluster}"
+        );
+        assert_eq!(conn.cmd(&["PING"]), Reply::Status("PONG".into()));
+        assert_eq!(conn.cmd(&["DBSIZE"]), Reply::Int(1));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(peak_rss() < 512 << 20, "peak RSS {} bytes", peak_rss());
+}

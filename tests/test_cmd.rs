@@ -751,9 +751,10 @@ fn server_cases_stay_in_the_scratch_db() {
     assert_eq!(format!("{:?}", conn.cmd(&["DBSIZE"])), "Int(0)");
 }
 
-/// On Valkey, `server` is the real `redis` table under another name: a script naming it is not
-/// sent to a scratch db (its calls would bypass the copy's proxy). A function library runs as it
-/// is on the server: one whose command is built at run time is not run either.
+/// On Valkey, `server` is the real `redis` table under another name: the traced copy shadows it
+/// with its proxy, so its calls are confined as `redis.call`'s are, and a local named `server` is
+/// just a local. A function library runs as it is on the server: one whose command is built at run
+/// time is not run.
 #[test]
 fn server_cases_on_valkey_cannot_leave_the_scratch_db_by_other_names() {
     let Some(server) = common::RedisServer::start_profile("valkey-8.1") else {
@@ -772,6 +773,16 @@ fn server_cases_on_valkey_cannot_leave_the_scratch_db_by_other_names() {
         "[[case]]\nname = \"alias\"\nkeys = []\nreply = { int = 1 }\n",
     )
     .unwrap();
+    std::fs::write(
+        dir.join("local.lua"),
+        "local server = 'mine'\nreturn server.call == nil and redis.call('SET', KEYS[1], server)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("local.test.toml"),
+        "[[case]]\nname = \"a local named server\"\nkeys = [\"k\"]\nreply = { status = \"OK\" }\n",
+    )
+    .unwrap();
     let library = "#!lua name=built\nredis.register_function('built', function(keys, args) redis.call('SEL' .. 'ECT', 0) return redis.call('SET', 'pwned', 'yes') end)\n";
     std::fs::write(dir.join("built.lua"), library).unwrap();
     std::fs::write(
@@ -781,18 +792,21 @@ fn server_cases_on_valkey_cannot_leave_the_scratch_db_by_other_names() {
     .unwrap();
     conn.cmd(&["FUNCTION", "LOAD", library]);
     let out = evalbench_in(&dir, &["test", "--server", &url, "--db", "15", "--yes"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stdout_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", stdout_of(&out));
     assert_eq!(
         without_times(&stdout_of(&out)),
         [
             format!("server: valkey 8.1.1 127.0.0.1:{}, scratch db 15, writes allowed (--yes)", server.port),
             "alias.test.toml".into(),
-            "  skip    alias".into(),
-            "          not run on the server: its code names server, a way past the calls evalbench keeps in the scratch db 15: it is not sent".into(),
+            "  FAIL    alias".into(),
+            "          alias.test.toml:1: the script called SELECT 0 (line 1), which reaches beyond the scratch db 15: evalbench did not send it; a case must stay in its scratch db".into(),
+            format!("          alias.test.toml:1: expected reply {{\"int\":1}}, got error \"ERR evalbench: SELECT reaches beyond the scratch db 15: not sent (test --server keeps each case in --db 15) script: {}, on @user_script:1.\"", evalbench::engine::script::sha1_hex(b"server.call('SELECT', 0)\nserver.call('SET', 'pwned', 'yes')\nreturn 1\n")),
             "built.test.toml".into(),
             "  skip    built".into(),
             "          not run on the server: the function library names a command built at run time, which can reach beyond the scratch db 15, and the server runs its code as it is: it is not sent".into(),
-            "0 cases: 0 passed, 0 failed, 2 not run on the server".into(),
+            "local.test.toml".into(),
+            "  ok      a local named server".into(),
+            "2 cases: 1 passed, 1 failed, 1 not run on the server".into(),
         ]
         .join("\n")
     );
@@ -853,4 +867,61 @@ fn a_test_file_named_in_bytes_that_are_not_utf8_finds_its_script() {
         without_times(&stdout_of(&out)),
         "caf\u{fffd}.test.toml\n  ok      one\n1 case: 1 passed, 0 failed"
     );
+}
+
+/// `test --server` never sends a case the server could not stop: a loop in an error handler (seen
+/// in the code) or a pattern search whose sandbox run was stopped inside one C call. Each is
+/// skipped with why, nothing reaches the server, and it answers PING.
+#[test]
+fn server_cases_the_server_could_not_stop_are_never_sent() {
+    let Some(server) = common::RedisServer::start() else {
+        return;
+    };
+    let url = format!("redis://127.0.0.1:{}", server.port);
+    let mut conn = server.connect();
+    let dir = scratch("unkillable");
+    let case = |name: &str, script: &str| {
+        std::fs::write(dir.join(format!("{name}.lua")), script).unwrap();
+        std::fs::write(
+            dir.join(format!("{name}.test.toml")),
+            format!("[[case]]\nname = \"{name}\"\nkeys = []\nreply = {{ int = 1 }}\n"),
+        )
+        .unwrap();
+    };
+    case(
+        "handler",
+        "return xpcall(function() error('x') end, function() while true do end end)\n",
+    );
+    case(
+        "pattern",
+        "local s, p = string.rep('a', 3000), string.rep('a*', 12) .. 'b'\nreturn string.find(s, p)\n",
+    );
+    let out = evalbench_in(&dir, &["test", "--server", &url, "--db", "15", "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout_of(&out));
+    assert_eq!(
+        without_times(&stdout_of(&out)),
+        [
+            format!("server: redis 7.0.15 127.0.0.1:{}, scratch db 15, writes allowed (--yes)", server.port),
+            "handler.test.toml".into(),
+            "  skip    handler".into(),
+            "          not run on the server: SCRIPT KILL cannot stop it (line 1: a `while` loop in the error handler of xpcall at line 1: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart): it could freeze the server, so it is not sent".into(),
+            "pattern.test.toml".into(),
+            "  skip    pattern".into(),
+            "          not run on the server: SCRIPT KILL cannot stop it (line 2: stopped at the busy threshold inside string.find, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart): it could freeze the server, so it is not sent".into(),
+            "0 cases: 0 passed, 0 failed, 2 not run on the server".into(),
+        ]
+        .join("\n")
+    );
+    assert_eq!(
+        conn.cmd(&["PING"]),
+        evalbench::engine::reply::Reply::Status("PONG".into())
+    );
+    let evals = match conn.cmd(&["INFO", "commandstats"]) {
+        evalbench::engine::reply::Reply::Bulk(b) => String::from_utf8_lossy(&b)
+            .lines()
+            .filter(|l| l.starts_with("cmdstat_eval"))
+            .count(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(evals, 0);
 }

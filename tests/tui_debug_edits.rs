@@ -23,7 +23,7 @@ fn marked_rows(h: &Harness) -> Vec<String> {
         .lines()
         .filter_map(|row| {
             let at = row.find('●')?;
-            Some(row[at..].split('│').next()?.trim_end().to_string())
+            Some(row[at..].split(['│', '┃']).next()?.trim_end().to_string())
         })
         .collect()
 }

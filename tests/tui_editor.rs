@@ -46,7 +46,7 @@ fn a_paste_into_an_open_prompt_goes_to_the_prompt() {
     h.paste("return\r");
     h.press("<Enter>");
     assert_eq!(text(&h), "return 1");
-    assert_eq!(h.app.status, "found 'return '");
+    assert_eq!(h.app.status, "match 1/1 of 'return '");
 }
 
 #[test]
@@ -270,7 +270,7 @@ fn a_failed_search_says_no_match() {
     h.type_text("nothing\n");
     assert_eq!(h.app.status, "no match for 'nothing'");
     h.press("<F3>");
-    assert_eq!(h.app.status, "no match (Ctrl-F searches)");
+    assert_eq!(h.app.status, "no match (Ctrl-F searches again)");
 }
 
 fn prompt_input(h: &Harness) -> String {
@@ -347,4 +347,126 @@ fn a_pasted_deep_expression_stays_and_lint_says_it_is_too_deep() {
     // Typing after it goes on.
     h.type_text("-- end");
     assert!(h.app.editor.text() == format!("{expected}-- end"));
+}
+
+#[test]
+fn end_else_elseif_and_until_outdent_as_typed() {
+    let mut h = editor("");
+    h.type_text("local function f(x)\nif x then\nreturn 1\nelseif y then\nreturn 2\nelse\nfor i = 1, 3 do\nx()\nend\nend\nend\n");
+    assert_eq!(
+        text(&h),
+        "local function f(x)\n  if x then\n    return 1\n  elseif y then\n    return 2\n  else\n    for i = 1, 3 do\n      x()\n    end\n  end\nend\n"
+    );
+    // repeat ... until, and a one-line block above does not count.
+    let mut h = editor("");
+    h.type_text("repeat\nif a then b() end\nuntil done");
+    assert_eq!(text(&h), "repeat\n  if a then b() end\nuntil done");
+    // A word that only starts with `end` is not a closer; a comment or a string is no block.
+    let mut h = editor("");
+    h.type_text("do\n-- if only\nlocal s = 'do'\nendpoint = 1");
+    assert_eq!(
+        text(&h),
+        "do\n  -- if only\n  local s = 'do'\n  endpoint = 1"
+    );
+    // The outdent is part of the typing: one undo takes the word and its indent change back.
+    let mut h = editor("if x then\n  y()\n  ");
+    h.keys("<C-End>");
+    h.type_text("end");
+    assert_eq!(text(&h), "if x then\n  y()\nend");
+    assert_eq!(h.app.editor.textarea.cursor(), (2, 3));
+    h.press("<C-z>");
+    assert_eq!(text(&h), "if x then\n  y()\n  ");
+}
+
+#[test]
+fn search_is_literal_by_default_with_a_count_a_wrap_notice_and_previous() {
+    let mut h = editor("local n = count(k)\nreturn count(k) + count(kk)\nlocal m = 1");
+    h.press("<C-f>");
+    assert!(h.render(100, 30).contains("Search (literal; Alt-R: regex)"));
+    h.type_text("count(k\n");
+    assert_eq!(h.app.status, "match 1/3 of 'count(k'");
+    assert_eq!(h.app.editor.textarea.cursor(), (0, 10));
+    h.press("<F3>");
+    assert_eq!(h.app.status, "match 2/3 of 'count(k'");
+    assert_eq!(h.app.editor.textarea.cursor(), (1, 7));
+    h.press("<A-n>");
+    assert_eq!(h.app.editor.textarea.cursor(), (1, 18));
+    h.press("<F3>");
+    assert_eq!(
+        h.app.status,
+        "match 1/3 of 'count(k' (search wrapped to top)"
+    );
+    assert_eq!(h.app.editor.textarea.cursor(), (0, 10));
+    h.press("<A-N>");
+    assert_eq!(
+        h.app.status,
+        "match 3/3 of 'count(k' (search wrapped to bottom)"
+    );
+    h.press("<A-N>");
+    assert_eq!(h.app.status, "match 2/3 of 'count(k'");
+    // Alt-R switches the prompt to a regex (the title says so); an invalid one is one line.
+    h.keys("<C-f> <A-r>");
+    assert!(h.render(100, 30).contains("Search (regex; Alt-R: literal)"));
+    h.type_text("count(k\n");
+    assert_eq!(
+        h.app.status,
+        "not a valid regex: unclosed group (Alt-R in the search prompt searches literally)"
+    );
+    h.keys("<C-Home> <C-f>");
+    assert!(h.render(100, 30).contains("Search (regex; Alt-R: literal)"));
+    h.type_text("count\\(k+\\)\n");
+    assert_eq!(h.app.status, "match 1/3 of 'count\\(k+\\)'");
+    assert_eq!(h.app.editor.textarea.cursor(), (0, 10));
+}
+
+#[test]
+fn cr_cr_from_a_terminals_crlf_paste_is_one_line_break() {
+    // Bracketed: CRLF text pasted by a terminal arrives with each line end as CR CR.
+    let mut h = editor("");
+    h.paste("local a = 1\r\r\r\rreturn a\r\r");
+    assert_eq!(lines(&h), ["local a = 1", "", "return a", ""]);
+    // LF text (each line end one CR): a blank line stays a blank line.
+    let mut h = editor("");
+    h.paste("local a = 1\r\rlocal b = 2\rreturn a");
+    assert_eq!(lines(&h), ["local a = 1", "", "local b = 2", "return a"]);
+    // Key by key (no bracketed paste): the burst becomes one paste, one undo step.
+    let mut h = editor("");
+    h.key_burst("local a = 1\r\rreturn a\r\r");
+    assert_eq!(lines(&h), ["local a = 1", "return a", ""]);
+    h.press("<C-z>");
+    assert_eq!(text(&h), "");
+    // Keys typed one at a time are keys: Enter Enter is a blank line, with auto-indent.
+    let mut h = editor("");
+    h.type_text("if x then\n\ny");
+    assert_eq!(text(&h), "if x then\n  \n  y");
+}
+
+#[test]
+fn keys_and_argv_follow_the_shells_quoting() {
+    let mut h = editor("return 1");
+    h.press("<F6>");
+    assert_eq!(h.app.focus, evalbench::tui::app::Focus::Keys);
+    h.type_text(r#"'it'\''s' "a b" c\ d 'x'"y" """#);
+    let (keys, _) = h.app.inputs.parsed().expect("shell quoting");
+    let keys: Vec<String> = keys
+        .into_iter()
+        .map(|k| String::from_utf8(k).unwrap())
+        .collect();
+    assert_eq!(keys, ["it's", "a b", "c d", "xy", ""]);
+    // Values written back to the form read back the same.
+    let form = evalbench::tui::inputs::InputsState::from_lists(&keys, &[r"back\slash".into()]);
+    let (again, argv) = form.parsed().unwrap();
+    assert_eq!(again.len(), 5);
+    assert_eq!(String::from_utf8(again[0].clone()).unwrap(), "it's");
+    assert_eq!(argv, [b"back\\slash".to_vec()]);
+    // An error says which character, where, and what to do; in the field's title too.
+    h.press("<F6>");
+    h.type_text("10 'open");
+    assert_eq!(
+        h.app.inputs.parsed().unwrap_err(),
+        "ARGV: the ' at column 4 is never closed: close it, or write \\' for the character itself"
+    );
+    assert!(h
+        .render(120, 40)
+        .contains("ARGV: the ' at column 4 is never closed"));
 }

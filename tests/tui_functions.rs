@@ -95,7 +95,13 @@ fn a_library_that_does_not_load_is_said_and_not_run() {
 #[test]
 fn the_compact_form_names_the_call_too() {
     let h = Harness::new(LIBRARY, &["counter:page"], &["5"], "");
+    // 80x24: KEYS and ARGV share one row; the call and the count, then the keys.
     let screen = h.render(80, 24);
+    assert!(
+        screen.contains("FCALL counter_incr · KEYS (1) counter:page"),
+        "{screen}"
+    );
+    let screen = h.render(80, 30);
     assert!(
         screen.contains("FCALL counter_incr · KEYS (1) slot 13456 counter:page"),
         "{screen}"

@@ -70,11 +70,11 @@ fn f5_on_a_library_calls_the_servers_function_guarded() {
     assert_eq!(function, "counter_incr");
     let screen = h.render(120, 40);
     assert!(
-        screen.contains("│The dry run WRITES (line 24: INCRBY counter:page 1). Nothing was    │"),
+        screen.contains("┃The dry run WRITES (line 24: INCRBY counter:page 1). Nothing was    ┃"),
         "{screen}"
     );
     assert!(
-        screen.contains("│sent. y sends FCALL counter_incr with writes allowed; Esc on the    │"),
+        screen.contains("┃sent. y sends FCALL counter_incr with writes allowed; Esc on the    ┃"),
         "{screen}"
     );
     // n: nothing sent.

@@ -104,10 +104,10 @@ fn server_overview_and_script_kill() {
         "{screen}"
     );
     assert!(
-        screen.contains("│Function libraries (FUNCTION LIST): 1"),
+        screen.contains("┃Function libraries (FUNCTION LIST): 1"),
         "{screen}"
     );
-    assert!(screen.contains("│counters: counter_"), "{screen}");
+    assert!(screen.contains("┃counters: counter_"), "{screen}");
     assert!(screen.contains("counter_get [no-writes]"), "{screen}");
     assert!(screen.contains("Slow log (SLOWLOG GET 10 of "), "{screen}");
     assert!(screen.contains(&format!("µs  EVAL {slow} 0")), "{screen}");
@@ -122,17 +122,17 @@ fn server_overview_and_script_kill() {
     let screen = h.render(200, 30);
     assert!(
         screen
-            .contains("│BUSY for at least #.# s: the server runs a script past its busy threshold"),
+            .contains("┃BUSY for at least #.# s: the server runs a script past its busy threshold"),
         "{screen}"
     );
     assert!(
-        screen.contains("│Redis 7.0 does not name a running EVAL script: SCRIPT KILL (X) stops it"),
+        screen.contains("┃Redis 7.0 does not name a running EVAL script: SCRIPT KILL (X) stops it"),
         "{screen}"
     );
     // INFO answers BUSY now: what was read before stays, said as such.
     assert!(screen.contains("version 7.0.15 · role master"), "{screen}");
     assert!(
-        screen.contains("│(INFO and SLOWLOG as read before the server turned busy)"),
+        screen.contains("┃(INFO and SLOWLOG as read before the server turned busy)"),
         "{screen}"
     );
     let overview = &h.app.server.as_ref().unwrap().overview;
@@ -170,7 +170,7 @@ fn server_overview_and_script_kill() {
         "{screen}"
     );
     assert!(
-        screen.contains("│last SCRIPT KILL: sent SCRIPT KILL: OK; the script was stopped (the server answers PING)"),
+        screen.contains("┃last SCRIPT KILL: sent SCRIPT KILL: OK; the script was stopped (the server answers PING)"),
         "{screen}"
     );
     assert!(
@@ -246,22 +246,22 @@ fn positions_widths_and_searches_inside_a_key() {
     let screen = h.render(200, 30);
     let listed_text = format!("{},{:03}", listed / 1000, listed % 1000);
     assert!(
-        screen.contains(&format!("┌Server keys · 1/{listed_text}+")),
+        screen.contains(&format!("┏❯Server keys · 1/{listed_text}+")),
         "{screen}"
     );
     // The key column is as wide as the keys in view (at least 10), not the whole pane.
     assert!(
-        screen.contains("│key        type   ttl     size    encoding   memory"),
+        screen.contains("┃key        type   ttl     size    encoding   memory"),
         "{screen}"
     );
     h.press("<Down>").press("<Down>").press("<Down>");
     assert!(h
         .render(200, 30)
-        .contains(&format!("┌Server keys · 4/{listed_text}+")));
+        .contains(&format!("┏❯Server keys · 4/{listed_text}+")));
     for _ in 0..5 {
         h.press("<End>");
     }
-    assert!(h.render(200, 30).contains("┌Server keys · 1,504/1,504─"));
+    assert!(h.render(200, 30).contains("┏❯Server keys · 1,504/1,504━"));
 
     // A search inside the hash: HSCAN MATCH, a page of COUNT 1000 per call, to the end.
     h.press("/").type_text("big:hash\n").press("f");
@@ -354,6 +354,6 @@ fn positions_widths_and_searches_inside_a_key() {
     // A long value is cut with its length shown.
     h.press("o").type_text("user:1\n");
     let screen = h.render(120, 30);
-    assert!(screen.contains("│bio  xxxxxxxx"), "{screen}");
-    assert!(screen.contains("x… 5,000 B│"), "{screen}");
+    assert!(screen.contains("┃bio  xxxxxxxx"), "{screen}");
+    assert!(screen.contains("x… 5,000 B┃"), "{screen}");
 }

@@ -144,12 +144,12 @@ fn on_a_small_terminal_the_race_tab_shows_an_outcome_with_what_each_client_got_a
     // The first outcome (plain's lost update: both clients sold the one item) and what each got.
     assert_eq!(
         rows[title + 1].trim_end(),
-        "│plain       4 sched. LOST   {\"stock\":\"0\"}  1:(integer) 1 2:(integer) 1        │",
+        "┃plain       4 sched. LOST   {\"stock\":\"0\"}  1:(integer) 1 2:(integer) 1        ┃",
         "{screen}"
     );
-    // No row left for the steps: the current one is in the steps pane's title.
+    // The panes keep eight rows at 80x24: the steps show under the schedule.
     assert!(
-        screen.contains("┌step 1/4: client 1: GET stock -> \"1\"─"),
+        screen.contains("│ 1. client 1: GET stock -> \"1\"  "),
         "{screen}"
     );
 }
@@ -210,13 +210,13 @@ fn an_error_is_no_lost_update_and_rows_out_of_view_are_counted_at_100x28() {
     );
     // Nine outcome rows, eight shown: the bottom border counts the rest.
     assert!(
-        screen.contains("┌Race: (editor) (2 clients) · outcome 1/9"),
+        screen.contains("┏❯Race: (editor) (2 clients) · outcome 1/9"),
         "{screen}"
     );
-    assert!(screen.contains("└ ↓1 more ─"), "{screen}");
+    assert!(screen.contains("┗ ↓1 more ━"), "{screen}");
     h.keys("<End>");
     let screen = h.render(100, 28);
-    assert!(screen.contains("└ ↑1 more ─"), "{screen}");
+    assert!(screen.contains("┗ ↑1 more ━"), "{screen}");
     assert!(!screen.contains("↓1 more"), "{screen}");
     // WATCH's retries in the outcome's detail (the row is cut at this width); at 160 wide on the row.
     h.keys("<Up> <Up>");

@@ -121,21 +121,21 @@ fn a_failing_case_shows_its_diff_and_enter_loads_it_into_the_form() {
     assert_eq!(h.app.status, "tests: 1 passed, 1 failed");
     assert_eq!(
         panes(&h),
-        r#"1 │ 2 │ 3 │ 4 │ 6 │ 9 Tests
-┌Tests counter.test.toml: 1 passed, 1 failed─────────┐
-│ok    counts                                        │
-│FAIL  capped                                        │
-│                                                    │
-│                                                    │
-│                                                    │
-│                                                    │
-│                                                    │
-│                                                    │
-│                                                    │
-│                                                    │
-│                                                    │
-│                                                    │
-└────────────────────────────────────────────────────┘
+        r#"1 Tra │ 2 Rep │ 3 Key │ 4 War │ 6 Deb │ 9 Tests
+┏❯Tests counter.test.toml: 1 passed, 1 failed━━━━━━━━┓
+┃ok    counts                                        ┃
+┃FAIL  capped                                        ┃
+┃                                                    ┃
+┃                                                    ┃
+┃                                                    ┃
+┃                                                    ┃
+┃                                                    ┃
+┃                                                    ┃
+┃                                                    ┃
+┃                                                    ┃
+┃                                                    ┃
+┃                                                    ┃
+┗━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┛
 ┌Case at line 7──────────────────────────────────────┐
 │line 7: expected error "ERR over the cap", got error│
 │"ERR capped"                                        │
@@ -310,19 +310,19 @@ fn lint_runs_off_the_ui_thread_and_typing_goes_on_while_it_runs() {
                 .trim_end()
                 .to_string())
             .collect::<Vec<_>>(),
-        vec!["│  1 local n = 1", "│  2✗x = 1", "│  3 return n"]
+        vec!["┃  1 local n = 1", "┃  2✗x = 1", "┃  3 return n"]
     );
     h.press("<A-4>");
     let shown: Vec<String> = panes(&h).lines().take(7).map(str::to_string).collect();
     assert_eq!(
         shown.join("\n"),
-        r#"1 Trace │ 2 Reply │ 3 Keyspace │ 4 Warnings (1) │ 6 De
-┌Warnings────────────────────────────────────────────┐
-│[lint error global-variable] line 2:1: `x` is a     │
-│global: Redis refuses it (Script attempted to create│
-│global variable 'x')                                │
-│  fix: declare it `local` (functions too: `local    │
-│function f() ... end`)                              │"#
+        r#"1 Tra │ 2 Rep │ 3 Key │ 4 Warnings (1) │ 6 Deb
+┏❯Warnings━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
+┃[lint error global-variable] line 2:1: `x` is a     ┃
+┃global: Redis refuses it (Script attempted to create┃
+┃global variable 'x')                                ┃
+┃  fix: declare it `local` (functions too: `local    ┃
+┃function f() ... end`)                              ┃"#
     );
 }
 
@@ -351,7 +351,7 @@ fn on_a_small_terminal_the_failing_case_shows_its_first_difference_under_the_lis
     h.app.editor = EditorState::new(&edited, Some(dir.join("counter.lua")));
     h.press("<C-t>");
     assert_eq!(h.app.status, "tests: 0 passed, 1 failed");
-    // At 80x24 the tab has no room for the differences pane: the first one is under the list.
+    // At 80x24 the panes keep eight rows: the differences pane shows under the list.
     let screen = h.render(80, 24);
     let rows: Vec<&str> = screen.lines().collect();
     let at = rows
@@ -359,8 +359,8 @@ fn on_a_small_terminal_the_failing_case_shows_its_first_difference_under_the_lis
         .position(|l| l.contains("FAIL  capped"))
         .unwrap_or_else(|| panic!("{screen}"));
     assert_eq!(
-        rows[at + 1].trim_end(),
-        "│  line 1: expected error \"ERR over the cap\", got error \"ERR capped\"           │",
+        rows[at + 3].trim_end(),
+        "│line 1: expected error \"ERR over the cap\", got error \"ERR capped\"             │",
         "{screen}"
     );
 }

@@ -19,7 +19,7 @@ use serde_json::json;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-pub const FUNCTION_HELP: &str = "The function libraries of a live server (Redis 7+ Functions).\n\n  list   the libraries and their functions (FUNCTION LIST)\n  show   one library's code as the server has it (FUNCTION LIST WITHCODE LIBRARYNAME)\n  load   load a library file (FUNCTION LOAD [REPLACE]): prints what changes (functions added,\n         removed, flags changed, a line diff of the code) and loads only with --yes; refused on a replica;\n         --every-master loads it on each master of a cluster (one --yes for all)\n  call   FCALL a function, guarded as `run --server` guards a script: a dry run of the server's library\n         in the sandbox on a copy of KEYS first; a function not flagged no-writes needs --yes\n\nFUNCTION DUMP, RESTORE, DELETE and FLUSH are not offered.\nExit status: 0 done, 1 error reply, 2 bad usage or refused (nothing sent), 3 backend failure.\n\nExamples:\n  evalbench function list --server redis://127.0.0.1:6379\n  evalbench function show --server redis://127.0.0.1:6379 counters > counters.lua\n  evalbench function load --server redis://127.0.0.1:6379 samples/counter_library.lua\n  evalbench function load --server redis://127.0.0.1:6379 --replace --yes samples/counter_library.lua\n  evalbench function call --server redis://127.0.0.1:6379 --yes counter_incr counter:page , 5\n  evalbench function call --server redis://127.0.0.1:6379 --read-only counter_get counter:page";
+pub const FUNCTION_HELP: &str = "The function libraries of a live server (Redis 7+ Functions).\n\n  list   the libraries and their functions (FUNCTION LIST)\n  show   one library's code as the server has it (FUNCTION LIST WITHCODE LIBRARYNAME)\n  load   load a library file (FUNCTION LOAD [REPLACE]): prints what changes (functions added,\n         removed, flags changed, a line diff of the code) and loads only with --yes; refused on a replica;\n         --every-master loads it on each master of a cluster (one --yes for all; --json: an object per master)\n  call   FCALL a function, guarded as `run --server` guards a script: a dry run of the server's library\n         in the sandbox on a copy of KEYS first; a function not flagged no-writes needs --yes\n\nFUNCTION DUMP, RESTORE, DELETE and FLUSH are not offered.\nExit status: 0 done, 1 error reply, 2 bad usage or refused (nothing sent), 3 backend failure.\n\nExamples:\n  evalbench function list --server redis://127.0.0.1:6379\n  evalbench function show --server redis://127.0.0.1:6379 counters > counters.lua\n  evalbench function load --server redis://127.0.0.1:6379 samples/counter_library.lua\n  evalbench function load --server redis://127.0.0.1:6379 --replace --yes samples/counter_library.lua\n  evalbench function call --server redis://127.0.0.1:6379 --yes counter_incr counter:page , 5\n  evalbench function call --server redis://127.0.0.1:6379 --read-only counter_get counter:page";
 
 #[derive(Args, Debug)]
 pub struct FunctionArgs {
@@ -321,12 +321,31 @@ fn load_every_master_command(
             live.target.display
         )));
     }
-    if args.json {
-        return Err(CliError::input(
-            "--every-master prints one line per master; drop --json",
-        ));
-    }
     let masters = masters_with(live, &plan.library, code).map_err(load_refusal)?;
+    // --json: the library and each master's state, what was sent and its answer.
+    let server = server_line(live);
+    let json_of = |loads: &[crate::engine::live::function_load::MasterLoad]| {
+        let nodes: Vec<serde_json::Value> = masters
+            .iter()
+            .map(|m| {
+                let mut obj = json!({"node": m.node, "addr": m.addr, "state": m.state(), "sent": false, "reply": null, "error": null});
+                if let Some(load) = loads.iter().find(|l| l.addr == m.addr) {
+                    for (k, v) in load.to_json().as_object().into_iter().flatten() {
+                        obj[k] = v.clone();
+                    }
+                }
+                obj
+            })
+            .collect();
+        let obj = json!({
+            "server": server,
+            "library": plan.library,
+            "masters": nodes,
+            "loaded": loads.iter().filter(|l| l.sent && !l.failed()).count(),
+            "failed": loads.iter().filter(|l| l.failed()).count(),
+        });
+        format!("{}\n", serde_json::to_string_pretty(&obj).expect("JSON"))
+    };
     let mut text = format!(
         "library {}: on {} masters\n",
         if plan.library.is_empty() {
@@ -341,7 +360,12 @@ fn load_every_master_command(
     }
     let refuse = |message: String, text: &str| {
         eprintln!("evalbench: {}", display_text(&message));
-        Ok((EXIT_BAD_INPUT, display_text(text).into_owned()))
+        let shown = if args.json {
+            json_of(&[])
+        } else {
+            display_text(text).into_owned()
+        };
+        Ok((EXIT_BAD_INPUT, shown))
     };
     let replaced: Vec<&str> = masters
         .iter()
@@ -360,6 +384,9 @@ fn load_every_master_command(
         );
     }
     if masters.iter().all(|m| m.same_code) {
+        if args.json {
+            return Ok((EXIT_OK, json_of(&[])));
+        }
         return Ok((
             EXIT_OK,
             display_text(&(text + "nothing sent: every master has this code already\n"))
@@ -378,25 +405,18 @@ fn load_every_master_command(
             &text,
         );
     }
-    let answers =
-        load_every_master(live, &plan.library, code, args.replace).map_err(load_refusal)?;
-    let mut failed = false;
-    for (node, answer) in &answers {
-        let said = match answer {
-            Ok(Reply::Bulk(name)) => format!("loaded {}", String::from_utf8_lossy(name)),
-            Ok(Reply::Status(s)) => s.clone(),
-            Ok(other) => {
-                failed |= other.is_error();
-                other.to_cli().replace('\n', " ")
-            }
-            Err(e) => {
-                failed = true;
-                format!("not sent: {e}")
-            }
-        };
-        text.push_str(&format!("{node}: {said}\n"));
+    let loads = load_every_master(live, &plan.library, code, args.replace).map_err(load_refusal)?;
+    let code = if loads.iter().any(|l| l.failed()) {
+        EXIT_ERROR_REPLY
+    } else {
+        EXIT_OK
+    };
+    if args.json {
+        return Ok((code, json_of(&loads)));
     }
-    let code = if failed { EXIT_ERROR_REPLY } else { EXIT_OK };
+    for load in &loads {
+        text.push_str(&format!("{}: {}\n", load.node, load.describe()));
+    }
     Ok((code, display_text(&text).into_owned()))
 }
 

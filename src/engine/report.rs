@@ -79,6 +79,9 @@ pub enum WarningKind {
     TraceLimit,
     /// A live run replied otherwise than its dry run in the sandbox.
     DryRunDiffers,
+    /// The script asked about server state the sandbox does not have (`redis.acl_check_cmd`):
+    /// the sandbox's answer need not be the server's.
+    ServerState,
 }
 
 impl WarningKind {
@@ -92,6 +95,7 @@ impl WarningKind {
             WarningKind::Nondeterministic => "nondeterministic",
             WarningKind::TraceLimit => "trace-limit",
             WarningKind::DryRunDiffers => "dry-run-differs",
+            WarningKind::ServerState => "server-state",
         }
     }
 }

@@ -368,6 +368,22 @@ impl Sandbox {
                 ),
             });
         }
+        if let (Outcome::Killed, Some((line, what))) = (outcome, &run.stopped_in_c) {
+            warnings.push(Warning {
+                kind: WarningKind::Unkillable,
+                line: *line,
+                message: format!(
+                    "stopped at the busy threshold inside {what}, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart"
+                ),
+            });
+        }
+        for (line, call) in &run.server_state_calls {
+            warnings.push(Warning {
+                kind: WarningKind::ServerState,
+                line: *line,
+                message: format!("{call} (the answer depends on the ACL user the server runs the script for: the sandbox answers as the default user, who may run every command)"),
+            });
+        }
         if run.snapshots_skipped > 0 {
             warnings.push(Warning {
                 kind: WarningKind::TraceLimit, // a limit of evalbench's records

@@ -9,6 +9,8 @@ pub enum Action {
     StepBack,
     StepStop,
     Help,
+    /// The command palette: every action by name, fuzzy filtered.
+    Palette,
     Quit,
     Save,
     Open,
@@ -76,6 +78,9 @@ pub enum Action {
     // Editor
     Find,
     FindNext,
+    FindPrevious,
+    /// In the search prompt: a literal search or a regex.
+    SearchRegex,
     // Editing (src/tui/editing.rs)
     Undo,
     Redo,
@@ -135,6 +140,7 @@ impl Action {
         Action::StepBack,
         Action::StepStop,
         Action::Help,
+        Action::Palette,
         Action::Quit,
         Action::Save,
         Action::Open,
@@ -190,6 +196,8 @@ impl Action {
         Action::LoadLibrary,      // issue 13
         Action::Find,
         Action::FindNext,
+        Action::FindPrevious,
+        Action::SearchRegex,
         Action::Undo,
         Action::Redo,
         Action::Copy,
@@ -243,6 +251,7 @@ impl Action {
             Action::StepBack => "step_back",
             Action::StepStop => "step_stop",
             Action::Help => "help",
+            Action::Palette => "palette",
             Action::Quit => "quit",
             Action::Save => "save",
             Action::Open => "open",
@@ -298,6 +307,8 @@ impl Action {
             Action::LoadLibrary => "load_library",
             Action::Find => "find",
             Action::FindNext => "find_next",
+            Action::FindPrevious => "find_previous",
+            Action::SearchRegex => "search_regex",
             Action::Undo => "undo",
             Action::Redo => "redo",
             Action::Copy => "copy",
@@ -352,6 +363,7 @@ impl Action {
             Action::StepBack => "step back",
             Action::StepStop => "leave steps",
             Action::Help => "help",
+            Action::Palette => "commands",
             Action::Quit => "quit",
             Action::Save => "save",
             Action::Open => "open",
@@ -387,6 +399,8 @@ impl Action {
             Action::LoadLibrary => "load library",
             Action::Find => "find",
             Action::FindNext => "next match",
+            Action::FindPrevious => "previous match",
+            Action::SearchRegex => "regex or literal",
             Action::Undo => "undo",
             Action::Redo => "redo",
             Action::Copy => "copy",
@@ -463,7 +477,10 @@ impl Action {
             Action::StepForward => "step forward one redis.call of the last run",
             Action::StepBack => "step back one redis.call of the last run",
             Action::StepStop => "leave step mode",
-            Action::Help => "show this help",
+            Action::Help => "help: every key and what it does, by where it works (type to filter)",
+            Action::Palette => {
+                "command palette: every action by name, fuzzy filtered as you type; Enter runs it"
+            }
             Action::Quit => "quit (asks when there are unsaved changes)",
             Action::Save => "save the script and its sidecar (KEYS, ARGV, seed keyspace)",
             Action::Open => {
@@ -535,8 +552,10 @@ impl Action {
             Action::CopyDeclaredKeys => {
                 "copy the form's KEYS from the server into the sandbox seed"
             }
-            Action::Find => "search in the script",
-            Action::FindNext => "next search match",
+            Action::Find => "search in the script (literal; Alt-R in the prompt: regex)",
+            Action::FindNext => "next search match (after the last, the first)",
+            Action::FindPrevious => "previous search match (before the first, the last)",
+            Action::SearchRegex => "in the search prompt: search for the text literally or as a regex",
             Action::Undo => "undo the last edit (a word, a paste, a run of deletions)",
             Action::Redo => "redo what was undone",
             Action::Copy => "copy the selection (to the system clipboard too)",

@@ -1,5 +1,5 @@
 //! The application state and its one entry point for change: `App::update(Action) -> Vec<Effect>`
-//! (plus `on_key`, which routes a key to an overlay, the keymap or the focused widget, and
+//! (plus `on_key`, which passes a key through layers, overlays first and global keys late, and
 //! `on_engine_event`). No drawing and no I/O here: the effects are carried out by the event loop
 //! (or by a test harness), which keeps all of this testable without a terminal or threads.
 
@@ -165,9 +165,8 @@ pub enum Confirm {
 }
 
 pub enum Overlay {
-    Help {
-        scroll: u16,
-    },
+    /// The command palette, which is the help too (tui/palette.rs).
+    Palette(Box<super::palette::PaletteState>),
     Picker(PickerState),
     /// The lesson picker (tui/lessons.rs): the selected row.
     Lessons(usize),
@@ -220,6 +219,19 @@ pub struct Running {
     /// separates the dry run's time from the server's).
     pub phase: Option<(crate::engine::live::guarded::Phase, Instant)>,
     pub dry_run: Option<std::time::Duration>,
+}
+
+/// Ctrl or Alt with a character, or an F-key: the editor types none of them, so one that no
+/// binding took does nothing (the status line says so).
+fn unbound_chord(key: &KeyEvent) -> bool {
+    use ratatui::crossterm::event::KeyModifiers;
+    match key.code {
+        KeyCode::Char(_) => key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT),
+        KeyCode::F(_) => true,
+        _ => false,
+    }
 }
 
 /// List position of a pane.
@@ -375,7 +387,11 @@ impl App {
 
     /// What runs the scripts, for the status bar.
     pub fn backend_label(&self) -> String {
-        match (&self.live_server, self.use_live) {
+        let live_server = self
+            .live_server
+            .as_ref()
+            .map(|s| self.connection.server_label(s));
+        match (&live_server, self.use_live) {
             (Some(server), _) if self.connection.lost.is_some() => {
                 format!("live {server} DISCONNECTED")
             }
@@ -477,7 +493,7 @@ impl App {
         }
     }
 
-    /// Route a terminal event. Order: overlay, global keymap, focused pane's keymap, focused widget.
+    /// Route a terminal event (keys: see `on_key`).
     pub fn on_event(&mut self, event: &Event) -> Vec<Effect> {
         let effects = self.on_event_inner(event);
         // Breakpoints follow the lines they are on through every edit (tui/debugger.rs).
@@ -519,47 +535,142 @@ impl App {
         }
     }
 
+    /// Route a key as gitui's event pump does: each layer takes it or passes it on. An overlay
+    /// takes every key until it closes; then Esc stops whatever runs; then the focused pane's own
+    /// keys, the global keys, the editor's keys (from wherever the editor shows), Esc as "back one
+    /// level", and last the focused widget's typing, or a word saying the key does nothing here.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         if self.overlay.is_some() {
             return self.on_overlay_key(key);
         }
-        if let Some(action) = self.keymap.lookup(Context::Global, &key) {
-            // Esc only cancels a run (or a debug session); otherwise it reaches the focused widget.
-            if action != Action::Cancel
-                || self.running.is_some()
-                || self.debugger.session.is_some()
-                || self.race_pending.is_some()
-            {
-                return self.update(action);
-            }
-            // A lesson's check running: Esc stops it.
-            if super::lessons::cancel(self) {
-                return Vec::new();
-            }
+        if let Some(effects) = self.stop_key(&key) {
+            return effects;
         }
-        let context = self.context();
-        if matches!(
-            context,
-            Context::Keyspace | Context::Server | Context::Debug
-        ) {
-            if let Some(action) = self.keymap.lookup(context, &key) {
-                return self.update(action);
-            }
+        if let Some(effects) = self.pane_key(&key) {
+            return effects;
         }
-        if matches!(
-            context,
-            Context::Keyspace | Context::Server | Context::Panes | Context::Debug
-        ) {
-            if let Some(action) = self.keymap.lookup(Context::Panes, &key) {
-                return self.update(action);
-            }
+        // Esc reaches here with nothing to stop: it goes back a level below.
+        if let Some(action) = self
+            .keymap
+            .lookup(Context::Global, &key)
+            .filter(|a| *a != Action::Cancel)
+        {
+            return self.update(action);
+        }
+        if let Some(effects) = self.editor_key_elsewhere(&key) {
+            return effects;
+        }
+        if key.code == KeyCode::Esc {
+            self.back();
             return Vec::new();
         }
-        if context == Context::Editor {
-            if let Some(action) = self.keymap.lookup(Context::Editor, &key) {
-                return self.update(action);
+        self.widget_key(key);
+        Vec::new()
+    }
+
+    /// Esc while a script, a debug session, a race lab or a lesson's check runs: it stops that.
+    fn stop_key(&mut self, key: &KeyEvent) -> Option<Vec<Effect>> {
+        if self.keymap.lookup(Context::Global, key) != Some(Action::Cancel) {
+            return None;
+        }
+        if self.running.is_some() || self.debugger.session.is_some() || self.race_pending.is_some()
+        {
+            return Some(self.update(Action::Cancel));
+        }
+        super::lessons::cancel(self).then(Vec::new)
+    }
+
+    /// The keys bound in the focused pane's context (the editor's, a tab's, then the tabs' shared
+    /// ones). The KEYS / ARGV fields have none: their typing comes after the global keys.
+    fn pane_key(&mut self, key: &KeyEvent) -> Option<Vec<Effect>> {
+        let context = self.context();
+        if let Some(action) = self.keymap.lookup(context, key) {
+            // Esc in the Server tab stops a search inside a key; with none it goes back.
+            let idle_esc = action == Action::StopSearch
+                && key.code == KeyCode::Esc
+                && !super::server::searching(self);
+            if matches!(
+                context,
+                Context::Editor | Context::Keyspace | Context::Server | Context::Debug
+            ) && !idle_esc
+            {
+                return Some(self.update(action));
             }
         }
+        if self.focus == Focus::Panes {
+            let action = self.keymap.lookup(Context::Panes, key)?;
+            return Some(self.update(action));
+        }
+        None
+    }
+
+    /// An editor key pressed in a field or a pane: it works on the editor when the editor shows
+    /// (the focus goes there, so the effect is seen), else the status line says why not. Tab and
+    /// Shift-Tab stay where they are, and so do a field's own text keys (copy, paste, undo…).
+    fn editor_key_elsewhere(&mut self, key: &KeyEvent) -> Option<Vec<Effect>> {
+        if self.focus == Focus::Editor {
+            return None;
+        }
+        let action = self.keymap.lookup(Context::Editor, key)?;
+        let in_field = matches!(self.focus, Focus::Keys | Focus::Argv);
+        let text_key = matches!(
+            action,
+            Action::Undo
+                | Action::Redo
+                | Action::Copy
+                | Action::Cut
+                | Action::Paste
+                | Action::SelectAll
+                | Action::Indent
+                | Action::Outdent
+        );
+        if matches!(action, Action::Indent | Action::Outdent) || (in_field && text_key) {
+            return None;
+        }
+        if !self.shows_editor() {
+            self.status = format!(
+                "{}: {} works in the editor, hidden now (Esc: the editor)",
+                super::ui::key_label(key),
+                action.hint()
+            );
+            return Some(Vec::new());
+        }
+        self.focus = Focus::Editor;
+        Some(self.update(action))
+    }
+
+    /// Whether the editor is on screen (a zoomed pane or presenter mode shows the focused one).
+    pub fn shows_editor(&self) -> bool {
+        self.focus != Focus::Panes || !(self.zoomed || self.present)
+    }
+
+    /// Esc with nothing to stop or close: back one level (a key list's value view to its list,
+    /// a pane or a field to the editor).
+    fn back(&mut self) {
+        match self.focus {
+            Focus::Panes if self.tab == Tab::Keyspace && self.keyspace.value_focus => {
+                self.keyspace.value_focus = false;
+            }
+            Focus::Panes
+                if self.tab == Tab::Server
+                    && self.server.as_ref().is_some_and(|s| s.value_focus) =>
+            {
+                if let Some(server) = self.server.as_mut() {
+                    server.value_focus = false;
+                }
+            }
+            Focus::Panes | Focus::Keys | Focus::Argv => {
+                self.focus = Focus::Editor;
+                // A word about the pane left behind would be stale now.
+                self.status = "back in the editor (F6 or Alt-1…9: the panes)".into();
+            }
+            Focus::Editor => {}
+        }
+    }
+
+    /// What is left: typing into the editor or a field, or a word for a key that does nothing.
+    fn widget_key(&mut self, key: KeyEvent) {
+        let label = super::ui::key_label(&key);
         match self.focus {
             Focus::Editor if super::debugger::refuses_key(self, &key) => {
                 self.status = super::debugger::EDIT_REFUSED.into()
@@ -568,12 +679,21 @@ impl App {
             Focus::Editor if self.editor.read_only.is_some() && super::read_only::edits(&key) => {
                 super::read_only::refuse(self);
             }
+            // Ctrl or Alt with a character, or an F-key, that nothing is bound to.
+            Focus::Editor if unbound_chord(&key) => {
+                self.status = format!("{label} does nothing in the editor (F1: every key)");
+            }
             Focus::Editor => self.editor.on_key(key),
             Focus::Keys => self.inputs.on_key(true, key),
             Focus::Argv => self.inputs.on_key(false, key),
-            Focus::Panes => {}
+            Focus::Panes if matches!(key.code, KeyCode::Modifier(_) | KeyCode::Null) => {}
+            Focus::Panes => {
+                self.status = format!(
+                    "{label} does nothing in the {} tab (F1: its keys, Esc: the editor)",
+                    self.tab.title()
+                );
+            }
         }
-        Vec::new()
     }
 
     fn on_overlay_key(&mut self, key: KeyEvent) -> Vec<Effect> {
@@ -586,6 +706,13 @@ impl App {
                         let prompt = prompt.clone();
                         self.overlay = None;
                         return self.answer_prompt(prompt);
+                    }
+                    // The search prompt's literal / regex switch (editing.rs).
+                    _ if action == Some(Action::SearchRegex)
+                        && matches!(prompt.purpose, PromptPurpose::Find) =>
+                    {
+                        self.editor.search_regex = !self.editor.search_regex;
+                        prompt.title = super::editing::find_title(self.editor.search_regex);
                     }
                     _ => super::inputs::edit_prompt(prompt, key),
                 }
@@ -655,21 +782,7 @@ impl App {
                 }
                 Vec::new()
             }
-            Some(Overlay::Help { scroll }) => {
-                match action {
-                    Some(Action::Up) => *scroll = scroll.saturating_sub(1),
-                    // Never past the end (the last frame knows where it is).
-                    Some(Action::Down) => {
-                        *scroll = (*scroll + 1).min(self.regions.borrow().scroll_max)
-                    }
-                    Some(Action::PageUp) => *scroll = scroll.saturating_sub(10),
-                    Some(Action::PageDown) => {
-                        *scroll = (*scroll + 10).min(self.regions.borrow().scroll_max)
-                    }
-                    _ => self.overlay = None,
-                }
-                Vec::new()
-            }
+            Some(Overlay::Palette(_)) => super::palette::on_key(self, key),
             Some(Overlay::Lessons(_)) => {
                 super::lessons::picker_key(self, action);
                 Vec::new()
@@ -771,7 +884,11 @@ impl App {
                 self.step = None;
                 self.status = "left step mode".into();
             }
-            Action::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
+            Action::Help | Action::Palette => {
+                self.overlay = Some(Overlay::Palette(Box::new(
+                    super::palette::PaletteState::new(&self.keymap),
+                )))
+            }
             Action::Quit => {
                 if self.editor.modified {
                     self.overlay = Some(Overlay::Confirm(Confirm::QuitUnsaved));
@@ -785,8 +902,8 @@ impl App {
                 self.status = "stop debugging first (Shift-F5)".into()
             }
             Action::Open => self.overlay = Some(Overlay::Picker(PickerState::load(&self.config))),
-            Action::FocusNext => self.focus = self.focus.step(1),
-            Action::FocusPrev => self.focus = self.focus.step(-1),
+            Action::FocusNext => self.focus = self.next_focus(1),
+            Action::FocusPrev => self.focus = self.next_focus(-1),
             Action::TabTrace => self.show_tab(Tab::Trace),
             Action::TabReply => self.show_tab(Tab::Reply),
             Action::CompareProfile => super::reply_compare::cycle(self), // issue 12
@@ -837,6 +954,10 @@ impl App {
             | Action::Bottom => self.scroll(action),
             Action::Select => return self.select(),
             Action::Close => self.overlay = None,
+            // The search prompt takes it (on_overlay_key); anywhere else it says where it works.
+            Action::SearchRegex => {
+                self.status = "Alt-R switches literal / regex in the search prompt (Ctrl-F)".into()
+            }
             Action::FilterKeys => {
                 let current = self.keyspace.filter.clone();
                 self.prompt(
@@ -945,7 +1066,6 @@ impl App {
             | Action::KeyspacePageDown
             | Action::KeyspaceTop
             | Action::KeyspaceBottom => super::keyspace::navigate(self, action),
-            Action::Find => self.prompt(PromptPurpose::Find, "Search (regex)", ""),
             Action::ExportRun => super::export_run::open_prompt(self),
             Action::OpenLessons
             | Action::CheckLesson
@@ -974,17 +1094,15 @@ impl App {
             | Action::Indent
             | Action::Outdent
             | Action::Zoom
-            | Action::ToggleWrap => return super::editing::update(self, action),
+            | Action::ToggleWrap
+            | Action::Find
+            | Action::FindNext
+            | Action::FindPrevious => return super::editing::update(self, action),
             // Like Open: the debugger's session belongs to this script.
             Action::NewFile if self.debugger.session.is_some() => {
                 self.status = "stop debugging first (Shift-F5)".into()
             }
             Action::NewFile => super::file_actions::new_file(self),
-            Action::FindNext => {
-                if !self.editor.find_next() {
-                    self.status = "no match (Ctrl-F searches)".into();
-                }
-            }
             // Handled by tui/debugger.rs above.
             Action::ToggleBreakpoint
             | Action::EditBreakpoint
@@ -1008,7 +1126,19 @@ impl App {
         Vec::new()
     }
 
-    fn show_tab(&mut self, tab: Tab) {
+    /// The next pane or field that shows (presenter mode shows no KEYS / ARGV fields).
+    fn next_focus(&self, by: isize) -> Focus {
+        let mut focus = self.focus;
+        for _ in 0..Focus::ORDER.len() {
+            focus = focus.step(by);
+            if !(self.present && matches!(focus, Focus::Keys | Focus::Argv)) {
+                return focus;
+            }
+        }
+        self.focus
+    }
+
+    pub(crate) fn show_tab(&mut self, tab: Tab) {
         self.tab = tab;
         self.focus = Focus::Panes;
     }
@@ -1096,13 +1226,7 @@ impl App {
                     self.save();
                 }
             }
-            PromptPurpose::Find => {
-                self.status = match self.editor.find(&prompt.input) {
-                    Ok(true) => format!("found '{}'", prompt.input),
-                    Ok(false) => format!("no match for '{}'", prompt.input),
-                    Err(e) => e,
-                }
-            }
+            PromptPurpose::Find => super::editing::find(self, &prompt.input),
             PromptPurpose::GotoLine => super::editing::goto_line(self, &input),
             PromptPurpose::ExportRun => super::export_run::answer(self, &input),
             PromptPurpose::ScanMatch

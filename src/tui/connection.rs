@@ -21,6 +21,20 @@ pub struct ConnectionState {
     pub pending: bool,
     /// On a cluster that answers: the nodes that did not (each "host:port (role, slots): why").
     pub down: Vec<String>,
+    /// The role of the node connected to ("master", "slave"), as read on connect and, on a
+    /// cluster, again at each check (a failover changes it).
+    pub role: Option<String>,
+}
+
+impl ConnectionState {
+    /// The server as the status bar names it: "(replica)" after it when the node connected to is
+    /// one (runs there are read-only; on a cluster, runs with keys go to their slot's master).
+    pub fn server_label(&self, server: &str) -> String {
+        match self.role.as_deref() {
+            Some(role) if role != "master" => format!("{server} (replica)"),
+            _ => server.to_string(),
+        }
+    }
 }
 
 impl ConnectionState {
@@ -65,6 +79,22 @@ pub fn on_health(app: &mut App, error: Option<String>) {
     }
 }
 
+/// The role of the node connected to, read again on a cluster: a change (a failover) is told once.
+pub fn on_role(app: &mut App, role: String) {
+    let state = &mut app.connection;
+    if state.role.as_deref() == Some(role.as_str()) {
+        return;
+    }
+    if state.role.is_some() {
+        app.status = if role == "master" {
+            "the node connected to is a master now (a failover promoted it)".into()
+        } else {
+            "the node connected to is a replica now (its master was failed over): runs with keys go to their slot's master; runs without keys stay on it, read-only".into()
+        };
+    }
+    state.role = Some(role);
+}
+
 /// The nodes of a cluster that did not answer the last check: the status bar names them (runs to
 /// the other nodes go on), and a change is told once.
 pub fn on_nodes(app: &mut App, down: Vec<String>) {
@@ -93,7 +123,12 @@ pub fn live_send_text(
     let slow = question
         .concerns
         .iter()
-        .any(|c| matches!(c, Concern::Slow { .. } | Concern::Incomplete { .. }));
+        .any(|c| matches!(c, Concern::Slow { .. } | Concern::Incomplete { .. }))
+        // The cluster's own clock named already.
+        && !question
+            .concerns
+            .iter()
+            .any(|c| matches!(c, Concern::NodeTimeout { .. }));
     if let (true, Some(note)) = (slow, cluster_note) {
         text = text.replacen(
             ". Nothing was sent.",

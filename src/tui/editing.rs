@@ -4,6 +4,7 @@
 
 use super::action::Action;
 use super::app::{App, Effect, PromptPurpose};
+use ratatui::crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
 
 /// Above this many bytes a copy stays inside evalbench: terminals drop longer OSC 52 sequences.
 pub const CLIPBOARD_MAX: usize = 100_000;
@@ -84,6 +85,22 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::ToggleComment => editor.toggle_comment(),
         Action::Indent => editor.indent(),
         Action::Outdent => editor.outdent(),
+        Action::Find => {
+            let title = find_title(editor.search_regex);
+            app.open_prompt(PromptPurpose::Find, title, "");
+        }
+        Action::FindNext | Action::FindPrevious => {
+            let found = if action == Action::FindNext {
+                editor.find_next()
+            } else {
+                editor.find_previous()
+            };
+            app.status = match found {
+                Some(found) => found_status(found, editor.search_pattern_text()),
+                None if editor.searching() => "no match (Ctrl-F searches again)".into(),
+                None => "nothing to search for: Ctrl-F searches".into(),
+            };
+        }
         Action::ToggleWrap => {
             editor.wrap = !editor.wrap;
             app.status = if editor.wrap {
@@ -105,6 +122,40 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     Vec::new()
 }
 
+/// The search prompt's title: the mode it searches in and the key that switches it.
+pub fn find_title(regex: bool) -> String {
+    if regex {
+        "Search (regex; Alt-R: literal)".into()
+    } else {
+        "Search (literal; Alt-R: regex)".into()
+    }
+}
+
+/// The answer to the search prompt, in the mode the prompt showed.
+pub fn find(app: &mut App, input: &str) {
+    let regex = app.editor.search_regex;
+    app.status = match app.editor.find(input, regex) {
+        Ok(_) if input.is_empty() => "search cleared".into(),
+        Ok(Some(found)) => found_status(found, input),
+        Ok(None) => format!("no match for '{input}'"),
+        Err(e) => e,
+    };
+}
+
+/// "match 3/17 of 'count(k'", with a notice when the search went round the end of the script.
+fn found_status(found: super::editor::Found, pattern: &str) -> String {
+    use super::editor::Wrap;
+    let wrapped = match found.wrapped {
+        Some(Wrap::ToTop) => " (search wrapped to top)",
+        Some(Wrap::ToBottom) => " (search wrapped to bottom)",
+        None => "",
+    };
+    format!(
+        "match {}/{} of '{pattern}'{wrapped}",
+        found.index, found.total
+    )
+}
+
 /// The answer to the go-to-line prompt.
 pub fn goto_line(app: &mut App, input: &str) {
     match input.trim().parse::<usize>() {
@@ -115,6 +166,59 @@ pub fn goto_line(app: &mut App, input: &str) {
         }
         _ => app.status = format!("'{input}' is not a line number"),
     }
+}
+
+/// A batch of terminal events read at once, with a paste typed key by key (a terminal without
+/// bracketed paste) made one paste: a run of plain keys holding Enter Enter (how such a terminal
+/// sends CRLF text) into the editor. It then goes through `EditorState::paste`, which makes each
+/// CR pair one line break, and is one undo step; other runs stay keys.
+pub fn key_by_key_paste(app: &App, events: Vec<Event>) -> Vec<Event> {
+    if app.focus != super::app::Focus::Editor || app.overlay.is_some() {
+        return events;
+    }
+    let typed = |event: &Event| -> Option<Option<char>> {
+        let Event::Key(key) = event else { return None };
+        if key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            return None;
+        }
+        let c = match key.code {
+            KeyCode::Char(c) => c,
+            KeyCode::Enter => '\r',
+            KeyCode::Tab => '\t',
+            _ => return None,
+        };
+        // A key's release (terminals reporting them) belongs to the run and adds nothing.
+        Some((key.kind != KeyEventKind::Release).then_some(c))
+    };
+    let mut out = Vec::with_capacity(events.len());
+    let mut run: Vec<Event> = Vec::new();
+    let mut text = String::new();
+    let flush = |run: &mut Vec<Event>, text: &mut String, out: &mut Vec<Event>| {
+        if text.contains("\r\r") {
+            out.push(Event::Paste(std::mem::take(text)));
+            run.clear();
+        } else {
+            out.append(run);
+            text.clear();
+        }
+    };
+    for event in events {
+        match typed(&event) {
+            Some(c) => {
+                text.extend(c);
+                run.push(event);
+            }
+            None => {
+                flush(&mut run, &mut text, &mut out);
+                out.push(event);
+            }
+        }
+    }
+    flush(&mut run, &mut text, &mut out);
+    out
 }
 
 /// The OSC 52 sequence that puts `bytes` on the terminal's clipboard: base64 inside, so no byte

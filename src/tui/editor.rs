@@ -82,8 +82,12 @@ pub struct EditorState {
     crlf: bool,
     /// Undo and redo by edit groups (tui-textarea's own history is one step per character).
     history: History,
-    /// The search pattern, set again when the buffer is rebuilt.
+    /// The search pattern (as a regex), set again when the buffer is rebuilt.
     search: Option<String>,
+    /// The search pattern as typed (for the status line).
+    search_text: String,
+    /// The last search was a regex (the search prompt opens in the same mode).
+    pub search_regex: bool,
     /// Bumped on every change of the text; keys the SHA1 cache.
     revision: u64,
     /// The script's SHA1 at a revision (the status bar shows it on every frame).
@@ -115,6 +119,142 @@ fn opens_block(before: &str) -> bool {
         || (code.ends_with(')') && code.contains("function"))
 }
 
+/// Words that close a block (or continue an `if`): typed as a line's first word, the line takes
+/// the indent of the block they belong to.
+const CLOSERS: [&str; 4] = ["end", "else", "elseif", "until"];
+
+/// The words of a line's code, in order: comments and the text of quoted strings left out (a
+/// keyword inside them does not open or close a block).
+fn code_words(line: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    let mut start = None;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let ident = b.is_ascii_alphanumeric() || b == b'_';
+        if ident {
+            start.get_or_insert(i);
+            i += 1;
+            continue;
+        }
+        if let Some(s) = start.take() {
+            words.push(&line[s..i]);
+        }
+        match b {
+            b'-' if bytes.get(i + 1) == Some(&b'-') => return words,
+            b'"' | b'\'' => {
+                // Skip to the closing quote (a backslash escapes the next byte).
+                i += 1;
+                while i < bytes.len() && bytes[i] != b {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if let Some(s) = start {
+        words.push(&line[s..]);
+    }
+    words
+}
+
+/// The indent of the line holding the block that `row`'s closer belongs to: the nearest unclosed
+/// `function`/`do`/`if`/`repeat` above (or an `else`/`elseif` of the same `if`).
+fn block_indent(lines: &[String], row: usize) -> Option<String> {
+    let mut depth = 0usize;
+    for line in lines[..row].iter().rev() {
+        for word in code_words(line).into_iter().rev() {
+            match word {
+                "end" | "until" => depth += 1,
+                "else" | "elseif" if depth == 0 => return Some(indent_of(line)),
+                "function" | "do" | "if" | "repeat" if depth == 0 => return Some(indent_of(line)),
+                "function" | "do" | "if" | "repeat" => depth -= 1,
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+fn indent_of(line: &str) -> String {
+    line.chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect()
+}
+
+/// After a typed character: when it completed `end`, `else`, `elseif` or `until` as the first
+/// word of its line, move the line to its block's indent (as editors do while typing).
+fn outdent_closer(t: &mut TextArea<'static>) {
+    let (row, col) = t.cursor();
+    if row > u16::MAX as usize {
+        return; // CursorMove::Jump could not come back to this row
+    }
+    let line = &t.lines()[row];
+    let before: String = line.chars().take(col).collect();
+    let word = before.trim_start();
+    let after_is_word = line
+        .chars()
+        .nth(col)
+        .is_some_and(|c| c.is_alphanumeric() || c == '_');
+    if after_is_word {
+        return;
+    }
+    // A word that went on past a closer (`endpoint`): back to the indent Enter gave the line.
+    let went_on = word.len() > 1
+        && word.is_ascii()
+        && word.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        && CLOSERS.contains(&&word[..word.len() - 1])
+        && !CLOSERS.contains(&word);
+    let indent = if CLOSERS.contains(&word) {
+        block_indent(t.lines(), row)
+    } else if went_on && row > 0 {
+        let above = &t.lines()[row - 1];
+        let mut indent = indent_of(above);
+        if opens_block(above) {
+            indent.push_str(INDENT);
+        }
+        Some(indent)
+    } else {
+        None
+    };
+    let Some(indent) = indent else {
+        return;
+    };
+    let current = indent_of(line);
+    if current == indent {
+        return;
+    }
+    let width = |s: &str| s.chars().count();
+    t.move_cursor(CursorMove::Head);
+    for _ in 0..width(&current) {
+        t.delete_next_char();
+    }
+    t.insert_str(&indent);
+    let col = col - width(&current) + width(&indent);
+    t.move_cursor(CursorMove::Jump(
+        row.min(u16::MAX as usize) as u16,
+        col as u16,
+    ));
+}
+
+/// A paste's line breaks as `\n`: CRLF, LF and CR are one break each, except in a paste whose
+/// breaks all come as pairs of CR: a terminal pasting CRLF text sends each line end as CR CR
+/// (it turns the LF into a CR too), so there a pair is one break.
+pub fn paste_line_breaks(text: &str) -> String {
+    let crlf_as_cr_pairs = !text.contains('\n')
+        && text.contains('\r')
+        && text
+            .split(|c| c != '\r')
+            .all(|run| run.len().is_multiple_of(2));
+    if crlf_as_cr_pairs {
+        text.replace("\r\r", "\n")
+    } else {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    }
+}
+
 /// The first visible row so that `row` is in a window of `height` rows, moving `scroll` as little
 /// as possible. Shared by key handling and drawing (which must agree after a resize).
 pub fn follow(scroll: usize, row: usize, height: usize) -> usize {
@@ -144,6 +284,8 @@ impl EditorState {
             textarea: new_textarea(lines),
             history: History::default(),
             search: None,
+            search_regex: false,
+            search_text: String::new(),
             path,
             modified: false,
             read_only: None,
@@ -223,6 +365,20 @@ impl EditorState {
     fn touched(&mut self) {
         self.modified = true;
         self.revision += 1;
+    }
+
+    /// Whether the highlighting shown is partly guessed (after a jump far into a large file) and
+    /// the exact pass has more to do (`catch_up_highlight`).
+    pub fn highlight_behind(&self) -> bool {
+        self.highlight.borrow().behind()
+    }
+
+    /// Go on with the exact highlighting for about `budget` (the event loop, while idle); whether
+    /// there is more to do.
+    pub fn catch_up_highlight(&self, budget: std::time::Duration) -> bool {
+        self.highlight
+            .borrow_mut()
+            .catch_up(self.textarea.lines(), budget)
     }
 
     /// Move the cursor; `extend` grows the selection (Shift), otherwise the selection ends.
@@ -312,6 +468,7 @@ impl EditorState {
             KeyCode::Char(c) if !word => {
                 self.edit(EditKind::Typing, Some(c), |t| {
                     t.insert_char(c);
+                    outdent_closer(t);
                     true
                 });
             }
@@ -591,10 +748,7 @@ impl EditorState {
 
     /// Pasted text (bracketed paste): line ends of any kind become lines, one undo step.
     pub fn paste(&mut self, text: &str) {
-        let text = text
-            .replace("\r\n", "\n")
-            .replace('\r', "\n")
-            .replace('\t', INDENT);
+        let text = paste_line_breaks(text).replace('\t', INDENT);
         let text = decode_script(text.as_bytes());
         self.edit(EditKind::Single, None, |t| t.insert_str(text));
     }
@@ -618,25 +772,122 @@ impl EditorState {
         }
     }
 
-    /// Search for `pattern` (a regex) from the cursor; whether it matched, or the pattern's error.
-    pub fn find(&mut self, pattern: &str) -> Result<bool, String> {
-        self.textarea
-            .set_search_pattern(pattern)
-            .map_err(|e| format!("not a valid search pattern: {e}"))?;
-        self.search = (!pattern.is_empty()).then(|| pattern.to_string());
-        let found = self.textarea.search_forward(true);
-        self.history.seal();
-        self.follow_cursor();
-        Ok(found)
+    /// Search for `pattern` from the cursor (the match under it counts): literally, or as a
+    /// regex when `regex`. None when nothing matches; an invalid regex's error in one line.
+    pub fn find(&mut self, pattern: &str, regex: bool) -> Result<Option<Found>, String> {
+        let compiled = if regex {
+            pattern.to_string()
+        } else {
+            regex::escape(pattern)
+        };
+        if let Err(e) = regex::Regex::new(&compiled) {
+            // The regex crate's message spans lines (the pattern, a caret, the error): its last
+            // line says what is wrong.
+            let text = e.to_string();
+            let what = text
+                .lines()
+                .last()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            return Err(format!(
+                "not a valid regex: {what} (Alt-R in the search prompt searches literally)"
+            ));
+        }
+        let _ = self.textarea.set_search_pattern(&compiled);
+        self.search = (!pattern.is_empty()).then_some(compiled);
+        self.search_regex = regex;
+        self.search_text = pattern.to_string();
+        Ok(self.step(Step::Here))
     }
 
-    /// The next match; false when there is none.
-    pub fn find_next(&mut self) -> bool {
-        let found = self.textarea.search_forward(false);
+    /// The next match after the cursor (wrapping to the top); None without a search or a match.
+    pub fn find_next(&mut self) -> Option<Found> {
+        self.step(Step::Next)
+    }
+
+    /// The match before the cursor (wrapping to the bottom).
+    pub fn find_previous(&mut self) -> Option<Found> {
+        self.step(Step::Previous)
+    }
+
+    /// The search pattern as typed.
+    pub fn search_pattern_text(&self) -> &str {
+        &self.search_text
+    }
+
+    /// Whether a search pattern is set (F3 and Shift-F3 have something to look for).
+    pub fn searching(&self) -> bool {
+        self.search.is_some()
+    }
+
+    /// Move to a match of the search pattern; which one `step` says.
+    fn step(&mut self, step: Step) -> Option<Found> {
+        let re = self.textarea.search_pattern()?.clone();
+        // Every non-empty match in the buffer, as (row, character column), in order.
+        let mut matches = Vec::new();
+        for (row, line) in self.textarea.lines().iter().enumerate() {
+            let mut chars = 0;
+            let mut at = 0;
+            for m in re.find_iter(line).filter(|m| !m.is_empty()) {
+                chars += line[at..m.start()].chars().count();
+                at = m.start();
+                matches.push((row, chars));
+            }
+        }
+        if matches.is_empty() {
+            return None;
+        }
+        let cursor = self.textarea.cursor();
+        let (index, wrapped) = match step {
+            Step::Here | Step::Next => {
+                let after = |m: &(usize, usize)| match step {
+                    Step::Here => *m >= cursor,
+                    _ => *m > cursor,
+                };
+                match matches.iter().position(after) {
+                    Some(i) => (i, None),
+                    None => (0, Some(Wrap::ToTop)),
+                }
+            }
+            Step::Previous => match matches.iter().rposition(|m| *m < cursor) {
+                Some(i) => (i, None),
+                None => (matches.len() - 1, Some(Wrap::ToBottom)),
+            },
+        };
+        self.textarea.cancel_selection();
+        self.jump(matches[index]);
         self.history.seal();
         self.follow_cursor();
-        found
+        Some(Found {
+            index: index + 1,
+            total: matches.len(),
+            wrapped,
+        })
     }
+}
+
+/// Which match a search step goes to.
+#[derive(Clone, Copy, PartialEq)]
+enum Step {
+    /// The first at or after the cursor (a new search).
+    Here,
+    Next,
+    Previous,
+}
+
+/// Where a search step landed: match `index` (1-based) of `total`, and whether it went round the
+/// end of the script to get there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Found {
+    pub index: usize,
+    pub total: usize,
+    pub wrapped: Option<Wrap>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wrap {
+    ToTop,
+    ToBottom,
 }
 
 #[cfg(test)]

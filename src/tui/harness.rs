@@ -87,6 +87,7 @@ impl Harness {
         let inspector = InspectorCore::new(crate::engine::live::LiveBackend::connect(target)?);
         self.app.config.busy_threshold_ms = live.server.busy_threshold_ms;
         self.app.set_live_server(label.to_string());
+        self.app.connection.role = Some(live.server.role.clone());
         self.live = Some(live);
         self.inspector = Some(inspector);
         self.settle();
@@ -127,6 +128,27 @@ impl Harness {
             };
             self.key(key);
         }
+        self
+    }
+
+    /// `text` typed in one burst, one key per character (`\r` and `\n` as Enter), read by the
+    /// event loop as one batch: how a terminal without bracketed paste delivers a paste.
+    pub fn key_burst(&mut self, text: &str) -> &mut Self {
+        let events: Vec<Event> = text
+            .chars()
+            .map(|c| {
+                let code = match c {
+                    '\r' | '\n' => KeyCode::Enter,
+                    c => KeyCode::Char(c),
+                };
+                Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+            })
+            .collect();
+        for event in super::editing::key_by_key_paste(&self.app, events) {
+            let effects = self.app.on_event(&event);
+            self.apply(effects);
+        }
+        self.settle();
         self
     }
 

@@ -7,10 +7,18 @@
 //! one only as far as the viewport needs; a line whose start state equals the cached one keeps its
 //! cached pieces (one state comparison instead of a syntect pass), so an edit that does not change
 //! the state at its end costs one line.
+//!
+//! A view far below the highlighted lines (a jump into a large file) is not made to wait for every
+//! line above it: its lines are highlighted from a guessed state (a fresh one, a little above the
+//! view, at a line that starts a statement) and shown at once, and the exact pass catches up while
+//! the user is idle (`catch_up`). Where the guess was right, the exact pass finds the same start
+//! state and keeps those lines for one comparison each; where it was wrong (a long comment opened
+//! far above), the lines are redone and the next frame shows them right.
 
 use ratatui::style::{Color, Modifier, Style};
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 use syntect::easy::HighlightLines;
 use syntect::highlighting::{FontStyle, HighlightState, Highlighter as SynHighlighter, Theme};
 use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
@@ -71,7 +79,20 @@ pub struct LineHighlighter {
     valid: usize,
     /// The buffer is TOML (a lab or test file), not Lua.
     toml: bool,
+    /// The end of the last range drawn: how far the exact pass has to go.
+    wanted: usize,
+    /// Lines run through syntect so far (for tests and benches: the work a frame did).
+    passes: usize,
 }
+
+/// A view that starts more lines than this below the highlighted ones is drawn from a guessed
+/// state (about 10 ms of exact highlighting would be needed first).
+const FAR: usize = 300;
+/// The guess starts this many lines above the view, so that what it gets wrong has settled
+/// (a statement or a string that started above the guess point) by the view's first line.
+const LEAD: usize = 40;
+/// How far above that the guess looks for a line starting a statement at column 0.
+const SYNC_SEARCH: usize = 100;
 
 impl Default for LineHighlighter {
     fn default() -> Self {
@@ -101,7 +122,34 @@ impl LineHighlighter {
             entries: Vec::new(),
             valid: 0,
             toml: false,
+            wanted: 0,
+            passes: 0,
         }
+    }
+
+    /// Lines run through syntect since the cache was made (tests and benches).
+    pub fn passes(&self) -> usize {
+        self.passes
+    }
+
+    /// The exact pass has not reached the last range drawn (what is shown is partly guessed).
+    pub fn behind(&self) -> bool {
+        self.valid < self.wanted.min(self.entries.len())
+    }
+
+    /// Go on with the exact pass towards the last range drawn, for about `budget`; whether it is
+    /// still behind. `lines` is the buffer (edits since the last frame are taken in first).
+    pub fn catch_up(&mut self, lines: &[String], budget: Duration) -> bool {
+        let Some(theme) = self.theme.clone() else {
+            return false;
+        };
+        self.sync(lines);
+        let started = Instant::now();
+        while self.behind() && started.elapsed() < budget {
+            let step = (self.valid + 64).min(self.wanted);
+            self.ensure(step.saturating_sub(1), &theme);
+        }
+        self.behind()
     }
 
     /// Highlight as TOML (a lab or test file) or as Lua; a change resets the cache.
@@ -180,8 +228,59 @@ impl LineHighlighter {
                 continue;
             }
             let (spans, end) = highlight_line(&self.entries[i].text, start.clone(), theme, set);
+            self.passes += 1;
             self.entries[i].cached = Some(Cached { start, end, spans });
             self.valid = i + 1;
+        }
+    }
+
+    /// Highlight lines `range` (all past `valid`) from a guessed state: a fresh one at a line a
+    /// little above them that starts a statement at column 0. Lines already highlighted from the
+    /// same state are kept, so a frame redoes only what changed.
+    fn guess(&mut self, range: Range<usize>, theme: &Arc<Theme>) {
+        let syntax = if self.toml {
+            toml_syntax()
+        } else {
+            lua_syntax()
+        };
+        let set = syntax_set();
+        let highlighter = SynHighlighter::new(theme);
+        let lowest = range
+            .start
+            .saturating_sub(LEAD + SYNC_SEARCH)
+            .max(self.valid);
+        let mut from = range.start.saturating_sub(LEAD).max(lowest);
+        while from > lowest && !starts_statement(&self.entries[from].text) {
+            from -= 1;
+        }
+        let mut state: State = match &self.entries[from].cached {
+            // The guess made here before: the same start, so the same lines.
+            Some(c) => c.start.clone(),
+            // The state after an empty first line: what a top-level line starts with (a fresh
+            // state differs from it in being the first line).
+            None => {
+                let fresh = (
+                    ParseState::new(syntax),
+                    HighlightState::new(&highlighter, ScopeStack::new()),
+                );
+                highlight_line("", fresh, theme, set).1
+            }
+        };
+        for i in from..range.end {
+            if let Some(c) = &self.entries[i].cached {
+                if c.start == state {
+                    state = c.end.clone();
+                    continue;
+                }
+            }
+            let (spans, end) = highlight_line(&self.entries[i].text, state.clone(), theme, set);
+            self.passes += 1;
+            self.entries[i].cached = Some(Cached {
+                start: state,
+                end: end.clone(),
+                spans,
+            });
+            state = end;
         }
     }
 
@@ -201,7 +300,10 @@ impl LineHighlighter {
         self.sync(lines);
         let end = range.end.min(lines.len());
         let start = range.start.min(end);
-        if start < end {
+        self.wanted = end;
+        if start > self.valid + FAR {
+            self.guess(start..end, theme);
+        } else if start < end {
             self.ensure(end - 1, theme);
         }
         (start..end)
@@ -214,6 +316,12 @@ impl LineHighlighter {
             })
             .collect()
     }
+}
+
+/// Whether a line looks like the start of a top-level statement (a good place to guess that no
+/// block, string or comment is open): a word at column 0.
+fn starts_statement(line: &str) -> bool {
+    line.starts_with(|c: char| c.is_ascii_alphabetic())
 }
 
 /// Highlight one line from `start`; returns its pieces and the state after it.
@@ -322,6 +430,66 @@ mod tests {
         // Switching back to Lua highlights as before.
         h.set_toml(false);
         assert_eq!(h.highlight(&buf, 0..3, &t), lua);
+    }
+
+    /// Lines `range` highlighted from the top, every line above them first.
+    fn exact(
+        buf: &[String],
+        range: Range<usize>,
+        t: &Arc<Theme>,
+    ) -> Vec<Vec<(Style, Range<usize>)>> {
+        LineHighlighter::new().highlight(buf, 0..range.end, t)[range].to_vec()
+    }
+
+    #[test]
+    fn a_jump_far_into_a_file_highlights_near_the_view_then_catches_up_exactly() {
+        let t = theme();
+        let mut buf: Vec<String> = (0..5000)
+            .map(|i| match i % 4 {
+                0 => format!("local x{i} = redis.call('GET', KEYS[1])"),
+                1 => "if x then".to_string(),
+                2 => "  return 'a' -- one".to_string(),
+                _ => "end".to_string(),
+            })
+            .collect();
+        let mut h = LineHighlighter::new();
+        h.highlight(&buf, 0..50, &t);
+        let before = h.passes();
+        let guessed = h.highlight(&buf, 2500..2550, &t);
+        // The lines near the view, not the 2,450 above it.
+        assert!(
+            h.passes() - before <= 50 + LEAD + SYNC_SEARCH,
+            "{}",
+            h.passes()
+        );
+        assert!(h.behind());
+        // Here the guess is right: the exact pass agrees, and keeps the guessed lines.
+        let fresh = exact(&buf, 2500..2550, &t);
+        assert_eq!(guessed, fresh);
+        let passes = h.passes();
+        assert!(!h.catch_up(&buf, Duration::from_secs(60)));
+        // Only the lines above the guess are done again: the view's 50 and more are kept.
+        assert!(h.passes() - passes <= 2450, "{}", h.passes() - passes);
+        assert_eq!(h.highlight(&buf, 2500..2550, &t), fresh);
+
+        // A long comment opened far above the view: the guess is wrong until the exact pass
+        // reaches the view, then the view is right.
+        buf[1000] = "--[[ commented out".to_string();
+        let mut h = LineHighlighter::new();
+        h.highlight(&buf, 0..50, &t);
+        let fresh = exact(&buf, 2500..2550, &t);
+        assert_ne!(h.highlight(&buf, 2500..2550, &t), fresh);
+        while h.catch_up(&buf, Duration::from_millis(1)) {}
+        assert_eq!(h.highlight(&buf, 2500..2550, &t), fresh);
+        // An edit while behind is taken in by the exact pass.
+        buf[1000] = "-- a line comment".to_string();
+        h.highlight(&buf, 0..50, &t);
+        h.highlight(&buf, 2500..2550, &t);
+        while h.catch_up(&buf, Duration::from_millis(1)) {}
+        assert_eq!(
+            h.highlight(&buf, 2500..2550, &t),
+            exact(&buf, 2500..2550, &t)
+        );
     }
 
     #[test]

@@ -1,7 +1,6 @@
-//! The KEYS / ARGV form: two single-line fields taking space-separated values with shell-style
-//! quoting.
+//! The KEYS / ARGV form: two single-line fields taking space-separated values quoted by the
+//! POSIX shell's rules (`'it'\''s'`, `"a b"`, `a\ b`), split and quoted with `shlex`.
 
-use crate::engine::script::split_args;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use tui_textarea::TextArea;
 
@@ -14,13 +13,35 @@ pub struct InputsState {
     pub argv: TextArea<'static>,
 }
 
+/// A value as the field shows it: as it is when the shell would read it back so, else quoted.
 fn quote(value: &str) -> String {
-    if !value.is_empty()
-        && !value.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == '\\')
-    {
-        value.to_string()
-    } else {
-        format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""))
+    match shlex::try_quote(value) {
+        Ok(quoted) => quoted.into_owned(),
+        // Only a NUL cannot be quoted for a shell; single quotes keep it (split reads it back).
+        Err(_) => format!("'{}'", value.replace('\'', "'\\''")),
+    }
+}
+
+/// What is wrong with a field the shell's rules cannot split, and where (1-based column): the
+/// quote that is never closed, or a backslash at the end. It is the last quote or backslash
+/// with everything before it well formed.
+fn quoting_error(text: &str) -> String {
+    let culprit = text
+        .char_indices()
+        .enumerate()
+        .filter(|(_, (_, c))| matches!(c, '\'' | '"' | '\\'))
+        .filter(|(_, (byte, _))| shlex::split(&text[..*byte]).is_some())
+        .last();
+    match culprit {
+        Some((column, (_, '\\'))) => format!(
+            "the backslash at column {} has nothing to escape: write \\\\ for a backslash",
+            column + 1
+        ),
+        Some((column, (_, quote))) => format!(
+            "the {quote} at column {} is never closed: close it, or write \\{quote} for the character itself",
+            column + 1
+        ),
+        None => "the quoting is not the shell's: see the README".into(),
     }
 }
 
@@ -43,7 +64,7 @@ impl InputsState {
 
     /// The values of one field, or an error saying what is wrong.
     pub fn values(text: &str, field: &str) -> Result<Vec<String>, String> {
-        split_args(text).ok_or_else(|| format!("{field}: unbalanced quotes"))
+        shlex::split(text).ok_or_else(|| format!("{field}: {}", quoting_error(text)))
     }
 
     /// KEYS and ARGV as bytes.

@@ -106,6 +106,9 @@ pub enum InspectEvent {
         /// On a cluster that answers: the nodes that did not, each with why.
         down: Vec<String>,
     },
+    /// On a cluster, after a Ping: the role of the node given to connect as the slot map read
+    /// now says ("master" or "slave"): a failover demotes or promotes it.
+    Role(String),
     /// The Server overview as read now.
     Overview(Box<crate::engine::live::overview::Overview>),
     /// SCRIPT KILL's answer in words.
@@ -235,7 +238,7 @@ impl InspectorCore {
             }],
             InspectRequest::Copy { keys, now_ms } => vec![self.copy(keys, now_ms)],
             InspectRequest::ScriptExists { script } => {
-                let (sha, traced) = shas(&script);
+                let (sha, traced) = shas(&script, self.live.server.profile.server_alias);
                 let reply =
                     self.live
                         .command(&[b"SCRIPT", b"EXISTS", sha.as_bytes(), traced.as_bytes()]);
@@ -254,14 +257,21 @@ impl InspectorCore {
                     Err(e) => failed("SCRIPT EXISTS", e),
                 }]
             }
-            InspectRequest::Ping => vec![match self.live.check_nodes() {
-                // BUSY or LOADING is a server that answers; on a cluster each node is checked.
-                Ok(down) => InspectEvent::Health { error: None, down },
-                Err(e) => InspectEvent::Health {
-                    error: Some(e.to_string()),
-                    down: Vec::new(),
-                },
-            }],
+            InspectRequest::Ping => {
+                let mut events = vec![match self.live.check_nodes() {
+                    // BUSY or LOADING is a server that answers; on a cluster each node is checked.
+                    Ok(down) => InspectEvent::Health { error: None, down },
+                    Err(e) => InspectEvent::Health {
+                        error: Some(e.to_string()),
+                        down: Vec::new(),
+                    },
+                }];
+                // The check read the slot map again: the role of the node connected to now.
+                if self.live.server.cluster {
+                    events.push(InspectEvent::Role(self.live.server.role.clone()));
+                }
+                events
+            }
             InspectRequest::Overview => {
                 vec![match crate::engine::live::overview::read(&mut self.live) {
                     Ok(overview) => InspectEvent::Overview(Box::new(overview)),
@@ -270,7 +280,7 @@ impl InspectorCore {
             }
             InspectRequest::ScriptKill => {
                 // On fresh connections (every node of a cluster: the script's keys are unknown).
-                let answers = crate::engine::live::script_kill_everywhere(&self.live.target);
+                let answers = self.live.script_kill_on_every_node();
                 vec![InspectEvent::Killed(
                     crate::engine::live::overview::describe_kill(answers, self.live.server.cluster),
                 )]
@@ -284,9 +294,16 @@ impl InspectorCore {
                 ]
             }
             InspectRequest::ScriptLoad { script } => {
-                let (sha, _) = shas(&script);
+                let (sha, _) = shas(&script, self.live.server.profile.server_alias);
                 let mut texts = vec![script.clone()];
-                texts.extend(instrument::instrument(&script).map(|copy| copy.text));
+                texts.extend(
+                    instrument::instrument_for(
+                        &script,
+                        None,
+                        self.live.server.profile.server_alias,
+                    )
+                    .map(|copy| copy.text),
+                );
                 for text in texts {
                     match self.live.command(&[b"SCRIPT", b"LOAD", &text]) {
                         Ok(Reply::Error(e)) => {
@@ -324,9 +341,10 @@ impl InspectorCore {
 }
 
 /// The SHA1 of the script and of its traced copy.
-fn shas(script: &[u8]) -> (String, String) {
+fn shas(script: &[u8], server_alias: bool) -> (String, String) {
     let sha = sha1_hex(script);
-    let traced = instrument::instrument(script).map_or_else(|| sha.clone(), |copy| copy.sha);
+    let traced = instrument::instrument_for(script, None, server_alias)
+        .map_or_else(|| sha.clone(), |copy| copy.sha);
     (sha, traced)
 }
 

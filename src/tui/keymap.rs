@@ -93,6 +93,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Panes, "]", Action::StepForward),
     (Context::Panes, "[", Action::StepBack),
     (Context::Global, "<F1>", Action::Help),
+    (Context::Global, "<C-p>", Action::Palette),
     (Context::Global, "<C-q>", Action::Quit),
     (Context::Global, "<C-s>", Action::Save),
     (Context::Global, "<C-o>", Action::Open),
@@ -180,6 +181,9 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Debug, "[", Action::PrevFrame),
     (Context::Editor, "<C-f>", Action::Find),
     (Context::Editor, "<F3>", Action::FindNext),
+    (Context::Editor, "<A-n>", Action::FindNext),
+    // Not Shift-F3: terminals send it as CSI 1;2R, which reads as a cursor position report.
+    (Context::Editor, "<A-N>", Action::FindPrevious),
     (Context::Editor, "<C-z>", Action::Undo),
     (Context::Editor, "<C-y>", Action::Redo),
     (Context::Editor, "<C-S-z>", Action::Redo),
@@ -202,6 +206,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Overlay, "<PageUp>", Action::PageUp),
     (Context::Overlay, "<PageDown>", Action::PageDown),
     (Context::Overlay, "<Enter>", Action::Select),
+    (Context::Overlay, "<A-r>", Action::SearchRegex),
 ];
 
 #[derive(Debug, Clone)]

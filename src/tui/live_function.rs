@@ -10,7 +10,9 @@ use super::app::{App, Confirm, Effect, Overlay};
 use super::worker::RunResult;
 use crate::engine::keyspace::Db;
 use crate::engine::live::fcall::{guarded_fcall, question_text, server_function_for};
-use crate::engine::live::function_load::{load, plan_load, LoadPlan};
+use crate::engine::live::function_load::{
+    load, load_every_master, masters_with, plan_load, LoadPlan,
+};
 use crate::engine::live::guarded::{Consent, Question, RunControl};
 use crate::engine::live::LiveBackend;
 use crate::engine::reply::Reply;
@@ -41,6 +43,12 @@ pub enum LiveFunctionAnswer {
         library: String,
         answer: Result<Reply, String>,
     },
+    /// On a cluster: each master's answer in words ("127.0.0.1:7000 (master, slots 0-5460):
+    /// loaded counters"), and whether any failed; Err: nothing was sent.
+    LoadedOnMasters {
+        library: String,
+        answers: Result<(Vec<String>, bool), String>,
+    },
 }
 
 /// Carry out a job on the live connection (None: the workbench is not on a live server).
@@ -60,10 +68,32 @@ pub fn run_job(live: Option<&mut LiveBackend>, job: LiveFunctionJob) -> LiveFunc
     };
     match job {
         LiveFunctionJob::Plan { code, label } => {
-            let plan = plan_load(live, &code, &label)
-                .map(Box::new)
-                .map_err(|e| e.to_string());
+            // On a cluster each master has its own libraries: the load goes to every master, and
+            // the plan says what each has.
+            let plan = plan_load(live, &code, &label).and_then(|mut plan| {
+                if live.server.cluster {
+                    plan.masters = masters_with(live, &plan.library, &code)?;
+                }
+                Ok(plan)
+            });
+            let plan = plan.map(Box::new).map_err(|e| e.to_string());
             LiveFunctionAnswer::Planned { code, plan }
+        }
+        LiveFunctionJob::Load { code, plan } if !plan.masters.is_empty() => {
+            let replace = plan.masters.iter().any(|m| m.exists);
+            LiveFunctionAnswer::LoadedOnMasters {
+                answers: load_every_master(live, &plan.library, &code, replace)
+                    .map(|loads| {
+                        let failed = loads.iter().any(|l| l.failed());
+                        let said = loads
+                            .iter()
+                            .map(|l| format!("{}: {}", l.node, l.describe()))
+                            .collect();
+                        (said, failed)
+                    })
+                    .map_err(|e| e.to_string()),
+                library: plan.library,
+            }
         }
         LiveFunctionJob::Load { code, plan } => LiveFunctionAnswer::Loaded {
             answer: load(live, &plan, &code, plan.exists).map_err(|e| e.to_string()),
@@ -197,7 +227,15 @@ pub fn on_answer(app: &mut App, answer: LiveFunctionAnswer) {
             code,
             plan: Ok(plan),
         } => {
-            if plan.same_code {
+            if !plan.masters.is_empty() && plan.masters.iter().all(|m| m.same_code) {
+                app.status = format!(
+                    "nothing to load: every master's library {} has the editor's code ({} masters)",
+                    plan.library,
+                    plan.masters.len()
+                );
+                return;
+            }
+            if plan.same_code && plan.masters.is_empty() {
                 app.status = format!(
                     "nothing to load: the server's library {} has the editor's code",
                     plan.library
@@ -222,12 +260,26 @@ pub fn on_answer(app: &mut App, answer: LiveFunctionAnswer) {
                 Err(e) => format!("library {library} not loaded: {e}"),
             };
         }
+        LiveFunctionAnswer::LoadedOnMasters { library, answers } => {
+            app.status = match answers {
+                Ok((said, false)) => format!("library {library}: {}", said.join("; ")),
+                Ok((said, true)) => format!(
+                    "library {library} not loaded on every master: {}",
+                    said.join("; ")
+                ),
+                Err(e) => format!("library {library} not loaded: {e}"),
+            };
+        }
     }
 }
 
 /// y to the load plan: send FUNCTION LOAD [REPLACE].
 pub fn confirm_load(app: &mut App, code: Vec<u8>, plan: LoadPlan) -> Vec<Effect> {
-    app.status = format!("loading library {} to the server…", plan.library);
+    app.status = if plan.masters.is_empty() {
+        format!("loading library {} to the server…", plan.library)
+    } else {
+        format!("loading library {} on every master…", plan.library)
+    };
     vec![Effect::LiveFunction(LiveFunctionJob::Load {
         code,
         plan: Box::new(plan),
@@ -236,6 +288,18 @@ pub fn confirm_load(app: &mut App, code: Vec<u8>, plan: LoadPlan) -> Vec<Effect>
 
 /// The question shown with the plan (its last line).
 pub fn load_question(plan: &LoadPlan) -> String {
+    if !plan.masters.is_empty() {
+        let to = plan.masters.iter().filter(|m| !m.same_code).count();
+        return format!(
+            "y sends FUNCTION LOAD{} to the {to} master{} without this code (one y for all); n or Esc: nothing is sent.",
+            if plan.masters.iter().any(|m| m.exists) {
+                " REPLACE"
+            } else {
+                ""
+            },
+            if to == 1 { "" } else { "s" }
+        );
+    }
     format!(
         "y sends FUNCTION LOAD{} to the server; n or Esc: nothing is sent.",
         if plan.exists { " REPLACE" } else { "" }
@@ -244,7 +308,19 @@ pub fn load_question(plan: &LoadPlan) -> String {
 
 /// The load plan's dialog: what changes, the diff (as many lines as fit), the question.
 pub fn draw_plan(frame: &mut Frame, area: Rect, plan: &LoadPlan, border: Style) {
-    let summary = plan.summary();
+    let mut summary = plan.summary();
+    if !plan.masters.is_empty() {
+        // Each master's state first: the diff is against the first master's library.
+        let states: String = plan
+            .masters
+            .iter()
+            .map(|m| format!("  {}\n", m.describe()))
+            .collect();
+        summary = format!(
+            "on {} masters (the changes below are the first's):\n{states}{summary}",
+            plan.masters.len()
+        );
+    }
     let mut lines: Vec<String> = summary
         .lines()
         .map(|l| crate::engine::display::display_safe(l).into_owned())

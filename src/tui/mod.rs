@@ -26,6 +26,7 @@ pub mod lessons; // issue 14: lessons in the workbench
 pub mod lint_diagnostics;
 pub mod live_function; // issue 13: live FCALL and FUNCTION LOAD in the workbench
 pub mod mouse;
+pub mod palette;
 pub mod race; // the Race tab (issue 14)
 pub mod read_only; // issue 13: read-only buffers (a server's library)
 pub mod reply_compare; // the Reply tab under a second profile (issue 12)
@@ -48,6 +49,9 @@ use ratatui::crossterm::execute;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use worker::{EngineCommand, Worker};
+
+/// At most this many queued events are read before they are handled and a frame drawn.
+const MAX_BATCH: usize = 1 << 16;
 
 /// How often everything typed is autosaved.
 const AUTOSAVE_EVERY: Duration = Duration::from_secs(3);
@@ -221,6 +225,7 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
                 live.server.product, live.server.version, live.target.display
             ));
             app.config.busy_threshold_ms = live.server.busy_threshold_ms;
+            app.connection.role = Some(live.server.role.clone());
             app.cluster_timeout_note = live.server.cluster_timeout_note();
             app.config.profile = live.server.profile;
             if !live.server.notes.is_empty() {
@@ -260,20 +265,32 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
             // (A script paused in the debugger waits for the user: no fast tick.)
             let running = app.running.is_some() && app.debugger.paused_line().is_none();
             let background = app.tests.running() || app.lint.busy(); // tests, lint (issue 14)
-            let timeout = if running || app.inspecting() || awaiting || background {
+                                                                     // Highlighting guessed after a jump: the exact pass goes on between keys.
+            let highlighting = app.editor.highlight_behind();
+            let timeout = if highlighting {
+                Duration::from_millis(10)
+            } else if running || app.inspecting() || awaiting || background {
                 Duration::from_millis(50)
             } else {
                 Duration::from_millis(500)
             };
-            if event::poll(timeout)? {
-                // Drain everything queued, then draw once.
-                loop {
-                    let ev = event::read()?;
+            if !event::poll(timeout)? {
+                if highlighting {
+                    app.editor.catch_up_highlight(Duration::from_millis(8));
+                }
+            } else {
+                // Drain everything queued (a paste typed key by key arrives as one batch), then
+                // draw once.
+                let mut batch = vec![event::read()?];
+                while batch.len() < MAX_BATCH && event::poll(Duration::ZERO)? {
+                    batch.push(event::read()?);
+                }
+                for ev in editing::key_by_key_paste(&app, batch) {
                     let effects = app.on_event(&ev);
                     if apply(effects, &worker, inspector.as_ref()) {
                         answer_due = Some(Instant::now() + ANSWER_WINDOW);
                     }
-                    if app.quit || !event::poll(Duration::ZERO)? {
+                    if app.quit {
                         break;
                     }
                 }

@@ -66,15 +66,11 @@ pub fn on_mouse(app: &mut App, event: MouseEvent) -> Vec<Effect> {
     let at = Position::new(x, y);
     let regions = app.regions.borrow().clone();
     if let Some(overlay) = &mut app.overlay {
-        // The help scrolls with the wheel; everything else waits for its keys.
-        if let Overlay::Help { scroll } = overlay {
+        // The palette's choice moves with the wheel; everything else waits for its keys.
+        if let Overlay::Palette(_) = overlay {
             match event.kind {
-                MouseEventKind::ScrollDown => {
-                    *scroll = scroll
-                        .saturating_add(WHEEL_STEP as u16)
-                        .min(regions.scroll_max)
-                }
-                MouseEventKind::ScrollUp => *scroll = scroll.saturating_sub(WHEEL_STEP as u16),
+                MouseEventKind::ScrollDown => super::palette::scroll(app, WHEEL_STEP as isize),
+                MouseEventKind::ScrollUp => super::palette::scroll(app, -(WHEEL_STEP as isize)),
                 _ => {}
             }
         }

@@ -386,6 +386,7 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
             super::connection::on_health(app, error);
             super::connection::on_nodes(app, down);
         }
+        InspectEvent::Role(role) => super::connection::on_role(app, role),
         InspectEvent::ScriptCache { sha, cached } => {
             if app.script_cache_pending.as_deref() == Some(sha.as_str()) {
                 app.script_cache_pending = None;
@@ -708,6 +709,14 @@ fn ask_search(app: &mut App) -> Vec<Effect> {
 
 /// Esc in the Server tab with no run to stop: stop the search inside the key (the server is asked
 /// nothing more); Esc on a stopped or finished search shows the whole value again.
+/// A search inside a server key is shown (Esc stops or clears it before going back).
+pub fn searching(app: &App) -> bool {
+    app.server
+        .as_ref()
+        .and_then(|v| v.value.as_ref())
+        .is_some_and(|v| v.pattern.is_some())
+}
+
 fn stop_search(app: &mut App) {
     let Some(view) = app.server.as_mut() else {
         return;

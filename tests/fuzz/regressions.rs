@@ -130,3 +130,14 @@ fn full_script_cache_still_gets_redis_compile_errors() {
     let report = sandbox.run(&RunRequest::new(deep(198)));
     assert_eq!(report.reply, Reply::Int(1));
 }
+
+/// Found by the expression-depth target: a script starting with ESC (the first byte of Lua's bytecode
+/// signature) is Lua text to Redis and fails as text; the lint said Lua refused a binary chunk.
+#[test]
+fn a_script_starting_with_esc_is_text_to_the_lint_too() {
+    let source = "\x1bocal a = 1\nreturn a";
+    super::targets::expression_depth(source.as_bytes());
+    let findings = evalbench::engine::analysis::lint(source);
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].message, "unexpected symbol near 'char(27)'");
+}

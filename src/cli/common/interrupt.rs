@@ -82,11 +82,21 @@ pub fn watch(live: &LiveBackend) -> Arc<RunControl> {
 /// Run `send` (it sends a script with these KEYS and waits for its reply) as a run on the server:
 /// a Ctrl-C meanwhile sends SCRIPT KILL. Without `watch`, `send` just runs.
 pub fn on_server<T>(keys: &[Vec<u8>], send: impl FnOnce() -> T) -> Result<T, CliError> {
+    on_server_at(keys, None, send)
+}
+
+/// `on_server` with the node of a cluster the script goes to: a Ctrl-C's kill goes there.
+pub fn on_server_at<T>(
+    keys: &[Vec<u8>],
+    node: Option<crate::engine::live::cluster::NodeRef>,
+    send: impl FnOnce() -> T,
+) -> Result<T, CliError> {
     let control = match lock(&WATCH).as_ref() {
         Some(w) => w.control.clone(),
         None => return Ok(send()),
     };
     control.begin(keys);
+    control.set_node(node);
     if control.enter(Phase::OnServer).is_err() {
         control.end();
         return Err(interrupted_error(

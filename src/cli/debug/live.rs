@@ -4,7 +4,7 @@
 use crate::cli::common::{
     read_sandbox_input, CliError, EXIT_BACKEND, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
 };
-use crate::cli::debug::{next_command, queued_commands, DebugArgs};
+use crate::cli::debug::{queued_commands, DebugArgs, PROMPT};
 use crate::engine::display::display_text;
 use crate::engine::live::copy::CopyError;
 use crate::engine::live::guard::dry_run;
@@ -15,6 +15,135 @@ use crate::engine::reply::Reply;
 use crate::engine::report::json_line;
 use serde_json::json;
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// What the REPL waits for: a line typed, the end of the input, or Ctrl-C.
+enum Event {
+    Line(String),
+    Eof,
+    Interrupt,
+}
+
+/// Ctrl-Cs since the session started.
+static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
+
+fn interrupted() -> bool {
+    INTERRUPTS.load(Ordering::SeqCst) > 0
+}
+
+/// Ctrl-C from now on, and the lines of the process's stdin (`lines`), as events: a Ctrl-C at the
+/// prompt is seen at once, not after the next line. A Ctrl-C while the server runs the script is
+/// acted on when LDB stops it (a breakpoint, or LDB's own stop at the busy threshold); a second one
+/// exits at once.
+fn watch_events(lines: bool) -> mpsc::Receiver<Event> {
+    let (tx, rx) = mpsc::channel();
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]) {
+        let tx = tx.clone();
+        let _ = std::thread::Builder::new()
+            .name("ctrl-c".into())
+            .spawn(move || {
+                for _ in signals.forever() {
+                    if INTERRUPTS.fetch_add(1, Ordering::SeqCst) > 0 {
+                        eprintln!("evalbench: interrupted again: exiting without ending the LDB session; the server goes on with the script without its debugger (to its end, or until its busy threshold)");
+                        std::process::exit(crate::cli::common::interrupt::EXIT_INTERRUPTED);
+                    }
+                    eprintln!("evalbench: interrupted (Ctrl-C): aborting the script at its next stop in the LDB session (Ctrl-C again exits at once)");
+                    let _ = tx.send(Event::Interrupt);
+                }
+            });
+    }
+    if lines {
+        let _ = std::thread::Builder::new()
+            .name("stdin".into())
+            .spawn(move || loop {
+                let mut line = String::new();
+                let event = match std::io::stdin().lock().read_line(&mut line) {
+                    Ok(0) | Err(_) => Event::Eof,
+                    Ok(_) => Event::Line(line),
+                };
+                let eof = matches!(event, Event::Eof);
+                if tx.send(event).is_err() || eof {
+                    break;
+                }
+            });
+    }
+    rx
+}
+
+/// The next command: a queued one, else a line typed; None at the end of the input; Err on Ctrl-C.
+fn next_event(
+    console: &mut Console<'_>,
+    queued: &mut std::collections::VecDeque<String>,
+    events: &mpsc::Receiver<Event>,
+    stdin: bool,
+    interactive: bool,
+) -> Result<Option<String>, ()> {
+    if let Some(c) = queued.pop_front() {
+        if !console.json {
+            let _ = writeln!(console.out, "{PROMPT}{}", display_text(&c));
+        }
+        return Ok(Some(c));
+    }
+    if !stdin {
+        return Ok(None);
+    }
+    if interactive {
+        let _ = write!(console.out, "{PROMPT}");
+        let _ = console.out.flush();
+    }
+    match events.recv() {
+        Ok(Event::Line(line)) => {
+            let c = line.trim_end_matches(['\n', '\r']).to_string();
+            if !interactive && !console.json {
+                let _ = writeln!(console.out, "{PROMPT}{}", display_text(&c));
+                let _ = console.out.flush();
+            }
+            Ok(Some(c))
+        }
+        Ok(Event::Eof) | Err(_) => Ok(None),
+        Ok(Event::Interrupt) => Err(()),
+    }
+}
+
+/// After Ctrl-C: abort the script where the session stopped (LDB's `abort`), and say what the
+/// server answered and whether it answers PING. Returns the session's end and the words.
+fn abort_session(
+    session: &mut LdbSession,
+    console: &mut Console<'_>,
+    target: &crate::engine::live::Target,
+) -> (Option<Reply>, String) {
+    let (ended, what) = match session.send(&[b"abort".to_vec()]) {
+        Ok(answer) => {
+            console.lines(&answer);
+            match &answer.ended {
+                Some(reply) => (
+                    answer.ended.clone(),
+                    format!(
+                        "sent abort to the LDB session, which ended with {}",
+                        reply.to_cli().replace('\n', " ")
+                    ),
+                ),
+                None => (
+                    None,
+                    "sent abort to the LDB session, which did not end".to_string(),
+                ),
+            }
+        }
+        Err(e) => (
+            None,
+            format!("sent abort to the LDB session, whose connection failed ({e})"),
+        ),
+    };
+    let kept = match session.mode {
+        LdbMode::Fork => "its changes are rolled back",
+        LdbMode::Sync => "changes made before the stop are kept",
+    };
+    (
+        ended,
+        format!("{what} ({kept}); {}", ldb::ping_in_words(target)),
+    )
+}
 
 fn backend_error(e: LiveError) -> CliError {
     match e {
@@ -148,10 +277,19 @@ pub fn debug_live(
                 &format!("SCRIPT DEBUG YES forks the server ({memory}): the fork grows by every page the server changes while the session lasts; the script's changes are rolled back."),
                 None,
             );
-            let allowed = args.yes || (interactive && consent(console.out, &mut stdin, "Fork it?"));
+            // Code SCRIPT KILL cannot stop keeps the fork's process running once it loops there
+            // (LDB's abort cannot reach it either).
+            let places = unkillable_places(&request.script, live.server.profile);
+            let warning = (!places.is_empty()).then(|| format!(
+                "SCRIPT KILL cannot stop this script ({}): looping there, the fork's process keeps running (and holding its memory) until the server is restarted",
+                places.join("; ")
+            ));
+            let unkillable = warning.as_ref().map_or(String::new(), |w| format!("; {w}"));
+            let question = warning.map_or("Fork it?".to_string(), |w| format!("{w}. Fork it?"));
+            let allowed = args.yes || (interactive && consent(console.out, &mut stdin, &question));
             if !allowed {
                 return Err(CliError::input(format!(
-                    "refused: SCRIPT DEBUG YES would fork {display} ({memory}); rerun with --yes to allow the fork{}",
+                    "refused: SCRIPT DEBUG YES would fork {display} ({memory}){unkillable}; rerun with --yes to allow the fork{}",
                     if interactive { "" } else { " (stdin is not a terminal to ask on)" }
                 )));
             }
@@ -177,6 +315,13 @@ pub fn debug_live(
             } else {
                 match dry_run(&mut live, &request, now) {
                     Ok(run) => {
+                        let in_c = crate::engine::live::guarded::stopped_in_c(&run.report);
+                        if !in_c.is_empty() {
+                            section(
+                                "SCRIPT KILL cannot stop it (the server may need a restart):",
+                                &in_c,
+                            );
+                        }
                         if !run.writes.is_empty() {
                             section(
                                 "A dry run in the sandbox on a copy of KEYS writes:",
@@ -217,6 +362,11 @@ pub fn debug_live(
             );
         }
     }
+    // From the EVAL on, Ctrl-C ends the session on the server (abort) instead of leaving the
+    // script to go on there without its debugger; the prompt reads stdin in a thread for it.
+    let has_stdin = stdin.is_some();
+    drop(stdin);
+    let events = watch_events(has_stdin);
     let (mut session, first) = LdbSession::start(&target, mode, &request).map_err(backend_error)?;
     if !args.json {
         console.say(
@@ -230,9 +380,20 @@ pub fn debug_live(
     console.lines(&first);
     let mut ended = first.ended;
     let mut queued = queued_commands(args.commands.as_deref());
+    // What a Ctrl-C did, once one came.
+    let mut interruption: Option<String> = None;
     while ended.is_none() {
-        let Some(line) = next_command(console.out, args.json, &mut queued, &mut stdin, interactive)
-        else {
+        if interrupted() {
+            let (end, words) = abort_session(&mut session, &mut console, &target);
+            ended = end;
+            interruption = Some(words);
+            break;
+        }
+        let next = next_event(&mut console, &mut queued, &events, has_stdin, interactive);
+        let Ok(next) = next else {
+            continue; // Ctrl-C at the prompt: aborted at the top of the loop.
+        };
+        let Some(line) = next else {
             // As the sandbox REPL: out of commands, the script runs to the end (quietly).
             console.say(
                 "info",
@@ -247,9 +408,12 @@ pub fn debug_live(
                     ended = answer.ended;
                     break;
                 }
+                if interrupted() {
+                    break;
+                }
                 words = &["c"];
             }
-            break;
+            continue;
         };
         let word = line.split_whitespace().next().unwrap_or("");
         let argv = match ldb::to_ldb(&line) {
@@ -270,6 +434,12 @@ pub fn debug_live(
         }
         ended = answer.ended;
     }
+    if interrupted() && interruption.is_none() {
+        interruption = Some(format!(
+            "the session had ended by itself meanwhile; {}",
+            ldb::ping_in_words(&target)
+        ));
+    }
     let reply = ended.unwrap_or(Reply::Nil);
     let code = if matches!(reply, Reply::Error(_)) {
         EXIT_ERROR_REPLY
@@ -288,6 +458,12 @@ pub fn debug_live(
         console.say("info", how, None);
         console.say("info", "", None);
         console.say("reply", &reply.to_cli(), None);
+    }
+    if let Some(words) = interruption {
+        return Err(CliError {
+            code: crate::cli::common::interrupt::EXIT_INTERRUPTED,
+            message: format!("interrupted (Ctrl-C): {words}"),
+        });
     }
     Ok(code)
 }

@@ -107,15 +107,31 @@ pub fn run_live(
                         ),
                     });
                 }
+                // Stopped inside one C call: on the server no kill reaches it, so no read timeout
+                // or SCRIPT KILL is promised.
+                let in_c = crate::engine::live::guarded::stopped_in_c(&run.report);
+                if !args.yes && !in_c.is_empty() {
+                    return Err(CliError {
+                        code: EXIT_BAD_INPUT,
+                        message: format!(
+                            "refused: SCRIPT KILL cannot stop this script:\n  {}\nIf that code runs long, the server stays busy for every client and may need a restart. Nothing was sent to {to}. Rerun with --yes to send it anyway (with --read-only too, as EVAL_RO).",
+                            in_c.join("\n  "),
+                        ),
+                    });
+                }
                 // A dry run stopped at the busy threshold (or memory budget) or that took a large
                 // share of it would block the server: only --yes sends it.
                 if !args.yes {
-                    if let Some(why) = slow_dry_run(&run.report, live.server.busy_threshold_ms) {
+                    if let Some(why) = slow_dry_run(
+                        &run.report,
+                        live.server.busy_threshold_ms,
+                        live.server.cluster_node_timeout_ms,
+                    ) {
                         return Err(CliError {
                             code: EXIT_BAD_INPUT,
                             message: format!(
                                 "refused: {why}{}.\nNothing was sent to {to}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).",
-                                live.server.cluster_timeout_note().map_or(String::new(), |n| format!("; {n}")),
+                                live.server.cluster_timeout_note().filter(|_| !why.contains("cluster-node-timeout")).map_or(String::new(), |n| format!("; {n}")),
                             ),
                         });
                     }
@@ -145,8 +161,11 @@ pub fn run_live(
         }
         WriteMode::ReadOnly
     };
+    // A Ctrl-C's kill goes to the node the script is sent to (the dry run may have followed a
+    // failover since the node was first named).
+    let at = live.node_for_keys(&request.keys);
     let mut report =
-        crate::cli::common::interrupt::on_server(&request.keys, || live.run(request, mode))?
+        crate::cli::common::interrupt::on_server_at(&request.keys, at, || live.run(request, mode))?
             .map_err(backend_error)?;
     if let Some(dry) = &dry {
         explain_with_dry_run(&mut report, dry);
@@ -224,12 +243,22 @@ pub fn run_live(
 }
 
 /// Why a finished dry run is too slow to send unasked (the guard's concern in words), if it is.
-fn slow_dry_run(report: &crate::engine::RunReport, threshold_ms: u64) -> Option<String> {
-    use crate::engine::live::guarded::{concerns, Concern};
+fn slow_dry_run(
+    report: &crate::engine::RunReport,
+    threshold_ms: u64,
+    node_timeout_ms: Option<u64>,
+) -> Option<String> {
+    use crate::engine::live::guarded::{concerns_on, describe_concern, Concern};
     let limit = crate::engine::budget::limit();
-    concerns(report, &[], threshold_ms, limit)
+    concerns_on(report, &[], threshold_ms, node_timeout_ms, limit)
         .into_iter()
         .find_map(|c| match c {
+            Concern::NodeTimeout { .. } => Some(format!(
+                "the dry run in the sandbox on a copy of KEYS took{}",
+                describe_concern(&c)
+                    .strip_prefix("The dry run took")
+                    .unwrap_or_default()
+            )),
             Concern::Incomplete { why, ms } => {
                 Some(format!("the dry run in the sandbox on a copy of KEYS did not complete: {why} after {ms:.1} ms (on the server it would keep every other client waiting until it ends or is killed)"))
             }

@@ -89,16 +89,27 @@ pub fn lint_in(source: &str, profile: &'static Profile) -> Vec<Diagnostic> {
 
 /// Compile (never run) with Lua 5.1, text only as Redis: the error without its chunk name prefix.
 fn compile(source: &str) -> Result<(), String> {
-    let lua = mlua::Lua::new();
-    lua.load(source)
-        .set_name("=user_script")
-        .set_mode(mlua::chunk::ChunkMode::Text)
-        .into_function()
-        .map(|_| ())
-        .map_err(|e| match e {
-            mlua::Error::SyntaxError { message, .. } => message,
-            other => other.to_string(),
-        })
+    use crate::engine::lua::{raw, vm};
+    use mlua::ffi;
+    // The loader the sandbox uses (text only, as Redis's Lua: a chunk starting with ESC is Lua text
+    // too, and fails as text), in a bare state: only the compiler's message matters here.
+    unsafe {
+        let l = ffi::luaL_newstate();
+        if l.is_null() {
+            return Err("not enough memory to compile the script".to_string());
+        }
+        let status = vm::load_buffer(l, source.as_bytes(), c"=user_script".as_ptr());
+        let result = if status == 0 {
+            Ok(())
+        } else {
+            Err(
+                String::from_utf8_lossy(raw::to_bytes(l, -1).unwrap_or(b"not enough memory"))
+                    .into_owned(),
+            )
+        };
+        ffi::lua_close(l);
+        result
+    }
 }
 
 /// Redis accepts `#!lua flags=...` as the first line; the parser does not.

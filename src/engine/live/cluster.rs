@@ -84,6 +84,12 @@ pub(crate) struct Pool {
     conns: HashMap<String, redis::Connection>,
     /// Nodes that did not answer, with why (a node that answers again is taken off).
     lost: BTreeMap<String, String>,
+    /// A node timed out or its connection was lost since the slot map was read: the cluster may
+    /// be failing it over, so the map is read again before the next command is routed.
+    pub(crate) stale: bool,
+    /// The master keyless commands went to while the seed did not answer: they stay there while
+    /// it answers (a slot map read again must not move them to another master unasked).
+    keyless: Option<String>,
 }
 
 impl Pool {
@@ -98,6 +104,8 @@ impl Pool {
             masters: Vec::new(),
             conns,
             lost: BTreeMap::new(),
+            stale: false,
+            keyless: None,
         }
     }
 
@@ -109,14 +117,25 @@ impl Pool {
             .collect()
     }
 
-    fn role_of(&self, addr: &str) -> String {
+    /// "master", "replica", or "node" when the slot map does not list it (a node failed and
+    /// left out, or no map read yet).
+    pub(crate) fn role_of(&self, addr: &str) -> String {
         if self.masters.iter().any(|m| m.addr() == addr) {
             "master".into()
-        } else if self.masters.is_empty() && addr == self.seed_addr {
-            "node".into()
-        } else {
+        } else if self
+            .masters
+            .iter()
+            .any(|m| m.replicas.iter().any(|r| r == addr))
+        {
             "replica".into()
+        } else {
+            "node".into()
         }
+    }
+
+    /// The address of the node given to connect.
+    pub(crate) fn seed_addr(&self) -> &str {
+        &self.seed_addr
     }
 
     /// Read the slot map again (CLUSTER SLOTS), from the seed or, when it does not answer, from any
@@ -143,6 +162,7 @@ impl Pool {
                             .rsplit_once(':')
                             .map_or(String::new(), |(h, _)| h.to_string());
                         self.masters = super::parse_cluster_slots(&reply, &host);
+                        self.stale = false;
                         return Ok(self.masters.clone());
                     }
                     Reply::Error(e) => {
@@ -181,13 +201,16 @@ impl Pool {
                 ))),
             },
             None => {
-                let addr = if !self.lost.contains_key(&self.seed_addr) {
+                let answers = |a: &String| !self.lost.contains_key(a);
+                let addr = if answers(&self.seed_addr) {
                     self.seed_addr.clone()
                 } else {
-                    self.masters
-                        .iter()
-                        .map(ClusterNode::addr)
-                        .find(|a| !self.lost.contains_key(a))
+                    let masters: Vec<String> =
+                        self.masters.iter().map(ClusterNode::addr).collect();
+                    self.keyless
+                        .clone()
+                        .filter(|k| masters.contains(k) && answers(k))
+                        .or_else(|| masters.into_iter().find(answers))
                         .unwrap_or_else(|| self.seed_addr.clone())
                 };
                 Ok(NodeRef {
@@ -227,6 +250,7 @@ impl Pool {
                             "(is the node running? its replica takes over its slots once the cluster fails it over)",
                         );
                     self.lost.insert(node.addr.clone(), message.clone());
+                    self.stale = true;
                     return Err(NodeFailure {
                         sent: false,
                         timed_out: false,
@@ -253,6 +277,7 @@ impl Pool {
                 // Either way this connection is of no more use: a late reply would be read as the
                 // next command's.
                 self.conns.remove(&node.addr);
+                self.stale = true;
                 if !timed_out {
                     self.lost.insert(node.addr.clone(), message.clone());
                 }
@@ -277,15 +302,20 @@ impl Pool {
         let mut result = self.request(&node, cmd);
         // A master that cannot be reached (the command never left) may have been failed over:
         // read the slot map again and send to the slot's master now, if it changed.
-        if let (Err(f), Some(slot)) = (&result, node.slot) {
-            if !f.sent && self.refresh().is_ok() {
-                if let Ok(now) = self.route(Some(slot)) {
-                    if now.addr != node.addr {
-                        result = self.request(&now, cmd);
-                        node = now;
-                    }
-                }
+        // A keyless command goes to the next node that answers (the failed one is marked lost).
+        if matches!(&result, Err(f) if !f.sent) {
+            let moved = match node.slot {
+                Some(slot) if self.refresh().is_ok() => self.route(Some(slot)).ok(),
+                Some(_) => None,
+                None => self.route(None).ok(),
+            };
+            if let Some(now) = moved.filter(|now| now.addr != node.addr) {
+                result = self.request(&now, cmd);
+                node = now;
             }
+        }
+        if node.slot.is_none() && node.addr != self.seed_addr && result.is_ok() {
+            self.keyless = Some(node.addr.clone());
         }
         let redirect = match &result {
             Ok(Reply::Error(e)) => {

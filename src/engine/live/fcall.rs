@@ -27,7 +27,7 @@ use super::copy::{copy_keys, CopyError, CopyLimits};
 use super::functions::{find_function_on, library_with_code_on};
 use super::guard::{explain_with_dry_run, DryRun};
 use super::guarded::{
-    concerns, describe_concern, keys_before, Concern, Consent, GuardedRun, Phase, Question,
+    concerns_on, describe_concern, keys_before, Concern, Consent, GuardedRun, Phase, Question,
     RunControl,
 };
 use super::{to_cmd, ClusterNode, LiveBackend, LiveError, Target};
@@ -119,7 +119,8 @@ fn dry_run_fcall(
     }
     let mut sandbox = Sandbox::new();
     sandbox.set_profile(live.server.profile);
-    sandbox.config.busy_threshold_ms = live.server.busy_threshold_ms;
+    sandbox.config.busy_threshold_ms =
+        super::guard::dry_run_threshold_ms(live.server.busy_threshold_ms);
     sandbox.function_load(&function.code, false).map_err(|e| {
         Err(format!(
             "the sandbox refuses the server's library {}: {e}",
@@ -152,8 +153,9 @@ fn dry_run_fcall(
         name: function.name.clone(),
         ..call.clone()
     });
-    let writes = super::guard::write_lines(&report);
-    let unseen = super::guard::unseen_lines(&report, &call.keys, live.server.profile);
+    let db = live.target.info.redis_settings().db();
+    let writes = super::guard::write_lines_in(&report, db);
+    let unseen = super::guard::unseen_lines_in(&report, &call.keys, live.server.profile, db);
     Ok(Some(DryRun {
         report,
         before,
@@ -431,10 +433,11 @@ fn guarded_fcall_inner(
             return cancelled;
         }
         let memory_limit = crate::engine::budget::limit();
-        let mut found = concerns(
+        let mut found = concerns_on(
             &dry.report,
             &dry.writes,
             live.server.busy_threshold_ms,
+            live.server.cluster_node_timeout_ms,
             memory_limit,
         );
         if !dry.unseen.is_empty() {
@@ -448,9 +451,7 @@ fn guarded_fcall_inner(
                 },
             );
         }
-        if !places.is_empty() {
-            found.insert(0, Concern::Unkillable(places));
-        }
+        super::guarded::add_unkillable(&mut found, &places);
         if !found.is_empty() {
             return GuardedRun::asking(dry, found, !read_only);
         }
@@ -471,6 +472,7 @@ fn guarded_fcall_inner(
         );
         return plain(report, before.clone(), before, dry_run_ns);
     }
+    control.set_node(live.node_for_keys(&call.keys));
     if control.enter(Phase::OnServer).is_err() {
         return not_sent(live, "before sending", dry_run_ns);
     }

@@ -41,6 +41,8 @@ pub struct LoadPlan {
     pub sandbox_error: Option<String>,
     /// On a cluster: the master the load goes to.
     pub cluster_node: Option<String>,
+    /// On a cluster, when the load goes to every master (`masters_with`): each master's state.
+    pub masters: Vec<MasterLibrary>,
 }
 
 /// Why a load is refused before anything is planned or sent.
@@ -113,7 +115,8 @@ pub fn plan_load(
     code: &[u8],
     label: &str,
 ) -> Result<LoadPlan, LoadRefusal> {
-    if role(live)? != "master" {
+    // On a cluster the load goes to masters from the slot map, whatever the node connected to is.
+    if !live.server.cluster && role(live)? != "master" {
         return Err(LoadRefusal::Replica(live.target.display.clone()));
     }
     let mut sandbox = Sandbox::new();
@@ -161,6 +164,7 @@ pub fn plan_load(
         diff: String::new(),
         sandbox_error,
         cluster_node: None,
+        masters: Vec::new(),
     };
     if let Some((old, old_code)) = &server_library {
         plan.same_code = old_code.as_slice() == code;
@@ -289,7 +293,7 @@ pub fn load(
     code: &[u8],
     replace: bool,
 ) -> Result<Reply, LoadRefusal> {
-    if role(live)? != "master" {
+    if plan.cluster_node.is_none() && role(live)? != "master" {
         return Err(LoadRefusal::Replica(live.target.display.clone()));
     }
     let mut args: Vec<&[u8]> = vec![b"FUNCTION", b"LOAD"];
@@ -315,11 +319,22 @@ pub fn load(
 pub struct MasterLibrary {
     /// "127.0.0.1:7000 (master, slots 0-5460)".
     pub node: String,
+    /// "127.0.0.1:7000".
+    pub addr: String,
     pub exists: bool,
     pub same_code: bool,
 }
 
 impl MasterLibrary {
+    /// "does not have it", "has this code already", "has another version".
+    pub fn state(&self) -> &'static str {
+        match (self.exists, self.same_code) {
+            (false, _) => "does not have it",
+            (true, true) => "has this code already",
+            (true, false) => "has another version",
+        }
+    }
+
     /// "127.0.0.1:7000 (master, slots 0-5460): has it (REPLACE replaces it)".
     pub fn describe(&self) -> String {
         let state = match (self.exists, self.same_code) {
@@ -352,6 +367,7 @@ pub fn masters_with(
         };
         out.push(MasterLibrary {
             node: master_label(m),
+            addr: m.addr(),
             exists: found.is_some(),
             same_code: found.is_some_and(|(_, c)| c.as_slice() == code),
         });
@@ -359,8 +375,56 @@ pub fn masters_with(
     Ok(out)
 }
 
-/// Each node with its answer (or why it could not be asked).
-pub type NodeAnswers = Vec<(String, Result<Reply, LiveError>)>;
+/// What FUNCTION LOAD did on one master of a cluster.
+#[derive(Debug)]
+pub struct MasterLoad {
+    /// "127.0.0.1:7000 (master, slots 0-5460)".
+    pub node: String,
+    /// "127.0.0.1:7000".
+    pub addr: String,
+    /// FUNCTION LOAD was sent (false: the master has this code already).
+    pub sent: bool,
+    /// The master's answer (the library's name or its error), or why it could not be reached;
+    /// None when nothing was sent.
+    pub answer: Option<Result<Reply, LiveError>>,
+}
+
+impl MasterLoad {
+    /// "loaded counters", the server's error, "not sent: ...", "has this code already: nothing sent".
+    pub fn describe(&self) -> String {
+        match &self.answer {
+            None => "has this code already: nothing sent".into(),
+            Some(Ok(Reply::Bulk(name))) => format!("loaded {}", String::from_utf8_lossy(name)),
+            Some(Ok(other)) => other.to_cli().replace('\n', " "),
+            Some(Err(e)) => format!("not sent: {e}"),
+        }
+    }
+
+    /// The master did not load it: an error reply, or it could not be reached.
+    pub fn failed(&self) -> bool {
+        match &self.answer {
+            None => false,
+            Some(Ok(reply)) => reply.is_error(),
+            Some(Err(_)) => true,
+        }
+    }
+
+    /// `{"node", "addr", "sent", "reply", "error"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let (reply, error) = match &self.answer {
+            None => (serde_json::Value::Null, serde_json::Value::Null),
+            Some(Ok(reply)) => (reply.to_json(), serde_json::Value::Null),
+            Some(Err(e)) => (serde_json::Value::Null, serde_json::json!(e.to_string())),
+        };
+        serde_json::json!({
+            "node": self.node,
+            "addr": self.addr,
+            "sent": self.sent,
+            "reply": reply,
+            "error": error,
+        })
+    }
+}
 
 /// FUNCTION LOAD on every master of the cluster that does not have this code yet (REPLACE when
 /// `replace`), after one consent: each master with its own answer (the library's name, the
@@ -371,7 +435,7 @@ pub fn load_every_master(
     library: &str,
     code: &[u8],
     replace: bool,
-) -> Result<NodeAnswers, LoadRefusal> {
+) -> Result<Vec<MasterLoad>, LoadRefusal> {
     let masters = live.cluster_masters()?;
     let mut args: Vec<&[u8]> = vec![b"FUNCTION", b"LOAD"];
     if replace {
@@ -382,14 +446,12 @@ pub fn load_every_master(
     for m in &masters {
         let same = !library.is_empty()
             && matches!(library_with_code_on(live, Some(m), library), Ok(Some((_, c))) if c == code);
-        if same {
-            out.push((
-                master_label(m),
-                Ok(Reply::Status("has this code already: nothing sent".into())),
-            ));
-            continue;
-        }
-        out.push((master_label(m), live.command_on(m, &args)));
+        out.push(MasterLoad {
+            node: master_label(m),
+            addr: m.addr(),
+            sent: !same,
+            answer: (!same).then(|| live.command_on(m, &args)),
+        });
     }
     Ok(out)
 }

@@ -59,14 +59,15 @@ pub fn dry_run_with(
     // The dry run imitates the server it guards (engine/profile.rs).
     sandbox.set_profile(live.server.profile);
     // A runaway stops in the dry run where the server would call it busy.
-    sandbox.config.busy_threshold_ms = live.server.busy_threshold_ms;
+    sandbox.config.busy_threshold_ms = dry_run_threshold_ms(live.server.busy_threshold_ms);
     sandbox.set_db0(before.clone());
     let report = sandbox.run(&RunRequest {
         read_only: false,
         ..request.clone()
     });
-    let writes = write_lines(&report);
-    let unseen = unseen_lines(&report, &request.keys, live.server.profile);
+    let db = live.target.info.redis_settings().db();
+    let writes = write_lines_in(&report, db);
+    let unseen = unseen_lines_in(&report, &request.keys, live.server.profile, db);
     Ok(Some(DryRun {
         report,
         before,
@@ -76,19 +77,64 @@ pub fn dry_run_with(
     }))
 }
 
+/// The busy threshold of a dry run for a server with `server_ms`: the same, except that a server's
+/// 0 (every script is busy for other clients from its start) must not leave the sandbox without
+/// any (0 there is "never"): the dry run stops at the default then.
+pub fn dry_run_threshold_ms(server_ms: u64) -> u64 {
+    if server_ms == 0 {
+        crate::engine::sandbox::DEFAULT_BUSY_THRESHOLD_MS
+    } else {
+        server_ms
+    }
+}
+
 /// Each write call of a dry run as `line N: COMMAND args`.
 pub fn write_lines(report: &RunReport) -> Vec<String> {
+    write_lines_in(report, 0)
+}
+
+/// The server's database of each call of a dry run whose connection is on database `start`: the
+/// sandbox runs from its database 0 (holding the copy), so until the script's first SELECT its
+/// database 0 stands for `start`; after it, databases are the server's own.
+fn server_dbs(report: &RunReport, start: i64) -> Vec<i64> {
+    let mut selected = false;
     report
         .trace
         .iter()
-        .filter(|t| t.write)
         .map(|t| {
+            let db = if selected { t.db as i64 } else { start };
+            // (A refused SELECT moves neither.)
+            selected |= !matches!(t.reply, crate::engine::reply::Reply::Error(_))
+                && t.command
+                    .first()
+                    .is_some_and(|c| c.eq_ignore_ascii_case(b"SELECT"));
+            db
+        })
+        .collect()
+}
+
+/// `write_lines` of a dry run for a connection on database `start`: a write in another database
+/// says which.
+pub fn write_lines_in(report: &RunReport, start: i64) -> Vec<String> {
+    let dbs = server_dbs(report, start);
+    report
+        .trace
+        .iter()
+        .zip(dbs)
+        .filter(|(t, _)| t.write)
+        .map(|(t, server_db)| {
             let command: Vec<String> = t
                 .command
                 .iter()
                 .map(|a| String::from_utf8_lossy(a).into_owned())
                 .collect();
-            format!("line {}: {}", t.line, command.join(" "))
+            // A write after SELECT lands in another database than the keys the run was given.
+            let db = if server_db != start {
+                format!(" (in database {server_db})")
+            } else {
+                String::new()
+            };
+            format!("line {}: {}{db}", t.line, command.join(" "))
         })
         .collect()
 }
@@ -101,6 +147,17 @@ pub fn unseen_lines(
     declared: &[Vec<u8>],
     profile: &'static crate::engine::profile::Profile,
 ) -> Vec<String> {
+    unseen_lines_in(report, declared, profile, 0)
+}
+
+/// `unseen_lines` of a dry run for a connection on database `start` (the copy holds its KEYS).
+pub fn unseen_lines_in(
+    report: &RunReport,
+    declared: &[Vec<u8>],
+    profile: &'static crate::engine::profile::Profile,
+    start: i64,
+) -> Vec<String> {
+    let dbs = server_dbs(report, start);
     let shown = |t: &crate::engine::report::TraceEntry| {
         t.command
             .iter()
@@ -109,19 +166,20 @@ pub fn unseen_lines(
             .join(" ")
     };
     let mut out = Vec::new();
-    for t in &report.trace {
+    for (t, server_db) in report.trace.iter().zip(dbs) {
+        // Only the sandbox's database 0 holds the copy, and only while it stands for `start`.
+        let elsewhere = t.db != 0 || server_db != start;
         let outside: Vec<String> = t
             .keys
             .iter()
-            .filter(|k| t.db != 0 || !declared.contains(k))
+            .filter(|k| elsewhere || !declared.contains(k))
             .map(|k| String::from_utf8_lossy(k).into_owned())
             .collect();
         if !outside.is_empty() {
             let noun = if outside.len() == 1 { "key" } else { "keys" };
-            let where_ = if t.db != 0 {
+            let where_ = if elsewhere {
                 format!(
-                    " in database {} after SELECT: the copy holds KEYS of the first only",
-                    t.db
+                    " in database {server_db} after SELECT: the copy holds KEYS of the first only"
                 )
             } else {
                 format!(
@@ -150,6 +208,12 @@ pub fn unseen_lines(
         });
         if let Some(why) = why {
             out.push(format!("line {}: {} ({why})", t.line, shown(t)));
+        }
+    }
+    // Calls outside the trace that the server answers from its own state.
+    for w in &report.warnings {
+        if w.kind == crate::engine::report::WarningKind::ServerState {
+            out.push(format!("line {}: {}", w.line, w.message));
         }
     }
     if report.trace.len() >= crate::engine::lua::api::MAX_TRACED_CALLS {
@@ -198,6 +262,51 @@ mod tests {
     }
 
     #[test]
+    fn a_write_after_select_names_its_database() {
+        let mut sandbox = Sandbox::new();
+        let report = sandbox.run(&RunRequest {
+            keys: vec![b"k".to_vec()],
+            ..RunRequest::new("redis.call('SET', KEYS[1], 'a')\nredis.call('SELECT', 3)\nreturn redis.call('SET', KEYS[1], 'b')")
+        });
+        assert_eq!(
+            write_lines(&report),
+            vec![
+                "line 1: SET k a".to_string(),
+                "line 3: SET k b (in database 3)".to_string()
+            ]
+        );
+    }
+
+    /// A connection on database 3: SELECT 0 leaves the copy's database, though the sandbox's
+    /// database 0 holds the copy.
+    #[test]
+    fn select_away_from_the_connections_database_is_seen_by_its_number() {
+        let mut sandbox = Sandbox::new();
+        let keys = vec![b"k".to_vec()];
+        let report = sandbox.run(&RunRequest {
+            keys: keys.clone(),
+            ..RunRequest::new("local a = redis.call('GET', KEYS[1])\nredis.call('SELECT', 0)\nreturn redis.call('SET', KEYS[1], 'x')")
+        });
+        assert_eq!(
+            unseen_lines_in(&report, &keys, DEFAULT, 3),
+            vec!["line 3: SET k x (key k in database 0 after SELECT: the copy holds KEYS of the first only)".to_string()]
+        );
+        assert_eq!(
+            write_lines_in(&report, 3),
+            vec!["line 3: SET k x (in database 0)".to_string()]
+        );
+        // On database 0 the same script stays in the copy's database.
+        assert_eq!(
+            unseen_lines_in(&report, &keys, DEFAULT, 0),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            write_lines_in(&report, 0),
+            vec!["line 3: SET k x".to_string()]
+        );
+    }
+
+    #[test]
     fn calls_the_copy_cannot_answer_are_listed_with_their_line() {
         assert_eq!(
             unseen("return redis.call('GET', KEYS[1])", &["k"]),
@@ -214,6 +323,10 @@ mod tests {
         assert_eq!(
             unseen("return redis.pcall('DBSIZE')", &[]),
             vec!["line 1: DBSIZE (it reads the whole keyspace)".to_string()]
+        );
+        assert_eq!(
+            unseen("local n = 0\nif redis.acl_check_cmd('SET', KEYS[1], 'v') then n = 1 end\nreturn n", &["k"]),
+            vec!["line 2: redis.acl_check_cmd SET k v (the answer depends on the ACL user the server runs the script for: the sandbox answers as the default user, who may run every command)".to_string()]
         );
         assert_eq!(
             unseen("return redis.pcall('MEMORY', 'DOCTOR')", &[]),

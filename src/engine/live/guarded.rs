@@ -9,7 +9,7 @@ use super::guard::{dry_run_with, explain_with_dry_run, DryRun};
 use super::{LiveBackend, LiveError, Target, WriteMode};
 use crate::engine::keyspace::Db;
 use crate::engine::reply::Reply;
-use crate::engine::report::Outcome;
+use crate::engine::report::{Outcome, WarningKind};
 use crate::engine::{RunReport, RunRequest};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -67,6 +67,9 @@ struct ControlState {
     cancelled: bool,
     keys: Vec<Vec<u8>>,
     generation: u64,
+    /// On a cluster: the node the script of this run was sent to (a kill goes there, not to the
+    /// node given to connect, which may be down or another master).
+    node: Option<super::cluster::NodeRef>,
     /// The dry run's sandbox stop flag, while it runs.
     dry_stop: Option<Arc<AtomicBool>>,
 }
@@ -93,6 +96,7 @@ impl Default for RunControl {
                 cancelled: false,
                 keys: Vec::new(),
                 generation: 0,
+                node: None,
                 dry_stop: None,
             }),
         }
@@ -137,6 +141,7 @@ impl RunControl {
         s.phase = Phase::Copying;
         s.cancelled = false;
         s.keys = keys.to_vec();
+        s.node = None;
         s.generation += 1;
         s.dry_stop = None;
         s.kill_sent = false;
@@ -155,6 +160,17 @@ impl RunControl {
         drop(s);
         self.tell(phase);
         Ok(())
+    }
+
+    /// On a cluster: the node the script goes to, told before it is sent.
+    pub fn set_node(&self, node: Option<super::cluster::NodeRef>) {
+        self.lock().node = node;
+    }
+
+    /// The node run `generation` was sent to (None: not told, another run, or not a cluster).
+    pub fn node(&self, generation: u64) -> Option<super::cluster::NodeRef> {
+        let s = self.lock();
+        s.node.clone().filter(|_| s.generation == generation)
     }
 
     pub fn is_cancelled(&self) -> bool {
@@ -266,6 +282,9 @@ pub enum Concern {
     Incomplete { why: String, ms: f64 },
     /// The dry run took `ms`, a large share of the threshold.
     Slow { ms: f64, threshold_ms: u64 },
+    /// On a cluster, the dry run took `ms`, a large share of `cluster-node-timeout`: a script
+    /// running past it gets its master failed over (the busy threshold may be the longer clock).
+    NodeTimeout { ms: f64, timeout_ms: u64 },
     /// No dry run: the declared keys could not be copied (the copy limit).
     NoDryRun { why: String },
     /// A function without the `no-writes` flag (issue 13): FCALL_RO refuses it, so the server cannot
@@ -334,6 +353,10 @@ pub fn describe_concern(concern: &Concern) -> String {
             "The dry run took {ms:.1} ms, {:.0}% of the server's busy threshold of {threshold_ms} ms (the server may be slower)",
             ms * 100.0 / *threshold_ms as f64
         ),
+        Concern::NodeTimeout { ms, timeout_ms } => format!(
+            "The dry run took {ms:.1} ms, {:.0}% of this cluster's cluster-node-timeout of {timeout_ms} ms (the server may be slower): a script running past it gets its master failed over by a replica, and its writes are lost with the old master",
+            ms * 100.0 / *timeout_ms as f64
+        ),
         Concern::NoDryRun { why } => format!("No dry run is possible: {why}"),
         Concern::Unseen(calls) => format!(
             "The dry run is no preview of the server: it could not see what {} read ({})",
@@ -372,11 +395,34 @@ pub fn unkillable_places(
         .collect()
 }
 
+/// Where a dry run stopped at the busy threshold inside one C call (a pattern match, a sort, a
+/// command), as `line N: what`: the server's hook and SCRIPT KILL cannot reach inside it.
+pub fn stopped_in_c(report: &RunReport) -> Vec<String> {
+    report
+        .warnings
+        .iter()
+        .filter(|w| report.outcome == Outcome::Killed && w.kind == WarningKind::Unkillable)
+        .map(|w| format!("line {}: {}", w.line, w.message))
+        .collect()
+}
+
 /// The concerns a finished dry run raises (empty: send it).
 pub fn concerns(
     report: &RunReport,
     writes: &[String],
     threshold_ms: u64,
+    memory_limit: usize,
+) -> Vec<Concern> {
+    concerns_on(report, writes, threshold_ms, None, memory_limit)
+}
+
+/// `concerns` on a server with a second clock: a cluster's `cluster-node-timeout` (a dry run
+/// taking a large share of it is a concern of its own, whatever the busy threshold).
+pub fn concerns_on(
+    report: &RunReport,
+    writes: &[String],
+    threshold_ms: u64,
+    node_timeout_ms: Option<u64>,
     memory_limit: usize,
 ) -> Vec<Concern> {
     let mut out = Vec::new();
@@ -386,11 +432,21 @@ pub fn concerns(
     let ms = report.elapsed_ns as f64 / 1e6;
     let over_budget = matches!(&report.reply, Reply::Error(e)
         if *e == crate::engine::budget::over_budget_text(memory_limit));
-    if report.outcome == Outcome::Killed {
-        out.push(Concern::Incomplete {
-            why: format!("stopped at the busy threshold ({threshold_ms} ms)"),
-            ms,
-        });
+    // Stopped inside one C call (a pattern match, a sort): on the server neither the hook nor
+    // SCRIPT KILL reaches it, so this is no slow run that a kill ends.
+    let in_c = stopped_in_c(report);
+    if !in_c.is_empty() {
+        out.push(Concern::Unkillable(in_c));
+    } else if report.outcome == Outcome::Killed {
+        let why = if threshold_ms == 0 {
+            format!(
+                "stopped at {} ms (the server's busy-reply-threshold is 0: a script is busy for every other client from its start)",
+                report.busy_threshold_ms
+            )
+        } else {
+            format!("stopped at the busy threshold ({threshold_ms} ms)")
+        };
+        out.push(Concern::Incomplete { why, ms });
     } else if over_budget {
         out.push(Concern::Incomplete {
             why: format!(
@@ -402,7 +458,31 @@ pub fn concerns(
     } else if threshold_ms > 0 && ms >= threshold_ms as f64 * SLOW_DRY_RUN_SHARE {
         out.push(Concern::Slow { ms, threshold_ms });
     }
+    if let Some(timeout_ms) = node_timeout_ms.filter(|t| *t > 0) {
+        if ms >= timeout_ms as f64 * SLOW_DRY_RUN_SHARE {
+            out.push(Concern::NodeTimeout { ms, timeout_ms });
+        }
+    }
     out
+}
+
+/// Add the places SCRIPT KILL cannot stop that the script's code shows to the concerns, first,
+/// with those the dry run found (one `Unkillable` concern).
+pub fn add_unkillable(found: &mut Vec<Concern>, places: &[String]) {
+    if places.is_empty() {
+        return;
+    }
+    if let Some(at) = found
+        .iter()
+        .position(|c| matches!(c, Concern::Unkillable(_)))
+    {
+        let Concern::Unkillable(seen) = found.remove(at) else {
+            unreachable!("the position of an Unkillable concern")
+        };
+        found.insert(0, Concern::Unkillable([places, &seen[..]].concat()));
+    } else {
+        found.insert(0, Concern::Unkillable(places.to_vec()));
+    }
 }
 
 /// A guarded run's result. `before`/`after`: the dry run's keyspace (or the copy of KEYS before
@@ -444,9 +524,14 @@ impl GuardedRun {
         let question = Question {
             consent: Consent {
                 writes,
-                slow: concerns
-                    .iter()
-                    .any(|c| matches!(c, Concern::Incomplete { .. } | Concern::Slow { .. })),
+                slow: concerns.iter().any(|c| {
+                    matches!(
+                        c,
+                        Concern::Incomplete { .. }
+                            | Concern::Slow { .. }
+                            | Concern::NodeTimeout { .. }
+                    )
+                }),
                 unchecked: false,
                 unseen: concerns.iter().any(|c| matches!(c, Concern::Unseen(_))),
                 unkillable: concerns.iter().any(|c| matches!(c, Concern::Unkillable(_))),
@@ -511,6 +596,12 @@ fn guarded_run_inner(
         report.outcome = Outcome::Cancelled;
         plain(report, Db::new(), Db::new(), dry)
     };
+    live.follow_topology();
+    // A keyless script goes to the node given to connect while it answers, else to a master that
+    // does: found now, so that the question names the node the script would go to.
+    if live.server.cluster && request.keys.is_empty() {
+        let _ = live.ping_for(&request.keys);
+    }
     let replica = live.runs_on_replica(&request.keys);
     if let Some(refusal) = live.cross_slot_refusal(request) {
         return plain(refused(refusal), Db::new(), Db::new(), None);
@@ -526,11 +617,7 @@ fn guarded_run_inner(
         // Code SCRIPT KILL cannot stop is asked about with the rest of the dry run's concerns: the
         // sandbox stops it at the busy threshold (the dry run then did not complete).
         let places = unkillable_places(&request.script, live.server.profile);
-        let unkillable = |found: &mut Vec<Concern>| {
-            if !places.is_empty() {
-                found.insert(0, Concern::Unkillable(places.clone()));
-            }
-        };
+        let unkillable = |found: &mut Vec<Concern>| add_unkillable(found, &places);
         let memory_limit = crate::engine::budget::limit();
         let mut watch = |stop: Arc<AtomicBool>| control.watch_dry_run(stop);
         let entered = |phase| control.enter(phase);
@@ -589,7 +676,13 @@ fn guarded_run_inner(
             report.outcome = Outcome::Refused;
             return plain(report, dry.before, dry.after, dry_ns);
         }
-        let mut found = concerns(&dry.report, &dry.writes, threshold, memory_limit);
+        let mut found = concerns_on(
+            &dry.report,
+            &dry.writes,
+            threshold,
+            live.server.cluster_node_timeout_ms,
+            memory_limit,
+        );
         if !dry.unseen.is_empty() {
             found.push(Concern::Unseen(dry.unseen.clone()));
         }
@@ -615,6 +708,8 @@ fn guarded_run_inner(
         let report = refused(format!("evalbench: not sent: {e}"));
         return plain(report, before.clone(), before, dry_run_ns);
     }
+    // The node that answered the PING is the one the script goes to: a kill goes there.
+    control.set_node(live.node_for_keys(&request.keys));
     if control.enter(Phase::OnServer).is_err() {
         return not_sent("before sending", dry_run_ns);
     }
@@ -672,16 +767,39 @@ pub fn kill_running_report(
     generation: u64,
     cluster: bool,
 ) -> super::KillReport {
+    // On a cluster the node the script was sent to, when the run told it; else the node of its
+    // first key as the node given to connect maps it.
+    let node = control.node(generation);
+    let kill_target = node
+        .as_ref()
+        .map(|n| super::cluster::node_target(target, &n.addr));
     // Bounded: 2,000 tries 10 ms apart (20 s) while the server keeps answering NOTBUSY.
     for _ in 0..2000 {
-        let answers = super::script_kill_for(target, keys);
+        let answers = match (&node, &kill_target) {
+            (Some(node), Some(to)) => {
+                let (answer, after) = super::kill_on(to, "SCRIPT");
+                Ok(vec![(node.describe(), answer, after)])
+            }
+            _ => super::script_kill_for(target, keys),
+        };
         let not_busy = matches!(&answers, Ok(a) if !a.is_empty()
             && a.iter().all(|(_, r, _)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"))));
         // A function runs (issue 13): the server answers BUSY to SCRIPT KILL; FUNCTION KILL stops it.
         let function_runs = matches!(&answers, Ok(a)
             if a.iter().any(|(_, r, _)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("BUSY"))));
         if function_runs {
-            return super::fcall::function_kill_report(target);
+            return match (&node, &kill_target) {
+                (Some(node), Some(to)) => {
+                    let (answer, after) = super::kill_on(to, "FUNCTION");
+                    super::judge_kill(
+                        "FUNCTION",
+                        &format!(" to {}", node.describe()),
+                        &answer,
+                        &after,
+                    )
+                }
+                _ => super::fcall::function_kill_report(target),
+            };
         }
         let still_running =
             control.phase() == Phase::OnServer && control.generation() == generation;

@@ -180,23 +180,25 @@ fn skip_long(s: &[u8], mut i: usize, level: usize, line: &mut u32) -> Option<usi
 
 /// Scan the script's code (comments and strings skipped) for its `redis` names. `first_line` is the
 /// line number of `body`'s first line.
-fn scan_names(body: &[u8], first_line: u32) -> Names {
-    scan_names_with(body, first_line, false)
+fn scan_names(body: &[u8], first_line: u32, server_alias: bool) -> Names {
+    scan_names_with(body, first_line, false, server_alias)
 }
 
 /// The command names of every `redis.call`/`redis.pcall` of `code`, when each is called at once with
 /// a plain literal name and `redis` is never aliased (a name at several lines is fine); None when
 /// any command may be chosen at run time (`redis.call('SEL' .. 'ECT', 0)`, `local c = redis.call`).
 pub fn literal_commands(code: &[u8]) -> Option<Vec<Vec<u8>>> {
-    match scan_names_with(code, 1, true) {
+    // `server` too: on Valkey it is the very `redis` table.
+    match scan_names_with(code, 1, true, true) {
         Names::NoRedis => Some(Vec::new()),
         Names::Static { sites, .. } => Some(sites.into_iter().map(|s| s.command).collect()),
         Names::Dynamic => None,
     }
 }
 
-/// `scan_names`; `repeats`: a (via, name) at several lines is not Dynamic (its first line is kept).
-fn scan_names_with(body: &[u8], first_line: u32, repeats: bool) -> Names {
+/// `scan_names`; `repeats`: a (via, name) at several lines is not Dynamic (its first line is kept);
+/// `server_alias`: `server` names the `redis` table too (Valkey).
+fn scan_names_with(body: &[u8], first_line: u32, repeats: bool, server_alias: bool) -> Names {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let blank = |s: &[u8], mut i: usize| {
         while i < s.len() && (s[i] == b' ' || s[i] == b'\t') {
@@ -274,7 +276,9 @@ fn scan_names_with(body: &[u8], first_line: u32, repeats: bool) -> Names {
                 }
                 let field = matches!(prev, b'.' | b':');
                 prev = b'a';
-                if &body[start..i] != b"redis" || field {
+                let api =
+                    &body[start..i] == b"redis" || (server_alias && &body[start..i] == b"server");
+                if !api || field {
                     continue;
                 }
                 seen_redis = true;
@@ -422,12 +426,11 @@ end end)(__eb_rpcall)
 pub const CONFINED_PREFIX: &str = "ERR evalbench: ";
 
 /// Names through which a script could reach the real `redis.call` past the proxy (the global
-/// table, another chunk's environment, a metatable, the debug library, the copy's own locals, and
-/// Valkey's `server`, the real table under another name): a script naming one cannot be kept in a
-/// scratch database.
-const ESCAPES: [&str; 9] = [
+/// table, another chunk's environment, a metatable, the debug library, the copy's own locals): a
+/// script naming one cannot be kept in a scratch database. (Valkey's `server` is shadowed by the
+/// proxy as `redis` is.)
+const ESCAPES: [&str; 8] = [
     "_G",
-    "server",
     "getfenv",
     "setfenv",
     "loadstring",
@@ -589,7 +592,13 @@ enum Mode {
     Coroutine { shared: bool },
 }
 
-fn prelude(names: &Names, mode: Mode, copy_fields: bool, confine: Option<i64>) -> String {
+fn prelude(
+    names: &Names,
+    mode: Mode,
+    copy_fields: bool,
+    confine: Option<i64>,
+    server_alias: bool,
+) -> String {
     let slots = if mode == Mode::NoProxy {
         String::new()
     } else {
@@ -662,6 +671,10 @@ fn prelude(names: &Names, mode: Mode, copy_fields: bool, confine: Option<i64>) -
             );
         }
     }
+    if server_alias {
+        // Valkey's `server` is the same table: its calls are recorded (and confined) as well.
+        parts.push("local server = redis".into());
+    }
     for part in parts {
         text.push(' ');
         text.push_str(&part);
@@ -713,6 +726,16 @@ pub fn instrument(script: &[u8]) -> Option<Instrumented> {
 
 /// `instrument`, every call kept in database `confine` when given (see `CONFINE`).
 pub fn instrument_confined(script: &[u8], confine: Option<i64>) -> Option<Instrumented> {
+    instrument_for(script, confine, false)
+}
+
+/// `instrument_confined` for a server where `server_alias` (Valkey): `server` is the `redis` table,
+/// and its calls are traced too.
+pub fn instrument_for(
+    script: &[u8],
+    confine: Option<i64>,
+    server_alias: bool,
+) -> Option<Instrumented> {
     let user_sha = sha1_hex(script);
     let (_, shebang_len) = parse_shebang(script).ok()?;
     let mut text = Vec::with_capacity(script.len() + 4096);
@@ -723,7 +746,7 @@ pub fn instrument_confined(script: &[u8], confine: Option<i64>) -> Option<Instru
     } else {
         (script, 1)
     };
-    let names = scan_names(body, first_line);
+    let names = scan_names(body, first_line, server_alias);
     let can_catch = may_catch_errors(body);
     let mode = match names {
         Names::NoRedis => Mode::NoProxy,
@@ -731,7 +754,14 @@ pub fn instrument_confined(script: &[u8], confine: Option<i64>) -> Option<Instru
         _ => Mode::Coroutine { shared: !can_catch },
     };
     text.extend_from_slice(
-        prelude(&names, mode, may_inspect_redis_table(body), confine).as_bytes(),
+        prelude(
+            &names,
+            mode,
+            may_inspect_redis_table(body),
+            confine,
+            server_alias && names != Names::NoRedis,
+        )
+        .as_bytes(),
     );
     text.extend_from_slice(body);
     text.extend_from_slice(
@@ -1023,11 +1053,24 @@ mod tests {
             confinement_escape(b"return loadstring('return redis')()"),
             Some("loadstring")
         );
-        // Valkey's `server` is the real `redis` table: its calls would bypass the proxy.
+        // Valkey's `server` is shadowed by the proxy as `redis` is: no way past it.
         assert_eq!(
             confinement_escape(b"server.call('SELECT', 0) return server.call('SET', 'k', 1)"),
-            Some("server")
+            None
         );
+        let copy = instrument_for(b"return server.call('GET', KEYS[1])", Some(3), true).unwrap();
+        let text = String::from_utf8(copy.text).unwrap();
+        assert!(
+            text.contains(
+                " local server = redis local function __eb_f() return server.call('GET', KEYS[1])"
+            ),
+            "{text}"
+        );
+        // Not on Redis, where `server` is no global: naming it raises as on the server.
+        let copy = instrument_for(b"return server.call('GET', KEYS[1])", Some(3), false).unwrap();
+        assert!(!String::from_utf8(copy.text)
+            .unwrap()
+            .contains("local server"));
         // Comments and strings are not code; longer names are other names.
         assert_eq!(
             confinement_escape(
@@ -1083,7 +1126,7 @@ mod tests {
             local s = [[redis]] .. redis.call 'TIME'[1]\r\nredis.log(redis.LOG_WARNING, 'x')\n\
             return redis.pcall(\"HGETALL\", KEYS[1]), redis.call('EXISTS', KEYS[2])";
         assert_eq!(
-            scan_names(script, 1),
+            scan_names(script, 1, false),
             Names::Static {
                 sites: vec![
                     site(Via::Call, "HLEN", 2),
@@ -1094,9 +1137,9 @@ mod tests {
                 fields: vec![b"log".to_vec(), b"LOG_WARNING".to_vec()],
             }
         );
-        assert_eq!(scan_names(b"return 1 -- redis\n", 1), Names::NoRedis);
+        assert_eq!(scan_names(b"return 1 -- redis\n", 1, false), Names::NoRedis);
         assert_eq!(
-            scan_names(b"return _G.redis.call('GET', 'k')", 1),
+            scan_names(b"return _G.redis.call('GET', 'k')", 1, false),
             Names::NoRedis
         );
         for dynamic in [
@@ -1116,7 +1159,7 @@ mod tests {
             "redis.log = nil",
         ] {
             assert_eq!(
-                scan_names(dynamic.as_bytes(), 1),
+                scan_names(dynamic.as_bytes(), 1, false),
                 Names::Dynamic,
                 "{dynamic}"
             );

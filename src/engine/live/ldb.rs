@@ -200,6 +200,38 @@ impl LdbSession {
 }
 
 /// The words a remote LDB cannot offer, with why (answered in place of sending them).
+/// How long a PING after an interrupted session waits for its answer.
+pub const PING_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// PING on a fresh connection to `target`, in words: whether the server answers (after a session
+/// was ended, only a PING that is answered says the server is free).
+pub fn ping_in_words(target: &Target) -> String {
+    let mut target = target.clone();
+    target.connect_timeout = PING_WAIT;
+    target.read_timeout = Some(PING_WAIT);
+    use redis::ConnectionLike;
+    let answer = open_single(&target).and_then(|mut con| {
+        con.req_command(&redis::cmd("PING"))
+            .map(to_reply)
+            .map_err(|e| LiveError::Lost(describe_error(&e, &target.display)))
+    });
+    match answer {
+        Ok(Reply::Status(s)) if s == "PONG" => {
+            format!("PING answered PONG: {} is free", target.display)
+        }
+        Ok(other) => format!(
+            "PING answered {}: {} is still busy",
+            other.to_cli().replace('\n', " "),
+            target.display
+        ),
+        Err(e) => format!(
+            "PING got no answer within {}s ({e}): {} may still be busy",
+            PING_WAIT.as_secs(),
+            target.display
+        ),
+    }
+}
+
 pub const NOT_REMOTE: &[(&str, &str)] = &[
     ("back", "LDB cannot step backwards"),
     ("rc", "LDB cannot step backwards"),

@@ -465,8 +465,22 @@ impl LiveBackend {
         self.reply_of(result)
     }
 
+    /// On a cluster, read the slot map again when a node timed out or was lost since it was last
+    /// read (its replica may have taken over, or it may have been demoted): the node a command goes
+    /// to, and the role of the node given to connect, are the cluster's as it is now. Nothing to do
+    /// elsewhere, or when the map is fresh.
+    pub fn follow_topology(&mut self) {
+        let Con::Cluster(pool) = &mut self.con else {
+            return;
+        };
+        if pool.stale && pool.refresh().is_ok() {
+            self.sync_role();
+        }
+    }
+
     /// The node of the cluster a command goes to (the slot of its first key).
     fn route(&mut self, args: &[&[u8]]) -> Result<NodeRef, LiveError> {
+        self.follow_topology();
         let slot = cluster::command_slot(&mut self.resolve_cache, self.server.profile, args);
         match &self.con {
             Con::Cluster(pool) => pool.route(slot),
@@ -529,6 +543,7 @@ impl LiveBackend {
     /// PING where a script with these KEYS would go (the server, or on a cluster the node
     /// `node_for_keys` names): a dead connection is found and healed before a script is sent.
     pub fn ping_for(&mut self, keys: &[Vec<u8>]) -> Result<Reply, LiveError> {
+        self.follow_topology();
         let Some(node) = self.node_for_keys(keys) else {
             return self.command(&[b"PING"]);
         };
@@ -557,11 +572,20 @@ impl LiveBackend {
                 (node, label)
             })
             .collect();
-        if let Ok(seed) = pool.route(None) {
-            if !nodes.iter().any(|(n, _)| n.addr == seed.addr) {
-                let label = format!("{} ({})", seed.addr, seed.role);
-                nodes.push((seed, label));
-            }
+        // The node given to connect, whatever the map says of it (down, it is named as down).
+        let seed = pool.seed_addr().to_string();
+        if !nodes.iter().any(|(n, _)| n.addr == seed) {
+            let role = pool.role_of(&seed);
+            let label = match role.as_str() {
+                "node" => format!("{seed} (node connected to, not in the slot map)"),
+                role => format!("{seed} ({role})"),
+            };
+            let node = NodeRef {
+                addr: seed,
+                role,
+                slot: None,
+            };
+            nodes.push((node, label));
         }
         let mut down = Vec::new();
         let mut first_error = None;
@@ -576,6 +600,8 @@ impl LiveBackend {
                 down.push(format!("{label}: {why}"));
             }
         }
+        // The slot map read now tells the role of the node given to connect (a failover).
+        self.sync_role();
         match first_error {
             Some(e) if down.len() == nodes.len() => Err(LiveError::Lost(e)),
             _ => Ok(down),
@@ -863,12 +889,12 @@ impl LiveBackend {
         if pool.masters.is_empty() {
             return;
         }
-        let seed = cluster::target_addr(&self.target);
-        self.server.role = if pool.masters.iter().any(|m| m.addr() == seed) {
-            "master".into()
-        } else {
-            "slave".into()
-        };
+        // A node the map does not list (failed, left out) keeps the role it was last seen with.
+        match pool.role_of(pool.seed_addr()).as_str() {
+            "master" => self.server.role = "master".into(),
+            "replica" => self.server.role = "slave".into(),
+            _ => {}
+        }
     }
 
     /// Does a script with these KEYS run on a replica (writes refused)? A standalone server: when it
@@ -897,7 +923,7 @@ impl LiveBackend {
 
     /// Is the script (its traced copy) already in the server's script cache?
     pub fn is_cached(&mut self, script: &[u8]) -> Result<bool, LiveError> {
-        let sha = match instrument::instrument(script) {
+        let sha = match instrument::instrument_for(script, None, self.server.profile.server_alias) {
             Some(copy) => copy.sha,
             None => sha1_hex(script),
         };
@@ -909,7 +935,7 @@ impl LiveBackend {
 
     /// SCRIPT LOAD the traced copy (what a traced run sends with EVALSHA).
     pub fn script_load(&mut self, script: &[u8]) -> Result<Reply, LiveError> {
-        match instrument::instrument(script) {
+        match instrument::instrument_for(script, None, self.server.profile.server_alias) {
             Some(copy) => self.command(&[b"SCRIPT", b"LOAD", &copy.text]),
             None => self.command(&[b"SCRIPT", b"LOAD", script]),
         }
@@ -919,8 +945,11 @@ impl LiveBackend {
         match &self.last {
             Some((s, copy)) if s == script => Some(copy.clone()),
             _ => {
-                let copy =
-                    std::sync::Arc::new(instrument::instrument_confined(script, self.confine_db)?);
+                let copy = std::sync::Arc::new(instrument::instrument_for(
+                    script,
+                    self.confine_db,
+                    self.server.profile.server_alias,
+                )?);
                 self.last = Some((script.to_vec(), copy.clone()));
                 Some(copy)
             }
@@ -979,6 +1008,12 @@ impl LiveBackend {
                 let message = describe_error(e, &self.target.display);
                 self.reconnect();
                 let addr = cluster::target_addr(&self.target);
+                if e.reply_too_large().is_some() {
+                    // The server replied: the script ran there, to its end.
+                    return Err(LiveError::Sent(format!(
+                        "{message}; the script ran on {addr} (the refused reply is its own)"
+                    )));
+                }
                 return Err(lost_after_send(&message, &addr, args, keys));
             }
         }
@@ -1569,9 +1604,12 @@ pub fn judge_kills(answers: Result<KillAnswers, LiveError>, cluster: bool) -> Ki
     };
     let not_busy =
         |a: &Result<Reply, LiveError>| matches!(a, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"));
+    // The node that ran the script answered something but NOTBUSY; a node that could not be
+    // reached is told only when no node answered so.
     let (node, answer, after) = answers
         .iter()
-        .find(|(_, a, _)| !not_busy(a))
+        .find(|(_, a, _)| a.is_ok() && !not_busy(a))
+        .or_else(|| answers.iter().find(|(_, a, _)| !not_busy(a)))
         .unwrap_or(&answers[0]);
     let to = if cluster {
         format!(" to {node}")
@@ -1667,6 +1705,46 @@ pub fn script_kill_for(target: &Target, keys: &[Vec<u8>]) -> Result<KillAnswers,
     Ok(vec![(node.describe(), answer, after)])
 }
 
+impl LiveBackend {
+    /// SCRIPT KILL on every node (the overview's X) as `script_kill_everywhere`, the nodes from
+    /// this connection's slot map read again (a node given to connect that is down is not needed).
+    pub fn script_kill_on_every_node(&mut self) -> Result<KillAnswers, LiveError> {
+        let killer = self.killer_target();
+        if !self.server.cluster {
+            return script_kill_everywhere(&killer);
+        }
+        let masters = self
+            .cluster_masters()
+            .unwrap_or_else(|_| self.masters().to_vec());
+        if masters.is_empty() {
+            return script_kill_everywhere(&killer);
+        }
+        Ok(kill_on_nodes(&killer, &masters))
+    }
+}
+
+/// SCRIPT KILL on each master and replica of `masters`, each named with its role and slots.
+fn kill_on_nodes(target: &Target, masters: &[ClusterNode]) -> KillAnswers {
+    let mut nodes: Vec<(String, String)> = Vec::new();
+    for m in masters {
+        nodes.push((
+            m.addr(),
+            format!("{} (master, slots {})", m.addr(), m.ranges()),
+        ));
+        for r in &m.replicas {
+            nodes.push((r.clone(), format!("{r} (replica of {})", m.addr())));
+        }
+    }
+    nodes
+        .into_iter()
+        .map(|(addr, name)| {
+            let node = cluster::node_target(target, &addr);
+            let (answer, after) = kill_on(&node, "SCRIPT");
+            (name, answer, after)
+        })
+        .collect()
+}
+
 /// SCRIPT KILL where any script may run, when its keys are unknown (the overview's X): a standalone
 /// server, or a node busy itself, as `script_kill_for`; a cluster: every master and replica (the
 /// ones running no script answer NOTBUSY), each named with its role and slots.
@@ -1682,24 +1760,7 @@ pub fn script_kill_everywhere(target: &Target) -> Result<KillAnswers, LiveError>
     if masters.is_empty() {
         return script_kill_for(target, &[]);
     }
-    let mut nodes: Vec<(String, String)> = Vec::new();
-    for m in &masters {
-        nodes.push((
-            m.addr(),
-            format!("{} (master, slots {})", m.addr(), m.ranges()),
-        ));
-        for r in &m.replicas {
-            nodes.push((r.clone(), format!("{r} (replica of {})", m.addr())));
-        }
-    }
-    Ok(nodes
-        .into_iter()
-        .map(|(addr, name)| {
-            let node = cluster::node_target(target, &addr);
-            let (answer, after) = kill_on(&node, "SCRIPT");
-            (name, answer, after)
-        })
-        .collect())
+    Ok(kill_on_nodes(target, &masters))
 }
 
 /// A master of a cluster as CLUSTER SLOTS lists it.
@@ -1921,6 +1982,8 @@ fn open_until(target: &Target, deadline: Instant) -> Result<redis::Connection, L
         .redis_settings()
         .clone()
         .set_skip_set_lib_name()
+        // The handshake's replies (HELLO, AUTH) are refused past the budget too.
+        .set_reply_limit(Some(crate::engine::budget::limit() as u64))
         .set_db(0);
     let info = target.info.clone().set_redis_settings(settings);
     let client = match &target.tls {

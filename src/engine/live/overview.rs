@@ -63,6 +63,9 @@ pub struct Overview {
     /// On a cluster: each master as read now (the fields above are the node given to connect's;
     /// `busy` names the busy node).
     pub nodes: Vec<NodeOverview>,
+    /// On a cluster: the node the fields above were read from, "127.0.0.1:7000 (master, the node
+    /// connected to)", or another master when that one does not answer.
+    pub node: Option<String>,
 }
 
 /// One master of a cluster in the overview.
@@ -297,6 +300,17 @@ pub fn read(live: &mut LiveBackend) -> Result<Overview, LiveError> {
     }
     if live.server.cluster {
         overview.nodes = read_nodes(live);
+        let connected = super::cluster::target_addr(&live.target);
+        overview.node = live.node_for_keys(&[]).map(|n| {
+            if n.addr == connected {
+                format!("{} ({}, the node connected to)", n.addr, n.role)
+            } else {
+                format!(
+                    "{} ({}; the node connected to, {connected}, does not answer)",
+                    n.addr, n.role
+                )
+            }
+        });
         // The banner names the node that is busy (the one given to connect, or another master).
         let seed = live.node_for_keys(&[]).map(|n| n.addr);
         overview.busy = match overview.busy.take() {
@@ -316,13 +330,28 @@ pub fn read(live: &mut LiveBackend) -> Result<Overview, LiveError> {
 /// SCRIPT KILL's answers (`script_kill_for`) in words for the overview: as a live run's kill, except
 /// NOTBUSY, which here means no script was running (not one that ended before the kill).
 pub fn describe_kill(answers: Result<super::KillAnswers, LiveError>, cluster: bool) -> String {
-    let all_not_busy = answers.as_ref().is_ok_and(|a| {
-        !a.is_empty()
-            && a.iter()
-                .all(|(_, r, _)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY")))
-    });
+    let not_busy =
+        |r: &Result<Reply, LiveError>| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"));
+    let all_not_busy = answers
+        .as_ref()
+        .is_ok_and(|a| !a.is_empty() && a.iter().all(|(_, r, _)| not_busy(r)));
     if all_not_busy {
         return "sent SCRIPT KILL: NOTBUSY (no script was running)".into();
+    }
+    // Every node that answered said NOTBUSY; the others could not be reached: say both.
+    if let Ok(a) = &answers {
+        let unreachable: Vec<String> = a
+            .iter()
+            .filter_map(|(node, r, _)| Some(format!("{node}: {}", r.as_ref().err()?)))
+            .collect();
+        let answered = a.iter().filter(|(_, r, _)| r.is_ok()).count();
+        if answered > 0 && a.iter().all(|(_, r, _)| r.is_err() || not_busy(r)) {
+            return format!(
+                "sent SCRIPT KILL: NOTBUSY on the {answered} node{} that answered (no script was running there); not reached: {}",
+                if answered == 1 { "" } else { "s" },
+                unreachable.join("; ")
+            );
+        }
     }
     super::describe_kill(answers, cluster)
 }

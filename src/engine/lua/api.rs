@@ -76,6 +76,13 @@ pub struct RunScratch {
     /// Where the stop was first raised (source, line): a script that catches it and returns
     /// anyway still ends as stopped, there.
     pub stop_site: Option<(Vec<u8>, i32)>,
+    /// The stop first landed inside one C call (a pattern match, a sort, a command), as (line of
+    /// the Lua code that made it, what it was): Redis's count hook never fires there, so on a
+    /// server SCRIPT KILL could not stop the script until that call returns.
+    pub stopped_in_c: Option<(u32, String)>,
+    /// Calls answered from server state the sandbox does not have (`redis.acl_check_cmd`), as
+    /// (line, the call): a dry run that made them is no preview of the server.
+    pub server_state_calls: Vec<(u32, String)>,
     pub cancel: Arc<AtomicBool>,
     pub tracing: bool,
     pub trace: Vec<TraceEntry>,
@@ -162,6 +169,8 @@ impl RunScratch {
             deadline: None,
             stopped: None,
             stop_site: None,
+            stopped_in_c: None,
+            server_state_calls: Vec::new(),
             cancel,
             tracing: true,
             trace: Vec::new(),
@@ -189,6 +198,8 @@ impl RunScratch {
         self.script_resp3 = false;
         self.stopped = None;
         self.stop_site = None;
+        self.stopped_in_c = None;
+        self.server_state_calls.clear();
         self.trace.clear();
         self.calls = 0;
         self.first_write_ns = None;
@@ -613,6 +624,11 @@ pub(crate) unsafe fn dispatch(
         } else {
             StopReason::BusyThreshold
         });
+        // A server runs one command to its end: no hook or SCRIPT KILL reaches inside it.
+        if core.run.stop_site.is_none() && core.run.stopped_in_c.is_none() {
+            let name = String::from_utf8_lossy(&args[0]).to_uppercase();
+            core.run.stopped_in_c = Some((caller_line(l), format!("the command {name}")));
+        }
     }
     (reply, keys, write)
 }
@@ -867,6 +883,9 @@ unsafe extern "C-unwind" fn redis_set_repl(l: L) -> c_int {
     })
 }
 
+/// Lines with a call answered from server state that a run records (one per line).
+const MAX_SERVER_STATE_CALLS: usize = 16;
+
 unsafe extern "C-unwind" fn redis_acl_check_cmd(l: L) -> c_int {
     raw::protect(l, |l| {
         let argc = ffi::lua_gettop(l);
@@ -887,7 +906,26 @@ unsafe extern "C-unwind" fn redis_acl_check_cmd(l: L) -> c_int {
                 false,
             );
         };
-        // The sandbox runs as the default user, who may run every command Redis knows.
+        // The sandbox runs as the default user, who may run every command Redis knows; the
+        // server answers for the user its client logged in as.
+        if let Some(core) = core() {
+            let line = caller_line(l);
+            if core.run.server_state_calls.len() < MAX_SERVER_STATE_CALLS
+                && !core
+                    .run
+                    .server_state_calls
+                    .iter()
+                    .any(|(at, _)| *at == line)
+            {
+                let shown: Vec<String> = args
+                    .iter()
+                    .take(8)
+                    .map(|a| String::from_utf8_lossy(&a[..a.len().min(64)]).into_owned())
+                    .collect();
+                let call = format!("{}.acl_check_cmd {}", profile.api_table, shown.join(" "));
+                core.run.server_state_calls.push((line, call));
+            }
+        }
         let known = match commands::resolve_in(profile, &args) {
             Ok(_) => true,
             Err(commands::Refusal::Unknown | commands::Refusal::UnknownSubcommand(..)) => false,
@@ -1038,6 +1076,10 @@ pub unsafe fn push_stop(l: L) {
     if let Some(core) = core() {
         if core.run.stop_site.is_none() {
             core.run.stop_site = Some(super::vm::stop_site(l));
+            if core.run.stopped_in_c.is_none() && core.run.stopped != Some(StopReason::MemoryBudget)
+            {
+                core.run.stopped_in_c = c_function_running(l);
+            }
         }
         // A coroutine that catches the stop returns to the main thread: it stops at its next
         // line too. (Not in a debugger eval: that stop ends the eval, not the paused run.)
@@ -1059,6 +1101,91 @@ pub unsafe fn push_stop(l: L) {
     buf.push(b'-');
     buf.extend_from_slice(text);
     push_error_table(l, &buf, false);
+}
+
+/// The libraries a C function the stop landed in is looked up in, for its name.
+const C_LIBRARIES: [&std::ffi::CStr; 9] = [
+    c"string",
+    c"table",
+    c"math",
+    c"cjson",
+    c"cmsgpack",
+    c"struct",
+    c"bit",
+    c"redis",
+    c"server",
+];
+
+/// When the function running on `l` is a C function (a stop landing inside `string.find`,
+/// `cjson.encode`, ...): the line of the Lua code that called it, and its name. Redis's count
+/// hook fires between Lua instructions only, so on a server nothing interrupts that call. A
+/// `table.sort` given a Lua comparator is not one: the hook fires inside the comparator.
+unsafe fn c_function_running(l: L) -> Option<(u32, String)> {
+    let mut ar: ffi::lua_Debug = std::mem::zeroed();
+    if ffi::lua_getstack(l, 0, &mut ar) == 0 || ffi::lua_getinfo(l, c"S".as_ptr(), &mut ar) == 0 {
+        return None;
+    }
+    if ar.what.is_null() || std::ffi::CStr::from_ptr(ar.what).to_bytes() != b"C" {
+        return None;
+    }
+    ffi::lua_checkstack(l, 8);
+    let top = ffi::lua_gettop(l);
+    ffi::lua_getinfo(l, c"f".as_ptr(), &mut ar);
+    let mut name = None;
+    ffi::lua_pushvalue(l, ffi::LUA_GLOBALSINDEX);
+    behind_proxy(l);
+    let globals = ffi::lua_gettop(l);
+    'libraries: for library in C_LIBRARIES {
+        // Raw: the globals' protection raises for a missing name.
+        ffi::lua_pushstring(l, library.as_ptr());
+        ffi::lua_rawget(l, globals);
+        behind_proxy(l);
+        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            ffi::lua_pushnil(l);
+            while ffi::lua_next(l, -2) != 0 {
+                if ffi::lua_rawequal(l, -1, top + 1) != 0
+                    && ffi::lua_type(l, -2) == ffi::LUA_TSTRING
+                {
+                    let field = raw::to_bytes(l, -2).map(String::from_utf8_lossy);
+                    name = field.map(|f| format!("{}.{f}", library.to_string_lossy()));
+                    break 'libraries;
+                }
+                ffi::lua_settop(l, -2);
+            }
+        }
+        ffi::lua_settop(l, globals);
+    }
+    ffi::lua_settop(l, top);
+    if name.as_deref() == Some("table.sort") && ffi::lua_type(l, 2) == ffi::LUA_TFUNCTION {
+        return None;
+    }
+    let name = name.unwrap_or_else(|| {
+        // Not a library's: a closure such as string.gmatch's iterator.
+        ffi::lua_getinfo(l, c"n".as_ptr(), &mut ar);
+        let local = (!ar.name.is_null()).then(|| std::ffi::CStr::from_ptr(ar.name).to_bytes());
+        if local.is_some_and(|n| n.starts_with(b"(for ")) {
+            "the C iterator of a `for ... in` loop".into()
+        } else {
+            "a C function".into()
+        }
+    });
+    Some((caller_line(l), name))
+}
+
+/// Replace the table on top of the stack by the one its read-only proxy reads through (the
+/// protected globals and library tables, vm.rs), raw: no metamethod runs.
+unsafe fn behind_proxy(l: L) {
+    if ffi::lua_type(l, -1) != ffi::LUA_TTABLE || ffi::lua_getmetatable(l, -1) == 0 {
+        return;
+    }
+    ffi::lua_pushstring(l, c"__index".as_ptr());
+    ffi::lua_rawget(l, -2);
+    if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+        ffi::lua_replace(l, -3);
+        ffi::lua_settop(l, -2);
+    } else {
+        ffi::lua_settop(l, -3);
+    }
 }
 
 /// `raise` of the vendored Lua's stop check where hooks are off (lua.h).

@@ -75,6 +75,15 @@ pub fn run_case_live(
             "its code names {name}, a way past the calls evalbench keeps in the scratch db {db}: it is not sent"
         )));
     }
+    // A run the server could not stop would freeze it for every client (and the cases after).
+    let mut unkillable = crate::engine::live::guarded::unkillable_places(code, live.server.profile);
+    unkillable.extend(dry_run.stopped_in_c.iter().cloned());
+    if !unkillable.is_empty() {
+        return Ok(LiveCase::Skipped(format!(
+            "SCRIPT KILL cannot stop it ({}): it could freeze the server, so it is not sent",
+            unkillable.join("; ")
+        )));
+    }
     if let Some(command) = function.as_ref().and_then(|f| reaching_command(&f.code)) {
         return Ok(LiveCase::Skipped(format!(
             "the function library names {command}, which can reach beyond the scratch db {db}, and the server runs its code as it is: it is not sent"
@@ -138,6 +147,7 @@ fn run_steps(
         runs: 0,
         elapsed_ns: 0,
         wrote: false,
+        stopped_in_c: Vec::new(),
     };
     let now = wall_clock_ms();
     let seed = keyspace_from_json_value(&case.seed, now)

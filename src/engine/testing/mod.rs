@@ -141,6 +141,9 @@ pub struct CaseResult {
     pub elapsed_ns: u64,
     /// A run of the case wrote (the live guard asks for consent before sending such a case).
     pub wrote: bool,
+    /// Where a run was stopped inside one C call SCRIPT KILL cannot interrupt, as `line N: what`
+    /// (such a case is never sent to a live server).
+    pub stopped_in_c: Vec<String>,
 }
 
 impl CaseResult {
@@ -237,6 +240,7 @@ pub fn run_case_in(
         runs: 0,
         elapsed_ns: 0,
         wrote: false,
+        stopped_in_c: Vec::new(),
     };
     match keyspace_from_json_value(&case.seed, case.clock_ms) {
         Ok(db) => sandbox.set_db0(db),
@@ -299,6 +303,11 @@ pub fn run_case_in(
             result.runs += 1;
             result.elapsed_ns += r.elapsed_ns;
             result.wrote |= r.first_write_ns.is_some();
+            for place in crate::engine::live::guarded::stopped_in_c(&r) {
+                if !result.stopped_in_c.contains(&place) {
+                    result.stopped_in_c.push(place);
+                }
+            }
             report = Some(r);
         }
         let report = report.expect("repeat is at least 1");

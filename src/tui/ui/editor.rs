@@ -43,6 +43,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             ("", theme.error)
         };
         let text = format!(" ✗ line {line}{label}: {} ", display_safe(message));
+        // The border has room for the message less its corners: a cut one ends in an ellipsis.
+        let text = ellipsize(&text, area.width.saturating_sub(2) as usize);
         outer = outer.title_bottom(Line::styled(text, style));
     }
     let inner = outer.inner(area);
@@ -243,7 +245,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                         )
                     };
                     used += 2;
-                    buf.set_stringn(x + used as u16, y, message, room, style);
+                    buf.set_stringn(x + used as u16, y, ellipsize(&message, room), room, style);
                 }
             }
         }
@@ -254,6 +256,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         let rect = Rect::new(inner.x, y, inner.width, 1);
         Line::styled("~", theme.line_number).render(rect, buf as &mut Buffer);
     }
+}
+
+/// `text` in at most `width` characters, its end replaced by an ellipsis when it is longer.
+fn ellipsize(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
 }
 
 /// How a buffer character is drawn: a tab as `TAB`, a byte that is not UTF-8 as `\xNN`, a control,

@@ -1,58 +1,13 @@
-//! The help overlay (generated from the keymap) and the file picker.
+//! The file picker (the help is the command palette, ui/palette.rs).
 
 use super::{block, centered};
 use crate::engine::display::display_safe;
-use crate::tui::app::App;
 use crate::tui::files::PickerState;
-use crate::tui::keymap::{format_key, Context};
 use crate::tui::theme::Theme;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 use ratatui::Frame;
-
-/// The help text: every binding with its description, grouped by context.
-pub fn help_lines(app: &App) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for context in Context::ALL {
-        out.push((format!("— {} —", context.title()), String::new()));
-        for action in crate::tui::action::Action::ALL {
-            let keys: Vec<String> = app
-                .keymap
-                .bindings
-                .iter()
-                .filter(|b| b.context == context && b.action == *action)
-                .map(|b| format_key(&b.key))
-                .collect();
-            if !keys.is_empty() {
-                out.push((keys.join(" "), action.description().to_string()));
-            }
-        }
-    }
-    out
-}
-
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, scroll: u16) {
-    let rect = centered(
-        area,
-        area.width.saturating_sub(4).max(40),
-        area.height.saturating_sub(2),
-    );
-    frame.render_widget(Clear, rect);
-    let lines: Vec<Line> = help_lines(app)
-        .into_iter()
-        .map(|(k, d)| {
-            Line::from(vec![
-                Span::styled(format!("{k:<22}"), theme.header),
-                Span::raw(d),
-            ])
-        })
-        .collect();
-    let paragraph = Paragraph::new(lines).block(block("Help — Esc closes", true, theme));
-    let max = super::max_scroll(&paragraph, rect);
-    app.regions.borrow_mut().scroll_max = max;
-    frame.render_widget(paragraph.scroll((scroll.min(max), 0)), rect);
-}
 
 /// How a picker path is shown: built-in samples by name, paths under the working directory
 /// relative to it.

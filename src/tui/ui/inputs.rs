@@ -53,6 +53,27 @@ pub fn keys_title(text: &str, theme: &Theme, width: usize) -> Line<'static> {
     Line::from(spans)
 }
 
+/// `line` cut to `width` cells, ending in an ellipsis when cut (a quoting error is long; F5 shows
+/// it whole in the status line).
+fn fit_title(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let mut room = width.saturating_sub(1);
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let kept: String = span.content.chars().take(room).collect();
+        room -= kept.chars().count();
+        spans.push(Span::styled(kept, span.style));
+        if room == 0 {
+            break;
+        }
+    }
+    let style = spans.last().map(|s| s.style).unwrap_or_default();
+    spans.push(Span::styled("…", style));
+    Line::from(spans)
+}
+
 fn title(field: &str, text: &str, theme: &Theme) -> Line<'static> {
     match InputsState::values(text, field) {
         Ok(values) => Line::from(format!("{field} ({})", values.len())),
@@ -63,6 +84,8 @@ fn title(field: &str, text: &str, theme: &Theme) -> Line<'static> {
 /// Rows of the form: titled fields, or one row per field on a short terminal.
 pub const FULL_HEIGHT: u16 = 4;
 pub const COMPACT_HEIGHT: u16 = 2;
+/// Both fields on one row, side by side (a short terminal: the panes keep their rows).
+pub const ONE_ROW_HEIGHT: u16 = 1;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if area.height < FULL_HEIGHT {
@@ -84,10 +107,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         theme,
         width.saturating_sub(reserve),
     );
+    let keys_line = fit_title(keys_line, width.saturating_sub(1));
     let mut keys_block = block("", app.focus == Focus::Keys, theme)
-        .title(keys_line.clone())
+        .title(super::focus_title(
+            keys_line.clone(),
+            app.focus == Focus::Keys,
+            theme,
+        ))
         .borders(Borders::TOP);
-    let room = width.saturating_sub(keys_line.width() + 1);
+    // (The focus mark takes a cell before the title.)
+    let room = width.saturating_sub(keys_line.width() + 1 + usize::from(app.focus == Focus::Keys));
     if let Some(call) = call.iter().find(|c| c.chars().count() + 2 <= room) {
         let style = if app.form_function.error.is_some() {
             theme.error
@@ -102,7 +131,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     argv.set_cursor_style(cursor_style(app, app.focus == Focus::Argv));
     argv.set_block(
         block("", app.focus == Focus::Argv, theme)
-            .title(title("ARGV", &app.inputs.argv_text(), theme))
+            .title(super::focus_title(
+                fit_title(
+                    title("ARGV", &app.inputs.argv_text(), theme),
+                    width.saturating_sub(1),
+                ),
+                app.focus == Focus::Argv,
+                theme,
+            ))
             .borders(Borders::TOP),
     );
     frame.render_widget(&keys, keys_area);
@@ -122,9 +158,15 @@ fn cursor_style(app: &App, focused: bool) -> Style {
     }
 }
 
-/// One row per field, its title (count, CROSSSLOT, quoting error) before the value.
+/// One row per field, its title (count, CROSSSLOT, quoting error) before the value; on one row,
+/// KEYS on the left half and ARGV on the right.
 fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let rows = Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).split(area);
+    let rows = if area.height >= COMPACT_HEIGHT {
+        Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).split(area)
+    } else {
+        // KEYS has the longer title (slots, a library's call): the wider part.
+        Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).split(area)
+    };
     let fields = [
         (&app.inputs.keys, "KEYS", app.focus == Focus::Keys, rows[0]),
         (&app.inputs.argv, "ARGV", app.focus == Focus::Argv, rows[1]),
@@ -136,17 +178,23 @@ fn draw_compact(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         } else {
             title(name, &text, theme)
         };
-        // Slot numbers are for the full form; here the count and the warning.
-        if label.width() > (row.width / 2) as usize {
+        // A function library: the call F5 makes, before KEYS (issue 13).
+        let call = match name {
+            "KEYS" => app.form_function.describe_fitting().last().cloned(),
+            _ => None,
+        };
+        let call_width = call.as_ref().map_or(0, |c| c.chars().count() + 3);
+        // Slot numbers are for the full form; here the count and the warning, and the value
+        // keeps at least a third of the row.
+        if label.width() + call_width > (row.width / 2) as usize {
             label = title(name, &text, theme);
         }
-        // A function library: the call F5 makes, before KEYS (issue 13).
-        if name == "KEYS" {
-            if let Some(call) = app.form_function.describe_fitting().last() {
-                label.spans.insert(0, Span::raw(format!("{call} · ")));
-            }
+        if let Some(call) = call {
+            label.spans.insert(0, Span::raw(format!("{call} · ")));
         }
+        let mut label = fit_title(label, (row.width as usize).saturating_sub(2));
         label.spans.push(Span::raw(" "));
+        let label = super::focus_title(label, focused, theme);
         let style = if focused {
             theme.focus_border
         } else {
@@ -194,7 +242,7 @@ mod tests {
         );
         assert_eq!(
             plain(&keys_title("\"foo", &theme, 80)),
-            "KEYS: unbalanced quotes"
+            "KEYS: the \" at column 1 is never closed: close it, or write \\\" for the character itself"
         );
     }
 }

@@ -125,7 +125,13 @@ fn draw_list(
         } else {
             "No key matches the filters (/ and t change them)."
         };
-        frame.render_widget(Paragraph::new(text).block(block), area);
+        // Wrapped: beside the value view at 80 columns the list is narrow.
+        frame.render_widget(
+            Paragraph::new(text)
+                .wrap(ratatui::widgets::Wrap { trim: true })
+                .block(block),
+            area,
+        );
         return;
     }
     let table = Table::new(table_rows, widths)

@@ -6,6 +6,7 @@ mod help;
 mod inputs;
 mod keyspace;
 mod lesson; // the Lesson tab and picker (issue 14)
+mod palette;
 mod panes;
 mod present; // presenter mode (issue 14)
 mod race; // the Race tab (issue 14)
@@ -19,17 +20,21 @@ use super::theme::Theme;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs, Wrap};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Tabs, Wrap};
 use ratatui::Frame;
 
 /// Below this width the right-hand panes go under the editor.
 const WIDE: u16 = 100;
 /// Text lines the editor keeps on a small terminal (80x24 shows this many).
-const EDITOR_MIN_LINES: u16 = 12;
+const EDITOR_MIN_LINES: u16 = 8;
+/// Rows the panes keep under the editor when the height allows it: the tab bar and a box with
+/// this many rows inside (80x24 shows this many).
+const PANES_MIN_ROWS: u16 = 8;
 /// Below this height (of the body, stacked) the KEYS / ARGV form takes one row per field.
 const COMPACT_BELOW: u16 = 30;
 
 pub use editor::column_at as editor_column_at;
+pub use statusbar::key_label;
 
 pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     let area = frame.area();
@@ -47,20 +52,25 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     } else {
         Direction::Vertical
     };
-    // Stacked on a narrow terminal, the editor keeps EDITOR_MIN_LINES lines when the height
-    // allows it (the form then takes one row per field) and the panes get the rest.
+    // Stacked on a narrow terminal, the editor keeps EDITOR_MIN_LINES lines and the panes
+    // PANES_MIN_ROWS rows when the height allows it: the form takes one row per field, or both
+    // fields one row when that is what it takes; the editor wins what is left short.
     let compact = direction == Direction::Vertical && body.height < COMPACT_BELOW;
-    let inputs_height = if compact {
+    let editor_min = EDITOR_MIN_LINES + 2;
+    let panes_min = PANES_MIN_ROWS + 3;
+    let inputs_height = if !compact {
+        inputs::FULL_HEIGHT
+    } else if body.height >= editor_min + inputs::COMPACT_HEIGHT + panes_min {
         inputs::COMPACT_HEIGHT
     } else {
-        inputs::FULL_HEIGHT
+        inputs::ONE_ROW_HEIGHT
     };
     let top = match direction {
         Direction::Horizontal => Constraint::Percentage(55),
         Direction::Vertical => {
-            // The panes keep a header and two rows (a tab bar and a 5-row box).
-            let wanted = (EDITOR_MIN_LINES + 2 + inputs_height).min(body.height.saturating_sub(6));
-            Constraint::Length((body.height * 55 / 100).max(wanted))
+            let least = (editor_min + inputs_height).min(body.height.saturating_sub(4));
+            let most = body.height.saturating_sub(panes_min).max(least);
+            Constraint::Length((body.height * 55 / 100).clamp(least, most))
         }
     };
     let halves = Layout::default()
@@ -96,7 +106,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
 /// The overlay over the panes, then the frame made safe (the last step of every frame).
 fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     match &app.overlay {
-        Some(Overlay::Help { scroll }) => help::draw(frame, area, app, theme, *scroll),
+        Some(Overlay::Palette(palette)) => palette::draw(frame, area, palette, theme),
         Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
         Some(Overlay::Lessons(selected)) => lesson::draw_picker(frame, area, app, *selected, theme),
         Some(Overlay::Prompt(prompt)) => {
@@ -191,15 +201,32 @@ pub fn make_safe(buf: &mut ratatui::buffer::Buffer) {
     }
 }
 
+/// Before the focused pane's title: with its thick border, the focus shows without colour.
+pub const FOCUS_MARK: &str = "❯";
+
+/// A bordered pane; the focused one has thick lines and `FOCUS_MARK` before its title (an
+/// untitled one's caller puts it before the title it adds: `focus_title`).
 pub fn block<'a>(title: &'a str, focused: bool, theme: &Theme) -> Block<'a> {
-    Block::default()
-        .borders(Borders::ALL)
-        .title(title)
-        .border_style(if focused {
-            theme.focus_border
-        } else {
-            theme.border
-        })
+    let block = Block::default().borders(Borders::ALL);
+    if !focused {
+        return block.title(title).border_style(theme.border);
+    }
+    let block = block
+        .border_type(BorderType::Thick)
+        .border_style(theme.focus_border);
+    if title.is_empty() {
+        return block;
+    }
+    block.title(focus_title(Line::from(title), true, theme))
+}
+
+/// `title` with the focus mark before it when `focused`.
+pub fn focus_title<'a>(mut title: Line<'a>, focused: bool, theme: &Theme) -> Line<'a> {
+    if focused {
+        let mark = Span::styled(FOCUS_MARK, theme.focus_border.add_modifier(Modifier::BOLD));
+        title.spans.insert(0, mark);
+    }
+    title
 }
 
 fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
@@ -227,19 +254,20 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let selected = tabs.iter().position(|t| *t == app.tab).unwrap_or(0);
     let [tabs_area, content] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-    // The selected tab past the width (the Tests tab, issue 14): the others show their number only.
-    let titles = fit_tab_titles(titles, selected, tabs_area.width);
+    // Every tab stays findable in a narrow pane: shortened, cut to numbers, or scrolled.
+    let (titles, first, divider) = fit_tab_titles(titles, selected, tabs_area.width);
+    let selected = selected - first;
     {
-        // Where each title lands (no padding, a 3-cell divider), for clicks.
+        // Where each title lands (no padding, then the divider), for clicks.
         let mut regions = app.regions.borrow_mut();
         regions.panes = content;
         let mut x = tabs_area.x;
-        for (title, tab) in titles.iter().zip(&tabs) {
+        for (title, tab) in titles.iter().zip(&tabs[first..]) {
             let width = (title.width() as u16).min(tabs_area.right().saturating_sub(x));
             regions
                 .tabs
                 .push((Rect::new(x, tabs_area.y, width, 1), *tab));
-            x = x.saturating_add(width + 3);
+            x = x.saturating_add(width + divider.chars().count() as u16);
         }
     }
     frame.render_widget(
@@ -247,7 +275,7 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         // terminal's pane.
         Tabs::new(titles)
             .padding("", "")
-            .divider(" │ ")
+            .divider(divider)
             .select(selected)
             .highlight_style(theme.selected.add_modifier(Modifier::BOLD)),
         tabs_area,
@@ -265,40 +293,109 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
 }
 
-/// Tab titles with the selected one in view: as they are when it fits in `width` (3-cell
-/// dividers), else the others cut to their number ("1 │ 2 │ 7 Tests").
-fn fit_tab_titles(titles: Vec<Line<'static>>, selected: usize, width: u16) -> Vec<Line<'static>> {
-    let selected_end: usize = titles
-        .iter()
-        .take(selected + 1)
-        .map(Line::width)
-        .sum::<usize>()
-        + 3 * selected;
-    if selected_end <= width as usize {
-        return titles;
+/// Tab titles that fit in `width` with every tab there and the selected one whole: as they are
+/// when they fit, else the others shortened ("4 War (2)"), then with narrower dividers, then cut
+/// to their number ("1│2│7 Tests"), else a window around the selected one, marked with ‹ › where
+/// tabs are out of view. Returns the titles, the index of the first one shown and the divider.
+fn fit_tab_titles(
+    titles: Vec<Line<'static>>,
+    selected: usize,
+    width: u16,
+) -> (Vec<Line<'static>>, usize, &'static str) {
+    const WIDE: &str = " │ ";
+    const NARROW: &str = "│";
+    let width = width as usize;
+    let total = |titles: &[Line], divider: &str| -> usize {
+        titles.iter().map(Line::width).sum::<usize>()
+            + divider.chars().count() * titles.len().saturating_sub(1)
+    };
+    if total(&titles, WIDE) <= width {
+        return (titles, 0, WIDE);
     }
-    titles
-        .into_iter()
-        .enumerate()
-        .map(|(i, title)| {
-            if i == selected {
-                return title;
-            }
-            let text: String = title.spans.iter().map(|s| s.content.as_ref()).collect();
-            Line::from(text.split(' ').next().unwrap_or("").to_string())
-        })
-        .collect()
+    let texts: Vec<String> = titles
+        .iter()
+        .map(|t| t.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect();
+    let shortened = |short: &dyn Fn(&str) -> String| -> Vec<Line<'static>> {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                if i == selected {
+                    titles[i].clone()
+                } else {
+                    Line::from(short(text))
+                }
+            })
+            .collect()
+    };
+    // "4 Warnings (2)" → "4 War (2)".
+    let abbreviated = shortened(&|text: &str| {
+        let mut words = text.splitn(3, ' ');
+        let number = words.next().unwrap_or("");
+        let name: String = words.next().unwrap_or("").chars().take(3).collect();
+        match words.next() {
+            Some(rest) => format!("{number} {name} {rest}"),
+            None => format!("{number} {name}"),
+        }
+    });
+    for divider in [WIDE, NARROW] {
+        if total(&abbreviated, divider) <= width {
+            return (abbreviated, 0, divider);
+        }
+    }
+    let numbers = shortened(&|text: &str| text.split(' ').next().unwrap_or("").to_string());
+    if total(&numbers, NARROW) <= width {
+        return (numbers, 0, NARROW);
+    }
+    // A window around the selected tab, grown on the side with more tabs left out.
+    let (mut first, mut last) = (selected, selected);
+    let window = |first: usize, last: usize| {
+        total(&numbers[first..=last], NARROW)
+            + 2 * usize::from(first > 0)
+            + 2 * usize::from(last + 1 < numbers.len())
+    };
+    loop {
+        let grow_left = first > 0 && window(first - 1, last) <= width;
+        let grow_right = last + 1 < numbers.len() && window(first, last + 1) <= width;
+        match (grow_left, grow_right) {
+            (true, true) if selected - first <= last - selected => first -= 1,
+            (true, true) => last += 1,
+            (true, false) => first -= 1,
+            (false, true) => last += 1,
+            (false, false) => break,
+        }
+    }
+    let mut shown: Vec<Line<'static>> = numbers[first..=last].to_vec();
+    if first > 0 {
+        shown[0].spans.insert(0, Span::raw("‹ "));
+    }
+    if last + 1 < numbers.len() {
+        if let Some(end) = shown.last_mut() {
+            end.spans.push(Span::raw(" ›"));
+        }
+    }
+    (shown, first, NARROW)
 }
 
 /// Below this height a key list and its value view take turns (Enter switches).
 const SPLIT_MIN_HEIGHT: u16 = 16;
 
-/// The areas of a key list over its value view: both halves when the pane is tall enough, else only
-/// the focused one.
+/// At least this wide, a pane too short to stack a key list over its value view puts them side
+/// by side (80x24).
+const SIDE_BY_SIDE_MIN_WIDTH: u16 = 60;
+
+/// The areas of a key list and its value view: the list over the value when the pane is tall
+/// enough, side by side when it is wide enough, else only the focused one.
 pub fn list_and_value(area: Rect, value_focus: bool) -> (Option<Rect>, Option<Rect>) {
     if area.height >= SPLIT_MIN_HEIGHT {
         let [list, value] =
             Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
+        (Some(list), Some(value))
+    } else if area.width >= SIDE_BY_SIDE_MIN_WIDTH {
+        let [list, value] =
+            Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
+                .areas(area);
         (Some(list), Some(value))
     } else if value_focus {
         (None, Some(area))

@@ -197,7 +197,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .scroll((scroll as u16, 0))
-            .block(block(&title, focused, theme)),
+            // The outcome list above has the focus (one pane is marked).
+            .block(block(&title, false, theme)),
         steps_area,
     );
 }

@@ -14,7 +14,7 @@ use ratatui::Frame;
 
 /// With a comparison profile chosen, draw its column in the right half of `area` and return the
 /// left half for the usual Reply tab; otherwise return `area` untouched.
-pub fn draw_beside(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) -> Rect {
+pub fn draw_beside(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) -> Rect {
     let Some(profile) = app.reply_compare.profile else {
         return area;
     };
@@ -67,7 +67,8 @@ pub fn draw_beside(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focu
     }
     let paragraph = Paragraph::new(lines)
         .wrap(Wrap { trim: false })
-        .block(block(&title, focused, theme));
+        // The Reply beside it has the focus (one pane is marked).
+        .block(block(&title, false, theme));
     frame.render_widget(paragraph, right);
     left
 }

@@ -128,7 +128,13 @@ fn draw_list(
             }
             None => "Scanning the server (SCAN, never KEYS)…".to_string(),
         };
-        frame.render_widget(Paragraph::new(text).block(block), area);
+        // Wrapped: beside the value view at 80 columns the list is narrow.
+        frame.render_widget(
+            Paragraph::new(text)
+                .wrap(ratatui::widgets::Wrap { trim: true })
+                .block(block),
+            area,
+        );
         return;
     }
     let cluster = view

@@ -78,6 +78,14 @@ pub fn draw(
         );
         return;
     };
+    // On a cluster the fields read first are one node's: it is named (each master follows).
+    let seed_addr = overview
+        .node
+        .as_deref()
+        .map(|n| n.split(' ').next().unwrap_or(n));
+    if let Some(node) = &overview.node {
+        lines.push(header(&format!("Node: {node}")));
+    }
     if !overview.highlights.is_empty() {
         let parts: Vec<String> = overview
             .highlights
@@ -113,9 +121,10 @@ pub fn draw(
             .map(|l| Line::styled(l, theme.text)),
     );
     if let Some((libraries, total)) = &overview.libraries {
-        lines.push(header(&format!(
-            "Function libraries (FUNCTION LIST): {total}"
-        )));
+        lines.push(header(&match seed_addr {
+            Some(addr) => format!("Function libraries on {addr} (FUNCTION LIST): {total}"),
+            None => format!("Function libraries (FUNCTION LIST): {total}"),
+        }));
         let selected = crate::tui::server_library::selected(app);
         let mut selected_lines = 0..0;
         for (i, lib) in libraries.iter().enumerate() {
@@ -199,6 +208,19 @@ pub fn draw(
                     crate::engine::display::display_safe(&line).into_owned(),
                 ));
             }
+            // Each master's own list, by node.
+            for node in &overview.nodes {
+                let addr = node.node.split(' ').next().unwrap_or("");
+                let libraries = match &node.libraries {
+                    Some(names) if names.is_empty() => "(none)".to_string(),
+                    Some(names) => names.join(", "),
+                    None => "(not answered)".to_string(),
+                };
+                lines.push(plain(
+                    crate::engine::display::display_safe(&format!("{addr:<21} {libraries}"))
+                        .into_owned(),
+                ));
+            }
         }
         lines.push(header("Slow log by node"));
         let mut any = false;
@@ -219,14 +241,33 @@ pub fn draw(
     let kept = overview
         .slowlog_len
         .map_or(String::new(), |n| format!(" of {n} kept"));
-    lines.push(header(&format!(
-        "Slow log (SLOWLOG GET {}{kept})",
-        crate::engine::live::overview::SLOWLOG_ENTRIES
-    )));
-    if overview.slowlog.is_empty() && overview.busy.is_none() {
-        lines.push(plain("empty".into()));
-    }
-    for entry in &overview.slowlog {
+    // On a cluster a master's slow log is in "Slow log by node"; a replica connected to has its own.
+    let seed_is_master = seed_addr.is_some_and(|addr| {
+        overview
+            .nodes
+            .iter()
+            .any(|n| n.node.split(' ').next() == Some(addr))
+    });
+    let seed_slowlog: &[crate::engine::live::overview::SlowEntry] = if seed_is_master {
+        &[]
+    } else {
+        let title = match &overview.node {
+            Some(node) => format!(
+                "Slow log of {node} (SLOWLOG GET {}{kept})",
+                crate::engine::live::overview::SLOWLOG_ENTRIES
+            ),
+            None => format!(
+                "Slow log (SLOWLOG GET {}{kept})",
+                crate::engine::live::overview::SLOWLOG_ENTRIES
+            ),
+        };
+        lines.push(header(&title));
+        if overview.slowlog.is_empty() && overview.busy.is_none() {
+            lines.push(plain("empty".into()));
+        }
+        &overview.slowlog
+    };
+    for entry in seed_slowlog {
         lines.push(plain(format!(
             "#{:<4} {:>10} µs  {}  {}",
             entry.id, entry.micros, entry.command, entry.client

@@ -66,35 +66,43 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         }
         (None, None) => "untitled".to_string(),
     };
-    let first = Line::from(vec![
-        Span::styled(
-            format!(" {} ", display_safe(&app.backend_label())),
-            // A server gone away stands out until it is back.
-            if app.connection.lost.is_some() {
-                theme.error
-            } else {
-                theme.header
-            },
-        ),
-        Span::styled(
-            bar,
-            if fraction >= 1.0 {
-                theme.error
-            } else {
-                theme.text
-            },
-        ),
-        Span::raw(format!(" {} ", app.config.profile.display_name())),
-        Span::raw(format!(
-            " {file}{} ",
-            if app.editor.modified { " *" } else { "" }
-        )),
-        Span::raw(format!(" sha {}{} ", &sha[..8], cache_mark(app, &sha))),
-        Span::styled(format!(" {gauge} "), theme.text),
-    ]);
+    let modified = if app.editor.modified { " *" } else { "" };
+    let backend = Span::styled(
+        format!(" {} ", display_safe(&app.backend_label())),
+        // A server gone away stands out until it is back.
+        if app.connection.lost.is_some() {
+            theme.error
+        } else {
+            theme.header
+        },
+    );
+    let bar = Span::styled(
+        bar,
+        if fraction >= 1.0 {
+            theme.error
+        } else {
+            theme.text
+        },
+    );
+    let gauge = Span::styled(format!(" {gauge} "), theme.text);
+    let profile = Span::raw(format!(" {} ", app.config.profile.display_name()));
+    let sha = Span::raw(format!(" sha {}{} ", &sha[..8], cache_mark(app, &sha)));
+    let first = first_line(
+        area.width as usize,
+        backend,
+        bar,
+        profile,
+        (file, modified),
+        sha,
+        gauge,
+    );
     // The last message first (the feedback of the last action), then the focused pane's keys
     // in plain words, most useful first, as many as fit.
-    let status = format!(" {}", display_safe(&app.status));
+    // A message longer than the row ends in an ellipsis, never mid-word without one.
+    let status = ellipsis(
+        &format!(" {}", display_safe(&app.status)),
+        (area.width as usize).saturating_sub(2),
+    );
     let mut used = status.chars().count() + 2;
     let mut second = vec![
         Span::styled(status, theme.text.add_modifier(Modifier::BOLD)),
@@ -111,6 +119,75 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         second.push(Span::raw(format!(" {words}")));
     }
     frame.render_widget(Paragraph::new(vec![first, Line::from(second)]), area);
+}
+
+/// `text` cut to `width` characters, an ellipsis at the end when it was cut.
+fn ellipsis(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// The first row, fitted to `width`: the run counter is never dropped; what gives way first is
+/// the profile, then the SHA1, then the file name (its start cut, then the whole), then the bar.
+fn first_line(
+    width: usize,
+    backend: Span<'static>,
+    bar: Span<'static>,
+    profile: Span<'static>,
+    (file, modified): (String, &str),
+    sha: Span<'static>,
+    gauge: Span<'static>,
+) -> Line<'static> {
+    let file_span = |file: &str| Span::raw(format!(" {file}{modified} "));
+    let mut parts = vec![
+        Some(backend),
+        Some(bar),
+        Some(profile),
+        Some(file_span(&file)),
+        Some(sha),
+        Some(gauge),
+    ];
+    let used = |parts: &[Option<Span>]| parts.iter().flatten().map(Span::width).sum::<usize>();
+    const BAR: usize = 1;
+    const PROFILE: usize = 2;
+    const FILE: usize = 3;
+    const SHA: usize = 4;
+    for drop in [PROFILE, SHA] {
+        if used(&parts) <= width {
+            break;
+        }
+        parts[drop] = None;
+    }
+    let over = used(&parts).saturating_sub(width);
+    if over > 0 {
+        // The file's tail names it: keep that, at least a few characters of it.
+        let chars = file.chars().count();
+        let keep = chars.saturating_sub(over + 1);
+        if keep >= 8 {
+            let tail: String = file.chars().skip(chars - keep).collect();
+            parts[FILE] = Some(file_span(&format!("…{tail}")));
+        } else {
+            parts[FILE] = None;
+        }
+    }
+    if used(&parts) > width {
+        parts[BAR] = None;
+    }
+    // Last, the backend's label gives way to the counter.
+    let over = used(&parts).saturating_sub(width);
+    if over > 0 {
+        if let Some(backend) = parts[0].take() {
+            let text = backend.content.trim_end().to_string();
+            let keep = text.chars().count().saturating_sub(over + 1);
+            let cut: String = text.chars().take(keep).collect();
+            parts[0] = Some(Span::styled(format!("{cut}…"), backend.style));
+        }
+    }
+    Line::from(parts.into_iter().flatten().collect::<Vec<_>>())
 }
 
 /// Whether the live server's script cache holds the script (what an application's EVALSHA needs);

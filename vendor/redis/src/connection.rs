@@ -374,6 +374,8 @@ pub struct RedisConnectionInfo {
     pub(crate) lib_name: Option<ArcStr>,
     /// Library name to send to the server after connecting (if [`Self::skip_set_lib_name`] is `false`)
     pub(crate) lib_ver: Option<ArcStr>,
+    /// evalbench: the reply limit (`Connection::set_reply_limit`) from the handshake on.
+    pub(crate) reply_limit: Option<u64>,
 }
 
 impl RedisConnectionInfo {
@@ -439,6 +441,13 @@ impl RedisConnectionInfo {
         self
     }
 
+    /// evalbench: refuse a reply announcing more than `limit` bytes from the first reply of the
+    /// handshake (HELLO, AUTH, SELECT) on, as `Connection::set_reply_limit` does after it.
+    pub fn set_reply_limit(mut self, limit: Option<u64>) -> Self {
+        self.reply_limit = limit;
+        self
+    }
+
     /// Sets the library information and enables sending it when connecting.
     ///
     /// This function clears [`skip_set_lib_name`](Self::skip_set_lib_name).
@@ -466,6 +475,7 @@ impl std::fmt::Debug for RedisConnectionInfo {
             skip_set_lib_name,
             lib_name,
             lib_ver,
+            reply_limit,
         } = self;
         let mut debug_info = f.debug_struct("RedisConnectionInfo");
 
@@ -476,6 +486,7 @@ impl std::fmt::Debug for RedisConnectionInfo {
         debug_info.field("skip_set_lib_name", &skip_set_lib_name);
         debug_info.field("lib_name", &lib_name);
         debug_info.field("lib_ver", &lib_ver);
+        debug_info.field("reply_limit", &reply_limit);
 
         debug_info.finish()
     }
@@ -683,6 +694,7 @@ fn url_to_tcp_connection_info(url: url::Url) -> RedisResult<ConnectionInfo> {
             skip_set_lib_name: false,
             lib_name: None,
             lib_ver: None,
+            reply_limit: None,
         },
         tcp_settings: TcpSettings::default(),
     })
@@ -709,6 +721,7 @@ fn url_to_unix_connection_info(url: url::Url) -> RedisResult<ConnectionInfo> {
             skip_set_lib_name: false,
             lib_name: None,
             lib_ver: None,
+            reply_limit: None,
         },
         tcp_settings: TcpSettings::default(),
     })
@@ -1682,6 +1695,8 @@ fn setup_connection(
         messages_to_skip: 0,
         read_deadline,
     };
+    // evalbench: the handshake's replies are bounded too.
+    rv.set_reply_limit(connection_info.reply_limit);
 
     if execute_connection_pipeline(
         &mut rv,
@@ -2719,6 +2734,7 @@ mod tests {
                         skip_set_lib_name: false,
                         lib_name: None,
                         lib_ver: None,
+                        reply_limit: None,
                     },
                     tcp_settings: TcpSettings::default(),
                 },
@@ -2743,6 +2759,7 @@ mod tests {
                         skip_set_lib_name: false,
                         lib_name: None,
                         lib_ver: None,
+                        reply_limit: None,
                     },
                     tcp_settings: TcpSettings::default(),
                 },
@@ -2820,6 +2837,7 @@ mod tests {
                         skip_set_lib_name: false,
                         lib_name: None,
                         lib_ver: None,
+                        reply_limit: None,
                     },
                     tcp_settings: Default::default(),
                 },
@@ -2836,6 +2854,7 @@ mod tests {
                         skip_set_lib_name: false,
                         lib_name: None,
                         lib_ver: None,
+                        reply_limit: None,
                     },
                     tcp_settings: TcpSettings::default(),
                 },
@@ -2855,6 +2874,7 @@ mod tests {
                         skip_set_lib_name: false,
                         lib_name: None,
                         lib_ver: None,
+                        reply_limit: None,
                     },
                     tcp_settings: TcpSettings::default(),
                 },
@@ -2874,6 +2894,7 @@ mod tests {
                         skip_set_lib_name: false,
                         lib_name: None,
                         lib_ver: None,
+                        reply_limit: None,
                     },
                     tcp_settings: TcpSettings::default(),
                 },
@@ -2890,6 +2911,7 @@ mod tests {
                         skip_set_lib_name: false,
                         lib_name: None,
                         lib_ver: None,
+                        reply_limit: None,
                     },
                     tcp_settings: TcpSettings::default(),
                 },
