@@ -90,6 +90,47 @@ fn a_long_chain_in_nested_functions_lints_and_debugs() {
     assert!(findings.iter().all(|d| d.rule != "syntax"), "{findings:?}");
 }
 
+/// A reused sandbox (as the fuzz targets and the workbench keep one) caches every script it
+/// compiled; once the cache fills Lua's memory, a script past Lua's 200 syntax levels must still
+/// get Redis's compile error (redis-server 7.0.15: 198 parentheses compile, 199 do not), not
+/// "not enough memory" (which the expression_depth target read as "the run compiled").
+#[test]
+fn full_script_cache_still_gets_redis_compile_errors() {
+    use evalbench::engine::{Reply, RunRequest, Sandbox};
+    let mut sandbox = Sandbox::new();
+    sandbox.config.memory_limit = 8 << 20;
+    let limit = 8 << 20;
+    let room = 600_000;
+    let mut cached = 0;
+    // Distinct constants, as Lua interns equal strings.
+    while sandbox.lua_memory_used() + room < limit {
+        let script = format!("return '{cached}{}'", "x".repeat(20_000));
+        let report = sandbox.run(&RunRequest::new(script));
+        assert!(matches!(report.reply, Reply::Bulk(_)), "{:?}", report.reply);
+        cached += 1;
+    }
+    assert!(cached > 100, "only {cached} scripts filled the cache");
+    // A long literal first: compiling needs more than the room the cache leaves.
+    let deep = |levels: usize| {
+        format!(
+            "local s = '{}' return {}1{}",
+            "y".repeat(room),
+            "(".repeat(levels),
+            ")".repeat(levels)
+        )
+    };
+    let report = sandbox.run(&RunRequest::new(deep(199)));
+    assert_eq!(
+        report.reply,
+        Reply::Error(
+            "ERR Error compiling script (new function): user_script:1: chunk has too many syntax levels"
+                .into()
+        )
+    );
+    let report = sandbox.run(&RunRequest::new(deep(198)));
+    assert_eq!(report.reply, Reply::Int(1));
+}
+
 /// Found by the expression-depth target: a script starting with ESC (the first byte of Lua's bytecode
 /// signature) is Lua text to Redis and fails as text; the lint said Lua refused a binary chunk.
 #[test]

@@ -1044,7 +1044,8 @@ pub fn expression_depth(data: &[u8]) {
         ),
         None => assert!(
             syntax.is_empty(),
-            "the lint says {syntax:?}, the run compiled"
+            "the lint says {syntax:?}, the run did not refuse it as Redis does: {:?}",
+            report.reply
         ),
     }
     if compile_error.is_none() {

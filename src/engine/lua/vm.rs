@@ -728,7 +728,16 @@ return handler, fields
         }
         let l = self.l;
         unsafe {
-            let status = load_buffer(l, body, c"@user_script".as_ptr());
+            let mut status = load_buffer(l, body, c"@user_script".as_ptr());
+            if status == ffi::LUA_ERRMEM && !self.scripts.is_empty() {
+                // The cache of compiled scripts is what fills a long-lived VM up to its memory
+                // limit, and Redis (no limit on Lua's memory) would compile: make room by
+                // forgetting the cached scripts (a later EVALSHA of one says NOSCRIPT, as after
+                // SCRIPT FLUSH), then compile again, so the script gets Redis's own answer.
+                ffi::lua_pop(l, 1);
+                self.forget_scripts();
+                status = load_buffer(l, body, c"@user_script".as_ptr());
+            }
             if status != 0 {
                 let msg = String::from_utf8_lossy(
                     raw::to_bytes(l, -1).unwrap_or(b"(error object is not a string)"),
@@ -742,6 +751,15 @@ return handler, fields
                 .insert(sha.to_string(), Compiled { registry_ref });
         }
         Ok(())
+    }
+
+    /// Drop every cached script (the functions' libraries stay) and collect what they held.
+    fn forget_scripts(&mut self) {
+        self.last = None;
+        for (_, compiled) in self.scripts.drain() {
+            unsafe { ffi::luaL_unref(self.l, ffi::LUA_REGISTRYINDEX, compiled.registry_ref) };
+        }
+        unsafe { ffi::lua_gc(self.l, ffi::LUA_GCCOLLECT, 0) };
     }
 
     pub fn has_script(&self, sha: &str) -> bool {
