@@ -281,7 +281,7 @@ fn show(app: &mut App, answer: Answer) {
 fn args_text(args: &[Vec<u8>]) -> String {
     let words: Vec<String> = args
         .iter()
-        .map(|a| crate::engine::display::display_bytes(a))
+        .map(|a| crate::engine::display::display_bytes(a).into_owned())
         .collect();
     words.join(" ")
 }
