@@ -18,7 +18,7 @@ const PROXY_DIFFERENCES: &[&str] = &[
     "scripting_api.cases: redis table keys",
     "scripting_sandbox.cases: table.foreach over redis",
     "scripting_sandbox.cases: rawset on redis",
-    "fuzz_script_profiles.cases: profile probe: redis table contents", // issue 12: pairs(redis)
+    "fuzz_script_profiles.cases: profile probe: redis table contents", // pairs(redis)
 ];
 
 /// TTLs are shown in seconds, rounded from a clock that moves between the seed and the read: a
@@ -294,7 +294,7 @@ fn proxy_edge_cases_match_plain_eval() {
             seed: serde_json::json!({}),
             resp: *resp,
             script: script.to_string(),
-            // No functions (issue 13).
+            // No functions.
             ..Default::default()
         };
         let expected = plain_eval(&mut plain_conn, &case);

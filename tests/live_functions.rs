@@ -1,4 +1,4 @@
-//! Live Functions (issue 13) against real servers: `evalbench function call` (the guarded FCALL)
+//! Live Functions against real servers: `evalbench function call` (the guarded FCALL)
 //! replies, errs and changes the data exactly as a plain FCALL does, on every installed server;
 //! `function list|show|load` and `run --function --server`: exact output, consent, the library
 //! diff, refusal on a replica.

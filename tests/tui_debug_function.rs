@@ -1,4 +1,4 @@
-//! The workbench debugger on a function library (issue 13): with a library in the editor, F9 sets
+//! The workbench debugger on a function library: with a library in the editor, F9 sets
 //! breakpoints in a function's body, F5 loads the library as FUNCTION LOAD does and debugs the FCALL
 //! of the form's function on the form's KEYS and ARGV; the stop shows the function's locals (keys,
 //! args), F10/F11 step, Shift-F10 steps back with the keyspace of then, F5 runs to the end with the

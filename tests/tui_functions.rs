@@ -1,4 +1,4 @@
-//! Functions in the workbench's form (issue 13): a library buffer (`#!lua name=`) lists the functions
+//! Functions in the workbench's form: a library buffer (`#!lua name=`) lists the functions
 //! it registers, Alt-F picks one, F5 calls it with FCALL (FCALL_RO for a no-writes function) on the
 //! form's KEYS and ARGV in the sandbox, with the trace and reply as for a script.
 #![cfg(feature = "tui")]

@@ -1,4 +1,4 @@
-//! The workbench on a live server's Functions (issue 13), by keys: F5 on a library buffer runs the
+//! The workbench on a live server's Functions, by keys: F5 on a library buffer runs the
 //! guarded FCALL of the server's function (the consent dialog names it; n sends nothing, y sends
 //! it; a no-writes function goes as FCALL_RO unasked; a library unlike the server's is refused),
 //! Alt-U shows what loading the editor's library changes and loads it on y (Esc: nothing), and with

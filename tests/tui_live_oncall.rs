@@ -1,4 +1,4 @@
-//! The Server tab for on-call engineers (issue 11), driven by keys through the synchronous harness
+//! The Server tab for on-call engineers, driven by keys through the synchronous harness
 //! against a redis-server the test starts: the row position and column widths, searches inside a key
 //! (HSCAN/ZSCAN MATCH, Esc stops), and the overview: INFO highlights, the slow log, a script that keeps
 //! the server busy, and SCRIPT KILL after a y/n (OK, then NOTBUSY, then UNKILLABLE for one that wrote).

@@ -1,4 +1,4 @@
-//! Live runs never surprise (issue 11): the workbench's App driven by keys with the real engine
+//! Live runs never surprise: the workbench's App driven by keys with the real engine
 //! thread (`Worker`) against a redis-server the test starts. Esc in each phase of a live run (at the
 //! guard's question, during the dry run, on the server before and after the script wrote, after
 //! the run), a dry run that did not complete, a key above the copy limit sent as EVAL_RO with

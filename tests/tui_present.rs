@@ -1,4 +1,4 @@
-//! Presenter mode (issue 14): one large pane (the editor, or the focused tab), margins instead of
+//! Presenter mode: one large pane (the editor, or the focused tab), margins instead of
 //! the other panes, a header with KEYS/ARGV and one bold status line; Alt-P switches it.
 #![cfg(feature = "tui")]
 

@@ -1,4 +1,4 @@
-//! The Reply tab side by side (issue 12): `p` in the right-hand panes re-runs the last run under
+//! The Reply tab side by side: `p` in the right-hand panes re-runs the last run under
 //! another profile (the engine's `compare::run_under_profile`) and shows its reply beside this
 //! one. Snapshot with insta (`INSTA_UPDATE=always cargo test --test tui_reply_compare`).
 #![cfg(feature = "tui")]

@@ -1,4 +1,4 @@
-//! A live server's function library in the workbench (issue 13), driven by keys through the
+//! A live server's function library in the workbench, driven by keys through the
 //! synchronous harness against a redis-server the test starts: the Server overview lists the
 //! libraries, Up/Down pick one (its functions with flags and description), Enter or `o` opens it
 //! read-only in the editor (FUNCTION LIST WITHCODE LIBRARYNAME); every edit is refused with the

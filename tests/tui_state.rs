@@ -1,4 +1,4 @@
-//! State that behaves (issue 11): seed TTLs count from each run's start (never from when the
+//! State that behaves: seed TTLs count from each run's start (never from when the
 //! workbench started), advancing the clock never deletes seed keys and can be reset, and "keep
 //! state" chains runs so a rate limiter denies the 11th call. Keys pressed as a user would.
 #![cfg(feature = "tui")]

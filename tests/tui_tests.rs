@@ -1,4 +1,4 @@
-//! Tests in the workbench (issue 14), by keys through the synchronous harness: the last run saved
+//! Tests in the workbench, by keys through the synchronous harness: the last run saved
 //! as a new case of the script's `.test.toml` (Alt-T, name prefilled), the file's cases run on the
 //! editor's text into the Tests tab (Ctrl-T), the diff of a failing case, and Enter loading a case's
 //! KEYS, ARGV, seed and clock into the form. Screens are compared whole.

@@ -21,7 +21,7 @@ pub enum Action {
     TabKeyspace,
     TabWarnings,
     TabServer,
-    /// The Reply tab beside a second profile's reply (issue 12).
+    /// The Reply tab beside a second profile's reply.
     CompareProfile,
     NextTab,
     ToggleBackend,
@@ -46,9 +46,9 @@ pub enum Action {
     SaveSeed,
     ResetSeed,
     AdvanceClock,
-    /// The run clock back to the seed's time (issue 11).
+    /// The run clock back to the seed's time.
     ResetClock,
-    /// Each run continues from the last run's keyspace (issue 11).
+    /// Each run continues from the last run's keyspace.
     KeepState,
     ToggleSeedView,
     KeyspaceFocus,
@@ -63,19 +63,19 @@ pub enum Action {
     OpenKey,
     CopyToSandbox,
     CopyDeclaredKeys,
-    /// The Server tab's overview: INFO, SLOWLOG, busy state (issue 11).
+    /// The Server tab's overview: INFO, SLOWLOG, busy state.
     ServerOverview,
-    /// SCRIPT KILL from the Server tab, after a y/n (issue 11).
+    /// SCRIPT KILL from the Server tab, after a y/n.
     ServerScriptKill,
-    /// Search inside the selected server key: HSCAN/SSCAN/ZSCAN MATCH (issue 11).
+    /// Search inside the selected server key: HSCAN/SSCAN/ZSCAN MATCH.
     SearchInKey,
-    /// Stop the search inside a key; again: the whole value (issue 11).
+    /// Stop the search inside a key; again: the whole value.
     StopSearch,
     /// The `redis>` prompt: one command on the seed or the live server (tui/command_prompt.rs).
     CommandPrompt,
-    /// The next function of the library in the editor, for F5's FCALL (issue 13).
+    /// The next function of the library in the editor, for F5's FCALL.
     PickFunction,
-    /// Load the editor's library to the live server, after showing what changes (issue 13).
+    /// Load the editor's library to the live server, after showing what changes.
     LoadLibrary,
     // Editor
     Find,
@@ -116,17 +116,17 @@ pub enum Action {
     BreakOn,
     NextFrame,
     PrevFrame,
-    /// Export the last run as an HTML page or Markdown (tui/export_run.rs, issue 14).
+    /// Export the last run as an HTML page or Markdown (tui/export_run.rs).
     ExportRun,
-    // Lessons (tui/lessons.rs, issue 14)
+    // Lessons (tui/lessons.rs)
     OpenLessons,
     CheckLesson,
     NextHint,
     ResetLesson,
     TabLesson,
-    /// Presenter mode (ui/present.rs, issue 14).
+    /// Presenter mode (ui/present.rs).
     Present,
-    /// The race lab (tui/race.rs; issue 14).
+    /// The race lab (tui/race.rs).
     RaceLab,
     // Tests in the workbench (tui/tests_tab.rs).
     SaveCase,
@@ -200,13 +200,13 @@ impl Action {
         Action::OpenKey,
         Action::CopyToSandbox,
         Action::CopyDeclaredKeys,
-        Action::ServerOverview,   // issue 11
-        Action::ServerScriptKill, // issue 11
-        Action::SearchInKey,      // issue 11
+        Action::ServerOverview,
+        Action::ServerScriptKill,
+        Action::SearchInKey,
         Action::CommandPrompt,
-        Action::StopSearch,   // issue 11
-        Action::PickFunction, // issue 13
-        Action::LoadLibrary,  // issue 13
+        Action::StopSearch,
+        Action::PickFunction,
+        Action::LoadLibrary,
         Action::Find,
         Action::FindNext,
         Action::FindPrevious,

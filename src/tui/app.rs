@@ -100,7 +100,7 @@ pub enum PromptPurpose {
     ScanMatch,
     /// A key on the live server, by name.
     OpenServerKey,
-    /// The MATCH glob of a search inside a server key (issue 11).
+    /// The MATCH glob of a search inside a server key.
     SearchInKey {
         key: Vec<u8>,
     },
@@ -153,21 +153,21 @@ pub enum Confirm {
     OpenLesson(usize),
     /// Reset the lesson's script to its start.
     ResetLesson,
-    /// SCRIPT KILL from the Server tab's overview (issue 11).
+    /// SCRIPT KILL from the Server tab's overview.
     ScriptKill,
-    /// Open a server's function library read-only over unsaved changes (issue 13).
+    /// Open a server's function library read-only over unsaved changes.
     OpenServerLibrary {
         name: String,
         /// Shared: the question is cloned on every key while it shows.
         code: std::sync::Arc<[u8]>,
     },
-    /// A live FCALL of this function after the guard asked (issue 13, tui/live_function.rs).
+    /// A live FCALL of this function after the guard asked (tui/live_function.rs).
     LiveFcall(
         Box<RunRequest>,
         Box<crate::engine::live::guarded::Question>,
         String,
     ),
-    /// FUNCTION LOAD [REPLACE] of the editor's library as planned (issue 13, tui/live_function.rs).
+    /// FUNCTION LOAD [REPLACE] of the editor's library as planned (tui/live_function.rs).
     LoadLibrary(Box<(Vec<u8>, crate::engine::live::function_load::LoadPlan)>),
 }
 
@@ -200,7 +200,7 @@ pub enum Effect {
         /// The sandbox's run clock (Unix ms): the seed's time plus the clock offset, the same at
         /// every run whatever the wall clock says, so seed TTLs count from the run's start.
         clock_ms: i64,
-        /// The script is a function library: FCALL this function of it (issue 13).
+        /// The script is a function library: FCALL this function of it.
         function: Option<String>,
     },
     /// A request to the live inspector thread.
@@ -211,7 +211,7 @@ pub enum Effect {
     Clipboard(Vec<u8>),
     /// A command to the debugger on the engine thread (tui/debug_engine.rs).
     Debug(super::debug_engine::DebugCommand),
-    /// Re-run the last run under a second profile (tui/reply_compare.rs, issue 12).
+    /// Re-run the last run under a second profile (tui/reply_compare.rs).
     Compare(Box<super::reply_compare::CompareJob>),
     /// Run a test file's cases off the UI thread (tui/tests_tab.rs).
     RunTests(super::tests_tab::TestsJob),
@@ -265,13 +265,13 @@ impl ListState {
 pub struct App {
     pub editor: EditorState,
     pub inputs: InputsState,
-    /// The function F5 calls when the editor holds a function library (issue 13, form_function.rs).
+    /// The function F5 calls when the editor holds a function library (form_function.rs).
     pub form_function: super::form_function::FormFunction,
     /// On a cluster: the node of the last live run (where it ran, or goes once agreed).
     pub live_node: Option<String>,
     /// On a cluster: what a script past `cluster-node-timeout` risks (said with a slow dry run).
     pub cluster_timeout_note: Option<String>,
-    /// The function of the live FCALL in progress (issue 13): its guard's question names it.
+    /// The function of the live FCALL in progress: its guard's question names it.
     pub live_function: Option<String>,
     pub keyspace: KeyspaceView,
     pub keymap: Keymap,
@@ -280,7 +280,7 @@ pub struct App {
     pub tab: Tab,
     pub overlay: Option<Overlay>,
     pub last_run: Option<RunResult>,
-    /// The Reply tab's second profile and its answer (issue 12).
+    /// The Reply tab's second profile and its answer.
     pub reply_compare: super::reply_compare::CompareState,
     pub running: Option<Running>,
     /// Index into the trace while stepping through the last run.
@@ -290,7 +290,7 @@ pub struct App {
     pub warnings_scroll: u16,
     /// The seed keyspace every run starts from.
     pub seed: Db,
-    /// The last race lab run (the Race tab, tui/race.rs; issue 14).
+    /// The last race lab run (the Race tab, tui/race.rs).
     pub race: Option<super::race::RaceView>,
     /// A race lab still running on its thread.
     pub race_pending: Option<super::race::RacePending>,
@@ -350,8 +350,8 @@ impl App {
         App {
             editor: EditorState::new(script, path),
             inputs: InputsState::default(),
-            form_function: super::form_function::FormFunction::for_code(script.as_bytes()), // issue 13
-            live_function: None, // issue 13: live FCALL
+            form_function: super::form_function::FormFunction::for_code(script.as_bytes()),
+            live_function: None, // live FCALL
             live_node: None,
             cluster_timeout_note: None,
             keyspace: KeyspaceView::default(),
@@ -359,7 +359,7 @@ impl App {
             config,
             focus: Focus::Editor,
             tab: Tab::Trace,
-            race: None, // issue 14
+            race: None,
             race_pending: None,
             overlay: None,
             last_run: None,
@@ -457,7 +457,7 @@ impl App {
             .into_iter()
             .filter(|t| *t != Tab::Server || self.server.is_some())
             .filter(|t| *t != Tab::Lesson || self.lesson.is_some())
-            .filter(|t| *t != Tab::Race || self.race.is_some()) // issue 14
+            .filter(|t| *t != Tab::Race || self.race.is_some())
             .filter(|t| *t != Tab::Tests || self.tests.shown()) // once a test file ran
             .collect()
     }
@@ -472,7 +472,7 @@ impl App {
         self.server.as_ref().is_some_and(|s| s.waiting())
             || self.script_cache_pending.is_some()
             || super::lessons::waiting(self) // a lesson check running
-            || self.race_pending.is_some() // issue 14
+            || self.race_pending.is_some()
     }
 
     /// The requests the Server tab and the script-cache mark need now (after any event).
@@ -482,11 +482,11 @@ impl App {
         effects.extend(super::connection::housekeeping(self));
         effects.extend(super::debugger::housekeeping(self)); // step keys queued while the script ran
         super::lessons::housekeeping(self); // a lesson check's result
-        effects.extend(super::reply_compare::housekeeping(self)); // issue 12
-        super::race::housekeeping(self); // a race lab's report (issue 14)
+        effects.extend(super::reply_compare::housekeeping(self));
+        super::race::housekeeping(self); // a race lab's report
         effects.extend(super::tests_tab::housekeeping(self)); // test results from their thread
         effects.extend(super::lint_diagnostics::housekeeping(self)); // lint once the text rests
-        super::form_function::housekeeping(self); // issue 13: the library's functions in the form
+        super::form_function::housekeeping(self); // the library's functions in the form
         effects
     }
 
@@ -821,7 +821,7 @@ impl App {
                             Confirm::OpenServerLibrary { name, code } => {
                                 super::server_library::open(self, name, &code)
                             }
-                            // issue 13: live Functions (tui/live_function.rs)
+                            // live Functions (tui/live_function.rs)
                             Confirm::LiveFcall(request, question, function) => {
                                 return super::live_function::send_with_consent(
                                     self, *request, *question, function,
@@ -906,7 +906,7 @@ impl App {
             return super::server::update(self, action);
         }
         if super::race::handles(self, action) {
-            return super::race::update(self, action); // issue 14
+            return super::race::update(self, action);
         }
         if super::debugger::handles(action) {
             return super::debugger::update(self, action);
@@ -934,7 +934,7 @@ impl App {
                             "cancelling before the script reaches the server: nothing will be sent"
                                 .into()
                         }
-                        // issue 13: a function is stopped by FUNCTION KILL
+                        // a function is stopped by FUNCTION KILL
                         Some(Phase::OnServer) if self.live_function.is_some() => {
                             "the function runs on the server: sending FUNCTION KILL…".into()
                         }
@@ -974,7 +974,7 @@ impl App {
             Action::FocusPrev => self.focus = self.next_focus(-1),
             Action::TabTrace => self.show_tab(Tab::Trace),
             Action::TabReply => self.show_tab(Tab::Reply),
-            Action::CompareProfile => super::reply_compare::cycle(self), // issue 12
+            Action::CompareProfile => super::reply_compare::cycle(self),
             Action::TabKeyspace => self.show_tab(Tab::Keyspace),
             Action::TabWarnings => self.show_tab(Tab::Warnings),
             Action::TabServer => {
@@ -1002,19 +1002,19 @@ impl App {
             },
             Action::ScriptLoad => return super::server::script_load(self),
             Action::CommandPrompt => super::command_prompt::open(self),
-            Action::RaceLab => return super::race::open(self), // issue 14
+            Action::RaceLab => return super::race::open(self),
             Action::CopyDeclaredKeys => return super::server::copy_declared_keys(self),
             Action::Rescan
             | Action::OpenKey
             | Action::CopyToSandbox
-            | Action::ServerOverview // issue 11
+            | Action::ServerOverview
             | Action::SearchInKey
             | Action::StopSearch
             | Action::ServerScriptKill => {
                 self.status = "this key works in the Server tab (Alt-5)".into()
             }
-            Action::PickFunction => super::form_function::pick_next(self), // issue 13
-            Action::LoadLibrary => return super::live_function::start_load(self), // issue 13
+            Action::PickFunction => super::form_function::pick_next(self),
+            Action::LoadLibrary => return super::live_function::start_load(self),
             Action::Up
             | Action::Down
             | Action::PageUp
@@ -1105,7 +1105,8 @@ impl App {
                 // The run's result goes from view, not for good: Ctrl-Z brings it back.
                 match self.last_run.take() {
                     Some(run) => {
-                        let before = super::buffer::Before::Run(Some(Box::new(run)), self.step.take());
+                        let before =
+                            super::buffer::Before::Run(Some(Box::new(run)), self.step.take());
                         super::buffer::record(self, "reset the keyspace to the seed", before);
                         self.status =
                             "keyspace reset to the seed (Ctrl-Z brings the last run back)".into();
@@ -1134,7 +1135,8 @@ impl App {
                 Some(base) => {
                     // The chained runs' keyspace is not lost: Ctrl-Z goes back to it.
                     self.keep_state = Some(base);
-                    let before = super::buffer::Before::Chain(Box::new(super::buffer::Chain::of(self)));
+                    let before =
+                        super::buffer::Before::Chain(Box::new(super::buffer::Chain::of(self)));
                     super::buffer::record(self, "keep state off", before);
                     let (seed, seed_now_ms) = self.keep_state.take().unwrap_or_default();
                     self.seed = seed;
@@ -1374,7 +1376,7 @@ impl App {
             argv,
             ..RunRequest::default()
         };
-        // A function library: FCALL the form's function (issue 13).
+        // A function library: FCALL the form's function.
         let function = match super::form_function::for_run(self) {
             Some(Err(why)) => {
                 self.status = why;
@@ -1383,7 +1385,7 @@ impl App {
             Some(Ok(name)) => Some(name),
             None => None,
         };
-        // On a live server the FCALL goes there, guarded (issue 13, tui/live_function.rs).
+        // On a live server the FCALL goes there, guarded (tui/live_function.rs).
         self.live_function = function.clone().filter(|_| self.use_live);
         let mut effects = self.rerun(request, Default::default());
         if let Some(Effect::Run { function: f, .. }) = effects.first_mut() {
@@ -1490,7 +1492,7 @@ impl App {
                 );
                 self.trace_list = ListState::default();
                 if let (Some(question), Some(function)) = (&result.question, &self.live_function) {
-                    // issue 13: a live FCALL's question names it
+                    // a live FCALL's question names it
                     self.status = "nothing was sent: the live guard asks first (y/n)".into();
                     super::live_function::ask(
                         self,
@@ -1509,8 +1511,8 @@ impl App {
             }
             EngineEvent::Phase(phase) => self.enter_phase(phase),
             EngineEvent::Debug(event) => super::debugger::on_event(self, event),
-            EngineEvent::Compared(id, c) => super::reply_compare::on_result(self, id, *c), // issue 12
-            EngineEvent::LiveFunction(answer) => super::live_function::on_answer(self, answer), // issue 13
+            EngineEvent::Compared(id, c) => super::reply_compare::on_result(self, id, *c),
+            EngineEvent::LiveFunction(answer) => super::live_function::on_answer(self, answer),
             EngineEvent::Node(node) => self.live_node = node,
         }
     }
@@ -1693,7 +1695,7 @@ impl App {
             },
         };
         let text = self.editor.text();
-        // A library's chosen function goes to the sidecar too (issue 13, form_function.rs).
+        // A library's chosen function goes to the sidecar too (form_function.rs).
         let function = self.form_function.chosen().map(str::to_string);
         let content = files::SidecarContent {
             inputs: &self.inputs,
@@ -1758,7 +1760,7 @@ impl App {
                     (Some(p), None) => format!("opened {}", p.display()),
                     (None, None) => "opened a built-in sample; Ctrl-S saves a copy".into(),
                 };
-                // The sidecar's function of a library (issue 13).
+                // The sidecar's function of a library.
                 super::form_function::apply_sidecar(self, function.as_deref());
                 files::mark_clean(&self.autosave_state());
                 files::remember_recent(&path);

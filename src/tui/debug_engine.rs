@@ -99,7 +99,7 @@ pub struct StartDebug {
     /// Stop at the first line (F10 / F11 start), or run to the first breakpoint (F5).
     pub stop_at_start: bool,
     pub view: ViewRequest,
-    /// The script is a function library: debug the FCALL of this function (issue 13).
+    /// The script is a function library: debug the FCALL of this function.
     pub function: Option<String>,
 }
 
@@ -250,7 +250,7 @@ struct ChannelFrontend<'a> {
     events: &'a Sender<EngineEvent>,
     view: ViewRequest,
     now_ms: i64,
-    /// The FCALL's function when a library is debugged (issue 13): its frame is named by it.
+    /// The FCALL's function when a library is debugged: its frame is named by it.
     function: Option<String>,
 }
 

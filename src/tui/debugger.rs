@@ -426,7 +426,7 @@ fn start(app: &mut App, stop_at_start: bool, pending: Option<Resume>) -> Vec<Eff
             return Vec::new();
         }
     };
-    // A function library debugs the form's function (issue 13): FUNCTION LOAD, then its FCALL.
+    // A function library debugs the form's function: FUNCTION LOAD, then its FCALL.
     let function = match super::form_function::for_run(app) {
         Some(Ok(name)) => Some(name),
         Some(Err(why)) => {
@@ -520,7 +520,7 @@ fn script_lines(app: &App) -> Result<DebugSession, String> {
     if let Some(s) = &app.debugger.session {
         return Ok(s.script.clone());
     }
-    // A library's lines as FUNCTION LOAD takes them (issue 13).
+    // A library's lines as FUNCTION LOAD takes them.
     let code = app.editor.bytes();
     if app.form_function.is_library() {
         return DebugSession::for_library(&code).map_err(|(m, _)| m);

@@ -64,7 +64,7 @@ pub struct EditorState {
     pub textarea: TextArea<'static>,
     pub path: Option<PathBuf>,
     pub modified: bool,
-    /// Opened from a live server (issue 13): edits are refused, Ctrl-S saves an editable copy.
+    /// Opened from a live server: edits are refused, Ctrl-S saves an editable copy.
     pub read_only: Option<super::read_only::ReadOnly>,
     /// The line (1-based) and message of the last run's error.
     pub error: Option<(u32, String)>,

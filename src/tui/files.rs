@@ -30,7 +30,7 @@ const EMBEDDED_SAMPLES: &[(&str, &str, &str)] = &[
         include_str!("../../samples/batch_delete.json"),
     ),
     (
-        "counter_library.lua", // issue 13: a function library
+        "counter_library.lua", // a function library
         include_str!("../../samples/counter_library.lua"),
         include_str!("../../samples/counter_library.json"),
     ),
@@ -149,7 +149,7 @@ pub struct Sidecar {
     pub keys: Vec<String>,
     pub argv: Vec<String>,
     pub seed: Db,
-    /// The function of a library the form calls (issue 13, `"function"`).
+    /// The function of a library the form calls (`"function"`).
     pub function: Option<String>,
     pub breakpoints: Vec<crate::engine::formats::SidecarBreakpoint>,
     pub watches: Vec<String>,
@@ -236,7 +236,7 @@ pub struct SidecarContent<'a> {
     pub seed: &'a Db,
     /// The seed's time: its TTLs are saved relative to it.
     pub now_ms: i64,
-    /// The form's function of a library (issue 13, `"function"`).
+    /// The form's function of a library (`"function"`).
     pub function: Option<&'a str>,
     pub breakpoints: Vec<crate::engine::formats::SidecarBreakpoint>,
     pub watches: Vec<String>,
@@ -350,7 +350,7 @@ pub fn save_script(
     save_script_with(path, text, inputs, seed, now_ms, None)
 }
 
-/// `save_script`, and the form's function of a library as the sidecar's `"function"` (issue 13).
+/// `save_script`, and the form's function of a library as the sidecar's `"function"`.
 pub fn save_script_with(
     path: &Path,
     text: &str,

@@ -1,4 +1,4 @@
-//! The form's function of a library buffer (issue 13): when the editor holds a function library
+//! The form's function of a library buffer: when the editor holds a function library
 //! (`#!lua name=...`), the form lists the functions it registers (with their flags) and F5 calls the
 //! chosen one with FCALL (FCALL_RO for a `no-writes` function) on the form's KEYS and ARGV, in the
 //! sandbox, with the same trace and reply as a script. The list comes from loading the library as

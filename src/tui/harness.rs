@@ -221,7 +221,7 @@ impl Harness {
                     self.effects.push("run");
                     self.clock.set_us(clock_ms * 1000);
                     let mut result = match self.live.as_mut().filter(|_| live) {
-                        // issue 13: a library's function on the live server
+                        // a library's function on the live server
                         Some(backend) if function.is_some() => {
                             super::live_function::run_live_fcall(
                                 backend,
@@ -235,7 +235,7 @@ impl Harness {
                         Some(backend) => {
                             super::worker::run_live(backend, id, request, &consent, &self.control)
                         }
-                        // issue 13: a library's function
+                        // a library's function
                         None if function.is_some() => RunResult::fcall(
                             &mut self.sandbox,
                             id,
@@ -272,7 +272,7 @@ impl Harness {
                     let compared = EngineEvent::Compared(id, Box::new(job.run()));
                     self.app.on_engine_event(compared);
                 }
-                // issue 13: FUNCTION LOAD's plan and send, as the engine thread would
+                // FUNCTION LOAD's plan and send, as the engine thread would
                 Effect::LiveFunction(job) => {
                     self.effects.push("live-function");
                     let answer = super::live_function::run_job(self.live.as_mut(), job);

@@ -46,11 +46,11 @@ pub enum InspectRequest {
     ScriptLoad { script: Vec<u8> },
     /// Is the server there? (the status bar's connection state)
     Ping,
-    /// INFO highlights, the slow log and the busy state (the Server overview, issue 11).
+    /// INFO highlights, the slow log and the busy state (the Server overview).
     Overview,
     /// SCRIPT KILL, after the user agreed (the Server overview).
     ScriptKill,
-    /// One function library's code by its exact name (issue 13, tui/server_library.rs).
+    /// One function library's code by its exact name (tui/server_library.rs).
     LibraryCode { name: String },
     /// A line of the `redis>` prompt (tui/command_prompt.rs): judged by the server's own
     /// command table and role, sent when it is a read or `agreed` (the user said y).

@@ -87,7 +87,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<C-F10>", Action::RunToCursor),
     (Context::Global, "<S-F5>", Action::StopDebugging),
     (Context::Global, "<A-6>", Action::TabDebug),
-    (Context::Global, "<A-8>", Action::RaceLab), // issue 14: the race lab
+    (Context::Global, "<A-8>", Action::RaceLab), // the race lab
     // Tests in the workbench (tui/tests_tab.rs).
     (Context::Global, "<C-t>", Action::RunTests),
     (Context::Global, "<A-t>", Action::SaveCase),
@@ -110,8 +110,8 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<A-3>", Action::TabKeyspace),
     (Context::Global, "<A-4>", Action::TabWarnings),
     (Context::Global, "<A-5>", Action::TabServer),
-    (Context::Global, "<A-f>", Action::PickFunction), // issue 13
-    (Context::Global, "<A-u>", Action::LoadLibrary),  // issue 13: load library to server
+    (Context::Global, "<A-f>", Action::PickFunction),
+    (Context::Global, "<A-u>", Action::LoadLibrary), // load library to server
     (Context::Global, "<F7>", Action::ToggleBackend),
     (Context::Global, "<F8>", Action::ScriptLoad),
     (Context::Global, "<Esc>", Action::Cancel),
@@ -135,7 +135,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Panes, "<End>", Action::Bottom),
     (Context::Panes, "<Enter>", Action::Select),
     (Context::Panes, "x", Action::StepStop),
-    (Context::Panes, "p", Action::CompareProfile), // issue 12
+    (Context::Panes, "p", Action::CompareProfile),
     // The value inspector: v, and V where v is taken (the Keyspace tab's seed view).
     (Context::Panes, "v", Action::ViewValue),
     (Context::Panes, "V", Action::ViewValue),
@@ -170,10 +170,10 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Server, "c", Action::CopyToSandbox),
     (Context::Server, "C", Action::CopyDeclaredKeys),
     (Context::Server, "R", Action::Rescan),
-    (Context::Server, "i", Action::ServerOverview), // issue 11
-    (Context::Server, "X", Action::ServerScriptKill), // issue 11
-    (Context::Server, "f", Action::SearchInKey),    // issue 11
-    (Context::Server, "<Esc>", Action::StopSearch), // issue 11 (a run's Esc is global and first)
+    (Context::Server, "i", Action::ServerOverview),
+    (Context::Server, "X", Action::ServerScriptKill),
+    (Context::Server, "f", Action::SearchInKey),
+    (Context::Server, "<Esc>", Action::StopSearch), // a run's Esc is global and first
     (Context::Server, "<Enter>", Action::KeyspaceFocus),
     (Context::Server, "<Up>", Action::KeyspaceUp),
     (Context::Server, "k", Action::KeyspaceUp),

@@ -889,7 +889,7 @@ mod tests {
         Entry {
             value,
             expire_at_ms: None,
-            raw: None, // issue 13: a raw string's allocation
+            raw: None, // a raw string's allocation
             built: Default::default(),
         }
     }

@@ -1,4 +1,4 @@
-//! Lint while typing (issue 14): after an idle pause the editor's text is linted
+//! Lint while typing: after an idle pause the editor's text is linted
 //! (`engine::analysis::lint`) on a thread of its own, never on the UI thread, so typing is never
 //! held up by it; its findings show as gutter marks and as Warnings entries (rule id, message,
 //! fix). A result for a text that has changed since is dropped and the newer text linted.

@@ -1,4 +1,4 @@
-//! The workbench on a live server's Functions (issue 13). F5 on a library buffer runs the guarded
+//! The workbench on a live server's Functions. F5 on a library buffer runs the guarded
 //! FCALL of the server's function (engine/live/fcall.rs) when the server's library holding it has
 //! the editor's code: the same consent dialog, phases and Esc as a live EVAL, the server's reply with
 //! the dry run's trace in the Reply and Trace tabs. Alt-U plans FUNCTION LOAD [REPLACE] of the

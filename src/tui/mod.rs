@@ -7,35 +7,35 @@ pub mod app;
 pub mod buffer;
 pub mod command_prompt; // the redis> prompt of the Keyspace and Server tabs
 pub mod config;
-/// The live connection's state in the status bar (issue 11).
+/// The live connection's state in the status bar.
 pub mod connection;
 pub mod debug_engine;
 pub mod debugger;
 pub mod editing;
 pub mod editor;
-pub mod export_run; // issue 14: the last run as HTML / Markdown
+pub mod export_run; // the last run as HTML / Markdown
 pub mod file_actions;
 pub mod files;
-pub mod form_function; // issue 13: the function F5 calls in a library buffer
+pub mod form_function; // the function F5 calls in a library buffer
 pub mod harness;
 pub mod highlight;
 pub mod inputs;
 pub mod inspector;
 pub mod keymap;
 pub mod keyspace;
-pub mod lessons; // issue 14: lessons in the workbench
-/// Lint while typing (issue 14).
+pub mod lessons; // lessons in the workbench
+/// Lint while typing.
 pub mod lint_diagnostics;
-pub mod live_function; // issue 13: live FCALL and FUNCTION LOAD in the workbench
+pub mod live_function; // live FCALL and FUNCTION LOAD in the workbench
 pub mod mouse;
 pub mod palette;
-pub mod race; // the Race tab (issue 14)
-pub mod read_only; // issue 13: read-only buffers (a server's library)
-pub mod reply_compare; // the Reply tab under a second profile (issue 12)
+pub mod race; // the Race tab
+pub mod read_only; // read-only buffers (a server's library)
+pub mod reply_compare; // the Reply tab under a second profile
 pub mod server;
-pub mod server_library; // issue 13: a server's library opened read-only
-pub mod server_overview; // issue 11: the Server tab's overview
-/// Tests in the workbench: save as case, the Tests tab (issue 14).
+pub mod server_library; // a server's library opened read-only
+pub mod server_overview; // the Server tab's overview
+/// Tests in the workbench: save as case, the Tests tab.
 pub mod tests_tab;
 pub mod theme;
 pub mod ui;
@@ -89,14 +89,14 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                 clock_ms,
                 function,
             } => worker.send(match function {
-                // issue 13: a library's function on the live server, guarded
+                // a library's function on the live server, guarded
                 Some(function) if live => EngineCommand::LiveFcall {
                     id,
                     request,
                     consent,
                     function,
                 },
-                // issue 13: a library's function, in the sandbox
+                // a library's function, in the sandbox
                 Some(function) => EngineCommand::RunFunction {
                     id,
                     request,
@@ -121,7 +121,7 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                     inspected = true;
                 }
             }
-            // issue 13: FUNCTION LOAD's plan and send, on the engine thread
+            // FUNCTION LOAD's plan and send, on the engine thread
             Effect::LiveFunction(job) => worker.send(EngineCommand::LiveFunction(job)),
             Effect::Cancel => worker.cancel(),
             Effect::Quit => {}
@@ -133,7 +133,7 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
                 let _ = out.flush();
             }
             Effect::Debug(command) => worker.debug(command),
-            Effect::Compare(job) => worker.send(EngineCommand::Compare(job)), // issue 12
+            Effect::Compare(job) => worker.send(EngineCommand::Compare(job)),
             Effect::RunTests(job) => job.spawn(),
             Effect::Lint(job) => job.spawn(),
         }
@@ -262,7 +262,7 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
             let awaiting = answer_due.is_some_and(|due| Instant::now() < due);
             // (A script paused in the debugger waits for the user: no fast tick.)
             let running = app.running.is_some() && app.debugger.paused_line().is_none();
-            let background = app.tests.running() || app.lint.busy(); // tests, lint (issue 14)
+            let background = app.tests.running() || app.lint.busy(); // tests, lint
                                                                      // Highlighting guessed after a jump: the exact pass goes on between keys.
             let highlighting = app.editor.highlight_behind();
             let timeout = if highlighting {

@@ -87,7 +87,7 @@ pub fn on_mouse(app: &mut App, event: MouseEvent) -> Vec<Effect> {
                     Tab::Server => Action::TabServer,
                     Tab::Debug => Action::TabDebug,
                     Tab::Lesson => Action::TabLesson,
-                    // Shown only once a lab ran: show it again without running again (issue 14).
+                    // Shown only once a lab ran: show it again without running again.
                     Tab::Race => {
                         app.tab = Tab::Race;
                         return Vec::new();

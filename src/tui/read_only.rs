@@ -1,4 +1,4 @@
-//! Read-only editor buffers (issue 13): a function library opened from a live server is shown as the
+//! Read-only editor buffers: a function library opened from a live server is shown as the
 //! server holds it. Every key and command that would change its text is refused with one status
 //! line saying where it came from and how to get an editable copy (Ctrl-S saves it as a local file,
 //! which is then an ordinary, editable script). Moving, selecting, copying, searching, running (F5

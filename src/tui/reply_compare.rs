@@ -1,4 +1,4 @@
-//! The Reply tab side by side (issue 12): the last sandbox run, re-run under a second profile
+//! The Reply tab side by side: the last sandbox run, re-run under a second profile
 //! the user picks (`p` in the right-hand panes cycles through the profiles, then off), shown
 //! next to the reply of the workbench's own profile. The re-run is the engine's
 //! (`engine::compare`), on the engine thread; this module keeps the choice and the answer.

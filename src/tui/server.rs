@@ -68,7 +68,7 @@ pub struct ValueView {
     pub stopped: bool,
 }
 
-/// A search inside a key: the key and the MATCH glob (issue 11).
+/// A search inside a key: the key and the MATCH glob.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeySearch {
     pub key: Vec<u8>,
@@ -100,9 +100,9 @@ pub struct ServerView {
     /// The last failure, shown in the tab until the next success.
     pub error: Option<String>,
     started: bool,
-    /// The overview (INFO, SLOWLOG, busy state) shown instead of the keys (issue 11).
+    /// The overview (INFO, SLOWLOG, busy state) shown instead of the keys.
     pub overview: super::server_overview::OverviewState,
-    /// The search inside the selected key, if any (issue 11).
+    /// The search inside the selected key, if any.
     pub search: Option<KeySearch>,
 }
 
@@ -465,7 +465,7 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
             }
         }
         InspectEvent::Killed(answer) => super::server_overview::on_killed(app, answer),
-        // issue 13: a library's code, to open read-only
+        // a library's code, to open read-only
         InspectEvent::LibraryCode { name, code } => super::server_library::on_code(app, name, code),
         InspectEvent::Failed { what, message } => {
             if what == "SCRIPT EXISTS" {
@@ -582,7 +582,7 @@ fn on_view_event(view: &mut ServerView, event: InspectEvent) {
 
 /// An action in the Server tab.
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
-    // The overview's library list (issue 13): Up/Down pick a library, Enter or o opens it.
+    // The overview's library list: Up/Down pick a library, Enter or o opens it.
     if app.server.as_ref().is_some_and(|v| v.overview.shown) {
         let step = match action {
             Action::KeyspaceUp => Some(-1),

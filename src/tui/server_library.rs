@@ -1,4 +1,4 @@
-//! Opening a live server's function library in the editor (issue 13). The Server tab's overview
+//! Opening a live server's function library in the editor. The Server tab's overview
 //! lists the libraries (FUNCTION LIST, no code); Up/Down pick one (its functions are shown with
 //! their flags and description), Enter or `o` reads that library's code alone (FUNCTION LIST
 //! WITHCODE LIBRARYNAME, bounded by the script limit) and opens it read-only

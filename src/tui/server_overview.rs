@@ -1,4 +1,4 @@
-//! The Server tab's overview for on-call engineers (issue 11): INFO highlights, the slow log, the
+//! The Server tab's overview for on-call engineers: INFO highlights, the slow log, the
 //! server's busy state and our own live run, read on demand and every few seconds while shown, and
 //! SCRIPT KILL after a y/n. State and actions only: reads go out as `Effect::Inspect`.
 
@@ -23,7 +23,7 @@ pub struct OverviewState {
     pub kept: bool,
     /// The last SCRIPT KILL's answer, in words.
     pub kill_answer: Option<String>,
-    /// The selected function library (issue 13, tui/server_library.rs).
+    /// The selected function library (tui/server_library.rs).
     pub library: usize,
     pending: bool,
     next_read: Option<Instant>,

@@ -1,4 +1,4 @@
-//! The workbench's side of `evalbench test` (issue 14): save the last run as a new case of the
+//! The workbench's side of `evalbench test`: save the last run as a new case of the
 //! script's test file (one key), run the file's cases against the editor's text off the UI thread
 //! and list them in the Tests tab; Enter on a case loads its KEYS, ARGV, seed and clock into the
 //! form. The engine does the work (`engine::testing`); this is the front end.

@@ -28,7 +28,7 @@ pub enum EngineCommand {
         /// TTLs count from the run's start, whatever the wall clock says).
         clock_ms: i64,
     },
-    /// The script is a function library: load it and FCALL `function` in the sandbox (issue 13).
+    /// The script is a function library: load it and FCALL `function` in the sandbox.
     RunFunction {
         id: u64,
         request: RunRequest,
@@ -37,21 +37,21 @@ pub enum EngineCommand {
         clock_ms: i64,
         function: String,
     },
-    /// F5 on a library with a live backend: the guarded FCALL of the server's function (issue 13).
+    /// F5 on a library with a live backend: the guarded FCALL of the server's function.
     LiveFcall {
         id: u64,
         request: RunRequest,
         consent: Consent,
         function: String,
     },
-    /// Plan or send FUNCTION LOAD on the live connection (issue 13, tui/live_function.rs).
+    /// Plan or send FUNCTION LOAD on the live connection (tui/live_function.rs).
     LiveFunction(super::live_function::LiveFunctionJob),
     /// SCRIPT FLUSH.
     Flush,
     Stop,
     /// A debug session (tui/debug_engine.rs): runs to its end, answering the debug channel.
     Debug(Box<super::debug_engine::StartDebug>),
-    /// The last run again under another profile (tui/reply_compare.rs, issue 12).
+    /// The last run again under another profile (tui/reply_compare.rs).
     Compare(Box<super::reply_compare::CompareJob>),
 }
 
@@ -121,9 +121,9 @@ pub enum EngineEvent {
     Phase(Phase),
     /// A stop, a console line or the end of a debug session.
     Debug(super::debug_engine::DebugEvent),
-    /// The run with this id under a second profile (issue 12).
+    /// The run with this id under a second profile.
     Compared(u64, Box<crate::engine::compare::ProfileComparison>),
-    /// A FUNCTION LOAD plan or answer (issue 13, tui/live_function.rs).
+    /// A FUNCTION LOAD plan or answer (tui/live_function.rs).
     LiveFunction(super::live_function::LiveFunctionAnswer),
     /// On a cluster, before a live run's `Finished`: the node that ran the script, or that it goes
     /// to once the user agrees ("127.0.0.1:7002 (master, slot 15495)"); None when no node would
@@ -315,7 +315,7 @@ impl Worker {
                                 break;
                             }
                         }
-                        // issue 13: a library's function (tui/form_function.rs)
+                        // a library's function (tui/form_function.rs)
                         EngineCommand::RunFunction {
                             id,
                             request,
@@ -340,7 +340,7 @@ impl Worker {
                                 break;
                             }
                         }
-                        // issue 13: live Functions (tui/live_function.rs)
+                        // live Functions (tui/live_function.rs)
                         EngineCommand::LiveFcall {
                             id,
                             request,

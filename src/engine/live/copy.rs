@@ -123,7 +123,7 @@ pub fn read_key(
             for pair in items.chunks_exact(2) {
                 h.insert(pair[0].clone(), pair[1].clone());
             }
-            copy_field_ttls(live, key, &mut h, now_ms)?; // issue 12
+            copy_field_ttls(live, key, &mut h, now_ms)?;
             Value::Hash(h)
         }
         "list" => Value::List(ListValue::from(bulks(
@@ -185,12 +185,12 @@ pub fn read_key(
     Ok(Some(Entry {
         value,
         expire_at_ms: (pttl > 0).then_some(now_ms + pttl),
-        raw: None, // issue 13: a raw string's allocation
+        raw: None, // a raw string's allocation
         built: Default::default(),
     }))
 }
 
-/// The fields' TTLs (issue 12), on a server whose command table has HPTTL (Redis 7.4+, Valkey
+/// The fields' TTLs, on a server whose command table has HPTTL (Redis 7.4+, Valkey
 /// 9): the guard's dry run then sees the fields expire as the server will.
 fn copy_field_ttls(
     live: &mut LiveBackend,

@@ -1,4 +1,4 @@
-//! FCALL / FCALL_RO of a function loaded on a live server (issue 13), behind the same guard as a live
+//! FCALL / FCALL_RO of a function loaded on a live server, behind the same guard as a live
 //! EVAL (guarded.rs): the server's own library code (FUNCTION LIST WITHCODE LIBRARYNAME, exact name) is
 //! loaded into a sandbox and the function called there on a bounded copy of KEYS (the dry run); a
 //! run that may write, or whose dry run was slow, stopped or impossible, waits for consent.

@@ -1,4 +1,4 @@
-//! FUNCTION LOAD [REPLACE] to a live server (issue 13): a write to production, so it is planned
+//! FUNCTION LOAD [REPLACE] to a live server: a write to production, so it is planned
 //! first and sent only with consent. The plan says what changes against the server's library of the
 //! same name (added or replaced; functions added, removed, flags changed; a line diff of the code),
 //! checked by loading the library into a sandbox that imitates the server. A replica is refused

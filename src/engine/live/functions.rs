@@ -1,4 +1,4 @@
-//! The live server's function libraries (issue 13): `FUNCTION LIST` (names, functions, flags, no
+//! The live server's function libraries: `FUNCTION LIST` (names, functions, flags, no
 //! code) for the Server overview, and one library's code by its exact name (`FUNCTION LIST WITHCODE
 //! LIBRARYNAME`) when it is opened, so a server with many large libraries is never read whole.
 //! Nothing here writes: FUNCTION LOAD/DELETE/FLUSH/RESTORE are not offered.

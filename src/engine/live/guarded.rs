@@ -287,7 +287,7 @@ pub enum Concern {
     NodeTimeout { ms: f64, timeout_ms: u64 },
     /// No dry run: the declared keys could not be copied (the copy limit).
     NoDryRun { why: String },
-    /// A function without the `no-writes` flag (issue 13): FCALL_RO refuses it, so the server cannot
+    /// A function without the `no-writes` flag: FCALL_RO refuses it, so the server cannot
     /// be told to refuse its writes; the dry run wrote nothing, but the live data may differ.
     MayWrite { function: String },
     /// The dry run is no preview: calls it made read what the copy of KEYS lacks (each as `line N:
@@ -784,7 +784,7 @@ pub fn kill_running_report(
         };
         let not_busy = matches!(&answers, Ok(a) if !a.is_empty()
             && a.iter().all(|(_, r, _)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("NOTBUSY"))));
-        // A function runs (issue 13): the server answers BUSY to SCRIPT KILL; FUNCTION KILL stops it.
+        // A function runs: the server answers BUSY to SCRIPT KILL; FUNCTION KILL stops it.
         let function_runs = matches!(&answers, Ok(a)
             if a.iter().any(|(_, r, _)| matches!(r, Ok(Reply::Error(e)) if e.starts_with("BUSY"))));
         if function_runs {

@@ -466,7 +466,7 @@ pub fn searchable(kind: &str) -> bool {
     matches!(kind, "hash" | "set" | "zset")
 }
 
-/// One page of a search inside a key (issue 11): a single HSCAN/SSCAN/ZSCAN call with MATCH
+/// One page of a search inside a key: a single HSCAN/SSCAN/ZSCAN call with MATCH
 /// `pattern` and COUNT `count` (the elements the server examines, not the matches: a page may hold
 /// none and still not be the last). Fields for a hash, members for a set, members with their scores
 /// for a sorted set.

@@ -4,18 +4,18 @@
 /// A cluster's nodes: one connection each, routing by slot, per-node health.
 pub mod cluster;
 pub mod copy;
-pub mod fcall; // FCALL/FCALL_RO on a live server, guarded (issue 13)
-pub mod function_load; // FUNCTION LOAD [REPLACE] to a server, guarded (issue 13)
-/// The server's function libraries: FUNCTION LIST, one library's code (issue 13).
+pub mod fcall; // FCALL/FCALL_RO on a live server, guarded
+pub mod function_load; // FUNCTION LOAD [REPLACE] to a server, guarded
+/// The server's function libraries: FUNCTION LIST, one library's code.
 pub mod functions;
 pub mod guard;
-/// The whole guarded run with its phases and cancel (issue 11).
+/// The whole guarded run with its phases and cancel.
 pub mod guarded;
 pub mod inspect;
 pub mod instrument;
 /// Redis's own Lua debugger (SCRIPT DEBUG) driven on its own connection.
 pub mod ldb;
-/// INFO highlights, the slow log and the busy state for the Server tab's overview (issue 11).
+/// INFO highlights, the slow log and the busy state for the Server tab's overview.
 pub mod overview;
 
 use crate::engine::reply::{Protocol, Reply};

@@ -1,4 +1,4 @@
-//! The on-call engineer's view of a live server (issue 11): INFO highlights, the slow log and whether a
+//! The on-call engineer's view of a live server: INFO highlights, the slow log and whether a
 //! script keeps the server busy. Bounded reads only (SLOWLOG GET with a count); nothing is written.
 //! Redis 7.0 names no running EVAL script while it runs (every command but SCRIPT KILL, SHUTDOWN and,
 //! for a function, FUNCTION STATS answers BUSY): the overview says what the server can tell.
@@ -65,7 +65,7 @@ pub struct Overview {
     pub busy: Option<String>,
     /// The function running now, when the server can name it.
     pub running: Option<RunningFunction>,
-    /// FUNCTION LIST (without code): the libraries by name and how many there are (issue 13);
+    /// FUNCTION LIST (without code): the libraries by name and how many there are;
     /// None when the server did not answer it (busy, or FUNCTION denied by an ACL).
     pub libraries: Option<(Vec<super::functions::LiveLibrary>, usize)>,
     /// On a cluster: each master as read now (the fields above are the node given to connect's;

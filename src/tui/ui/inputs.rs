@@ -112,7 +112,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // The cursor shows only in the focused field (and not under an overlay).
     keys.set_cursor_style(cursor_style(app, app.focus == Focus::Keys));
     // A function library: the function F5 calls, on the right of the KEYS title, as long as fits
-    // (the key names give way first) (issue 13).
+    // (the key names give way first).
     let call = app.form_function.describe_fitting();
     let reserve = call.last().map_or(0, |c| c.chars().count() + 3);
     let keys_line = keys_title(

@@ -6,14 +6,14 @@ mod editor;
 mod help;
 mod inputs;
 mod keyspace;
-mod lesson; // the Lesson tab and picker (issue 14)
+mod lesson; // the Lesson tab and picker
 mod palette;
 mod panes;
-mod present; // presenter mode (issue 14)
-mod race; // the Race tab (issue 14)
-mod reply_compare; // issue 12
+mod present; // presenter mode
+mod race; // the Race tab
+mod reply_compare;
 mod server;
-mod server_overview; // issue 11
+mod server_overview;
 mod statusbar;
 mod value_view; // the value inspector
 
@@ -158,7 +158,7 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 super::app::Confirm::OpenServerLibrary { name, .. } => {
                     crate::tui::server_library::question(name)
                 }
-                // issue 13: live Functions (tui/live_function.rs)
+                // live Functions (tui/live_function.rs)
                 super::app::Confirm::LiveFcall(_, question, function) => {
                     super::live_function::dialog_text(question, function)
                 }
@@ -295,7 +295,7 @@ fn draw_panes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Tab::Server => server::draw(frame, content, app, theme, focused),
         Tab::Debug => debug::draw(frame, content, app, theme, focused),
         Tab::Lesson => lesson::draw(frame, content, app, theme, focused),
-        Tab::Race => race::draw(frame, content, app, theme, focused), // issue 14
+        Tab::Race => race::draw(frame, content, app, theme, focused),
         Tab::Tests => crate::tui::tests_tab::draw(frame, content, app, theme, focused),
     }
 }

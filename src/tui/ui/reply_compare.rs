@@ -1,4 +1,4 @@
-//! The Reply tab's second column (issue 12): the last run under the profile picked with `p`
+//! The Reply tab's second column: the last run under the profile picked with `p`
 //! (tui/reply_compare.rs), beside the reply of the workbench's own profile.
 
 use super::block;

@@ -75,7 +75,7 @@ fn bytes_text(n: u64) -> String {
     }
 }
 
-/// The selected row of the key list: "123/1,000+" while the scan may list more (issue 11).
+/// The selected row of the key list: "123/1,000+" while the scan may list more.
 fn position(view: &ServerView) -> String {
     let listed = view.keys.len() as u64;
     let at = (view.list.selected as u64 + 1).min(listed);
@@ -84,7 +84,7 @@ fn position(view: &ServerView) -> String {
 }
 
 /// The width of the key column: the longest key in view, at least 10 and at most what leaves the
-/// other columns their room (issue 11: short keys leave the room to the columns that need it).
+/// other columns their room (short keys leave the room to the columns that need it).
 fn key_column(keys: &[String], available: u16) -> u16 {
     let longest = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
     (longest.max(10) as u16).min(available.max(10))

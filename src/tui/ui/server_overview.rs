@@ -1,4 +1,4 @@
-//! The Server tab's overview (issue 11): INFO highlights, the running script (the server's busy
+//! The Server tab's overview: INFO highlights, the running script (the server's busy
 //! state, a function FUNCTION STATS names, our own live run), the last SCRIPT KILL and the slow log.
 
 use super::block;
@@ -115,7 +115,7 @@ pub fn draw(
 ) {
     let width = area.width.saturating_sub(2) as usize;
     let mut lines: Vec<Line> = Vec::new();
-    // The selected library's lines (issue 13): scrolled into view when the list is long.
+    // The selected library's lines: scrolled into view when the list is long.
     let mut keep_in_view: Option<std::ops::Range<usize>> = None;
     let header = |text: &str| Line::styled(fit(text, width), theme.header);
     let plain = |text: String| Line::styled(fit(&text, width), theme.text);
@@ -204,7 +204,7 @@ pub fn draw(
                 lines.push(plain(line));
                 continue;
             }
-            // The selected library (issue 13): each function with its flags and description.
+            // The selected library: each function with its flags and description.
             selected_lines.start = lines.len();
             lines.push(Line::styled(fit(&line, width), theme.selected));
             for f in &sorted {
