@@ -432,3 +432,21 @@ fn at_80x24_the_server_tab_shows_the_key_list_and_its_value() {
         "{screen}"
     );
 }
+
+#[test]
+fn a_long_key_in_the_keyspace_list_ends_in_an_ellipsis_at_80x24() {
+    let mut h = Harness::new(
+        "return 1",
+        &[],
+        &[],
+        r#"{"ratelimit:alice:42": {"type": "string", "value": "4"}}"#,
+    );
+    h.press("<A-3>");
+    let screen = h.render(80, 24);
+    // The list's row (the value pane's title names the key too).
+    let row = screen
+        .lines()
+        .find(|l| l.contains(" string -"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(row.starts_with("┃  ratelimit… string -"), "{screen}");
+}

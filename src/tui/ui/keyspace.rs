@@ -89,6 +89,11 @@ fn draw_list(
     let height = (area.height as usize).saturating_sub(3).max(1);
     let selected = view.selected_index(rows.len());
     let offset = selected.saturating_sub(height - 1);
+    // The key column takes what the fixed ones leave (4 gaps of one column); a longer key is cut
+    // with an ellipsis, never silently.
+    let key_width = (area.width.saturating_sub(2) as usize)
+        .saturating_sub(1 + 6 + 7 + 6 + 4)
+        .max(8);
     let table_rows: Vec<Row> = rows
         .iter()
         .skip(offset)
@@ -102,7 +107,7 @@ fn draw_list(
             };
             Row::new(vec![
                 Cell::from(mark),
-                Cell::from(keyspace::text(r.key)),
+                Cell::from(super::panes::shorten(&keyspace::text(r.key), key_width)),
                 Cell::from(r.entry.value.type_name()),
                 Cell::from(ttl_text(r.entry.expire_at_ms, app.shown_now_ms())),
                 Cell::from(r.entry.value.size().to_string()),

@@ -12,7 +12,8 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, TableState, Wrap};
 use ratatui::Frame;
 use std::borrow::Cow;
 
-fn shorten(s: &str, width: usize) -> String {
+/// `s` in at most `width` characters, a cut marked with `…`.
+pub(super) fn shorten(s: &str, width: usize) -> String {
     if s.chars().count() <= width {
         s.to_string()
     } else {
