@@ -449,4 +449,7 @@ fn a_long_key_in_the_keyspace_list_ends_in_an_ellipsis_at_80x24() {
         .find(|l| l.contains(" string -"))
         .unwrap_or_else(|| panic!("{screen}"));
     assert!(row.starts_with("┃  ratelimit… string -"), "{screen}");
+    // The value pane's title is cut with an ellipsis too.
+    let title = screen.lines().find(|l| l.contains("┌Value · ")).unwrap();
+    assert!(title.trim_end_matches(['┐', '─']).ends_with('…'), "{title}");
 }

@@ -249,6 +249,11 @@ fn draw_value(
         describe(row.entry, app.shown_now_ms()),
         range(start, shown, total)
     );
+    // Cut with an ellipsis inside the borders (and the focus mark), never silently by the border.
+    let title = super::panes::shorten(
+        &title,
+        (area.width as usize).saturating_sub(if focused { 3 } else { 2 }),
+    );
     let hint = if focused {
         " PgUp/PgDn, ↑↓ scroll · Enter: keys "
     } else {
