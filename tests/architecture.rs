@@ -595,3 +595,45 @@ fn f() {
         vec!["1: engine::lua::raw"]
     );
 }
+
+/// Where `text` names an issue number (the word, then a number, maybe after `#`): a reader of the code has
+/// only the repository, so a comment says why in the code's own words instead.
+fn issue_number_at(text: &str) -> Option<usize> {
+    let lower = text.to_lowercase();
+    lower.match_indices("issue").find_map(|(at, word)| {
+        let rest = lower[at + word.len()..].trim_start_matches('s');
+        let rest = rest.strip_prefix(' ').unwrap_or(rest);
+        let rest = rest.strip_prefix('#').unwrap_or(rest);
+        rest.starts_with(|c: char| c.is_ascii_digit()).then_some(at)
+    })
+}
+
+#[test]
+fn no_comment_or_name_points_at_an_issue_number() {
+    assert_eq!(issue_number_at("// Issue 12: the same run"), Some(3));
+    assert_eq!(issue_number_at("(issues 11 and 13)"), Some(1));
+    assert_eq!(issue_number_at("see issue #9"), Some(4));
+    assert_eq!(issue_number_at("an issue of the server, 3 times"), None);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut offenders = Vec::new();
+    let mut stack = vec![root.join("src"), root.join("tests")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for (n, line) in text.lines().enumerate() {
+                    if path.ends_with("architecture.rs") && line.contains("issue_number_at(\"") {
+                        continue;
+                    }
+                    if issue_number_at(line).is_some() {
+                        offenders.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
+}

@@ -1,4 +1,4 @@
-//! Issue 12: copying a live hash into the sandbox (the guard's dry run, the Server tab's copy)
+//! Copying a live hash into the sandbox (the guard's dry run, the Server tab's copy)
 //! keeps its fields' TTLs on servers that have them (Redis 7.4+), and asks nothing more of
 //! servers that do not (Redis 7.0).
 

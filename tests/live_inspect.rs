@@ -475,7 +475,7 @@ fn a_dropped_connection_is_reopened_and_reads_are_sent_again_but_scripts_never()
     assert_eq!(conn.cmd(&["GET", "n"]), Reply::Bulk(b"1".to_vec()));
 }
 
-/// Issue 11: a search inside a key is one HSCAN/SSCAN/ZSCAN call with MATCH per page, until the
+/// A search inside a key is one HSCAN/SSCAN/ZSCAN call with MATCH per page, until the
 /// cursor returns to 0; the pages together hold exactly the matching elements (RESP2 and RESP3).
 #[test]
 fn search_inside_a_key_pages_with_match() {
@@ -517,7 +517,7 @@ fn search_inside_a_key_pages_with_match() {
     }
 }
 
-/// Issue 13: the server's libraries as FUNCTION LIST shows them (no code), and one library's code by
+/// The server's libraries as FUNCTION LIST shows them (no code), and one library's code by
 /// its exact name (a name with glob characters matches only itself).
 #[test]
 fn function_libraries_are_listed_and_read_one_at_a_time() {

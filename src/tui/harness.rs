@@ -266,7 +266,7 @@ impl Harness {
                     }
                 }
                 Effect::Compare(job) => {
-                    // Issue 12: the engine thread's comparison, run here.
+                    // The engine thread's comparison, run here.
                     self.effects.push("compare");
                     let id = job.id;
                     let compared = EngineEvent::Compared(id, Box::new(job.run()));

@@ -174,7 +174,7 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
 }
 
 pub fn draw_reply(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bool) {
-    // Issue 12: the same run under a second profile, beside this one.
+    // The same run under a second profile, beside this one.
     let area = super::reply_compare::draw_beside(frame, area, app, theme);
     let Some(run) = &app.last_run else {
         frame.render_widget(
