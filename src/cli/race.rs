@@ -220,16 +220,7 @@ pub fn render_text(report: &RaceReport) -> String {
                     s.strategy.id()
                 );
             }
-            for (i, step) in o.steps.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "      {:>2}. client {}: {} -> {}",
-                    i + 1,
-                    step.client,
-                    display_text(&step.command),
-                    display_text(&step.reply)
-                );
-            }
+            write_steps(&mut out, &o.steps, "      ");
             if o.steps_not_shown > 0 {
                 let _ = writeln!(
                     out,
@@ -269,6 +260,20 @@ fn client_line(c: &race::ClientEnd) -> String {
         c.outcome.word(),
         display_text(&c.result)
     )
+}
+
+/// One line per step of a schedule: which client sent what, and the reply.
+fn write_steps(out: &mut String, steps: &[race::Step], indent: &str) {
+    for (i, step) in steps.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{indent}{:>2}. client {}: {} -> {}",
+            i + 1,
+            step.client,
+            display_text(&step.command),
+            display_text(&step.reply)
+        );
+    }
 }
 
 fn order_text(schedule: &[usize]) -> String {
@@ -319,16 +324,7 @@ fn render_replay(
         strategy.id(),
         order_text(&order)
     );
-    for (i, step) in run.steps.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "  {:>2}. client {}: {} -> {}",
-            i + 1,
-            step.client,
-            display_text(&step.command),
-            display_text(&step.reply)
-        );
-    }
+    write_steps(&mut out, &run.steps, "  ");
     let keyspace = race::driver::keyspace_json(&run.final_db, runner.lab().clock_ms);
     let _ = writeln!(out, "keyspace: {keyspace}");
     for c in &run.clients {
