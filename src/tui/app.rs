@@ -412,6 +412,10 @@ impl App {
             (Some(server), _) if self.connection.lost.is_some() => {
                 format!("live {server} DISCONNECTED")
             }
+            // The cluster refuses runs with keys: the status line says why.
+            (Some(server), true) if self.connection.cluster_down.is_some() => {
+                format!("live {server} CLUSTER DOWN")
+            }
             (Some(server), true) if !self.connection.down.is_empty() => format!(
                 "live {server} guarded · {} node{} down: {}",
                 self.connection.down.len(),

@@ -438,6 +438,7 @@ fn guarded_fcall_inner(
             &dry.writes,
             live.server.busy_threshold_ms,
             live.server.cluster_node_timeout_ms,
+            live.runs_on_replica(&call.keys),
             memory_limit,
         );
         if !dry.unseen.is_empty() {
