@@ -607,3 +607,45 @@ fn text_of(reply: Reply) -> Option<String> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_down_cluster_is_described_from_its_own_nodes() {
+        // Node 7001 flagged failing by the majority, 7002 by this node only; slots 16000-16383
+        // assigned to no one; a migrating slot's marker is not a range.
+        let nodes = "\
+a1 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-5460 [5460->-b2]
+b2 127.0.0.1:7001@17001 master,fail - 0 0 2 disconnected 5461-10922
+c3 127.0.0.1:7002@17002,host master,fail? - 0 0 3 disconnected 10923-15999
+d4 127.0.0.1:7003@17003 slave a1 0 0 1 connected
+e5 127.0.0.1:7004@17004 master,fail - 0 0 0 disconnected
+";
+        let down = cluster_down_from_nodes("127.0.0.1:7000", nodes, false);
+        assert_eq!(
+            down,
+            ClusterDown {
+                from: "127.0.0.1:7000".into(),
+                lost: vec![
+                    "127.0.0.1:7001 (slots 5461-10922)".into(),
+                    "127.0.0.1:7002 (slots 10923-15999)".into()
+                ],
+                unserved: "5461-16383".into(),
+                masters: 3,
+                reachable: 1,
+                reads_when_down: false,
+            }
+        );
+        // Unassigned slots alone, a majority answering, reads allowed while down.
+        let nodes = "\
+a1 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-5460
+b2 127.0.0.1:7001@17001 master - 0 0 2 connected 5461-10922 10924
+";
+        assert_eq!(
+            cluster_down_from_nodes("127.0.0.1:7000", nodes, true).describe(),
+            "the cluster is down (cluster_state:fail on 127.0.0.1:7000): slots 10923, 10925-16383 are not served; the cluster refuses every write (CLUSTERDOWN), on the masters that answer too; reads of the slots they serve go on (cluster-allow-reads-when-down)"
+        );
+    }
+}

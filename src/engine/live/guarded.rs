@@ -588,6 +588,30 @@ impl GuardedRun {
     }
 }
 
+/// On `y` to a question that named a node of a cluster: the slot map read again, and when a
+/// failover moved the slot of `keys` since, the question again, naming the node it goes to now.
+pub(super) fn node_changed(
+    live: &mut LiveBackend,
+    keys: &[Vec<u8>],
+    consent: &Consent,
+) -> Option<Question> {
+    let asked = consent.node.as_ref()?;
+    live.refresh_topology();
+    let now = live
+        .node_for_keys(keys)
+        .filter(|now| now.addr != asked.addr)?;
+    Some(Question {
+        concerns: vec![Concern::NodeChanged {
+            from: asked.describe(),
+            to: now.describe(),
+        }],
+        consent: Consent {
+            node: Some(now),
+            ..consent.clone()
+        },
+    })
+}
+
 /// Run `request` on the live server behind the guard. `control` must have been `begin`-ed; the
 /// run leaves it Idle.
 pub fn guarded_run(
@@ -649,31 +673,15 @@ fn guarded_run_inner(
     let (before, dry) = if consent.given() {
         // The user agreed to send to the node the question named: a failover since (the slot map
         // read again now) asks again, naming the node the script would go to now.
-        if let Some(asked) = &consent.node {
-            live.refresh_topology();
-            if let Some(now) = live
-                .node_for_keys(&request.keys)
-                .filter(|now| now.addr != asked.addr)
-            {
-                let concern = Concern::NodeChanged {
-                    from: asked.describe(),
-                    to: now.describe(),
-                };
-                let report = refused(format!(
-                    "evalbench: not sent: {}",
-                    describe_concern(&concern)
-                ));
-                return GuardedRun {
-                    question: Some(Question {
-                        concerns: vec![concern],
-                        consent: Consent {
-                            node: Some(now),
-                            ..consent.clone()
-                        },
-                    }),
-                    ..plain(report, Db::new(), Db::new(), None)
-                };
-            }
+        if let Some(question) = node_changed(live, &request.keys, consent) {
+            let report = refused(format!(
+                "evalbench: not sent: {}",
+                describe_concern(&question.concerns[0])
+            ));
+            return GuardedRun {
+                question: Some(question),
+                ..plain(report, Db::new(), Db::new(), None)
+            };
         }
         // The user saw the dry run (or that none was possible) and agreed: send without another.
         (
