@@ -857,7 +857,9 @@ impl<'k> Walker<'k> {
             Refusal::NoScript => format!("{upper} is refused in scripts by {}", self.profile.id),
             _ => format!("{upper} is not a command of {}", self.profile.id),
         };
-        let message = if elsewhere.is_empty() {
+        let message = if elsewhere.is_empty() && *refusal == Refusal::NoScript {
+            format!("{what}, as by every profile: scripts cannot call it")
+        } else if elsewhere.is_empty() {
             format!("{what}, nor of any profile (a module's command, or a typo?)")
         } else {
             format!("{what}: scripts can call it on {}", elsewhere.join(", "))
@@ -918,23 +920,26 @@ impl<'k> Walker<'k> {
         }
         let resolved = match resolve_in(self.profile, &fake) {
             Ok(resolved) => resolved,
+            // A container the profile has, with a subcommand it has not (7.0 calls it unknown).
+            Err(refusal @ (Refusal::Unknown | Refusal::UnknownSubcommand(..)))
+                if args.len() > 1 && is_container(self.profile, &command) =>
+            {
+                let sub = String::from_utf8_lossy(&fake[1]).to_uppercase();
+                let message = format!(
+                    "{} has no subcommand {sub} on {}: the server answers {}",
+                    command.to_uppercase(),
+                    self.profile.id,
+                    refusal.text_in(self.profile)
+                );
+                self.report(COMMAND_NOT_IN_PROFILE, prefix, message);
+                return;
+            }
             Err(refusal @ (Refusal::Unknown | Refusal::NoScript)) => {
                 self.not_in_profile(prefix, &command, &refusal);
                 return;
             }
             Err(Refusal::WrongArity) if !expands => {
                 self.wrong_arity(prefix, &command, &fake);
-                return;
-            }
-            Err(Refusal::UnknownSubcommand(container, sub)) => {
-                let message = format!(
-                    "{} has no subcommand {} on {}: the server answers {}",
-                    container.to_uppercase(),
-                    sub.to_uppercase(),
-                    self.profile.id,
-                    Refusal::UnknownSubcommand(container.clone(), sub.clone()).text_in(self.profile)
-                );
-                self.report(COMMAND_NOT_IN_PROFILE, prefix, message);
                 return;
             }
             Err(_) => return,
