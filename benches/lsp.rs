@@ -96,7 +96,8 @@ fn main() {
         stdin.write_all(&frame(&message)).unwrap();
         loop {
             let m = read_frame(&mut stdout);
-            if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version {
+            if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version
+            {
                 break;
             }
         }

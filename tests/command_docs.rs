@@ -91,7 +91,9 @@ fn render(argument: &Reply) -> String {
             one.clone()
         } else {
             match (&token, kind.as_str()) {
-                (Some(t), k) if k != "pure-token" => one.trim_start_matches(t.as_str()).trim().to_string(),
+                (Some(t), k) if k != "pure-token" => {
+                    one.trim_start_matches(t.as_str()).trim().to_string()
+                }
                 _ => one.clone(),
             }
         };
@@ -150,7 +152,10 @@ fn command_docs_are_the_servers() {
     }
     if servers < ORDER.len() {
         // Docs from fewer servers would lack their commands: nothing to compare.
-        eprintln!("NOTICE: command docs not checked: {servers} of {} servers installed", ORDER.len());
+        eprintln!(
+            "NOTICE: command docs not checked: {servers} of {} servers installed",
+            ORDER.len()
+        );
         return;
     }
     let mut file = String::from(docs::HEADER);
@@ -158,7 +163,10 @@ fn command_docs_are_the_servers() {
         file.push_str(line);
         file.push('\n');
     }
-    let path = format!("{}/src/engine/commands/docs.txt", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/src/engine/commands/docs.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
     if write {
         std::fs::write(&path, &file).unwrap();
     } else {
@@ -174,7 +182,11 @@ fn docs_read_back_as_written() {
     let set = docs::doc("set").expect("SET has docs");
     assert_eq!(set.since, "1.0.0");
     assert_eq!(set.group, "string");
-    assert!(set.syntax.starts_with("SET key value [NX | XX]"), "{}", set.syntax);
+    assert!(
+        set.syntax.starts_with("SET key value [NX | XX]"),
+        "{}",
+        set.syntax
+    );
     let encoding = docs::doc("object|encoding").expect("OBJECT ENCODING has docs");
     assert_eq!(encoding.syntax, "OBJECT ENCODING key");
     assert!(docs::doc("nosuchcommand").is_none());

@@ -155,7 +155,8 @@ fn findings_with(source: &str, keys: &[&str]) -> Vec<String> {
 
 #[test]
 fn the_sidecars_keys_declare_and_place_keys() {
-    let script = "local a = redis.call('GET', KEYS[1])\nlocal b = redis.call('GET', KEYS[2])\nreturn {a, b}";
+    let script =
+        "local a = redis.call('GET', KEYS[1])\nlocal b = redis.call('GET', KEYS[2])\nreturn {a, b}";
     assert_eq!(
         findings_with(script, &["user:1"]),
         vec!["2:29 undeclared-key: KEYS[2] is not declared: the sidecar passes 1 key (\"user:1\"), so KEYS[2] is nil"]
@@ -165,14 +166,17 @@ fn the_sidecars_keys_declare_and_place_keys() {
         findings_with(script, &["foo", "bar"]),
         vec!["2:29 cross-slot: \"bar\" hashes to slot 5061 and \"foo\" to slot 12182: a Redis Cluster answers CROSSSLOT; give them one {hash tag}"]
     );
-    assert_eq!(findings_with(script, &["{u1}.a", "{u1}.b"]), Vec::<String>::new());
+    assert_eq!(
+        findings_with(script, &["{u1}.a", "{u1}.b"]),
+        Vec::<String>::new()
+    );
     // Keys written into the script count too.
     assert_eq!(
         findings("redis.call('SET', 'foo', 1)\nredis.call('SET', 'bar', 2)\nreturn 1"),
         vec![
             "1:19 key-not-from-keys: SET uses the key \"foo\" written in the script, not passed in KEYS",
-            "2:19 cross-slot: \"bar\" hashes to slot 5061 and \"foo\" to slot 12182: a Redis Cluster answers CROSSSLOT; give them one {hash tag}",
             "2:19 key-not-from-keys: SET uses the key \"bar\" written in the script, not passed in KEYS",
+            "2:19 cross-slot: \"bar\" hashes to slot 5061 and \"foo\" to slot 12182: a Redis Cluster answers CROSSSLOT; give them one {hash tag}",
         ]
     );
 }

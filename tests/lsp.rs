@@ -81,7 +81,10 @@ impl Client {
     /// Started and initialized, as an editor does.
     fn initialized(args: &[&str]) -> Client {
         let mut client = Client::start(args);
-        let init = client.request("initialize", json!({ "processId": null, "rootUri": null, "capabilities": {} }));
+        let init = client.request(
+            "initialize",
+            json!({ "processId": null, "rootUri": null, "capabilities": {} }),
+        );
         assert_eq!(init["result"]["serverInfo"]["name"], "evalbench");
         client.notify("initialized", json!({}));
         client
@@ -218,7 +221,11 @@ return {v, n, d, w, o}
 fn diagnostics_of_each_kind_with_the_sidecars_keys() {
     let dir = TempDir::new().unwrap();
     let script = write(dir.path(), "problems.lua", PROBLEMS);
-    write(dir.path(), "problems.json", r#"{ "keys": ["user:1", "user:2"] }"#);
+    write(
+        dir.path(),
+        "problems.json",
+        r#"{ "keys": ["{user}:1", "{user}:2"] }"#,
+    );
     let mut client = Client::initialized(&[]);
     client.open(&script, PROBLEMS);
     assert_eq!(
@@ -226,10 +233,10 @@ fn diagnostics_of_each_kind_with_the_sidecars_keys() {
         [
             "1:10-1:20 1 wrong-arity: HSET takes at least 4 arguments counting its name, this call passes 3: the server answers ERR Wrong number of args calling Redis command from script",
             "2:0-2:10 2 command-not-in-profile: SUBSCRIBE is refused in scripts by redis-7.0, as by every profile: scripts cannot call it",
-            "3:10-3:20 2 command-not-in-profile: HGETDEL is not a command of redis-7.0: scripts can call it on redis-8.0",
-            "4:10-4:20 2 cross-slot: \"foo\" hashes to slot 12182 and \"user:1\" to slot 10778: a Redis Cluster answers CROSSSLOT; give them one {hash tag}",
+            "3:10-3:20 2 command-not-in-profile: HGETDEL is not a command of redis-7.0: scripts can call it on redis-8.0, valkey-9.1",
             "4:28-4:33 2 key-not-from-keys: SET uses the key \"foo\" written in the script, not passed in KEYS",
-            "5:28-5:32 2 undeclared-key: KEYS[3] is not declared: the sidecar passes 2 keys (\"user:1\", \"user:2\"), so KEYS[3] is nil",
+            "4:28-4:33 2 cross-slot: \"foo\" hashes to slot 12182 and \"{user}:1\" to slot 5474: a Redis Cluster answers CROSSSLOT; give them one {hash tag}",
+            "5:28-5:32 2 undeclared-key: KEYS[3] is not declared: the sidecar passes 2 keys (\"{user}:1\", \"{user}:2\"), so KEYS[3] is nil",
             "6:0-6:5 1 global-variable: `count` is a global: Redis refuses it (Script attempted to create global variable 'count')",
         ]
     );
@@ -247,7 +254,10 @@ fn diagnostics_of_each_kind_with_the_sidecars_keys() {
         json!({ "textDocument": { "uri": script, "version": 3 }, "contentChanges": [{ "text": "local x = 2\nreturn x" }] }),
     );
     assert_eq!(client.diagnostics(&script), Vec::<String>::new());
-    client.notify("textDocument/didClose", json!({ "textDocument": { "uri": script } }));
+    client.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": script } }),
+    );
     assert_eq!(client.diagnostics(&script), Vec::<String>::new());
     assert_eq!(client.finish(), 0);
 }
@@ -263,21 +273,25 @@ fn the_profile_comes_from_the_flag_or_the_projects_file() {
     client.open(&script, text);
     assert_eq!(
         client.diagnostics(&script),
-        ["0:10-0:20 2 command-not-in-profile: HGETDEL is not a command of redis-7.0: scripts can call it on redis-8.0"]
+        ["0:10-0:20 2 command-not-in-profile: HGETDEL is not a command of redis-7.0: scripts can call it on redis-8.0, valkey-9.1"]
     );
     drop(client);
     // The project's evalbench.toml, in a folder above the script.
-    std::fs::write(dir.path().join("evalbench.toml"), "profile = \"redis-8.0\"\n").unwrap();
+    std::fs::write(
+        dir.path().join("evalbench.toml"),
+        "profile = \"redis-8.0\"\n",
+    )
+    .unwrap();
     let mut client = Client::initialized(&[]);
     client.open(&script, text);
     assert_eq!(client.diagnostics(&script), Vec::<String>::new());
     drop(client);
     // --profile wins over the file.
-    let mut client = Client::initialized(&["--profile", "valkey-9.1"]);
+    let mut client = Client::initialized(&["--profile", "valkey-8.1"]);
     client.open(&script, text);
     assert_eq!(
         client.diagnostics(&script),
-        ["0:10-0:20 2 command-not-in-profile: HGETDEL is not a command of valkey-9.1: scripts can call it on redis-8.0"]
+        ["0:10-0:20 2 command-not-in-profile: HGETDEL is not a command of valkey-8.1: scripts can call it on redis-8.0, valkey-9.1"]
     );
 }
 
@@ -313,7 +327,10 @@ fn hover_shows_a_command_and_a_library_function() {
         "{value}"
     );
     // Nothing to say on a plain variable.
-    assert_eq!(client.at("textDocument/hover", &script, 3, 9)["result"], Value::Null);
+    assert_eq!(
+        client.at("textDocument/hover", &script, 3, 9)["result"],
+        Value::Null
+    );
 }
 
 fn labels(completion: &Value) -> Vec<String> {
@@ -328,9 +345,13 @@ fn labels(completion: &Value) -> Vec<String> {
 #[test]
 fn completion_of_commands_subcommands_functions_and_keys() {
     let dir = TempDir::new().unwrap();
-    let text = "local a = redis.call('hs\nlocal b = redis.call('CONFIG', '\nlocal c = redis.sha\nlocal d = redis.call('GET', KEYS[\n";
+    let text = "local a = redis.call('hs\nlocal b = redis.call('OBJECT', '\nlocal c = redis.sha\nlocal d = redis.call('GET', KEYS[\n";
     let script = write(dir.path(), "complete.lua", text);
-    write(dir.path(), "complete.json", r#"{ "keys": ["user:1", "user:2"], "argv": ["10"] }"#);
+    write(
+        dir.path(),
+        "complete.json",
+        r#"{ "keys": ["user:1", "user:2"], "argv": ["10"] }"#,
+    );
     let mut client = Client::initialized(&[]);
     client.open(&script, text);
     let commands = client.at("textDocument/completion", &script, 0, 24);
@@ -344,21 +365,32 @@ fn completion_of_commands_subcommands_functions_and_keys() {
         "Creates or modifies the value of a field in a hash."
     );
     let subs = client.at("textDocument/completion", &script, 1, 32);
-    assert_eq!(labels(&subs), ["GET", "HELP", "RESETSTAT", "REWRITE", "SET"]);
+    assert_eq!(
+        labels(&subs),
+        ["ENCODING", "FREQ", "HELP", "IDLETIME", "REFCOUNT"]
+    );
     let members = client.at("textDocument/completion", &script, 2, 19);
     assert_eq!(labels(&members), ["sha1hex"]);
     assert_eq!(members["result"][0]["detail"], "redis.sha1hex(text)");
     let keys = client.at("textDocument/completion", &script, 3, 33);
     assert_eq!(labels(&keys), ["1", "2"]);
-    assert_eq!(keys["result"][1]["detail"], "KEYS[2] = \"user:2\" (the sidecar's)");
+    assert_eq!(
+        keys["result"][1]["detail"],
+        "KEYS[2] = \"user:2\" (the sidecar's)"
+    );
 }
 
 #[test]
 fn code_actions_wrap_in_pcall_and_declare_a_key() {
     let dir = TempDir::new().unwrap();
-    let text = "local v = redis.call('GET', KEYS[1])\nredis.call('SET', 'audit:log', v)\nreturn v\n";
+    let text =
+        "local v = redis.call('GET', KEYS[1])\nredis.call('SET', 'audit:log', v)\nreturn v\n";
     let script = write(dir.path(), "act.lua", text);
-    let sidecar = write(dir.path(), "act.json", "{\n  \"keys\": [\"user:1\"],\n  \"argv\": []\n}\n");
+    let sidecar = write(
+        dir.path(),
+        "act.json",
+        "{\n  \"keys\": [\"user:1\"],\n  \"argv\": []\n}\n",
+    );
     let mut client = Client::initialized(&[]);
     client.open(&script, text);
     let range = |line: u32| json!({ "start": { "line": line, "character": 0 }, "end": { "line": line, "character": 0 } });
@@ -366,7 +398,10 @@ fn code_actions_wrap_in_pcall_and_declare_a_key() {
         "textDocument/codeAction",
         json!({ "textDocument": { "uri": script }, "range": range(0), "context": { "diagnostics": [] } }),
     );
-    assert_eq!(actions["result"][0]["title"], "Call with redis.pcall and check its error");
+    assert_eq!(
+        actions["result"][0]["title"],
+        "Call with redis.pcall and check its error"
+    );
     assert_eq!(
         actions["result"][0]["edit"]["changes"][&script],
         json!([
@@ -387,7 +422,10 @@ fn code_actions_wrap_in_pcall_and_declare_a_key() {
         .collect();
     assert_eq!(
         titles,
-        ["Call with redis.pcall and check its error", "Declare \"audit:log\" in KEYS (KEYS[2])"]
+        [
+            "Call with redis.pcall and check its error",
+            "Declare \"audit:log\" in KEYS (KEYS[2])"
+        ]
     );
     let declare = &actions["result"][1];
     assert_eq!(declare["kind"], "quickfix");

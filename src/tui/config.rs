@@ -19,9 +19,9 @@ pub use crate::engine::formats::config::Config;
 use super::action::Action;
 use super::keymap::{parse_key, Context, Keymap};
 
-pub use crate::engine::formats::config::{config_dir, CONFIG_DIR_ENV};
 #[cfg(test)]
 use crate::engine::formats::config::FILE_NAME;
+pub use crate::engine::formats::config::{config_dir, CONFIG_DIR_ENV};
 
 fn context_named(name: &str) -> Option<Context> {
     Context::ALL.into_iter().find(|c| c.name() == name)
@@ -94,8 +94,8 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use std::path::Path;
 
     fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, modifiers)

@@ -107,7 +107,10 @@ impl Document {
 pub enum Kind {
     /// A string literal: its text between the quotes (escapes as written); `closed` when its
     /// closing quote is on the line.
-    Str { content: String, closed: bool },
+    Str {
+        content: String,
+        closed: bool,
+    },
     /// A name, dots included (`redis.call`).
     Name(String),
     Number(String),
@@ -328,7 +331,10 @@ mod tests {
         let line = "local v = redis.call('CONFIG', 'GET', 'x') -- redis.call('GET')";
         let at = line.find("CONFIG").unwrap() + 2;
         let arg = call_argument(line, at).unwrap();
-        assert_eq!((arg.callee.as_str(), arg.index, arg.text.as_str()), ("redis.call", 0, "CONFIG"));
+        assert_eq!(
+            (arg.callee.as_str(), arg.index, arg.text.as_str()),
+            ("redis.call", 0, "CONFIG")
+        );
         let arg = call_argument(line, line.find("GET").unwrap()).unwrap();
         assert_eq!((arg.index, arg.command.as_deref()), (1, Some("CONFIG")));
         assert_eq!(call_argument(line, line.find("'x'").unwrap() + 1), None);
@@ -343,11 +349,20 @@ mod tests {
     #[test]
     fn names_members_and_indexes_before_the_cursor() {
         let line = "local n = cjson.decode(ARGV[1])";
-        assert_eq!(name_at(line, line.find("decode").unwrap() + 1), Some(("cjson.decode".into(), 10)));
+        assert_eq!(
+            name_at(line, line.find("decode").unwrap() + 1),
+            Some(("cjson.decode".into(), 10))
+        );
         assert_eq!(name_at(line, 11), Some(("cjson".into(), 10)));
-        assert_eq!(member_prefix("x = redis.ca", 12), Some(("redis".into(), "ca".into())));
+        assert_eq!(
+            member_prefix("x = redis.ca", 12),
+            Some(("redis".into(), "ca".into()))
+        );
         assert_eq!(member_prefix("x = redis", 9), None);
-        assert_eq!(table_index_before("redis.call('GET', KEYS[", 23), Some("KEYS"));
+        assert_eq!(
+            table_index_before("redis.call('GET', KEYS[", 23),
+            Some("KEYS")
+        );
         assert_eq!(table_index_before("ARGV[1", 6), Some("ARGV"));
         assert_eq!(table_index_before("ARGV", 4), None);
     }

@@ -8,9 +8,9 @@ use crate::engine::analysis::{lint_with, rules, Diagnostic as Finding};
 use crate::engine::commands::{docs, is_container, lookup_in, table, table_of};
 use crate::engine::profile::{Profile, PROFILES};
 use lsp_types::{
-    CodeAction, CodeActionKind, CompletionItem, CompletionItemKind, CompletionTextEdit,
-    Diagnostic, DiagnosticSeverity, Documentation, Hover, HoverContents, MarkupContent,
-    MarkupKind, NumberOrString, Position, Range, TextEdit, Uri, WorkspaceEdit,
+    CodeAction, CodeActionKind, CompletionItem, CompletionItemKind, CompletionTextEdit, Diagnostic,
+    DiagnosticSeverity, Documentation, Hover, HoverContents, MarkupContent, MarkupKind,
+    NumberOrString, Position, Range, TextEdit, Uri, WorkspaceEdit,
 };
 use std::collections::HashMap;
 
@@ -103,7 +103,12 @@ pub fn command_text(name: &str, profile: &'static Profile) -> String {
         .iter()
         .filter(|p| lookup_in(p, name).is_some())
         .collect();
-    let info = here.or_else(|| having.first().and_then(|p| lookup_in(p, name)).map(|r| r.info));
+    let info = here.or_else(|| {
+        having
+            .first()
+            .and_then(|p| lookup_in(p, name))
+            .map(|r| r.info)
+    });
     let doc = docs::doc(name);
     let Some(info) = info else {
         return format!(
@@ -113,7 +118,10 @@ pub fn command_text(name: &str, profile: &'static Profile) -> String {
     };
     let mut out = format!("**{display}**");
     if let Some(d) = &doc {
-        out.push_str(&format!(" · {} · since {}\n\n{}\n", d.group, d.since, d.summary));
+        out.push_str(&format!(
+            " · {} · since {}\n\n{}\n",
+            d.group, d.since, d.summary
+        ));
         out.push_str(&format!("```\n{}\n```\n", d.syntax));
     } else {
         out.push('\n');
@@ -126,8 +134,7 @@ pub fn command_text(name: &str, profile: &'static Profile) -> String {
     } else if info.has(table::F_NOSCRIPT) {
         out.push_str(&format!(
             "\n**Refused in scripts** ({}): {}\n",
-            profile.id,
-            profile.noscript_text
+            profile.id, profile.noscript_text
         ));
     }
     let arity = if info.arity >= 0 {
@@ -135,7 +142,9 @@ pub fn command_text(name: &str, profile: &'static Profile) -> String {
     } else {
         format!("at least {}", -info.arity)
     };
-    out.push_str(&format!("\n- Arity: {arity} arguments, counting the name\n"));
+    out.push_str(&format!(
+        "\n- Arity: {arity} arguments, counting the name\n"
+    ));
     out.push_str(&format!("- Keys: {}\n", keys_text(info)));
     out.push_str(&format!(
         "- Flags: {}\n",
@@ -242,7 +251,9 @@ pub fn completion(doc: &Document, position: Position, setting: &Setting) -> Vec<
             "KEYS" => setting.keys,
             _ => setting.argv,
         };
-        let digits_start = line[..at].trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let digits_start = line[..at]
+            .trim_end_matches(|c: char| c.is_ascii_digit())
+            .len();
         return values
             .unwrap_or_default()
             .iter()
@@ -251,7 +262,9 @@ pub fn completion(doc: &Document, position: Position, setting: &Setting) -> Vec<
                 let label = (i + 1).to_string();
                 CompletionItem {
                     kind: Some(CompletionItemKind::VALUE),
-                    detail: Some(format!("{table_name}[{label}] = \"{value}\" (the sidecar's)")),
+                    detail: Some(format!(
+                        "{table_name}[{label}] = \"{value}\" (the sidecar's)"
+                    )),
                     sort_text: Some(format!("{:05}", i + 1)),
                     text_edit: edit(digits_start, &label),
                     label,
@@ -320,9 +333,9 @@ pub fn code_actions(
 fn wrap_in_pcall(uri: &Uri, doc: &Document, line_no: usize) -> Option<CodeAction> {
     let line = doc.line(line_no);
     let toks = document::tokens(line);
-    let k = toks.iter().position(|t| {
-        matches!(&t.kind, Kind::Name(n) if n == "redis.call" || n == "server.call")
-    })?;
+    let k = toks.iter().position(
+        |t| matches!(&t.kind, Kind::Name(n) if n == "redis.call" || n == "server.call"),
+    )?;
     if toks.get(k + 1).map(|t| &t.kind) != Some(&Kind::Punct('(')) {
         return None;
     }
@@ -418,9 +431,15 @@ fn declare_keys(
             .into_iter()
             .find(|t| t.start == start)?;
         match token.kind {
-            Kind::Str { content, closed: true } if !content.contains('\\') => Some((
+            Kind::Str {
                 content,
-                Range::new(doc.position(line, token.start), doc.position(line, token.end)),
+                closed: true,
+            } if !content.contains('\\') => Some((
+                content,
+                Range::new(
+                    doc.position(line, token.start),
+                    doc.position(line, token.end),
+                ),
             )),
             _ => None,
         }
@@ -477,7 +496,10 @@ fn declare_keys(
                 }
                 let text = file.text.as_deref().unwrap_or_default();
                 let old = Document::new(text.to_string(), 0);
-                let new_text = format!("{}\n", serde_json::to_string_pretty(&json).unwrap_or_default());
+                let new_text = format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&json).unwrap_or_default()
+                );
                 changes.insert(
                     file.uri.clone(),
                     vec![TextEdit::new(old.full_range(), new_text)],
@@ -537,11 +559,7 @@ fn create_and_edit(
             options: None,
             annotation_id: None,
         })),
-        edit(
-            sidecar,
-            None,
-            vec![TextEdit::new(Range::default(), text)],
-        ),
+        edit(sidecar, None, vec![TextEdit::new(Range::default(), text)]),
         edit(
             uri,
             Some(doc.version),

@@ -75,7 +75,11 @@ pub fn doc(name: &str) -> Option<(&'static str, &'static str)> {
 /// The members of a library as the sandbox has them, with the ones only a function library
 /// sees (`redis.register_function`): (name, is a function), sorted.
 pub fn members(library: &str) -> Vec<(String, bool)> {
-    let library = if library == "server" { "redis" } else { library };
+    let library = if library == "server" {
+        "redis"
+    } else {
+        library
+    };
     let mut out: Vec<(String, bool)> = sandbox_members()
         .iter()
         .filter_map(|(lib, member, function)| (lib == library).then(|| (member.clone(), *function)))
@@ -129,7 +133,14 @@ mod tests {
     #[test]
     fn members_come_from_the_sandbox() {
         let redis: Vec<String> = members("redis").into_iter().map(|(m, _)| m).collect();
-        for name in ["call", "pcall", "error_reply", "sha1hex", "LOG_WARNING", "register_function"] {
+        for name in [
+            "call",
+            "pcall",
+            "error_reply",
+            "sha1hex",
+            "LOG_WARNING",
+            "register_function",
+        ] {
             assert!(redis.contains(&name.to_string()), "{name} in {redis:?}");
         }
         let bit: Vec<String> = members("bit").into_iter().map(|(m, _)| m).collect();

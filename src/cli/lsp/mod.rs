@@ -112,11 +112,7 @@ impl Server {
     }
 
     /// Serve until `exit` (or the end of the input); returns the exit status LSP asks for.
-    fn run(
-        &mut self,
-        receiver: &std::sync::mpsc::Receiver<Incoming>,
-        out: &mut impl Write,
-    ) -> i32 {
+    fn run(&mut self, receiver: &std::sync::mpsc::Receiver<Incoming>, out: &mut impl Write) -> i32 {
         while let Ok(first) = receiver.recv() {
             let mut next = Some(first);
             while let Some(incoming) = next.take() {
@@ -124,7 +120,9 @@ impl Server {
                     Incoming::End => return 1,
                     Incoming::Malformed { id, code, message } => {
                         let sent = match id {
-                            Some(id) => send(out, Response::new_err(id, code as i32, message).into()),
+                            Some(id) => {
+                                send(out, Response::new_err(id, code as i32, message).into())
+                            }
                             None => transport::write_error_without_id(out, code, &message),
                         };
                         if sent.is_err() {
@@ -179,7 +177,9 @@ impl Server {
     }
 
     fn request(&mut self, request: Request) -> Answer {
-        use lsp_types::request::{CodeActionRequest, Completion, HoverRequest, Initialize, Shutdown};
+        use lsp_types::request::{
+            CodeActionRequest, Completion, HoverRequest, Initialize, Shutdown,
+        };
         if request.method == Initialize::METHOD {
             self.initialized = true;
             return Ok(serde_json::json!({
@@ -190,7 +190,10 @@ impl Server {
         if !self.initialized {
             return Err((
                 ErrorCode::ServerNotInitialized,
-                format!("{} before initialize: send initialize first", request.method),
+                format!(
+                    "{} before initialize: send initialize first",
+                    request.method
+                ),
             ));
         }
         if self.shutdown {
@@ -266,7 +269,10 @@ impl Server {
         let open = self.documents.get(uri).ok_or_else(|| {
             (
                 ErrorCode::InvalidParams,
-                format!("{} is not open: send textDocument/didOpen first", uri.as_str()),
+                format!(
+                    "{} is not open: send textDocument/didOpen first",
+                    uri.as_str()
+                ),
             )
         })?;
         if let Some(size) = open.too_large {
@@ -284,7 +290,10 @@ impl Server {
     }
 
     /// The profile of a document: --profile, the project's evalbench.toml, config.toml.
-    fn profile_for(&self, path: Option<&Path>) -> (&'static Profile, Option<(PathBuf, Vec<String>)>) {
+    fn profile_for(
+        &self,
+        path: Option<&Path>,
+    ) -> (&'static Profile, Option<(PathBuf, Vec<String>)>) {
         if let Some(p) = self.fixed {
             return (p, None);
         }
@@ -310,7 +319,8 @@ impl Server {
         }
         match n.method.as_str() {
             DidOpenTextDocument::METHOD => {
-                let Ok(p) = serde_json::from_value::<lsp_types::DidOpenTextDocumentParams>(n.params)
+                let Ok(p) =
+                    serde_json::from_value::<lsp_types::DidOpenTextDocumentParams>(n.params)
                 else {
                     return;
                 };
@@ -319,7 +329,8 @@ impl Server {
                 self.set_text(item.uri, path, item.text, item.version);
             }
             DidChangeTextDocument::METHOD => {
-                let Ok(p) = serde_json::from_value::<lsp_types::DidChangeTextDocumentParams>(n.params)
+                let Ok(p) =
+                    serde_json::from_value::<lsp_types::DidChangeTextDocumentParams>(n.params)
                 else {
                     return;
                 };
@@ -332,14 +343,16 @@ impl Server {
                 self.set_text(uri, path, change.text, p.text_document.version);
             }
             DidCloseTextDocument::METHOD => {
-                let Ok(p) = serde_json::from_value::<lsp_types::DidCloseTextDocumentParams>(n.params)
+                let Ok(p) =
+                    serde_json::from_value::<lsp_types::DidCloseTextDocumentParams>(n.params)
                 else {
                     return;
                 };
                 self.documents.remove(&p.text_document.uri);
                 self.dirty.remove(&p.text_document.uri);
                 // Its findings go with it.
-                self.pending.push(publish(p.text_document.uri, Vec::new(), None));
+                self.pending
+                    .push(publish(p.text_document.uri, Vec::new(), None));
             }
             DidSaveTextDocument::METHOD => {
                 // A saved sidecar or evalbench.toml changes what the others are checked with.
@@ -351,7 +364,11 @@ impl Server {
 
     fn set_text(&mut self, uri: Uri, path: Option<PathBuf>, text: String, version: i32) {
         let too_large = (text.len() > MAX_DOCUMENT).then_some(text.len());
-        let text = if too_large.is_some() { String::new() } else { text };
+        let text = if too_large.is_some() {
+            String::new()
+        } else {
+            text
+        };
         self.documents.insert(
             uri.clone(),
             Open {
@@ -429,7 +446,9 @@ fn publish(uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>, version: Option<i3
     .into()
 }
 
-fn params<P: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<P, (ErrorCode, String)> {
+fn params<P: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+) -> Result<P, (ErrorCode, String)> {
     serde_json::from_value(value)
         .map_err(|e| (ErrorCode::InvalidParams, format!("invalid params: {e}")))
 }
@@ -477,4 +496,3 @@ fn uri_path(uri: &Uri) -> Option<PathBuf> {
 fn path_uri(path: &Path) -> Option<Uri> {
     Uri::from_str(url::Url::from_file_path(path).ok()?.as_str()).ok()
 }
-

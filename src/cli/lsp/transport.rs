@@ -38,7 +38,10 @@ pub fn read(input: &mut impl BufRead) -> io::Result<Incoming> {
             .read_until(b'\n', &mut line)?;
         if n == 0 {
             return Ok(if seen_header {
-                malformed(ErrorCode::ParseError, "the input ended inside a message's headers")
+                malformed(
+                    ErrorCode::ParseError,
+                    "the input ended inside a message's headers",
+                )
             } else {
                 Incoming::End
             });
@@ -230,7 +233,9 @@ mod tests {
     fn malformed_messages_are_answered_and_the_stream_goes_on() {
         let mut input = frame("{not json");
         input.extend(b"Content-Length: x\r\n\r\n");
-        input.extend(frame(r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#));
+        input.extend(frame(
+            r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
+        ));
         input.extend(b"Content-Length: 999999999\r\n\r\nshort");
         assert_eq!(
             errors(&input),

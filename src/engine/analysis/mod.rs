@@ -699,9 +699,13 @@ impl<'k> Walker<'k> {
     fn key_read(&mut self, n: usize, node: &impl Node) {
         let (line, column) = position(node);
         self.keys_read.push((n, line, column));
-        let message = match self.declared_keys {
-            _ if n == 0 => "KEYS[0] is always nil: Lua's tables start at 1 (KEYS[1] is the first key)".to_string(),
-            Some(keys) if n > keys.len() => format!(
+        let message =
+            match self.declared_keys {
+                _ if n == 0 => {
+                    "KEYS[0] is always nil: Lua's tables start at 1 (KEYS[1] is the first key)"
+                        .to_string()
+                }
+                Some(keys) if n > keys.len() => format!(
                 "KEYS[{n}] is not declared: the sidecar passes {} key{} ({}), so KEYS[{n}] is nil",
                 keys.len(),
                 if keys.len() == 1 { "" } else { "s" },
@@ -711,8 +715,8 @@ impl<'k> Walker<'k> {
                     keys.iter().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(", ")
                 }
             ),
-            _ => return,
-        };
+                _ => return,
+            };
         self.out.push(at(UNDECLARED_KEY, line, column, message));
     }
 
