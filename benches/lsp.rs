@@ -4,7 +4,7 @@
 //!   `publishDiagnostics` for that version is read, median of 15 (target < 50 ms).
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 

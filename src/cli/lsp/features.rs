@@ -413,6 +413,9 @@ fn call_end(doc: &Document, line_no: usize, open: usize) -> Option<(usize, usize
 /// For each key written into the script (a key-not-from-keys finding on a string literal) in
 /// the range: `KEYS[n]` in its place (every place it is written as a key) and the key added to
 /// the sidecar's "keys".
+// WorkspaceEdit keys its changes by lsp-types' Uri, whose lazily parsed parts clippy takes for
+// mutable state; its hash and equality are those of its text.
+#[allow(clippy::mutable_key_type)]
 fn declare_keys(
     uri: &Uri,
     doc: &Document,
@@ -533,6 +536,7 @@ fn declare_keys(
 }
 
 /// The edits of a new sidecar: create it, write its text, then the script's edits.
+#[allow(clippy::mutable_key_type)]
 fn create_and_edit(
     uri: &Uri,
     doc: &Document,

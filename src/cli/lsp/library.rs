@@ -82,7 +82,8 @@ pub fn members(library: &str) -> Vec<(String, bool)> {
     };
     let mut out: Vec<(String, bool)> = sandbox_members()
         .iter()
-        .filter_map(|(lib, member, function)| (lib == library).then(|| (member.clone(), *function)))
+        .filter(|(lib, _, _)| lib == library)
+        .map(|(_, member, function)| (member.clone(), *function))
         .collect();
     for (name, signature, _) in DOCS {
         if let Some(member) = name.strip_prefix(library).and_then(|m| m.strip_prefix('.')) {
