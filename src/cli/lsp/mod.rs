@@ -45,7 +45,9 @@ pub const PROJECT_FILE: &str = "evalbench.toml";
 pub const MAX_DOCUMENT: usize = 4 << 20;
 
 pub fn lsp_main(args: &LspArgs) -> Result<(i32, String), CliError> {
-    let (sender, receiver) = std::sync::mpsc::channel::<Incoming>();
+    // Bounded: a client that sends faster than the checks run waits, rather than the messages
+    // (each up to transport::MAX_MESSAGE) piling up in memory.
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Incoming>(16);
     // The reader ends at the end of the input, or when the loop below is gone.
     std::thread::Builder::new()
         .name("lsp-reader".into())
