@@ -498,3 +498,52 @@ fn uri_path(uri: &Uri) -> Option<PathBuf> {
 fn path_uri(path: &Path) -> Option<Uri> {
     Uri::from_str(url::Url::from_file_path(path).ok()?.as_str()).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notification(method: &str, params: serde_json::Value) -> Incoming {
+        Incoming::Message(Notification::new(method.into(), params).into())
+    }
+
+    #[test]
+    fn changes_waiting_together_are_checked_once() {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(16);
+        let uri = "file:///scripts/a.lua";
+        sender
+            .send(Incoming::Message(
+                Request::new(1.into(), "initialize".into(), serde_json::json!({})).into(),
+            ))
+            .unwrap();
+        sender
+            .send(notification(
+                "textDocument/didOpen",
+                serde_json::json!({ "textDocument": { "uri": uri, "languageId": "lua", "version": 1, "text": "x = 1" } }),
+            ))
+            .unwrap();
+        for version in 2..=4 {
+            sender
+                .send(notification(
+                    "textDocument/didChange",
+                    serde_json::json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": format!("local x = {version}\nreturn x") }] }),
+                ))
+                .unwrap();
+        }
+        // The client is gone once these are read: the loop drains them, checks, and ends.
+        drop(sender);
+        let mut out = Vec::new();
+        let profile = crate::engine::profile::DEFAULT;
+        let mut server = Server::new(Some(profile), profile);
+        assert_eq!(server.run(&receiver, &mut out), 1); // no exit: status 1
+        let text = String::from_utf8(out).unwrap();
+        // One check, of the last version, not one per change.
+        assert_eq!(text.matches("publishDiagnostics").count(), 1, "{text}");
+        let last = text.rsplit("\r\n\r\n").next().unwrap();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(last).unwrap(),
+            serde_json::json!({ "jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+                "params": { "uri": uri, "diagnostics": [], "version": 4 } })
+        );
+    }
+}
