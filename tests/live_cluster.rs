@@ -2220,3 +2220,144 @@ impl WorkbenchOn {
         }
     }
 }
+
+/// `evalbench debug ARGS` (stdin empty): (exit code, stdout, stderr).
+fn debug_cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .arg("debug")
+        .args(args)
+        .env_remove("REDIS_URL")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run evalbench debug");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The "used_memory ..." figure of a fork's cost line, which differs from run to run, as `MEM`.
+fn without_memory(text: &str) -> String {
+    let re = regex::Regex::new(r"used_memory \S+ \(\d+ bytes\)").unwrap();
+    re.replace_all(text, "used_memory MEM").into_owned()
+}
+
+/// The nodes that received SCRIPT DEBUG (an LDB session was opened there), in node order.
+fn ldb_nodes(conns: &mut [Conn]) -> Vec<usize> {
+    commands_run(conns)
+        .iter()
+        .enumerate()
+        .filter(|(_, ran)| ran.iter().any(|c| c == "script|debug"))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[test]
+fn debug_server_opens_its_session_on_the_master_of_the_keys_slot() {
+    let Some(cluster) = start_cluster() else {
+        return;
+    };
+    let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
+    let file = cluster.dir.join("debugged.lua");
+    std::fs::write(&file, "local n = redis.call('INCR', KEYS[1])\nreturn n\n").unwrap();
+    let script = file.display().to_string();
+    let seed = format!("redis://{}", addr(&cluster, 0));
+    let key = key_on(2, "d");
+    let node = node_of_key(&cluster, &key);
+
+    // KEYS on node 2, given node 0: the session runs on node 2, and every line names it.
+    reset_stats(&mut conns);
+    let (code, out, err) = debug_cli(&[
+        "--server",
+        &seed,
+        "--yes",
+        "--commands",
+        "n; p",
+        &script,
+        &key,
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        without_memory(&out),
+        format!(
+            "server: {node}, reached through {seed_addr} (redis 7.0.15 primary (cluster), busy threshold 5000 ms, cluster-node-timeout 30000 ms)
+SCRIPT DEBUG YES forks {node} (used_memory MEM): the fork grows by every page the server changes while the session lasts; the script's changes are rolled back.
+Lua debugging session started on {node} (Redis's LDB). Type h for help.
+Not on a live server (sandbox only): back, rc, goto, watch, cond, bw, o, over, finish, u, until, b LINE if/hits, b COMMAND, coverage.
+
+* Stopped at 1, stop reason = step over
+-> 1   local n = redis.call('INCR', KEYS[1])
+lua debugger> n
+<redis> INCR {key}
+<reply> 1
+* Stopped at 2, stop reason = step over
+-> 2   return n
+lua debugger> p
+<value> n = 1
+(no more commands: the script runs to the end)
+
+(Lua debugging session on {node} ended -- dataset changes rolled back)
+
+(integer) 1
+",
+            seed_addr = addr(&cluster, 0)
+        )
+    );
+    assert_eq!(ldb_nodes(&mut conns), vec![2]);
+    // The fork's INCR was rolled back.
+    assert_eq!(conns[2].cmd(&["GET", &key]), Reply::Nil);
+
+    // KEYS in two slots: refused before anything is read or sent (exit 2), each key's slot named.
+    let other = key_on(0, "d");
+    reset_stats(&mut conns);
+    let (code, out, err) = debug_cli(&["--server", &seed, "--yes", &script, &key, &other]);
+    assert_eq!(
+        (code, out.as_str(), err),
+        (2, "", format!(
+            "evalbench: refused: CROSSSLOT Keys in request don't hash to the same slot (evalbench read nothing and did not send the script: {key} -> slot {} on {}, {other} -> slot {} on {}; put a common {{hash tag}} in the keys)\n",
+            evalbench::engine::lint::hash_slot(key.as_bytes()),
+            addr(&cluster, 2),
+            evalbench::engine::lint::hash_slot(other.as_bytes()),
+            addr(&cluster, 0),
+        ))
+    );
+    // What connecting asks (the role, the slot map, settings) and nothing else.
+    let read_or_sent: Vec<Vec<String>> = commands_run(&mut conns)
+        .into_iter()
+        .map(|ran| {
+            ran.into_iter()
+                .filter(|c| {
+                    !c.starts_with("cluster|")
+                        && ![
+                            "role",
+                            "ping",
+                            "hello",
+                            "client|setinfo",
+                            "config|get",
+                            "command|docs",
+                            "command",
+                        ]
+                        .contains(&c.as_str())
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(read_or_sent, vec![Vec::<String>::new(); 3]);
+
+    // Keyless, given node 1: the session stays on the node given; the JSON end names it.
+    std::fs::write(&file, "return 'hi'\n").unwrap();
+    reset_stats(&mut conns);
+    let given = format!("redis://{}", addr(&cluster, 1));
+    let (code, out, err) = debug_cli(&["--server", &given, "--yes", "--json", &script]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let keyless = format!("{} (master, no keys)", addr(&cluster, 1));
+    assert_eq!(
+        out.lines().last().unwrap(),
+        format!(
+            r#"{{"event":"end","text":"(Lua debugging session on {keyless} ended -- dataset changes rolled back)","reply":"\"hi\"","error":false,"node":{{"addr":"{}","role":"master","slot":null}}}}"#,
+            addr(&cluster, 1)
+        )
+    );
+    assert_eq!(ldb_nodes(&mut conns), vec![1]);
+}
