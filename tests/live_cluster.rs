@@ -2361,3 +2361,105 @@ lua debugger> p
     );
     assert_eq!(ldb_nodes(&mut conns), vec![1]);
 }
+
+/// A terminal's answers to the debugger's questions, one per question; `before(n)` runs just before
+/// the n-th answer is read (what happens while the user reads the question).
+struct Answers<F: FnMut(usize)> {
+    answers: Vec<&'static str>,
+    asked: usize,
+    before: F,
+}
+
+impl<F: FnMut(usize)> std::io::Read for Answers<F> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let Some(answer) = self.answers.get(self.asked) else {
+            return Ok(0);
+        };
+        (self.before)(self.asked);
+        self.asked += 1;
+        let line = format!("{answer}\n");
+        buf[..line.len()].copy_from_slice(line.as_bytes());
+        Ok(line.len())
+    }
+}
+
+/// `evalbench debug`'s options (-h is the host, as in redis-cli).
+#[derive(clap::Parser)]
+#[command(disable_help_flag = true)]
+struct DebugCli {
+    #[command(flatten)]
+    args: evalbench::cli::debug::DebugArgs,
+}
+
+#[test]
+fn debug_servers_question_holds_for_the_node_it_named() {
+    use clap::Parser;
+    let Some(cluster) = start_cluster_with(1) else {
+        return;
+    };
+    let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
+    let file = cluster.dir.join("asked.lua");
+    std::fs::write(&file, "return redis.call('INCR', KEYS[1])\n").unwrap();
+    let key = key_on(0, "q");
+    let slot = evalbench::engine::lint::hash_slot(key.as_bytes());
+    let (n0, n3) = (
+        format!("{} (master, slot {slot})", addr(&cluster, 0)),
+        format!("{} (master, slot {slot})", addr(&cluster, 3)),
+    );
+    let seed = format!("redis://{}", addr(&cluster, 0));
+    let args = DebugCli::parse_from([
+        "debug",
+        "--server",
+        &seed,
+        &file.display().to_string(),
+        &key,
+    ])
+    .args;
+    reset_stats(&mut conns);
+    // The replica takes over between the question naming node 0 and the y; the question asked
+    // again names node 3, and is answered n.
+    let stdin = std::io::BufReader::new(Answers {
+        answers: vec!["y", "n"],
+        asked: 0,
+        before: |n| {
+            if n == 0 {
+                let mut replica = cluster.nodes[3].connect();
+                assert_eq!(replica.cmd(&["CLUSTER", "FAILOVER"]), Reply::ok());
+                wait_for_master(&cluster, 0, slot, 3);
+                reset_stats(
+                    &mut cluster
+                        .nodes
+                        .iter()
+                        .map(|n| n.connect())
+                        .collect::<Vec<_>>(),
+                );
+            }
+        },
+    });
+    let mut out = Vec::new();
+    let result = evalbench::cli::debug::debug_command(&args, &mut out, Some(Box::new(stdin)), true);
+    let out = without_memory(&String::from_utf8(out).unwrap());
+    // The node given is named as it is now: the replica it became after the failover.
+    let server = |node: &str, through: &str| {
+        format!("server: {node}{through} (redis 7.0.15 {} (cluster), busy threshold 5000 ms, cluster-node-timeout 30000 ms)", if through.is_empty() { "primary" } else { "replica" })
+    };
+    let forks = |node: &str| {
+        format!("SCRIPT DEBUG YES forks {node} (used_memory MEM): the fork grows by every page the server changes while the session lasts; the script's changes are rolled back.")
+    };
+    assert_eq!(
+        out,
+        format!(
+            "{}\n{}\nFork {n0}? [y/N] The cluster's topology changed since the question: the script's slot moved from {n0} to {n3} (a failover). Nothing was sent; asking again.\n{}\n{}\nFork {n3}? [y/N] ",
+            server(&n0, ""),
+            forks(&n0),
+            server(&n3, &format!(", reached through {}", addr(&cluster, 0))),
+            forks(&n3),
+        )
+    );
+    let refused = result.unwrap_err();
+    assert_eq!(
+        (refused.code, without_memory(&refused.message)),
+        (2, format!("refused: SCRIPT DEBUG YES would fork {n3} (used_memory MEM); rerun with --yes to allow the fork"))
+    );
+    assert_eq!(ldb_nodes(&mut conns), Vec::<usize>::new());
+}
