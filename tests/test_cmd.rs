@@ -907,7 +907,7 @@ fn server_cases_the_server_could_not_stop_are_never_sent() {
             "          not run on the server: SCRIPT KILL cannot stop it (line 1: a `while` loop in the error handler of xpcall at line 1: it runs with Lua's hooks off once the script is killed, so SCRIPT KILL cannot stop it and the server may need a restart): it could freeze the server, so it is not sent".into(),
             "pattern.test.toml".into(),
             "  skip    pattern".into(),
-            "          not run on the server: SCRIPT KILL cannot stop it (line 2: stopped at the busy threshold inside string.find, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart): it could freeze the server, so it is not sent".into(),
+            "          not run on the server: SCRIPT KILL cannot stop it (line 2: stopped at the busy threshold inside string.find, one C call: Redis's hook never fires there, so on a server no client is answered, SCRIPT KILL included, until the call returns (a kill sent meanwhile acts then): a call that runs for long leaves a restart as the only way out): it could freeze the server, so it is not sent".into(),
             "0 cases: 0 passed, 0 failed, 2 not run on the server".into(),
         ]
         .join("\n")

@@ -551,7 +551,7 @@ fn run_warnings(run: &RunScratch, outcome: Outcome, config: &SandboxConfig) -> V
             kind: WarningKind::Unkillable,
             line: *line,
             message: format!(
-                "stopped at the busy threshold inside {what}, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart"
+                "stopped at the busy threshold inside {what}, one C call: Redis's hook never fires there, so on a server no client is answered, SCRIPT KILL included, until the call returns (a kill sent meanwhile acts then): a call that runs for long leaves a restart as the only way out"
             ),
         });
     }
