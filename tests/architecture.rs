@@ -637,3 +637,40 @@ fn no_comment_or_name_points_at_an_issue_number() {
     }
     assert!(offenders.is_empty(), "{}", offenders.join("\n"));
 }
+
+// ---- Tests leave nothing behind ----
+
+/// The 1-based lines of `text` (a test's source) that build a path in the system's temporary
+/// folder by hand: such a folder outlives the test (a panic skips any clean-up at the end), and
+/// thousands piled up in /tmp. `tempfile::TempDir`, held while the test runs, removes itself.
+fn hand_made_temp_paths(text: &str) -> Vec<usize> {
+    code_only(text)
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            line.contains("env::temp_dir")
+                || (line.contains("use std::env") && line.contains("temp_dir"))
+        })
+        .map(|(n, _)| n + 1)
+        .collect()
+}
+
+#[test]
+fn tests_make_scratch_folders_that_remove_themselves() {
+    let sample = "fn scratch() -> PathBuf {\n    // not std::env::temp_dir() in a comment\n    let d = std::env::temp_dir().join(\"x\");\n    d\n}\nuse std::env::{self, temp_dir};\nlet t = tempfile::tempdir().unwrap();\n";
+    assert_eq!(hand_made_temp_paths(sample), vec![3, 6]);
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut offenders = Vec::new();
+    for dir in ["tests", "benches"] {
+        for path in rust_files(&manifest.join(dir)) {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for n in hand_made_temp_paths(&text) {
+                offenders.push(format!(
+                    "{}:{n}: a path in the temporary folder made by hand; use tempfile::TempDir",
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
+}

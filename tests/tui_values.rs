@@ -568,9 +568,8 @@ fn the_server_tabs_hash_values_line_up() {
 #[test]
 fn a_failing_tests_keyspace_reads_as_typed_differences_and_v_shows_expected_and_got() {
     common::isolate_app_dirs();
-    let dir = std::env::temp_dir().join(format!("evalbench-tuivalues-{}-lb", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let script = "redis.call('ZADD', KEYS[1], 5, 'bob', 3, 'carol')\nreturn 1\n";
     let path = dir.join("lb.lua");
     std::fs::write(&path, script).unwrap();
@@ -599,5 +598,4 @@ fn a_failing_tests_keyspace_reads_as_typed_differences_and_v_shows_expected_and_
     h.press("<End>");
     let end = render(&h, 100, 40);
     assert!(end.contains("│          \"carol\","), "{end}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
