@@ -549,6 +549,47 @@ fn profiles_and_number_parsing_are_the_bottom_layer() {
     );
 }
 
+/// The script runtime's own layers: the Lua runtime at the bottom, functions and the static
+/// analysis on it, the debugger above those, the sandbox on top running them all. The runtime
+/// reaches the debugger only through the hooks table the debugger fills in (lua/debug_hooks.rs);
+/// the debugger is armed by the sandbox and reads the request as data (engine/request.rs).
+#[test]
+fn the_script_runtime_runs_one_way() {
+    let mut breaches = layer_breaches(
+        "engine/lua",
+        &[
+            "engine::debug",
+            "engine::function",
+            "engine::analysis",
+            "engine::sandbox",
+        ],
+    );
+    breaches.extend(layer_breaches(
+        "engine/function",
+        &["engine::debug", "engine::sandbox"],
+    ));
+    breaches.extend(layer_breaches(
+        "engine/analysis",
+        &["engine::debug", "engine::function", "engine::sandbox"],
+    ));
+    breaches.extend(layer_breaches("engine/debug", &["engine::sandbox"]));
+    assert!(
+        breaches.is_empty(),
+        "the script runtime reaches up (a hook in lua/debug_hooks.rs, or a data type moved below both):\n{}",
+        breaches.join("\n")
+    );
+    // The check on a runtime file that names the debugger and the sandbox.
+    let api = ["engine", "lua", "api"];
+    let sample = "use crate::engine::debug::hook;\nuse super::debug_hooks::before_call;\nfn f() { let r = crate::engine::sandbox::RunRequest::new(\"\"); }\n";
+    assert_eq!(
+        upward_imports(&api, sample, &["engine::debug", "engine::sandbox"]),
+        vec![
+            "1: engine::debug::hook",
+            "3: engine::sandbox::RunRequest::new"
+        ]
+    );
+}
+
 #[test]
 fn the_layer_checker_finds_upward_imports_in_every_spelling() {
     let geo = ["engine", "commands", "geo"];
