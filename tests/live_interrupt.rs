@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Conn, RedisServer};
+use common::{server_with, Conn};
 use evalbench::engine::reply::Reply;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
@@ -97,11 +97,9 @@ const STOPPING: &str =
 
 #[test]
 fn ctrl_c_while_the_script_runs_sends_script_kill_and_the_server_answers() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[("busy-reply-threshold", "100")]) else {
         return;
     };
-    let mut conn = server.connect();
-    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
     let dir_tmp = tempdir("during");
     let dir = dir_tmp.path().to_path_buf();
     let spin = script(&dir, "spin.lua", "while true do end");
@@ -121,10 +119,9 @@ fn ctrl_c_while_the_script_runs_sends_script_kill_and_the_server_answers() {
 
 #[test]
 fn ctrl_c_before_the_send_sends_nothing() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[]) else {
         return;
     };
-    let mut conn = server.connect();
     let dir_tmp = tempdir("before");
     let dir = dir_tmp.path().to_path_buf();
     // Its dry run in the sandbox spins up to the busy threshold (5 s): Ctrl-C lands in it.
@@ -149,10 +146,9 @@ fn ctrl_c_before_the_send_sends_nothing() {
 
 #[test]
 fn ctrl_c_after_the_script_ended_exits_and_says_nothing_runs() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[]) else {
         return;
     };
-    let mut conn = server.connect();
     let dir_tmp = tempdir("after");
     let dir = dir_tmp.path().to_path_buf();
     // A reply larger than a pipe holds: evalbench blocks writing the report, the run over.
@@ -191,11 +187,9 @@ fn ctrl_c_after_the_script_ended_exits_and_says_nothing_runs() {
 
 #[test]
 fn ctrl_c_on_a_script_that_wrote_says_unkillable_and_a_second_ctrl_c_exits() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[("busy-reply-threshold", "100")]) else {
         return;
     };
-    let mut conn = server.connect();
-    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
     let dir_tmp = tempdir("unkillable");
     let dir = dir_tmp.path().to_path_buf();
     let spin = script(
@@ -234,11 +228,9 @@ fn ctrl_c_on_a_script_that_wrote_says_unkillable_and_a_second_ctrl_c_exits() {
 fn a_frozen_server_is_reported_as_not_answering_after_ctrl_c_and_after_a_read_timeout() {
     let frozen = "return xpcall(function() error('x') end, function() while true do end end)";
     for by_ctrl_c in [true, false] {
-        let Some(server) = RedisServer::start() else {
+        let Some((server, mut conn)) = server_with(&[("busy-reply-threshold", "100")]) else {
             return;
         };
-        let mut conn = server.connect();
-        conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
         let dir_tmp = tempdir(if by_ctrl_c { "frozen-c" } else { "frozen-t" });
         let dir = dir_tmp.path().to_path_buf();
         let path = script(&dir, "frozen.lua", frozen);
@@ -298,11 +290,9 @@ fn a_frozen_server_is_reported_as_not_answering_after_ctrl_c_and_after_a_read_ti
 
 #[test]
 fn ctrl_c_during_a_function_call_sends_function_kill() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[("busy-reply-threshold", "100")]) else {
         return;
     };
-    let mut conn = server.connect();
-    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
     conn.cmd(&[
         "FUNCTION",
         "LOAD",
@@ -325,11 +315,9 @@ fn ctrl_c_during_a_function_call_sends_function_kill() {
 
 #[test]
 fn ctrl_c_during_a_test_case_on_the_server_kills_it_and_clears_the_scratch_db() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[("busy-reply-threshold", "100")]) else {
         return;
     };
-    let mut conn = server.connect();
-    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
     let dir_tmp = tempdir("test");
     let dir = dir_tmp.path().to_path_buf();
     // The sandbox run stops at its own threshold; the server's run spins until killed.
@@ -429,24 +417,27 @@ fn a_slow_drip_peer_is_bounded_by_the_timeouts() {
     let dir_tmp = tempdir("drip");
     let dir = dir_tmp.path().to_path_buf();
     let one = script(&dir, "one.lua", "return 1");
+    // One run against the peer on `port`, with one-second timeouts.
+    let run = |port: &str| {
+        finish(spawn(
+            &dir,
+            &[
+                "run",
+                "-p",
+                port,
+                "--connect-timeout",
+                "1",
+                "--read-timeout",
+                "1",
+                "--yes",
+                &one,
+            ],
+        ))
+    };
 
     // Everything drips: the discovery gives up at the connect timeout.
     let port = drip_server(|_| true).to_string();
-    let child = spawn(
-        &dir,
-        &[
-            "run",
-            "-p",
-            &port,
-            "--connect-timeout",
-            "1",
-            "--read-timeout",
-            "1",
-            "--yes",
-            &one,
-        ],
-    );
-    let (code, stdout, stderr) = finish(child);
+    let (code, stdout, stderr) = run(&port);
     assert_eq!(code, 3, "{stdout}{stderr}");
     assert_eq!(
         stderr,
@@ -455,21 +446,7 @@ fn a_slow_drip_peer_is_bounded_by_the_timeouts() {
 
     // Only the script's reply drips: the read timeout ends the wait, SCRIPT KILL is sent.
     let port = drip_server(|name| name.starts_with("EVAL")).to_string();
-    let child = spawn(
-        &dir,
-        &[
-            "run",
-            "-p",
-            &port,
-            "--connect-timeout",
-            "1",
-            "--read-timeout",
-            "1",
-            "--yes",
-            &one,
-        ],
-    );
-    let (code, stdout, stderr) = finish(child);
+    let (code, stdout, stderr) = run(&port);
     assert_eq!(code, 3, "{stdout}{stderr}");
     assert_eq!(
         stderr,
@@ -539,11 +516,9 @@ fn read_until(lines: &std::sync::mpsc::Receiver<String>, start: &str) -> Vec<Str
 /// the server runs the script (acted on at LDB's stop at the busy threshold).
 #[test]
 fn ctrl_c_in_a_live_debugging_session_aborts_the_script_on_the_server() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[("busy-reply-threshold", "1500")]) else {
         return;
     };
-    let mut conn = server.connect();
-    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "1500"]);
     let dir_tmp = tempdir("debug");
     let dir = dir_tmp.path().to_path_buf();
     let port = server.port.to_string();

@@ -185,6 +185,21 @@ impl RedisServer {
     }
 }
 
+/// A test server with `config` set (`CONFIG SET name value` each) and a connection to it; `None`
+/// as `RedisServer::start` says.
+pub fn server_with(config: &[(&str, &str)]) -> Option<(RedisServer, Conn)> {
+    let server = RedisServer::start()?;
+    let mut conn = server.connect();
+    for (name, value) in config {
+        assert_eq!(
+            conn.cmd(&["CONFIG", "SET", name, value]),
+            Reply::Status("OK".into()),
+            "CONFIG SET {name} {value}"
+        );
+    }
+    Some((server, conn))
+}
+
 impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
