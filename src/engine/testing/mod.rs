@@ -147,6 +147,20 @@ pub struct CaseResult {
 }
 
 impl CaseResult {
+    /// A case before its first run.
+    pub fn new(case: &TestCase) -> CaseResult {
+        CaseResult {
+            name: case.name.clone(),
+            line: case.line,
+            failures: Vec::new(),
+            observed: Vec::new(),
+            runs: 0,
+            elapsed_ns: 0,
+            wrote: false,
+            stopped_in_c: Vec::new(),
+        }
+    }
+
     pub fn passed(&self) -> bool {
         self.failures.is_empty()
     }
@@ -232,16 +246,7 @@ pub fn run_case_in(
     if let Some(limit) = memory_limit {
         sandbox.config.memory_limit = limit;
     }
-    let mut result = CaseResult {
-        name: case.name.clone(),
-        line: case.line,
-        failures: Vec::new(),
-        observed: Vec::new(),
-        runs: 0,
-        elapsed_ns: 0,
-        wrote: false,
-        stopped_in_c: Vec::new(),
-    };
+    let mut result = CaseResult::new(case);
     if let Err(failure) = set_up(&mut sandbox, script, function, case) {
         result.failures.push(failure);
         return result;
