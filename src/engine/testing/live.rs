@@ -20,7 +20,7 @@ use crate::engine::live::instrument::{
     confinement_escape, has_word, literal_commands, masked, CONFINED_PREFIX,
 };
 use crate::engine::live::{LiveBackend, LiveError, WriteMode};
-use crate::engine::{FunctionCall, Reply, RunReport, RunRequest};
+use crate::engine::{Reply, RunReport};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// At most this many keys are read back from the scratch database after a run.
@@ -193,13 +193,7 @@ fn run_step(
     allow_writes: bool,
     result: &mut CaseResult,
 ) -> Result<RunReport, LiveError> {
-    let request = RunRequest {
-        script: script.to_vec(),
-        keys: step.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
-        argv: step.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
-        protocol: step.protocol,
-        read_only: step.read_only,
-    };
+    let request = step.request(script);
     let mode = if allow_writes && !step.read_only {
         WriteMode::Allowed
     } else {
@@ -208,16 +202,7 @@ fn run_step(
     let mut report = None;
     for _ in 0..step.repeat {
         let r = match function {
-            Some(f) => {
-                let call = FunctionCall {
-                    name: f.name.clone(),
-                    keys: request.keys.clone(),
-                    argv: request.argv.clone(),
-                    protocol: request.protocol,
-                    read_only: step.read_only,
-                };
-                send_fcall(live, &call, f, mode == WriteMode::ReadOnly)?
-            }
+            Some(f) => send_fcall(live, &step.call(&f.name), f, mode == WriteMode::ReadOnly)?,
             None => live.run(&request, mode)?,
         };
         result.runs += 1;

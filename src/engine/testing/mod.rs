@@ -58,6 +58,30 @@ pub struct TestStep {
     pub expect: Expect,
 }
 
+impl TestStep {
+    /// The step as an EVAL of `script`.
+    pub fn request(&self, script: &[u8]) -> RunRequest {
+        RunRequest {
+            script: script.to_vec(),
+            keys: self.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+            argv: self.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+            protocol: self.protocol,
+            read_only: self.read_only,
+        }
+    }
+
+    /// The step as an FCALL of the function `name`.
+    pub fn call(&self, name: &str) -> crate::engine::FunctionCall {
+        crate::engine::FunctionCall {
+            name: name.to_string(),
+            keys: self.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+            argv: self.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+            protocol: self.protocol,
+            read_only: self.read_only,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Expect {
     /// The reply in the `--json` form (null for nil).
@@ -326,20 +350,8 @@ fn run_step(
     mut coverage: Option<&mut ScriptCoverage>,
     result: &mut CaseResult,
 ) -> RunReport {
-    let request = RunRequest {
-        script: script.to_vec(),
-        keys: step.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
-        argv: step.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
-        protocol: step.protocol,
-        read_only: step.read_only,
-    };
-    let call = function.map(|name| crate::engine::sandbox::FunctionCall {
-        name: name.to_string(),
-        keys: request.keys.clone(),
-        argv: request.argv.clone(),
-        protocol: request.protocol,
-        read_only: request.read_only,
-    });
+    let request = step.request(script);
+    let call = function.map(|name| step.call(name));
     let mut report = None;
     for _ in 0..step.repeat {
         let r = match (&call, coverage.as_deref_mut()) {
