@@ -360,7 +360,8 @@ fn a_script_that_never_ends_is_stopped_and_the_check_says_so() {
 
 #[test]
 fn a_lesson_written_in_a_folder_of_its_own_is_listed_shown_and_checked() {
-    let dir = std::env::temp_dir().join(format!("evalbench-lessons-{}", std::process::id()));
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let lesson = dir.join("01-set-if-greater");
     std::fs::create_dir_all(&lesson).unwrap();
     std::fs::write(
@@ -445,5 +446,4 @@ expect(value('score'), tostring(kept), 'the key after')
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,6 +7,7 @@
 mod diff;
 pub mod html;
 pub mod markdown;
+mod sections;
 
 use super::budget;
 use super::display::{display_bytes, display_safe, display_text};
