@@ -380,3 +380,39 @@ fn integer_strings_convert_as_strtod_does() {
         Reply::Array(vec![Reply::Int(texts.len() as i64), Reply::Array(vec![])])
     );
 }
+
+#[test]
+fn an_unsupported_command_names_the_profiles_server() {
+    use evalbench::engine::profile::Profile;
+    for (id, server) in [("redis-7.0", "Redis 7.0"), ("valkey-9.1", "Valkey 9.1")] {
+        let mut sandbox = Sandbox::new();
+        sandbox.set_profile(Profile::by_id(id).unwrap());
+        let report = run(&mut sandbox, "return redis.pcall('LASTSAVE')", &[], &[]);
+        assert_eq!(
+            report.reply,
+            Reply::Error(format!("ERR evalbench: the sandbox does not support 'LASTSAVE' (a {server} command); run this script against a live server")),
+            "profile {id}"
+        );
+    }
+}
+
+#[test]
+fn a_table_without_err_warns_of_the_crash_only_where_the_server_crashes() {
+    use evalbench::engine::profile::Profile;
+    for (id, warning) in [
+        ("redis-7.2", Some("the script raised a table without an 'err' field: Redis 7.2 crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'")),
+        ("valkey-8.1", Some("the script raised a table without an 'err' field: Valkey 8.1 crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'")),
+        ("valkey-9.1", None),
+    ] {
+        let mut sandbox = Sandbox::new();
+        sandbox.set_profile(Profile::by_id(id).unwrap());
+        let report = run(&mut sandbox, "error({})", &[], &[]);
+        let crash: Vec<&str> = report
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::WouldCrash)
+            .map(|w| w.message.as_str())
+            .collect();
+        assert_eq!(crash, warning.into_iter().collect::<Vec<_>>(), "profile {id}");
+    }
+}

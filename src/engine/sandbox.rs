@@ -598,11 +598,13 @@ fn error_text(
                         raised_error_text_in(profile, sha, &e, source.as_deref(), line.as_deref())
                     }
                     None => {
-                        warnings.push(Warning {
-                            kind: WarningKind::WouldCrash,
-                            line: line_number.unwrap_or(0),
-                            message: "the script raised a table without an 'err' field: Redis 7.0 crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'".into(),
-                        });
+                        if profile.errorless_table_crashes {
+                            warnings.push(Warning {
+                                kind: WarningKind::WouldCrash,
+                                line: line_number.unwrap_or(0),
+                                message: format!("the script raised a table without an 'err' field: {} crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'", profile.display_name()),
+                            });
+                        }
                         raised_error_text_in(
                             profile,
                             sha,

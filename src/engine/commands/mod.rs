@@ -463,7 +463,7 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
 pub fn execute(resolved: &Resolved, ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     match resolved.implementation {
         Some(cmd) => (cmd.handler)(ctx, args),
-        None => Reply::Error(errors::unsupported(resolved.info.name)),
+        None => Reply::Error(errors::unsupported(resolved.info.name, ctx.profile)),
     }
 }
 
