@@ -209,6 +209,10 @@ pub struct Profile {
     /// Versions RESTORE refuses although they are older than `rdb_version`: Valkey 9's foreign
     /// range (12 to 79, Redis 7.4 and later), whose types it does not share.
     pub rdb_foreign_versions: Option<(u16, u16)>,
+    /// The highest RDB object type RESTORE knows: 19 (streams' second format) in RDB 10, 21
+    /// (listpack sets, streams' third) in 11, 25 (hashes with field TTLs) in Redis's 12, 22
+    /// (Valkey's hash with field TTLs) in Valkey's 80.
+    pub rdb_max_type: u8,
 }
 
 /// INFO's lines that differ between the servers (`genRedisInfoString`).
@@ -626,6 +630,7 @@ const REDIS_7_0: Profile = Profile {
     info: &INFO_REDIS_7_0,
     rdb_version: 10,
     rdb_foreign_versions: None,
+    rdb_max_type: 19,
 };
 
 /// Redis 7.2: Redis 7.0 and what 7.2 changed.
@@ -664,6 +669,7 @@ const REDIS_7_2: Profile = Profile {
     lset_index_int: true,
     // RDB 11: sets as listpacks, streams' third format.
     rdb_version: 11,
+    rdb_max_type: 21,
     ..REDIS_7_0
 };
 
@@ -695,6 +701,7 @@ const REDIS_7_4: Profile = Profile {
     // INFO keyspace counts hashes with field TTLs (`subexpiry`); RDB 12 stores them.
     info: &INFO_REDIS_7_4,
     rdb_version: 12,
+    rdb_max_type: 25,
     ..REDIS_7_2
 };
 
@@ -814,6 +821,7 @@ const VALKEY_9_1: Profile = Profile {
     info: &INFO_VALKEY_9,
     rdb_version: 80,
     rdb_foreign_versions: Some((12, 79)),
+    rdb_max_type: 22,
     ..VALKEY_8_1
 };
 
