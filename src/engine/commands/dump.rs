@@ -78,18 +78,18 @@ fn restore_inner(ctx: &mut Ctx, args: &[Vec<u8>]) -> Result<Reply, Reply> {
         LoadError::NotYet(text) => Reply::Error(text),
         _ => Reply::err(BAD_FORMAT),
     })?;
+    // The script's time (`commandTimeSnapshot`): two RESTOREs of one script set one expiry.
     let now = ctx.now_ms;
-    let wall = ctx.wall_ms();
     if replace {
         ctx.db().remove(key, now);
     }
     let expire_at_ms = match ttl {
         0 => None,
         t if absttl => Some(t),
-        t => Some(t.saturating_add(wall)),
+        t => Some(t.saturating_add(now)),
     };
     // A TTL already past: the key is not created (and REPLACE deleted the old one).
-    if expire_at_ms.is_some_and(|at| at <= wall) {
+    if expire_at_ms.is_some_and(|at| at <= now) {
         return Ok(Reply::ok());
     }
     ctx.db().insert_entry(

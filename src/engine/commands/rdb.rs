@@ -174,59 +174,121 @@ fn save_string(out: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// `rdbSaveLzfStringObject`: LZF into a buffer of `len - 4` bytes, or nothing when it does
-/// not fit. The lzf crate is liblzf's compressor (the same output) with a buffer of `len`
-/// bytes; liblzf gives up as soon as its next write could pass the end, so the positions of
-/// its checks are replayed over the output to see whether the smaller buffer would have held.
+/// not fit (it must save at least 4 bytes).
 fn lzf_as_redis(s: &[u8]) -> Option<Vec<u8>> {
-    let out = lzf::compress(s).ok()?;
-    let out_end = s.len() - 4;
-    if out.len() + 4 <= out_end {
-        return Some(out); // no check can fail
-    }
-    if out.len() > out_end {
+    lzf_compress(s, s.len().checked_sub(4)?)
+}
+
+/// liblzf 3.6's `lzf_compress` as Redis builds it (`HLOG` 16, `VERY_FAST`, a zeroed hash
+/// table), written out because the format's bytes depend on it: the lzf crate (used here to
+/// decompress) leaves out liblzf's unrolled match loop, which lets a match near the end of the
+/// input run on to the very end, so the crate's output differs from the server's there.
+fn lzf_compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    const HSIZE: usize = 1 << 16;
+    const MAX_LIT: usize = 1 << 5;
+    const MAX_OFF: usize = 1 << 13;
+    const MAX_REF: usize = (1 << 8) + (1 << 3);
+    let in_len = input.len();
+    if in_len < 3 || out_len == 0 {
         return None;
     }
-    // Replay: `ip` walks the input, `i` the output; main-loop literals and back references
-    // check the output position, the loop's end checks room for 3 more bytes.
-    let in_len = s.len();
-    let loop_end = in_len - 2;
-    let (mut i, mut ip) = (0usize, 0usize);
-    let mut exit_checked = false;
-    while i < out.len() {
-        let ctrl = out[i] as usize;
-        if ctrl < 32 {
-            for k in 0..=ctrl {
-                let p = i + 1 + k;
-                if ip < loop_end {
-                    if p >= out_end {
-                        return None;
-                    }
-                } else if !exit_checked {
-                    exit_checked = true;
-                    if p + 3 > out_end {
-                        return None;
-                    }
-                }
-                ip += 1;
-            }
-            i += ctrl + 2;
-        } else {
-            if i + 4 >= out_end {
+    let idx = |h: u32| ((h >> 8).wrapping_sub(h.wrapping_mul(5)) as usize) & (HSIZE - 1);
+    let frst = |p: usize| (u32::from(input[p]) << 8) | u32::from(input[p + 1]);
+    let mut htab: Vec<Option<usize>> = vec![None; HSIZE];
+    let mut out = vec![0u8; out_len];
+    // `op` is where the next byte goes; a literal run's length byte is reserved before it.
+    let (mut ip, mut op, mut lit) = (0usize, 1usize, 0usize);
+    let mut hval = frst(0);
+    while ip < in_len - 2 {
+        hval = (hval << 8) | u32::from(input[ip + 2]);
+        let slot = idx(hval);
+        let reference = htab[slot].replace(ip);
+        // (No `ip + 4 < in_end` test: the servers' copy predates it, so a match may start
+        // in the last four bytes.)
+        let found = reference
+            .filter(|&r| ip - r - 1 < MAX_OFF && r > 0 && input[r..r + 3] == input[ip..ip + 3]);
+        if let Some(r) = found {
+            let off = ip - r - 1;
+            let mut len = 2;
+            let maxlen = (in_len - ip - len).min(MAX_REF);
+            // Close the literal run (or take back its unused length byte).
+            out[op - lit - 1] = (lit as u8).wrapping_sub(1);
+            op -= usize::from(lit == 0);
+            if op + 3 + 1 >= out_len {
                 return None;
             }
-            let mut len = ctrl >> 5;
-            let mut size = 2;
-            if len == 7 {
-                len += out[i + 1] as usize;
-                size = 3;
+            // Sixteen comparisons without the `maxlen` bound, then the bounded loop.
+            let mut mismatch = false;
+            if maxlen > 16 {
+                for _ in 0..16 {
+                    len += 1;
+                    if input[r + len] != input[ip + len] {
+                        mismatch = true;
+                        break;
+                    }
+                }
             }
-            ip += len + 2;
-            i += size;
+            if !mismatch {
+                loop {
+                    len += 1;
+                    if !(len < maxlen && input[r + len] == input[ip + len]) {
+                        break;
+                    }
+                }
+            }
+            len -= 2;
+            ip += 1;
+            if len < 7 {
+                out[op] = ((off >> 8) + (len << 5)) as u8;
+                op += 1;
+            } else {
+                out[op] = ((off >> 8) + (7 << 5)) as u8;
+                out[op + 1] = (len - 7) as u8;
+                op += 2;
+            }
+            out[op] = off as u8;
+            op += 2;
+            lit = 0;
+            ip += len + 1;
+            if ip >= in_len - 2 {
+                break;
+            }
+            // Hash the last two positions of the match.
+            ip -= 2;
+            hval = frst(ip);
+            for _ in 0..2 {
+                hval = (hval << 8) | u32::from(input[ip + 2]);
+                htab[idx(hval)] = Some(ip);
+                ip += 1;
+            }
+        } else {
+            if op >= out_len {
+                return None;
+            }
+            out[op] = input[ip];
+            (op, ip, lit) = (op + 1, ip + 1, lit + 1);
+            if lit == MAX_LIT {
+                out[op - lit - 1] = (lit - 1) as u8;
+                lit = 0;
+                op += 1;
+            }
         }
     }
-    if !exit_checked && i + 1 + 3 > out_end {
+    if op + 3 > out_len {
         return None;
     }
+    while ip < in_len {
+        out[op] = input[ip];
+        (op, ip, lit) = (op + 1, ip + 1, lit + 1);
+        if lit == MAX_LIT {
+            out[op - lit - 1] = (lit - 1) as u8;
+            lit = 0;
+            op += 1;
+        }
+    }
+    out[op - lit - 1] = (lit as u8).wrapping_sub(1);
+    op -= usize::from(lit == 0);
+    out.truncate(op);
     Some(out)
 }
 
@@ -378,8 +440,11 @@ pub fn verify(payload: &[u8], profile: &Profile) -> Result<(), LoadError> {
 /// `rdbLoadObject` of a verified payload: the value, encoded as the server holds what it
 /// loads (small collections packed, large ones converted).
 pub fn load(payload: &[u8], profile: &Profile) -> Result<Value, LoadError> {
-    let body = &payload[..payload.len() - 10];
-    let mut r = Reader { data: body, pos: 0 };
+    // The server reads from the whole payload: a value may run on into the trailer.
+    let mut r = Reader {
+        data: payload,
+        pos: 0,
+    };
     let kind = r.byte()?;
     let listpack_limits = profile.listpack_collections;
     let known = kind <= profile.rdb_max_type && !(6..=9).contains(&kind);
@@ -393,7 +458,8 @@ pub fn load(payload: &[u8], profile: &Profile) -> Result<Value, LoadError> {
             let items = (0..n).map(|_| r.string()).collect::<Result<Vec<_>, _>>()?;
             list_value(items, profile)?
         }
-        TYPE_LIST_ZIPLIST => list_value(ziplist(&r.string()?)?, profile)?,
+        // Loaded into a quicklist, and left one (7.2+ convert only the newer formats).
+        TYPE_LIST_ZIPLIST => quicklist_value(ziplist(&r.string()?)?, profile)?,
         TYPE_LIST_QUICKLIST | TYPE_LIST_QUICKLIST_2 => {
             let nodes = r.len()?;
             let mut items = Vec::new();
@@ -415,7 +481,11 @@ pub fn load(payload: &[u8], profile: &Profile) -> Result<Value, LoadError> {
                     _ => return Err(LoadError::BadFormat),
                 }
             }
-            list_value(items, profile)?
+            if kind == TYPE_LIST_QUICKLIST {
+                quicklist_value(items, profile)?
+            } else {
+                list_value(items, profile)?
+            }
         }
         TYPE_SET => {
             let n = r.len()?;
@@ -500,6 +570,13 @@ fn list_value(items: Vec<Vec<u8>>, profile: &Profile) -> Result<Value, LoadError
         items,
         profile.listpack_collections,
     )))
+}
+
+fn quicklist_value(items: Vec<Vec<u8>>, profile: &Profile) -> Result<Value, LoadError> {
+    nonempty(&items)?;
+    let mut list = ListValue::created_by_rpush(items, profile.listpack_collections);
+    list.into_quicklist(profile.listpack_collections);
+    Ok(Value::List(list))
 }
 
 /// A set loaded in `encoding`, converted as members that do not fit it arrive.

@@ -373,6 +373,13 @@ impl ListValue {
         };
         nodes.list.iter().map(|n| n.bytes).collect()
     }
+    /// A quicklist however small (what loading an old RDB list format leaves), its nodes
+    /// filled in order.
+    pub fn into_quicklist(&mut self, listpack: Option<ListpackLimits>) {
+        self.encoding = ListEncoding::Quicklist;
+        self.lp_bytes = None;
+        self.nodes = listpack.map(|lp| Nodes::in_order(&self.items, lp));
+    }
     /// Each quicklist node's element count and whether it is a plain node (one large element),
     /// as `node_bytes` lays them out; a listpack is one packed node (how DUMP writes a list).
     pub fn node_layout(&mut self) -> Vec<(usize, bool)> {
