@@ -6,10 +6,7 @@ use super::{errors, flatten, int_arg, lower, Command, Ctx};
 use crate::engine::keyspace::{Entry, StringBuild};
 use crate::engine::reply::Reply;
 
-pub static COMMANDS: &[Command] = &[
-    Command::new("dump", dump),
-    Command::new("restore", restore),
-];
+pub static COMMANDS: &[Command] = &[Command::new("dump", dump), Command::new("restore", restore)];
 
 const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 const BAD_TTL: &str = "ERR Invalid TTL value, must be >= 0";

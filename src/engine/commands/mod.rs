@@ -24,9 +24,9 @@ mod hashes;
 mod help; // the HELP replies' shared tail, per profile
 mod hyperloglog; // PFADD PFCOUNT PFMERGE
 mod lists;
-mod rdb; // the RDB serialization DUMP writes and RESTORE reads
 pub mod memory; // MEMORY USAGE, MEMORY HELP; its per-server sizes
 mod pubsub; // PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARD*, SPUBLISH
+mod rdb; // the RDB serialization DUMP writes and RESTORE reads
 pub(crate) mod sds; // a raw string's allocation: OBJECT ENCODING raw, MEMORY USAGE
 mod server;
 mod sets;
@@ -420,7 +420,10 @@ pub fn base_table() -> &'static [RedisCommandInfo] {
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
     let families: [(&str, &[Command]); 21] = [
         ("keys", generic::COMMANDS),
-        ("dump and restore (RDB payloads; no streams yet)", dump::COMMANDS),
+        (
+            "dump and restore (RDB payloads; no streams yet)",
+            dump::COMMANDS,
+        ),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS),
         ("hyperloglog", hyperloglog::COMMANDS),

@@ -101,9 +101,7 @@ pub fn dump(value: &mut Value, profile: &Profile) -> Result<Vec<u8>, String> {
                     .iter()
                     .map(|(m, s)| (m.as_slice(), listpack_score(profile, s)))
                     .collect();
-                let entries = scores
-                    .iter()
-                    .flat_map(|(m, s)| [*m, s.as_bytes()]);
+                let entries = scores.iter().flat_map(|(m, s)| [*m, s.as_bytes()]);
                 save_string(&mut out, &listpack(entries));
             }
         }
@@ -670,14 +668,20 @@ impl<'a> Reader<'a> {
     /// `rdbGenericLoadStringObject`: an integer, LZF-compressed or plain string.
     fn string(&mut self) -> Result<Vec<u8>, LoadError> {
         match self.len_or_encoding()? {
-            Ok(n) => Ok(self.take(usize::try_from(n).map_err(|_| LoadError::BadFormat)?)?.to_vec()),
+            Ok(n) => Ok(self
+                .take(usize::try_from(n).map_err(|_| LoadError::BadFormat)?)?
+                .to_vec()),
             Err(0) => Ok((self.byte()? as i8).to_string().into_bytes()),
-            Err(1) => Ok(i16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes"))
-                .to_string()
-                .into_bytes()),
-            Err(2) => Ok(i32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes"))
-                .to_string()
-                .into_bytes()),
+            Err(1) => Ok(
+                i16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes"))
+                    .to_string()
+                    .into_bytes(),
+            ),
+            Err(2) => Ok(
+                i32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes"))
+                    .to_string()
+                    .into_bytes(),
+            ),
             Err(3) => {
                 let clen = usize::try_from(self.len()?).map_err(|_| LoadError::BadFormat)?;
                 let len = usize::try_from(self.len()?).map_err(|_| LoadError::BadFormat)?;
@@ -876,18 +880,33 @@ mod tests {
         let payload = dump(&mut Value::Str(b"abc".to_vec()), DEFAULT).unwrap();
         assert_eq!(payload, b"\x00\x03abc\x0a\x00\xd9\xac0=Ar\xa2\xe2");
         assert_eq!(verify(&payload, DEFAULT), Ok(()));
-        assert_eq!(
-            load(&payload, DEFAULT),
-            Ok(Value::Str(b"abc".to_vec()))
-        );
+        assert_eq!(load(&payload, DEFAULT), Ok(Value::Str(b"abc".to_vec())));
     }
 
     #[test]
     fn listpacks_read_back_what_they_hold() {
         let entries: Vec<&[u8]> = vec![
-            b"0", b"127", b"128", b"-1", b"-4096", b"4095", b"4096", b"-32768", b"32767",
-            b"32768", b"-8388608", b"8388607", b"8388608", b"2147483647", b"2147483648",
-            b"-9223372036854775808", b"9223372036854775807", b"", b"abc", b"007", b"-0",
+            b"0",
+            b"127",
+            b"128",
+            b"-1",
+            b"-4096",
+            b"4095",
+            b"4096",
+            b"-32768",
+            b"32767",
+            b"32768",
+            b"-8388608",
+            b"8388607",
+            b"8388608",
+            b"2147483647",
+            b"2147483648",
+            b"-9223372036854775808",
+            b"9223372036854775807",
+            b"",
+            b"abc",
+            b"007",
+            b"-0",
         ];
         let long = vec![b'x'; 5000];
         let mid = vec![b'y'; 300];
