@@ -416,3 +416,28 @@ fn a_table_without_err_warns_of_the_crash_only_where_the_server_crashes() {
         assert_eq!(crash, warning.into_iter().collect::<Vec<_>>(), "profile {id}");
     }
 }
+
+#[test]
+fn dump_says_what_it_cannot_write_yet() {
+    use evalbench::engine::profile::Profile;
+    let mut sandbox = Sandbox::new();
+    sandbox.set_profile(Profile::by_id("redis-7.4").unwrap());
+    let report = run(
+        &mut sandbox,
+        "redis.call('XADD', KEYS[1], '1-1', 'f', 'v')\n\
+         redis.call('HSET', KEYS[2], 'f', 'v')\n\
+         redis.call('HEXPIRE', KEYS[2], 100, 'FIELDS', 1, 'f')\n\
+         return {redis.pcall('DUMP', KEYS[1]), redis.pcall('DUMP', KEYS[2])}",
+        &["s", "h"],
+        &[],
+    );
+    let not_yet = |what: &str| {
+        Reply::Error(format!(
+            "ERR evalbench: the sandbox cannot DUMP {what} yet; run this script against a live server"
+        ))
+    };
+    assert_eq!(
+        report.reply,
+        Reply::Array(vec![not_yet("a stream"), not_yet("a hash with field TTLs")])
+    );
+}
