@@ -532,7 +532,7 @@ pub fn load(payload: &[u8], profile: &Profile) -> Result<Value, LoadError> {
             } else {
                 read_listpack(&blob)?
             };
-            if entries.len() % 2 != 0 {
+            if !entries.len().is_multiple_of(2) {
                 return Err(LoadError::BadFormat);
             }
             let pairs = entries
@@ -594,7 +594,7 @@ fn set_of(
 }
 
 fn hash_of(pairs: Vec<Vec<u8>>) -> Result<Value, LoadError> {
-    if pairs.len() % 2 != 0 {
+    if !pairs.len().is_multiple_of(2) {
         return Err(LoadError::BadFormat);
     }
     nonempty(&pairs)?;
