@@ -202,6 +202,9 @@ pub struct Profile {
     /// A script that raises a table without `err` crashes the server (SIGSEGV in
     /// `luaErrorInformationDiscard`); Valkey 9 answers `ERR unknown error`.
     pub errorless_table_crashes: bool,
+    /// EVALSHA of a script the cache does not hold: `... Please use EVAL.` (Redis) or without
+    /// that advice (Valkey).
+    pub noscript_reply: &'static str,
     /// INFO's lines that differ between the servers.
     pub info: &'static InfoRules,
     /// `RDB_VERSION`: the version DUMP writes, and the newest RESTORE accepts.
@@ -627,6 +630,7 @@ const REDIS_7_0: Profile = Profile {
     set_past_expiry_deletes: false,
     strings: &STRINGS_REDIS,
     errorless_table_crashes: true,
+    noscript_reply: "NOSCRIPT No matching script. Please use EVAL.",
     info: &INFO_REDIS_7_0,
     rdb_version: 10,
     rdb_foreign_versions: None,
@@ -781,6 +785,7 @@ const VALKEY_8_1: Profile = Profile {
     strings: &STRINGS_VALKEY_8,
     // INFO says `server_name:valkey`, `server_mode`; RDB stays at Redis 7.2's 11.
     info: &INFO_VALKEY_8,
+    noscript_reply: "NOSCRIPT No matching script.",
     ..REDIS_7_2
 };
 
