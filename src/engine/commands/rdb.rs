@@ -919,6 +919,49 @@ mod tests {
     }
 
     #[test]
+    fn damaged_payloads_are_refused_not_panicked_on() {
+        use crate::engine::keyspace::{HashValue, ListValue, SetValue, ZSetValue};
+        let mut values = vec![
+            Value::Str(b"abcabcabcabcabcabcabcabcabc".to_vec()),
+            Value::Str(b"-1234".to_vec()),
+            Value::List(ListValue::from(vec![
+                b"a".to_vec(),
+                b"12".to_vec(),
+                vec![b'x'; 70],
+            ])),
+            Value::Set(SetValue::created_by_sadd(
+                [b"1".to_vec(), b"300".to_vec()].into_iter(),
+                None,
+            )),
+            Value::Hash(
+                [(b"f".to_vec(), b"v".to_vec())]
+                    .into_iter()
+                    .collect::<HashValue>(),
+            ),
+        ];
+        let mut z = ZSetValue::new();
+        z.insert(b"m".to_vec(), 1.5);
+        values.push(Value::ZSet(z));
+        for value in &mut values {
+            let payload = dump(value, DEFAULT).unwrap();
+            assert!(load(&payload, DEFAULT).is_ok());
+            // Every byte of the value changed to a few others, and every truncation: an error
+            // or some value, never a panic.
+            let body = payload.len() - 10;
+            for i in 0..body {
+                for b in [0u8, 1, 0x3F, 0x40, 0x7F, 0x80, 0x81, 0xC0, 0xC3, 0xFE, 0xFF] {
+                    let mut bad = payload.clone();
+                    bad[i] = b;
+                    let _ = load(&bad, DEFAULT);
+                }
+                let mut cut = payload[..i].to_vec();
+                cut.extend_from_slice(&payload[body..]);
+                let _ = load(&cut, DEFAULT);
+            }
+        }
+    }
+
+    #[test]
     fn lzf_output_fits_redis_buffer() {
         // 30 bytes of one letter compress far below the 26-byte limit.
         let s = vec![b'a'; 30];
