@@ -962,6 +962,35 @@ mod tests {
     }
 
     #[test]
+    fn streams_and_unknown_types_are_told_apart() {
+        let framed = |body: &[u8], version: u16| {
+            let mut p = body.to_vec();
+            p.extend_from_slice(&version.to_le_bytes());
+            let crc = crc64(&p);
+            p.extend_from_slice(&crc.to_le_bytes());
+            p
+        };
+        // A stream (RDB type 15, 19 or 21) is a format the sandbox does not read yet.
+        for kind in [15u8, 19] {
+            assert_eq!(
+                load(&framed(&[kind, 0], 10), DEFAULT),
+                Err(LoadError::NotYet(not_yet("RESTORE a stream")))
+            );
+        }
+        // Type 21 is past what RDB 10 knows: Redis 7.0 calls it bad data.
+        assert_eq!(
+            load(&framed(&[21, 0], 10), DEFAULT),
+            Err(LoadError::BadFormat)
+        );
+        // A version newer than the profile's server, or a wrong checksum.
+        let newer = framed(&[0, 1, b'a'], 11);
+        assert_eq!(verify(&newer, DEFAULT), Err(LoadError::VersionOrChecksum));
+        let mut bad = framed(&[0, 1, b'a'], 10);
+        bad[2] = b'b';
+        assert_eq!(verify(&bad, DEFAULT), Err(LoadError::VersionOrChecksum));
+    }
+
+    #[test]
     fn lzf_output_fits_redis_buffer() {
         // 30 bytes of one letter compress far below the 26-byte limit.
         let s = vec![b'a'; 30];
