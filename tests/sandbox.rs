@@ -425,7 +425,7 @@ fn dump_says_what_it_cannot_write_yet() {
     let report = run(
         &mut sandbox,
         "redis.call('XADD', KEYS[1], '1-1', 'f', 'v')\n\
-         redis.call('HSET', KEYS[2], 'f', 'v')\n\
+         redis.call('HSET', KEYS[2], 'f', string.rep('v', 600))\n\
          redis.call('HEXPIRE', KEYS[2], 100, 'FIELDS', 1, 'f')\n\
          return {redis.pcall('DUMP', KEYS[1]), redis.pcall('DUMP', KEYS[2])}",
         &["s", "h"],
@@ -438,6 +438,9 @@ fn dump_says_what_it_cannot_write_yet() {
     };
     assert_eq!(
         report.reply,
-        Reply::Array(vec![not_yet("a stream"), not_yet("a hash with field TTLs")])
+        Reply::Array(vec![
+            not_yet("a stream"),
+            not_yet("a hash table with field TTLs")
+        ])
     );
 }

@@ -7,7 +7,7 @@
 use crate::engine::keyspace::set::SetEncoding;
 use crate::engine::keyspace::{HashValue, ListValue, SetValue, TtlOrder, Value, ZSetValue};
 use crate::engine::number::parse_i64;
-use crate::engine::profile::Profile;
+use crate::engine::profile::{FieldTtlDialect, Profile};
 
 const TYPE_STRING: u8 = 0;
 const TYPE_LIST: u8 = 1;
@@ -27,6 +27,11 @@ const TYPE_LIST_QUICKLIST_2: u8 = 18;
 const TYPE_STREAM_LISTPACKS_2: u8 = 19;
 const TYPE_SET_LISTPACK: u8 = 20;
 const TYPE_STREAM_LISTPACKS_3: u8 = 21;
+/// Valkey 9's hash with field TTLs (Redis 7.4's pre-release hash formats had this number).
+const TYPE_HASH_2: u8 = 22;
+/// Redis 7.4's hash table with field TTLs, and its listpack of field, value and TTL.
+const TYPE_HASH_METADATA: u8 = 24;
+const TYPE_HASH_LISTPACK_EX: u8 = 25;
 
 /// `QUICKLIST_NODE_CONTAINER_PLAIN` / `_PACKED`: a node of one large element, or a listpack.
 const NODE_PLAIN: u64 = 1;
@@ -69,10 +74,8 @@ pub fn dump(value: &mut Value, profile: &Profile) -> Result<Vec<u8>, String> {
                 }
             }
         },
+        Value::Hash(hash) if hash.has_field_ttls() => save_hash_with_ttls(&mut out, hash, profile)?,
         Value::Hash(hash) => {
-            if hash.has_field_ttls() {
-                return Err(not_yet("DUMP a hash with field TTLs"));
-            }
             if hash.is_hashtable() {
                 out.push(TYPE_HASH);
                 save_len(&mut out, hash.len() as u64);
@@ -111,6 +114,44 @@ pub fn dump(value: &mut Value, profile: &Profile) -> Result<Vec<u8>, String> {
     let crc = crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     Ok(out)
+}
+
+/// A hash with field TTLs: Redis's listpack of field, value and expiry (0: none) after the
+/// soonest expiry (`RDB_TYPE_HASH_LISTPACK_EX`), or Valkey 9's field, value and expiry (-1:
+/// none) each (`RDB_TYPE_HASH_2`).
+fn save_hash_with_ttls(
+    out: &mut Vec<u8>,
+    hash: &HashValue,
+    profile: &Profile,
+) -> Result<(), String> {
+    let expiry = |f: &[u8]| hash.field_expire_at(f);
+    match profile.field_ttl {
+        FieldTtlDialect::Redis if !hash.is_hashtable() => {
+            out.push(TYPE_HASH_LISTPACK_EX);
+            let min = hash.earliest_field_expiry().unwrap_or(0);
+            out.extend_from_slice(&(min as u64).to_le_bytes());
+            let ttls: Vec<String> = hash
+                .keys()
+                .map(|f| expiry(f).unwrap_or(0).to_string())
+                .collect();
+            let entries = hash
+                .iter()
+                .zip(&ttls)
+                .flat_map(|((f, v), t)| [f.as_slice(), v.as_slice(), t.as_bytes()]);
+            save_string(out, &listpack(entries));
+        }
+        FieldTtlDialect::Redis => return Err(not_yet("DUMP a hash table with field TTLs")),
+        FieldTtlDialect::Valkey => {
+            out.push(TYPE_HASH_2);
+            save_len(out, hash.len() as u64);
+            for (f, v) in hash.iter() {
+                save_string(out, f);
+                save_string(out, v);
+                out.extend_from_slice(&expiry(f).unwrap_or(-1).to_le_bytes());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn crc64(bytes: &[u8]) -> u64 {
@@ -541,12 +582,40 @@ pub fn load(payload: &[u8], profile: &Profile) -> Result<Value, LoadError> {
                 .collect::<Result<Vec<_>, LoadError>>()?;
             zset_of(pairs)?
         }
+        TYPE_HASH_2 if profile.field_ttl == FieldTtlDialect::Valkey => {
+            let n = r.len()?;
+            let mut fields = Vec::new();
+            for _ in 0..n {
+                let (f, v) = (r.string()?, r.string()?);
+                let at = i64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes"));
+                fields.push((f, v, (at != -1).then_some(at)));
+            }
+            hash_with_ttls(fields, TtlOrder::Unchanged)?
+        }
+        TYPE_HASH_LISTPACK_EX if profile.field_ttl == FieldTtlDialect::Redis => {
+            r.take(8)?; // the soonest expiry, found again from the fields
+            let entries = read_listpack(&r.string()?)?;
+            if !entries.len().is_multiple_of(3) {
+                return Err(LoadError::BadFormat);
+            }
+            let mut fields = Vec::new();
+            for t in entries.chunks(3) {
+                let at = parse_i64(&t[2]).ok_or(LoadError::BadFormat)?;
+                fields.push((t[0].clone(), t[1].clone(), (at != 0).then_some(at)));
+            }
+            hash_with_ttls(fields, TtlOrder::ByExpiry)?
+        }
+        TYPE_HASH_METADATA => {
+            return Err(LoadError::NotYet(not_yet(
+                "RESTORE a hash table with field TTLs",
+            )))
+        }
         TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 | TYPE_STREAM_LISTPACKS_3 => {
             return Err(LoadError::NotYet(not_yet("RESTORE a stream")))
         }
         _ => {
             return Err(LoadError::NotYet(not_yet(&format!(
-                "RESTORE RDB type {kind} (hashes with field TTLs, modules)"
+                "RESTORE RDB type {kind} (Redis 7.4's pre-release hash formats)"
             ))))
         }
     };
@@ -603,6 +672,25 @@ fn hash_of(pairs: Vec<Vec<u8>>) -> Result<Value, LoadError> {
     while let (Some(f), Some(v)) = (it.next(), it.next()) {
         if !hash.set_value(f, v, false, TtlOrder::Unchanged) {
             return Err(LoadError::BadFormat); // a duplicate field
+        }
+    }
+    Ok(Value::Hash(hash))
+}
+
+fn hash_with_ttls(
+    fields: Vec<(Vec<u8>, Vec<u8>, Option<i64>)>,
+    order: TtlOrder,
+) -> Result<Value, LoadError> {
+    nonempty(&fields)?;
+    let mut hash = HashValue::new();
+    for (f, v, _) in &fields {
+        if !hash.set_value(f.clone(), v.clone(), false, order) {
+            return Err(LoadError::BadFormat); // a duplicate field
+        }
+    }
+    for (f, _, at) in &fields {
+        if let Some(at) = at {
+            hash.set_field_expire(f, *at, order);
         }
     }
     Ok(Value::Hash(hash))
