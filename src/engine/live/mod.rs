@@ -1303,7 +1303,7 @@ impl LiveBackend {
                         warnings.push(Warning {
                             kind: WarningKind::WouldCrash,
                             line: line.unwrap_or(0),
-                            message: "the script raised a table without an 'err' field: a plain EVAL crashes Redis 7.0 (SIGSEGV); the traced run caught it".into(),
+                            message: format!("the script raised a table without an 'err' field: a plain EVAL crashes {} (SIGSEGV); the traced run caught it", self.server.profile.display_name()),
                         });
                         (
                             Reply::Error("ERR unknown error".into()),
