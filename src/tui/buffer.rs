@@ -38,6 +38,23 @@ pub struct BufferState {
     /// Breakpoints, watches, the console (no session: a file is never opened while debugging).
     pub debugger: Debugger,
     pub changes: Changes,
+    /// What its last run showed: the result, the step, where the panes were, the keyspace view,
+    /// the Reply tab's comparison, its tests' results and its race lab.
+    pub shown: Shown,
+}
+
+/// A buffer's run results and the panes' places in them (see `BufferState::shown`).
+#[derive(Default)]
+pub struct Shown {
+    pub last_run: Option<super::worker::RunResult>,
+    pub step: Option<usize>,
+    pub trace_list: super::app::ListState,
+    pub reply_scroll: u16,
+    pub warnings_scroll: u16,
+    pub keyspace: super::keyspace::KeyspaceView,
+    pub reply_compare: super::reply_compare::CompareState,
+    pub tests: super::tests_tab::TestsPane,
+    pub race: Option<super::race::RaceView>,
 }
 
 impl BufferState {
@@ -55,6 +72,7 @@ impl BufferState {
             keep_state: None,
             debugger: Debugger::default(),
             changes: Changes::new(),
+            shown: Shown::default(),
         }
     }
 }
@@ -72,10 +90,21 @@ impl App {
         std::mem::swap(&mut self.keep_state, &mut buffer.keep_state);
         std::mem::swap(&mut self.debugger, &mut buffer.debugger);
         std::mem::swap(&mut self.changes, &mut buffer.changes);
-        // What was shown of the old buffer's last run is not this one's.
-        self.last_run = None;
-        self.step = None;
-        self.trace_list = Default::default();
+        // What was shown of the old buffer's last run goes with it.
+        let shown = &mut buffer.shown;
+        std::mem::swap(&mut self.last_run, &mut shown.last_run);
+        std::mem::swap(&mut self.step, &mut shown.step);
+        std::mem::swap(&mut self.trace_list, &mut shown.trace_list);
+        std::mem::swap(&mut self.reply_scroll, &mut shown.reply_scroll);
+        std::mem::swap(&mut self.warnings_scroll, &mut shown.warnings_scroll);
+        std::mem::swap(&mut self.keyspace, &mut shown.keyspace);
+        std::mem::swap(&mut self.reply_compare, &mut shown.reply_compare);
+        std::mem::swap(&mut self.tests, &mut shown.tests);
+        std::mem::swap(&mut self.race, &mut shown.race);
+        // A tab of the old buffer's (its race, its tests) the new one has not.
+        if !self.tabs().contains(&self.tab) {
+            self.tab = super::app::Tab::Trace;
+        }
         buffer
     }
 
