@@ -413,3 +413,84 @@ fn run_results_stay_with_their_buffer() {
     let b_reply = h.app.last_run.as_ref().map(|r| r.report.reply.to_cli());
     assert_eq!(b_reply.as_deref(), Some("(nil)"));
 }
+
+#[test]
+fn undoing_everything_typed_in_a_new_buffer_takes_its_star_away() {
+    common::isolate_app_dirs();
+    let mut h = Harness::new("", &[], &[], "");
+    h.type_text("return 1\nreturn 2");
+    assert!(h.app.editor.modified);
+    assert!(editor_title(&h).contains("┏❯untitled *━"), "{}", editor_title(&h));
+    for _ in 0..20 {
+        h.press("<C-z>");
+    }
+    assert_eq!(text(&h), "");
+    assert!(!h.app.editor.modified);
+    assert!(editor_title(&h).contains("┏❯untitled━"), "{}", editor_title(&h));
+    // Redone: unsaved again.
+    h.press("<C-y>");
+    assert!(h.app.editor.modified);
+}
+
+#[test]
+fn undoing_back_to_the_saved_file_takes_the_star_away_for_every_kind_of_change() {
+    let (_dir, a, _b) = two_files();
+    let mut h = Harness::new("", &[], &[], "");
+    h.app.open_file(a.clone());
+    // A word typed, a seed key deleted, the clock advanced, ARGV typed: four changes.
+    h.type_text("-- x\n");
+    h.keys("<A-3> d + <Enter> <Esc> <F6> <F6>");
+    h.type_text("1");
+    assert_eq!(h.app.inputs.argv_text(), "1");
+    assert!(h.app.seed.is_empty());
+    assert_eq!(h.app.clock_offset_ms, 60_000);
+    assert!(h.app.editor.modified);
+    h.keys("<C-z> <C-z> <C-z>");
+    assert!(h.app.editor.modified, "the typed line is still there");
+    // The typing, in the editor: a step or two, however the editor groups it.
+    h.press("<Esc>");
+    for _ in 0..5 {
+        h.press("<C-z>");
+    }
+    assert_eq!(text(&h), "return redis.call('GET', KEYS[1])\n");
+    assert_eq!(h.app.inputs.argv_text(), "");
+    assert!(!h.app.seed.is_empty());
+    assert_eq!(h.app.clock_offset_ms, 0);
+    assert!(!h.app.editor.modified, "{}", h.app.status);
+}
+
+#[test]
+fn the_run_clock_and_keep_state_are_saved_in_the_sidecar_and_come_back_on_open() {
+    let (dir, a, _b) = two_files();
+    let mut h = Harness::new("", &[], &[], "");
+    h.app.open_file(a.clone());
+    h.keys("<A-3> + <Enter>");
+    // Both are the buffer's changes now: marked, and undone like the others.
+    assert!(h.app.editor.modified);
+    h.press("<C-z>");
+    assert_eq!(h.app.clock_offset_ms, 0);
+    assert!(!h.app.editor.modified);
+    h.keys("+ <Enter> K");
+    assert!(h.app.editor.modified);
+    h.press("<C-s>");
+    let car: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.json")).unwrap())
+            .unwrap();
+    assert_eq!(car["clock_offset_ms"], 60_000);
+    assert_eq!(car["keep_state"], true);
+    assert_eq!(car["keys"], serde_json::json!(["ka"]));
+    // Opened again in a new workbench: the same clock and keep state.
+    let mut again = Harness::new("", &[], &[], "");
+    again.app.open_file(a.clone());
+    assert_eq!(again.app.clock_offset_ms, 60_000);
+    assert!(again.app.keep_state.is_some());
+    assert!(!again.app.editor.modified);
+    assert_eq!(again.app.backend_label(), "sandbox · clock +60 s, keep state");
+    // Back to the defaults and saved: the sidecar says so.
+    again.keys("<A-3> = K <C-s>");
+    let car: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.json")).unwrap())
+            .unwrap();
+    assert_eq!(car["clock_offset_ms"], 0);
+    assert_eq!(car["keep_state"], false);
+}

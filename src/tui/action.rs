@@ -538,10 +538,10 @@ impl Action {
             Action::Palette => {
                 "command palette: every action by name, fuzzy filtered as you type; Enter runs it"
             }
-            Action::Quit => "quit (asks when there are unsaved changes)",
+            Action::Quit => "quit (asks once when any buffer has unsaved changes)",
             Action::Save => "save the script and its sidecar (KEYS, ARGV, seed keyspace, breakpoints, watches)",
             Action::Open => {
-                "open a sample, a recent file or a path in a buffer of its own (type to filter, Tab completes)"
+                "open a sample, a recent file or a path in a new buffer (type to filter, Tab completes)"
             }
             Action::NextBuffer => "show the next open buffer (file)",
             Action::PrevBuffer => "show the previous open buffer (file)",
@@ -635,7 +635,7 @@ impl Action {
             Action::Indent => "indent the selected lines (or insert an indent)",
             Action::Outdent => "outdent the line or the selected lines",
             Action::Zoom => "zoom the focused pane to the whole screen, and back",
-            Action::NewFile => "start a new, empty script",
+            Action::NewFile => "start a new, empty script in a new buffer",
             Action::ToggleWrap => "wrap long lines onto the next rows, or scroll sideways",
             Action::ToggleBreakpoint => "toggle a breakpoint on the cursor's line",
             Action::EditBreakpoint => "breakpoint on the cursor's line with a condition or a hit count",

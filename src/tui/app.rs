@@ -1133,6 +1133,9 @@ impl App {
             }
             Action::KeepState => match self.keep_state.take() {
                 None => {
+                    let before =
+                        super::buffer::Before::Chain(Box::new(super::buffer::Chain::of(self)));
+                    super::buffer::record(self, "keep state on", before);
                     self.keep_state = Some((self.seed.clone(), self.seed_now_ms));
                     self.status =
                         "keep state on: each run starts from the last run's keyspace (K again returns to the seed)"
@@ -1713,6 +1716,8 @@ impl App {
             function: function.as_deref(),
             breakpoints: self.debugger.saved_breakpoints(),
             watches: self.debugger.watches.clone(),
+            clock_offset_ms: self.clock_offset_ms,
+            keep_state: self.keep_state.is_some(),
         };
         match files::save_buffer(&path, &text, &content, mode) {
             Ok(sidecar_problem) => {
@@ -1769,6 +1774,7 @@ impl App {
                 if let Some(car) = opened.sidecar {
                     buffer.inputs = InputsState::from_lists(&car.keys, &car.argv);
                     buffer.debugger.restore(&car.breakpoints, &car.watches);
+                    buffer.restore_run_state(&car);
                     buffer.seed = car.seed;
                 }
                 super::buffers::show_new(self, buffer);
@@ -1845,6 +1851,7 @@ impl App {
                 buffer.changes.id = self.changes.id.clone(); // the same buffer, the same autosave
                 if let Some(car) = car {
                     buffer.debugger.restore(&car.breakpoints, &car.watches);
+                    buffer.restore_run_state(&car);
                     buffer.seed = car.seed;
                 }
                 let mut inputs = InputsState::default();
