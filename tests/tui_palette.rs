@@ -227,7 +227,7 @@ fn a_tiny_terminal() {
          ┃ <A-t>        save the last run (KEYS…┃\n\
          ┃ w            save the seed keyspace …┃\n\
          ┃ <C-w>        close the buffer (asks …┃\n\
-         ┃ <C-q>        quit (asks when there a…┃\n\
+         ┃ <C-q>        quit (asks once when an…┃\n\
          ┗━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┛\n\
          \u{20}F5 runs the script, F1 shows every k… │"
     );
@@ -238,7 +238,7 @@ fn a_tiny_terminal() {
     let screen = h.render(40, 10);
     let rows: Vec<&str> = screen.lines().collect();
     assert_eq!(rows[2], "┃>                              144/144┃");
-    assert_eq!(rows[7], "┃ <C-q>        quit (asks when there a…┃");
+    assert_eq!(rows[7], "┃ <C-q>        quit (asks once when an…┃");
     h.press("<Esc>");
     assert!(!h.app.quit);
     // Smaller still: nothing panics, the typed line shows first.
