@@ -164,11 +164,7 @@ fn ctrl_w_closes_a_saved_buffer_at_once_and_asks_for_an_unsaved_one() {
     assert_eq!(h.app.buffers.len(), 1);
     assert_eq!(
         h.app.status,
-        format!(
-            "closed {}; buffer 1/1: {}",
-            b.display(),
-            a.display()
-        )
+        format!("closed {}; buffer 1/1: {}", b.display(), a.display())
     );
     h.app.open_file(b.clone());
     h.type_text("-- mine\n");
@@ -420,13 +416,21 @@ fn undoing_everything_typed_in_a_new_buffer_takes_its_star_away() {
     let mut h = Harness::new("", &[], &[], "");
     h.type_text("return 1\nreturn 2");
     assert!(h.app.editor.modified);
-    assert!(editor_title(&h).contains("┏❯untitled *━"), "{}", editor_title(&h));
+    assert!(
+        editor_title(&h).contains("┏❯untitled *━"),
+        "{}",
+        editor_title(&h)
+    );
     for _ in 0..20 {
         h.press("<C-z>");
     }
     assert_eq!(text(&h), "");
     assert!(!h.app.editor.modified);
-    assert!(editor_title(&h).contains("┏❯untitled━"), "{}", editor_title(&h));
+    assert!(
+        editor_title(&h).contains("┏❯untitled━"),
+        "{}",
+        editor_title(&h)
+    );
     // Redone: unsaved again.
     h.press("<C-y>");
     assert!(h.app.editor.modified);
@@ -474,8 +478,7 @@ fn the_run_clock_and_keep_state_are_saved_in_the_sidecar_and_come_back_on_open()
     assert!(h.app.editor.modified);
     h.press("<C-s>");
     let car: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.json")).unwrap()).unwrap();
     assert_eq!(car["clock_offset_ms"], 60_000);
     assert_eq!(car["keep_state"], true);
     assert_eq!(car["keys"], serde_json::json!(["ka"]));
@@ -485,12 +488,14 @@ fn the_run_clock_and_keep_state_are_saved_in_the_sidecar_and_come_back_on_open()
     assert_eq!(again.app.clock_offset_ms, 60_000);
     assert!(again.app.keep_state.is_some());
     assert!(!again.app.editor.modified);
-    assert_eq!(again.app.backend_label(), "sandbox · clock +60 s, keep state");
+    assert_eq!(
+        again.app.backend_label(),
+        "sandbox · clock +60 s, keep state"
+    );
     // Back to the defaults and saved: the sidecar says so.
     again.keys("<A-3> = K <C-s>");
     let car: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a.json")).unwrap()).unwrap();
     assert_eq!(car["clock_offset_ms"], 0);
     assert_eq!(car["keep_state"], false);
 }

@@ -15,21 +15,32 @@ fn a_million_element_reply_is_formatted_one_page_at_a_time() {
     // What the first frame formats: one page, not a million lines.
     let lines = view.lines(80);
     assert_eq!(lines.len(), PAGE + 1);
-    assert!(view.parts[0].text.len() < 30 * PAGE, "{}", view.parts[0].text.len());
+    assert!(
+        view.parts[0].text.len() < 30 * PAGE,
+        "{}",
+        view.parts[0].text.len()
+    );
     assert_eq!(lines[0], Line::Body("   1) (integer) 0".into()));
     assert_eq!(lines[PAGE - 1], Line::Body("1000) (integer) 999".into()));
     assert_eq!(
         lines[PAGE],
-        Line::Note("… 999,000 more of 1,000,000 elements (↓ at the end shows the next 1,000)".into())
+        Line::Note(
+            "… 999,000 more of 1,000,000 elements (↓ at the end shows the next 1,000)".into()
+        )
     );
     // The next page on demand: numbered on from the first.
     assert!(view.next_page());
     let lines = view.lines(80);
     assert_eq!(lines.len(), 2 * PAGE + 1);
-    assert_eq!(lines[2 * PAGE - 1], Line::Body("2000) (integer) 1999".into()));
+    assert_eq!(
+        lines[2 * PAGE - 1],
+        Line::Body("2000) (integer) 1999".into())
+    );
     assert_eq!(
         lines[2 * PAGE],
-        Line::Note("… 998,000 more of 1,000,000 elements (↓ at the end shows the next 1,000)".into())
+        Line::Note(
+            "… 998,000 more of 1,000,000 elements (↓ at the end shows the next 1,000)".into()
+        )
     );
 }
 

@@ -772,7 +772,9 @@ impl App {
                 Vec::new()
             }
             // A buffer closed with unsaved changes: s, d or Esc (tui/buffers.rs).
-            Some(Overlay::Confirm(Confirm::CloseUnsaved)) => super::buffers::close_answer(self, key),
+            Some(Overlay::Confirm(Confirm::CloseUnsaved)) => {
+                super::buffers::close_answer(self, key)
+            }
             // A file at the sidecar's path that evalbench did not write: o, s or Esc.
             Some(Overlay::Confirm(Confirm::ForeignSidecar { script, .. })) => {
                 let script = script.clone();

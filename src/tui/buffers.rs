@@ -196,7 +196,8 @@ pub fn switch_to(app: &mut App, index: usize) -> bool {
 pub fn cycle(app: &mut App, by: isize) {
     let len = app.buffers.len();
     if len < 2 {
-        app.status = "only one buffer is open (Ctrl-O opens another file, Ctrl-N a new script)".into();
+        app.status =
+            "only one buffer is open (Ctrl-O opens another file, Ctrl-N a new script)".into();
         return;
     }
     let next = (app.buffers.current as isize + by).rem_euclid(len as isize) as usize;
@@ -275,7 +276,9 @@ pub fn close_answer(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             app.status = "the buffer stays open".into();
         }
         _ => {
-            app.status = "s saves the buffer and closes it, d discards its changes, Esc keeps it open".into();
+            app.status =
+                "s saves the buffer and closes it, d discards its changes, Esc keeps it open"
+                    .into();
         }
     }
     Vec::new()

@@ -487,7 +487,8 @@ pub fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     let page = height.max(2) - 1;
     // Going down with a large reply's "more" line in view: its next page.
     let more_row = view.more_row(width);
-    let more_in_view = more_row.is_some_and(|r| r >= view.scroll && r < view.scroll + height.max(1));
+    let more_in_view =
+        more_row.is_some_and(|r| r >= view.scroll && r < view.scroll + height.max(1));
     if matches!(action, Action::Down | Action::PageDown | Action::Bottom)
         && more_in_view
         && view.next_page()
@@ -519,7 +520,9 @@ pub fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         // The end of what is formatted: a large reply's "more" line (End again: the next page).
         Action::Bottom => {
             view.scroll = match view.more_row(width) {
-                Some(row) => (row + 1).saturating_sub(height.max(1)).min(view.max_scroll()),
+                Some(row) => (row + 1)
+                    .saturating_sub(height.max(1))
+                    .min(view.max_scroll()),
                 None => view.max_scroll(),
             }
         }

@@ -119,7 +119,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 Some(i) => {
                     let c = cmd.input[i..].chars().next().unwrap_or(' ');
                     let next = i + c.len_utf8();
-                    (&cmd.input[..i], display_safe(&cmd.input[i..next]).into_owned(), &cmd.input[next..])
+                    (
+                        &cmd.input[..i],
+                        display_safe(&cmd.input[i..next]).into_owned(),
+                        &cmd.input[next..],
+                    )
                 }
                 None => (cmd.input.as_str(), " ".to_string(), ""),
             };

@@ -99,7 +99,12 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
     } else {
         0
     };
-    let time_width = trace.iter().map(|e| time(e).len()).max().unwrap_or(0).max(2);
+    let time_width = trace
+        .iter()
+        .map(|e| time(e).len())
+        .max()
+        .unwrap_or(0)
+        .max(2);
     let widest = |texts: &[String]| texts.iter().map(|t| t.chars().count()).max().unwrap_or(0);
     let (command_need, reply_need) = (widest(&commands), widest(&replies));
     let free_of = |columns: [usize; 4]| {
