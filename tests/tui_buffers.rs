@@ -499,3 +499,21 @@ fn the_run_clock_and_keep_state_are_saved_in_the_sidecar_and_come_back_on_open()
     assert_eq!(car["clock_offset_ms"], 0);
     assert_eq!(car["keep_state"], false);
 }
+
+#[test]
+fn a_file_name_typed_in_the_open_picker_opens_as_a_path() {
+    let (_dir, a, _b) = two_files();
+    let mut h = Harness::new("", &[], &[], "");
+    h.app.open_file(a.clone());
+    // No `/` in it and nothing in the list matches: Enter opens it (here a new file, nothing
+    // written until Ctrl-S).
+    h.press("<C-o>");
+    h.type_text("zz-no-such-script.lua\n");
+    assert!(h.app.overlay.is_none());
+    assert_eq!(h.app.buffers.len(), 2);
+    assert_eq!(
+        h.app.status,
+        "zz-no-such-script.lua is a new file; Ctrl-S creates it"
+    );
+    assert!(!Path::new("zz-no-such-script.lua").exists());
+}

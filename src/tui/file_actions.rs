@@ -99,13 +99,16 @@ pub fn picker_key(picker: &mut PickerState, key: KeyEvent) {
 }
 
 /// What Enter in the picker opens: a typed path (it has a `/` or starts with `~`), else the
-/// selected entry.
+/// selected entry, else (nothing in the list matches) what was typed, as a path: `hash.lua` in
+/// the working directory opens as it would in any editor.
 pub fn picker_choice(picker: &PickerState) -> Option<PathBuf> {
     let query = picker.query.trim();
     if query.contains('/') || query.starts_with('~') {
         return Some(expand_home(Path::new(query)));
     }
-    picker.selected_path()
+    picker
+        .selected_path()
+        .or_else(|| (!query.is_empty()).then(|| PathBuf::from(query)))
 }
 
 /// `typed` completed as far as the file system allows: the longest common prefix of the
