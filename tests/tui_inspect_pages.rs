@@ -25,7 +25,7 @@ fn a_million_element_reply_is_formatted_one_page_at_a_time() {
     assert_eq!(
         lines[PAGE],
         Line::Note(
-            "… 999,000 more of 1,000,000 elements (↓ at the end shows the next 1,000)".into()
+            "… 999,000 more of 1,000,000 elements (End or ↓ here: the next 1,000)".into()
         )
     );
     // The next page on demand: numbered on from the first.
@@ -39,7 +39,7 @@ fn a_million_element_reply_is_formatted_one_page_at_a_time() {
     assert_eq!(
         lines[2 * PAGE],
         Line::Note(
-            "… 998,000 more of 1,000,000 elements (↓ at the end shows the next 1,000)".into()
+            "… 998,000 more of 1,000,000 elements (End or ↓ here: the next 1,000)".into()
         )
     );
 }
@@ -59,7 +59,7 @@ fn going_down_past_the_end_shows_the_next_page() {
     h.press("<End>");
     let screen = h.render(100, 30);
     assert!(
-        screen.contains("… 1,500 more of 2,500 elements (↓ at the end shows the next 1,000)"),
+        screen.contains("… 1,500 more of 2,500 elements (End or ↓ here: the next 1,000)"),
         "{screen}"
     );
     // At the end: End again formats the next page and goes to its end.

@@ -277,7 +277,7 @@ impl ValueView {
             }
             if let Some((left, total)) = part.remaining() {
                 out.push(Line::Note(format!(
-                    "… {} more of {} elements (↓ at the end shows the next {})",
+                    "… {} more of {} elements (End or ↓ here: the next {})",
                     crate::engine::reply::grouped(left),
                     crate::engine::reply::grouped(total),
                     crate::engine::reply::grouped(left.min(PAGE))
