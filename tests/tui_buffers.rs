@@ -517,3 +517,27 @@ fn a_file_name_typed_in_the_open_picker_opens_as_a_path() {
     );
     assert!(!Path::new("zz-no-such-script.lua").exists());
 }
+
+#[test]
+fn the_palette_lists_the_open_buffers_first_and_enter_shows_one() {
+    let (_dir, a, b) = two_files();
+    let mut h = open_both(&a, &b);
+    h.type_text("-- b\n");
+    h.press("<C-p>");
+    let screen = h.render(100, 20);
+    let rows: Vec<&str> = screen.lines().skip(3).take(3).collect();
+    assert!(rows[0].contains("┃— Open buffers —"), "{screen}");
+    assert!(
+        rows[1].contains(&format!("┃ buffer 1               {} ", a.display())),
+        "{screen}"
+    );
+    assert!(
+        rows[2].contains(&format!("┃ buffer 2               {} * ", b.display())),
+        "{screen}"
+    );
+    // Typed words find a buffer by its name; Enter shows it.
+    h.type_text("a.lua\n");
+    assert!(h.app.overlay.is_none());
+    assert_eq!(h.app.buffers.current(), 0);
+    assert_eq!(h.app.status, format!("buffer 1/2: {}", a.display()));
+}

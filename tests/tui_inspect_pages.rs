@@ -24,9 +24,7 @@ fn a_million_element_reply_is_formatted_one_page_at_a_time() {
     assert_eq!(lines[PAGE - 1], Line::Body("1000) (integer) 999".into()));
     assert_eq!(
         lines[PAGE],
-        Line::Note(
-            "… 999,000 more of 1,000,000 elements (End or ↓ here: the next 1,000)".into()
-        )
+        Line::Note("… 999,000 more of 1,000,000 elements (End or ↓ here: the next 1,000)".into())
     );
     // The next page on demand: numbered on from the first.
     assert!(view.next_page());
@@ -38,9 +36,7 @@ fn a_million_element_reply_is_formatted_one_page_at_a_time() {
     );
     assert_eq!(
         lines[2 * PAGE],
-        Line::Note(
-            "… 998,000 more of 1,000,000 elements (End or ↓ here: the next 1,000)".into()
-        )
+        Line::Note("… 998,000 more of 1,000,000 elements (End or ↓ here: the next 1,000)".into())
     );
 }
 

@@ -955,9 +955,9 @@ impl App {
                 self.status = "left step mode".into();
             }
             Action::Help | Action::Palette => {
-                self.overlay = Some(Overlay::Palette(Box::new(
-                    super::palette::PaletteState::new(&self.keymap),
-                )))
+                let mut palette = super::palette::PaletteState::new(&self.keymap);
+                palette.add_buffers(super::buffers::list(self)); // with several open
+                self.overlay = Some(Overlay::Palette(Box::new(palette)))
             }
             Action::Quit => {
                 // Asked once, for every buffer with unsaved changes (tui/buffers.rs).
