@@ -169,7 +169,7 @@ fn at_60x20_the_trace_still_shows_calls() {
     h.press("<F5>");
     let screen = h.render(60, 20);
     assert!(
-        screen.contains("│ 1  14   INCR ratelimit:alice:42       (integer) 4  0.0 W │"),
+        screen.contains("│ 1  14   INCR ratelimit:alice:42 (integer) 4        0.0 W │"),
         "{screen}"
     );
     assert!(editor_lines_any(&screen) >= 8, "{screen}");

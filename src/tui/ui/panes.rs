@@ -119,11 +119,14 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
         free_of([seq_width, line_width, 0, marks_width])
     };
     let reply_width = if command_need + reply_need <= free {
-        reply_need
+        // Room for both: the command four sevenths, as long as the reply keeps what it needs.
+        free - command_need.max((free * 4 / 7).min(free - reply_need))
     } else {
         reply_need.min((free * 2 / 5).max(free.saturating_sub(command_need)))
     }
-    .max(1);
+    // Never narrower than its title, "reply".
+    .max(5)
+    .min(free.saturating_sub(1).max(1));
     let command_width = free.saturating_sub(reply_width).max(1);
     let rows: Vec<Row> = trace
         .iter()
