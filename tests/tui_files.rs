@@ -20,19 +20,13 @@ fn text(h: &Harness) -> String {
 }
 
 #[test]
-fn ctrl_n_starts_a_new_script_after_asking() {
+fn ctrl_n_starts_a_new_script_in_a_buffer_of_its_own() {
     common::isolate_app_dirs();
     let mut h = Harness::sample();
     h.press("<End>");
     h.type_text(" -- edited");
     h.press("<C-n>");
-    assert!(matches!(
-        h.app.overlay,
-        Some(Overlay::Confirm(Confirm::NewUnsaved))
-    ));
-    h.press("n");
-    assert!(text(&h).contains("-- edited"));
-    h.keys("<C-n> y");
+    assert!(h.app.overlay.is_none());
     assert_eq!(text(&h), "");
     assert_eq!(h.app.editor.path, None);
     assert_eq!(h.app.inputs.keys_text(), "");
@@ -40,6 +34,10 @@ fn ctrl_n_starts_a_new_script_after_asking() {
         h.app.status,
         "a new script: Ctrl-S saves it under a name you give"
     );
+    // The edited script is still open, edits and all.
+    h.press("<C-PageUp>");
+    assert!(text(&h).contains("-- edited"));
+    assert!(h.app.editor.modified);
 }
 
 #[test]

@@ -134,13 +134,44 @@ fn panes_never_scroll_past_their_content() {
     assert_eq!(h.app.reply_scroll, max - 1);
 }
 
+/// At 100 columns the Trace pane is 43 columns inside: the fixed columns are as wide as what
+/// they hold and the time moves to the call box, so the command and the reply get 18 and 12
+/// columns (10 and 9 before), cut with `…`.
+#[test]
+fn at_100x30_the_trace_gives_the_command_and_the_reply_the_room() {
+    common::isolate_app_dirs();
+    let mut h = Harness::sample();
+    h.press("<F5>");
+    let screen = h.render(100, 30);
+    let pane: Vec<&str> = screen
+        .lines()
+        .skip(2)
+        .take(3)
+        .map(|l| l.split_once('┃').map_or(l, |(_, r)| r))
+        .map(|l| l.split_once('┃').map_or(l, |(_, r)| r))
+        .collect();
+    assert_eq!(
+        pane,
+        [
+            "│seq line command            reply          │",
+            "│ 1  14   INCR ratelimit:al… (integer) 4  W │",
+            "│ 2  18   TTL ratelimit:ali… (integer) 60   │",
+        ],
+        "{screen}"
+    );
+    assert!(screen.contains("│time:    #.# µs"), "{screen}");
+}
+
 #[test]
 fn at_60x20_the_trace_still_shows_calls() {
     common::isolate_app_dirs();
     let mut h = Harness::sample();
     h.press("<F5>");
     let screen = h.render(60, 20);
-    assert!(screen.contains(" 1    14    INCR ratelimit"), "{screen}");
+    assert!(
+        screen.contains("│ 1  14   INCR ratelimit:alice:42 (integer) 4        0.0 W │"),
+        "{screen}"
+    );
     assert!(editor_lines_any(&screen) >= 8, "{screen}");
 }
 

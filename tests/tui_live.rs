@@ -285,7 +285,7 @@ fn a_guarded_write_then_the_sandbox_on_copied_keys() {
     assert!(
         h.press("<A-1>")
             .render(120, 40)
-            .contains("INCRBY counter 1 (integer) 42 -       W"),
+            .contains("INCRBY counter 1     (integer) 42     -  W"),
         "{}",
         h.render(120, 40)
     );

@@ -335,10 +335,11 @@ fn opening_another_file_leaves_the_old_files_state_behind() {
     let screen = h.render(120, 30);
     assert!(screen.contains(" sandbox "), "{screen}");
     assert!(!screen.contains("clock +61"), "{screen}");
-    // The first file's own watch comes back with it (its sidecar).
+    // The first file is still open: opening it again shows that buffer, its own state with it.
     h.app.open_file(one.clone());
     assert_eq!(h.app.debugger.watches, vec!["KEYS[1]".to_string()]);
-    assert_eq!(h.app.clock_offset_ms, 0);
+    assert_eq!(h.app.clock_offset_ms, 61_000);
+    assert!(h.app.keep_state.is_some());
     files::release_autosave(Slot::File(&one));
     files::release_autosave(Slot::File(&two));
 }
@@ -355,10 +356,14 @@ fn each_untitled_buffer_has_its_own_autosave_dropped_once_saved() {
     h.app.autosave();
     let first = h.app.changes.id.clone();
     assert!(files::autosave_exists(Slot::Untitled(&first)));
-    // Ctrl-N (asked: y) gives up the first buffer: its autosave goes.
-    h.keys("<C-n> y");
+    // Ctrl-N: a second buffer; the first stays open, its autosave with it.
+    h.press("<C-n>");
     let second = h.app.changes.id.clone();
     assert_ne!(first, second);
+    assert!(files::autosave_exists(Slot::Untitled(&first)));
+    // Closed with its changes discarded: its autosave goes.
+    h.keys("<C-PageUp> <C-w> d");
+    assert_eq!(h.app.changes.id, second);
     assert!(!files::autosave_exists(Slot::Untitled(&first)));
     h.type_text("return 'second'");
     h.app.autosave();

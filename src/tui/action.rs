@@ -14,6 +14,11 @@ pub enum Action {
     Quit,
     Save,
     Open,
+    // Several files open at once (tui/buffers.rs).
+    NextBuffer,
+    PrevBuffer,
+    BufferList,
+    CloseBuffer,
     FocusNext,
     FocusPrev,
     TabTrace,
@@ -156,6 +161,10 @@ impl Action {
         Action::Quit,
         Action::Save,
         Action::Open,
+        Action::NextBuffer,
+        Action::PrevBuffer,
+        Action::BufferList,
+        Action::CloseBuffer,
         Action::FocusNext,
         Action::FocusPrev,
         Action::TabTrace,
@@ -277,6 +286,10 @@ impl Action {
             Action::Quit => "quit",
             Action::Save => "save",
             Action::Open => "open",
+            Action::NextBuffer => "next_buffer",
+            Action::PrevBuffer => "prev_buffer",
+            Action::BufferList => "buffer_list",
+            Action::CloseBuffer => "close_buffer",
             Action::FocusNext => "focus_next",
             Action::FocusPrev => "focus_prev",
             Action::TabTrace => "tab_trace",
@@ -399,6 +412,10 @@ impl Action {
             Action::Quit => "quit",
             Action::Save => "save",
             Action::Open => "open",
+            Action::NextBuffer => "next buffer",
+            Action::PrevBuffer => "previous buffer",
+            Action::BufferList => "buffers",
+            Action::CloseBuffer => "close buffer",
             Action::FocusNext => "next pane",
             Action::FocusPrev => "previous pane",
             Action::NextTab => "next tab",
@@ -521,10 +538,16 @@ impl Action {
             Action::Palette => {
                 "command palette: every action by name, fuzzy filtered as you type; Enter runs it"
             }
-            Action::Quit => "quit (asks when there are unsaved changes)",
+            Action::Quit => "quit (asks once when any buffer has unsaved changes)",
             Action::Save => "save the script and its sidecar (KEYS, ARGV, seed keyspace, breakpoints, watches)",
             Action::Open => {
-                "open a sample, a recent file or a path (type to filter, Tab completes)"
+                "open a sample, a recent file or a path in a new buffer (type to filter, Tab completes)"
+            }
+            Action::NextBuffer => "show the next open buffer (file)",
+            Action::PrevBuffer => "show the previous open buffer (file)",
+            Action::BufferList => "list the open buffers (* unsaved); Enter shows one, Ctrl-W closes it",
+            Action::CloseBuffer => {
+                "close the buffer (asks when unsaved: s saves, d discards, Esc cancels)"
             }
             Action::FocusNext => "focus the next pane",
             Action::FocusPrev => "focus the previous pane",
@@ -612,7 +635,7 @@ impl Action {
             Action::Indent => "indent the selected lines (or insert an indent)",
             Action::Outdent => "outdent the line or the selected lines",
             Action::Zoom => "zoom the focused pane to the whole screen, and back",
-            Action::NewFile => "start a new, empty script",
+            Action::NewFile => "start a new, empty script in a new buffer",
             Action::ToggleWrap => "wrap long lines onto the next rows, or scroll sideways",
             Action::ToggleBreakpoint => "toggle a breakpoint on the cursor's line",
             Action::EditBreakpoint => "breakpoint on the cursor's line with a condition or a hit count",
