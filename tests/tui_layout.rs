@@ -292,6 +292,9 @@ fn every_theme_reads_at_a_contrast_of_4_5_to_1() {
         ] {
             check(what.into(), style.fg.unwrap_or(fg), bg);
         }
+        for (n, style) in theme.clients.iter().enumerate() {
+            check(format!("client{}", n + 1), style.fg.unwrap_or(fg), bg);
+        }
         for (what, style) in [
             ("current_line", theme.current_line),
             ("selection", theme.selection),

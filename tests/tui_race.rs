@@ -171,7 +171,7 @@ fn esc_cancels_a_long_race_lab() {
     assert!(h.app.race_pending.is_some());
     assert_eq!(
         h.app.status,
-        "race lab: running every interleaving… (Esc stops)"
+        "race lab: 2 clients, running every interleaving… (Esc stops)"
     );
     h.press("<Esc>");
     assert_eq!(h.app.status, "race lab: cancelling…");
@@ -350,4 +350,98 @@ fn a_lab_file_in_the_editor_is_linted_as_a_lab_not_as_lua() {
         found,
         vec![(11, "logic:3: unexpected symbol near '='".to_string())]
     );
+}
+
+/// The cells of `text` on the screen's row that holds it: its foreground colours.
+fn colours_of(h: &Harness, needle: &str) -> Vec<Option<ratatui::style::Color>> {
+    let buffer = h.render_buffer(200, 40).unwrap();
+    for y in 0..buffer.area.height {
+        let row: Vec<String> = (0..buffer.area.width)
+            .map(|x| buffer[(x, y)].symbol().to_string())
+            .collect();
+        let text: String = row.concat();
+        if let Some(at) = text.find(needle) {
+            let start = text[..at].chars().count() as u16;
+            return (start..start + needle.chars().count() as u16)
+                .map(|x| {
+                    let fg = buffer[(x, y)].fg;
+                    (fg != ratatui::style::Color::Reset).then_some(fg)
+                })
+                .collect();
+        }
+    }
+    panic!("{needle:?} is not on the screen:\n{}", h.render(200, 40));
+}
+
+#[test]
+fn each_client_has_its_colour_beside_its_number_and_plus_minus_change_the_count() {
+    let mut h = stock();
+    race(&mut h);
+    let (one, two) = (h.theme.client(1).fg, h.theme.client(2).fg);
+    assert_ne!(one, two);
+    // The step list: the client's number in its colour (the selected step is reversed).
+    h.press("]");
+    assert_eq!(
+        colours_of(&h, " 2. client 2: GET stock"),
+        [
+            vec![None; 4],
+            vec![two; "client 2".len()],
+            vec![None; ": GET stock".len()]
+        ]
+        .concat()
+    );
+    // How each client ended, and what each got in the outcome row.
+    assert_eq!(colours_of(&h, "client 1 success"), {
+        let mut c = vec![one; "client 1".len()];
+        c.extend(vec![None; " success".len()]);
+        c
+    });
+    assert_eq!(
+        colours_of(&h, " 1:(integer) 1 2:(integer) 1"),
+        [
+            vec![one; " 1:(integer) 1".len()],
+            vec![two; " 2:(integer) 1".len()]
+        ]
+        .concat()
+    );
+    // + runs the lab again with a client more, - with one fewer; never out of 2..8.
+    h.press("+");
+    assert_eq!(
+        h.app.status,
+        "race lab: 3 clients, running every interleaving… (Esc stops)"
+    );
+    for _ in 0..3000 {
+        h.settle();
+        if h.app.race_pending.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let screen = h.render(120, 40);
+    assert!(screen.contains("Race: "), "{screen}");
+    assert!(screen.contains(" (3 clients) · outcome 1/"), "{screen}");
+    assert_eq!(h.app.race.as_ref().unwrap().report.clients, 3);
+    let three = h.theme.client(3).fg;
+    assert_ne!(three, one);
+    assert_ne!(three, two);
+    assert_eq!(
+        colours_of(&h, "client 3 ")[..8],
+        vec![three; 8][..],
+        "{screen}"
+    );
+    h.press("-");
+    for _ in 0..3000 {
+        h.settle();
+        if h.app.race_pending.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(h.app.race.as_ref().unwrap().report.clients, 2);
+    h.press("-");
+    assert_eq!(
+        h.app.status,
+        "race lab: 2 clients already, the fewest a lab runs (2 to 8)"
+    );
+    assert!(h.app.race_pending.is_none());
 }

@@ -326,7 +326,16 @@ fn render_replay(
     );
     write_steps(&mut out, &run.steps, "  ");
     let keyspace = race::driver::keyspace_json(&run.final_db, runner.lab().clock_ms);
-    let _ = writeln!(out, "keyspace: {keyspace}");
+    // What the schedule changed from the seed, key by key and typed, as an outcome says it.
+    let deltas = crate::engine::keyspace_diff::keyspace_delta(&report.seed_keyspace, &keyspace);
+    if deltas.is_empty() {
+        let _ = writeln!(out, "keyspace as seeded");
+    } else {
+        let _ = writeln!(out, "keyspace changes:");
+        for line in crate::engine::keyspace_diff::delta_lines(&deltas, usize::MAX) {
+            let _ = writeln!(out, "  {}", display_text(&line));
+        }
+    }
     for c in &run.clients {
         let _ = writeln!(out, "{}", client_line(c));
     }

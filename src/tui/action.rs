@@ -128,6 +128,9 @@ pub enum Action {
     Present,
     /// The race lab (tui/race.rs).
     RaceLab,
+    /// The Race tab: run the lab again with one client more, or one fewer.
+    MoreClients,
+    FewerClients,
     // Tests in the workbench (tui/tests_tab.rs).
     SaveCase,
     RunTests,
@@ -250,6 +253,8 @@ impl Action {
         Action::TabLesson,
         Action::Present,
         Action::RaceLab,
+        Action::MoreClients,
+        Action::FewerClients,
         Action::SaveCase,
         Action::RunTests,
         Action::TabTests,
@@ -371,6 +376,8 @@ impl Action {
             Action::TabLesson => "tab_lesson",
             Action::Present => "present",
             Action::RaceLab => "race_lab",
+            Action::MoreClients => "more_clients",
+            Action::FewerClients => "fewer_clients",
             Action::SaveCase => "save_case",
             Action::RunTests => "run_tests",
             Action::TabTests => "tab_tests",
@@ -470,6 +477,8 @@ impl Action {
             Action::ResetLesson => "reset lesson",
             Action::Present => "presenter",
             Action::RaceLab => "race lab",
+            Action::MoreClients => "+client",
+            Action::FewerClients => "-client",
             Action::SaveCase => "save as case",
             Action::RunTests => "run tests",
             Action::ViewValue => "inspect",
@@ -638,6 +647,8 @@ impl Action {
             Action::TabLesson => "show the lesson: task, hints, last check",
             Action::Present => "presenter mode: one large pane, readable from the back of a room (and back)",
             Action::RaceLab => "race lab: the script (or lab file) as clients, plain/script/MULTI/WATCH (Race tab)",
+            Action::MoreClients => "race lab: run it again with one client more (up to 8)",
+            Action::FewerClients => "race lab: run it again with one client fewer (at least 2)",
             Action::SaveCase => {
                 "save the last run (KEYS, ARGV, seed, result) as a new case of the script's .test.toml"
             }

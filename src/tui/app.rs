@@ -1209,6 +1209,8 @@ impl App {
             | Action::PrevFrame => {}
             // Handled by tui/tests_tab.rs above.
             Action::SaveCase | Action::RunTests | Action::TabTests => {}
+            // The Race tab's own (tui/race.rs, above); elsewhere nothing.
+            Action::MoreClients | Action::FewerClients => {}
             // Opened above; its own keys go to tui/value_view.rs while it is open.
             Action::ViewValue
             | Action::ValueWrap

@@ -136,6 +136,9 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Panes, "<Enter>", Action::Select),
     (Context::Panes, "x", Action::StepStop),
     (Context::Panes, "p", Action::CompareProfile),
+    // The Race tab's client count (tui/race.rs).
+    (Context::Panes, "+", Action::MoreClients),
+    (Context::Panes, "-", Action::FewerClients),
     // The value inspector: v, and V where v is taken (the Keyspace tab's seed view).
     (Context::Panes, "v", Action::ViewValue),
     (Context::Panes, "V", Action::ViewValue),

@@ -36,6 +36,9 @@ pub struct Theme {
     pub error_line: Style,
     /// Keys a run changed.
     pub changed: Style,
+    /// The race lab's clients, one colour each (always beside the client's number: a colour
+    /// alone tells nothing to a colour-blind reader or on a washed-out projector).
+    pub clients: [Style; 8],
     /// Syntax colours for the editor (shared: the highlight cache keys on this pointer).
     pub syntax: Arc<syntect::highlighting::Theme>,
 }
@@ -95,6 +98,11 @@ fn parse_style(value: &toml::Value) -> Result<Style, String> {
 }
 
 impl Theme {
+    /// The style of race client `n` (1-based; past the eighth, the colours come round again).
+    pub fn client(&self, n: usize) -> Style {
+        self.clients[n.saturating_sub(1) % self.clients.len()]
+    }
+
     /// The built-in palette, used under everything else (and if the embedded files were broken).
     fn builtin() -> Theme {
         Theme {
@@ -113,6 +121,17 @@ impl Theme {
             changed: Style::default()
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD),
+            clients: [
+                Color::Rgb(0x00, 0xd7, 0xff),
+                Color::Rgb(0x87, 0xff, 0x5f),
+                Color::Rgb(0xff, 0xd7, 0x00),
+                Color::Rgb(0xff, 0x87, 0xff),
+                Color::Rgb(0xff, 0x87, 0x00),
+                Color::Rgb(0xaf, 0xaf, 0xff),
+                Color::Rgb(0xd7, 0xaf, 0x87),
+                Color::Rgb(0xff, 0x5f, 0x5f),
+            ]
+            .map(|c| Style::default().fg(c)),
             syntax: Arc::new(syntect::highlighting::Theme::default()),
         }
     }
@@ -135,7 +154,14 @@ impl Theme {
                 "current_line" => &mut self.current_line,
                 "error_line" => &mut self.error_line,
                 "changed" => &mut self.changed,
-                other => return Err(format!("unknown style '{other}'")),
+                client => match client
+                    .strip_prefix("client")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|n| (1..=8).contains(n))
+                {
+                    Some(n) => &mut self.clients[n - 1],
+                    None => return Err(format!("unknown style '{client}'")),
+                },
             };
             *slot = style;
         }
