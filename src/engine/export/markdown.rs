@@ -29,16 +29,11 @@ fn header(out: &mut String, doc: &Document) {
     let _ = writeln!(out, "| SHA1 | {} |", code(&doc.sha1));
 }
 
-/// The script with its line numbers.
+/// The script as it is, to copy (the trace and warnings name lines by number).
 fn script(out: &mut String, doc: &Document) {
-    out.push_str("\n## Script\n\n");
-    let width = doc.script.len().to_string().len();
-    let numbered: Vec<String> = doc
-        .script
-        .iter()
-        .map(|l| format!("{:>width$}  {}", l.number, l.text))
-        .collect();
-    block(out, "lua", &numbered.join("\n"));
+    let _ = writeln!(out, "\n## Script ({} lines)\n", doc.script.len());
+    let lines: Vec<&str> = doc.script.iter().map(|l| l.text.as_str()).collect();
+    block(out, "lua", &lines.join("\n"));
 }
 
 /// KEYS and ARGV.
@@ -179,13 +174,13 @@ fn keyspace(out: &mut String, diff: &[KeyDiff]) {
 }
 
 /// A fenced code block whose fence is longer than any run of backticks in `body`.
-fn block(out: &mut String, lang: &str, body: &str) {
+pub(super) fn block(out: &mut String, lang: &str, body: &str) {
     let fence = "`".repeat((longest_backtick_run(body) + 1).max(3));
     let _ = writeln!(out, "{fence}{lang}\n{body}\n{fence}");
 }
 
 /// A code span (for a table cell: `|` escaped, which GitHub tables require even in code).
-fn code(s: &str) -> String {
+pub(super) fn code(s: &str) -> String {
     if s.is_empty() {
         return "(empty)".into();
     }
@@ -203,7 +198,7 @@ fn longest_backtick_run(s: &str) -> usize {
 }
 
 /// Plain text with Markdown's active characters backslash-escaped (no HTML, links or emphasis).
-fn text(s: &str) -> String {
+pub(super) fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if matches!(

@@ -4,9 +4,12 @@
 //! from the run, every foreign text already escaped as the text report escapes it; the Markdown
 //! and HTML writers only lay it out (and escape for their own syntax).
 
+pub mod blocks;
 mod diff;
 pub mod html;
 pub mod markdown;
+pub mod race;
+pub mod session;
 
 use super::budget;
 use super::display::{display_bytes, display_safe, display_text};
