@@ -266,7 +266,7 @@ fn contrast(a: Color, b: Color) -> f64 {
 #[test]
 fn every_theme_reads_at_a_contrast_of_4_5_to_1() {
     let mut failures = Vec::new();
-    for theme in [Theme::dark(), Theme::light()] {
+    for theme in [Theme::dark(), Theme::light(), Theme::contrast().clone()] {
         // A theme without colours of its own draws on the terminal's: a dark one for the dark
         // theme (black, light grey text).
         let bg = theme.text.bg.unwrap_or(Color::Black);

@@ -124,6 +124,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<A-r>", Action::ResetLesson),
     (Context::Global, "<A-7>", Action::TabLesson),
     (Context::Global, "<A-p>", Action::Present), // ui/present.rs
+    (Context::Global, "<A-s>", Action::PresentSplit),
     (Context::Panes, "<Tab>", Action::NextTab),
     (Context::Panes, "<Up>", Action::Up),
     (Context::Panes, "k", Action::Up),

@@ -13,6 +13,8 @@ const DARK_TM: &str = include_str!("../../themes/dark.tmTheme");
 const DARK_TOML: &str = include_str!("../../themes/dark.toml");
 const LIGHT_TM: &str = include_str!("../../themes/light.tmTheme");
 const LIGHT_TOML: &str = include_str!("../../themes/light.toml");
+const CONTRAST_TM: &str = include_str!("../../themes/contrast.tmTheme");
+const CONTRAST_TOML: &str = include_str!("../../themes/contrast.toml");
 
 /// The theme used when none is given or the given one cannot be loaded.
 pub const DEFAULT: &str = "dark";
@@ -47,6 +49,7 @@ fn embedded(name: &str) -> Option<(&'static str, &'static str)> {
     match name {
         "dark" => Some((DARK_TM, DARK_TOML)),
         "light" => Some((LIGHT_TM, LIGHT_TOML)),
+        "contrast" => Some((CONTRAST_TM, CONTRAST_TOML)),
         _ => None,
     }
 }
@@ -173,6 +176,16 @@ impl Theme {
         Self::from_texts(DEFAULT, DARK_TM, DARK_TOML).unwrap_or_else(|_| Theme::builtin())
     }
 
+    /// The embedded high-contrast theme, presenter mode's (made once: the syntax colours are
+    /// parsed from XML).
+    pub fn contrast() -> &'static Theme {
+        static CONTRAST: std::sync::OnceLock<Theme> = std::sync::OnceLock::new();
+        CONTRAST.get_or_init(|| {
+            Self::from_texts("contrast", CONTRAST_TM, CONTRAST_TOML)
+                .unwrap_or_else(|_| Theme::dark())
+        })
+    }
+
     /// The embedded light theme.
     pub fn light() -> Theme {
         Self::from_texts("light", LIGHT_TM, LIGHT_TOML).unwrap_or_else(|_| Theme::dark())
@@ -245,6 +258,7 @@ mod tests {
         for (name, tm, toml) in [
             ("dark", DARK_TM, DARK_TOML),
             ("light", LIGHT_TM, LIGHT_TOML),
+            ("contrast", CONTRAST_TM, CONTRAST_TOML),
         ] {
             let theme = Theme::from_texts(name, tm, toml).expect(name);
             assert!(theme.syntax.scopes.len() >= 8, "{name}");
