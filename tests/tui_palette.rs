@@ -222,7 +222,7 @@ fn a_tiny_terminal() {
         h.render(40, 10),
         "┌untitled──────────────────────────────┐\n\
          ┏❯Help — Enter runs, Esc closes━━━━━━━━┓\n\
-         ┃> save                           4/140┃\n\
+         ┃> save                           4/143┃\n\
          ┃ <C-s>        save the script and its…┃\n\
          ┃ <A-t>        save the last run (KEYS…┃\n\
          ┃ w            save the seed keyspace …┃\n\
@@ -237,7 +237,7 @@ fn a_tiny_terminal() {
     assert_eq!(chosen(&h), Action::Quit);
     let screen = h.render(40, 10);
     let rows: Vec<&str> = screen.lines().collect();
-    assert_eq!(rows[2], "┃>                              140/140┃");
+    assert_eq!(rows[2], "┃>                              143/143┃");
     assert_eq!(rows[7], "┃ <C-q>        quit (asks when there a…┃");
     h.press("<Esc>");
     assert!(!h.app.quit);
