@@ -49,7 +49,7 @@ pub fn open_prompt(app: &mut App) {
     let suggested = free_name_with(app.editor.path.as_deref(), suffix);
     app.open_prompt(
         PromptPurpose::ExportRun,
-        &format!("Export {what} to (.html page or .md)"),
+        format!("Export {what} to (.html page or .md)"),
         suggested.display().to_string(),
     );
 }
