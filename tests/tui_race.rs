@@ -445,3 +445,38 @@ fn each_client_has_its_colour_beside_its_number_and_plus_minus_change_the_count(
     );
     assert!(h.app.race_pending.is_none());
 }
+
+/// A lab written from docs/tools.md alone, in a folder outside the repository, runs on F5: the
+/// write-back from a stale read is the lost update, and WATCH's retry shows.
+#[test]
+fn a_lab_from_the_docs_in_a_folder_of_its_own_runs_in_the_workbench() {
+    common::isolate_app_dirs();
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("stale.toml");
+    let text = "name = \"stale write-back\"\nclients = 2\nkeys = [\"note\"]\nlogic = '''\nif ARGV[1] == 'writer' then\n  redis.call('SET', KEYS[1], 'new')\n  return 'wrote'\nend\nlocal v = redis.call('GET', KEYS[1])\nredis.call('SET', KEYS[1], v .. '+mark')\nreturn v\n'''\nseed = { note = \"old\" }\n\n[[client]]\nargv = [\"reader\"]\n\n[[client]]\nargv = [\"writer\"]\n";
+    std::fs::write(&path, text).unwrap();
+    let mut h = Harness::new("", &[], &[], "");
+    h.app.editor = evalbench::tui::editor::EditorState::new(text, Some(path));
+    h.press("<F5>");
+    for _ in 0..3000 {
+        h.settle();
+        if h.app.race_pending.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(h.app.tab, Tab::Race);
+    h.press("<A-z>");
+    let screen = h.render(120, 40);
+    assert!(
+        screen
+            .contains(r#"plain       1 sched. LOST   note: "old" → "old+mark"  1:"old" 2:"wrote""#),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(
+            r#"watch       5 sched. retry  note: "old" → "new+mark"  1:"new" (1 retry) 2:"wrote""#
+        ),
+        "{screen}"
+    );
+}
