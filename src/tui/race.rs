@@ -131,8 +131,13 @@ fn lab_from_editor(app: &App) -> Result<Lab, String> {
     }
     let keys = super::inputs::InputsState::values(&app.inputs.keys_text(), "KEYS")?;
     let argv = super::inputs::InputsState::values(&app.inputs.argv_text(), "ARGV")?;
+    // Named by its file (the title has little room; the status bar has the path).
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     Ok(Lab {
-        name: path.display().to_string(),
+        name,
         about: "the editor's script run by 2 clients with the KEYS and ARGV fields, on the seed"
             .into(),
         path,

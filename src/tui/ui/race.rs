@@ -75,12 +75,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
     }
     let inner = list_area.height.saturating_sub(2) as usize;
     let scroll = view.selected.saturating_sub(inner.saturating_sub(1));
+    // The client count and the position first: a long lab name is what a narrow pane cuts.
     let title = format!(
-        "Race: {} ({} clients) · outcome {}/{}",
-        display_safe(&view.report.lab),
+        "Race ({} clients) · outcome {}/{}: {}",
         view.report.clients,
         (view.selected + 1).min(view.rows.len()),
-        view.rows.len()
+        view.rows.len(),
+        display_safe(&view.report.lab)
     );
     // Rows out of view are counted on the bottom border (the title may be cut on a narrow
     // pane), so a class knows there is more.
