@@ -453,6 +453,7 @@ fn lesson_new_writes_a_lesson_whose_solution_passes_and_whose_start_fails() {
     let tmp = tempfile::TempDir::new().unwrap();
     let class = tmp.path().join("class");
     let root = class.to_str().unwrap();
+    let full = || std::fs::canonicalize(&class).unwrap().display().to_string();
     let out = evalbench(&["lesson", "new", "05-highest-score", "--dir", root]);
     let folder = class.join("05-highest-score");
     let shown = folder.display().to_string();
@@ -463,7 +464,8 @@ fn lesson_new_writes_a_lesson_whose_solution_passes_and_whose_start_fails() {
              edit them (docs/tools.md, \"Lessons\"), then check that the solution passes and the start does not:\n\
              \x20 evalbench lesson --lessons {root} check 05-highest-score {shown}/solution.lua\n\
              \x20 evalbench lesson --lessons {root} check 05-highest-score {shown}/start.lua\n\
-             in the workbench: lessons_dir = \"{root}\" in config.toml, then Alt-L\n"
+             in the workbench: lessons_dir = \"{}\" in config.toml, then Alt-L\n",
+            full()
         )
     );
     // The two commands it prints do what it says.

@@ -167,10 +167,12 @@ fn new_lesson(name: &str, dir: Option<&PathBuf>) -> Result<(i32, String), CliErr
             shown(&folder.join(file))
         );
     }
+    // config.toml is read from elsewhere: the folder in full.
+    let full = std::fs::canonicalize(&dir).unwrap_or(dir.clone());
     let _ = writeln!(
         out,
         "in the workbench: lessons_dir = \"{}\" in config.toml, then Alt-L",
-        shown(&dir)
+        shown(&full)
     );
     Ok((EXIT_OK, out))
 }
