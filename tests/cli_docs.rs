@@ -114,7 +114,7 @@ fn man_page_is_roff_and_renders() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "evalbench: man: no subcommand \"nope\"; give one of run, copy, debug, test, lint, lesson, race, function, completions, man (or none for evalbench's own page)\n"
+        "evalbench: man: no subcommand \"nope\"; give one of run, copy, debug, test, lint, lsp, lesson, race, function, completions, man (or none for evalbench's own page)\n"
     );
 
     // `man -l` reads the page as a user's man would.

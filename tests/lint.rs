@@ -99,6 +99,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "local ok, e = xpcall(function() return redis.call('GET', KEYS[1]) end, function(e)\n  return e\nend)\nreturn ok",
     ),
     (
+        "wrong-arity",
+        "local n = redis.call('HSET', KEYS[1], ARGV[1])\nreturn n",
+        "1:11 wrong-arity: HSET takes at least 4 arguments counting its name, this call passes 3: the server answers ERR Wrong number of args calling Redis command from script",
+        "local n = redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])\nreturn n",
+    ),
+    (
+        "undeclared-key",
+        "local v = redis.call('GET', KEYS[0])\nreturn v",
+        "1:29 undeclared-key: KEYS[0] is always nil: Lua's tables start at 1 (KEYS[1] is the first key)",
+        "local v = redis.call('GET', KEYS[1])\nreturn v",
+    ),
+    (
         "one-command",
         "return redis.call('INCRBY', KEYS[1], ARGV[1])",
         "1:8 one-command: the whole script is one INCRBY call",
@@ -112,7 +124,8 @@ fn every_rule_finds_its_case_and_spares_the_right_way() {
         // not-analysed needs a script of 2000 operators or 1 MiB: its cases are generated in
         // tests/deep_scripts.rs.
         assert!(
-            CASES.iter().any(|(id, ..)| *id == rule.id) || rule.id == "not-analysed",
+            CASES.iter().any(|(id, ..)| *id == rule.id)
+                || ["not-analysed", "cross-slot"].contains(&rule.id),
             "rule {} has no test case",
             rule.id
         );
@@ -129,6 +142,60 @@ fn every_rule_finds_its_case_and_spares_the_right_way() {
             "rule {rule} on the right way:\n{good}"
         );
     }
+}
+
+/// Findings with the KEYS a sidecar declares.
+fn findings_with(source: &str, keys: &[&str]) -> Vec<String> {
+    let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+    evalbench::engine::analysis::lint_with(source, evalbench::engine::profile::DEFAULT, Some(&keys))
+        .into_iter()
+        .map(|d| format!("{}:{} {}: {}", d.line, d.column, d.rule, d.message))
+        .collect()
+}
+
+#[test]
+fn the_sidecars_keys_declare_and_place_keys() {
+    let script =
+        "local a = redis.call('GET', KEYS[1])\nlocal b = redis.call('GET', KEYS[2])\nreturn {a, b}";
+    assert_eq!(
+        findings_with(script, &["user:1"]),
+        vec!["2:29 undeclared-key: KEYS[2] is not declared: the sidecar passes 1 key (\"user:1\"), so KEYS[2] is nil"]
+    );
+    // Keys of two slots: the first read of the second key is the place.
+    assert_eq!(
+        findings_with(script, &["foo", "bar"]),
+        vec!["2:29 cross-slot: \"bar\" hashes to slot 5061 and \"foo\" to slot 12182: a Redis Cluster answers CROSSSLOT; give them one {hash tag}"]
+    );
+    assert_eq!(
+        findings_with(script, &["{u1}.a", "{u1}.b"]),
+        Vec::<String>::new()
+    );
+    // Keys written into the script count too.
+    assert_eq!(
+        findings("redis.call('SET', 'foo', 1)\nredis.call('SET', 'bar', 2)\nreturn 1"),
+        vec![
+            "1:19 key-not-from-keys: SET uses the key \"foo\" written in the script, not passed in KEYS",
+            "2:19 key-not-from-keys: SET uses the key \"bar\" written in the script, not passed in KEYS",
+            "2:19 cross-slot: \"bar\" hashes to slot 5061 and \"foo\" to slot 12182: a Redis Cluster answers CROSSSLOT; give them one {hash tag}",
+        ]
+    );
+}
+
+#[test]
+fn subcommands_are_checked_when_written_and_left_alone_when_not() {
+    assert_eq!(
+        findings("local v = redis.call('OBJECT', 'NOSUCH', KEYS[1])\nreturn v"),
+        vec!["1:11 command-not-in-profile: OBJECT has no subcommand NOSUCH on redis-7.0: the server answers ERR Unknown Redis command called from script"]
+    );
+    assert_eq!(
+        findings("local v = redis.call('OBJECT', ARGV[1], KEYS[1])\nreturn v"),
+        Vec::<String>::new()
+    );
+    // A trailing unpack may pass any number of arguments: no arity finding.
+    assert_eq!(
+        findings("local v = redis.call('HSET', KEYS[1], unpack(ARGV))\nreturn v"),
+        Vec::<String>::new()
+    );
 }
 
 #[test]

@@ -20,6 +20,8 @@ pub mod function;
 pub mod lesson;
 /// `evalbench lint`.
 pub mod lint;
+/// `evalbench lsp`: the language server.
+pub mod lsp;
 /// `evalbench race`: the race lab headless.
 pub mod race;
 /// `evalbench run`.
@@ -79,6 +81,9 @@ pub enum Command {
     /// Check scripts without running them: keys not in KEYS, writes before checks, unbounded reads, Lua 5.2+ syntax.
     #[command(after_help = lint::LINT_HELP, disable_help_flag = true)]
     Lint(lint::LintArgs),
+    /// A language server (LSP, stdio) for editors: lint diagnostics as you type, hover, completion, code actions.
+    #[command(after_help = lsp::LSP_HELP, disable_help_flag = true)]
+    Lsp(lsp::LspArgs),
     /// Lessons: a task, a starting script, checks and hints (list, show N, check N FILE).
     #[command(after_help = lesson::LESSON_HELP)]
     Lesson(lesson::LessonArgs),
@@ -141,6 +146,7 @@ pub fn dispatch(command: &Command) -> Result<(i32, String), CliError> {
         Command::Debug(args) => debug::debug_main(args),
         Command::Test(args) => test::test_main(args),
         Command::Lint(args) => lint::lint_main(args),
+        Command::Lsp(args) => lsp::lsp_main(args),
         Command::Lesson(args) => lesson::lesson_main(args),
         Command::Race(args) => race::race_main(args),
         Command::Function(args) => function::function_main(args),

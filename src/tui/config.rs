@@ -18,23 +18,10 @@ pub use crate::engine::formats::config::Config;
 
 use super::action::Action;
 use super::keymap::{parse_key, Context, Keymap};
-use std::path::{Path, PathBuf};
 
-/// Overrides the config directory (tests, portable setups).
-pub const CONFIG_DIR_ENV: &str = "EVALBENCH_CONFIG_DIR";
-const FILE_NAME: &str = "config.toml";
-
-/// The directory holding `config.toml`: `$EVALBENCH_CONFIG_DIR`, else the platform's config dir.
-pub fn config_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os(CONFIG_DIR_ENV).filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    // Unit tests never read the user's own configuration.
-    if cfg!(test) {
-        return None;
-    }
-    directories::ProjectDirs::from("", "", "evalbench").map(|p| p.config_dir().to_path_buf())
-}
+#[cfg(test)]
+use crate::engine::formats::config::FILE_NAME;
+pub use crate::engine::formats::config::{config_dir, CONFIG_DIR_ENV};
 
 fn context_named(name: &str) -> Option<Context> {
     Context::ALL.into_iter().find(|c| c.name() == name)
@@ -45,26 +32,6 @@ fn action_named(name: &str) -> Option<Action> {
 }
 
 impl Config {
-    /// The user's configuration; a missing file gives the defaults silently.
-    pub fn load() -> Config {
-        match config_dir() {
-            Some(dir) => Config::load_from(&dir.join(FILE_NAME)),
-            None => Config::default(),
-        }
-    }
-
-    /// The configuration in `path`; any problem gives a warning and the defaults for that part.
-    pub fn load_from(path: &Path) -> Config {
-        match crate::engine::input::read_bounded_text(path, &crate::engine::input::SETTINGS) {
-            Ok(text) => Config::parse(&text, &path.display().to_string()),
-            Err(e) if e.is_not_found() => Config::default(),
-            Err(e) => Config {
-                warnings: vec![format!("{e}; using the defaults")],
-                ..Config::default()
-            },
-        }
-    }
-
     /// Apply key overrides; returns warnings (from loading too) for what could not be applied.
     /// A bad override leaves that action's default keys in place.
     pub fn apply_key_overrides(&self, keymap: &mut Keymap) -> Vec<String> {
@@ -128,6 +95,7 @@ impl Config {
 mod tests {
     use super::*;
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use std::path::Path;
 
     fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, modifiers)

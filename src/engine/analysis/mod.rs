@@ -7,7 +7,7 @@ pub mod bounds;
 pub mod rules;
 pub mod unstoppable;
 
-use crate::engine::commands::{lookup_in, lower, resolve_in, Refusal};
+use crate::engine::commands::{is_container, lookup_in, lower, resolve_in, Refusal};
 use crate::engine::profile::{self, Profile, PROFILES};
 use full_moon::ast::{
     self, BinOp, Block, Call, Expression, Field, FunctionArgs, FunctionBody, LastStmt, Parameter,
@@ -42,6 +42,16 @@ pub fn lint(source: &str) -> Vec<Diagnostic> {
 
 /// Lint a script for a server profile: commands are those of its table.
 pub fn lint_in(source: &str, profile: &'static Profile) -> Vec<Diagnostic> {
+    lint_with(source, profile, None)
+}
+
+/// Lint a script for a server profile, knowing the KEYS it runs with (its sidecar's): KEYS[n]
+/// past them is undeclared, and their slots count for the cross-slot rule.
+pub fn lint_with(
+    source: &str,
+    profile: &'static Profile,
+    declared_keys: Option<&[String]>,
+) -> Vec<Diagnostic> {
     let source = strip_shebang(source);
     // Lua's own compiler first: its message is the one Redis gives, and its nesting limit (200
     // levels) bounds how deep the parser and the walk below recurse.
@@ -70,11 +80,13 @@ pub fn lint_in(source: &str, profile: &'static Profile) -> Vec<Diagnostic> {
             return Vec::new();
         }
         let mut walker = Walker::new(profile);
+        walker.declared_keys = declared_keys;
         walker.scopes.push(HashMap::new());
         walker.functions.push(FunctionFacts::default());
         walker.block(parsed.ast().nodes());
         walker.finish_function();
         walker.one_command(parsed.ast().nodes());
+        walker.cross_slot();
         let mut out = walker.out;
         out.extend(
             unstoppable::in_ast(parsed.ast(), profile)
@@ -251,9 +263,15 @@ struct FunctionFacts {
     error_exits: Vec<(usize, &'static str)>,
 }
 
-struct Walker {
+struct Walker<'k> {
     /// The server the script is checked for (its command table).
     profile: &'static Profile,
+    /// The KEYS the script runs with, when a sidecar tells them.
+    declared_keys: Option<&'k [String]>,
+    /// Each `KEYS[n]` with a literal n: (n, line, column).
+    keys_read: Vec<(usize, usize, usize)>,
+    /// Each key written into the script where a command takes a key: (key, line, column).
+    literal_keys: Vec<(String, usize, usize)>,
     scopes: Vec<HashMap<String, Origin>>,
     functions: Vec<FunctionFacts>,
     /// SETNX calls by the text of their key argument.
@@ -318,10 +336,13 @@ fn string_literal(token: &TokenReference) -> Option<String> {
     }
 }
 
-impl Walker {
-    fn new(profile: &'static Profile) -> Walker {
+impl<'k> Walker<'k> {
+    fn new(profile: &'static Profile) -> Walker<'k> {
         Walker {
             profile,
+            declared_keys: None,
+            keys_read: Vec::new(),
+            literal_keys: Vec::new(),
             scopes: Vec::new(),
             functions: Vec::new(),
             setnx: Vec::new(),
@@ -651,6 +672,17 @@ impl Walker {
     fn var_expression<'a>(&mut self, prefix: &Prefix, suffixes: impl Iterator<Item = &'a Suffix>) {
         let suffixes: Vec<&Suffix> = suffixes.collect();
         self.walk_prefix_and_suffixes(prefix, &suffixes);
+        if let (Prefix::Name(base), Some(Suffix::Index(ast::Index::Brackets { expression, .. }))) =
+            (prefix, suffixes.first())
+        {
+            if token_text(base) == "KEYS" && self.lookup("KEYS").is_none() {
+                if let Expression::Number(n) = expression {
+                    if let Ok(n) = token_text(n).trim().parse::<usize>() {
+                        self.key_read(n, base);
+                    }
+                }
+            }
+        }
         if let (Prefix::Name(base), Some(Suffix::Index(ast::Index::Dot { name, .. }))) =
             (prefix, suffixes.first())
         {
@@ -660,6 +692,67 @@ impl Walker {
                     self.report(LUA52_SYNTAX, name, hint);
                 }
             }
+        }
+    }
+
+    /// `KEYS[n]`: nil past the declared keys (and KEYS[0] always).
+    fn key_read(&mut self, n: usize, node: &impl Node) {
+        let (line, column) = position(node);
+        self.keys_read.push((n, line, column));
+        let message =
+            match self.declared_keys {
+                _ if n == 0 => {
+                    "KEYS[0] is always nil: Lua's tables start at 1 (KEYS[1] is the first key)"
+                        .to_string()
+                }
+                Some(keys) if n > keys.len() => format!(
+                "KEYS[{n}] is not declared: the sidecar passes {} key{} ({}), so KEYS[{n}] is nil",
+                keys.len(),
+                if keys.len() == 1 { "" } else { "s" },
+                if keys.is_empty() {
+                    "none".to_string()
+                } else {
+                    keys.iter().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(", ")
+                }
+            ),
+                _ => return,
+            };
+        self.out.push(at(UNDECLARED_KEY, line, column, message));
+    }
+
+    /// The keys the script names (literal keys, and the sidecar's KEYS) in more than one slot:
+    /// one finding, at the first place naming a key of another slot than the first key's.
+    fn cross_slot(&mut self) {
+        let declared = self.declared_keys.unwrap_or_default();
+        let mut keys: Vec<(&str, Option<(usize, usize)>)> = Vec::new();
+        for (i, key) in declared.iter().enumerate() {
+            let first_read = self
+                .keys_read
+                .iter()
+                .find(|(n, _, _)| *n == i + 1)
+                .map(|(_, l, c)| (*l, *c));
+            keys.push((key, first_read));
+        }
+        for (key, line, column) in &self.literal_keys {
+            keys.push((key, Some((*line, *column))));
+        }
+        let Some((first, _)) = keys.first().copied() else {
+            return;
+        };
+        let first_slot = crate::engine::lint::hash_slot(first.as_bytes());
+        let other = keys
+            .iter()
+            .filter(|(k, _)| crate::engine::lint::hash_slot(k.as_bytes()) != first_slot)
+            .min_by_key(|(_, at)| at.unwrap_or((usize::MAX, 0)));
+        if let Some((key, at_place)) = other {
+            let (line, column) = at_place.unwrap_or((1, 1));
+            let slot = crate::engine::lint::hash_slot(key.as_bytes());
+            self.out.push(at(
+                CROSS_SLOT,
+                line,
+                column,
+                format!("\"{key}\" hashes to slot {slot} and \"{first}\" to slot {first_slot}: a Redis Cluster answers CROSSSLOT; give them one {{hash tag}}"),
+            ));
         }
     }
 
@@ -768,12 +861,41 @@ impl Walker {
             Refusal::NoScript => format!("{upper} is refused in scripts by {}", self.profile.id),
             _ => format!("{upper} is not a command of {}", self.profile.id),
         };
-        let message = if elsewhere.is_empty() {
+        let message = if elsewhere.is_empty() && *refusal == Refusal::NoScript {
+            format!("{what}, as by every profile: scripts cannot call it")
+        } else if elsewhere.is_empty() {
             format!("{what}, nor of any profile (a module's command, or a typo?)")
         } else {
             format!("{what}: scripts can call it on {}", elsewhere.join(", "))
         };
         self.report(COMMAND_NOT_IN_PROFILE, prefix, message);
+    }
+
+    /// A call whose argument count the command's table refuses.
+    fn wrong_arity(&mut self, prefix: &Prefix, command: &str, args: &[Vec<u8>]) {
+        let sub = args
+            .get(1)
+            .map(|s| format!("{command}|{}", lower(s)))
+            .filter(|_| is_container(self.profile, command));
+        let info = sub
+            .as_deref()
+            .and_then(|s| lookup_in(self.profile, s))
+            .or_else(|| lookup_in(self.profile, command));
+        let Some(info) = info.map(|r| r.info) else {
+            return;
+        };
+        let name = info.name.replace('|', " ").to_uppercase();
+        let wanted = if info.arity >= 0 {
+            format!("exactly {}", info.arity)
+        } else {
+            format!("at least {}", -info.arity)
+        };
+        let message = format!(
+            "{name} takes {wanted} arguments counting its name, this call passes {}: the server answers {}",
+            args.len(),
+            Refusal::WrongArity.text_in(self.profile)
+        );
+        self.report(WRONG_ARITY, prefix, message);
     }
 
     fn redis_call(&mut self, prefix: &Prefix, args: &[&Expression]) {
@@ -792,10 +914,36 @@ impl Walker {
                 _ => b"x".to_vec(),
             })
             .collect();
+        // A container's subcommand from a variable: nothing is known of the call.
+        let literal_sub = matches!(
+            args.get(1).map(|a| self.origin(a)),
+            Some(Origin::Literal(_))
+        );
+        if !literal_sub && args.len() > 1 && is_container(self.profile, &command) {
+            return;
+        }
         let resolved = match resolve_in(self.profile, &fake) {
             Ok(resolved) => resolved,
+            // A container the profile has, with a subcommand it has not (7.0 calls it unknown).
+            Err(refusal @ (Refusal::Unknown | Refusal::UnknownSubcommand(..)))
+                if args.len() > 1 && is_container(self.profile, &command) =>
+            {
+                let sub = String::from_utf8_lossy(&fake[1]).to_uppercase();
+                let message = format!(
+                    "{} has no subcommand {sub} on {}: the server answers {}",
+                    command.to_uppercase(),
+                    self.profile.id,
+                    refusal.text_in(self.profile)
+                );
+                self.report(COMMAND_NOT_IN_PROFILE, prefix, message);
+                return;
+            }
             Err(refusal @ (Refusal::Unknown | Refusal::NoScript)) => {
                 self.not_in_profile(prefix, &command, &refusal);
+                return;
+            }
+            Err(Refusal::WrongArity) if !expands => {
+                self.wrong_arity(prefix, &command, &fake);
                 return;
             }
             Err(_) => return,
@@ -842,6 +990,10 @@ impl Walker {
         for (i, arg) in args.iter().enumerate().skip(1) {
             let origin = self.origin(arg);
             let is_key = key_positions.contains(&i);
+            if let (Origin::Literal(text), true) = (&origin, is_key) {
+                let (line, column) = position(*arg);
+                self.literal_keys.push((text.clone(), line, column));
+            }
             match (&origin, is_key) {
                 (Origin::Literal(text), true) => self.report(
                     KEY_NOT_FROM_KEYS,

@@ -40,6 +40,9 @@ pub const DROPPED_PCALL_ERROR: &str = "dropped-pcall-error";
 pub const NONDETERMINISTIC: &str = "nondeterministic";
 pub const ONE_COMMAND: &str = "one-command";
 pub const COMMAND_NOT_IN_PROFILE: &str = "command-not-in-profile";
+pub const WRONG_ARITY: &str = "wrong-arity";
+pub const CROSS_SLOT: &str = "cross-slot";
+pub const UNDECLARED_KEY: &str = "undeclared-key";
 pub const NOT_ANALYSED: &str = "not-analysed";
 pub const UNKILLABLE: &str = "unkillable";
 
@@ -121,6 +124,24 @@ pub const RULES: &[Rule] = &[
         severity: Severity::Warning,
         explanation: "the server version chosen (`--profile`) has no such command, or refuses it in scripts: the call fails there (profile-aware: versions differ)",
         fix: "use a command that server has (the message names the profiles that have it), or lint for the server you run",
+    },
+    Rule {
+        id: WRONG_ARITY,
+        severity: Severity::Error,
+        explanation: "the call passes a number of arguments the command's table refuses: the server answers 'Wrong number of args calling Redis command from script'",
+        fix: "pass the arguments the command takes (its arity counts the name too)",
+    },
+    Rule {
+        id: CROSS_SLOT,
+        severity: Severity::Warning,
+        explanation: "the keys a script names (written in it, or the sidecar's KEYS) hash to different cluster slots: a Redis Cluster answers CROSSSLOT",
+        fix: "give the keys one {hash tag}, such as {user:42}:cart and {user:42}:stock",
+    },
+    Rule {
+        id: UNDECLARED_KEY,
+        severity: Severity::Warning,
+        explanation: "KEYS[n] past the keys the sidecar (SCRIPT.json) declares, or KEYS[0]: it is nil when the script runs",
+        fix: "add the key to the sidecar's \"keys\", or use one of those declared",
     },
     Rule {
         id: UNKILLABLE,

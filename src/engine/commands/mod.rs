@@ -3,6 +3,7 @@
 //! the handlers. `redis_commands.rs` was produced by running `redis-cli --json COMMAND` against
 //! the reference server and turning each entry (and subcommand) into a `RedisCommandInfo` row.
 
+pub mod docs; // COMMAND DOCS of the servers: since, group, summary, syntax
 pub mod errors;
 pub mod long_double;
 mod redis_commands;

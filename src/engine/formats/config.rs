@@ -14,7 +14,23 @@
 //! delete_key = "x"
 //! ```
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// Overrides the config directory (tests, portable setups).
+pub const CONFIG_DIR_ENV: &str = "EVALBENCH_CONFIG_DIR";
+pub const FILE_NAME: &str = "config.toml";
+
+/// The directory holding `config.toml`: `$EVALBENCH_CONFIG_DIR`, else the platform's config dir.
+pub fn config_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(CONFIG_DIR_ENV).filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    // Unit tests never read the user's own configuration.
+    if cfg!(test) {
+        return None;
+    }
+    directories::ProjectDirs::from("", "", "evalbench").map(|p| p.config_dir().to_path_buf())
+}
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -47,6 +63,26 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The user's configuration; a missing file gives the defaults silently.
+    pub fn load() -> Config {
+        match config_dir() {
+            Some(dir) => Config::load_from(&dir.join(FILE_NAME)),
+            None => Config::default(),
+        }
+    }
+
+    /// The configuration in `path`; any problem gives a warning and the defaults for that part.
+    pub fn load_from(path: &Path) -> Config {
+        match crate::engine::input::read_bounded_text(path, &crate::engine::input::SETTINGS) {
+            Ok(text) => Config::parse(&text, &path.display().to_string()),
+            Err(e) if e.is_not_found() => Config::default(),
+            Err(e) => Config {
+                warnings: vec![format!("{e}; using the defaults")],
+                ..Config::default()
+            },
+        }
+    }
+
     /// Parse the TOML `text` (`origin` names it in warnings).
     pub fn parse(text: &str, origin: &str) -> Config {
         let mut config = Config::default();
