@@ -168,7 +168,7 @@ fn new_lesson(name: &str, dir: Option<&PathBuf>) -> Result<(i32, String), CliErr
         );
     }
     // config.toml is read from elsewhere: the folder in full.
-    let full = std::fs::canonicalize(&dir).unwrap_or(dir.clone());
+    let full = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
     let _ = writeln!(
         out,
         "in the workbench: lessons_dir = \"{}\" in config.toml, then Alt-L",
