@@ -168,11 +168,11 @@ fn evalbench(args: &[&str]) -> Output {
         .expect("run evalbench")
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("evalbench-export-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("evalbench-export-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn path_str(p: &Path) -> &str {
@@ -181,7 +181,8 @@ fn path_str(p: &Path) -> &str {
 
 #[test]
 fn run_export_writes_the_format_of_the_extension() {
-    let dir = temp_dir("ext");
+    let dir_tmp = temp_dir("ext");
+    let dir = dir_tmp.path().to_path_buf();
     let md = dir.join("run.md");
     let out = evalbench(&[
         "run",
@@ -211,12 +212,12 @@ fn run_export_writes_the_format_of_the_extension() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(text.starts_with("<!DOCTYPE html>\n"), "{text}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn run_export_keeps_an_existing_file_unless_overwrite() {
-    let dir = temp_dir("keep");
+    let dir_tmp = temp_dir("keep");
+    let dir = dir_tmp.path().to_path_buf();
     let file = dir.join("run.html");
     std::fs::write(&file, "mine").unwrap();
     let args = [
@@ -246,12 +247,12 @@ fn run_export_keeps_an_existing_file_unless_overwrite() {
     assert!(std::fs::read_to_string(&file)
         .unwrap()
         .contains("<pre>(error) ERR unknown item stock:1</pre>"));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn run_export_with_an_unknown_format_is_refused_before_running() {
-    let dir = temp_dir("fmt");
+    let dir_tmp = temp_dir("fmt");
+    let dir = dir_tmp.path().to_path_buf();
     let file = dir.join("run.txt");
     let out = evalbench(&[
         "run",
@@ -278,7 +279,6 @@ fn run_export_with_an_unknown_format_is_refused_before_running() {
         "evalbench: --export-format \"pdf\": unknown format (use one of: md, html)\n"
     );
     assert!(!file.exists());
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The workbench's export key: a prompt prefilled with a free name after the script; Enter writes
@@ -289,7 +289,8 @@ fn workbench_exports_the_last_run_to_a_file_named_after_the_script() {
     use evalbench::tui::app::{Overlay, PromptPurpose};
     use evalbench::tui::harness::Harness;
     common::isolate_app_dirs();
-    let dir = temp_dir("tui");
+    let dir_tmp = temp_dir("tui");
+    let dir = dir_tmp.path().to_path_buf();
     let mut h = Harness::new(
         "return redis.call('INCR', KEYS[1])",
         &["hits"],
@@ -351,14 +352,14 @@ fn workbench_exports_the_last_run_to_a_file_named_after_the_script() {
         )
     );
     assert_eq!(std::fs::read_to_string(&prefilled).unwrap(), page);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// `--export FIFO --overwrite` is refused before the run, never opened (opening a FIFO to write
 /// blocks until a reader comes): the child is killed and the test fails if it does not end.
 #[test]
 fn run_export_to_a_fifo_is_refused_without_hanging() {
-    let dir = temp_dir("fifo");
+    let dir_tmp = temp_dir("fifo");
+    let dir = dir_tmp.path().to_path_buf();
     let fifo = dir.join("run.md");
     let c = std::ffi::CString::new(path_str(&fifo)).unwrap();
     // SAFETY: mkfifo with a valid NUL-terminated path.
@@ -402,12 +403,12 @@ fn run_export_to_a_fifo_is_refused_without_hanging() {
         )
     );
     assert!(out.stdout.is_empty(), "refused before running");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn run_export_overwrite_writes_through_a_symlink() {
-    let dir = temp_dir("link");
+    let dir_tmp = temp_dir("link");
+    let dir = dir_tmp.path().to_path_buf();
     let real = dir.join("real.md");
     std::fs::write(&real, "old").unwrap();
     let link = dir.join("run.md");
@@ -428,7 +429,6 @@ fn run_export_overwrite_writes_through_a_symlink() {
     assert!(std::fs::read_to_string(&real)
         .unwrap()
         .starts_with("# evalbench run: stock\\_decrement.lua\n"));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// A large value is shown by its first 64 KiB with its true size, never copied whole: the export

@@ -360,8 +360,8 @@ fn a_script_that_never_ends_is_stopped_and_the_check_says_so() {
 
 #[test]
 fn a_lesson_written_in_a_folder_of_its_own_is_listed_shown_and_checked() {
-    let tmp = tempfile::TempDir::new().unwrap();
-    let dir = tmp.path().to_path_buf();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let lesson = dir.join("01-set-if-greater");
     std::fs::create_dir_all(&lesson).unwrap();
     std::fs::write(

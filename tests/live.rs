@@ -763,8 +763,8 @@ fn tls_with_a_ca_file_works_and_an_unknown_ca_is_one_clear_line() {
     let Some(server) = RedisServer::start() else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("evalbench-tls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     if !make_certificates(&dir) {
         assert!(
             std::env::var("CI").is_err(),
@@ -831,7 +831,6 @@ fn tls_with_a_ca_file_works_and_an_unknown_ca_is_one_clear_line() {
         ..spec(None)
     };
     LiveBackend::connect(insecure.resolve().unwrap()).expect("insecure TLS connect");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The workbench's engine thread on a live server: reads run traced as EVAL_RO; a write is held back

@@ -13,15 +13,10 @@ use evalbench::engine::report::Outcome;
 use evalbench::engine::RunRequest;
 use std::time::{Duration, Instant};
 
+/// The nodes are declared first: they stop before their folder is removed.
 struct Cluster {
     nodes: Vec<RedisServer>,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    dir: tempfile::TempDir,
 }
 
 fn start_cluster() -> Option<Cluster> {
@@ -32,12 +27,12 @@ fn start_cluster() -> Option<Cluster> {
 /// 3 + i replicates master i. `cluster-node-timeout` is long (30 s), so nothing fails over by
 /// itself during a test: a failover is the test's own doing.
 fn start_cluster_with(replicas: usize) -> Option<Cluster> {
-    // One directory per cluster: tests run in parallel and each removes its own when done.
-    static CLUSTERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = CLUSTERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("evalbench-cluster-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let dir_arg = dir.display().to_string();
+    // One directory per cluster (the nodes' config files): tests run in parallel.
+    let dir = tempfile::Builder::new()
+        .prefix("evalbench-cluster-")
+        .tempdir()
+        .unwrap();
+    let dir_arg = dir.path().display().to_string();
     let mut nodes = Vec::new();
     for _ in 0..3 + replicas {
         nodes.push(RedisServer::start_with(&[
@@ -110,7 +105,8 @@ fn start_cluster_with(replicas: usize) -> Option<Cluster> {
         wait(&mut conns, &|c, i| {
             i != 0
                 || matches!(c.cmd(&["CLUSTER", "SLOTS"]), Reply::Array(ranges)
-                    if ranges.iter().all(|r| matches!(r, Reply::Array(p) if p.len() == 4)))
+                    if ranges.iter().enumerate().all(|(m, r)| matches!(r, Reply::Array(p)
+                        if p.len() == if m < replicas { 4 } else { 3 })))
         });
     }
     Some(Cluster { nodes, dir })
@@ -724,7 +720,7 @@ fn script_kill_reaches_the_node_running_the_script() {
     }
 
     // FUNCTION LOAD on every master: each master's state, one --yes, each master's answer.
-    let file = cluster.dir.join("counters.lua");
+    let file = cluster.dir.path().join("counters.lua");
     std::fs::write(&file, library).unwrap();
     let load = |extra: &[&str]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
@@ -1199,7 +1195,7 @@ fn runs_keep_their_trace_and_writes_whatever_the_reply_holds() {
 
     // The CLI: the JSON names the node and says what was written.
     let url = format!("redis://{}", addr(&cluster, 0));
-    let dir = cluster.dir.join("scripts");
+    let dir = cluster.dir.path().join("scripts");
     std::fs::create_dir_all(&dir).unwrap();
     let file = |name: &str, text: &str| {
         let path = dir.join(name);
@@ -1258,8 +1254,9 @@ fn runs_keep_their_trace_and_writes_whatever_the_reply_holds() {
     );
     assert_eq!(conns[node].cmd(&["GET", counter]), Reply::bulk("7"));
 
-    // A dry run stopped at the busy threshold: the refusal also says what cluster-node-timeout
-    // risks on a cluster.
+    // A dry run stopped at the busy threshold: the threshold (200 ms) is far under
+    // cluster-node-timeout (30 s), and a busy node answers the other nodes once past it, so no
+    // failover is foretold.
     assert_eq!(
         conns[0].cmd(&["CONFIG", "SET", "busy-reply-threshold", "200"]),
         Reply::ok()
@@ -1270,7 +1267,7 @@ fn runs_keep_their_trace_and_writes_whatever_the_reply_holds() {
     assert!(stderr.starts_with("evalbench: refused: the dry run in the sandbox on a copy of KEYS did not complete: stopped at the busy threshold (200 ms) after "), "{stderr}");
     assert!(
         stderr.ends_with(&format!(
-            "; on this cluster a script running past cluster-node-timeout (30000 ms) gets its master failed over by a replica, and its writes are lost with the old master.\nNothing was sent to {}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).\n",
+            " (on the server it would keep every other client waiting until it ends or is killed).\nNothing was sent to {}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).\n",
             node_of_key(&cluster, counter)
         )),
         "{stderr}"
@@ -1372,10 +1369,43 @@ fn a_lost_master_is_that_node_alone_and_a_failover_is_followed() {
     let keys: Vec<String> = (0..3).map(|i| key_on(i, "c")).collect();
     let slot = |k: &str| evalbench::engine::lint::hash_slot(k.as_bytes());
 
-    // A failover while connected: node 3 takes over node 0's slots; the write meets MOVED there,
-    // follows it once, and the report names the new master.
+    // A failover between the workbench's question and y: the question named node 0; y reads the
+    // slot map again, sends nothing and asks again, naming node 3; y then sends it there, once.
+    let asked = key_on(0, "q");
+    let mut bench = WorkbenchOn::new(&cluster, incr, &asked);
+    bench.press("<F5>");
+    let first = bench.question().expect("the write is asked about");
+    let (n0, n3) = (
+        format!("{} (master, slot {})", addr(&cluster, 0), slot(&asked)),
+        format!("{} (master, slot {})", addr(&cluster, 3), slot(&asked)),
+    );
+    assert!(
+        first.ends_with(&format!("Send it to {n0}? (y/n)")),
+        "{first}"
+    );
     assert_eq!(conns[3].cmd(&["CLUSTER", "FAILOVER"]), Reply::ok());
     wait_for_master(&cluster, 0, slot(&keys[0]), 3);
+    reset_stats(&mut conns);
+    bench.press("y");
+    assert_eq!(
+        bench.question(),
+        Some(format!("The cluster's topology changed since the question: the script's slot moved from {n0} to {n3} (a failover). Nothing was sent. y sends it with writes allowed; Esc on the server sends SCRIPT KILL. Send it to {n3}? (y/n)"))
+    );
+    assert!(commands_run(&mut conns)
+        .iter()
+        .all(|ran| !ran.iter().any(|c| c.starts_with("eval"))));
+    bench.press("y");
+    assert_eq!(bench.question(), None);
+    assert_eq!(conns[3].cmd(&["GET", &asked]), Reply::bulk("1"));
+    let evals: Vec<bool> = commands_run(&mut conns)
+        .iter()
+        .map(|ran| ran.iter().any(|c| c.starts_with("eval")))
+        .collect();
+    assert_eq!(evals, vec![false, false, false, true, false, false]);
+    drop(bench);
+
+    // The failover seen from a connection made before it: the write meets MOVED on node 0,
+    // follows it once, and the report names the new master.
     let report = live
         .run(&request(incr, &[&keys[0]]), WriteMode::Allowed)
         .unwrap();
@@ -1621,7 +1651,7 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
     assert_eq!(live.server.cluster_node_timeout_ms, Some(400));
     let slow_script = "local s = redis.call('TIME') while true do local n = redis.call('TIME') \
         if (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 300000 then break end end return 1";
-    let slow_file = cluster.dir.join("slow.lua");
+    let slow_file = cluster.dir.path().join("slow.lua");
     std::fs::write(&slow_file, slow_script).unwrap();
     let url = format!("redis://{}", addr(&cluster, 0));
     let (code, stdout, stderr) = cli(&["--server", &url, slow_file.to_str().unwrap()]);
@@ -1632,7 +1662,7 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
         "{stderr}"
     );
     assert!(
-        stderr.contains(&format!("% of this cluster's cluster-node-timeout of 400 ms (the server may be slower): a script running past it gets its master failed over by a replica, and its writes are lost with the old master.\nNothing was sent to {} (master, no keys). Rerun with --yes", addr(&cluster, 0))),
+        stderr.contains(&format!("% of this cluster's cluster-node-timeout of 400 ms (the server may be slower): a node running a script answers the other nodes only once it passes the busy threshold (60000 ms), so a master busy longer than cluster-node-timeout (400 ms) is failed over by its replica, and the script's writes do not reach the new master.\nNothing was sent to {} (master, no keys). Rerun with --yes", addr(&cluster, 0))),
         "{stderr}"
     );
     for (name, value) in [
@@ -1662,10 +1692,12 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
         [concern @ Concern::NodeTimeout {
             ms,
             timeout_ms: 400,
+            replica: false,
+            ..
         }] => {
             assert!(*ms >= 300.0, "{ms}");
             assert!(
-                describe_concern(concern).ends_with("% of this cluster's cluster-node-timeout of 400 ms (the server may be slower): a script running past it gets its master failed over by a replica, and its writes are lost with the old master"),
+                describe_concern(concern).ends_with("% of this cluster's cluster-node-timeout of 400 ms (the server may be slower): a node running a script answers the other nodes only once it passes the busy threshold (60000 ms), so a master busy longer than cluster-node-timeout (400 ms) is failed over by its replica, and the script's writes do not reach the new master"),
                 "{}",
                 describe_concern(concern)
             );
@@ -1813,7 +1845,7 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
     // The node connected to is a replica now: a keyless script stays there, and says so.
     assert_eq!(live.server.role, "slave");
     // A load on every master from it: the masters are the slot map's (node 3 now).
-    let file = cluster.dir.join("tally.lua");
+    let file = cluster.dir.path().join("tally.lua");
     std::fs::write(&file, library).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
         .args(["function", "load", "--every-master", "--json", "--server"])
@@ -1953,4 +1985,233 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
         )),
         "{status}"
     );
+}
+
+/// Wait until node `asked` says `cluster_state:STATE` in CLUSTER INFO.
+fn wait_for_state(cluster: &Cluster, asked: usize, state: &str) {
+    let mut conn = cluster.nodes[asked].connect();
+    let want = format!("cluster_state:{state}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !matches!(conn.cmd(&["CLUSTER", "INFO"]), Reply::Bulk(b)
+        if String::from_utf8_lossy(&b).contains(&want))
+    {
+        assert!(Instant::now() < deadline, "node {asked} is not {want}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_cluster_that_is_down_is_said_to_be_down_and_nothing_is_sent() {
+    use evalbench::engine::live::guarded::{guarded_run, Consent, RunControl};
+    let Some(mut cluster) = start_cluster_with(1) else {
+        return;
+    };
+    let mut conn = cluster.nodes[0].connect();
+    // A short cluster-node-timeout once the cluster is up: the nodes flag one that does not answer
+    // within a second or two.
+    for node in &cluster.nodes {
+        assert_eq!(
+            node.connect()
+                .cmd(&["CONFIG", "SET", "cluster-node-timeout", "1000"]),
+            Reply::ok()
+        );
+    }
+
+    // First, what a script busy past it does on a replica (node 3, of master 0): the guard's words
+    // for it, then the cluster doing what they say.
+    let mut replica_conn = cluster.nodes[3].connect();
+    let mut on_replica = LiveBackend::connect(
+        TargetSpec {
+            url: Some(format!("redis://{}", addr(&cluster, 3))),
+            ..TargetSpec::default()
+        }
+        .resolve()
+        .unwrap(),
+    )
+    .unwrap();
+    let busy = |us: u32| {
+        format!(
+            "local s = redis.call('TIME') while true do local n = redis.call('TIME') \
+        if (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > {us} then break end end return 1"
+        )
+    };
+    let control = RunControl::default();
+    control.begin(&[]);
+    let run = guarded_run(
+        &mut on_replica,
+        &request(&busy(600_000), &[]),
+        &Consent::default(),
+        &control,
+        0,
+    );
+    assert!(!run.sent);
+    let question = run.question.expect("asked").text();
+    assert!(question.contains("% of this cluster's cluster-node-timeout of 1000 ms (the server may be slower): a node running a script answers the other nodes only once it passes the busy threshold (5000 ms), so a replica busy longer than cluster-node-timeout (1000 ms) is flagged as failed until it answers; nothing is failed over (its master goes on serving its slots)"), "{question}");
+    let flagged = |conn: &mut Conn, node: usize| match conn.cmd(&["CLUSTER", "NODES"]) {
+        Reply::Bulk(b) => String::from_utf8_lossy(&b)
+            .lines()
+            .find(|l| l.contains(&format!(":{}@", cluster.nodes[node].port)))
+            .map(|l| l.split(' ').nth(2).unwrap_or_default().to_string())
+            .unwrap_or_default(),
+        other => panic!("{other:?}"),
+    };
+    // 3 s, under the busy threshold: the replica answers no other node meanwhile.
+    let script = busy(3_000_000);
+    let running = std::thread::spawn(move || replica_conn.cmd(&["EVAL", &script, "0"]));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    // "fail" (the masters agreed), not only "fail?" (node 0's own view).
+    while !flagged(&mut conn, 3).split(',').any(|f| f == "fail") {
+        assert!(
+            Instant::now() < deadline,
+            "the busy replica was never flagged"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(running.join().unwrap(), Reply::Int(1));
+    assert_eq!(flagged(&mut conn, 0), "myself,master");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while flagged(&mut conn, 3).contains("fail") {
+        assert!(Instant::now() < deadline, "the replica stayed flagged");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(flagged(&mut conn, 3), "slave");
+
+    let mut live = connect(&cluster);
+    let key = key_on(0, "d");
+    assert_eq!(conn.cmd(&["SET", &key, "1"]), Reply::ok());
+    cluster.nodes[1].stop();
+    cluster.nodes[2].stop();
+    // Until the cluster flags them, it is up: runs to master 0 go on.
+    assert_eq!(live.cluster_down(), None);
+    wait_for_state(&cluster, 0, "fail");
+    assert_eq!(live.check_nodes().unwrap().len(), 2);
+    let (a0, a1, a2) = (addr(&cluster, 0), addr(&cluster, 1), addr(&cluster, 2));
+    let why = format!(
+        "the cluster is down (cluster_state:fail on {a0}): masters {a1} (slots 5461-10922) and {a2} (slots 10923-16383) do not answer the other nodes; slots 5461-16383 are not served; 1 of 3 masters answers, fewer than the majority a failover needs, so no replica can take over until a lost master is back: the cluster refuses every run with keys (CLUSTERDOWN), on the masters that answer too; a keyless script still runs, but each command on a key inside it fails"
+    );
+    assert_eq!(live.cluster_down().map(|d| d.describe()), Some(why.clone()));
+    // What it says is what the cluster does: master 0 refuses its own key, runs a keyless script,
+    // and refuses the key inside it.
+    assert_eq!(
+        conn.cmd(&["GET", &key]),
+        Reply::err("CLUSTERDOWN The cluster is down")
+    );
+    assert_eq!(conn.cmd(&["EVAL", "return 1", "0"]), Reply::Int(1));
+    match conn.cmd(&["EVAL", &format!("return redis.call('GET', '{key}')"), "0"]) {
+        Reply::Error(e) => assert!(
+            e.starts_with("ERR Script attempted to execute a command while the cluster is down"),
+            "{e}"
+        ),
+        other => panic!("{other:?}"),
+    }
+
+    // The guard sends nothing (not even the copy's reads): the refusal says why and where.
+    reset_stats(std::slice::from_mut(&mut conn));
+    let control = RunControl::default();
+    control.begin(&[key.as_bytes().to_vec()]);
+    let run = guarded_run(
+        &mut live,
+        &request("return redis.call('GET', KEYS[1])", &[&key]),
+        &Consent::default(),
+        &control,
+        0,
+    );
+    assert!(!run.sent);
+    assert_eq!(run.report.outcome, Outcome::Refused);
+    let slot = evalbench::engine::lint::hash_slot(key.as_bytes());
+    assert_eq!(
+        run.report.reply,
+        Reply::err(format!(
+            "evalbench: not sent: {why}; nothing was sent to {a0} (master, slot {slot})"
+        ))
+    );
+    assert_eq!(keyed_or_scripts(&mut conn), Vec::<String>::new());
+    // The CLI says the same (exit 3: the cluster cannot run it), with --yes too.
+    let url = format!("redis://{a0}");
+    let dir = tempfile::TempDir::new().unwrap();
+    let script = dir.path().join("incr.lua");
+    std::fs::write(&script, "return redis.call('INCR', KEYS[1])").unwrap();
+    let (code, out, err) = cli(&["--server", &url, "--yes", script.to_str().unwrap(), &key]);
+    assert_eq!((code, out.as_str()), (3, ""), "{err}");
+    assert_eq!(
+        err,
+        format!("evalbench: refused: {why}; nothing was sent to {a0} (master, slot {slot})\n")
+    );
+    assert_eq!(keyed_or_scripts(&mut conn), Vec::<String>::new());
+    assert_eq!(conn.cmd(&["PING"]), pong());
+}
+
+/// The commands a node ran (or refused) since `reset_stats` other than evalbench's own questions
+/// about the cluster and the connection: key reads, writes and scripts.
+fn keyed_or_scripts(conn: &mut Conn) -> Vec<String> {
+    let own = ["ping", "hello", "select", "auth", "readonly", "role"];
+    commands_run(std::slice::from_mut(conn))
+        .remove(0)
+        .into_iter()
+        .filter(|n| {
+            !(n.starts_with("cluster|")
+                || n.starts_with("config|")
+                || n.starts_with("client|")
+                || n.starts_with("command")
+                || own.contains(&n.as_str()))
+        })
+        .collect()
+}
+
+/// The workbench on the cluster (the App with the real engine thread), one key given.
+struct WorkbenchOn {
+    app: evalbench::tui::app::App,
+    worker: evalbench::tui::worker::Worker,
+}
+
+impl WorkbenchOn {
+    fn new(cluster: &Cluster, script: &str, key: &str) -> WorkbenchOn {
+        common::isolate_app_dirs();
+        let live = connect(cluster);
+        let mut app =
+            evalbench::tui::app::App::new(script, None, evalbench::tui::config::Config::default());
+        app.inputs = evalbench::tui::inputs::InputsState::from_lists(&[key.to_string()], &[]);
+        app.config.busy_threshold_ms = live.server.busy_threshold_ms;
+        app.set_live_server("redis cluster".into());
+        WorkbenchOn {
+            app,
+            worker: evalbench::tui::worker::Worker::start_with(Some(live)),
+        }
+    }
+
+    /// A key, then the run it starts to its end.
+    fn press(&mut self, key: &str) {
+        let key = evalbench::tui::keymap::parse_key(key).expect("key notation");
+        let effects = self
+            .app
+            .on_event(&ratatui::crossterm::event::Event::Key(key));
+        evalbench::tui::apply(effects, &self.worker, None);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            while let Ok(event) = self.worker.events.try_recv() {
+                self.app.on_engine_event(event);
+            }
+            if self.app.running.is_none() {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the run did not end");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// The y/n question shown, as the workbench words it (naming the node).
+    fn question(&self) -> Option<String> {
+        use evalbench::tui::app::{Confirm, Overlay};
+        match &self.app.overlay {
+            Some(Overlay::Confirm(Confirm::LiveSend(_, q))) => {
+                Some(evalbench::tui::connection::live_send_text(
+                    q,
+                    self.app.live_node.as_deref(),
+                    None,
+                    None,
+                ))
+            }
+            _ => None,
+        }
+    }
 }

@@ -388,8 +388,8 @@ fn text_output_and_help() {
 }
 
 fn lab_error(text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("evalbench-race-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let path = dir.join(format!("lab{}.toml", text.len()));
     std::fs::write(&path, text).unwrap();
     let out = evalbench(&["race", path.to_str().unwrap()]);
@@ -529,8 +529,8 @@ fn a_cancelled_lab_gives_no_report() {
 
 #[test]
 fn a_lab_past_the_memory_budget_stops_with_the_budget_in_the_output() {
-    let dir = std::env::temp_dir().join(format!("evalbench-race-budget-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let lab = dir.join("setrange.toml");
     std::fs::write(
         &lab,
@@ -545,7 +545,6 @@ fn a_lab_past_the_memory_budget_stops_with_the_budget_in_the_output() {
         "--strategy",
         "plain",
     ]);
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
     let why = "the race lab used more than the memory budget (64 MiB: keyspaces, outcomes and Lua together) after 0 schedules; raise it with --max-memory MIB, or memory_limit_mb in the workbench's config.toml";
@@ -624,8 +623,8 @@ fn a_client_that_got_an_error_is_an_error_not_a_lost_update() {
     assert_eq!(lost.verdict, race::Verdict::LostUpdate);
     assert!(lost.wrote);
     // And the CLI says so.
-    let dir = std::env::temp_dir().join(format!("evalbench-race-error-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let path = dir.join("stock.toml");
     std::fs::write(&path, stock_script_lab()).unwrap();
     let out = evalbench(&["race", path.to_str().unwrap(), "--strategy", "multi"]);
@@ -639,7 +638,6 @@ fn a_client_that_got_an_error_is_an_error_not_a_lost_update() {
         text.contains("lost updates in 0, invariants broken in 0, a client got an error in 2"),
         "{text}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -48,37 +48,8 @@ impl Default for SandboxConfig {
     }
 }
 
-/// One EVAL.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunRequest {
-    pub script: Vec<u8>,
-    pub keys: Vec<Vec<u8>>,
-    pub argv: Vec<Vec<u8>>,
-    /// The caller's protocol (HELLO 3 or not).
-    pub protocol: Protocol,
-    /// EVAL_RO.
-    pub read_only: bool,
-}
-
-impl RunRequest {
-    pub fn new(script: impl Into<Vec<u8>>) -> RunRequest {
-        RunRequest {
-            script: script.into(),
-            ..RunRequest::default()
-        }
-    }
-}
-
-/// One FCALL: the function's name (case-insensitive, as Redis looks it up), KEYS and ARGV.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FunctionCall {
-    pub name: String,
-    pub keys: Vec<Vec<u8>>,
-    pub argv: Vec<Vec<u8>>,
-    pub protocol: Protocol,
-    /// FCALL_RO.
-    pub read_only: bool,
-}
+// The requests are data below the runtime (the debugger reads them too).
+pub use super::request::{FunctionCall, RunRequest};
 
 pub struct Sandbox {
     vm: Vm,
@@ -337,7 +308,7 @@ impl Sandbox {
         session: &mut super::debug::DebugSession,
         frontend: &mut dyn super::debug::DebugFrontend,
     ) -> super::debug::DebugReport {
-        super::debug::run(self, request, session, frontend)
+        super::debug::armed(session, frontend, || self.run(request))
     }
 
     /// Call a loaded function (FCALL) under the debugger; `session` from
@@ -348,7 +319,7 @@ impl Sandbox {
         session: &mut super::debug::DebugSession,
         frontend: &mut dyn super::debug::DebugFrontend,
     ) -> super::debug::DebugReport {
-        super::debug::run_function(self, call, session, frontend)
+        super::debug::armed(session, frontend, || self.fcall(call))
     }
 }
 
@@ -551,7 +522,7 @@ fn run_warnings(run: &RunScratch, outcome: Outcome, config: &SandboxConfig) -> V
             kind: WarningKind::Unkillable,
             line: *line,
             message: format!(
-                "stopped at the busy threshold inside {what}, one C call: Redis's hook never fires there, so on a server SCRIPT KILL cannot stop it until the call returns and the server may need a restart"
+                "stopped at the busy threshold inside {what}, one C call: Redis's hook never fires there, so on a server no client is answered, SCRIPT KILL included, until the call returns (a kill sent meanwhile acts then): a call that runs for long leaves a restart as the only way out"
             ),
         });
     }
@@ -620,5 +591,54 @@ fn error_text(
             ),
             ScriptError::OutOfMemory => (super::budget::over_budget_text(memory_limit), None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OBJECT: &str =
+        "cjson.encode({name = 'ann', age = 31, city = 'Oslo', email = 'e', active = true})";
+    // What redis-server 7.0.15 and valkey-server 8.1.1 reply (redis-cli EVAL): the order of a
+    // table's keys follows the profile's Lua string hash.
+    const REDIS_ORDER: &str = r#"{"name":"ann","active":true,"city":"Oslo","age":31,"email":"e"}"#;
+    const VALKEY_ORDER: &str = r#"{"email":"e","city":"Oslo","age":31,"name":"ann","active":true}"#;
+
+    fn profile(id: &str) -> &'static Profile {
+        Profile::by_id(id).unwrap()
+    }
+
+    fn encoded(sandbox: &mut Sandbox) -> Reply {
+        sandbox
+            .run(&RunRequest::new(format!("return {OBJECT}")))
+            .reply
+    }
+
+    fn bulk(text: &str) -> Reply {
+        Reply::Bulk(text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn scripts_and_functions_follow_profile_changes() {
+        let mut sandbox = Sandbox::new();
+        assert_eq!(encoded(&mut sandbox), bulk(REDIS_ORDER));
+        sandbox.set_profile(profile("valkey-8.1"));
+        assert_eq!(encoded(&mut sandbox), bulk(VALKEY_ORDER));
+        sandbox.script_flush();
+        assert_eq!(encoded(&mut sandbox), bulk(VALKEY_ORDER));
+        let library = format!(
+            "#!lua name=order\nredis.register_function('order', function() return {OBJECT} end)"
+        );
+        sandbox.function_load(library.as_bytes(), false).unwrap();
+        let call = FunctionCall {
+            name: "order".into(),
+            ..FunctionCall::default()
+        };
+        assert_eq!(sandbox.fcall(&call).reply, bulk(VALKEY_ORDER));
+        // Back to Redis: the library is loaded again, into a VM with Redis's hash.
+        sandbox.set_profile(profile("redis-7.0"));
+        assert_eq!(encoded(&mut sandbox), bulk(REDIS_ORDER));
+        assert_eq!(sandbox.fcall(&call).reply, bulk(REDIS_ORDER));
     }
 }

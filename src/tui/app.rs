@@ -415,6 +415,10 @@ impl App {
             (Some(server), _) if self.connection.lost.is_some() => {
                 format!("live {server} DISCONNECTED")
             }
+            // The cluster refuses runs with keys: the status line says why.
+            (Some(server), true) if self.connection.cluster_down.is_some() => {
+                format!("live {server} CLUSTER DOWN")
+            }
             (Some(server), true) if !self.connection.down.is_empty() => format!(
                 "live {server} guarded · {} node{} down: {}",
                 self.connection.down.len(),
@@ -1490,7 +1494,16 @@ impl App {
                         }
                     );
                 }
-                if report.outcome == crate::engine::report::Outcome::Cancelled && self.use_live {
+                // A run the guard did not send for a reason of the server's (a node lost, the
+                // cluster down): its words, not "error in 0.000 ms".
+                let not_sent = report.outcome == crate::engine::report::Outcome::Refused
+                    && !result.live
+                    && result.question.is_none()
+                    && matches!(&report.reply, crate::engine::reply::Reply::Error(e)
+                        if e.starts_with("evalbench: not sent: "));
+                if (report.outcome == crate::engine::report::Outcome::Cancelled || not_sent)
+                    && self.use_live
+                {
                     // evalbench's own words: cancelled before the send, nothing reached the server.
                     self.status = report
                         .reply

@@ -21,6 +21,12 @@ pub struct ConnectionState {
     pub pending: bool,
     /// On a cluster that answers: the nodes that did not (each "host:port (role, slots): why").
     pub down: Vec<String>,
+    /// On a cluster that says `cluster_state:fail`: why, as its nodes see it (runs with keys are
+    /// refused by the cluster).
+    pub cluster_down: Option<String>,
+    /// On a cluster, what a long script risks on a replica (`app.cluster_timeout_note` is a
+    /// master's): the question picks the one for the node it names.
+    pub replica_timeout_note: Option<String>,
     /// The role of the node connected to ("master", "slave"), as read on connect and, on a
     /// cluster, again at each check (a failover changes it).
     pub role: Option<String>,
@@ -108,20 +114,39 @@ pub fn on_role(app: &mut App, role: String) {
     state.role = Some(role);
 }
 
-/// The nodes of a cluster that did not answer the last check: the status bar names them (runs to
-/// the other nodes go on), and a change is told once.
-pub fn on_nodes(app: &mut App, down: Vec<String>) {
+/// The nodes of a cluster that did not answer the last check, and the cluster's own state: the
+/// status bar names them, and a change is told once. Runs to the other nodes go on unless the
+/// cluster says it is down (it then refuses every run with keys, on the masters that answer too).
+pub fn on_nodes(app: &mut App, down: Vec<String>, cluster_down: Option<String>) {
     let state = &mut app.connection;
-    if state.down == down {
+    if state.down == down && state.cluster_down == cluster_down {
         return;
     }
-    if let Some(first) = down.iter().find(|d| !state.down.contains(d)) {
+    if let Some(why) = cluster_down
+        .as_ref()
+        .filter(|w| state.cluster_down.as_ref() != Some(*w))
+    {
+        app.status = why.clone();
+    } else if let (Some(first), None) =
+        (down.iter().find(|d| !state.down.contains(d)), &cluster_down)
+    {
         app.status =
             format!("a cluster node does not answer: {first}; runs to the other nodes go on");
-    } else if down.is_empty() {
+    } else if cluster_down.is_none() && state.cluster_down.is_some() {
+        app.status = if down.is_empty() {
+            "the cluster is up again (cluster_state:ok); every node answers".into()
+        } else {
+            format!(
+                "the cluster is up again (cluster_state:ok); {} node{} still down: runs to the other nodes go on",
+                down.len(),
+                if down.len() == 1 { "" } else { "s" }
+            )
+        };
+    } else if down.is_empty() && cluster_down.is_none() {
         app.status = "every cluster node answers again".into();
     }
     state.down = down;
+    state.cluster_down = cluster_down;
 }
 
 /// The live guard's y/n question as shown: on a cluster it names the node the script goes to, and a
@@ -130,8 +155,14 @@ pub fn live_send_text(
     question: &crate::engine::live::guarded::Question,
     node: Option<&str>,
     cluster_note: Option<&str>,
+    replica_note: Option<&str>,
 ) -> String {
     use crate::engine::live::guarded::Concern;
+    // "127.0.0.1:7004 (replica, no keys)": a keyless script on a replica given to connect.
+    let cluster_note = match node {
+        Some(n) if n.contains("(replica,") => replica_note,
+        _ => cluster_note,
+    };
     let mut text = question.text();
     let slow = question
         .concerns
@@ -179,9 +210,10 @@ mod tests {
             live_send_text(
                 &question,
                 Some("127.0.0.1:7002 (master, slot 15495)"),
-                Some("on this cluster a script running past cluster-node-timeout (15000 ms) gets its master failed over by a replica, and its writes are lost with the old master")
+                Some("on this cluster MASTER NOTE"),
+                Some("on this cluster REPLICA NOTE"),
             ),
-            "The dry run took 3000.0 ms, 60% of the server's busy threshold of 5000 ms (the server may be slower); on this cluster a script running past cluster-node-timeout (15000 ms) gets its master failed over by a replica, and its writes are lost with the old master. Nothing was sent. y sends it as EVAL_RO (the server refuses any write); Esc on the server sends SCRIPT KILL. Send it to 127.0.0.1:7002 (master, slot 15495)? (y/n)"
+            "The dry run took 3000.0 ms, 60% of the server's busy threshold of 5000 ms (the server may be slower); on this cluster MASTER NOTE. Nothing was sent. y sends it as EVAL_RO (the server refuses any write); Esc on the server sends SCRIPT KILL. Send it to 127.0.0.1:7002 (master, slot 15495)? (y/n)"
         );
         // Writes only: no word of the timeout; a standalone server: the question as it is.
         let writes = Question {
@@ -192,10 +224,18 @@ mod tests {
             },
         };
         assert_eq!(
-            live_send_text(&writes, Some("127.0.0.1:7000 (master, slot 1)"), Some("note")),
+            live_send_text(&writes, Some("127.0.0.1:7000 (master, slot 1)"), Some("note"), None),
             "The dry run WRITES (line 1: SET k v). Nothing was sent. y sends it with writes allowed; Esc on the server sends SCRIPT KILL. Send it to 127.0.0.1:7000 (master, slot 1)? (y/n)"
         );
-        assert_eq!(live_send_text(&writes, None, None), writes.text());
+        assert_eq!(live_send_text(&writes, None, None, None), writes.text());
+        // A keyless script on a replica: the replica's note.
+        assert!(live_send_text(
+            &question,
+            Some("127.0.0.1:7004 (replica, no keys)"),
+            Some("on this cluster MASTER NOTE"),
+            Some("on this cluster REPLICA NOTE"),
+        )
+        .contains("; on this cluster REPLICA NOTE. Nothing was sent."));
     }
 
     #[test]
@@ -206,7 +246,7 @@ mod tests {
         app.set_live_server("redis 7.0.15 127.0.0.1:7000".into());
         on_health(&mut app, None);
         let down = "127.0.0.1:7001 (master, slots 5461-10922): connection refused".to_string();
-        on_nodes(&mut app, vec![down.clone()]);
+        on_nodes(&mut app, vec![down.clone()], None);
         assert_eq!(
             app.status,
             format!("a cluster node does not answer: {down}; runs to the other nodes go on")
@@ -217,13 +257,52 @@ mod tests {
         );
         // The same answer again says nothing new; every node back is told once.
         app.status.clear();
-        on_nodes(&mut app, vec![down]);
+        on_nodes(&mut app, vec![down.clone()], None);
         assert_eq!(app.status, "");
-        on_nodes(&mut app, Vec::new());
+        on_nodes(&mut app, Vec::new(), None);
         assert_eq!(app.status, "every cluster node answers again");
         assert_eq!(
             app.backend_label(),
             "live redis 7.0.15 127.0.0.1:7000 guarded"
         );
+    }
+
+    #[test]
+    fn a_cluster_that_says_it_is_down_is_not_said_to_go_on() {
+        use crate::tui::app::App;
+        use crate::tui::config::Config;
+        let mut app = App::new("", None, Config::default());
+        app.set_live_server("redis 7.0.15 127.0.0.1:7000".into());
+        on_health(&mut app, None);
+        let down = vec![
+            "127.0.0.1:7001 (master, slots 5461-10922): connection refused".to_string(),
+            "127.0.0.1:7002 (master, slots 10923-16383): connection refused".to_string(),
+        ];
+        // Before the cluster flags them (cluster-node-timeout), runs to the master left go on.
+        on_nodes(&mut app, down.clone(), None);
+        assert_eq!(
+            app.status,
+            format!(
+                "a cluster node does not answer: {}; runs to the other nodes go on",
+                down[0]
+            )
+        );
+        let why = "the cluster is down (cluster_state:fail on 127.0.0.1:7000): ...".to_string();
+        on_nodes(&mut app, down.clone(), Some(why.clone()));
+        assert_eq!(app.status, why);
+        assert_eq!(
+            app.backend_label(),
+            "live redis 7.0.15 127.0.0.1:7000 CLUSTER DOWN"
+        );
+        // The same again says nothing new; one master back (the cluster up) is told once.
+        app.status.clear();
+        on_nodes(&mut app, down.clone(), Some(why));
+        assert_eq!(app.status, "");
+        on_nodes(&mut app, down[1..].to_vec(), None);
+        assert_eq!(
+            app.status,
+            "the cluster is up again (cluster_state:ok); 1 node still down: runs to the other nodes go on"
+        );
+        assert!(app.backend_label().contains("guarded · 1 node down"));
     }
 }

@@ -160,7 +160,8 @@ mod tests {
 
     #[test]
     fn paths_complete_to_the_common_prefix() {
-        let dir = std::env::temp_dir().join(format!("evalbench-complete-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         std::fs::create_dir_all(dir.join("scripts")).unwrap();
         std::fs::write(dir.join("rate_one.lua"), "").unwrap();
         std::fs::write(dir.join("rate_two.lua"), "").unwrap();
@@ -175,6 +176,5 @@ mod tests {
         );
         assert_eq!(complete_path(&format!("{base}rate_")), None);
         assert_eq!(complete_path(&format!("{base}zzz")), None);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -901,20 +901,15 @@ mod tests {
     use super::*;
     use crate::engine::keyspace::Value;
 
-    /// A fresh temporary directory, removed on drop.
-    struct TempDir(PathBuf);
+    /// A fresh temporary directory (its path first), removed on drop.
+    struct TempDir(PathBuf, #[allow(dead_code)] tempfile::TempDir);
     impl TempDir {
         fn new(name: &str) -> TempDir {
-            let dir =
-                std::env::temp_dir().join(format!("evalbench-files-{}-{name}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
+            let dir = tempfile::Builder::new()
+                .prefix(&format!("evalbench-files-{name}-"))
+                .tempdir()
+                .unwrap();
+            TempDir(dir.path().to_path_buf(), dir)
         }
     }
 

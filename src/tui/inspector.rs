@@ -111,6 +111,8 @@ pub enum InspectEvent {
         error: Option<String>,
         /// On a cluster that answers: the nodes that did not, each with why.
         down: Vec<String>,
+        /// On a cluster that says `cluster_state:fail`: why, as its nodes see it.
+        cluster_down: Option<String>,
     },
     /// On a cluster, after a Ping: the role of the node given to connect as the slot map read
     /// now says ("master" or "slave"): a failover demotes or promotes it.
@@ -280,10 +282,15 @@ impl InspectorCore {
             InspectRequest::Ping => {
                 let health = match self.live.check_nodes() {
                     // BUSY or LOADING is a server that answers; on a cluster each node is checked.
-                    Ok(down) => InspectEvent::Health { error: None, down },
+                    Ok(down) => InspectEvent::Health {
+                        error: None,
+                        down,
+                        cluster_down: self.live.cluster_down().map(|d| d.describe()),
+                    },
                     Err(e) => InspectEvent::Health {
                         error: Some(e.to_string()),
                         down: Vec::new(),
+                        cluster_down: None,
                     },
                 };
                 let mut events = Vec::new();

@@ -224,7 +224,8 @@ pub fn run(options: TuiOptions) -> anyhow::Result<()> {
             ));
             app.config.busy_threshold_ms = live.server.busy_threshold_ms;
             app.connection.role = Some(live.server.role.clone());
-            app.cluster_timeout_note = live.server.cluster_timeout_note();
+            app.cluster_timeout_note = live.server.cluster_timeout_note(false);
+            app.connection.replica_timeout_note = live.server.cluster_timeout_note(true);
             app.config.profile = live.server.profile;
             if !live.server.notes.is_empty() {
                 app.status = live.server.notes.join("; ");

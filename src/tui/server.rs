@@ -397,9 +397,13 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
     match event {
         InspectEvent::Command(answer) => super::command_prompt::on_answer(app, answer),
         InspectEvent::CommandAsks { args, why } => super::command_prompt::on_ask(app, args, why),
-        InspectEvent::Health { error, down } => {
+        InspectEvent::Health {
+            error,
+            down,
+            cluster_down,
+        } => {
             super::connection::on_health(app, error);
-            super::connection::on_nodes(app, down);
+            super::connection::on_nodes(app, down, cluster_down);
         }
         InspectEvent::Role(role) => super::connection::on_role(app, role),
         InspectEvent::Reconnected => super::connection::on_reconnect(app),

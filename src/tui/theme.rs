@@ -277,7 +277,8 @@ mod tests {
         assert_eq!(t.name, "dark");
         assert_eq!(w.len(), 1);
 
-        let dir = std::env::temp_dir().join(format!("evalbench-theme-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
         let themes = dir.join("themes");
         std::fs::create_dir_all(&themes).unwrap();
         std::fs::write(themes.join("mine.tmTheme"), "<plist><broken").unwrap();
@@ -294,6 +295,5 @@ mod tests {
         std::fs::write(themes.join("mine.toml"), "error = { fg = \"nocolour\" }\n").unwrap();
         let (t, w) = Theme::load("mine", Some(&dir));
         assert_eq!((t.name.as_str(), w.len()), ("dark", 1));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -5,7 +5,9 @@ use super::RunArgs;
 use crate::cli::common::fcall::live_call;
 use crate::cli::common::report::render_text;
 use crate::cli::common::target::server_spec;
-use crate::cli::common::{backend_error, CliError, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK};
+use crate::cli::common::{
+    backend_error, CliError, EXIT_BACKEND, EXIT_BAD_INPUT, EXIT_ERROR_REPLY, EXIT_OK,
+};
 use crate::engine::keyspace::{keyspace_to_json, Db};
 use crate::engine::live::copy::{copy_keys, CopyError, CopyLimits};
 use crate::engine::live::fcall::server_function_for;
@@ -56,6 +58,13 @@ pub fn run_live(
     if let Some(refusal) = live.cross_slot_refusal(request) {
         return Err(CliError {
             code: EXIT_BAD_INPUT,
+            message: format!("refused: {refusal}"),
+        });
+    }
+    // A cluster that is down answers CLUSTERDOWN to any run with keys: nothing to read or send.
+    if let Some(refusal) = live.cluster_down_refusal(&request.keys) {
+        return Err(CliError {
+            code: EXIT_BACKEND,
             message: format!("refused: {refusal}"),
         });
     }
@@ -126,12 +135,13 @@ pub fn run_live(
                         &run.report,
                         live.server.busy_threshold_ms,
                         live.server.cluster_node_timeout_ms,
+                        replica,
                     ) {
                         return Err(CliError {
                             code: EXIT_BAD_INPUT,
                             message: format!(
                                 "refused: {why}{}.\nNothing was sent to {to}. Rerun with --yes to send it anyway (with --read-timeout SECONDS evalbench gives up and sends SCRIPT KILL).",
-                                live.server.cluster_timeout_note().filter(|_| !why.contains("cluster-node-timeout")).map_or(String::new(), |n| format!("; {n}")),
+                                live.server.cluster_timeout_note(replica).filter(|_| !why.contains("cluster-node-timeout")).map_or(String::new(), |n| format!("; {n}")),
                             ),
                         });
                     }
@@ -247,10 +257,11 @@ fn slow_dry_run(
     report: &crate::engine::RunReport,
     threshold_ms: u64,
     node_timeout_ms: Option<u64>,
+    replica: bool,
 ) -> Option<String> {
     use crate::engine::live::guarded::{concerns_on, describe_concern, Concern};
     let limit = crate::engine::budget::limit();
-    concerns_on(report, &[], threshold_ms, node_timeout_ms, limit)
+    concerns_on(report, &[], threshold_ms, node_timeout_ms, replica, limit)
         .into_iter()
         .find_map(|c| match c {
             Concern::NodeTimeout { .. } => Some(format!(

@@ -70,6 +70,8 @@ pub(crate) struct NodeFailure {
     pub sent: bool,
     /// No reply within the read timeout (the node is busy, not gone).
     pub timed_out: bool,
+    /// The node replied, past the memory budget: the reply was refused unread (the command ran).
+    pub too_large: bool,
     /// The failure in words, naming the node.
     pub message: String,
 }
@@ -254,6 +256,7 @@ impl Pool {
                     return Err(NodeFailure {
                         sent: false,
                         timed_out: false,
+                        too_large: false,
                         message,
                     });
                 }
@@ -273,18 +276,23 @@ impl Pool {
             }
             Err(e) => {
                 let timed_out = e.is_timeout();
+                let too_large = e.reply_too_large().is_some();
                 let message = describe_error(&e, &node.describe());
                 // Either way this connection is of no more use: a late reply would be read as the
-                // next command's.
+                // next command's (and a refused one is still on it, unread).
                 self.conns.remove(&node.addr);
-                self.stale = true;
-                if !timed_out {
-                    self.lost.insert(node.addr.clone(), message.clone());
+                // A node that replied, however large, answers: it is neither lost nor failed over.
+                if !too_large {
+                    self.stale = true;
+                    if !timed_out {
+                        self.lost.insert(node.addr.clone(), message.clone());
+                    }
                 }
                 Err(NodeFailure {
                     // A write that failed never reached the node; anything later may have run.
                     sent: !e.is_connection_refusal(),
                     timed_out,
+                    too_large,
                     message,
                 })
             }
@@ -375,4 +383,269 @@ pub(crate) fn node_target(seed: &Target, addr: &str) -> Target {
         replicas: Vec::new(),
     }
     .target(seed)
+}
+
+/// A cluster that says `cluster_state:fail` (CLUSTER INFO on a node that answers), and why as the
+/// cluster itself sees it (CLUSTER NODES on that node): such a cluster answers CLUSTERDOWN to every
+/// command with keys, on the masters that still answer too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterDown {
+    /// The node that said so ("host:port").
+    pub from: String,
+    /// The masters it flags as failing (`fail` or `fail?`), each "host:port (slots 5461-10922)".
+    pub lost: Vec<String>,
+    /// The slots no master that answers serves, as "5461-16383" (empty: none).
+    pub unserved: String,
+    /// How many masters serve slots, and how many of them are not flagged failing.
+    pub masters: usize,
+    pub reachable: usize,
+    /// `cluster-allow-reads-when-down yes` on that node: commands that only read still go on.
+    pub reads_when_down: bool,
+}
+
+impl ClusterDown {
+    /// One line for the status bar and the refusals.
+    pub fn describe(&self) -> String {
+        let lost = match self.lost.as_slice() {
+            [] => String::new(),
+            [one] => format!("master {one} does not answer the other nodes; "),
+            many => format!("masters {} do not answer the other nodes; ", join_and(many)),
+        };
+        let unserved = if self.unserved.is_empty() {
+            String::new()
+        } else {
+            format!("slots {} are not served; ", self.unserved)
+        };
+        // A failover needs the votes of a majority of the masters serving slots.
+        let why = if self.reachable * 2 <= self.masters {
+            format!(
+                "{} of {} masters {}, fewer than the majority a failover needs, so no replica can take over until a lost master is back: ",
+                self.reachable,
+                self.masters,
+                if self.reachable == 1 { "answers" } else { "answer" }
+            )
+        } else {
+            String::new()
+        };
+        let refused = if self.reads_when_down {
+            "the cluster refuses every write (CLUSTERDOWN), on the masters that answer too; reads of the slots they serve go on (cluster-allow-reads-when-down)"
+        } else {
+            "the cluster refuses every run with keys (CLUSTERDOWN), on the masters that answer too; a keyless script still runs, but each command on a key inside it fails"
+        };
+        format!(
+            "the cluster is down (cluster_state:fail on {}): {lost}{unserved}{why}{refused}",
+            self.from
+        )
+    }
+}
+
+/// "a", "a and b", "a, b and c".
+fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// Slot ranges "0-5460, 10923-16383" of the slots marked in `slots`.
+fn slot_ranges(slots: &[bool]) -> String {
+    let mut out = Vec::new();
+    let mut slot = 0;
+    while slot < slots.len() {
+        if !slots[slot] {
+            slot += 1;
+            continue;
+        }
+        let from = slot;
+        while slot + 1 < slots.len() && slots[slot + 1] {
+            slot += 1;
+        }
+        out.push(if from == slot {
+            from.to_string()
+        } else {
+            format!("{from}-{slot}")
+        });
+        slot += 1;
+    }
+    out.join(", ")
+}
+
+/// Why a cluster is down, from CLUSTER NODES as the node `from` answered it: the masters it flags
+/// failing and the slots without a master that answers (unassigned ones included).
+pub(crate) fn cluster_down_from_nodes(
+    from: &str,
+    nodes: &str,
+    reads_when_down: bool,
+) -> ClusterDown {
+    let mut served = vec![false; 16384];
+    let mut unserved = vec![false; 16384];
+    let (mut lost, mut masters, mut reachable) = (Vec::new(), 0, 0);
+    for line in nodes.lines() {
+        let fields: Vec<&str> = line.split_ascii_whitespace().collect();
+        if fields.len() < 8 {
+            continue;
+        }
+        let flags: Vec<&str> = fields[2].split(',').collect();
+        if !flags.contains(&"master") {
+            continue;
+        }
+        // "127.0.0.1:7001@17001" (7.0 may add ",hostname").
+        let addr = fields[1].split(['@', ',']).next().unwrap_or(fields[1]);
+        let mut ranges = Vec::new();
+        let mut slots = Vec::new();
+        for range in &fields[8..] {
+            // "[5461->-id]" marks a slot migrating: its owner is listed too.
+            if range.starts_with('[') {
+                continue;
+            }
+            let (a, b) = range.split_once('-').unwrap_or((range, range));
+            if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
+                if a <= b && b < 16384 {
+                    slots.push((a, b));
+                    ranges.push(range.to_string());
+                }
+            }
+        }
+        if slots.is_empty() {
+            continue;
+        }
+        masters += 1;
+        let failing = flags.iter().any(|f| f.starts_with("fail"));
+        for &(a, b) in &slots {
+            for s in a..=b {
+                served[s] = true;
+                if failing {
+                    unserved[s] = true;
+                }
+            }
+        }
+        if failing {
+            lost.push((slots[0].0, format!("{addr} (slots {})", ranges.join(", "))));
+        } else {
+            reachable += 1;
+        }
+    }
+    for (s, u) in served.iter().zip(unserved.iter_mut()) {
+        *u |= !s;
+    }
+    // In slot order (CLUSTER NODES lists the nodes in no order of its own).
+    lost.sort();
+    let lost = lost.into_iter().map(|(_, l)| l).collect();
+    ClusterDown {
+        from: from.to_string(),
+        lost,
+        unserved: slot_ranges(&unserved),
+        masters,
+        reachable,
+        reads_when_down,
+    }
+}
+
+impl Pool {
+    /// The cluster's own word on its state, from the first node that answers (the node given to
+    /// connect, then the masters, then their replicas): Some when it says `cluster_state:fail`.
+    pub(crate) fn cluster_down(&mut self) -> Option<ClusterDown> {
+        let mut candidates = vec![self.seed_addr.clone()];
+        for m in &self.masters {
+            candidates.push(m.addr());
+        }
+        for m in &self.masters {
+            candidates.extend(m.replicas.iter().cloned());
+        }
+        let mut asked = Vec::new();
+        for addr in candidates {
+            if asked.contains(&addr) || self.lost.contains_key(&addr) {
+                continue;
+            }
+            asked.push(addr.clone());
+            let node = NodeRef {
+                role: self.role_of(&addr),
+                addr,
+                slot: None,
+            };
+            let Some(info) = self
+                .request(&node, &redis::cmd("CLUSTER").arg("INFO").to_owned())
+                .ok()
+                .and_then(text_of)
+            else {
+                continue;
+            };
+            if super::info_field(&info, "cluster_state") != Some("fail") {
+                return None;
+            }
+            let nodes = self
+                .request(&node, &redis::cmd("CLUSTER").arg("NODES").to_owned())
+                .ok()
+                .and_then(text_of)
+                .unwrap_or_default();
+            // A server that refuses CONFIG (renamed, ACL) is taken as the default: no reads.
+            let yes = Reply::Bulk(b"yes".to_vec());
+            let reads = match self.request(
+                &node,
+                &redis::cmd("CONFIG")
+                    .arg("GET")
+                    .arg("cluster-allow-reads-when-down")
+                    .to_owned(),
+            ) {
+                Ok(Reply::Array(pair)) => pair.get(1) == Some(&yes),
+                Ok(Reply::Map(pairs)) => pairs.iter().any(|(_, v)| *v == yes),
+                _ => false,
+            };
+            return Some(cluster_down_from_nodes(&node.addr, &nodes, reads));
+        }
+        None
+    }
+}
+
+/// The text of a bulk or verbatim reply (CLUSTER INFO and CLUSTER NODES under RESP2 and RESP3).
+fn text_of(reply: Reply) -> Option<String> {
+    match reply {
+        Reply::Bulk(b) | Reply::Verbatim { text: b, .. } => {
+            Some(String::from_utf8_lossy(&b).into_owned())
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_down_cluster_is_described_from_its_own_nodes() {
+        // Node 7001 flagged failing by the majority, 7002 by this node only; slots 16000-16383
+        // assigned to no one; a migrating slot's marker is not a range.
+        let nodes = "\
+a1 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-5460 [5460->-b2]
+b2 127.0.0.1:7001@17001 master,fail - 0 0 2 disconnected 5461-10922
+c3 127.0.0.1:7002@17002,host master,fail? - 0 0 3 disconnected 10923-15999
+d4 127.0.0.1:7003@17003 slave a1 0 0 1 connected
+e5 127.0.0.1:7004@17004 master,fail - 0 0 0 disconnected
+";
+        let down = cluster_down_from_nodes("127.0.0.1:7000", nodes, false);
+        assert_eq!(
+            down,
+            ClusterDown {
+                from: "127.0.0.1:7000".into(),
+                lost: vec![
+                    "127.0.0.1:7001 (slots 5461-10922)".into(),
+                    "127.0.0.1:7002 (slots 10923-15999)".into()
+                ],
+                unserved: "5461-16383".into(),
+                masters: 3,
+                reachable: 1,
+                reads_when_down: false,
+            }
+        );
+        // Unassigned slots alone, a majority answering, reads allowed while down.
+        let nodes = "\
+a1 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-5460
+b2 127.0.0.1:7001@17001 master - 0 0 2 connected 5461-10922 10924
+";
+        assert_eq!(
+            cluster_down_from_nodes("127.0.0.1:7000", nodes, true).describe(),
+            "the cluster is down (cluster_state:fail on 127.0.0.1:7000): slots 10923, 10925-16383 are not served; the cluster refuses every write (CLUSTERDOWN), on the masters that answer too; reads of the slots they serve go on (cluster-allow-reads-when-down)"
+        );
+    }
 }

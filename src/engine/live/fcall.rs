@@ -367,6 +367,22 @@ fn guarded_fcall_inner(
     }
 
     let (before, dry) = if consent.given() {
+        // Consent to the node the question named: a failover since asks again.
+        if let Some(question) = super::guarded::node_changed(live, &call.keys, consent) {
+            let text = format!(
+                "evalbench: not sent: {}",
+                super::guarded::describe_concern(&question.concerns[0])
+            );
+            return GuardedRun {
+                question: Some(question),
+                ..plain(
+                    refusal(live, sha, text, Outcome::Refused),
+                    Db::new(),
+                    Db::new(),
+                    None,
+                )
+            };
+        }
         (
             keys_before(live, &call.keys, now_ms),
             consent.dry_run.as_deref().cloned(),
@@ -438,6 +454,7 @@ fn guarded_fcall_inner(
             &dry.writes,
             live.server.busy_threshold_ms,
             live.server.cluster_node_timeout_ms,
+            live.runs_on_replica(&call.keys),
             memory_limit,
         );
         if !dry.unseen.is_empty() {
@@ -453,7 +470,11 @@ fn guarded_fcall_inner(
         }
         super::guarded::add_unkillable(&mut found, &places);
         if !found.is_empty() {
-            return GuardedRun::asking(dry, found, !read_only);
+            let mut run = GuardedRun::asking(dry, found, !read_only);
+            if let Some(question) = run.question.as_mut() {
+                question.consent.node = live.node_for_keys(&call.keys);
+            }
+            return run;
         }
         (dry.before, Some(dry.report))
     };

@@ -265,6 +265,9 @@ pub struct Consent {
     pub unkillable: bool,
     /// The dry run the user saw, to explain the server's reply (its Lua value and notes).
     pub dry_run: Option<Box<RunReport>>,
+    /// On a cluster, the node the question named: the consent is for that node only (a failover
+    /// since makes the run ask again, naming the new one).
+    pub node: Option<super::cluster::NodeRef>,
 }
 
 impl Consent {
@@ -282,9 +285,15 @@ pub enum Concern {
     Incomplete { why: String, ms: f64 },
     /// The dry run took `ms`, a large share of the threshold.
     Slow { ms: f64, threshold_ms: u64 },
-    /// On a cluster, the dry run took `ms`, a large share of `cluster-node-timeout`: a script
-    /// running past it gets its master failed over (the busy threshold may be the longer clock).
-    NodeTimeout { ms: f64, timeout_ms: u64 },
+    /// On a cluster whose `cluster-node-timeout` is not safely longer than the busy threshold,
+    /// the dry run took `ms`, a large share of it: a node busy past it is flagged failed (a master
+    /// is failed over; `replica`: the script goes to a replica, and nothing is failed over).
+    NodeTimeout {
+        ms: f64,
+        timeout_ms: u64,
+        threshold_ms: u64,
+        replica: bool,
+    },
     /// No dry run: the declared keys could not be copied (the copy limit).
     NoDryRun { why: String },
     /// A function without the `no-writes` flag: FCALL_RO refuses it, so the server cannot
@@ -296,6 +305,9 @@ pub enum Concern {
     /// Code SCRIPT KILL cannot stop (each place as `line N: what`): if it runs long, the server
     /// stays busy for every client until it is restarted.
     Unkillable(Vec<String>),
+    /// On a cluster, the node the script goes to changed after the question named one (a
+    /// failover): `from` and `to` as `NodeRef::describe` words them.
+    NodeChanged { from: String, to: String },
 }
 
 /// The guard's question: the concerns, and the consent a yes gives.
@@ -353,11 +365,20 @@ pub fn describe_concern(concern: &Concern) -> String {
             "The dry run took {ms:.1} ms, {:.0}% of the server's busy threshold of {threshold_ms} ms (the server may be slower)",
             ms * 100.0 / *threshold_ms as f64
         ),
-        Concern::NodeTimeout { ms, timeout_ms } => format!(
-            "The dry run took {ms:.1} ms, {:.0}% of this cluster's cluster-node-timeout of {timeout_ms} ms (the server may be slower): a script running past it gets its master failed over by a replica, and its writes are lost with the old master",
-            ms * 100.0 / *timeout_ms as f64
+        Concern::NodeTimeout {
+            ms,
+            timeout_ms,
+            threshold_ms,
+            replica,
+        } => format!(
+            "The dry run took {ms:.1} ms, {:.0}% of this cluster's cluster-node-timeout of {timeout_ms} ms (the server may be slower): {}",
+            ms * 100.0 / *timeout_ms as f64,
+            super::node_timeout_consequence(*timeout_ms, *threshold_ms, *replica)
         ),
         Concern::NoDryRun { why } => format!("No dry run is possible: {why}"),
+        Concern::NodeChanged { from, to } => format!(
+            "The cluster's topology changed since the question: the script's slot moved from {from} to {to} (a failover)"
+        ),
         Concern::Unseen(calls) => format!(
             "The dry run is no preview of the server: it could not see what {} read ({})",
             if calls.len() == 1 { "this call" } else { "these calls" },
@@ -413,16 +434,19 @@ pub fn concerns(
     threshold_ms: u64,
     memory_limit: usize,
 ) -> Vec<Concern> {
-    concerns_on(report, writes, threshold_ms, None, memory_limit)
+    concerns_on(report, writes, threshold_ms, None, false, memory_limit)
 }
 
-/// `concerns` on a server with a second clock: a cluster's `cluster-node-timeout` (a dry run
-/// taking a large share of it is a concern of its own, whatever the busy threshold).
+/// `concerns` on a server with a second clock: a cluster's `cluster-node-timeout` when it is not
+/// safely longer than the busy threshold (`LiveServer::node_timeout_at_risk`; a busy node answers
+/// the cluster again once past the threshold): a dry run taking a large share of it is a concern of
+/// its own. `on_replica`: the script goes to a replica.
 pub fn concerns_on(
     report: &RunReport,
     writes: &[String],
     threshold_ms: u64,
     node_timeout_ms: Option<u64>,
+    on_replica: bool,
     memory_limit: usize,
 ) -> Vec<Concern> {
     let mut out = Vec::new();
@@ -458,9 +482,15 @@ pub fn concerns_on(
     } else if threshold_ms > 0 && ms >= threshold_ms as f64 * SLOW_DRY_RUN_SHARE {
         out.push(Concern::Slow { ms, threshold_ms });
     }
-    if let Some(timeout_ms) = node_timeout_ms.filter(|t| *t > 0) {
+    let at_risk = |t: &u64| *t > 0 && threshold_ms > 0 && *t < threshold_ms + 1000;
+    if let Some(timeout_ms) = node_timeout_ms.filter(at_risk) {
         if ms >= timeout_ms as f64 * SLOW_DRY_RUN_SHARE {
-            out.push(Concern::NodeTimeout { ms, timeout_ms });
+            out.push(Concern::NodeTimeout {
+                ms,
+                timeout_ms,
+                threshold_ms,
+                replica: on_replica,
+            });
         }
     }
     out
@@ -536,6 +566,7 @@ impl GuardedRun {
                 unseen: concerns.iter().any(|c| matches!(c, Concern::Unseen(_))),
                 unkillable: concerns.iter().any(|c| matches!(c, Concern::Unkillable(_))),
                 dry_run: Some(Box::new(dry.report.clone())),
+                node: None,
             },
             concerns,
         };
@@ -555,6 +586,30 @@ impl GuardedRun {
             ..GuardedRun::not_sent(report, dry.before, dry.after, dry_ns)
         }
     }
+}
+
+/// On `y` to a question that named a node of a cluster: the slot map read again, and when a
+/// failover moved the slot of `keys` since, the question again, naming the node it goes to now.
+pub(super) fn node_changed(
+    live: &mut LiveBackend,
+    keys: &[Vec<u8>],
+    consent: &Consent,
+) -> Option<Question> {
+    let asked = consent.node.as_ref()?;
+    live.refresh_topology();
+    let now = live
+        .node_for_keys(keys)
+        .filter(|now| now.addr != asked.addr)?;
+    Some(Question {
+        concerns: vec![Concern::NodeChanged {
+            from: asked.describe(),
+            to: now.describe(),
+        }],
+        consent: Consent {
+            node: Some(now),
+            ..consent.clone()
+        },
+    })
 }
 
 /// Run `request` on the live server behind the guard. `control` must have been `begin`-ed; the
@@ -606,8 +661,28 @@ fn guarded_run_inner(
     if let Some(refusal) = live.cross_slot_refusal(request) {
         return plain(refused(refusal), Db::new(), Db::new(), None);
     }
+    if let Some(refusal) = live.cluster_down_refusal(&request.keys) {
+        return plain(
+            refused(format!("evalbench: not sent: {refusal}")),
+            Db::new(),
+            Db::new(),
+            None,
+        );
+    }
 
     let (before, dry) = if consent.given() {
+        // The user agreed to send to the node the question named: a failover since (the slot map
+        // read again now) asks again, naming the node the script would go to now.
+        if let Some(question) = node_changed(live, &request.keys, consent) {
+            let report = refused(format!(
+                "evalbench: not sent: {}",
+                describe_concern(&question.concerns[0])
+            ));
+            return GuardedRun {
+                question: Some(question),
+                ..plain(report, Db::new(), Db::new(), None)
+            };
+        }
         // The user saw the dry run (or that none was possible) and agreed: send without another.
         (
             keys_before(live, &request.keys, now_ms),
@@ -641,6 +716,7 @@ fn guarded_run_inner(
                         consent: Consent {
                             unchecked: true,
                             unkillable: !places.is_empty(),
+                            node: live.node_for_keys(&request.keys),
                             ..Consent::default()
                         },
                         concerns: found,
@@ -681,6 +757,7 @@ fn guarded_run_inner(
             &dry.writes,
             threshold,
             live.server.cluster_node_timeout_ms,
+            replica,
             memory_limit,
         );
         if !dry.unseen.is_empty() {
@@ -689,7 +766,11 @@ fn guarded_run_inner(
         unkillable(&mut found);
         if !found.is_empty() {
             let writes = !dry.writes.is_empty();
-            return GuardedRun::asking(dry, found, writes);
+            let mut run = GuardedRun::asking(dry, found, writes);
+            if let Some(question) = run.question.as_mut() {
+                question.consent.node = live.node_for_keys(&request.keys);
+            }
+            return run;
         }
         (dry.before, Some(dry.report))
     };

@@ -297,14 +297,39 @@ impl ServerInfo {
         )
     }
 
-    /// On a cluster, what a long script risks besides the busy threshold: past `cluster-node-timeout`
-    /// its master stops answering its peers and its replica takes over (the script's writes, not yet
-    /// replicated, are lost with the old master).
-    pub fn cluster_timeout_note(&self) -> Option<String> {
-        let timeout = self.cluster_node_timeout_ms?;
+    /// On a cluster, `cluster-node-timeout` when a long script risks it. A node running a script
+    /// does not answer the other nodes until the script passes the busy threshold; from then on it
+    /// handles their messages while the script runs. So only a timeout shorter than the threshold
+    /// (with a second's margin) lets the cluster flag the busy node as failed: past a longer one
+    /// nothing happens.
+    pub fn node_timeout_at_risk(&self) -> Option<u64> {
+        let timeout = self.cluster_node_timeout_ms.filter(|t| *t > 0)?;
+        (self.busy_threshold_ms > 0 && timeout < self.busy_threshold_ms + 1000).then_some(timeout)
+    }
+
+    /// On a cluster, what a long script risks besides the busy threshold (None when
+    /// `cluster-node-timeout` is safely longer than it), for a script on a master or on a replica.
+    pub fn cluster_timeout_note(&self, replica: bool) -> Option<String> {
+        let timeout = self.node_timeout_at_risk()?;
         Some(format!(
-            "on this cluster a script running past cluster-node-timeout ({timeout} ms) gets its master failed over by a replica, and its writes are lost with the old master"
+            "on this cluster {}",
+            node_timeout_consequence(timeout, self.busy_threshold_ms, replica)
         ))
+    }
+}
+
+/// What a script busy past `cluster-node-timeout` does to the cluster. A master is flagged failed
+/// and its replica takes over its slots (the old master, once it answers, becomes a replica of the
+/// new one, and the script's writes never reach it). A replica is flagged failed until it answers
+/// again, and nothing is failed over.
+pub fn node_timeout_consequence(timeout_ms: u64, threshold_ms: u64, replica: bool) -> String {
+    let lead = format!(
+        "a node running a script answers the other nodes only once it passes the busy threshold ({threshold_ms} ms), so a"
+    );
+    if replica {
+        format!("{lead} replica busy longer than cluster-node-timeout ({timeout_ms} ms) is flagged as failed until it answers; nothing is failed over (its master goes on serving its slots)")
+    } else {
+        format!("{lead} master busy longer than cluster-node-timeout ({timeout_ms} ms) is failed over by its replica, and the script's writes do not reach the new master")
     }
 }
 
@@ -469,6 +494,17 @@ impl LiveBackend {
         self.reply_of(result)
     }
 
+    /// On a cluster, read the slot map again now (a failover leaves no trace on the connections:
+    /// the old master still answers PING, as a replica). Nothing to do elsewhere.
+    pub fn refresh_topology(&mut self) {
+        let Con::Cluster(pool) = &mut self.con else {
+            return;
+        };
+        if pool.refresh().is_ok() {
+            self.sync_role();
+        }
+    }
+
     /// On a cluster, read the slot map again when a node timed out or was lost since it was last
     /// read (its replica may have taken over, or it may have been demoted): the node a command goes
     /// to, and the role of the node given to connect, are the cluster's as it is now. Nothing to do
@@ -612,6 +648,29 @@ impl LiveBackend {
         }
     }
 
+    /// On a cluster that says `cluster_state:fail`, what its nodes say of why (asked of a node that
+    /// answers); None when it is not down, on a standalone server, or when no node answers.
+    pub fn cluster_down(&mut self) -> Option<cluster::ClusterDown> {
+        match &mut self.con {
+            Con::Cluster(pool) => pool.cluster_down(),
+            Con::Single(_) => None,
+        }
+    }
+
+    /// The refusal of a run with these KEYS on a cluster that is down: the cluster would answer
+    /// CLUSTERDOWN without running it, so nothing is read, dry-run or sent. None when the run may go
+    /// (not a cluster, the cluster is up, a keyless script, or reads allowed while down).
+    pub fn cluster_down_refusal(&mut self, keys: &[Vec<u8>]) -> Option<String> {
+        if keys.is_empty() || !self.server.cluster {
+            return None;
+        }
+        let down = self.cluster_down().filter(|d| !d.reads_when_down)?;
+        let to = self
+            .node_for_keys(keys)
+            .map_or_else(|| self.target.display.clone(), |n| n.describe());
+        Some(format!("{}; nothing was sent to {to}", down.describe()))
+    }
+
     /// On a cluster, the nodes that did not answer their last command and why; empty when every
     /// node answered (and on a standalone server).
     pub fn lost_nodes(&self) -> Vec<(String, String)> {
@@ -635,7 +694,7 @@ impl LiveBackend {
         let (answered, result) = pool.send(node, cmd);
         let result = match result {
             Ok(reply) => Ok(reply),
-            Err(f) if f.sent && !f.timed_out && !is_script(args) => {
+            Err(f) if f.sent && !f.timed_out && !f.too_large && !is_script(args) => {
                 let (_, retried) = pool.send(answered, cmd);
                 retried.map_err(|f| LiveError::Lost(f.message))
             }
@@ -1095,6 +1154,13 @@ impl LiveBackend {
                 failure.message
             )));
         }
+        if failure.too_large {
+            // The node replied: the script ran there, to its end.
+            return Err(LiveError::Sent(format!(
+                "{}; the script ran on {} (the refused reply is its own)",
+                failure.message, node.addr
+            )));
+        }
         Err(lost_after_send(&failure.message, &node.addr, args, keys))
     }
 
@@ -1134,6 +1200,12 @@ impl LiveBackend {
             return Err(LiveError::Connect(format!(
                 "{}; the function was not sent",
                 failure.message
+            )));
+        }
+        if failure.too_large {
+            return Err(LiveError::Sent(format!(
+                "{}; the function ran on {} (the refused reply is its own)",
+                failure.message, node.addr
             )));
         }
         let keys = keys

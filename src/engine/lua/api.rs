@@ -374,7 +374,7 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
     };
     // The debugger may stop before the command (break CMD, bw KEY), or end the run there.
     if core.run.debug_calls {
-        if let Some(raise) = crate::engine::debug::hook::before_call(l, &args) {
+        if let Some(raise) = super::debug_hooks::before_call(l, &args) {
             return Err(raise);
         }
     }
@@ -643,7 +643,7 @@ pub(crate) unsafe fn dispatch(
     if write && core.run.refuse_writes {
         // A debugger eval says why it refuses (engine/debug/eval.rs).
         let text = if core.run.debug_eval {
-            crate::engine::debug::eval::WRITE_REFUSED
+            super::debug_hooks::WRITE_REFUSED
         } else {
             errors::WRITE_IN_READ_ONLY
         };
@@ -1029,14 +1029,8 @@ unsafe extern "C-unwind" fn redis_replicate_commands(l: L) -> c_int {
     1
 }
 
-// Both are the debugger's (engine/debug/hook.rs): false / nothing outside a debug session.
-unsafe extern "C-unwind" fn redis_breakpoint(l: L) -> c_int {
-    crate::engine::debug::hook::redis_breakpoint(l)
-}
-
-unsafe extern "C-unwind" fn redis_debug(l: L) -> c_int {
-    crate::engine::debug::hook::redis_debug(l)
-}
+// Both are the debugger's (through lua/debug_hooks.rs): false / nothing outside a debug session.
+use super::debug_hooks::{redis_breakpoint, redis_debug};
 
 // ---- math.random / math.randomseed: Redis's lrand48 ----
 
@@ -1137,6 +1131,11 @@ pub unsafe fn push_stop(l: L) {
             {
                 core.run.stopped_in_c = c_function_running(l);
             }
+            // The script caught the memory error of an allocation the stop refused inside a C
+            // call: the stop still landed there.
+            if let Some((name, line)) = super::vm::take_stop_in_c(l) {
+                note_stop_in_c(l, line, &name);
+            }
         }
         // A coroutine that catches the stop returns to the main thread: it stops at its next
         // line too. (Not in a debugger eval: that stop ends the eval, not the paused run.)
@@ -1227,6 +1226,46 @@ unsafe fn c_function_running(l: L) -> Option<(u32, String)> {
         }
     });
     Some((caller_line(l), name))
+}
+
+/// A stop that refused an allocation inside the C function the caller named `name` (the
+/// allocator's stop check, `vm.rs`), at the caller's `line`: a stop inside one C call when `name`
+/// is a C function of a library (a coroutine's resume or a wrapped coroutine is not one).
+pub(crate) unsafe fn note_stop_in_c(l: L, line: std::ffi::c_int, name: &[u8]) {
+    let Some(core) = core() else {
+        return;
+    };
+    if core.run.stopped_in_c.is_some() || core.run.stopped == Some(StopReason::MemoryBudget) {
+        return;
+    }
+    ffi::lua_checkstack(l, 8);
+    let top = ffi::lua_gettop(l);
+    ffi::lua_pushvalue(l, ffi::LUA_GLOBALSINDEX);
+    behind_proxy(l);
+    let globals = ffi::lua_gettop(l);
+    let mut found = None;
+    for library in C_LIBRARIES {
+        ffi::lua_pushstring(l, library.as_ptr());
+        ffi::lua_rawget(l, globals);
+        behind_proxy(l);
+        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            raw::push_bytes(l, name);
+            ffi::lua_rawget(l, -2);
+            if ffi::lua_iscfunction(l, -1) != 0 {
+                found = Some(format!(
+                    "{}.{}",
+                    library.to_string_lossy(),
+                    String::from_utf8_lossy(name)
+                ));
+                break;
+            }
+        }
+        ffi::lua_settop(l, globals);
+    }
+    ffi::lua_settop(l, top);
+    if let Some(what) = found {
+        core.run.stopped_in_c = Some((line.max(0) as u32, what));
+    }
 }
 
 /// Replace the table on top of the stack by the one its read-only proxy reads through (the

@@ -47,6 +47,9 @@ struct AllocState {
     main: L,
     /// Where the script was when its allocation was refused (source, line), for the kill text.
     stop_site: Option<(Vec<u8>, c_int)>,
+    /// The refused allocation was made inside a C function called from Lua: its name as the
+    /// caller spelled it, and the caller's line (a stop inside one C call, `api::note_stop_in_c`).
+    stop_in_c: Option<(Vec<u8>, c_int)>,
     /// A block of [`FAULT_IN_CHUNK`] or more was allocated since the last purge (see [`purge_later`]).
     big_blocks: bool,
 }
@@ -268,7 +271,9 @@ unsafe fn allocation_may_proceed(state: &mut AllocState) -> bool {
     }
     state.until_check = 0;
     if state.stop_site.is_none() {
-        state.stop_site = Some(stop_site(state.main));
+        let site = stop_site(state.main);
+        state.stop_in_c = c_function_on_top(state.main).map(|name| (name, site.1));
+        state.stop_site = Some(site);
         // If the script catches the memory error, the hook raises the stop at its next line.
         ffi::lua_sethook(
             state.main,
@@ -278,6 +283,30 @@ unsafe fn allocation_may_proceed(state: &mut AllocState) -> bool {
         );
     }
     false
+}
+
+/// The name of the C function running on top of `l`'s call stack, as its caller spelled it
+/// (`rep` for `string.rep(...)`); None when Lua code runs there. Reads the call stack only: no Lua
+/// allocation (the allocator asks, in the middle of one).
+unsafe fn c_function_on_top(l: L) -> Option<Vec<u8>> {
+    let mut ar: ffi::lua_Debug = std::mem::zeroed();
+    if ffi::lua_getstack(l, 0, &mut ar) == 0 || ffi::lua_getinfo(l, c"Sn".as_ptr(), &mut ar) == 0 {
+        return None;
+    }
+    if ar.what.is_null() || CStr::from_ptr(ar.what).to_bytes() != b"C" || ar.name.is_null() {
+        return None;
+    }
+    Some(CStr::from_ptr(ar.name).to_bytes().to_vec())
+}
+
+/// The C function a refused allocation was made in, if any (taken: asked once).
+pub(crate) unsafe fn take_stop_in_c(l: L) -> Option<(Vec<u8>, c_int)> {
+    let mut ud: *mut c_void = std::ptr::null_mut();
+    ffi::lua_getallocf(l, &mut ud);
+    if ud.is_null() {
+        return None;
+    }
+    (*(ud as *mut AllocState)).stop_in_c.take()
 }
 
 /// Source and line of the Lua code running on `l` (past a C function on top), as the error
@@ -367,6 +396,7 @@ impl Vm {
             guarded: false,
             main: std::ptr::null_mut(),
             stop_site: None,
+            stop_in_c: None,
             big_blocks: false,
         });
         // The state's string hash is the profile's server's (pairs() order over string keys).
@@ -536,7 +566,7 @@ return handler, fields
         );
         assert_eq!(status, 0, "error handler compiles");
         // The debugger's break on error (a no-op outside a debug session).
-        ffi::lua_pushcfunction(l, crate::engine::debug::hook::on_script_error);
+        ffi::lua_pushcfunction(l, super::debug_hooks::on_script_error);
         ffi::lua_call(l, 1, 2);
         ffi::lua_pushlightuserdata(l, key(&REG_ERRFIELDS));
         ffi::lua_insert(l, -2);
@@ -789,6 +819,7 @@ return handler, fields
             );
             self.alloc.guarded = true;
             self.alloc.stop_site = None;
+            self.alloc.stop_in_c = None;
             let status = ffi::lua_pcall(l, 0, 1, 1);
             self.alloc.guarded = false;
             self.alloc.until_check = STOP_CHECK_BYTES;
@@ -829,6 +860,7 @@ return handler, fields
             }
             self.alloc.guarded = true;
             self.alloc.stop_site = None;
+            self.alloc.stop_in_c = None;
             let status = ffi::lua_pcall(l, 2, 1, 1);
             self.alloc.guarded = false;
             self.alloc.until_check = STOP_CHECK_BYTES;
@@ -846,6 +878,9 @@ return handler, fields
             ffi::lua_settop(l, 0);
             // A stop that refused an allocation is reported as the stop, where it happened.
             if let Some((source, line)) = self.alloc.stop_site.take() {
+                if let Some((name, line)) = self.alloc.stop_in_c.take() {
+                    api::note_stop_in_c(l, line, &name);
+                }
                 return ScriptError::Table {
                     err: Some(api::stop_text(self.alloc.limit).as_bytes().to_vec()),
                     source: Some(source),

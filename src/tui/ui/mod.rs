@@ -148,7 +148,7 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 // The live guard's question: as tall as its text needs.
                 // On a cluster it names the node the script goes to.
                 super::app::Confirm::LiveSend(_, question) => {
-                    crate::tui::connection::live_send_text(question, app.live_node.as_deref(), app.cluster_timeout_note.as_deref())
+                    crate::tui::connection::live_send_text(question, app.live_node.as_deref(), app.cluster_timeout_note.as_deref(), app.connection.replica_timeout_note.as_deref())
                 }
                 super::app::Confirm::OpenLesson(_) => {
                     "The script has unsaved changes. Open the lesson anyway? (y/n)".into()
