@@ -297,7 +297,7 @@ fn contrast(a: Color, b: Color) -> f64 {
 #[test]
 fn every_theme_reads_at_a_contrast_of_4_5_to_1() {
     let mut failures = Vec::new();
-    for theme in [Theme::dark(), Theme::light()] {
+    for theme in [Theme::dark(), Theme::light(), Theme::contrast().clone()] {
         // A theme without colours of its own draws on the terminal's: a dark one for the dark
         // theme (black, light grey text).
         let bg = theme.text.bg.unwrap_or(Color::Black);
@@ -322,6 +322,9 @@ fn every_theme_reads_at_a_contrast_of_4_5_to_1() {
             ("changed", theme.changed),
         ] {
             check(what.into(), style.fg.unwrap_or(fg), bg);
+        }
+        for (n, style) in theme.clients.iter().enumerate() {
+            check(format!("client{}", n + 1), style.fg.unwrap_or(fg), bg);
         }
         for (what, style) in [
             ("current_line", theme.current_line),

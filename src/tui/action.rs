@@ -131,8 +131,12 @@ pub enum Action {
     TabLesson,
     /// Presenter mode (ui/present.rs).
     Present,
+    PresentSplit,
     /// The race lab (tui/race.rs).
     RaceLab,
+    /// The Race tab: run the lab again with one client more, or one fewer.
+    MoreClients,
+    FewerClients,
     // Tests in the workbench (tui/tests_tab.rs).
     SaveCase,
     RunTests,
@@ -258,7 +262,10 @@ impl Action {
         Action::ResetLesson,
         Action::TabLesson,
         Action::Present,
+        Action::PresentSplit,
         Action::RaceLab,
+        Action::MoreClients,
+        Action::FewerClients,
         Action::SaveCase,
         Action::RunTests,
         Action::TabTests,
@@ -383,7 +390,10 @@ impl Action {
             Action::ResetLesson => "reset_lesson",
             Action::TabLesson => "tab_lesson",
             Action::Present => "present",
+            Action::PresentSplit => "present_split",
             Action::RaceLab => "race_lab",
+            Action::MoreClients => "more_clients",
+            Action::FewerClients => "fewer_clients",
             Action::SaveCase => "save_case",
             Action::RunTests => "run_tests",
             Action::TabTests => "tab_tests",
@@ -486,7 +496,10 @@ impl Action {
             Action::NextHint => "hint",
             Action::ResetLesson => "reset lesson",
             Action::Present => "presenter",
+            Action::PresentSplit => "split",
             Action::RaceLab => "race lab",
+            Action::MoreClients => "+client",
+            Action::FewerClients => "-client",
             Action::SaveCase => "save as case",
             Action::RunTests => "run tests",
             Action::ViewValue => "inspect",
@@ -660,7 +673,10 @@ impl Action {
             Action::ResetLesson => "lesson: back to the starting script (asks; Ctrl-Z brings yours back)",
             Action::TabLesson => "show the lesson: task, hints, last check",
             Action::Present => "presenter mode: one large pane, readable from the back of a room (and back)",
+            Action::PresentSplit => "presenter mode: the code beside the tab shown (trace, keyspace, variables), or one pane again",
             Action::RaceLab => "race lab: the script (or lab file) as clients, plain/script/MULTI/WATCH (Race tab)",
+            Action::MoreClients => "race lab: run it again with one client more (up to 8)",
+            Action::FewerClients => "race lab: run it again with one client fewer (at least 2)",
             Action::SaveCase => {
                 "save the last run (KEYS, ARGV, seed, result) as a new case of the script's .test.toml"
             }

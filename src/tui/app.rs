@@ -329,6 +329,8 @@ pub struct App {
     pub lesson: Option<Box<super::lessons::LessonState>>,
     /// Presenter mode (ui/present.rs): one large pane.
     pub present: bool,
+    /// Presenter mode shows the code beside the tab shown (trace, keyspace, debugger...).
+    pub present_split: bool,
     /// The Tests tab: the script's test file run on the editor's text (tui/tests_tab.rs).
     pub tests: super::tests_tab::TestsPane,
     /// Lint while typing: the findings of the editor's text (tui/lint_diagnostics.rs).
@@ -389,6 +391,7 @@ impl App {
             debugger: Default::default(),
             lesson: None,
             present: false,
+            present_split: false,
             tests: Default::default(),
             lint: Default::default(),
             changes: Default::default(),
@@ -1174,6 +1177,17 @@ impl App {
             | Action::NextHint
             | Action::ResetLesson
             | Action::TabLesson => super::lessons::update(self, action),
+            Action::PresentSplit => {
+                self.present_split = !self.present_split;
+                self.status = match (self.present, self.present_split) {
+                    (true, true) => "presenter mode: the code beside the tab shown (Tab, Alt-1..9 choose it; Alt-S: the code alone)".into(),
+                    (true, false) => "presenter mode: one pane (Alt-S: the code beside the tab shown)".into(),
+                    (false, split) => format!(
+                        "presenter mode will show {} (Alt-P starts it)",
+                        if split { "the code beside the tab shown" } else { "one pane" }
+                    ),
+                };
+            }
             Action::Present => {
                 self.present = !self.present;
                 self.status = if self.present {
@@ -1224,6 +1238,8 @@ impl App {
             | Action::PrevFrame => {}
             // Handled by tui/tests_tab.rs above.
             Action::SaveCase | Action::RunTests | Action::TabTests => {}
+            // The Race tab's own (tui/race.rs, above); elsewhere nothing.
+            Action::MoreClients | Action::FewerClients => {}
             // Opened above; its own keys go to tui/value_view.rs while it is open.
             Action::ViewValue
             | Action::ValueWrap

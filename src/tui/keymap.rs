@@ -132,6 +132,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<A-r>", Action::ResetLesson),
     (Context::Global, "<A-7>", Action::TabLesson),
     (Context::Global, "<A-p>", Action::Present), // ui/present.rs
+    (Context::Global, "<A-s>", Action::PresentSplit),
     (Context::Panes, "<Tab>", Action::NextTab),
     (Context::Panes, "<Up>", Action::Up),
     (Context::Panes, "k", Action::Up),
@@ -144,6 +145,9 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Panes, "<Enter>", Action::Select),
     (Context::Panes, "x", Action::StepStop),
     (Context::Panes, "p", Action::CompareProfile),
+    // The Race tab's client count (tui/race.rs).
+    (Context::Panes, "+", Action::MoreClients),
+    (Context::Panes, "-", Action::FewerClients),
     // The value inspector: v, and V where v is taken (the Keyspace tab's seed view).
     (Context::Panes, "v", Action::ViewValue),
     (Context::Panes, "V", Action::ViewValue),

@@ -14,7 +14,7 @@ pub(crate) mod lines;
 pub(crate) mod probes;
 
 pub use hook::Stop;
-pub use inspect::{Frame, Page, VarKind, Variable};
+pub use inspect::{Frame, Page, StopSnapshot, VarKind, Variable};
 
 use super::report::RunReport;
 use std::collections::BTreeMap;

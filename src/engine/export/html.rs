@@ -5,13 +5,14 @@ use super::sections::{self, Layout};
 use super::{Document, KeyDiff, LineTime, ScriptLine, TraceRow, WarningRow};
 use std::fmt::Write;
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1d1f21;background:#fff}
+pub(super) const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1d1f21;background:#fff}
 h1{font-size:1.5rem}h2{font-size:1.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
 pre,code{font-family:ui-monospace,monospace;font-size:.9rem}
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;white-space:pre}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2rem .5rem;text-align:left;vertical-align:top}
 td.n{text-align:right;color:#888;user-select:none}
-table.script td{border:none;padding:0 .6rem 0 0}table.script{background:#f6f8fa;width:100%}
+pre.script{counter-reset:line}pre.script .l{counter-increment:line}
+pre.script .l::before{content:counter(line);display:inline-block;width:3ch;margin-right:1.5ch;text-align:right;color:#6a737d;user-select:none}
 .write{color:#b35900}.undeclared{color:#c00}.warn{color:#b35900}
 .added{background:#e6ffec}.removed{background:#ffebe9}.changed{background:#fff8c5}";
 
@@ -70,17 +71,17 @@ impl Layout for Html {
         out.push_str("</ul>\n");
     }
 
+    /// The script in one block; its line numbers are drawn by the style sheet (CSS counters),
+    /// so copying the block copies the script alone.
     fn script(&self, out: &mut String, lines: &[ScriptLine]) {
-        out.push_str("<table class=\"script\">\n");
-        for l in lines {
-            let _ = writeln!(
-                out,
-                "<tr><td class=\"n\">{}</td><td><pre style=\"margin:0;padding:0\">{}</pre></td></tr>",
-                l.number,
-                esc(&l.text)
-            );
+        out.push_str("<pre class=\"script\"><code>");
+        for (i, l) in lines.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            let _ = write!(out, "<span class=\"l\">{}</span>", esc(&l.text));
         }
-        out.push_str("</table>\n");
+        out.push_str("</code></pre>\n");
     }
 
     fn list(&self, out: &mut String, name: &str, items: &[String]) {

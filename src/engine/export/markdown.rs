@@ -51,13 +51,10 @@ impl Layout for Markdown {
         }
     }
 
+    /// The script as it is, to copy (the trace and warnings name lines by number).
     fn script(&self, out: &mut String, lines: &[ScriptLine]) {
-        let width = lines.len().to_string().len();
-        let numbered: Vec<String> = lines
-            .iter()
-            .map(|l| format!("{:>width$}  {}", l.number, l.text))
-            .collect();
-        block(out, "lua", &numbered.join("\n"));
+        let text: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        block(out, "lua", &text.join("\n"));
     }
 
     fn list(&self, out: &mut String, name: &str, items: &[String]) {
@@ -130,13 +127,13 @@ impl Layout for Markdown {
 }
 
 /// A fenced code block whose fence is longer than any run of backticks in `body`.
-fn block(out: &mut String, lang: &str, body: &str) {
+pub(super) fn block(out: &mut String, lang: &str, body: &str) {
     let fence = "`".repeat((longest_backtick_run(body) + 1).max(3));
     let _ = writeln!(out, "{fence}{lang}\n{body}\n{fence}");
 }
 
 /// A code span (for a table cell: `|` escaped, which GitHub tables require even in code).
-fn code(s: &str) -> String {
+pub(super) fn code(s: &str) -> String {
     if s.is_empty() {
         return "(empty)".into();
     }
@@ -154,7 +151,7 @@ fn longest_backtick_run(s: &str) -> usize {
 }
 
 /// Plain text with Markdown's active characters backslash-escaped (no HTML, links or emphasis).
-fn text(s: &str) -> String {
+pub(super) fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if matches!(

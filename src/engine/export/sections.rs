@@ -46,7 +46,7 @@ pub(super) fn write(layout: &impl Layout, doc: &Document) -> String {
     out
 }
 
-/// The script with its line numbers.
+/// The script, in a block that copies as it is (no line numbers inside it).
 fn script(layout: &impl Layout, out: &mut String, doc: &Document) {
     layout.heading(out, "Script");
     layout.script(out, &doc.script);

@@ -44,6 +44,8 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     app.regions.borrow_mut().clear();
     // Presenter mode: one large pane (ui/present.rs); overlays as usual.
     if app.present {
+        // A projector washes out dim colours: presenter mode draws in the high-contrast theme.
+        let theme = crate::tui::theme::Theme::contrast();
         frame.buffer_mut().set_style(area, theme.text);
         present::draw(frame, area, app, theme);
         draw_overlays(frame, area, app, theme);
