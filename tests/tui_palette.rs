@@ -222,7 +222,7 @@ fn a_tiny_terminal() {
         h.render(40, 10),
         "┌untitled──────────────────────────────┐\n\
          ┏❯Help — Enter runs, Esc closes━━━━━━━━┓\n\
-         ┃> save                           6/144┃\n\
+         ┃> save                           6/147┃\n\
          ┃ <C-s>        save the script and its…┃\n\
          ┃ <A-t>        save the last run (KEYS…┃\n\
          ┃ w            save the seed keyspace …┃\n\
@@ -237,7 +237,7 @@ fn a_tiny_terminal() {
     assert_eq!(chosen(&h), Action::Quit);
     let screen = h.render(40, 10);
     let rows: Vec<&str> = screen.lines().collect();
-    assert_eq!(rows[2], "┃>                              144/144┃");
+    assert_eq!(rows[2], "┃>                              147/147┃");
     assert_eq!(rows[7], "┃ <C-q>        quit (asks once when an…┃");
     h.press("<Esc>");
     assert!(!h.app.quit);
