@@ -15,8 +15,8 @@ return redis.call('GET', KEYS[1])
 ";
 
 fn debug(script: &str, args: &[&str]) -> (i32, String, String) {
-    let dir = std::env::temp_dir().join(format!("evalbench-debug-live-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = dir.join(format!("s{n}.lua"));
@@ -288,11 +288,8 @@ fn json_gives_ldbs_lines_as_the_repls_events() {
 /// (its write is kept), every line naming it.
 #[test]
 fn a_cluster_session_runs_on_the_keys_node() {
-    let dir = std::env::temp_dir().join(format!(
-        "evalbench-debug-live-cluster-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let dir_arg = dir.display().to_string();
     let Some(node) = RedisServer::start_with(&[
         "--cluster-enabled",
@@ -342,7 +339,6 @@ fn a_cluster_session_runs_on_the_keys_node() {
     );
     assert_eq!(conn.cmd(&["GET", "k"]), Reply::bulk("v"));
     drop(node);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A forked session of code SCRIPT KILL cannot stop says so before the fork is agreed to: looping

@@ -252,9 +252,27 @@ fn evalbench(args: &[&str], dir: &std::path::Path) -> std::process::Output {
 }
 
 #[test]
+fn the_cli_reads_the_sidecars_keys() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let script = "local a = redis.call('GET', KEYS[1])\nlocal b = redis.call('GET', KEYS[2])\nreturn {a, b}\n";
+    std::fs::write(dir.path().join("pair.lua"), script).unwrap();
+    std::fs::write(
+        dir.path().join("pair.json"),
+        r#"{ "keys": ["foo", "bar"] }"#,
+    )
+    .unwrap();
+    let out = evalbench(&["lint", "pair.lua"], dir.path());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "pair.lua:2:29: warning[cross-slot]: \"bar\" hashes to slot 5061 and \"foo\" to slot 12182: a Redis Cluster answers CROSSSLOT; give them one {hash tag}\n  fix: give the keys one {hash tag}, such as {user:42}:cart and {user:42}:stock\n"
+    );
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
 fn the_cli_reports_like_a_compiler_and_exits_by_severity_and_deny() {
-    let dir = std::env::temp_dir().join(format!("evalbench-lint-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(
         dir.join("warn.lua"),
         "return redis.call('INCRBY', KEYS[1], ARGV[1])\n",
@@ -350,8 +368,8 @@ fn commands_follow_the_profile() {
         ["1:11 command-not-in-profile: GTE is not a command of redis-7.0, nor of any profile (a module's command, or a typo?)"]
     );
     // The CLI's --profile.
-    let dir = std::env::temp_dir().join(format!("evalbench-lint-profile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let file = dir.join("blpop.lua");
     std::fs::write(&file, script).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))

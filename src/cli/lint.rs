@@ -1,7 +1,7 @@
 //! `evalbench lint`: the engine's static analysis (engine/analysis) as compiler-style lines or JSON.
 
 use crate::cli::common::{read_script, CliError, EXIT_ERROR_REPLY, EXIT_OK};
-use crate::engine::analysis::{lint_in, rules};
+use crate::engine::analysis::{lint_with, rules};
 use crate::engine::display::display_text;
 use clap::Args;
 use serde_json::json;
@@ -50,7 +50,15 @@ pub fn lint_main(args: &LintArgs) -> Result<(i32, String), CliError> {
     for path in &args.files {
         let script = read_script(path)?;
         let source = String::from_utf8_lossy(&script);
-        let findings = lint_in(&source, profile);
+        // The sidecar beside the script (SCRIPT.json) tells its KEYS: KEYS[n] past them, and keys
+        // of several slots, are findings too (as in the language server).
+        let sidecar =
+            crate::engine::formats::read_sidecar(&crate::engine::formats::sidecar_path(path)).ok();
+        let findings = lint_with(
+            &source,
+            profile,
+            sidecar.as_ref().map(|s| s.keys.as_slice()),
+        );
         for f in &findings {
             if f.severity == rules::Severity::Error || denied(f.rule) {
                 failed = true;
