@@ -2254,7 +2254,7 @@ fn debug_server_opens_its_session_on_the_master_of_the_keys_slot() {
         return;
     };
     let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
-    let file = cluster.dir.join("debugged.lua");
+    let file = cluster.dir.path().join("debugged.lua");
     std::fs::write(&file, "local n = redis.call('INCR', KEYS[1])\nreturn n\n").unwrap();
     let script = file.display().to_string();
     let seed = format!("redis://{}", addr(&cluster, 0));
@@ -2393,7 +2393,7 @@ fn debug_servers_question_holds_for_the_node_it_named() {
         return;
     };
     let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
-    let file = cluster.dir.join("asked.lua");
+    let file = cluster.dir.path().join("asked.lua");
     std::fs::write(&file, "return redis.call('INCR', KEYS[1])\n").unwrap();
     let key = key_on(0, "q");
     let slot = evalbench::engine::lint::hash_slot(key.as_bytes());
