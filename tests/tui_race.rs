@@ -172,7 +172,7 @@ fn esc_cancels_a_long_race_lab() {
     // The lab's thread may already have told its progress when the key's effects settle: either
     // line is what the user can see, and both say how to stop.
     let status = h.app.status.clone();
-    let progress = status.starts_with("race lab: plain: ")
+    let progress = status.starts_with("race lab: ")
         && status.ends_with(" steps… (Esc stops)")
         && status.contains(" schedules, ");
     assert!(
