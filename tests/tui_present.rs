@@ -83,7 +83,7 @@ fn a_room_reads_the_state_the_split_and_the_stepped_line_at_100x28_and_120x35() 
         "{screen}"
     );
     assert!(screen.contains("1 Trace │ 2 Rep"), "{screen}");
-    assert!(screen.contains(" 1    14    INCR rat"), "{screen}");
+    assert!(screen.contains(" 1  14   INCR rat"), "{screen}");
     // Stepping: the call's line has the arrow in the gutter and the strong selection colour.
     h.press("<A-Right>");
     insta::assert_snapshot!("present_split_step_120x35", h.render(120, 35));
