@@ -22,6 +22,9 @@ pub const IDLE: Duration = Duration::from_millis(300);
 pub type Linter =
     Arc<dyn Fn(&str, &'static Profile, Option<&[String]>) -> Vec<Diagnostic> + Send + Sync>;
 
+/// A lint under way: the SHA1 of its text, the KEYS it is of, where its findings come.
+type InFlight = (String, Option<Vec<String>>, Receiver<Vec<Diagnostic>>);
+
 pub struct LintState {
     /// Off in the test harness unless a test turns it on (screens must not depend on timing).
     pub enabled: bool,
@@ -38,7 +41,7 @@ pub struct LintState {
     /// hash: hashing the text on every keystroke would cost a large script its frame budget).
     seen: Option<(u64, Instant)>,
     /// The lint in progress: the SHA1 of its text and where its findings come.
-    in_flight: Option<(String, Option<Vec<String>>, Receiver<Vec<Diagnostic>>)>,
+    in_flight: Option<InFlight>,
 }
 
 impl Default for LintState {

@@ -136,7 +136,7 @@ impl Visitor for Reader {
                 .name()
                 .names()
                 .iter()
-                .map(|n| token_text(n))
+                .map(token_text)
                 .collect::<Vec<_>>()
                 .join(".");
             self.named.push((name, f.body().clone()));
