@@ -549,6 +549,47 @@ fn profiles_and_number_parsing_are_the_bottom_layer() {
     );
 }
 
+/// The script runtime's own layers: the Lua runtime at the bottom, functions and the static
+/// analysis on it, the debugger above those, the sandbox on top running them all. The runtime
+/// reaches the debugger only through the hooks table the debugger fills in (lua/debug_hooks.rs);
+/// the debugger is armed by the sandbox and reads the request as data (engine/request.rs).
+#[test]
+fn the_script_runtime_runs_one_way() {
+    let mut breaches = layer_breaches(
+        "engine/lua",
+        &[
+            "engine::debug",
+            "engine::function",
+            "engine::analysis",
+            "engine::sandbox",
+        ],
+    );
+    breaches.extend(layer_breaches(
+        "engine/function",
+        &["engine::debug", "engine::sandbox"],
+    ));
+    breaches.extend(layer_breaches(
+        "engine/analysis",
+        &["engine::debug", "engine::function", "engine::sandbox"],
+    ));
+    breaches.extend(layer_breaches("engine/debug", &["engine::sandbox"]));
+    assert!(
+        breaches.is_empty(),
+        "the script runtime reaches up (a hook in lua/debug_hooks.rs, or a data type moved below both):\n{}",
+        breaches.join("\n")
+    );
+    // The check on a runtime file that names the debugger and the sandbox.
+    let api = ["engine", "lua", "api"];
+    let sample = "use crate::engine::debug::hook;\nuse super::debug_hooks::before_call;\nfn f() { let r = crate::engine::sandbox::RunRequest::new(\"\"); }\n";
+    assert_eq!(
+        upward_imports(&api, sample, &["engine::debug", "engine::sandbox"]),
+        vec![
+            "1: engine::debug::hook",
+            "3: engine::sandbox::RunRequest::new"
+        ]
+    );
+}
+
 #[test]
 fn the_layer_checker_finds_upward_imports_in_every_spelling() {
     let geo = ["engine", "commands", "geo"];
@@ -632,6 +673,43 @@ fn no_comment_or_name_points_at_an_issue_number() {
                         offenders.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
                     }
                 }
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
+}
+
+// ---- Tests leave nothing behind ----
+
+/// The 1-based lines of `text` (a test's source) that build a path in the system's temporary
+/// folder by hand: such a folder outlives the test (a panic skips any clean-up at the end), and
+/// thousands piled up in /tmp. `tempfile::TempDir`, held while the test runs, removes itself.
+fn hand_made_temp_paths(text: &str) -> Vec<usize> {
+    code_only(text)
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            line.contains("env::temp_dir")
+                || (line.contains("use std::env") && line.contains("temp_dir"))
+        })
+        .map(|(n, _)| n + 1)
+        .collect()
+}
+
+#[test]
+fn tests_make_scratch_folders_that_remove_themselves() {
+    let sample = "fn scratch() -> PathBuf {\n    // not std::env::temp_dir() in a comment\n    let d = std::env::temp_dir().join(\"x\");\n    d\n}\nuse std::env::{self, temp_dir};\nlet t = tempfile::tempdir().unwrap();\n";
+    assert_eq!(hand_made_temp_paths(sample), vec![3, 6]);
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut offenders = Vec::new();
+    for dir in ["tests", "benches"] {
+        for path in rust_files(&manifest.join(dir)) {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for n in hand_made_temp_paths(&text) {
+                offenders.push(format!(
+                    "{}:{n}: a path in the temporary folder made by hand; use tempfile::TempDir",
+                    path.display()
+                ));
             }
         }
     }

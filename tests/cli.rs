@@ -1,7 +1,8 @@
 //! `evalbench run`: argument passing, exit statuses, JSON shape, bad-input messages.
 
+mod common;
+
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn evalbench(args: &[&str]) -> Output {
@@ -41,12 +42,8 @@ fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn temp_file(name: &str, contents: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("evalbench-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path
+fn temp_file(name: &str, contents: &str) -> common::ScratchFile {
+    common::scratch_file(name, contents)
 }
 
 fn json_of(out: &Output) -> Value {
@@ -744,8 +741,8 @@ fn run_function_of_a_library() {
     assert_eq!(out.status.code(), Some(1));
     let out = evalbench(&["run", "--read-only", "--function", "counter_get", lib, "c"]);
     assert_eq!(out.status.code(), Some(0));
-    let dir = std::env::temp_dir().join(format!("evalbench-fn-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let other = dir.join("other.lua");
     std::fs::write(
         &other,
@@ -766,7 +763,6 @@ fn run_function_of_a_library() {
         err.contains("FUNCTION LOAD failed: ERR Function counter_get already exists"),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

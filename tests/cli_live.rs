@@ -34,7 +34,8 @@ fn writes_need_yes_reads_run_as_eval_ro() {
     let mut conn = server.connect();
     conn.cmd(&["SET", "counter", "41"]);
     let url = format!("redis://127.0.0.1:{}", server.port);
-    let dir = tempdir();
+    let dir_tmp = tempdir();
+    let dir = dir_tmp.path().to_path_buf();
     let incr = script(
         &dir,
         "incr.lua",
@@ -146,7 +147,8 @@ fn writes_need_yes_reads_run_as_eval_ro() {
 fn unreachable_server_exits_3_with_one_line() {
     // Port 1 on loopback: nothing listens there, and no other test's server can take it meanwhile.
     let port = 1;
-    let dir = tempdir();
+    let dir_tmp = tempdir();
+    let dir = dir_tmp.path().to_path_buf();
     let s = script(&dir, "one.lua", "return 1");
     let (code, _, stderr) = run(&[
         "--server",
@@ -158,14 +160,11 @@ fn unreachable_server_exits_3_with_one_line() {
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }
 
-fn tempdir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "evalbench-cli-live-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("evalbench-cli-live-")
+        .tempdir()
+        .unwrap()
 }
 
 #[test]
@@ -178,7 +177,8 @@ fn a_replica_refuses_writes_even_with_yes() {
         rconn.cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]),
         Reply::ok()
     );
-    let dir = tempdir();
+    let dir_tmp = tempdir();
+    let dir = dir_tmp.path().to_path_buf();
     let set = script(&dir, "set.lua", "return redis.call('SET', KEYS[1], 'v')");
     let url = format!("redis://127.0.0.1:{}", replica.port);
     let (code, stdout, stderr) = run(&["--server", &url, "--yes", &set, "k"]);
@@ -224,7 +224,8 @@ fn copy_writes_keyspace_json_the_sandbox_loads() {
         .is_some_and(|t| t > 90_000 && t <= 100_000));
     assert!(json.get("missing").is_none());
     // The copy seeds the sandbox.
-    let dir = tempdir();
+    let dir_tmp = tempdir();
+    let dir = dir_tmp.path().to_path_buf();
     let seed = dir.join("seed.json");
     std::fs::write(&seed, &out.stdout).unwrap();
     let s = script(
@@ -265,8 +266,8 @@ fn timeouts_are_flags_in_seconds() {
     };
     let mut conn = server.connect();
     conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
-    let dir = std::env::temp_dir().join(format!("evalbench-cli-timeouts-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let spin = script(&dir, "spin.lua", "while true do end");
     let port = server.port.to_string();
     let started = std::time::Instant::now();
@@ -296,7 +297,8 @@ fn giving_up_on_a_script_kills_it_and_says_how() {
     let mut conn = server.connect();
     // A read timeout under the busy threshold: SCRIPT KILL is read once the script turns busy.
     conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "2000"]);
-    let dir = tempdir();
+    let dir_tmp = tempdir();
+    let dir = dir_tmp.path().to_path_buf();
     let spin = script(&dir, "spin.lua", "while true do end");
     let port = server.port.to_string();
     let (code, stdout, stderr) = run(&["-p", &port, "--yes", "--read-timeout", "1", &spin]);
@@ -337,7 +339,8 @@ fn a_missing_password_is_a_connection_error() {
     };
     let mut conn = server.connect();
     conn.cmd(&["CONFIG", "SET", "requirepass", "s3cret"]);
-    let dir = tempdir();
+    let dir_tmp = tempdir();
+    let dir = dir_tmp.path().to_path_buf();
     let one = script(&dir, "one.lua", "return 1");
     let port = server.port.to_string();
     let (code, stdout, stderr) = run(&["-p", &port, &one]);
@@ -392,7 +395,8 @@ fn fake_server(answer: Option<&'static [u8]>) -> u16 {
 
 #[test]
 fn a_peer_that_is_not_redis_is_one_line_and_a_silent_one_one_timeout() {
-    let dir = tempdir();
+    let dir_tmp = tempdir();
+    let dir = dir_tmp.path().to_path_buf();
     let one = script(&dir, "one.lua", "return 1");
     let http = fake_server(Some(
         b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n",
@@ -462,7 +466,8 @@ fn a_key_too_large_to_dry_run_is_no_obstacle_to_a_read_only_run() {
     let mut args = vec!["SADD", "big"];
     args.extend(members.iter().map(String::as_str));
     conn.cmd(&args);
-    let dir = tempdir();
+    let dir_tmp = tempdir();
+    let dir = dir_tmp.path().to_path_buf();
     let card = script(&dir, "card.lua", "return redis.call('SCARD', KEYS[1])");
     let port = server.port.to_string();
     // The guard cannot copy the key: --read-only (EVAL_RO, the server refuses writes) or --yes helps.
@@ -494,7 +499,8 @@ fn a_slow_dry_run_is_not_sent_without_yes() {
     let mut conn = server.connect();
     conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
     conn.cmd(&["CONFIG", "RESETSTAT"]);
-    let dir = tempdir();
+    let dir_tmp = tempdir();
+    let dir = dir_tmp.path().to_path_buf();
     let spin = script(&dir, "spin.lua", "while true do end");
     let port = server.port.to_string();
     let (code, stdout, stderr) = run(&["-p", &port, "--read-only", "--read-timeout", "2", &spin]);

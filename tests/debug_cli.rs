@@ -13,8 +13,8 @@ return info.left
 ";
 
 fn run(script: &str, args: &[&str]) -> (i32, String, String) {
-    let dir = std::env::temp_dir().join(format!("evalbench-debug-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     // One file per call: tests run in parallel.
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -198,8 +198,8 @@ fn devices_and_oversized_seeds_are_refused_as_run_refuses_them() {
         String::from_utf8_lossy(&out.stderr),
         "evalbench: cannot read /dev/zero: it is a character device, not a regular file (evalbench reads a script from a regular file only; give the path of one)\n"
     );
-    let dir = std::env::temp_dir().join(format!("evalbench-debug-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let script = dir.join("one.lua");
     std::fs::write(&script, "return 1").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))

@@ -15,8 +15,8 @@ return redis.call('GET', KEYS[1])
 ";
 
 fn debug(script: &str, args: &[&str]) -> (i32, String, String) {
-    let dir = std::env::temp_dir().join(format!("evalbench-debug-live-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = dir.join(format!("s{n}.lua"));
@@ -286,11 +286,8 @@ fn json_gives_ldbs_lines_as_the_repls_events() {
 
 #[test]
 fn a_cluster_node_is_refused() {
-    let dir = std::env::temp_dir().join(format!(
-        "evalbench-debug-live-cluster-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let dir_arg = dir.display().to_string();
     let Some(node) = RedisServer::start_with(&[
         "--cluster-enabled",
@@ -324,7 +321,6 @@ fn a_cluster_node_is_refused() {
         format!("evalbench: refused: 127.0.0.1:{} is a cluster node: an LDB session runs on one connection to one node and cannot follow keys to other nodes; debug in the sandbox (drop --server)\n", node.port)
     );
     drop(node);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A forked session of code SCRIPT KILL cannot stop says so before the fork is agreed to: looping

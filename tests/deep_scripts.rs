@@ -179,12 +179,8 @@ fn run_debug_and_coverage_take_a_million_terms() {
     assert_eq!(stopped, 1);
 }
 
-fn script_file(name: &str, body: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("evalbench-deep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, body).unwrap();
-    path
+fn script_file(name: &str, body: &str) -> common::ScratchFile {
+    common::scratch_file(name, body)
 }
 
 fn evalbench(args: &[&str], file: &std::path::Path) -> (i32, String) {

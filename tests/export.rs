@@ -121,7 +121,7 @@ fn html_escapes_markup_and_control_characters() {
         "{html}"
     );
     assert!(
-        html.contains("<td><pre style=\"margin:0;padding:0\">-- &lt;script&gt;alert(1)&lt;/script&gt; | `x` *y*</pre></td>"),
+        html.contains("<pre class=\"script\"><code><span class=\"l\">-- &lt;script&gt;alert(1)&lt;/script&gt; | `x` *y*</span>\n"),
         "{html}"
     );
     assert!(
@@ -155,7 +155,7 @@ fn markdown_escapes_markup_and_control_characters() {
     );
     // The script is in a fenced block: its text is literal there.
     assert!(
-        md.contains("```lua\n1  -- <script>alert(1)</script> | `x` *y*\n"),
+        md.contains("```lua\n-- <script>alert(1)</script> | `x` *y*\n"),
         "{md}"
     );
 }
@@ -168,11 +168,11 @@ fn evalbench(args: &[&str]) -> Output {
         .expect("run evalbench")
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("evalbench-export-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("evalbench-export-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn path_str(p: &Path) -> &str {
@@ -181,7 +181,8 @@ fn path_str(p: &Path) -> &str {
 
 #[test]
 fn run_export_writes_the_format_of_the_extension() {
-    let dir = temp_dir("ext");
+    let dir_tmp = temp_dir("ext");
+    let dir = dir_tmp.path().to_path_buf();
     let md = dir.join("run.md");
     let out = evalbench(&[
         "run",
@@ -211,12 +212,12 @@ fn run_export_writes_the_format_of_the_extension() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(text.starts_with("<!DOCTYPE html>\n"), "{text}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn run_export_keeps_an_existing_file_unless_overwrite() {
-    let dir = temp_dir("keep");
+    let dir_tmp = temp_dir("keep");
+    let dir = dir_tmp.path().to_path_buf();
     let file = dir.join("run.html");
     std::fs::write(&file, "mine").unwrap();
     let args = [
@@ -246,12 +247,12 @@ fn run_export_keeps_an_existing_file_unless_overwrite() {
     assert!(std::fs::read_to_string(&file)
         .unwrap()
         .contains("<pre>(error) ERR unknown item stock:1</pre>"));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn run_export_with_an_unknown_format_is_refused_before_running() {
-    let dir = temp_dir("fmt");
+    let dir_tmp = temp_dir("fmt");
+    let dir = dir_tmp.path().to_path_buf();
     let file = dir.join("run.txt");
     let out = evalbench(&[
         "run",
@@ -278,7 +279,6 @@ fn run_export_with_an_unknown_format_is_refused_before_running() {
         "evalbench: --export-format \"pdf\": unknown format (use one of: md, html)\n"
     );
     assert!(!file.exists());
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The workbench's export key: a prompt prefilled with a free name after the script; Enter writes
@@ -289,7 +289,8 @@ fn workbench_exports_the_last_run_to_a_file_named_after_the_script() {
     use evalbench::tui::app::{Overlay, PromptPurpose};
     use evalbench::tui::harness::Harness;
     common::isolate_app_dirs();
-    let dir = temp_dir("tui");
+    let dir_tmp = temp_dir("tui");
+    let dir = dir_tmp.path().to_path_buf();
     let mut h = Harness::new(
         "return redis.call('INCR', KEYS[1])",
         &["hits"],
@@ -351,14 +352,14 @@ fn workbench_exports_the_last_run_to_a_file_named_after_the_script() {
         )
     );
     assert_eq!(std::fs::read_to_string(&prefilled).unwrap(), page);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// `--export FIFO --overwrite` is refused before the run, never opened (opening a FIFO to write
 /// blocks until a reader comes): the child is killed and the test fails if it does not end.
 #[test]
 fn run_export_to_a_fifo_is_refused_without_hanging() {
-    let dir = temp_dir("fifo");
+    let dir_tmp = temp_dir("fifo");
+    let dir = dir_tmp.path().to_path_buf();
     let fifo = dir.join("run.md");
     let c = std::ffi::CString::new(path_str(&fifo)).unwrap();
     // SAFETY: mkfifo with a valid NUL-terminated path.
@@ -402,12 +403,12 @@ fn run_export_to_a_fifo_is_refused_without_hanging() {
         )
     );
     assert!(out.stdout.is_empty(), "refused before running");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn run_export_overwrite_writes_through_a_symlink() {
-    let dir = temp_dir("link");
+    let dir_tmp = temp_dir("link");
+    let dir = dir_tmp.path().to_path_buf();
     let real = dir.join("real.md");
     std::fs::write(&real, "old").unwrap();
     let link = dir.join("run.md");
@@ -428,7 +429,6 @@ fn run_export_overwrite_writes_through_a_symlink() {
     assert!(std::fs::read_to_string(&real)
         .unwrap()
         .starts_with("# evalbench run: stock\\_decrement.lua\n"));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// A large value is shown by its first 64 KiB with its true size, never copied whole: the export
@@ -463,5 +463,172 @@ fn large_values_are_cut_with_their_size() {
     assert!(
         text.contains("\"… (1,048,576 bytes)\n```\n"),
         "the Lua value cut with its size"
+    );
+}
+
+/// `race --export` and `debug --export`: the lab (logic, outcomes, every schedule, a replay) and
+/// the session (every stop with its variables, the result), code blocks without line numbers.
+#[test]
+fn race_lab_and_debug_session_export_from_the_cli() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let md = dir.path().join("counter.md");
+    let out = evalbench(&[
+        "race",
+        "counter",
+        "--strategy",
+        "plain",
+        "--export",
+        path_str(&md),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.starts_with("# evalbench race lab: counter\n"),
+        "{text}"
+    );
+    // The logic copies as it is.
+    assert!(
+        text.contains("## Logic\n\n```lua\nlocal n = tonumber(redis.call('GET', KEYS[1]) or '0')\nredis.call('SET', KEYS[1], n + 1)\nreturn n + 1\n```\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| 1 | 4 | LOST UPDATE: no serial order ends so | `counter: \"0\" → \"1\"` | `client 1 success: (integer) 1; client 2 success: (integer) 1` |\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("```\n1 2 1 2\n1 2 2 1\n2 1 1 2\n2 1 2 1\n```\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| 3 | client 1 | `SET counter 1` | `OK` | `counter: \"0\" → \"1\"` |\n"),
+        "{text}"
+    );
+    // An existing file is kept, before the lab runs.
+    let out = evalbench(&["race", "counter", "--export", path_str(&md)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&md).unwrap(), text);
+
+    let html = dir.path().join("session.html");
+    let out = evalbench(&[
+        "debug",
+        "--sidecar",
+        "--commands",
+        "b 14; c; n",
+        "--export",
+        path_str(&html),
+        "samples/rate_limiter.lua",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<h1>evalbench debug session: rate_limiter.lua</h1>\n<p>3 stops; the run ended.</p>\n<h2>Script</h2>\n<pre><code>-- Fixed-window rate limiter with input validation.\n"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<h3>Stop 2: line 14 (breakpoint 1)</h3>\n<pre><code>local count = redis.call(&#39;INCR&#39;, KEYS[1])</code></pre>\n"),
+        "{page}"
+    );
+    assert!(page.contains("<h3>Stop 3: line 15 (a step)</h3>"), "{page}");
+    assert!(
+        page.contains("<tr><td><code>count</code></td><td>local</td><td>number</td><td><code>4</code></td></tr>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<h2>Result</h2>\n<pre><code>1) (integer) 1\n2) (integer) 6\n3) (integer) 60</code></pre>"),
+        "{page}"
+    );
+}
+
+/// Alt-E exports what is shown: on the Race tab the lab, on the Debug tab the session's stops.
+#[cfg(feature = "tui")]
+#[test]
+fn workbench_exports_the_race_lab_and_the_debug_session_shown() {
+    use evalbench::tui::app::{Overlay, Tab};
+    use evalbench::tui::harness::Harness;
+    common::isolate_app_dirs();
+    let dir = tempfile::TempDir::new().unwrap();
+    let mut h = Harness::new(
+        "local n = redis.call('INCR', KEYS[1])\nreturn n",
+        &["hits"],
+        &[],
+        r#"{"hits": "41"}"#,
+    );
+    h.app.editor.path = Some(dir.path().join("hits.lua"));
+    h.press("<A-8>");
+    for _ in 0..3000 {
+        h.settle();
+        if h.app.race_pending.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(h.app.tab, Tab::Race);
+    h.press("<A-e>");
+    let race_page = dir.path().join("hits-race.html");
+    match &h.app.overlay {
+        Some(Overlay::Prompt(p)) => {
+            assert_eq!(p.title, "Export the race lab to (.html page or .md)");
+            assert_eq!(p.input, race_page.display().to_string());
+        }
+        _ => panic!("no prompt: {}", h.app.status),
+    }
+    h.press("<Enter>");
+    assert_eq!(
+        h.app.status,
+        format!("race lab exported to {}", race_page.display())
+    );
+    let page = std::fs::read_to_string(&race_page).unwrap();
+    assert!(
+        page.contains("<h2>Logic</h2>\n<pre><code>local n = redis.call(&#39;INCR&#39;, KEYS[1])\nreturn n</code></pre>"),
+        "{page}"
+    );
+    assert!(page.contains("<h2>Strategy watch</h2>"), "{page}");
+
+    // A debug session: the first line, a step, then the end.
+    h.press("<F10>");
+    h.press("<F10>");
+    assert_eq!(h.app.tab, Tab::Debug);
+    let md = dir.path().join("session.md");
+    h.press("<A-e>");
+    match &h.app.overlay {
+        Some(Overlay::Prompt(p)) => assert_eq!(
+            p.title,
+            "Export the debug session (its stops and variables) to (.html page or .md)"
+        ),
+        _ => panic!("no prompt: {}", h.app.status),
+    }
+    h.type_text(&format!("{}\n", md.display()));
+    assert_eq!(
+        h.app.status,
+        format!("debug session exported to {}", md.display())
+    );
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.starts_with("# evalbench debug session: hits.lua\n\n2 stops; the run was still paused at the last one.\n\n## Script\n\n```lua\nlocal n = redis.call('INCR', KEYS[1])\nreturn n\n```\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("### Stop 2: line 2 (a step)\n\n```lua\nreturn n\n```\n\n| variable | kind | type | value |\n|---|---|---|---|\n| `n` | local | number | `42` |\n"),
+        "{text}"
+    );
+    h.press("<F5>");
+    let end = dir.path().join("ended.md");
+    h.press("<A-e>");
+    h.type_text(&format!("{}\n", end.display()));
+    let text = std::fs::read_to_string(&end).unwrap();
+    assert!(text.contains("2 stops; the run ended."), "{text}");
+    assert!(
+        text.ends_with("## Result\n\n```\n(integer) 42\n```\n"),
+        "{text}"
     );
 }

@@ -283,7 +283,7 @@ fn a_huge_reply_has_a_bounded_preview() {
 fn evalbench_rss(args: &[&str]) -> (i32, String, u64) {
     let rss_file = tempfile_path("rss");
     let out = Command::new("/usr/bin/time")
-        .args(["-f", "%M", "-o", &rss_file])
+        .args(["-f", "%M", "-o", arg(&rss_file)])
         .arg(env!("CARGO_BIN_EXE_evalbench"))
         .args(args)
         .output()
@@ -294,7 +294,6 @@ fn evalbench_rss(args: &[&str]) -> (i32, String, u64) {
         .last()
         .and_then(|l| l.trim().parse().ok())
         .unwrap_or(0);
-    let _ = std::fs::remove_file(&rss_file);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -302,16 +301,22 @@ fn evalbench_rss(args: &[&str]) -> (i32, String, u64) {
     )
 }
 
-fn tempfile_path(tag: &str) -> String {
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    std::env::temp_dir()
-        .join(format!("evalbench-mem-{}-{tag}-{n}", std::process::id()))
-        .to_string_lossy()
-        .into_owned()
+/// A scratch file, removed when dropped.
+fn tempfile_path(tag: &str) -> tempfile::TempPath {
+    tempfile::Builder::new()
+        .prefix("evalbench-mem-")
+        .suffix(&format!("-{tag}"))
+        .tempfile()
+        .unwrap()
+        .into_temp_path()
 }
 
-fn script_file(text: &str) -> String {
+/// A scratch file's path as an argument.
+fn arg(path: &tempfile::TempPath) -> &str {
+    path.to_str().unwrap()
+}
+
+fn script_file(text: &str) -> tempfile::TempPath {
     let path = tempfile_path("script.lua");
     std::fs::write(&path, text).unwrap();
     path
@@ -359,10 +364,9 @@ fn memory_hungry_probes_stay_within_the_budget() {
             "0",
             "--max-memory",
             "256",
-            &path,
+            arg(&path),
             "k",
         ]);
-        let _ = std::fs::remove_file(&path);
         assert_eq!(status, code, "{script}: {stdout}");
         if code == 1 {
             assert!(stdout.contains(&over_budget(256)), "{stdout}");
@@ -377,13 +381,12 @@ fn memory_hungry_probes_stay_within_the_budget() {
 #[test]
 fn the_budget_flag_is_checked() {
     let path = script_file("return 1");
-    let (status, _, _) = evalbench_rss(&["run", "--max-memory", "0", &path]);
+    let (status, _, _) = evalbench_rss(&["run", "--max-memory", "0", arg(&path)]);
     assert_eq!(status, 2);
     let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))
-        .args(["run", "--memory-limit", "64", &path])
+        .args(["run", "--memory-limit", "64", arg(&path)])
         .output()
         .unwrap();
-    let _ = std::fs::remove_file(&path);
     assert_eq!(out.status.code(), Some(0));
 }
 
@@ -440,9 +443,14 @@ fn logging_huge_messages_stays_within_the_budget() {
     let path = script_file(
         "local s = string.rep('x', 16 * 1024 * 1024)\nfor i = 1, 100 do redis.log(redis.LOG_WARNING, s) end\nreturn #s",
     );
-    let (status, stdout, rss) =
-        evalbench_rss(&["run", "--busy-threshold", "0", "--max-memory", "64", &path]);
-    let _ = std::fs::remove_file(&path);
+    let (status, stdout, rss) = evalbench_rss(&[
+        "run",
+        "--busy-threshold",
+        "0",
+        "--max-memory",
+        "64",
+        arg(&path),
+    ]);
     assert_eq!(status, 0, "{}", &stdout[..stdout.len().min(300)]);
     assert!(
         stdout.starts_with("backend: sandbox\n(integer) 16777216\n"),
@@ -472,9 +480,16 @@ fn a_seed_past_the_budget_is_refused_while_parsing() {
     let script = script_file("return 1");
     let rss_file = tempfile_path("rss-seed");
     let out = Command::new("/usr/bin/time")
-        .args(["-f", "%M", "-o", &rss_file])
+        .args(["-f", "%M", "-o", arg(&rss_file)])
         .arg(env!("CARGO_BIN_EXE_evalbench"))
-        .args(["run", "--max-memory", "64", "--keyspace", &seed, &script])
+        .args([
+            "run",
+            "--max-memory",
+            "64",
+            "--keyspace",
+            arg(&seed),
+            arg(&script),
+        ])
         .output()
         .unwrap();
     let rss: u64 = std::fs::read_to_string(&rss_file)
@@ -483,14 +498,11 @@ fn a_seed_past_the_budget_is_refused_while_parsing() {
         .last()
         .and_then(|l| l.trim().parse().ok())
         .unwrap_or(0);
-    for file in [&seed, &script, &rss_file] {
-        let _ = std::fs::remove_file(file);
-    }
     // /usr/bin/time reports the exit status on stderr after evalbench's own line.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.starts_with(&format!("evalbench: {seed}: 6,000,035 bytes of keyspace JSON would take more than the memory budget (64 MiB) to load; seed only the keys the script uses, or raise the budget with --max-memory MIB (memory_limit_mb in the workbench's config.toml)\n")),
+        stderr.starts_with(&format!("evalbench: {}: 6,000,035 bytes of keyspace JSON would take more than the memory budget (64 MiB) to load; seed only the keys the script uses, or raise the budget with --max-memory MIB (memory_limit_mb in the workbench's config.toml)\n", seed.display())),
         "{stderr}"
     );
     assert!(rss > 0 && rss < (64 + 32) * 1024, "peak RSS {rss} KiB");

@@ -196,8 +196,8 @@ fn keys_and_scan_match_over_many_keys_stop_inside_the_command() {
 
 #[test]
 fn the_cli_run_stops_the_probes() {
-    let dir = std::env::temp_dir().join(format!("evalbench-stops-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     for (i, (name, script)) in UNENDING.iter().enumerate().take(7) {
         let path = dir.join(format!("probe{i}.lua"));
         std::fs::write(&path, script).unwrap();
@@ -218,7 +218,6 @@ fn the_cli_run_stops_the_probes() {
             "{name}"
         );
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 struct EvalAtStart {
@@ -335,8 +334,8 @@ fn the_race_lab_stops_handler_loops_and_caught_limits() {
 
 #[test]
 fn lesson_check_stops_a_handler_loop() {
-    let dir = std::env::temp_dir().join(format!("evalbench-lesson-stops-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let path = dir.join("probe.lua");
     // Lesson 1's solution, but its second call of the second check loops in an error handler
     // (one run at the checks' 1 s limit per run, which ends the check).
@@ -354,7 +353,6 @@ return count"
         .arg(&path)
         .output()
         .expect("run evalbench");
-    std::fs::remove_dir_all(&dir).ok();
     let sha = evalbench::engine::script::sha1_hex(script.as_bytes());
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),

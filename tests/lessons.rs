@@ -360,7 +360,8 @@ fn a_script_that_never_ends_is_stopped_and_the_check_says_so() {
 
 #[test]
 fn a_lesson_written_in_a_folder_of_its_own_is_listed_shown_and_checked() {
-    let dir = std::env::temp_dir().join(format!("evalbench-lessons-{}", std::process::id()));
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let lesson = dir.join("01-set-if-greater");
     std::fs::create_dir_all(&lesson).unwrap();
     std::fs::write(
@@ -445,5 +446,77 @@ expect(value('score'), tostring(kept), 'the key after')
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn lesson_new_writes_a_lesson_whose_solution_passes_and_whose_start_fails() {
+    let tmp = tempfile::TempDir::new().unwrap();
+    let class = tmp.path().join("class");
+    let root = class.to_str().unwrap();
+    let full = || std::fs::canonicalize(&class).unwrap().display().to_string();
+    let out = evalbench(&["lesson", "new", "05-highest-score", "--dir", root]);
+    let folder = class.join("05-highest-score");
+    let shown = folder.display().to_string();
+    assert_eq!(
+        stdout_of(&out),
+        format!(
+            "wrote {shown}: lesson.toml (title, task, hints, properties), start.lua, solution.lua, solution.test.toml\n\
+             edit them (docs/tools.md, \"Lessons\"), then check that the solution passes and the start does not:\n\
+             \x20 evalbench lesson --lessons {root} check 05-highest-score {shown}/solution.lua\n\
+             \x20 evalbench lesson --lessons {root} check 05-highest-score {shown}/start.lua\n\
+             in the workbench: lessons_dir = \"{}\" in config.toml, then Alt-L\n",
+            full()
+        )
+    );
+    // The two commands it prints do what it says.
+    let check = |file: &str| {
+        evalbench(&[
+            "lesson",
+            "--lessons",
+            root,
+            "check",
+            "05-highest-score",
+            folder.join(file).to_str().unwrap(),
+        ])
+    };
+    let out = check("solution.lua");
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    assert!(stdout_of(&out).ends_with("all 4 checks pass: lesson done\n"));
+    let out = check("start.lua");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout_of(&out));
+    assert!(
+        stdout_of(&out).contains("         when new = 0, old = 1:\n         the score kept: expected (integer) 1, got (integer) 0\n"),
+        "{}",
+        stdout_of(&out)
+    );
+    let out = evalbench(&["lesson", "--lessons", root, "list"]);
+    assert_eq!(
+        stdout_of(&out),
+        " 1  05-highest-score        Highest score  (4 checks, 2 hints)\n"
+    );
+    let out = evalbench(&["lesson", "--lessons", root, "show", "highest-score"]);
+    assert!(
+        stdout_of(&out).contains(
+            "return the score kept, as a number. Check your script with Alt-C in the workbench."
+        ),
+        "{}",
+        stdout_of(&out)
+    );
+    // Its checks are a test file `evalbench test` runs on the solution.
+    let out = evalbench(&["test", folder.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    // Never over a lesson that exists, nor with a name that cannot be a folder.
+    let out = evalbench(&["lesson", "new", "05-highest-score", "--dir", root]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("evalbench: {shown}: already exists; give another name, or remove it first\n")
+    );
+    let out = evalbench(&["lesson", "--lessons", root, "new", "a/b"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a/b: '/' cannot be in a lesson's name"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -352,8 +352,8 @@ fn the_cli_reads_the_sidecars_keys() {
 
 #[test]
 fn the_cli_reports_like_a_compiler_and_exits_by_severity_and_deny() {
-    let dir = std::env::temp_dir().join(format!("evalbench-lint-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(
         dir.join("warn.lua"),
         "return redis.call('INCRBY', KEYS[1], ARGV[1])\n",
@@ -449,8 +449,8 @@ fn commands_follow_the_profile() {
         ["1:11 command-not-in-profile: GTE is not a command of redis-7.0, nor of any profile (a module's command, or a typo?)"]
     );
     // The CLI's --profile.
-    let dir = std::env::temp_dir().join(format!("evalbench-lint-profile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let file = dir.join("blpop.lua");
     std::fs::write(&file, script).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_evalbench"))

@@ -13,15 +13,10 @@ use evalbench::engine::report::Outcome;
 use evalbench::engine::RunRequest;
 use std::time::{Duration, Instant};
 
+/// The nodes are declared first: they stop before their folder is removed.
 struct Cluster {
     nodes: Vec<RedisServer>,
-    dir: std::path::PathBuf,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    dir: tempfile::TempDir,
 }
 
 fn start_cluster() -> Option<Cluster> {
@@ -32,12 +27,12 @@ fn start_cluster() -> Option<Cluster> {
 /// 3 + i replicates master i. `cluster-node-timeout` is long (30 s), so nothing fails over by
 /// itself during a test: a failover is the test's own doing.
 fn start_cluster_with(replicas: usize) -> Option<Cluster> {
-    // One directory per cluster: tests run in parallel and each removes its own when done.
-    static CLUSTERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = CLUSTERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("evalbench-cluster-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let dir_arg = dir.display().to_string();
+    // One directory per cluster (the nodes' config files): tests run in parallel.
+    let dir = tempfile::Builder::new()
+        .prefix("evalbench-cluster-")
+        .tempdir()
+        .unwrap();
+    let dir_arg = dir.path().display().to_string();
     let mut nodes = Vec::new();
     for _ in 0..3 + replicas {
         nodes.push(RedisServer::start_with(&[
@@ -725,7 +720,7 @@ fn script_kill_reaches_the_node_running_the_script() {
     }
 
     // FUNCTION LOAD on every master: each master's state, one --yes, each master's answer.
-    let file = cluster.dir.join("counters.lua");
+    let file = cluster.dir.path().join("counters.lua");
     std::fs::write(&file, library).unwrap();
     let load = |extra: &[&str]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
@@ -1200,7 +1195,7 @@ fn runs_keep_their_trace_and_writes_whatever_the_reply_holds() {
 
     // The CLI: the JSON names the node and says what was written.
     let url = format!("redis://{}", addr(&cluster, 0));
-    let dir = cluster.dir.join("scripts");
+    let dir = cluster.dir.path().join("scripts");
     std::fs::create_dir_all(&dir).unwrap();
     let file = |name: &str, text: &str| {
         let path = dir.join(name);
@@ -1656,7 +1651,7 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
     assert_eq!(live.server.cluster_node_timeout_ms, Some(400));
     let slow_script = "local s = redis.call('TIME') while true do local n = redis.call('TIME') \
         if (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 300000 then break end end return 1";
-    let slow_file = cluster.dir.join("slow.lua");
+    let slow_file = cluster.dir.path().join("slow.lua");
     std::fs::write(&slow_file, slow_script).unwrap();
     let url = format!("redis://{}", addr(&cluster, 0));
     let (code, stdout, stderr) = cli(&["--server", &url, slow_file.to_str().unwrap()]);
@@ -1850,7 +1845,7 @@ fn a_timeout_a_failover_and_a_lost_seed_are_followed_to_the_node_that_acts() {
     // The node connected to is a replica now: a keyless script stays there, and says so.
     assert_eq!(live.server.role, "slave");
     // A load on every master from it: the masters are the slot map's (node 3 now).
-    let file = cluster.dir.join("tally.lua");
+    let file = cluster.dir.path().join("tally.lua");
     std::fs::write(&file, library).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
         .args(["function", "load", "--every-master", "--json", "--server"])

@@ -50,13 +50,11 @@ fn evalbench(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn tempdir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "evalbench-live-functions-{}-{name}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn tempdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("evalbench-live-functions-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
@@ -251,7 +249,8 @@ fn list_show_and_load_with_the_change_summary() {
     let mut conn = server.connect();
     let url = format!("redis://127.0.0.1:{}", server.port);
     let port = server.port;
-    let dir = tempdir("load");
+    let dir_tmp = tempdir("load");
+    let dir = dir_tmp.path().to_path_buf();
     let shop = write(&dir, "shop.lua", SHOP);
 
     // Without --yes nothing is loaded: what would change is printed.
@@ -353,7 +352,8 @@ fn list_show_and_load_with_the_change_summary() {
 fn a_replica_refuses_loads_and_writing_functions() {
     // The replica saves the RDB it receives: in a directory of its own, or every server started
     // later from the crate's directory would load this test's library and keys.
-    let rdb_dir = tempdir("replica-rdb");
+    let rdb_dir_tmp = tempdir("replica-rdb");
+    let rdb_dir = rdb_dir_tmp.path().to_path_buf();
     let rdb_dir = rdb_dir.display().to_string();
     let (Some(primary), Some(replica)) = (
         RedisServer::start(),
@@ -377,7 +377,8 @@ fn a_replica_refuses_loads_and_writing_functions() {
     }
     let url = format!("redis://127.0.0.1:{}", replica.port);
     let port = replica.port;
-    let dir = tempdir("replica");
+    let dir_tmp = tempdir("replica");
+    let dir = dir_tmp.path().to_path_buf();
     let tally = write(&dir, "tally.lua", TALLY);
     let (code, stdout, stderr) =
         evalbench(&["function", "load", "--server", &url, "--yes", &tally]);
@@ -419,7 +420,8 @@ fn run_function_on_a_server_calls_it_only_when_the_library_is_the_file() {
     conn.cmd(&["SET", "stock:1", "5"]);
     let url = format!("redis://127.0.0.1:{}", server.port);
     let port = server.port;
-    let dir = tempdir("run");
+    let dir_tmp = tempdir("run");
+    let dir = dir_tmp.path().to_path_buf();
     let shop = write(&dir, "shop.lua", SHOP);
     let run = |extra: &[&str]| {
         let mut args = vec!["run", "--server", &url];
@@ -545,7 +547,8 @@ fn start_cluster(dir: &std::path::Path) -> Option<Vec<RedisServer>> {
 
 #[test]
 fn on_a_cluster_a_load_goes_to_one_master_and_a_call_to_its_keys_master() {
-    let dir = tempdir("cluster");
+    let dir_tmp = tempdir("cluster");
+    let dir = dir_tmp.path().to_path_buf();
     let Some(nodes) = start_cluster(&dir) else {
         return;
     };

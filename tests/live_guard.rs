@@ -53,8 +53,8 @@ fn untouched(server: &RedisServer) {
 }
 
 fn evalbench(args: &[&str], script: &str) -> (i32, String, String) {
-    let dir = std::env::temp_dir().join(format!("evalbench-live-guard-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = dir.join(format!("s{n}.lua"));

@@ -4,18 +4,17 @@
 
 mod common;
 
-use common::{Conn, RedisServer};
+use common::{server_with, Conn};
 use evalbench::engine::reply::Reply;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn tempdir(name: &str) -> std::path::PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("evalbench-interrupt-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn tempdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("evalbench-interrupt-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn script(dir: &std::path::Path, name: &str, text: &str) -> String {
@@ -98,12 +97,11 @@ const STOPPING: &str =
 
 #[test]
 fn ctrl_c_while_the_script_runs_sends_script_kill_and_the_server_answers() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[("busy-reply-threshold", "100")]) else {
         return;
     };
-    let mut conn = server.connect();
-    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
-    let dir = tempdir("during");
+    let dir_tmp = tempdir("during");
+    let dir = dir_tmp.path().to_path_buf();
     let spin = script(&dir, "spin.lua", "while true do end");
     let port = server.port.to_string();
     let child = spawn(&dir, &["run", "-p", &port, "--yes", &spin]);
@@ -121,11 +119,11 @@ fn ctrl_c_while_the_script_runs_sends_script_kill_and_the_server_answers() {
 
 #[test]
 fn ctrl_c_before_the_send_sends_nothing() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[]) else {
         return;
     };
-    let mut conn = server.connect();
-    let dir = tempdir("before");
+    let dir_tmp = tempdir("before");
+    let dir = dir_tmp.path().to_path_buf();
     // Its dry run in the sandbox spins up to the busy threshold (5 s): Ctrl-C lands in it.
     let spin = script(&dir, "spin.lua", "while true do end");
     let port = server.port.to_string();
@@ -148,11 +146,11 @@ fn ctrl_c_before_the_send_sends_nothing() {
 
 #[test]
 fn ctrl_c_after_the_script_ended_exits_and_says_nothing_runs() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[]) else {
         return;
     };
-    let mut conn = server.connect();
-    let dir = tempdir("after");
+    let dir_tmp = tempdir("after");
+    let dir = dir_tmp.path().to_path_buf();
     // A reply larger than a pipe holds: evalbench blocks writing the report, the run over.
     let big = script(&dir, "big.lua", "return string.rep('x', 1000000)");
     let port = server.port.to_string();
@@ -189,12 +187,11 @@ fn ctrl_c_after_the_script_ended_exits_and_says_nothing_runs() {
 
 #[test]
 fn ctrl_c_on_a_script_that_wrote_says_unkillable_and_a_second_ctrl_c_exits() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[("busy-reply-threshold", "100")]) else {
         return;
     };
-    let mut conn = server.connect();
-    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
-    let dir = tempdir("unkillable");
+    let dir_tmp = tempdir("unkillable");
+    let dir = dir_tmp.path().to_path_buf();
     let spin = script(
         &dir,
         "spinw.lua",
@@ -231,12 +228,11 @@ fn ctrl_c_on_a_script_that_wrote_says_unkillable_and_a_second_ctrl_c_exits() {
 fn a_frozen_server_is_reported_as_not_answering_after_ctrl_c_and_after_a_read_timeout() {
     let frozen = "return xpcall(function() error('x') end, function() while true do end end)";
     for by_ctrl_c in [true, false] {
-        let Some(server) = RedisServer::start() else {
+        let Some((server, mut conn)) = server_with(&[("busy-reply-threshold", "100")]) else {
             return;
         };
-        let mut conn = server.connect();
-        conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
-        let dir = tempdir(if by_ctrl_c { "frozen-c" } else { "frozen-t" });
+        let dir_tmp = tempdir(if by_ctrl_c { "frozen-c" } else { "frozen-t" });
+        let dir = dir_tmp.path().to_path_buf();
         let path = script(&dir, "frozen.lua", frozen);
         let port = server.port.to_string();
         let (code, stderr) = if by_ctrl_c {
@@ -294,17 +290,16 @@ fn a_frozen_server_is_reported_as_not_answering_after_ctrl_c_and_after_a_read_ti
 
 #[test]
 fn ctrl_c_during_a_function_call_sends_function_kill() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[("busy-reply-threshold", "100")]) else {
         return;
     };
-    let mut conn = server.connect();
-    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
     conn.cmd(&[
         "FUNCTION",
         "LOAD",
         "#!lua name=spinner\nredis.register_function{function_name='spin', callback=function() while true do end end, flags={'no-writes'}}",
     ]);
-    let dir = tempdir("function");
+    let dir_tmp = tempdir("function");
+    let dir = dir_tmp.path().to_path_buf();
     let port = server.port.to_string();
     let child = spawn(&dir, &["function", "call", "-p", &port, "--yes", "spin"]);
     wait_busy(&mut conn);
@@ -320,12 +315,11 @@ fn ctrl_c_during_a_function_call_sends_function_kill() {
 
 #[test]
 fn ctrl_c_during_a_test_case_on_the_server_kills_it_and_clears_the_scratch_db() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[("busy-reply-threshold", "100")]) else {
         return;
     };
-    let mut conn = server.connect();
-    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
-    let dir = tempdir("test");
+    let dir_tmp = tempdir("test");
+    let dir = dir_tmp.path().to_path_buf();
     // The sandbox run stops at its own threshold; the server's run spins until killed.
     script(&dir, "spin.lua", "while true do end");
     script(
@@ -420,26 +414,30 @@ fn serve(stream: std::net::TcpStream, drips: fn(&str) -> bool) {
 /// whole discovery, the read timeout a script's whole reply (each byte used to restart the wait).
 #[test]
 fn a_slow_drip_peer_is_bounded_by_the_timeouts() {
-    let dir = tempdir("drip");
+    let dir_tmp = tempdir("drip");
+    let dir = dir_tmp.path().to_path_buf();
     let one = script(&dir, "one.lua", "return 1");
+    // One run against the peer on `port`, with one-second timeouts.
+    let run = |port: &str| {
+        finish(spawn(
+            &dir,
+            &[
+                "run",
+                "-p",
+                port,
+                "--connect-timeout",
+                "1",
+                "--read-timeout",
+                "1",
+                "--yes",
+                &one,
+            ],
+        ))
+    };
 
     // Everything drips: the discovery gives up at the connect timeout.
     let port = drip_server(|_| true).to_string();
-    let child = spawn(
-        &dir,
-        &[
-            "run",
-            "-p",
-            &port,
-            "--connect-timeout",
-            "1",
-            "--read-timeout",
-            "1",
-            "--yes",
-            &one,
-        ],
-    );
-    let (code, stdout, stderr) = finish(child);
+    let (code, stdout, stderr) = run(&port);
     assert_eq!(code, 3, "{stdout}{stderr}");
     assert_eq!(
         stderr,
@@ -448,21 +446,7 @@ fn a_slow_drip_peer_is_bounded_by_the_timeouts() {
 
     // Only the script's reply drips: the read timeout ends the wait, SCRIPT KILL is sent.
     let port = drip_server(|name| name.starts_with("EVAL")).to_string();
-    let child = spawn(
-        &dir,
-        &[
-            "run",
-            "-p",
-            &port,
-            "--connect-timeout",
-            "1",
-            "--read-timeout",
-            "1",
-            "--yes",
-            &one,
-        ],
-    );
-    let (code, stdout, stderr) = finish(child);
+    let (code, stdout, stderr) = run(&port);
     assert_eq!(code, 3, "{stdout}{stderr}");
     assert_eq!(
         stderr,
@@ -532,12 +516,11 @@ fn read_until(lines: &std::sync::mpsc::Receiver<String>, start: &str) -> Vec<Str
 /// the server runs the script (acted on at LDB's stop at the busy threshold).
 #[test]
 fn ctrl_c_in_a_live_debugging_session_aborts_the_script_on_the_server() {
-    let Some(server) = RedisServer::start() else {
+    let Some((server, mut conn)) = server_with(&[("busy-reply-threshold", "1500")]) else {
         return;
     };
-    let mut conn = server.connect();
-    conn.cmd(&["CONFIG", "SET", "busy-reply-threshold", "1500"]);
-    let dir = tempdir("debug");
+    let dir_tmp = tempdir("debug");
+    let dir = dir_tmp.path().to_path_buf();
     let port = server.port.to_string();
     let aborted = |stderr: &str, line: u32, sha: &str| {
         assert_eq!(

@@ -162,8 +162,8 @@ fn a_huge_reply_mid_run_is_refused_on_a_server_and_on_a_cluster() {
         ..huge.clone()
     };
     // The cluster node's config file in a directory of this test's own.
-    let dir = std::env::temp_dir().join(format!("evalbench-reply-limit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let dir_arg = dir.display().to_string();
     for cluster in [false, true] {
         let extra: &[&str] = if cluster {
@@ -221,6 +221,5 @@ fn a_huge_reply_mid_run_is_refused_on_a_server_and_on_a_cluster() {
         assert_eq!(conn.cmd(&["PING"]), Reply::Status("PONG".into()));
         assert_eq!(conn.cmd(&["DBSIZE"]), Reply::Int(1));
     }
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(peak_rss() < 512 << 20, "peak RSS {} bytes", peak_rss());
 }

@@ -388,8 +388,8 @@ fn text_output_and_help() {
 }
 
 fn lab_error(text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("evalbench-race-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let path = dir.join(format!("lab{}.toml", text.len()));
     std::fs::write(&path, text).unwrap();
     let out = evalbench(&["race", path.to_str().unwrap()]);
@@ -529,8 +529,8 @@ fn a_cancelled_lab_gives_no_report() {
 
 #[test]
 fn a_lab_past_the_memory_budget_stops_with_the_budget_in_the_output() {
-    let dir = std::env::temp_dir().join(format!("evalbench-race-budget-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let lab = dir.join("setrange.toml");
     std::fs::write(
         &lab,
@@ -545,7 +545,6 @@ fn a_lab_past_the_memory_budget_stops_with_the_budget_in_the_output() {
         "--strategy",
         "plain",
     ]);
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
     let why = "the race lab used more than the memory budget (64 MiB: keyspaces, outcomes and Lua together) after 0 schedules; raise it with --max-memory MIB, or memory_limit_mb in the workbench's config.toml";
@@ -624,8 +623,8 @@ fn a_client_that_got_an_error_is_an_error_not_a_lost_update() {
     assert_eq!(lost.verdict, race::Verdict::LostUpdate);
     assert!(lost.wrote);
     // And the CLI says so.
-    let dir = std::env::temp_dir().join(format!("evalbench-race-error-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let path = dir.join("stock.toml");
     std::fs::write(&path, stock_script_lab()).unwrap();
     let out = evalbench(&["race", path.to_str().unwrap(), "--strategy", "multi"]);
@@ -639,7 +638,6 @@ fn a_client_that_got_an_error_is_an_error_not_a_lost_update() {
         text.contains("lost updates in 0, invariants broken in 0, a client got an error in 2"),
         "{text}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -707,7 +705,7 @@ fn every_schedule_of_an_outcome_is_listed_and_each_replays_to_it() {
     ]);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "race lab: counter; plain: clients in order 2 1 1 2\n   1. client 2: GET counter -> \"0\"\n   2. client 1: GET counter -> \"0\"\n   3. client 1: SET counter 1 -> OK\n   4. client 2: SET counter 1 -> OK\nkeyspace: {\"counter\":\"1\"}\nclient 1 success: (integer) 1\nclient 2 success: (integer) 1\nLOST UPDATE: no serial order ends so\n"
+        "race lab: counter; plain: clients in order 2 1 1 2\n   1. client 2: GET counter -> \"0\"\n   2. client 1: GET counter -> \"0\"\n   3. client 1: SET counter 1 -> OK\n   4. client 2: SET counter 1 -> OK\nkeyspace changes:\n  counter: \"0\" → \"1\"\nclient 1 success: (integer) 1\nclient 2 success: (integer) 1\nLOST UPDATE: no serial order ends so\n"
     );
     // A schedule the clients cannot follow says where.
     let out = evalbench(&[
@@ -726,4 +724,90 @@ fn every_schedule_of_an_outcome_is_listed_and_each_replays_to_it() {
     let out = evalbench(&["race", "counter", "--schedule", "1 2"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("give exactly one --strategy"));
+}
+
+/// A lab written from docs/tools.md alone, in a folder of its own: client 1 reads a note and
+/// writes it back with a mark; client 2 replaces the note. When client 2 writes between client
+/// 1's read and its write-back, client 1 writes from a stale read and client 2's note is lost.
+const STALE_WRITE_BACK: &str = r#"
+name = "stale write-back"
+clients = 2
+keys = ["note"]
+logic = '''
+if ARGV[1] == 'writer' then
+  redis.call('SET', KEYS[1], 'new')
+  return 'wrote'
+end
+local v = redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], v .. '+mark')
+return v
+'''
+seed = { note = "old" }
+invariants = ["redis.call('GET', 'note') ~= 'old+mark'"]
+
+[[client]]
+argv = ["reader"]
+
+[[client]]
+argv = ["writer"]
+"#;
+
+#[test]
+fn a_write_back_from_a_stale_read_is_a_lost_update_and_watch_retries_it() {
+    let plain = report_of(STALE_WRITE_BACK, Strategy::Plain);
+    // Reader then writer, writer then reader, and the writer between the reader's two calls.
+    assert_eq!(plain.schedules, 3);
+    let verdicts: Vec<(String, race::Verdict, usize)> = plain
+        .outcomes
+        .iter()
+        .map(|o| (o.keyspace.to_string(), o.verdict, o.schedules))
+        .collect();
+    assert!(
+        verdicts.contains(&(
+            json!({"note": "old+mark"}).to_string(),
+            race::Verdict::LostUpdate,
+            1
+        )),
+        "{verdicts:?}"
+    );
+    assert_eq!(
+        verdicts
+            .iter()
+            .filter(|(_, v, _)| *v == race::Verdict::Success)
+            .count(),
+        2,
+        "{verdicts:?}"
+    );
+    let lost = plain
+        .outcomes
+        .iter()
+        .find(|o| o.verdict == race::Verdict::LostUpdate)
+        .unwrap();
+    assert_eq!(lost.schedule, [1, 2, 1]);
+    assert_eq!(lost.broken_invariants.len(), 1);
+    // WATCH sees the note change under the reader and makes it read again: never lost.
+    let watch = report_of(STALE_WRITE_BACK, Strategy::Watch);
+    assert_eq!(watch.lost_updates, 0);
+    assert!(watch.retries >= 1, "{watch:?}");
+    assert!(watch
+        .outcomes
+        .iter()
+        .all(|o| matches!(o.verdict, race::Verdict::Success | race::Verdict::Retried)));
+    // The CLI, on the lab file in a folder outside the repository, and its replay.
+    let dir = tempfile::TempDir::new().unwrap();
+    let file = dir.path().join("stale.toml");
+    std::fs::write(&file, STALE_WRITE_BACK).unwrap();
+    let path = file.to_str().unwrap();
+    let out = evalbench(&["race", path, "--strategy", "plain"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("  outcome 2: 1 schedule: note: \"old\" → \"old+mark\"; LOST UPDATE: no serial order ends so\n    client 1 success: \"old\"\n    client 2 success: \"wrote\"\n    BROKEN: redis.call('GET', 'note') ~= 'old+mark' (false)\n"),
+        "{text}"
+    );
+    let out = evalbench(&["race", path, "--strategy", "plain", "--schedule", "1 2 1"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("race lab: stale write-back; plain: clients in order 1 2 1\n   1. client 1: GET note -> \"old\"\n   2. client 2: SET note new -> OK\n   3. client 1: SET note old+mark -> OK\nkeyspace changes:\n  note: \"old\" → \"old+mark\"\nclient 1 success: \"old\"\nclient 2 success: \"wrote\"\nLOST UPDATE: no serial order ends so\nBROKEN: redis.call('GET', 'note') ~= 'old+mark' (false)\n")
+    );
 }

@@ -380,3 +380,67 @@ fn integer_strings_convert_as_strtod_does() {
         Reply::Array(vec![Reply::Int(texts.len() as i64), Reply::Array(vec![])])
     );
 }
+
+#[test]
+fn an_unsupported_command_names_the_profiles_server() {
+    use evalbench::engine::profile::Profile;
+    for (id, server) in [("redis-7.0", "Redis 7.0"), ("valkey-9.1", "Valkey 9.1")] {
+        let mut sandbox = Sandbox::new();
+        sandbox.set_profile(Profile::by_id(id).unwrap());
+        let report = run(&mut sandbox, "return redis.pcall('LASTSAVE')", &[], &[]);
+        assert_eq!(
+            report.reply,
+            Reply::Error(format!("ERR evalbench: the sandbox does not support 'LASTSAVE' (a {server} command); run this script against a live server")),
+            "profile {id}"
+        );
+    }
+}
+
+#[test]
+fn a_table_without_err_warns_of_the_crash_only_where_the_server_crashes() {
+    use evalbench::engine::profile::Profile;
+    for (id, warning) in [
+        ("redis-7.2", Some("the script raised a table without an 'err' field: Redis 7.2 crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'")),
+        ("valkey-8.1", Some("the script raised a table without an 'err' field: Valkey 8.1 crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'")),
+        ("valkey-9.1", None),
+    ] {
+        let mut sandbox = Sandbox::new();
+        sandbox.set_profile(Profile::by_id(id).unwrap());
+        let report = run(&mut sandbox, "error({})", &[], &[]);
+        let crash: Vec<&str> = report
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::WouldCrash)
+            .map(|w| w.message.as_str())
+            .collect();
+        assert_eq!(crash, warning.into_iter().collect::<Vec<_>>(), "profile {id}");
+    }
+}
+
+#[test]
+fn dump_says_what_it_cannot_write_yet() {
+    use evalbench::engine::profile::Profile;
+    let mut sandbox = Sandbox::new();
+    sandbox.set_profile(Profile::by_id("redis-7.4").unwrap());
+    let report = run(
+        &mut sandbox,
+        "redis.call('XADD', KEYS[1], '1-1', 'f', 'v')\n\
+         redis.call('HSET', KEYS[2], 'f', string.rep('v', 600))\n\
+         redis.call('HEXPIRE', KEYS[2], 100, 'FIELDS', 1, 'f')\n\
+         return {redis.pcall('DUMP', KEYS[1]), redis.pcall('DUMP', KEYS[2])}",
+        &["s", "h"],
+        &[],
+    );
+    let not_yet = |what: &str| {
+        Reply::Error(format!(
+            "ERR evalbench: the sandbox cannot DUMP {what} yet; run this script against a live server"
+        ))
+    };
+    assert_eq!(
+        report.reply,
+        Reply::Array(vec![
+            not_yet("a stream"),
+            not_yet("a hash table with field TTLs")
+        ])
+    );
+}

@@ -21,11 +21,11 @@ fn stdout_of(out: &Output) -> String {
 }
 
 /// A fresh folder per test (tests run in parallel).
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("evalbench-testcmd-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("evalbench-testcmd-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 const COUNTER: &str = "local n = redis.call('INCRBY', KEYS[1], ARGV[1])\nif n > 3 then\n  return redis.error_reply('ERR over the cap')\nend\nreturn n\n";
@@ -72,7 +72,8 @@ fn every_sample_has_a_test_file_and_they_all_pass() {
 
 #[test]
 fn a_failing_case_says_what_differs_at_which_line_and_exits_1() {
-    let dir = scratch("failing");
+    let dir_tmp = scratch("failing");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
     std::fs::write(
         dir.join("counter.test.toml"),
@@ -115,7 +116,8 @@ keyspace = { c = { type = "string", value = "4", ttl_ms = [1, 10] } }
 
 #[test]
 fn mistakes_in_a_test_file_are_placed_at_their_line_and_column_and_exit_2() {
-    let dir = scratch("mistakes");
+    let dir_tmp = scratch("mistakes");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
     let cases = [
         (
@@ -174,7 +176,8 @@ fn mistakes_in_a_test_file_are_placed_at_their_line_and_column_and_exit_2() {
 
 #[test]
 fn a_folder_without_test_files_is_bad_input() {
-    let dir = scratch("empty");
+    let dir_tmp = scratch("empty");
+    let dir = dir_tmp.path().to_path_buf();
     let out = evalbench_in(&dir, &["test"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
@@ -185,7 +188,8 @@ fn a_folder_without_test_files_is_bad_input() {
 
 #[test]
 fn steps_share_the_keyspace_and_the_clock_moves_between_them() {
-    let dir = scratch("steps");
+    let dir_tmp = scratch("steps");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(
         dir.join("ttl.lua"),
         "if ARGV[1] == 'set' then redis.call('SET', KEYS[1], 'v', 'PX', 1000) end\nreturn {redis.call('PTTL', KEYS[1]), redis.call('EXISTS', KEYS[1])}\n",
@@ -219,7 +223,8 @@ absent = ["k"]
 
 #[test]
 fn patterns_partial_keyspaces_and_warnings() {
-    let dir = scratch("patterns");
+    let dir_tmp = scratch("patterns");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(
         dir.join("w.lua"),
         "redis.call('SET', 'undeclared', 'x')\nredis.call('SET', KEYS[1], ARGV[1])\nreturn redis.call('GET', KEYS[1])\n",
@@ -255,7 +260,8 @@ warnings = []
 
 #[test]
 fn update_writes_what_failing_cases_gave_and_keeps_comments() {
-    let dir = scratch("update");
+    let dir_tmp = scratch("update");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
     let before = "# my comment\n[[case]]\nname = \"new\"  # a trailing comment\nkeys = [\"c\"]\nargv = [\"2\"]\n\n[[case]]\nname = \"over\"\nkeys = [\"c\"]\nargv = [\"9\"]\nreply = { int = 9 }\n\n[[case]]\nname = \"right\"\nkeys = [\"c\"]\nargv = [\"1\"]\nreply = { int = 1 }\n";
     std::fs::write(dir.join("counter.test.toml"), before).unwrap();
@@ -273,7 +279,8 @@ fn update_writes_what_failing_cases_gave_and_keeps_comments() {
 
 #[test]
 fn json_and_junit_reports() {
-    let dir = scratch("reports");
+    let dir_tmp = scratch("reports");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
     std::fs::write(
         dir.join("counter.test.toml"),
@@ -316,7 +323,8 @@ fn json_and_junit_reports() {
 
 #[test]
 fn control_characters_from_scripts_never_reach_the_terminal() {
-    let dir = scratch("escapes");
+    let dir_tmp = scratch("escapes");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(
         dir.join("e.lua"),
         "return redis.error_reply('ERR \\27]0;pwned\\7 x')\n",
@@ -338,7 +346,8 @@ fn control_characters_from_scripts_never_reach_the_terminal() {
 
 #[test]
 fn coverage_counts_lines_over_every_case_and_marks_lines_never_run() {
-    let dir = scratch("coverage");
+    let dir_tmp = scratch("coverage");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
     std::fs::write(
         dir.join("counter.test.toml"),
@@ -402,7 +411,8 @@ fn server_runs_cases_on_a_scratch_db_guarded_and_reports_its_differences() {
     let url = format!("redis://127.0.0.1:{}", server.port);
     let mut conn = server.connect();
     conn.cmd(&["SET", "keep", "mine"]);
-    let dir = scratch("server");
+    let dir_tmp = scratch("server");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
     std::fs::write(
         dir.join("counter.test.toml"),
@@ -499,7 +509,8 @@ fn server_never_sends_writing_cases_to_a_replica() {
     };
     let mut rconn = replica.connect();
     rconn.cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
-    let dir = scratch("replica");
+    let dir_tmp = scratch("replica");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
     std::fs::write(
         dir.join("counter.test.toml"),
@@ -548,7 +559,8 @@ fn server_runs_a_library_s_cases_with_fcall_of_the_server_s_library() {
     };
     let url = format!("redis://127.0.0.1:{}", server.port);
     let mut conn = server.connect();
-    let dir = scratch("server-library");
+    let dir_tmp = scratch("server-library");
+    let dir = dir_tmp.path().to_path_buf();
     let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
     let code = std::fs::read_to_string(samples.join("counter_library.lua")).unwrap();
     std::fs::write(dir.join("counter_library.lua"), &code).unwrap();
@@ -625,7 +637,8 @@ fn server_runs_a_library_s_cases_with_fcall_of_the_server_s_library() {
 #[test]
 fn update_writes_through_a_symlinked_test_file_keeping_its_mode_and_no_planted_link() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = scratch("update-link");
+    let dir_tmp = scratch("update-link");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
     std::fs::create_dir_all(dir.join("store")).unwrap();
     let real = dir.join("store").join("counter-cases.toml");
@@ -659,7 +672,6 @@ fn update_writes_through_a_symlinked_test_file_keeping_its_mode_and_no_planted_l
     let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "not widened");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `--server --db N`: a case cannot reach another database. The traced copy refuses SELECT of
@@ -673,7 +685,8 @@ fn server_cases_stay_in_the_scratch_db() {
     let url = format!("redis://127.0.0.1:{}", server.port);
     let mut conn = server.connect();
     conn.cmd(&["SET", "keep", "mine"]);
-    let dir = scratch("confined");
+    let dir_tmp = scratch("confined");
+    let dir = dir_tmp.path().to_path_buf();
     let case = |name: &str, script: &str, reply: &str| {
         std::fs::write(dir.join(format!("{name}.lua")), script).unwrap();
         std::fs::write(
@@ -762,7 +775,8 @@ fn server_cases_on_valkey_cannot_leave_the_scratch_db_by_other_names() {
     };
     let url = format!("redis://127.0.0.1:{}", server.port);
     let mut conn = server.connect();
-    let dir = scratch("confined-valkey");
+    let dir_tmp = scratch("confined-valkey");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(
         dir.join("alias.lua"),
         "server.call('SELECT', 0)\nserver.call('SET', 'pwned', 'yes')\nreturn 1\n",
@@ -821,7 +835,8 @@ fn server_run_with_every_case_skipped_does_not_pass() {
         return;
     };
     let url = format!("redis://127.0.0.1:{}", server.port);
-    let dir = scratch("all-skipped");
+    let dir_tmp = scratch("all-skipped");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(dir.join("counter.lua"), COUNTER).unwrap();
     std::fs::write(
         dir.join("counter.test.toml"),
@@ -849,7 +864,8 @@ fn server_run_with_every_case_skipped_does_not_pass() {
 #[test]
 fn a_test_file_named_in_bytes_that_are_not_utf8_finds_its_script() {
     use std::os::unix::ffi::OsStrExt;
-    let dir = scratch("non-utf8");
+    let dir_tmp = scratch("non-utf8");
+    let dir = dir_tmp.path().to_path_buf();
     let name = |suffix: &str| {
         let mut bytes = b"caf\xe9".to_vec();
         bytes.extend_from_slice(suffix.as_bytes());
@@ -879,7 +895,8 @@ fn server_cases_the_server_could_not_stop_are_never_sent() {
     };
     let url = format!("redis://127.0.0.1:{}", server.port);
     let mut conn = server.connect();
-    let dir = scratch("unkillable");
+    let dir_tmp = scratch("unkillable");
+    let dir = dir_tmp.path().to_path_buf();
     let case = |name: &str, script: &str| {
         std::fs::write(dir.join(format!("{name}.lua")), script).unwrap();
         std::fs::write(

@@ -141,6 +141,64 @@ fn tab_completes_up_recalls_esc_closes() {
 }
 
 #[test]
+fn the_line_edits_anywhere_as_in_a_shell() {
+    let mut h = seed_prompt();
+    let at = |h: &Harness| (h.app.command.input.clone(), h.app.command.cursor);
+    // A letter forgotten at the start: Home, →, type it.
+    h.type_text("GT a").keys("<Home> <Right>").type_text("E");
+    assert_eq!(at(&h), ("GET a".into(), 2));
+    // Backspace and Delete work where the cursor is, not at the end.
+    h.keys("<End> <Left> <Left> <Backspace>");
+    assert_eq!(at(&h), ("GE a".into(), 2));
+    h.type_text("T").press("<Del>");
+    assert_eq!(at(&h), ("GETa".into(), 3));
+    h.type_text(" ").keys("<C-a> <Del>");
+    assert_eq!(at(&h), ("ET a".into(), 0));
+    h.type_text("G").press("<C-e>");
+    assert_eq!(at(&h), ("GET a".into(), 5));
+    // The cursor's cell, mid-line, on screen: the character under it is drawn there.
+    h.keys("<Left> <Left>");
+    let screen = h.render(60, 15);
+    assert_eq!(
+        rows_with(&screen, "redis (seed)>"),
+        vec!["┃redis (seed)> GET a                                       ┃"],
+        "{screen}"
+    );
+    h.press("<Enter>");
+    assert_eq!(h.app.status, "\"0\"");
+    assert_eq!(at(&h), ("".into(), 0));
+    // History: the recalled line is edited from its end; Down comes back to the draft.
+    h.type_text("TYPE h").press("<Enter>");
+    h.type_text("DBS").keys("<Left> <Up>");
+    assert_eq!(at(&h), ("TYPE h".into(), 6));
+    h.keys("<Left> <Left> <Up>");
+    assert_eq!(at(&h), ("GET a".into(), 5));
+    h.keys("<Down> <Down>");
+    assert_eq!(at(&h), ("DBS".into(), 3));
+    // Ctrl-W cuts the word before the cursor, Ctrl-K to the end, Ctrl-U to the start; Ctrl-← →
+    // move by words.
+    h.keys("<C-u>").type_text("SET a one two").press("<C-w>");
+    assert_eq!(at(&h), ("SET a one ".into(), 10));
+    h.keys("<C-Left> <C-Left> <C-k>");
+    assert_eq!(at(&h), ("SET ".into(), 4));
+    h.type_text("b x").keys("<C-Left> <C-u>");
+    assert_eq!(at(&h), ("x".into(), 0));
+    // A paste goes where the cursor is.
+    h.paste("GET b\n");
+    assert_eq!(at(&h), ("GET b x".into(), 6));
+    // A long line keeps the cursor in view: at its start, the end is cut with `…`.
+    h.keys("<C-u> <End> <C-u>")
+        .type_text("SET a 0123456789012345678901234567890123456789012345678901234567890123456789")
+        .press("<Home>");
+    let screen = h.render(60, 15);
+    assert_eq!(
+        rows_with(&screen, "redis (seed)>"),
+        vec!["┃redis (seed)> SET a 0123456789012345678901234567890123456…┃"],
+        "{screen}"
+    );
+}
+
+#[test]
 fn a_tiny_terminal_keeps_the_prompt_and_cuts_with_an_ellipsis() {
     let mut h = seed_prompt();
     h.type_text("HGETALL h").press("<Enter>");

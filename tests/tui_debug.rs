@@ -796,14 +796,13 @@ fn opening_another_script_drops_the_breakpoints_and_line_counts() {
     h.press("<F9>");
     assert!(h.app.debugger.coverage.is_some());
     assert_eq!(h.app.debugger.breakpoints.len(), 1);
-    let dir = std::env::temp_dir().join(format!("evalbench-tui-debug-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let other = dir.join("other.lua");
     std::fs::write(&other, "return 1\n").expect("write");
     h.app.open_file(other);
     assert!(h.app.debugger.breakpoints.is_empty());
     assert!(h.app.debugger.coverage.is_none());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every differential case through the workbench's debug path (continued at every stop, errors

@@ -8,11 +8,11 @@ use evalbench::tui::app::{Confirm, Overlay};
 use evalbench::tui::harness::Harness;
 use std::path::PathBuf;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("evalbench-files-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("evalbench-files-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn text(h: &Harness) -> String {
@@ -20,19 +20,13 @@ fn text(h: &Harness) -> String {
 }
 
 #[test]
-fn ctrl_n_starts_a_new_script_after_asking() {
+fn ctrl_n_starts_a_new_script_in_a_buffer_of_its_own() {
     common::isolate_app_dirs();
     let mut h = Harness::sample();
     h.press("<End>");
     h.type_text(" -- edited");
     h.press("<C-n>");
-    assert!(matches!(
-        h.app.overlay,
-        Some(Overlay::Confirm(Confirm::NewUnsaved))
-    ));
-    h.press("n");
-    assert!(text(&h).contains("-- edited"));
-    h.keys("<C-n> y");
+    assert!(h.app.overlay.is_none());
     assert_eq!(text(&h), "");
     assert_eq!(h.app.editor.path, None);
     assert_eq!(h.app.inputs.keys_text(), "");
@@ -40,12 +34,17 @@ fn ctrl_n_starts_a_new_script_after_asking() {
         h.app.status,
         "a new script: Ctrl-S saves it under a name you give"
     );
+    // The edited script is still open, edits and all.
+    h.press("<C-PageUp>");
+    assert!(text(&h).contains("-- edited"));
+    assert!(h.app.editor.modified);
 }
 
 #[test]
 fn save_as_asks_before_overwriting_another_file() {
     common::isolate_app_dirs();
-    let dir = temp_dir("overwrite");
+    let dir_tmp = temp_dir("overwrite");
+    let dir = dir_tmp.path().to_path_buf();
     let other = dir.join("other.lua");
     std::fs::write(&other, "return 'keep me'").unwrap();
     let mut h = Harness::new("return 1", &[], &[], "");
@@ -66,7 +65,6 @@ fn save_as_asks_before_overwriting_another_file() {
     // Saving again to its own file asks nothing.
     h.press("<C-s>");
     assert!(h.app.overlay.is_none());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -115,7 +113,8 @@ fn the_picker_filters_as_you_type_and_opens_a_typed_path() {
         .render(120, 40)
         .contains("Nothing matches: Enter opens what you typed as a path"));
     // A path: Tab completes it, Enter opens it.
-    let dir = temp_dir("picker");
+    let dir_tmp = temp_dir("picker");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(dir.join("mine_script.lua"), "return 'mine'").unwrap();
     h.press("<C-u>");
     h.type_text(&format!("{}/mi", dir.display()));
@@ -124,14 +123,14 @@ fn the_picker_filters_as_you_type_and_opens_a_typed_path() {
     h.press("<Enter>");
     assert_eq!(text(&h), "return 'mine'");
     assert_eq!(h.app.editor.path, Some(dir.join("mine_script.lua")));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn quit_anyway_discards_the_autosave_of_that_script() {
     use evalbench::tui::files;
     common::isolate_app_dirs();
-    let dir = temp_dir("quit");
+    let dir_tmp = temp_dir("quit");
+    let dir = dir_tmp.path().to_path_buf();
     let path = dir.join("quit.lua");
     std::fs::write(&path, "return 1").unwrap();
     let mut h = Harness::new("", &[], &[], "");
@@ -143,7 +142,6 @@ fn quit_anyway_discards_the_autosave_of_that_script() {
     assert!(h.app.quit);
     assert!(!files::autosave_exists(files::Slot::File(&path)));
     files::release_autosave(files::Slot::File(&path));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Ctrl-S never replaces a sidecar it cannot parse (a description typed by hand would be lost)
@@ -152,7 +150,8 @@ fn quit_anyway_discards_the_autosave_of_that_script() {
 fn ctrl_s_never_replaces_a_malformed_sidecar() {
     use evalbench::tui::files;
     common::isolate_app_dirs();
-    let dir = temp_dir("malformed");
+    let dir_tmp = temp_dir("malformed");
+    let dir = dir_tmp.path().to_path_buf();
     let path = dir.join("limiter.lua");
     let car = dir.join("limiter.json");
     std::fs::write(&path, "return 1").unwrap();
@@ -185,5 +184,4 @@ fn ctrl_s_never_replaces_a_malformed_sidecar() {
     assert_eq!(std::fs::read_to_string(&car).unwrap(), broken);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "-- x\nreturn 1");
     files::release_autosave(files::Slot::File(&path));
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -109,16 +109,11 @@ fn the_compact_form_names_the_call_too() {
 }
 
 /// A library and its sidecar in a temporary folder of their own.
-fn library_file(name: &str, sidecar: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!(
-        "evalbench-tui-functions-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.lua"));
+fn library_file(name: &str, sidecar: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("{name}.lua"));
     std::fs::write(&path, LIBRARY).unwrap();
-    std::fs::write(dir.join(format!("{name}.json")), sidecar).unwrap();
+    std::fs::write(dir.path().join(format!("{name}.json")), sidecar).unwrap();
     (dir, path)
 }
 
@@ -145,16 +140,16 @@ fn the_sidecars_function_is_the_forms() {
     // Alt-F, Ctrl-S: the sidecar keeps the form's choice.
     h.press("<A-f>").press("<C-s>");
     let car: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("reader.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("reader.json")).unwrap())
+            .unwrap();
     assert_eq!(car["function"], "counter_incr");
     assert_eq!(car["keys"], serde_json::json!(["counter:page"]));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_sidecar_function_the_library_lacks_is_said() {
     common::isolate_app_dirs();
-    let (dir, path) = library_file("missing", r#"{"function": "counter_reset"}"#);
+    let (_dir, path) = library_file("missing", r#"{"function": "counter_reset"}"#);
     let mut h = Harness::new("return 1", &[], &[], "");
     h.app.open_file(path.clone());
     h.settle(); // the event loop's housekeeping after the open
@@ -166,7 +161,6 @@ fn a_sidecar_function_the_library_lacks_is_said() {
         )
     );
     assert_eq!(h.app.form_function.chosen(), Some("counter_incr"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

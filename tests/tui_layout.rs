@@ -134,13 +134,44 @@ fn panes_never_scroll_past_their_content() {
     assert_eq!(h.app.reply_scroll, max - 1);
 }
 
+/// At 100 columns the Trace pane is 43 columns inside: the fixed columns are as wide as what
+/// they hold and the time moves to the call box, so the command and the reply get 18 and 12
+/// columns (10 and 9 before), cut with `…`.
+#[test]
+fn at_100x30_the_trace_gives_the_command_and_the_reply_the_room() {
+    common::isolate_app_dirs();
+    let mut h = Harness::sample();
+    h.press("<F5>");
+    let screen = h.render(100, 30);
+    let pane: Vec<&str> = screen
+        .lines()
+        .skip(2)
+        .take(3)
+        .map(|l| l.split_once('┃').map_or(l, |(_, r)| r))
+        .map(|l| l.split_once('┃').map_or(l, |(_, r)| r))
+        .collect();
+    assert_eq!(
+        pane,
+        [
+            "│seq line command            reply          │",
+            "│ 1  14   INCR ratelimit:al… (integer) 4  W │",
+            "│ 2  18   TTL ratelimit:ali… (integer) 60   │",
+        ],
+        "{screen}"
+    );
+    assert!(screen.contains("│time:    #.# µs"), "{screen}");
+}
+
 #[test]
 fn at_60x20_the_trace_still_shows_calls() {
     common::isolate_app_dirs();
     let mut h = Harness::sample();
     h.press("<F5>");
     let screen = h.render(60, 20);
-    assert!(screen.contains(" 1    14    INCR ratelimit"), "{screen}");
+    assert!(
+        screen.contains("│ 1  14   INCR ratelimit:alice:42 (integer) 4        0.0 W │"),
+        "{screen}"
+    );
     assert!(editor_lines_any(&screen) >= 8, "{screen}");
 }
 
@@ -266,7 +297,7 @@ fn contrast(a: Color, b: Color) -> f64 {
 #[test]
 fn every_theme_reads_at_a_contrast_of_4_5_to_1() {
     let mut failures = Vec::new();
-    for theme in [Theme::dark(), Theme::light()] {
+    for theme in [Theme::dark(), Theme::light(), Theme::contrast().clone()] {
         // A theme without colours of its own draws on the terminal's: a dark one for the dark
         // theme (black, light grey text).
         let bg = theme.text.bg.unwrap_or(Color::Black);
@@ -291,6 +322,9 @@ fn every_theme_reads_at_a_contrast_of_4_5_to_1() {
             ("changed", theme.changed),
         ] {
             check(what.into(), style.fg.unwrap_or(fg), bg);
+        }
+        for (n, style) in theme.clients.iter().enumerate() {
+            check(format!("client{}", n + 1), style.fg.unwrap_or(fg), bg);
         }
         for (what, style) in [
             ("current_line", theme.current_line),

@@ -172,7 +172,8 @@ fn the_task_names_the_check_key_and_esc_stops_a_check_that_never_ends() {
 #[test]
 fn alt_l_offers_the_lessons_of_the_configured_folder() {
     common::isolate_app_dirs();
-    let dir = std::env::temp_dir().join(format!("evalbench-tui-lessons-{}", std::process::id()));
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let lesson = dir.join("01-double");
     std::fs::create_dir_all(&lesson).unwrap();
     std::fs::write(
@@ -210,5 +211,4 @@ fn alt_l_offers_the_lessons_of_the_configured_folder() {
         screen.contains("twice 1: expected (integer) 2, got (integer) 0"),
         "{screen}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

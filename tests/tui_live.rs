@@ -244,6 +244,31 @@ fn script_cache_mark_and_script_load() {
 }
 
 #[test]
+fn the_cache_mark_is_asked_again_after_the_server_restarts() {
+    let Some(mut server) = RedisServer::start() else {
+        return;
+    };
+    let script = "return redis.call('GET', KEYS[1])";
+    let mut h = workbench(&server, script, &["counter"], &[]);
+    h.press("<F8>");
+    assert!(h.render(160, 40).contains(" cached "));
+    // A restart empties the server's script cache: the next health check finds the connection
+    // dropped (and opens it again at once), and the mark says what the server says now, not
+    // what it said before the restart.
+    server.restart();
+    h.app.connection.check_now();
+    h.settle();
+    assert_eq!(
+        h.app.status,
+        "the live server's connection dropped and was opened again (a restart?): its script cache is asked again"
+    );
+    let screen = h.render(160, 40);
+    assert!(screen.contains("not cached (F8 loads)"), "{screen}");
+    h.press("<F8>");
+    assert!(h.render(160, 40).contains(" cached "));
+}
+
+#[test]
 fn a_guarded_write_then_the_sandbox_on_copied_keys() {
     let Some(server) = RedisServer::start() else {
         return;
@@ -285,7 +310,7 @@ fn a_guarded_write_then_the_sandbox_on_copied_keys() {
     assert!(
         h.press("<A-1>")
             .render(120, 40)
-            .contains("INCRBY counter 1 (integer) 42 -       W"),
+            .contains("INCRBY counter 1     (integer) 42     -  W"),
         "{}",
         h.render(120, 40)
     );

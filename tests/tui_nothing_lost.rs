@@ -10,13 +10,13 @@ mod common;
 use evalbench::tui::app::{Confirm, Overlay};
 use evalbench::tui::files::{self, Slot};
 use evalbench::tui::harness::Harness;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("evalbench-lost-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("evalbench-lost-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn text(h: &Harness) -> String {
@@ -36,7 +36,8 @@ fn save_as(h: &mut Harness, path: &Path) {
 #[test]
 fn a_new_script_never_replaces_an_unrelated_json_beside_it_without_asking() {
     common::isolate_app_dirs();
-    let dir = temp_dir("foreign");
+    let dir_tmp = temp_dir("foreign");
+    let dir = dir_tmp.path().to_path_buf();
     let notes = dir.join("notes.json");
     let mine = "{\"todo\": [\"buy milk\"], \"done\": []}\n";
     std::fs::write(&notes, mine).unwrap();
@@ -125,13 +126,13 @@ fn a_new_script_never_replaces_an_unrelated_json_beside_it_without_asking() {
         json(&data),
         serde_json::json!({"keys": ["k1"], "argv": ["a"], "keyspace": {}})
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn an_evalbench_sidecar_is_updated_without_asking() {
     common::isolate_app_dirs();
-    let dir = temp_dir("ours");
+    let dir_tmp = temp_dir("ours");
+    let dir = dir_tmp.path().to_path_buf();
     let script = dir.join("mine.lua");
     std::fs::write(&script, "return 1").unwrap();
     let car = dir.join("mine.json");
@@ -152,14 +153,14 @@ fn an_evalbench_sidecar_is_updated_without_asking() {
         serde_json::json!({"description": "mine", "keys": ["new"], "argv": [], "keyspace": {}})
     );
     files::release_autosave(Slot::File(&script));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// KEYS typed: the buffer is modified (`*`), Ctrl-Q asks, Ctrl-S writes them to the sidecar.
 #[test]
 fn form_edits_mark_the_buffer_ask_on_quit_and_are_saved() {
     common::isolate_app_dirs();
-    let dir = temp_dir("form");
+    let dir_tmp = temp_dir("form");
+    let dir = dir_tmp.path().to_path_buf();
     let script = dir.join("form.lua");
     std::fs::write(&script, "return ARGV[1]").unwrap();
     std::fs::write(dir.join("form.json"), r#"{"keys": [], "argv": ["1"]}"#).unwrap();
@@ -187,7 +188,6 @@ fn form_edits_mark_the_buffer_ask_on_quit_and_are_saved() {
     h.press("<C-q>");
     assert!(h.app.quit, "nothing unsaved: no question");
     files::release_autosave(Slot::File(&script));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `d` in the Keyspace tab deletes a seed key; the status says how to undo it and Ctrl-Z brings
@@ -268,7 +268,8 @@ fn ctrl_z_undoes_the_buffers_changes_in_the_order_they_were_made() {
 #[test]
 fn breakpoints_and_watches_are_saved_with_the_script() {
     common::isolate_app_dirs();
-    let dir = temp_dir("breaks");
+    let dir_tmp = temp_dir("breaks");
+    let dir = dir_tmp.path().to_path_buf();
     let script = dir.join("bp.lua");
     std::fs::write(&script, "local a = 1\nlocal b = 2\nreturn a + b\n").unwrap();
     let mut h = Harness::new("", &[], &[], "");
@@ -298,7 +299,6 @@ fn breakpoints_and_watches_are_saved_with_the_script() {
     assert_eq!(h.app.debugger.watches, vec!["a + 1".to_string()]);
     assert!(!h.app.editor.modified);
     files::release_autosave(Slot::File(&script));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The clock offset, keep state, watches and the debug console belong to the file they were set
@@ -306,7 +306,8 @@ fn breakpoints_and_watches_are_saved_with_the_script() {
 #[test]
 fn opening_another_file_leaves_the_old_files_state_behind() {
     common::isolate_app_dirs();
-    let dir = temp_dir("leaks");
+    let dir_tmp = temp_dir("leaks");
+    let dir = dir_tmp.path().to_path_buf();
     let one = dir.join("one.lua");
     let two = dir.join("two.lua");
     std::fs::write(&one, "return 1").unwrap();
@@ -334,13 +335,13 @@ fn opening_another_file_leaves_the_old_files_state_behind() {
     let screen = h.render(120, 30);
     assert!(screen.contains(" sandbox "), "{screen}");
     assert!(!screen.contains("clock +61"), "{screen}");
-    // The first file's own watch comes back with it (its sidecar).
+    // The first file is still open: opening it again shows that buffer, its own state with it.
     h.app.open_file(one.clone());
     assert_eq!(h.app.debugger.watches, vec!["KEYS[1]".to_string()]);
-    assert_eq!(h.app.clock_offset_ms, 0);
+    assert_eq!(h.app.clock_offset_ms, 61_000);
+    assert!(h.app.keep_state.is_some());
     files::release_autosave(Slot::File(&one));
     files::release_autosave(Slot::File(&two));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Each untitled buffer has an autosave of its own; saving it drops that autosave, so the saved
@@ -348,16 +349,21 @@ fn opening_another_file_leaves_the_old_files_state_behind() {
 #[test]
 fn each_untitled_buffer_has_its_own_autosave_dropped_once_saved() {
     common::isolate_app_dirs();
-    let dir = temp_dir("untitled");
+    let dir_tmp = temp_dir("untitled");
+    let dir = dir_tmp.path().to_path_buf();
     let mut h = Harness::new("", &[], &[], "");
     h.type_text("return 'first'");
     h.app.autosave();
     let first = h.app.changes.id.clone();
     assert!(files::autosave_exists(Slot::Untitled(&first)));
-    // Ctrl-N (asked: y) gives up the first buffer: its autosave goes.
-    h.keys("<C-n> y");
+    // Ctrl-N: a second buffer; the first stays open, its autosave with it.
+    h.press("<C-n>");
     let second = h.app.changes.id.clone();
     assert_ne!(first, second);
+    assert!(files::autosave_exists(Slot::Untitled(&first)));
+    // Closed with its changes discarded: its autosave goes.
+    h.keys("<C-PageUp> <C-w> d");
+    assert_eq!(h.app.changes.id, second);
     assert!(!files::autosave_exists(Slot::Untitled(&first)));
     h.type_text("return 'second'");
     h.app.autosave();
@@ -402,7 +408,6 @@ fn each_untitled_buffer_has_its_own_autosave_dropped_once_saved() {
     save_as(&mut next, &path);
     assert!(!files::autosave_exists(Slot::Untitled(&id)));
     files::release_autosave(Slot::File(&path));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn seed_string(h: &Harness, key: &[u8]) -> Option<Vec<u8>> {

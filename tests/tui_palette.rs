@@ -222,12 +222,12 @@ fn a_tiny_terminal() {
         h.render(40, 10),
         "┌untitled──────────────────────────────┐\n\
          ┏❯Help — Enter runs, Esc closes━━━━━━━━┓\n\
-         ┃> save                           4/140┃\n\
+         ┃> save                           6/147┃\n\
          ┃ <C-s>        save the script and its…┃\n\
          ┃ <A-t>        save the last run (KEYS…┃\n\
          ┃ w            save the seed keyspace …┃\n\
-         ┃ <C-q>        quit (asks when there a…┃\n\
-         ┃                                      ┃\n\
+         ┃ <C-w>        close the buffer (asks …┃\n\
+         ┃ <C-q>        quit (asks once when an…┃\n\
          ┗━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┛\n\
          \u{20}F5 runs the script, F1 shows every k… │"
     );
@@ -237,8 +237,8 @@ fn a_tiny_terminal() {
     assert_eq!(chosen(&h), Action::Quit);
     let screen = h.render(40, 10);
     let rows: Vec<&str> = screen.lines().collect();
-    assert_eq!(rows[2], "┃>                              140/140┃");
-    assert_eq!(rows[7], "┃ <C-q>        quit (asks when there a…┃");
+    assert_eq!(rows[2], "┃>                              147/147┃");
+    assert_eq!(rows[7], "┃ <C-q>        quit (asks once when an…┃");
     h.press("<Esc>");
     assert!(!h.app.quit);
     // Smaller still: nothing panics, the typed line shows first.

@@ -108,7 +108,7 @@ fn a_lab_file_in_the_editor_runs_as_written_and_shows_the_broken_invariant() {
     race(&mut h);
     let screen = h.render(120, 40);
     assert!(
-        screen.contains("Race: lock release (2 clients)"),
+        screen.contains("Race (2 clients) · outcome 1/10: lock release"),
         "{screen}"
     );
     // Client 1's DEL after client 2 took the lock: nobody holds it.
@@ -142,7 +142,7 @@ fn on_a_small_terminal_the_race_tab_shows_an_outcome_with_what_each_client_got_a
     let rows: Vec<&str> = screen.lines().collect();
     let title = rows
         .iter()
-        .position(|l| l.contains("Race: (editor) (2 clients)"))
+        .position(|l| l.contains("Race (2 clients) · outcome 1/"))
         .unwrap_or_else(|| panic!("{screen}"));
     // The first outcome (plain's lost update: both clients sold the one item) and what each got.
     assert_eq!(
@@ -169,9 +169,15 @@ fn esc_cancels_a_long_race_lab() {
     );
     h.press("<A-8>");
     assert!(h.app.race_pending.is_some());
-    assert_eq!(
-        h.app.status,
-        "race lab: running every interleaving… (Esc stops)"
+    // The lab's thread may already have told its progress when the key's effects settle: either
+    // line is what the user can see, and both say how to stop.
+    let status = h.app.status.clone();
+    let progress = status.starts_with("race lab: ")
+        && status.ends_with(" steps… (Esc stops)")
+        && status.contains(" schedules, ");
+    assert!(
+        status == "race lab: 2 clients, running every interleaving… (Esc stops)" || progress,
+        "{status}"
     );
     h.press("<Esc>");
     assert_eq!(h.app.status, "race lab: cancelling…");
@@ -213,7 +219,7 @@ fn an_error_is_no_lost_update_and_rows_out_of_view_are_counted_at_100x28() {
     );
     // Nine outcome rows, eight shown: the bottom border counts the rest.
     assert!(
-        screen.contains("┏❯Race: (editor) (2 clients) · outcome 1/9"),
+        screen.contains("┏❯Race (2 clients) · outcome 1/9: (editor)"),
         "{screen}"
     );
     assert!(screen.contains("┗ ↓1 more ━"), "{screen}");
@@ -290,7 +296,7 @@ fn a_lab_file_runs_on_f5_and_is_checked_as_toml_not_linted_as_lua() {
     assert!(h.app.editor.error.is_none());
     let screen = h.render(120, 40);
     assert!(
-        screen.contains("Race: lock release (2 clients)"),
+        screen.contains("Race (2 clients) · outcome 1/10: lock release"),
         "{screen}"
     );
     // The lab as TOML: a good file has no finding; a bad logic line is placed in the file.
@@ -349,5 +355,129 @@ fn a_lab_file_in_the_editor_is_linted_as_a_lab_not_as_lua() {
     assert_eq!(
         found,
         vec![(11, "logic:3: unexpected symbol near '='".to_string())]
+    );
+}
+
+/// The cells of `text` on the screen's row that holds it: its foreground colours.
+fn colours_of(h: &Harness, needle: &str) -> Vec<Option<ratatui::style::Color>> {
+    let buffer = h.render_buffer(200, 40).unwrap();
+    for y in 0..buffer.area.height {
+        let row: Vec<String> = (0..buffer.area.width)
+            .map(|x| buffer[(x, y)].symbol().to_string())
+            .collect();
+        let text: String = row.concat();
+        if let Some(at) = text.find(needle) {
+            let start = text[..at].chars().count() as u16;
+            return (start..start + needle.chars().count() as u16)
+                .map(|x| {
+                    let fg = buffer[(x, y)].fg;
+                    (fg != ratatui::style::Color::Reset).then_some(fg)
+                })
+                .collect();
+        }
+    }
+    panic!("{needle:?} is not on the screen:\n{}", h.render(200, 40));
+}
+
+#[test]
+fn each_client_has_its_colour_beside_its_number_and_plus_minus_change_the_count() {
+    let mut h = stock();
+    race(&mut h);
+    let (one, two) = (h.theme.client(1).fg, h.theme.client(2).fg);
+    assert_ne!(one, two);
+    // The step list: the client's number in its colour (the selected step is reversed).
+    h.press("]");
+    assert_eq!(
+        colours_of(&h, " 2. client 2: GET stock"),
+        [
+            vec![None; 4],
+            vec![two; "client 2".len()],
+            vec![None; ": GET stock".len()]
+        ]
+        .concat()
+    );
+    // How each client ended, and what each got in the outcome row.
+    assert_eq!(colours_of(&h, "client 1 success"), {
+        let mut c = vec![one; "client 1".len()];
+        c.extend(vec![None; " success".len()]);
+        c
+    });
+    assert_eq!(
+        colours_of(&h, " 1:(integer) 1 2:(integer) 1"),
+        [
+            vec![one; " 1:(integer) 1".len()],
+            vec![two; " 2:(integer) 1".len()]
+        ]
+        .concat()
+    );
+    // + runs the lab again with a client more, - with one fewer; never out of 2..8.
+    h.press("+");
+    for _ in 0..3000 {
+        h.settle();
+        if h.app.race_pending.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let screen = h.render(120, 40);
+    assert!(screen.contains("Race (3 clients) · outcome 1/"), "{screen}");
+    assert_eq!(h.app.race.as_ref().unwrap().report.clients, 3);
+    let three = h.theme.client(3).fg;
+    assert_ne!(three, one);
+    assert_ne!(three, two);
+    assert_eq!(
+        colours_of(&h, "client 3 ")[..8],
+        vec![three; 8][..],
+        "{screen}"
+    );
+    h.press("-");
+    for _ in 0..3000 {
+        h.settle();
+        if h.app.race_pending.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(h.app.race.as_ref().unwrap().report.clients, 2);
+    h.press("-");
+    assert_eq!(
+        h.app.status,
+        "race lab: 2 clients already, the fewest a lab runs (2 to 8)"
+    );
+    assert!(h.app.race_pending.is_none());
+}
+
+/// A lab written from docs/tools.md alone, in a folder outside the repository, runs on F5: the
+/// write-back from a stale read is the lost update, and WATCH's retry shows.
+#[test]
+fn a_lab_from_the_docs_in_a_folder_of_its_own_runs_in_the_workbench() {
+    common::isolate_app_dirs();
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("stale.toml");
+    let text = "name = \"stale write-back\"\nclients = 2\nkeys = [\"note\"]\nlogic = '''\nif ARGV[1] == 'writer' then\n  redis.call('SET', KEYS[1], 'new')\n  return 'wrote'\nend\nlocal v = redis.call('GET', KEYS[1])\nredis.call('SET', KEYS[1], v .. '+mark')\nreturn v\n'''\nseed = { note = \"old\" }\n\n[[client]]\nargv = [\"reader\"]\n\n[[client]]\nargv = [\"writer\"]\n";
+    std::fs::write(&path, text).unwrap();
+    let mut h = Harness::new("", &[], &[], "");
+    h.app.editor = evalbench::tui::editor::EditorState::new(text, Some(path));
+    h.press("<F5>");
+    for _ in 0..3000 {
+        h.settle();
+        if h.app.race_pending.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(h.app.tab, Tab::Race);
+    h.press("<A-z>");
+    let screen = h.render(120, 40);
+    assert!(
+        screen
+            .contains(r#"plain       1 sched. LOST   note: "old" → "old+mark"  1:"old" 2:"wrote""#),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(
+            r#"watch       5 sched. retry  note: "old" → "new+mark"  1:"new" (1 retry) 2:"wrote""#
+        ),
+        "{screen}"
     );
 }

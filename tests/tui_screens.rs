@@ -279,27 +279,22 @@ fn advance_clock_moves_the_sandbox_clock() {
 }
 
 #[test]
-fn opening_another_file_over_unsaved_edits_asks_first() {
+fn opening_another_file_over_unsaved_edits_keeps_them_in_their_buffer() {
     let mut h = sample();
     h.type_text("-- edited\n");
     assert!(h.app.editor.modified);
-    h.keys("<C-o> <Enter>");
-    assert!(
-        matches!(
-            h.app.overlay,
-            Some(Overlay::Confirm(Confirm::OpenUnsaved(_)))
-        ),
-        "no confirmation"
-    );
-    h.press("n");
+    h.keys("<C-o> <Down> <Enter>");
+    // No question: the other file gets a buffer of its own, the edited one stays open.
     assert!(h.app.overlay.is_none());
+    assert_eq!(h.app.buffers.len(), 2);
+    assert!(!h.app.editor.modified);
+    assert!(!h.app.editor.text().contains("-- edited"));
+    h.press("<C-PageUp>");
+    assert!(h.app.editor.modified);
     assert!(
         h.app.editor.text().contains("-- edited"),
         "the edits were dropped"
     );
-    h.keys("<C-o> <Enter> y");
-    assert!(!h.app.editor.modified);
-    assert!(!h.app.editor.text().contains("-- edited"));
 }
 
 /// On a live server the engine holds back a run whose dry run writes; the workbench asks, and `y`

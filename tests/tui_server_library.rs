@@ -227,8 +227,8 @@ fn ctrl_s_saves_an_editable_copy() {
         "server library 'counters' (redis 7.0.15 test-server) is read-only: save an editable copy as"
     );
     assert_eq!(prompt.input, "counters.lua");
-    let dir = std::env::temp_dir().join(format!("evalbench-srvlib-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let path = dir.join("counters.lua");
     let _ = std::fs::remove_file(&path);
     // Typing replaces the prefilled name.
@@ -246,7 +246,6 @@ fn ctrl_s_saves_an_editable_copy() {
     h.press("<C-Home>").press("<End>").type_text("x");
     assert!(h.app.editor.text().starts_with("#!lua name=countersx\n"));
     assert!(h.app.editor.modified);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

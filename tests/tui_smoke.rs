@@ -15,7 +15,8 @@ const WAIT: Duration = Duration::from_secs(10);
 struct Session {
     socket: PathBuf,
     target: String,
-    dir: PathBuf,
+    /// The session's folder (socket, data, config): removed after the tmux server is killed.
+    _dir: tempfile::TempDir,
 }
 
 impl Session {
@@ -62,7 +63,6 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.tmux(&["kill-server"]);
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -86,10 +86,8 @@ fn real_binary_in_tmux() {
         eprintln!("notice: tmux not found, skipping the terminal smoke test (tui_smoke)");
         return;
     }
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let dir = std::env::temp_dir().join(format!("evalbench-smoke-{}-{stamp}", std::process::id()));
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let data = dir.join("data");
     let config = dir.join("config");
     std::fs::create_dir_all(&data).expect("temp data dir");
@@ -97,7 +95,7 @@ fn real_binary_in_tmux() {
     let session = Session {
         socket: dir.join("tmux.sock"),
         target: "smoke".into(),
-        dir: dir.clone(),
+        _dir: dir_tmp,
     };
     // After the app exits, its status and the terminal modes stay on screen for the checks.
     let script = format!(
@@ -190,17 +188,15 @@ fn start(name: &str, width: u16, height: u16, file: &str) -> Option<Session> {
         eprintln!("notice: tmux not found, skipping {name}");
         return None;
     }
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let dir = std::env::temp_dir().join(format!("evalbench-{name}-{}-{stamp}", std::process::id()));
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     for sub in ["data", "config"] {
         std::fs::create_dir_all(dir.join(sub)).expect("temp dirs");
     }
     let session = Session {
         socket: dir.join("tmux.sock"),
         target: name.into(),
-        dir: dir.clone(),
+        _dir: dir_tmp,
     };
     let script = format!(
         "cd {dir} && EVALBENCH_DATA_DIR=data EVALBENCH_CONFIG_DIR=config {bin} {file}; exec sleep 60",

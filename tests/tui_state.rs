@@ -58,8 +58,8 @@ fn the_sample_seed_does_not_expire_an_hour_after_start() {
     assert_eq!(result.report.reply, limiter_reply(1, 6, 60));
 
     // Saved as a relative TTL, an hour later too.
-    let dir = std::env::temp_dir().join(format!("evalbench-state-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let path = dir.join("seed.json");
     app.update(evalbench::tui::action::Action::TabKeyspace);
     app.update(evalbench::tui::action::Action::SaveSeed);

@@ -9,17 +9,15 @@ mod common;
 use evalbench::tui::app::{Focus, Tab};
 use evalbench::tui::editor::EditorState;
 use evalbench::tui::harness::Harness;
-use std::path::PathBuf;
 
 const COUNTER: &str = "local n = redis.call('INCRBY', KEYS[1], ARGV[1])\nif n > 3 then\n  return redis.error_reply('ERR over the cap')\nend\nreturn n\n";
 
 /// A fresh folder per test (tests run in parallel).
-fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("evalbench-tuitests-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("evalbench-tuitests-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// The counter script saved as `counter.lua` in `dir`, open in the workbench with KEYS c, ARGV 2
@@ -51,7 +49,8 @@ fn panes(h: &Harness) -> String {
 
 #[test]
 fn save_as_case_writes_the_run_and_the_tests_tab_shows_it_passing() {
-    let dir = scratch("save");
+    let dir_tmp = scratch("save");
+    let dir = dir_tmp.path().to_path_buf();
     let mut h = counter(&dir);
     h.press("<A-t>");
     assert_eq!(
@@ -107,7 +106,8 @@ fn save_as_case_writes_the_run_and_the_tests_tab_shows_it_passing() {
 
 #[test]
 fn a_failing_case_shows_its_diff_and_enter_loads_it_into_the_form() {
-    let dir = scratch("failing");
+    let dir_tmp = scratch("failing");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(
         dir.join("counter.test.toml"),
         "[[case]]\nname = \"counts\"\nkeys = [\"c\"]\nargv = [\"1\"]\nreply = { int = 1 }\n\n[[case]]\nname = \"capped\"\nkeys = [\"hits\"]\nargv = [\"2\"]\nseed = { hits = { type = \"string\", value = \"3\", ttl_ms = 5000 } }\nerror = \"ERR over the cap\"\n",
@@ -214,7 +214,8 @@ fn without_a_file_name_or_a_test_file_it_says_what_to_do() {
         h.app.status,
         "no test results yet: Ctrl-T runs the script's test file"
     );
-    let dir = scratch("none");
+    let dir_tmp = scratch("none");
+    let dir = dir_tmp.path().to_path_buf();
     let mut h = counter(&dir);
     h.press("<C-t>");
     assert_eq!(h.app.tab, Tab::Tests);
@@ -340,7 +341,8 @@ fn lint_waits_until_the_text_rests() {
 
 #[test]
 fn on_a_small_terminal_the_failing_case_shows_its_first_difference_under_the_list() {
-    let dir = scratch("small");
+    let dir_tmp = scratch("small");
+    let dir = dir_tmp.path().to_path_buf();
     std::fs::write(
         dir.join("counter.test.toml"),
         "[[case]]\nname = \"capped\"\nkeys = [\"hits\"]\nargv = [\"2\"]\nseed = { hits = \"3\" }\nerror = \"ERR over the cap\"\n",

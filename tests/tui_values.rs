@@ -357,10 +357,9 @@ fn value_rows(screen: &str, title: &str) -> Vec<String> {
 
 #[test]
 fn the_server_tabs_string_rows_fit_the_pane_and_show_every_byte() {
-    let Some(server) = common::RedisServer::start() else {
+    let Some((server, mut conn)) = common::server_with(&[]) else {
         return;
     };
-    let mut conn = server.connect();
     let digits = "0123456789".repeat(10);
     conn.cmd(&["SET", "text", &digits]);
     let binary: Vec<u8> = (0u8..=99).map(|b| b.wrapping_mul(37)).collect();
@@ -492,11 +491,9 @@ fn the_crossslot_mark_survives_narrow_terminals() {
 
 #[test]
 fn the_overview_reads_in_human_units_and_names_the_users_script_in_the_slow_log() {
-    let Some(server) = common::RedisServer::start() else {
+    let Some((server, mut conn)) = common::server_with(&[("slowlog-log-slower-than", "0")]) else {
         return;
     };
-    let mut conn = server.connect();
-    conn.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
     conn.cmd(&["SET", "k", "v"]);
     common::isolate_app_dirs();
     let target = evalbench::engine::live::TargetSpec {
@@ -542,10 +539,9 @@ fn the_overview_reads_in_human_units_and_names_the_users_script_in_the_slow_log(
 
 #[test]
 fn the_server_tabs_hash_values_line_up() {
-    let Some(server) = common::RedisServer::start() else {
+    let Some((server, mut conn)) = common::server_with(&[]) else {
         return;
     };
-    let mut conn = server.connect();
     conn.cmd(&["HSET", "h", "a", "1", "longer_field", "2", "mid", "three"]);
     let mut h = live(&server);
     h.keys("<A-5> o");
@@ -568,9 +564,8 @@ fn the_server_tabs_hash_values_line_up() {
 #[test]
 fn a_failing_tests_keyspace_reads_as_typed_differences_and_v_shows_expected_and_got() {
     common::isolate_app_dirs();
-    let dir = std::env::temp_dir().join(format!("evalbench-tuivalues-{}-lb", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = tempfile::tempdir().unwrap();
+    let dir = dir_tmp.path().to_path_buf();
     let script = "redis.call('ZADD', KEYS[1], 5, 'bob', 3, 'carol')\nreturn 1\n";
     let path = dir.join("lb.lua");
     std::fs::write(&path, script).unwrap();
@@ -599,5 +594,4 @@ fn a_failing_tests_keyspace_reads_as_typed_differences_and_v_shows_expected_and_
     h.press("<End>");
     let end = render(&h, 100, 40);
     assert!(end.contains("│          \"carol\","), "{end}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-pub const LESSON_HELP: &str = "A guided path through the classic cases of Redis scripting: each lesson has a task, a\nstarting script, checks (a test file) and hints revealed one at a time.\n\nExit status of check: 0 every check passes, 1 a check fails, 2 bad input.\n\nExamples:\n  evalbench lesson list\n  evalbench lesson show 1                 (the task and the starting script)\n  evalbench lesson show 1 --hints 2       (and the first two hints)\n  evalbench lesson check 1 counter.lua    (run lesson 1's checks on your script)";
+pub const LESSON_HELP: &str = "A guided path through the classic cases of Redis scripting: each lesson has a task, a\nstarting script, checks (a test file) and hints revealed one at a time.\n\nExit status of check: 0 every check passes, 1 a check fails, 2 bad input.\n\nExamples:\n  evalbench lesson list\n  evalbench lesson show 1                 (the task and the starting script)\n  evalbench lesson show 1 --hints 2       (and the first two hints)\n  evalbench lesson check 1 counter.lua    (run lesson 1's checks on your script)\n  evalbench lesson new 05-highest-score --dir class/   (a new lesson to edit, in class/05-highest-score/)\n  evalbench lesson --lessons class/ check 05-highest-score mine.lua";
 
 #[derive(Args, Debug)]
 pub struct LessonArgs {
@@ -55,18 +55,34 @@ pub enum LessonCommand {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
+    /// Write a new lesson to edit (DIR/NAME/: lesson.toml, start.lua, solution.lua,
+    /// solution.test.toml), whose solution passes its checks.
+    New {
+        /// Print help.
+        #[arg(long, action = clap::ArgAction::Help)]
+        help: Option<bool>,
+        /// The lesson's folder name (05-highest-score: folders are taken in name order).
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// The folder of lessons to write it in (default: the --lessons folder, else the current one).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
-    let all = match &args.lessons {
-        Some(dir) => lessons::from_dir(dir),
-        None => lessons::all(),
-    }
-    .map_err(CliError::input)?;
+    // Read when a command needs them: `new` writes a lesson into a folder that may hold none yet.
+    let load = || {
+        match &args.lessons {
+            Some(dir) => lessons::from_dir(dir),
+            None => lessons::all(),
+        }
+        .map_err(CliError::input)
+    };
     let mut out = String::new();
     match &args.command {
         LessonCommand::List { .. } => {
-            for l in &all {
+            for l in &load()? {
                 let _ = writeln!(
                     out,
                     "{:>2}  {:<22}  {}  ({} checks, {} hints)",
@@ -80,6 +96,7 @@ pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
             Ok((EXIT_OK, out))
         }
         LessonCommand::Show { lesson, hints, .. } => {
+            let all = load()?;
             let l = named(&all, lesson)?;
             let task = l.task_with_key("Alt-C in the workbench");
             let _ = writeln!(out, "Lesson {}: {}\n\n{}\n", l.number, l.title, task);
@@ -98,7 +115,11 @@ pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
             }
             Ok((EXIT_OK, out))
         }
+        LessonCommand::New { name, dir, .. } => {
+            new_lesson(name, dir.as_ref().or(args.lessons.as_ref()))
+        }
         LessonCommand::Check { lesson, file, .. } => {
+            let all = load()?;
             let l = named(&all, lesson)?;
             let script = read_script(file)?;
             let result = l.check(&script);
@@ -121,6 +142,39 @@ pub fn lesson_main(args: &LessonArgs) -> Result<(i32, String), CliError> {
             Ok((code, out))
         }
     }
+}
+
+/// `lesson new NAME`: the folder written, and how to check it.
+fn new_lesson(name: &str, dir: Option<&PathBuf>) -> Result<(i32, String), CliError> {
+    let dir = dir.cloned().unwrap_or_else(|| PathBuf::from("."));
+    let folder = lessons::skeleton::write(&dir, name).map_err(CliError::input)?;
+    let shown = |p: &std::path::Path| display_text(&p.display().to_string()).into_owned();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "wrote {}: lesson.toml (title, task, hints, properties), start.lua, solution.lua, solution.test.toml",
+        shown(&folder)
+    );
+    let _ = writeln!(
+        out,
+        "edit them (docs/tools.md, \"Lessons\"), then check that the solution passes and the start does not:"
+    );
+    for file in ["solution.lua", "start.lua"] {
+        let _ = writeln!(
+            out,
+            "  evalbench lesson --lessons {} check {name} {}",
+            shown(&dir),
+            shown(&folder.join(file))
+        );
+    }
+    // config.toml is read from elsewhere: the folder in full.
+    let full = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+    let _ = writeln!(
+        out,
+        "in the workbench: lessons_dir = \"{}\" in config.toml, then Alt-L",
+        shown(&full)
+    );
+    Ok((EXIT_OK, out))
 }
 
 fn named<'a>(all: &'a [Lesson], name: &str) -> Result<&'a Lesson, CliError> {

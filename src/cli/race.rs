@@ -5,9 +5,9 @@ use crate::engine::display::display_text;
 use crate::engine::race::{self, lab, Lab, RaceOptions, RaceReport, Runner, Strategy};
 use clap::Args;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-pub const RACE_HELP: &str = "LAB is a built-in lab (stock_decrement, counter, lock_release, capped_counter) or a lab file\n(TOML: logic, keys, argv, clients, seed, invariants; see samples/labs/).\n\nEvery client runs the same logic on one keyspace, under each strategy:\n  plain   each redis.call is its own command; other clients may run between any two\n  script  the whole logic as one EVAL (atomic)\n  multi   commands queued in MULTI, applied by EXEC (atomic, but reads answer QUEUED)\n  watch   WATCH the KEYS, reads outside, writes in MULTI/EXEC; EXEC nil on a change, then retry\nEvery interleaving is run when there are at most 100,000; otherwise 10,000 are sampled with --seed.\nEach strategy stops at --step-limit steps (1,000,000 server interactions over its schedules) and says so;\nthe lab's memory (keyspaces, outcomes, Lua) is bounded by --max-memory MIB.\nAn outcome is the final keyspace and what happened to each client (success, retried, error, gave up):\nan error when a client got one (never a lost update), a lost update when no serial order ends so and\nwrites were applied, a stale read when none were; --strategy S --schedule \"1 2 1 2\" replays a schedule.\n\nExit status: 0 the lab ran, 2 bad usage or a bad lab file (FILE:LINE:COLUMN: what).\n\nExamples:\n  evalbench race stock_decrement\n  evalbench race counter --clients 3 --strategy plain\n  evalbench race lock_release --json\n  evalbench race samples/labs/capped_counter.toml --clients 8 --seed 7";
+pub const RACE_HELP: &str = "LAB is a built-in lab (stock_decrement, counter, lock_release, capped_counter) or a lab file\n(TOML: logic, keys, argv, clients, seed, invariants; see samples/labs/).\n\nEvery client runs the same logic on one keyspace, under each strategy:\n  plain   each redis.call is its own command; other clients may run between any two\n  script  the whole logic as one EVAL (atomic)\n  multi   commands queued in MULTI, applied by EXEC (atomic, but reads answer QUEUED)\n  watch   WATCH the KEYS, reads outside, writes in MULTI/EXEC; EXEC nil on a change, then retry\nEvery interleaving is run when there are at most 100,000; otherwise 10,000 are sampled with --seed.\nEach strategy stops at --step-limit steps (1,000,000 server interactions over its schedules) and says so;\nthe lab's memory (keyspaces, outcomes, Lua) is bounded by --max-memory MIB.\nAn outcome is the final keyspace and what happened to each client (success, retried, error, gave up):\nan error when a client got one (never a lost update), a lost update when no serial order ends so and\nwrites were applied, a stale read when none were; --strategy S --schedule \"1 2 1 2\" replays a schedule.\n\nExit status: 0 the lab ran, 2 bad usage or a bad lab file (FILE:LINE:COLUMN: what).\n\nExamples:\n  evalbench race stock_decrement\n  evalbench race counter --clients 3 --strategy plain\n  evalbench race lock_release --json\n  evalbench race samples/labs/capped_counter.toml --clients 8 --seed 7\n  evalbench race counter --export counter-race.html   (a page to share: .md or .html)";
 
 #[derive(Args, Debug)]
 pub struct RaceArgs {
@@ -40,6 +40,17 @@ pub struct RaceArgs {
           default_value_t = (crate::engine::budget::DEFAULT_MEMORY_BUDGET >> 20) as u64,
           value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     pub max_memory: u64,
+    /// Also write the lab to FILE as a document to share: Markdown (.md) or a standalone HTML
+    /// page (.html): the logic, seed and invariants, per strategy its outcomes, every listed
+    /// schedule and one step by step. An existing FILE is kept (exit 2) unless --overwrite.
+    #[arg(long, value_name = "FILE", conflicts_with = "schedule")]
+    pub export: Option<PathBuf>,
+    /// The format of --export when FILE's extension does not say it: md or html.
+    #[arg(long, value_name = "md|html", requires = "export")]
+    pub export_format: Option<String>,
+    /// With --export: replace FILE if it exists.
+    #[arg(long, requires = "export")]
+    pub overwrite: bool,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
@@ -86,6 +97,16 @@ pub fn race_main(args: &RaceArgs) -> Result<(i32, String), CliError> {
     if strategies.is_empty() {
         strategies = Strategy::ALL.to_vec();
     }
+    // The export's name and target are checked before the lab runs (it may run long).
+    let export = match &args.export {
+        Some(file) => {
+            let format =
+                crate::cli::common::export::export_format(file, args.export_format.as_deref())?;
+            crate::cli::common::export::check_target(file, args.overwrite)?;
+            Some((file, format))
+        }
+        None => None,
+    };
     crate::engine::budget::set_limit((args.max_memory as usize).saturating_mul(1 << 20));
     let runner = Runner::new(&lab).map_err(|e| CliError::input(e.to_string()))?;
     let options = RaceOptions {
@@ -116,6 +137,10 @@ pub fn race_main(args: &RaceArgs) -> Result<(i32, String), CliError> {
     .map_err(|_| CliError::input("the race lab was cancelled".to_string()))?;
     if terminal {
         eprint!("\r\x1b[K");
+    }
+    if let Some((file, format)) = export {
+        let text = crate::engine::export::race::render(format, &report, &lab.logic);
+        crate::cli::common::export::write_text(file, &text, args.overwrite)?;
     }
     if args.json {
         let mut out = serde_json::to_string(&report).unwrap_or_default();
@@ -326,7 +351,16 @@ fn render_replay(
     );
     write_steps(&mut out, &run.steps, "  ");
     let keyspace = race::driver::keyspace_json(&run.final_db, runner.lab().clock_ms);
-    let _ = writeln!(out, "keyspace: {keyspace}");
+    // What the schedule changed from the seed, key by key and typed, as an outcome says it.
+    let deltas = crate::engine::keyspace_diff::keyspace_delta(&report.seed_keyspace, &keyspace);
+    if deltas.is_empty() {
+        let _ = writeln!(out, "keyspace as seeded");
+    } else {
+        let _ = writeln!(out, "keyspace changes:");
+        for line in crate::engine::keyspace_diff::delta_lines(&deltas, usize::MAX) {
+            let _ = writeln!(out, "  {}", display_text(&line));
+        }
+    }
     for c in &run.clients {
         let _ = writeln!(out, "{}", client_line(c));
     }

@@ -179,11 +179,8 @@ impl InputError {
 mod tests {
     use super::*;
 
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("evalbench-input-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    fn temp_dir() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
     }
 
     const TINY: Limit = Limit {
@@ -194,14 +191,16 @@ mod tests {
 
     #[test]
     fn a_regular_file_within_the_limit_is_read_whole() {
-        let path = temp_dir("ok").join("f.lua");
+        let dir = temp_dir();
+        let path = dir.path().join("f.lua");
         std::fs::write(&path, "return 1").unwrap();
         assert_eq!(read_bounded(&path, &TINY).unwrap(), b"return 1");
     }
 
     #[test]
     fn a_larger_file_is_refused_with_its_size_and_the_limit() {
-        let path = temp_dir("large").join("f.lua");
+        let dir = temp_dir();
+        let path = dir.path().join("f.lua");
         std::fs::write(&path, "return 12").unwrap();
         assert_eq!(
             read_bounded(&path, &TINY).unwrap_err().to_string(),
@@ -224,7 +223,8 @@ mod tests {
             read_bounded(Path::new("/dev/zero"), &SCRIPT).unwrap_err().to_string(),
             "cannot read /dev/zero: it is a character device, not a regular file (evalbench reads a script from a regular file only; give the path of one)"
         );
-        let dir = temp_dir("fifo");
+        let tmp = temp_dir();
+        let dir = tmp.path();
         let fifo = dir.join("pipe.lua");
         let _ = std::fs::remove_file(&fifo);
         let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
@@ -235,7 +235,7 @@ mod tests {
             err.to_string().ends_with(": it is a FIFO (named pipe), not a regular file (evalbench reads a script from a regular file only; give the path of one)"),
             "{err}"
         );
-        assert!(read_bounded(&dir, &SCRIPT)
+        assert!(read_bounded(dir, &SCRIPT)
             .unwrap_err()
             .to_string()
             .contains("it is a directory, not a regular file"));

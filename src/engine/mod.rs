@@ -29,6 +29,7 @@ pub mod profile; // server profiles
 pub mod race;
 pub mod reply;
 pub mod report;
+pub mod request; // one EVAL or FCALL, as data
 pub mod sandbox;
 pub mod script;
 pub mod testing;

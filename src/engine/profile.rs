@@ -199,7 +199,55 @@ pub struct Profile {
     pub set_past_expiry_deletes: bool,
     /// How string values are encoded and shared (OBJECT ENCODING, OBJECT REFCOUNT).
     pub strings: &'static StringRules,
+    /// A script that raises a table without `err` crashes the server (SIGSEGV in
+    /// `luaErrorInformationDiscard`); Valkey 9 answers `ERR unknown error`.
+    pub errorless_table_crashes: bool,
+    /// EVALSHA of a script the cache does not hold: `... Please use EVAL.` (Redis) or without
+    /// that advice (Valkey).
+    pub noscript_reply: &'static str,
+    /// INFO's lines that differ between the servers.
+    pub info: &'static InfoRules,
+    /// `RDB_VERSION`: the version DUMP writes, and the newest RESTORE accepts.
+    pub rdb_version: u16,
+    /// Versions RESTORE refuses although they are older than `rdb_version`: Valkey 9's foreign
+    /// range (12 to 79, Redis 7.4 and later), whose types it does not share.
+    pub rdb_foreign_versions: Option<(u16, u16)>,
+    /// The highest RDB object type RESTORE knows: 19 (streams' second format) in RDB 10, 21
+    /// (listpack sets, streams' third) in 11, 25 (hashes with field TTLs) in Redis's 12, 22
+    /// (Valkey's hash with field TTLs) in Valkey's 80.
+    pub rdb_max_type: u8,
 }
+
+/// INFO's lines that differ between the servers (`genRedisInfoString`).
+#[derive(Debug, PartialEq)]
+pub struct InfoRules {
+    /// The server section's mode line: `redis_mode` (Redis) or `server_mode` (Valkey).
+    pub mode_field: &'static str,
+    /// The replication section has `replicas_waiting_psync` (Valkey).
+    pub replicas_waiting_psync: bool,
+    /// The keyspace line's count of hashes with field TTLs: `subexpiry` (Redis 7.4 and later)
+    /// or `keys_with_volatile_items` (Valkey 9).
+    pub field_ttl_keys: Option<&'static str>,
+}
+
+static INFO_REDIS_7_0: InfoRules = InfoRules {
+    mode_field: "redis_mode",
+    replicas_waiting_psync: false,
+    field_ttl_keys: None,
+};
+static INFO_REDIS_7_4: InfoRules = InfoRules {
+    field_ttl_keys: Some("subexpiry"),
+    ..INFO_REDIS_7_0
+};
+static INFO_VALKEY_8: InfoRules = InfoRules {
+    mode_field: "server_mode",
+    replicas_waiting_psync: true,
+    field_ttl_keys: None,
+};
+static INFO_VALKEY_9: InfoRules = InfoRules {
+    field_ttl_keys: Some("keys_with_volatile_items"),
+    ..INFO_VALKEY_8
+};
 
 /// How a server stores a string value (object.c): which are `int`, `embstr` or `raw`, and whether
 /// small integers are the shared objects.
@@ -581,6 +629,12 @@ const REDIS_7_0: Profile = Profile {
     cmsgpack_copyright: "Copyright (C) 2012, Salvatore Sanfilippo",
     set_past_expiry_deletes: false,
     strings: &STRINGS_REDIS,
+    errorless_table_crashes: true,
+    noscript_reply: "NOSCRIPT No matching script. Please use EVAL.",
+    info: &INFO_REDIS_7_0,
+    rdb_version: 10,
+    rdb_foreign_versions: None,
+    rdb_max_type: 19,
 };
 
 /// Redis 7.2: Redis 7.0 and what 7.2 changed.
@@ -617,6 +671,9 @@ const REDIS_7_2: Profile = Profile {
     listpack_collections: Some(LISTPACK_DEFAULTS),
     // LSET cuts its index to a C int.
     lset_index_int: true,
+    // RDB 11: sets as listpacks, streams' third format.
+    rdb_version: 11,
+    rdb_max_type: 21,
     ..REDIS_7_0
 };
 
@@ -645,6 +702,10 @@ const REDIS_7_4: Profile = Profile {
     listpack_collections: Some(LISTPACK_PLAIN_NODES),
     // SCAN cursors read by string2ull.
     numbers: &NUMBERS_7_4,
+    // INFO keyspace counts hashes with field TTLs (`subexpiry`); RDB 12 stores them.
+    info: &INFO_REDIS_7_4,
+    rdb_version: 12,
+    rdb_max_type: 25,
     ..REDIS_7_2
 };
 
@@ -722,6 +783,9 @@ const VALKEY_8_1: Profile = Profile {
     set_past_expiry_deletes: true,
     // Strings embedded with their key; no shared integers.
     strings: &STRINGS_VALKEY_8,
+    // INFO says `server_name:valkey`, `server_mode`; RDB stays at Redis 7.2's 11.
+    info: &INFO_VALKEY_8,
+    noscript_reply: "NOSCRIPT No matching script.",
     ..REDIS_7_2
 };
 
@@ -757,6 +821,12 @@ const VALKEY_9_1: Profile = Profile {
     shebang: &SHEBANG_VALKEY_9,
     // A script's numbers stay as the argument objects (`embstr`); larger embedding limit.
     strings: &STRINGS_VALKEY_9,
+    // INFO keyspace counts `keys_with_volatile_items`; RDB 80, Redis's 12 to 79 refused.
+    errorless_table_crashes: false,
+    info: &INFO_VALKEY_9,
+    rdb_version: 80,
+    rdb_foreign_versions: Some((12, 79)),
+    rdb_max_type: 22,
     ..VALKEY_8_1
 };
 

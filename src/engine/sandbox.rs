@@ -48,37 +48,8 @@ impl Default for SandboxConfig {
     }
 }
 
-/// One EVAL.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunRequest {
-    pub script: Vec<u8>,
-    pub keys: Vec<Vec<u8>>,
-    pub argv: Vec<Vec<u8>>,
-    /// The caller's protocol (HELLO 3 or not).
-    pub protocol: Protocol,
-    /// EVAL_RO.
-    pub read_only: bool,
-}
-
-impl RunRequest {
-    pub fn new(script: impl Into<Vec<u8>>) -> RunRequest {
-        RunRequest {
-            script: script.into(),
-            ..RunRequest::default()
-        }
-    }
-}
-
-/// One FCALL: the function's name (case-insensitive, as Redis looks it up), KEYS and ARGV.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FunctionCall {
-    pub name: String,
-    pub keys: Vec<Vec<u8>>,
-    pub argv: Vec<Vec<u8>>,
-    pub protocol: Protocol,
-    /// FCALL_RO.
-    pub read_only: bool,
-}
+// The requests are data below the runtime (the debugger reads them too).
+pub use super::request::{FunctionCall, RunRequest};
 
 pub struct Sandbox {
     vm: Vm,
@@ -90,6 +61,10 @@ pub struct Sandbox {
     watch: std::sync::Arc<super::lua::watchdog::Watch>,
     /// Loaded function libraries and their Lua state (engine/function).
     functions: super::function::Functions,
+    /// The script cache as a client sees it: each script run or loaded, by SHA1, for EVALSHA.
+    /// A script counts only while the VM holds it compiled (it drops them all when Lua's memory
+    /// runs out, as SCRIPT FLUSH does).
+    scripts: rustc_hash::FxHashMap<String, Vec<u8>>,
 }
 
 impl Default for Sandbox {
@@ -124,6 +99,7 @@ impl Sandbox {
             config,
             watch: super::lua::watchdog::Watch::new(),
             functions: Default::default(),
+            scripts: Default::default(),
         }
     }
 
@@ -145,6 +121,7 @@ impl Sandbox {
         self.functions
             .set_profile(profile, self.config.memory_limit);
         self.last_sha = None;
+        self.scripts.clear();
     }
 
     pub fn keyspace(&self) -> &Keyspace {
@@ -169,10 +146,63 @@ impl Sandbox {
     /// SCRIPT FLUSH: forget compiled scripts and recreate the VM (resets cjson settings, not the RNG).
     pub fn script_flush(&mut self) {
         self.vm.flush();
+        self.scripts.clear();
     }
 
     pub fn has_script(&self, sha: &str) -> bool {
         self.vm.has_script(sha)
+    }
+
+    /// SCRIPT LOAD: compile the script into the cache without running it; its SHA1, or the
+    /// error the server gives (a bad shebang, `ERR Error compiling script ...`).
+    pub fn script_load(&mut self, script: &[u8]) -> Result<String, String> {
+        let sha = sha1_hex(script);
+        let (_, shebang_len) = parse_shebang_in(self.core.profile, script)?;
+        if let Err(e) = self.vm.load_script(&sha, &script[shebang_len..]) {
+            return Err(
+                format!("ERR Error compiling script (new function): {}", e.0)
+                    .replace(['\r', '\n'], " "),
+            );
+        }
+        self.scripts.insert(sha.clone(), script.to_vec());
+        Ok(sha)
+    }
+
+    /// SCRIPT EXISTS: whether each SHA1 (in any case, as the server compares them) is cached.
+    pub fn script_exists(&self, shas: &[&str]) -> Vec<bool> {
+        shas.iter()
+            .map(|sha| self.cached(&sha.to_ascii_lowercase()).is_some())
+            .collect()
+    }
+
+    fn cached(&self, sha: &str) -> Option<&Vec<u8>> {
+        self.scripts.get(sha).filter(|_| self.vm.has_script(sha))
+    }
+
+    /// EVALSHA (or EVALSHA_RO with `read_only`): the cached script of that SHA1 run as EVAL
+    /// runs it, or the profile's server's NOSCRIPT error when the cache does not hold it (never
+    /// loaded, flushed, a profile change or a dropped cache: what a client sees after a restart
+    /// or a failover).
+    pub fn evalsha(
+        &mut self,
+        sha: &str,
+        keys: Vec<Vec<u8>>,
+        argv: Vec<Vec<u8>>,
+        protocol: Protocol,
+        read_only: bool,
+    ) -> RunReport {
+        let sha = sha.to_ascii_lowercase();
+        let Some(script) = self.cached(&sha).cloned() else {
+            let text = self.core.profile.noscript_reply.to_string();
+            return self.refused(sha, protocol, text);
+        };
+        self.run(&RunRequest {
+            script,
+            keys,
+            argv,
+            protocol,
+            read_only,
+        })
     }
 
     /// Set to true from another thread to stop the running script (or the next one, when none runs
@@ -220,6 +250,10 @@ impl Sandbox {
             // Marked at its line, as a runtime error is.
             report.error_line = report.compile_error_line();
             return report;
+        }
+        // An EVAL caches its script for EVALSHA too.
+        if !self.scripts.contains_key(&sha) {
+            self.scripts.insert(sha.clone(), request.script.clone());
         }
         self.vm.set_keys_and_argv(&request.keys, &request.argv);
         let refuse_writes = flags.no_writes || request.read_only;
@@ -337,7 +371,7 @@ impl Sandbox {
         session: &mut super::debug::DebugSession,
         frontend: &mut dyn super::debug::DebugFrontend,
     ) -> super::debug::DebugReport {
-        super::debug::run(self, request, session, frontend)
+        super::debug::armed(session, frontend, || self.run(request))
     }
 
     /// Call a loaded function (FCALL) under the debugger; `session` from
@@ -348,7 +382,7 @@ impl Sandbox {
         session: &mut super::debug::DebugSession,
         frontend: &mut dyn super::debug::DebugFrontend,
     ) -> super::debug::DebugReport {
-        super::debug::run_function(self, call, session, frontend)
+        super::debug::armed(session, frontend, || self.fcall(call))
     }
 }
 
@@ -598,11 +632,13 @@ fn error_text(
                         raised_error_text_in(profile, sha, &e, source.as_deref(), line.as_deref())
                     }
                     None => {
-                        warnings.push(Warning {
-                            kind: WarningKind::WouldCrash,
-                            line: line_number.unwrap_or(0),
-                            message: "the script raised a table without an 'err' field: Redis 7.0 crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'".into(),
-                        });
+                        if profile.errorless_table_crashes {
+                            warnings.push(Warning {
+                                kind: WarningKind::WouldCrash,
+                                line: line_number.unwrap_or(0),
+                                message: format!("the script raised a table without an 'err' field: {} crashes on this (SIGSEGV); the sandbox answers 'ERR unknown error'", profile.display_name()),
+                            });
+                        }
                         raised_error_text_in(
                             profile,
                             sha,
@@ -620,5 +656,54 @@ fn error_text(
             ),
             ScriptError::OutOfMemory => (super::budget::over_budget_text(memory_limit), None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OBJECT: &str =
+        "cjson.encode({name = 'ann', age = 31, city = 'Oslo', email = 'e', active = true})";
+    // What redis-server 7.0.15 and valkey-server 8.1.1 reply (redis-cli EVAL): the order of a
+    // table's keys follows the profile's Lua string hash.
+    const REDIS_ORDER: &str = r#"{"name":"ann","active":true,"city":"Oslo","age":31,"email":"e"}"#;
+    const VALKEY_ORDER: &str = r#"{"email":"e","city":"Oslo","age":31,"name":"ann","active":true}"#;
+
+    fn profile(id: &str) -> &'static Profile {
+        Profile::by_id(id).unwrap()
+    }
+
+    fn encoded(sandbox: &mut Sandbox) -> Reply {
+        sandbox
+            .run(&RunRequest::new(format!("return {OBJECT}")))
+            .reply
+    }
+
+    fn bulk(text: &str) -> Reply {
+        Reply::Bulk(text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn scripts_and_functions_follow_profile_changes() {
+        let mut sandbox = Sandbox::new();
+        assert_eq!(encoded(&mut sandbox), bulk(REDIS_ORDER));
+        sandbox.set_profile(profile("valkey-8.1"));
+        assert_eq!(encoded(&mut sandbox), bulk(VALKEY_ORDER));
+        sandbox.script_flush();
+        assert_eq!(encoded(&mut sandbox), bulk(VALKEY_ORDER));
+        let library = format!(
+            "#!lua name=order\nredis.register_function('order', function() return {OBJECT} end)"
+        );
+        sandbox.function_load(library.as_bytes(), false).unwrap();
+        let call = FunctionCall {
+            name: "order".into(),
+            ..FunctionCall::default()
+        };
+        assert_eq!(sandbox.fcall(&call).reply, bulk(VALKEY_ORDER));
+        // Back to Redis: the library is loaded again, into a VM with Redis's hash.
+        sandbox.set_profile(profile("redis-7.0"));
+        assert_eq!(encoded(&mut sandbox), bulk(REDIS_ORDER));
+        assert_eq!(sandbox.fcall(&call).reply, bulk(REDIS_ORDER));
     }
 }

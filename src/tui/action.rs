@@ -14,6 +14,11 @@ pub enum Action {
     Quit,
     Save,
     Open,
+    // Several files open at once (tui/buffers.rs).
+    NextBuffer,
+    PrevBuffer,
+    BufferList,
+    CloseBuffer,
     FocusNext,
     FocusPrev,
     TabTrace,
@@ -126,8 +131,12 @@ pub enum Action {
     TabLesson,
     /// Presenter mode (ui/present.rs).
     Present,
+    PresentSplit,
     /// The race lab (tui/race.rs).
     RaceLab,
+    /// The Race tab: run the lab again with one client more, or one fewer.
+    MoreClients,
+    FewerClients,
     // Tests in the workbench (tui/tests_tab.rs).
     SaveCase,
     RunTests,
@@ -156,6 +165,10 @@ impl Action {
         Action::Quit,
         Action::Save,
         Action::Open,
+        Action::NextBuffer,
+        Action::PrevBuffer,
+        Action::BufferList,
+        Action::CloseBuffer,
         Action::FocusNext,
         Action::FocusPrev,
         Action::TabTrace,
@@ -249,7 +262,10 @@ impl Action {
         Action::ResetLesson,
         Action::TabLesson,
         Action::Present,
+        Action::PresentSplit,
         Action::RaceLab,
+        Action::MoreClients,
+        Action::FewerClients,
         Action::SaveCase,
         Action::RunTests,
         Action::TabTests,
@@ -277,6 +293,10 @@ impl Action {
             Action::Quit => "quit",
             Action::Save => "save",
             Action::Open => "open",
+            Action::NextBuffer => "next_buffer",
+            Action::PrevBuffer => "prev_buffer",
+            Action::BufferList => "buffer_list",
+            Action::CloseBuffer => "close_buffer",
             Action::FocusNext => "focus_next",
             Action::FocusPrev => "focus_prev",
             Action::TabTrace => "tab_trace",
@@ -370,7 +390,10 @@ impl Action {
             Action::ResetLesson => "reset_lesson",
             Action::TabLesson => "tab_lesson",
             Action::Present => "present",
+            Action::PresentSplit => "present_split",
             Action::RaceLab => "race_lab",
+            Action::MoreClients => "more_clients",
+            Action::FewerClients => "fewer_clients",
             Action::SaveCase => "save_case",
             Action::RunTests => "run_tests",
             Action::TabTests => "tab_tests",
@@ -399,6 +422,10 @@ impl Action {
             Action::Quit => "quit",
             Action::Save => "save",
             Action::Open => "open",
+            Action::NextBuffer => "next buffer",
+            Action::PrevBuffer => "previous buffer",
+            Action::BufferList => "buffers",
+            Action::CloseBuffer => "close buffer",
             Action::FocusNext => "next pane",
             Action::FocusPrev => "previous pane",
             Action::NextTab => "next tab",
@@ -469,7 +496,10 @@ impl Action {
             Action::NextHint => "hint",
             Action::ResetLesson => "reset lesson",
             Action::Present => "presenter",
+            Action::PresentSplit => "split",
             Action::RaceLab => "race lab",
+            Action::MoreClients => "+client",
+            Action::FewerClients => "-client",
             Action::SaveCase => "save as case",
             Action::RunTests => "run tests",
             Action::ViewValue => "inspect",
@@ -521,10 +551,16 @@ impl Action {
             Action::Palette => {
                 "command palette: every action by name, fuzzy filtered as you type; Enter runs it"
             }
-            Action::Quit => "quit (asks when there are unsaved changes)",
+            Action::Quit => "quit (asks once when any buffer has unsaved changes)",
             Action::Save => "save the script and its sidecar (KEYS, ARGV, seed keyspace, breakpoints, watches)",
             Action::Open => {
-                "open a sample, a recent file or a path (type to filter, Tab completes)"
+                "open a sample, a recent file or a path in a new buffer (type to filter, Tab completes)"
+            }
+            Action::NextBuffer => "show the next open buffer (file)",
+            Action::PrevBuffer => "show the previous open buffer (file)",
+            Action::BufferList => "list the open buffers (* unsaved); Enter shows one, Ctrl-W closes it",
+            Action::CloseBuffer => {
+                "close the buffer (asks when unsaved: s saves, d discards, Esc cancels)"
             }
             Action::FocusNext => "focus the next pane",
             Action::FocusPrev => "focus the previous pane",
@@ -612,7 +648,7 @@ impl Action {
             Action::Indent => "indent the selected lines (or insert an indent)",
             Action::Outdent => "outdent the line or the selected lines",
             Action::Zoom => "zoom the focused pane to the whole screen, and back",
-            Action::NewFile => "start a new, empty script",
+            Action::NewFile => "start a new, empty script in a new buffer",
             Action::ToggleWrap => "wrap long lines onto the next rows, or scroll sideways",
             Action::ToggleBreakpoint => "toggle a breakpoint on the cursor's line",
             Action::EditBreakpoint => "breakpoint on the cursor's line with a condition or a hit count",
@@ -637,7 +673,10 @@ impl Action {
             Action::ResetLesson => "lesson: back to the starting script (asks; Ctrl-Z brings yours back)",
             Action::TabLesson => "show the lesson: task, hints, last check",
             Action::Present => "presenter mode: one large pane, readable from the back of a room (and back)",
+            Action::PresentSplit => "presenter mode: the code beside the tab shown (trace, keyspace, variables), or one pane again",
             Action::RaceLab => "race lab: the script (or lab file) as clients, plain/script/MULTI/WATCH (Race tab)",
+            Action::MoreClients => "race lab: run it again with one client more (up to 8)",
+            Action::FewerClients => "race lab: run it again with one client fewer (at least 2)",
             Action::SaveCase => {
                 "save the last run (KEYS, ARGV, seed, result) as a new case of the script's .test.toml"
             }

@@ -133,8 +133,8 @@ pub struct Prompt {
 pub enum Confirm {
     QuitUnsaved,
     Recover,
-    /// Open another file over unsaved changes.
-    OpenUnsaved(PathBuf),
+    /// Close a buffer with unsaved changes: s saves, d discards, Esc cancels (tui/buffers.rs).
+    CloseUnsaved,
     /// Save over another existing file (save-as).
     Overwrite(PathBuf),
     /// The file at the script's sidecar path is not an evalbench sidecar (or cannot be read):
@@ -144,8 +144,6 @@ pub enum Confirm {
         /// What the file is, in words.
         why: String,
     },
-    /// Start a new script over unsaved changes.
-    NewUnsaved,
     /// Send a script to the live server after the guard asked (the dry run writes, was slow or did
     /// not complete, or none was possible): y gives `question.consent`.
     LiveSend(Box<RunRequest>, Box<crate::engine::live::guarded::Question>),
@@ -175,6 +173,8 @@ pub enum Overlay {
     /// The command palette, which is the help too (tui/palette.rs).
     Palette(Box<super::palette::PaletteState>),
     Picker(PickerState),
+    /// The open buffers, the selected row (tui/buffers.rs).
+    Buffers(usize),
     /// The lesson picker (tui/lessons.rs): the selected row.
     Lessons(usize),
     Prompt(Prompt),
@@ -329,6 +329,8 @@ pub struct App {
     pub lesson: Option<Box<super::lessons::LessonState>>,
     /// Presenter mode (ui/present.rs): one large pane.
     pub present: bool,
+    /// Presenter mode shows the code beside the tab shown (trace, keyspace, debugger...).
+    pub present_split: bool,
     /// The Tests tab: the script's test file run on the editor's text (tui/tests_tab.rs).
     pub tests: super::tests_tab::TestsPane,
     /// Lint while typing: the findings of the editor's text (tui/lint_diagnostics.rs).
@@ -337,6 +339,8 @@ pub struct App {
     pub changes: super::buffer::Changes,
     /// The `redis>` prompt's line, history and last reply (tui/command_prompt.rs).
     pub command: super::command_prompt::CommandLine,
+    /// The other open buffers (tui/buffers.rs).
+    pub buffers: super::buffers::Buffers,
     next_run_id: u64,
 }
 
@@ -387,10 +391,12 @@ impl App {
             debugger: Default::default(),
             lesson: None,
             present: false,
+            present_split: false,
             tests: Default::default(),
             lint: Default::default(),
             changes: Default::default(),
             command: Default::default(),
+            buffers: Default::default(),
             next_run_id: 1,
         }
     }
@@ -572,6 +578,7 @@ impl App {
         if self.overlay.is_some() {
             return self.on_overlay_key(key);
         }
+        super::buffers::forget_pending_close(self);
         if let Some(effects) = self.stop_key(&key) {
             return effects;
         }
@@ -771,6 +778,10 @@ impl App {
                 }
                 Vec::new()
             }
+            // A buffer closed with unsaved changes: s, d or Esc (tui/buffers.rs).
+            Some(Overlay::Confirm(Confirm::CloseUnsaved)) => {
+                super::buffers::close_answer(self, key)
+            }
             // A file at the sidecar's path that evalbench did not write: o, s or Esc.
             Some(Overlay::Confirm(Confirm::ForeignSidecar { script, .. })) => {
                 let script = script.clone();
@@ -804,18 +815,15 @@ impl App {
                         self.overlay = None;
                         match confirm {
                             Confirm::QuitUnsaved => {
-                                // Quit anyway: the changes go, their autosave with them.
-                                self.editor.modified = false;
-                                files::discard_autosave(self.autosave_slot());
+                                // Quit anyway: the changes go, their autosaves with them.
+                                super::buffers::quit_discarding(self);
                                 self.quit = true;
                                 return vec![Effect::Quit];
                             }
                             Confirm::Recover => self.recover(),
-                            Confirm::OpenUnsaved(path) => self.open_file(path),
                             Confirm::Overwrite(path) => self.save_to(path, None),
-                            // Answered by its own keys above.
-                            Confirm::ForeignSidecar { .. } => {}
-                            Confirm::NewUnsaved => super::file_actions::start_new(self),
+                            // Answered by their own keys above.
+                            Confirm::ForeignSidecar { .. } | Confirm::CloseUnsaved => {}
                             Confirm::LiveSend(request, question) => {
                                 return self.rerun(*request, question.consent)
                             }
@@ -845,6 +853,7 @@ impl App {
                 Vec::new()
             }
             Some(Overlay::Palette(_)) => super::palette::on_key(self, key),
+            Some(Overlay::Buffers(_)) => super::buffers::list_key(self, key),
             Some(Overlay::Command) => super::command_prompt::on_key(self, key),
             Some(Overlay::Lessons(_)) => {
                 super::lessons::picker_key(self, action);
@@ -855,14 +864,10 @@ impl App {
                     Some(Action::Up) => picker.move_by(-1),
                     Some(Action::Down) => picker.move_by(1),
                     Some(Action::Select) => {
+                        // A buffer of its own: the shown one stays open, edits and all.
                         if let Some(path) = super::file_actions::picker_choice(picker) {
-                            // Never drop unsaved edits without asking.
-                            if self.editor.modified {
-                                self.overlay = Some(Overlay::Confirm(Confirm::OpenUnsaved(path)));
-                            } else {
-                                self.overlay = None;
-                                self.open_file(path);
-                            }
+                            self.overlay = None;
+                            self.open_file(path);
                         }
                     }
                     Some(Action::Close) => self.overlay = None,
@@ -957,19 +962,25 @@ impl App {
                 self.status = "left step mode".into();
             }
             Action::Help | Action::Palette => {
-                self.overlay = Some(Overlay::Palette(Box::new(
-                    super::palette::PaletteState::new(&self.keymap),
-                )))
+                let mut palette = super::palette::PaletteState::new(&self.keymap);
+                palette.add_buffers(super::buffers::list(self)); // with several open
+                self.overlay = Some(Overlay::Palette(Box::new(palette)))
             }
             Action::Quit => {
-                if self.editor.modified {
+                // Asked once, for every buffer with unsaved changes (tui/buffers.rs).
+                if super::buffers::any_unsaved(self) {
                     self.overlay = Some(Overlay::Confirm(Confirm::QuitUnsaved));
                 } else {
+                    super::buffers::quit(self);
                     self.quit = true;
                     return vec![Effect::Quit];
                 }
             }
             Action::Save => self.save(),
+            Action::NextBuffer => super::buffers::cycle(self, 1),
+            Action::PrevBuffer => super::buffers::cycle(self, -1),
+            Action::BufferList => super::buffers::open_list(self),
+            Action::CloseBuffer => super::buffers::close(self),
             Action::Open if self.debugger.session.is_some() => {
                 self.status = "stop debugging first (Shift-F5)".into()
             }
@@ -1131,6 +1142,9 @@ impl App {
             }
             Action::KeepState => match self.keep_state.take() {
                 None => {
+                    let before =
+                        super::buffer::Before::Chain(Box::new(super::buffer::Chain::of(self)));
+                    super::buffer::record(self, "keep state on", before);
                     self.keep_state = Some((self.seed.clone(), self.seed_now_ms));
                     self.status =
                         "keep state on: each run starts from the last run's keyspace (K again returns to the seed)"
@@ -1163,6 +1177,17 @@ impl App {
             | Action::NextHint
             | Action::ResetLesson
             | Action::TabLesson => super::lessons::update(self, action),
+            Action::PresentSplit => {
+                self.present_split = !self.present_split;
+                self.status = match (self.present, self.present_split) {
+                    (true, true) => "presenter mode: the code beside the tab shown (Tab, Alt-1..9 choose it; Alt-S: the code alone)".into(),
+                    (true, false) => "presenter mode: one pane (Alt-S: the code beside the tab shown)".into(),
+                    (false, split) => format!(
+                        "presenter mode will show {} (Alt-P starts it)",
+                        if split { "the code beside the tab shown" } else { "one pane" }
+                    ),
+                };
+            }
             Action::Present => {
                 self.present = !self.present;
                 self.status = if self.present {
@@ -1213,6 +1238,8 @@ impl App {
             | Action::PrevFrame => {}
             // Handled by tui/tests_tab.rs above.
             Action::SaveCase | Action::RunTests | Action::TabTests => {}
+            // The Race tab's own (tui/race.rs, above); elsewhere nothing.
+            Action::MoreClients | Action::FewerClients => {}
             // Opened above; its own keys go to tui/value_view.rs while it is open.
             Action::ViewValue
             | Action::ValueWrap
@@ -1720,6 +1747,8 @@ impl App {
             function: function.as_deref(),
             breakpoints: self.debugger.saved_breakpoints(),
             watches: self.debugger.watches.clone(),
+            clock_offset_ms: self.clock_offset_ms,
+            keep_state: self.keep_state.is_some(),
         };
         match files::save_buffer(&path, &text, &content, mode) {
             Ok(sidecar_problem) => {
@@ -1739,35 +1768,47 @@ impl App {
                 self.status = sidecar_problem
                     .unwrap_or_else(|| format!("saved {} and its sidecar", path.display()));
                 super::read_only::saved(self); // a server library's copy is editable now
+                super::buffers::saved(self); // closed now when Ctrl-W's question said save
             }
             Err(e) => self.status = e,
         }
     }
 
     /// The seed's time of a buffer opened now: this buffer's (its saved seed's, with keep state).
-    fn next_seed_time(&self) -> i64 {
+    pub(crate) fn next_seed_time(&self) -> i64 {
         match &self.keep_state {
             Some((_, at)) => *at,
             None => self.seed_now_ms,
         }
     }
 
+    /// Open `path` in a buffer of its own (the one already open for it is shown instead).
     pub fn open_file(&mut self, path: PathBuf) {
+        if let Some(index) = super::buffers::find(self, &files::expand_home(&path)) {
+            if super::buffers::switch_to(self, index) {
+                self.status = format!("{} is open already: {}", path.display(), self.status);
+            }
+            return;
+        }
+        if let Some(why) = super::buffers::busy(self) {
+            self.status = why.into();
+            return;
+        }
         let now = self.next_seed_time();
         match files::open_script(&path, now) {
             Ok(opened) => {
-                // Leaving this script (its unsaved changes were asked about): nothing of it
-                // stays, not its clock, keep state, breakpoints, watches nor console.
-                self.leave_buffer();
+                // A buffer of its own: nothing of the shown one comes along, not its clock,
+                // keep state, breakpoints, watches nor console.
                 let editor = EditorState::new(&opened.text, opened.path.clone());
                 let mut buffer = super::buffer::BufferState::new(editor, now);
                 let function = opened.sidecar.as_ref().and_then(|c| c.function.clone());
                 if let Some(car) = opened.sidecar {
                     buffer.inputs = InputsState::from_lists(&car.keys, &car.argv);
                     buffer.debugger.restore(&car.breakpoints, &car.watches);
+                    buffer.restore_run_state(&car);
                     buffer.seed = car.seed;
                 }
-                self.swap_buffer(buffer);
+                super::buffers::show_new(self, buffer);
                 self.status = match (&opened.path, opened.sidecar_error) {
                     (_, Some(e)) => format!("opened {}; sidecar ignored: {e}", path.display()),
                     (Some(p), None) => format!("opened {}", p.display()),
@@ -1781,9 +1822,8 @@ impl App {
             }
             Err(_) if !path.exists() && path.extension().is_some_and(|e| e == "lua") => {
                 // A new file: an empty buffer that Ctrl-S creates.
-                self.leave_buffer();
                 let editor = EditorState::new("", Some(path.clone()));
-                self.swap_buffer(super::buffer::BufferState::new(editor, now));
+                super::buffers::show_new(self, super::buffer::BufferState::new(editor, now));
                 self.status = format!("{} is a new file; Ctrl-S creates it", path.display());
             }
             Err(e) => self.status = e,
@@ -1842,6 +1882,7 @@ impl App {
                 buffer.changes.id = self.changes.id.clone(); // the same buffer, the same autosave
                 if let Some(car) = car {
                     buffer.debugger.restore(&car.breakpoints, &car.watches);
+                    buffer.restore_run_state(&car);
                     buffer.seed = car.seed;
                 }
                 let mut inputs = InputsState::default();

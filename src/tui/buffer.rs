@@ -38,6 +38,23 @@ pub struct BufferState {
     /// Breakpoints, watches, the console (no session: a file is never opened while debugging).
     pub debugger: Debugger,
     pub changes: Changes,
+    /// What its last run showed: the result, the step, where the panes were, the keyspace view,
+    /// the Reply tab's comparison, its tests' results and its race lab.
+    pub shown: Shown,
+}
+
+/// A buffer's run results and the panes' places in them (see `BufferState::shown`).
+#[derive(Default)]
+pub struct Shown {
+    pub last_run: Option<super::worker::RunResult>,
+    pub step: Option<usize>,
+    pub trace_list: super::app::ListState,
+    pub reply_scroll: u16,
+    pub warnings_scroll: u16,
+    pub keyspace: super::keyspace::KeyspaceView,
+    pub reply_compare: super::reply_compare::CompareState,
+    pub tests: super::tests_tab::TestsPane,
+    pub race: Option<super::race::RaceView>,
 }
 
 impl BufferState {
@@ -55,6 +72,18 @@ impl BufferState {
             keep_state: None,
             debugger: Debugger::default(),
             changes: Changes::new(),
+            shown: Shown::default(),
+        }
+    }
+}
+
+impl BufferState {
+    /// The run clock and keep state a sidecar saved (before its seed is put in).
+    pub fn restore_run_state(&mut self, car: &super::files::Sidecar) {
+        self.clock_offset_ms = car.clock_offset_ms;
+        self.now_ms = self.seed_now_ms + car.clock_offset_ms;
+        if car.keep_state {
+            self.keep_state = Some((car.seed.clone(), self.seed_now_ms));
         }
     }
 }
@@ -72,10 +101,21 @@ impl App {
         std::mem::swap(&mut self.keep_state, &mut buffer.keep_state);
         std::mem::swap(&mut self.debugger, &mut buffer.debugger);
         std::mem::swap(&mut self.changes, &mut buffer.changes);
-        // What was shown of the old buffer's last run is not this one's.
-        self.last_run = None;
-        self.step = None;
-        self.trace_list = Default::default();
+        // What was shown of the old buffer's last run goes with it.
+        let shown = &mut buffer.shown;
+        std::mem::swap(&mut self.last_run, &mut shown.last_run);
+        std::mem::swap(&mut self.step, &mut shown.step);
+        std::mem::swap(&mut self.trace_list, &mut shown.trace_list);
+        std::mem::swap(&mut self.reply_scroll, &mut shown.reply_scroll);
+        std::mem::swap(&mut self.warnings_scroll, &mut shown.warnings_scroll);
+        std::mem::swap(&mut self.keyspace, &mut shown.keyspace);
+        std::mem::swap(&mut self.reply_compare, &mut shown.reply_compare);
+        std::mem::swap(&mut self.tests, &mut shown.tests);
+        std::mem::swap(&mut self.race, &mut shown.race);
+        // A tab of the old buffer's (its race, its tests) the new one has not.
+        if !self.tabs().contains(&self.tab) {
+            self.tab = super::app::Tab::Trace;
+        }
         buffer
     }
 
@@ -157,12 +197,10 @@ impl Chain {
 }
 
 impl Before {
-    /// Whether the sidecar keeps this part (then changing it is an unsaved change).
+    /// Whether the sidecar keeps this part (then changing it is an unsaved change): all but
+    /// the breaks and what a run showed.
     fn saved(&self) -> bool {
-        !matches!(
-            self,
-            Before::Breaks(..) | Before::Clock(_) | Before::Run(..) | Before::Chain(_)
-        )
+        !matches!(self, Before::Breaks(..) | Before::Run(..))
     }
 }
 
@@ -198,6 +236,35 @@ impl Mark {
     }
 }
 
+/// What the buffer's files hold (when it was opened, saved, or first seen unmodified): an undo
+/// or redo that comes back to it leaves nothing unsaved, so the `*` goes.
+#[derive(Debug, Clone, PartialEq)]
+struct SavedPoint {
+    text: String,
+    keys: String,
+    argv: String,
+    breakpoints: Vec<crate::engine::formats::SidecarBreakpoint>,
+    watches: Vec<String>,
+    seed: Db,
+    clock_offset_ms: i64,
+    keep_state: bool,
+}
+
+impl SavedPoint {
+    fn of(app: &App) -> SavedPoint {
+        SavedPoint {
+            text: app.editor.text(),
+            keys: app.inputs.keys_text(),
+            argv: app.inputs.argv_text(),
+            breakpoints: app.debugger.saved_breakpoints(),
+            watches: app.debugger.watches.clone(),
+            seed: app.saved_seed().clone(),
+            clock_offset_ms: app.clock_offset_ms,
+            keep_state: app.keep_state.is_some(),
+        }
+    }
+}
+
 /// A buffer's id: unique across processes, so each untitled buffer has an autosave of its own.
 fn new_id() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -227,6 +294,8 @@ pub struct Changes {
     /// The sidecar's path where the user chose to save the script only (a file that is not
     /// evalbench's): later saves leave it alone without asking again.
     pub sidecar_declined: Option<PathBuf>,
+    /// What its files hold (None: not known, as for recovered changes).
+    saved_point: Option<Box<SavedPoint>>,
 }
 
 impl Default for Changes {
@@ -246,6 +315,7 @@ impl Changes {
             text_revision: 0,
             undoing: false,
             sidecar_declined: None,
+            saved_point: None,
         }
     }
 }
@@ -280,6 +350,9 @@ pub fn before_event(app: &mut App) {
     if app.changes.mark.is_none() {
         app.changes.mark = Some(Mark::of(app));
         app.changes.text_revision = app.editor.revision();
+        if !app.editor.modified {
+            app.changes.saved_point = Some(Box::new(SavedPoint::of(app)));
+        }
     }
 }
 
@@ -288,11 +361,29 @@ pub fn before_event(app: &mut App) {
 pub fn saved(app: &mut App) {
     app.changes.mark = Some(Mark::of(app));
     app.changes.typing = None;
+    app.changes.saved_point = Some(Box::new(SavedPoint::of(app)));
 }
 
 /// After every event: the form, breakpoints, watches and breaks compared with the last event's;
 /// what changed is a step (keystrokes in one field are one step until the focus leaves it).
 pub fn after_event(app: &mut App) {
+    let undoing = app.changes.undoing;
+    after_change(app);
+    app.changes.undoing = false;
+    // Undone (or redone) back to what the files hold: nothing is unsaved.
+    if undoing && app.editor.modified {
+        let back = app
+            .changes
+            .saved_point
+            .as_deref()
+            .is_some_and(|saved| *saved == SavedPoint::of(app));
+        if back {
+            app.editor.modified = false;
+        }
+    }
+}
+
+fn after_change(app: &mut App) {
     let now = Mark::of(app);
     let revision = app.editor.revision();
     let text_changed = revision != app.changes.text_revision;

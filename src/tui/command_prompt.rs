@@ -18,6 +18,8 @@ const HISTORY: usize = 500;
 #[derive(Debug, Default)]
 pub struct CommandLine {
     pub input: String,
+    /// Where typing goes: a character index into `input` (its end after a recall or Tab).
+    pub cursor: usize,
     history: Vec<String>,
     /// The history line shown (Up / Down), and the line being typed before it.
     browsing: Option<usize>,
@@ -41,6 +43,96 @@ impl CommandLine {
         } else {
             "redis (seed)> "
         }
+    }
+
+    /// The line replaced by `text`, the cursor at its end.
+    fn set_input(&mut self, text: String) {
+        self.cursor = text.chars().count();
+        self.input = text;
+    }
+
+    /// The byte offset of character `index` of the line.
+    fn byte_at(&self, index: usize) -> usize {
+        self.input
+            .char_indices()
+            .nth(index)
+            .map_or(self.input.len(), |(i, _)| i)
+    }
+
+    /// Put `text` where the cursor is, the cursor after it.
+    fn insert(&mut self, text: &str) {
+        let at = self.byte_at(self.cursor);
+        self.input.insert_str(at, text);
+        self.cursor += text.chars().count();
+    }
+
+    /// The line's editing keys, as a shell's: ← → Home End Ctrl-A Ctrl-E move, Backspace and
+    /// Delete remove around the cursor, Ctrl-U / Ctrl-K cut to the start / end, Ctrl-W the word
+    /// before, Ctrl-← Ctrl-→ by words. False: not an editing key.
+    fn edit(&mut self, key: &KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let len = self.input.chars().count();
+        self.cursor = self.cursor.min(len);
+        let chars: Vec<char> = self.input.chars().collect();
+        // The start of the word before the cursor / the end of the one after it.
+        let word_back = |from: usize| {
+            let mut i = from;
+            while i > 0 && chars[i - 1].is_whitespace() {
+                i -= 1;
+            }
+            while i > 0 && !chars[i - 1].is_whitespace() {
+                i -= 1;
+            }
+            i
+        };
+        let word_forward = |from: usize| {
+            let mut i = from;
+            while i < len && chars[i].is_whitespace() {
+                i += 1;
+            }
+            while i < len && !chars[i].is_whitespace() {
+                i += 1;
+            }
+            i
+        };
+        match key.code {
+            KeyCode::Left if ctrl => self.cursor = word_back(self.cursor),
+            KeyCode::Right if ctrl => self.cursor = word_forward(self.cursor),
+            KeyCode::Left => self.cursor = self.cursor.saturating_sub(1),
+            KeyCode::Right => self.cursor = (self.cursor + 1).min(len),
+            KeyCode::Home => self.cursor = 0,
+            KeyCode::End => self.cursor = len,
+            KeyCode::Char('a') if ctrl => self.cursor = 0,
+            KeyCode::Char('e') if ctrl => self.cursor = len,
+            KeyCode::Backspace if self.cursor > 0 => {
+                let at = self.byte_at(self.cursor - 1);
+                self.input.remove(at);
+                self.cursor -= 1;
+            }
+            KeyCode::Backspace => {}
+            KeyCode::Delete if self.cursor < len => {
+                let at = self.byte_at(self.cursor);
+                self.input.remove(at);
+            }
+            KeyCode::Delete => {}
+            KeyCode::Char('u') if ctrl => {
+                let at = self.byte_at(self.cursor);
+                self.input.replace_range(..at, "");
+                self.cursor = 0;
+            }
+            KeyCode::Char('k') if ctrl => {
+                let at = self.byte_at(self.cursor);
+                self.input.truncate(at);
+            }
+            KeyCode::Char('w') if ctrl => {
+                let start = word_back(self.cursor);
+                let (from, to) = (self.byte_at(start), self.byte_at(self.cursor));
+                self.input.replace_range(from..to, "");
+                self.cursor = start;
+            }
+            _ => return false,
+        }
+        true
     }
 
     fn remember(&mut self, line: &str) {
@@ -67,10 +159,12 @@ impl CommandLine {
             (Some(_), false) => None,
         };
         self.browsing = next;
-        self.input = match next {
+        // The recalled line is edited from its end, as a shell does.
+        let line = match next {
             Some(i) => self.history[i].clone(),
             None => std::mem::take(&mut self.draft),
         };
+        self.set_input(line);
     }
 }
 
@@ -79,7 +173,7 @@ impl CommandLine {
 pub fn open(app: &mut App) {
     let live = app.server.is_some() && (app.tab == Tab::Server || app.use_live);
     app.command.live = live;
-    app.command.input.clear();
+    app.command.set_input(String::new());
     app.command.browsing = None;
     app.command.asking = None;
     app.command.output.clear();
@@ -122,20 +216,17 @@ pub fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         KeyCode::PageDown => {
             cmd.scroll = (cmd.scroll + 5).min(cmd.output.len().saturating_sub(1));
         }
-        KeyCode::Backspace => {
-            cmd.input.pop();
-        }
-        KeyCode::Char('u') if ctrl => cmd.input.clear(),
+        _ if cmd.edit(&key) => {}
         KeyCode::Char('c') if ctrl => {
             app.overlay = None;
             app.status = "the prompt is closed (: opens it again)".into();
         }
         KeyCode::Char(c) if !ctrl && !key.modifiers.contains(KeyModifiers::ALT) => {
-            cmd.input.push(c)
+            cmd.insert(c.encode_utf8(&mut [0; 4]))
         }
         _ => {
             app.status = format!(
-                "{} does nothing in the prompt (Enter runs, Tab completes, Up/Down: history, Esc closes)",
+                "{} does nothing in the prompt (Enter runs, Tab completes, Up/Down: history, ←→ Home End edit, Esc closes)",
                 super::ui::key_label(&key)
             )
         }
@@ -145,10 +236,11 @@ pub fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
 
 /// Pasted text goes into the line (its line breaks as spaces: the prompt is one line).
 pub fn paste(app: &mut App, text: &str) {
-    app.command.input.extend(
-        text.chars()
-            .map(|c| if c == '\n' || c == '\r' { ' ' } else { c }),
-    );
+    let line: String = text
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    app.command.insert(&line);
 }
 
 /// Tab: complete the command name from the profile's table; several candidates extend the line
@@ -162,9 +254,7 @@ fn complete(app: &mut App) {
     let names = command_line::complete(app.config.profile, &cmd.input);
     match names.as_slice() {
         [] => app.status = format!("no command starts with '{}'", cmd.input),
-        [one] => {
-            cmd.input = format!("{one} ");
-        }
+        [one] => cmd.set_input(format!("{one} ")),
         [first, rest @ ..] => {
             let common = rest.iter().fold(first.len(), |n, name| {
                 first
@@ -174,7 +264,7 @@ fn complete(app: &mut App) {
                     .take_while(|(a, b)| a == b)
                     .count()
             });
-            cmd.input = first[..common].to_string();
+            cmd.set_input(first[..common].to_string());
             app.status = format!("{} commands start with '{}'", names.len(), cmd.input);
             cmd.output = vec![names.join(" ")];
             cmd.scroll = 0;
@@ -196,7 +286,7 @@ fn run(app: &mut App) -> Vec<Effect> {
             return Vec::new();
         }
     };
-    app.command.input.clear();
+    app.command.set_input(String::new());
     if app.command.live {
         if app.command.waiting.is_some() {
             app.status = "the last line has not been answered yet; wait for it".into();

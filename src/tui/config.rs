@@ -250,11 +250,10 @@ mod tests {
 
     #[test]
     fn load_reads_the_config_dir_file() {
-        let dir = std::env::temp_dir().join(format!("evalbench-config-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         std::fs::write(dir.join(FILE_NAME), "theme = \"light\"\n").unwrap();
         let config = Config::load_from(&dir.join(FILE_NAME));
         assert_eq!(config.theme, "light");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

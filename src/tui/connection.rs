@@ -75,14 +75,25 @@ pub fn on_health(app: &mut App, error: Option<String>) {
         (None, Some(e)) => {
             app.status = format!("the live server does not answer: {e}");
             state.lost = Some(e);
+            // A server that went away may come back empty (a restart, a failover): its script
+            // cache is unknown until asked again.
+            app.script_cache = None;
         }
         (Some(_), None) => {
             state.lost = None;
             app.status = "the live server answers again".into();
+            app.script_cache = None;
         }
         (Some(_), Some(e)) => state.lost = Some(e),
         (None, None) => {}
     }
+}
+
+/// The connection to the server dropped and was opened again: a restart empties the server's
+/// script cache, so the cache mark is asked again rather than kept.
+pub fn on_reconnect(app: &mut App) {
+    app.script_cache = None;
+    app.status = "the live server's connection dropped and was opened again (a restart?): its script cache is asked again".into();
 }
 
 /// The role of the node connected to, read again on a cluster: a change (a failover) is told once.
@@ -92,6 +103,8 @@ pub fn on_role(app: &mut App, role: String) {
         return;
     }
     if state.role.is_some() {
+        // Another node answers for the slots now, with a cache of its own.
+        app.script_cache = None;
         app.status = if role == "master" {
             "the node connected to is a master now (a failover promoted it)".into()
         } else {

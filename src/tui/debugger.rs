@@ -44,6 +44,17 @@ pub struct Session {
     pending: VecDeque<Resume>,
 }
 
+/// The stops of the last debug session, in order, for an export (Alt-E on the Debug tab).
+#[derive(Default)]
+pub struct Recording {
+    pub script: Vec<u8>,
+    pub keys: Vec<Vec<u8>>,
+    pub argv: Vec<Vec<u8>>,
+    pub stops: Vec<crate::engine::debug::StopSnapshot>,
+    /// The run ended (its reply is the last run's).
+    pub ended: bool,
+}
+
 /// Line counts of the last debug run, for the gutter while the script is unchanged.
 pub struct Coverage {
     pub sha: String,
@@ -62,6 +73,8 @@ pub struct Debugger {
     pub coverage: Option<Coverage>,
     pub watches: Vec<String>,
     pub console: VecDeque<ConsoleLine>,
+    /// The last session's stops (kept after it ends).
+    pub recording: Option<Recording>,
     /// The selected frame (0 = innermost).
     pub frame: usize,
     /// Expanded tables by path, with how many entries are shown.
@@ -436,6 +449,12 @@ fn start(app: &mut App, stop_at_start: bool, pending: Option<Resume>) -> Vec<Eff
         None => None,
     };
     let script = app.editor.bytes();
+    app.debugger.recording = Some(Recording {
+        script: script.clone(),
+        keys: keys.clone(),
+        argv: argv.clone(),
+        ..Recording::default()
+    });
     let parsed = match function {
         Some(_) => DebugSession::for_library(&script),
         None => DebugSession::new(&script),
@@ -758,6 +777,9 @@ pub fn on_event(app: &mut App, event: DebugEvent) {
                 if matches!(view.reason, StopReason::Error { .. }) {
                     s.pending.clear();
                 }
+                if let Some(r) = d.recording.as_mut() {
+                    record(r, &view);
+                }
                 s.stop = Some(view);
                 s.paused = true;
             }
@@ -775,9 +797,35 @@ pub fn on_event(app: &mut App, event: DebugEvent) {
                     });
                 }
             }
+            if let Some(r) = app.debugger.recording.as_mut() {
+                r.ended = true;
+            }
             app.debugger.say(ConsoleKind::Note, "The run ended.");
         }
         _ => {}
+    }
+}
+
+/// A stop as an export keeps it: the line, why, the stack and the shown frame's variables (the
+/// same stop shown again, with another frame or a table opened, replaces it).
+fn record(r: &mut Recording, view: &StopView) {
+    let snapshot = crate::engine::debug::StopSnapshot {
+        line: view.line,
+        reason: view.reason.clone(),
+        event: view.event,
+        frames: view.frames.clone(),
+        variables: view
+            .rows
+            .iter()
+            .filter(|row| row.depth == 0 && row.more.is_none())
+            .map(|row| row.var.clone())
+            .collect(),
+    };
+    match r.stops.last_mut() {
+        Some(last) if last.event == snapshot.event && last.line == snapshot.line => {
+            *last = snapshot
+        }
+        _ => r.stops.push(snapshot),
     }
 }
 

@@ -8,27 +8,28 @@ use super::files::{expand_home, PickerState};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::path::{Path, PathBuf};
 
-/// Ctrl-N: an empty untitled script (asks first when there are unsaved changes).
+/// Ctrl-N: a new, empty script in a buffer of its own (the shown one stays open, edits and
+/// all): nothing of its form, seed, clock, breakpoints or watches comes along.
 pub fn new_file(app: &mut App) {
-    if app.editor.modified {
-        app.overlay = Some(Overlay::Confirm(Confirm::NewUnsaved));
+    if let Some(why) = super::buffers::busy(app) {
+        app.status = why.into();
         return;
     }
-    start_new(app);
+    let now = app.next_seed_time();
+    let editor = super::editor::EditorState::new("", None);
+    super::buffers::show_new(app, BufferState::new(editor, now));
+    app.focus = super::app::Focus::Editor;
+    app.status = "a new script: Ctrl-S saves it under a name you give".into();
 }
 
-/// The new, empty script (after the question, if there was one): a buffer of its own, nothing
-/// of the old one's form, seed, clock, breakpoints or watches in it.
+/// The shown buffer replaced by a new, empty script (a lesson's, after the question, if there
+/// was one): nothing of the old one's form, seed, clock, breakpoints or watches in it.
 pub fn start_new(app: &mut App) {
     app.leave_buffer();
-    let now = match &app.keep_state {
-        Some((_, at)) => *at,
-        None => app.seed_now_ms,
-    };
+    let now = app.next_seed_time();
     let editor = super::editor::EditorState::new("", None);
     app.swap_buffer(BufferState::new(editor, now));
     app.focus = super::app::Focus::Editor;
-    app.status = "a new script: Ctrl-S saves it under a name you give".into();
 }
 
 /// Whether `path` is one of the bundled samples (kept as they are: saved under a new name).
@@ -98,13 +99,16 @@ pub fn picker_key(picker: &mut PickerState, key: KeyEvent) {
 }
 
 /// What Enter in the picker opens: a typed path (it has a `/` or starts with `~`), else the
-/// selected entry.
+/// selected entry, else (nothing in the list matches) what was typed, as a path: `hash.lua` in
+/// the working directory opens as it would in any editor.
 pub fn picker_choice(picker: &PickerState) -> Option<PathBuf> {
     let query = picker.query.trim();
     if query.contains('/') || query.starts_with('~') {
         return Some(expand_home(Path::new(query)));
     }
-    picker.selected_path()
+    picker
+        .selected_path()
+        .or_else(|| (!query.is_empty()).then(|| PathBuf::from(query)))
 }
 
 /// `typed` completed as far as the file system allows: the longest common prefix of the
@@ -160,7 +164,8 @@ mod tests {
 
     #[test]
     fn paths_complete_to_the_common_prefix() {
-        let dir = std::env::temp_dir().join(format!("evalbench-complete-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         std::fs::create_dir_all(dir.join("scripts")).unwrap();
         std::fs::write(dir.join("rate_one.lua"), "").unwrap();
         std::fs::write(dir.join("rate_two.lua"), "").unwrap();
@@ -175,6 +180,5 @@ mod tests {
         );
         assert_eq!(complete_path(&format!("{base}rate_")), None);
         assert_eq!(complete_path(&format!("{base}zzz")), None);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

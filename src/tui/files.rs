@@ -153,6 +153,9 @@ pub struct Sidecar {
     pub function: Option<String>,
     pub breakpoints: Vec<crate::engine::formats::SidecarBreakpoint>,
     pub watches: Vec<String>,
+    /// The run clock's offset from the seed's time (ms).
+    pub clock_offset_ms: i64,
+    pub keep_state: bool,
 }
 
 pub struct Opened {
@@ -185,6 +188,9 @@ fn parse_sidecar(car_path: &Path, text: &str, now_ms: i64) -> Result<Sidecar, St
         function: car.function,
         breakpoints: car.breakpoints,
         watches: car.watches,
+        // Within what the advance-clock prompt allows: a hand-edited number cannot overflow.
+        clock_offset_ms: car.clock_offset_ms.clamp(0, i64::MAX / 4_000),
+        keep_state: car.keep_state,
     })
 }
 
@@ -240,6 +246,8 @@ pub struct SidecarContent<'a> {
     pub function: Option<&'a str>,
     pub breakpoints: Vec<crate::engine::formats::SidecarBreakpoint>,
     pub watches: Vec<String>,
+    pub clock_offset_ms: i64,
+    pub keep_state: bool,
 }
 
 /// How a save treats the file at the sidecar's path.
@@ -273,6 +281,8 @@ const SIDECAR_FIELDS: &[&str] = &[
     "function",
     "breakpoints",
     "watches",
+    "clock_offset_ms",
+    "keep_state",
 ];
 
 /// Whether the file at `car_path` is an evalbench sidecar, told by its shape: a JSON object whose
@@ -366,6 +376,8 @@ pub fn save_script_with(
         function,
         breakpoints: Vec::new(),
         watches: Vec::new(),
+        clock_offset_ms: 0,
+        keep_state: false,
     };
     save_buffer(path, text, &content, SidecarWrite::IfOurs)
 }
@@ -428,6 +440,13 @@ pub fn save_buffer(
     }
     if !content.watches.is_empty() || car.contains_key("watches") {
         car.insert("watches".into(), content.watches.clone().into());
+    }
+    // The run clock and keep state: only when not the defaults (or there before).
+    if content.clock_offset_ms != 0 || car.contains_key("clock_offset_ms") {
+        car.insert("clock_offset_ms".into(), content.clock_offset_ms.into());
+    }
+    if content.keep_state || car.contains_key("keep_state") {
+        car.insert("keep_state".into(), content.keep_state.into());
     }
     let json = serde_json::to_string_pretty(&serde_json::Value::Object(car))
         .unwrap_or_else(|_| "{}".into());
@@ -901,20 +920,15 @@ mod tests {
     use super::*;
     use crate::engine::keyspace::Value;
 
-    /// A fresh temporary directory, removed on drop.
-    struct TempDir(PathBuf);
+    /// A fresh temporary directory (its path first), removed on drop.
+    struct TempDir(PathBuf, #[allow(dead_code)] tempfile::TempDir);
     impl TempDir {
         fn new(name: &str) -> TempDir {
-            let dir =
-                std::env::temp_dir().join(format!("evalbench-files-{}-{name}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
+            let dir = tempfile::Builder::new()
+                .prefix(&format!("evalbench-files-{name}-"))
+                .tempdir()
+                .unwrap();
+            TempDir(dir.path().to_path_buf(), dir)
         }
     }
 

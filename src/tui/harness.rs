@@ -331,6 +331,15 @@ impl Harness {
             .join("\n")
     }
 
+    /// The screen as drawn, cell by cell with its style (for colours).
+    pub fn render_buffer(&self, width: u16, height: u16) -> Option<ratatui::buffer::Buffer> {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).ok()?;
+        terminal
+            .draw(|frame| super::ui::draw(frame, &self.app, &self.theme))
+            .ok()?;
+        Some(terminal.backend().buffer().clone())
+    }
+
     /// The screen exactly as drawn (no placeholders), rows separated by newlines.
     pub fn render_raw(&self, width: u16, height: u16) -> String {
         let mut terminal = match Terminal::new(TestBackend::new(width, height)) {

@@ -103,6 +103,9 @@ pub enum InspectEvent {
     ScriptLoaded {
         sha: String,
     },
+    /// The connection dropped and was opened again (a restart, a proxy): what was read of the
+    /// server before may be stale.
+    Reconnected,
     /// The answer to a Ping: None when the server answered, else what went wrong.
     Health {
         error: Option<String>,
@@ -147,11 +150,18 @@ struct ActiveScan {
 pub struct InspectorCore {
     live: LiveBackend,
     scan: Option<ActiveScan>,
+    /// The connection's reconnects already told (`InspectEvent::Reconnected`).
+    reconnects: u64,
 }
 
 impl InspectorCore {
     pub fn new(live: LiveBackend) -> InspectorCore {
-        InspectorCore { live, scan: None }
+        let reconnects = live.reconnects;
+        InspectorCore {
+            live,
+            scan: None,
+            reconnects,
+        }
     }
 
     /// A scan still wants keys: call `step`.
@@ -270,7 +280,7 @@ impl InspectorCore {
                 }]
             }
             InspectRequest::Ping => {
-                let mut events = vec![match self.live.check_nodes() {
+                let health = match self.live.check_nodes() {
                     // BUSY or LOADING is a server that answers; on a cluster each node is checked.
                     Ok(down) => InspectEvent::Health {
                         error: None,
@@ -282,7 +292,15 @@ impl InspectorCore {
                         down: Vec::new(),
                         cluster_down: None,
                     },
-                }];
+                };
+                let mut events = Vec::new();
+                // A dropped connection healed by the check itself is a server that may have
+                // restarted between two checks: told before the health.
+                if self.live.reconnects != self.reconnects {
+                    self.reconnects = self.live.reconnects;
+                    events.push(InspectEvent::Reconnected);
+                }
+                events.push(health);
                 // The check read the slot map again: the role of the node connected to now.
                 if self.live.server.cluster {
                     events.push(InspectEvent::Role(self.live.server.role.clone()));

@@ -103,6 +103,14 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<C-s>", Action::Save),
     (Context::Global, "<C-o>", Action::Open),
     (Context::Global, "<C-n>", Action::NewFile),
+    // Buffers (tui/buffers.rs): Ctrl-PageDown/Up as in VS Code and browsers; Alt-. and Alt-,
+    // where a terminal takes those for itself.
+    (Context::Global, "<C-PageDown>", Action::NextBuffer),
+    (Context::Global, "<C-PageUp>", Action::PrevBuffer),
+    (Context::Global, "<A-.>", Action::NextBuffer),
+    (Context::Global, "<A-,>", Action::PrevBuffer),
+    (Context::Global, "<A-b>", Action::BufferList),
+    (Context::Global, "<C-w>", Action::CloseBuffer),
     (Context::Global, "<F6>", Action::FocusNext),
     (Context::Global, "<S-F6>", Action::FocusPrev),
     (Context::Global, "<A-1>", Action::TabTrace),
@@ -124,6 +132,7 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Global, "<A-r>", Action::ResetLesson),
     (Context::Global, "<A-7>", Action::TabLesson),
     (Context::Global, "<A-p>", Action::Present), // ui/present.rs
+    (Context::Global, "<A-s>", Action::PresentSplit),
     (Context::Panes, "<Tab>", Action::NextTab),
     (Context::Panes, "<Up>", Action::Up),
     (Context::Panes, "k", Action::Up),
@@ -136,6 +145,9 @@ const DEFAULTS: &[(Context, &str, Action)] = &[
     (Context::Panes, "<Enter>", Action::Select),
     (Context::Panes, "x", Action::StepStop),
     (Context::Panes, "p", Action::CompareProfile),
+    // The Race tab's client count (tui/race.rs).
+    (Context::Panes, "+", Action::MoreClients),
+    (Context::Panes, "-", Action::FewerClients),
     // The value inspector: v, and V where v is taken (the Keyspace tab's seed view).
     (Context::Panes, "v", Action::ViewValue),
     (Context::Panes, "V", Action::ViewValue),

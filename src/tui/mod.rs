@@ -5,6 +5,7 @@
 pub mod action;
 pub mod app;
 pub mod buffer;
+pub mod buffers; // several files open at once
 pub mod command_prompt; // the redis> prompt of the Keyspace and Server tabs
 pub mod config;
 /// The live connection's state in the status bar.

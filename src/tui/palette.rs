@@ -22,6 +22,8 @@ pub struct Entry {
     pub action: Action,
     /// The keys in the keymap notation (`<C-f>`); empty for an action the config left unbound.
     pub keys: Vec<String>,
+    /// An open buffer instead of an action: its place in the list and its name (`*` unsaved).
+    pub buffer: Option<(usize, String)>,
     /// What the fuzzy filter matches: the short words, the name, the keys.
     title: Utf32String,
     /// What typed words match too: the short words, the description, where the keys work.
@@ -47,6 +49,32 @@ impl PaletteState {
             shown,
             selected: 0,
         }
+    }
+
+    /// With several buffers open, each one first (Enter shows it), as an editor's palette
+    /// lists its open files.
+    pub fn add_buffers(&mut self, listed: Vec<super::buffers::Listed>) {
+        if listed.len() < 2 {
+            return;
+        }
+        let buffers: Vec<Entry> = listed
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let name = format!("{}{}", b.name, if b.modified { " *" } else { "" });
+                let title = format!("buffer {} {name}", i + 1);
+                Entry {
+                    context: Context::Global,
+                    action: Action::BufferList,
+                    keys: Vec::new(),
+                    buffer: Some((i, name)),
+                    title: Utf32String::from(title.as_str()),
+                    text: Utf32String::from(format!("{title} open file").as_str()),
+                }
+            })
+            .collect();
+        self.entries.splice(0..0, buffers);
+        self.shown = (0..self.entries.len()).collect();
     }
 
     /// The chosen entry.
@@ -141,6 +169,7 @@ fn entry(context: Context, action: Action, keys: Vec<String>) -> Entry {
         context,
         action,
         keys,
+        buffer: None,
         title: Utf32String::from(title.as_str()),
         text: Utf32String::from(text.as_str()),
     }
@@ -200,6 +229,10 @@ pub fn scroll(app: &mut App, delta: isize) {
 /// Run `entry`'s action where it works: the focus goes there first (a Keyspace key shows the
 /// Keyspace tab), as if its key had been pressed there.
 pub fn run(app: &mut App, entry: &Entry) -> Vec<Effect> {
+    if let Some((index, _)) = &entry.buffer {
+        super::buffers::switch_to(app, *index);
+        return Vec::new();
+    }
     match entry.context {
         Context::Global => {}
         Context::Editor => app.focus = Focus::Editor,
@@ -234,7 +267,9 @@ pub fn run(app: &mut App, entry: &Entry) -> Vec<Effect> {
 
 /// The keys of an entry as shown (the notation of the help, the README and the config file).
 pub fn keys_text(entry: &Entry) -> String {
-    if entry.keys.is_empty() {
+    if let Some((index, _)) = &entry.buffer {
+        format!("buffer {}", index + 1)
+    } else if entry.keys.is_empty() {
         "(no key)".into()
     } else {
         entry.keys.join(" ")

@@ -131,8 +131,13 @@ fn lab_from_editor(app: &App) -> Result<Lab, String> {
     }
     let keys = super::inputs::InputsState::values(&app.inputs.keys_text(), "KEYS")?;
     let argv = super::inputs::InputsState::values(&app.inputs.argv_text(), "ARGV")?;
+    // Named by its file (the title has little room; the status bar has the path).
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     Ok(Lab {
-        name: path.display().to_string(),
+        name,
         about: "the editor's script run by 2 clients with the KEYS and ARGV fields, on the seed"
             .into(),
         path,
@@ -151,13 +156,42 @@ fn lab_from_editor(app: &App) -> Result<Lab, String> {
 
 /// Run the lab the editor describes and show the Race tab.
 pub fn open(app: &mut App) -> Vec<Effect> {
-    let lab = match lab_from_editor(app) {
-        Ok(lab) => lab,
+    match lab_from_editor(app) {
+        Ok(lab) => start(app, lab),
         Err(e) => {
             app.status = format!("race lab: {e}");
-            return Vec::new();
+            Vec::new()
         }
+    }
+}
+
+/// The lab shown, run again with one client more or fewer (the Race tab's + and -).
+fn rerun_with(app: &mut App, more: bool) -> Vec<Effect> {
+    let Some(view) = &app.race else {
+        return Vec::new();
     };
+    let mut lab = view.lab.clone();
+    let wanted = if more {
+        lab.clients + 1
+    } else {
+        lab.clients.saturating_sub(1)
+    };
+    if !(lab::MIN_CLIENTS..=lab::MAX_CLIENTS).contains(&wanted) {
+        app.status = format!(
+            "race lab: {} clients already, the {} a lab runs ({} to {})",
+            lab.clients,
+            if more { "most" } else { "fewest" },
+            lab::MIN_CLIENTS,
+            lab::MAX_CLIENTS
+        );
+        return Vec::new();
+    }
+    lab.clients = wanted;
+    start(app, lab)
+}
+
+/// Run `lab` on its own thread; the Race tab shows its report when it ends.
+fn start(app: &mut App, lab: Lab) -> Vec<Effect> {
     if app.race_pending.is_some() {
         app.status = "race lab: still running the last one".into();
         return Vec::new();
@@ -168,6 +202,7 @@ pub fn open(app: &mut App) -> Vec<Effect> {
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = cancel.clone();
     let kept = lab.clone();
+    let clients = lab.clients;
     let spawned = std::thread::Builder::new()
         .name("race lab".into())
         .spawn(move || {
@@ -188,7 +223,8 @@ pub fn open(app: &mut App) -> Vec<Effect> {
                 cancel,
                 lab: kept,
             });
-            app.status = "race lab: running every interleaving… (Esc stops)".into();
+            app.status =
+                format!("race lab: {clients} clients, running every interleaving… (Esc stops)");
         }
         Err(e) => app.status = format!("race lab: could not start: {e}"),
     }
@@ -232,7 +268,7 @@ pub fn housekeeping(app: &mut App) {
             let lost: usize = report.strategies.iter().map(|s| s.lost_updates).sum();
             let errors: usize = report.strategies.iter().map(|s| s.errors).sum();
             app.status = format!(
-                "race lab: {} clients, 4 strategies; {lost} schedules lose an update, {errors} end in a client's error. ↑↓ an outcome, Enter its next schedule, ] [ its steps",
+                "race lab: {} clients, 4 strategies; {lost} schedules lose an update, {errors} end in a client's error. ↑↓ an outcome, Enter its next schedule, ] [ its steps, + - clients",
                 report.clients
             );
             if let Some((id, why)) = report
@@ -265,10 +301,17 @@ pub fn handles(app: &App, action: Action) -> bool {
                 | Action::StepForward
                 | Action::StepBack
                 | Action::Select
+                | Action::MoreClients
+                | Action::FewerClients
         )
 }
 
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    match action {
+        Action::MoreClients => return rerun_with(app, true),
+        Action::FewerClients => return rerun_with(app, false),
+        _ => {}
+    }
     let Some(view) = app.race.as_mut() else {
         return Vec::new();
     };

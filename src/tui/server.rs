@@ -406,6 +406,7 @@ pub fn on_event(app: &mut App, event: InspectEvent) {
             super::connection::on_nodes(app, down, cluster_down);
         }
         InspectEvent::Role(role) => super::connection::on_role(app, role),
+        InspectEvent::Reconnected => super::connection::on_reconnect(app),
         InspectEvent::ScriptCache { sha, cached } => {
             if app.script_cache_pending.as_deref() == Some(sha.as_str()) {
                 app.script_cache_pending = None;

@@ -13,6 +13,8 @@ const DARK_TM: &str = include_str!("../../themes/dark.tmTheme");
 const DARK_TOML: &str = include_str!("../../themes/dark.toml");
 const LIGHT_TM: &str = include_str!("../../themes/light.tmTheme");
 const LIGHT_TOML: &str = include_str!("../../themes/light.toml");
+const CONTRAST_TM: &str = include_str!("../../themes/contrast.tmTheme");
+const CONTRAST_TOML: &str = include_str!("../../themes/contrast.toml");
 
 /// The theme used when none is given or the given one cannot be loaded.
 pub const DEFAULT: &str = "dark";
@@ -36,6 +38,9 @@ pub struct Theme {
     pub error_line: Style,
     /// Keys a run changed.
     pub changed: Style,
+    /// The race lab's clients, one colour each (always beside the client's number: a colour
+    /// alone tells nothing to a colour-blind reader or on a washed-out projector).
+    pub clients: [Style; 8],
     /// Syntax colours for the editor (shared: the highlight cache keys on this pointer).
     pub syntax: Arc<syntect::highlighting::Theme>,
 }
@@ -44,6 +49,7 @@ fn embedded(name: &str) -> Option<(&'static str, &'static str)> {
     match name {
         "dark" => Some((DARK_TM, DARK_TOML)),
         "light" => Some((LIGHT_TM, LIGHT_TOML)),
+        "contrast" => Some((CONTRAST_TM, CONTRAST_TOML)),
         _ => None,
     }
 }
@@ -95,6 +101,11 @@ fn parse_style(value: &toml::Value) -> Result<Style, String> {
 }
 
 impl Theme {
+    /// The style of race client `n` (1-based; past the eighth, the colours come round again).
+    pub fn client(&self, n: usize) -> Style {
+        self.clients[n.saturating_sub(1) % self.clients.len()]
+    }
+
     /// The built-in palette, used under everything else (and if the embedded files were broken).
     fn builtin() -> Theme {
         Theme {
@@ -113,6 +124,17 @@ impl Theme {
             changed: Style::default()
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD),
+            clients: [
+                Color::Rgb(0x00, 0xd7, 0xff),
+                Color::Rgb(0x87, 0xff, 0x5f),
+                Color::Rgb(0xff, 0xd7, 0x00),
+                Color::Rgb(0xff, 0x87, 0xff),
+                Color::Rgb(0xff, 0x87, 0x00),
+                Color::Rgb(0xaf, 0xaf, 0xff),
+                Color::Rgb(0xd7, 0xaf, 0x87),
+                Color::Rgb(0xff, 0x5f, 0x5f),
+            ]
+            .map(|c| Style::default().fg(c)),
             syntax: Arc::new(syntect::highlighting::Theme::default()),
         }
     }
@@ -135,7 +157,14 @@ impl Theme {
                 "current_line" => &mut self.current_line,
                 "error_line" => &mut self.error_line,
                 "changed" => &mut self.changed,
-                other => return Err(format!("unknown style '{other}'")),
+                client => match client
+                    .strip_prefix("client")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|n| (1..=8).contains(n))
+                {
+                    Some(n) => &mut self.clients[n - 1],
+                    None => return Err(format!("unknown style '{client}'")),
+                },
             };
             *slot = style;
         }
@@ -145,6 +174,16 @@ impl Theme {
     /// The embedded dark theme.
     pub fn dark() -> Theme {
         Self::from_texts(DEFAULT, DARK_TM, DARK_TOML).unwrap_or_else(|_| Theme::builtin())
+    }
+
+    /// The embedded high-contrast theme, presenter mode's (made once: the syntax colours are
+    /// parsed from XML).
+    pub fn contrast() -> &'static Theme {
+        static CONTRAST: std::sync::OnceLock<Theme> = std::sync::OnceLock::new();
+        CONTRAST.get_or_init(|| {
+            Self::from_texts("contrast", CONTRAST_TM, CONTRAST_TOML)
+                .unwrap_or_else(|_| Theme::dark())
+        })
     }
 
     /// The embedded light theme.
@@ -219,6 +258,7 @@ mod tests {
         for (name, tm, toml) in [
             ("dark", DARK_TM, DARK_TOML),
             ("light", LIGHT_TM, LIGHT_TOML),
+            ("contrast", CONTRAST_TM, CONTRAST_TOML),
         ] {
             let theme = Theme::from_texts(name, tm, toml).expect(name);
             assert!(theme.syntax.scopes.len() >= 8, "{name}");
@@ -237,7 +277,8 @@ mod tests {
         assert_eq!(t.name, "dark");
         assert_eq!(w.len(), 1);
 
-        let dir = std::env::temp_dir().join(format!("evalbench-theme-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
         let themes = dir.join("themes");
         std::fs::create_dir_all(&themes).unwrap();
         std::fs::write(themes.join("mine.tmTheme"), "<plist><broken").unwrap();
@@ -254,6 +295,5 @@ mod tests {
         std::fs::write(themes.join("mine.toml"), "error = { fg = \"nocolour\" }\n").unwrap();
         let (t, w) = Theme::load("mine", Some(&dir));
         assert_eq!((t.name.as_str(), w.len()), ("dark", 1));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

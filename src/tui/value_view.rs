@@ -26,6 +26,44 @@ pub struct Part {
     /// Words about the value (differences, how clients ended), not the value: shown as text in
     /// every form but hex.
     pub plain: bool,
+    /// A reply with more elements than are formatted: the rest, formatted a page at a time as
+    /// the user goes down (a reply of a million elements is never formatted whole).
+    pub more: Option<More>,
+}
+
+/// Elements of a reply formatted at a time.
+pub const PAGE: usize = 1000;
+
+/// A large reply shown in pages: the whole reply and how many of its elements are formatted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct More {
+    pub reply: std::sync::Arc<Reply>,
+    pub shown: usize,
+}
+
+impl More {
+    fn total(&self) -> usize {
+        elements(&self.reply).unwrap_or(0)
+    }
+}
+
+/// How many elements a collection reply has (None: not a collection).
+fn elements(reply: &Reply) -> Option<usize> {
+    match reply {
+        Reply::Array(items) | Reply::Set(items) => Some(items.len()),
+        Reply::Map(pairs) => Some(pairs.len()),
+        _ => None,
+    }
+}
+
+/// The first `n` elements of a collection reply, as a reply of the same kind.
+fn head(reply: &Reply, n: usize) -> Reply {
+    match reply {
+        Reply::Array(items) => Reply::Array(items[..n.min(items.len())].to_vec()),
+        Reply::Set(items) => Reply::Set(items[..n.min(items.len())].to_vec()),
+        Reply::Map(pairs) => Reply::Map(pairs[..n.min(pairs.len())].to_vec()),
+        other => other.clone(),
+    }
 }
 
 impl Part {
@@ -36,6 +74,7 @@ impl Part {
             text,
             json: None,
             plain: true,
+            more: None,
         }
     }
 
@@ -46,25 +85,62 @@ impl Part {
             raw,
             json: None,
             plain: false,
+            more: None,
         }
     }
 
     /// A reply: a bulk string as its own text and bytes (JSON reads them), any other reply as
     /// redis-cli writes it, with its JSON form.
+    /// More than `PAGE` elements: the first page only, the rest as the user goes down.
     pub fn reply(label: &str, reply: &Reply) -> Part {
         match reply {
             Reply::Bulk(b) => Part::bytes(label, b.clone()),
-            _ => {
-                let text = reply.to_cli();
-                Part {
-                    label: label.into(),
-                    raw: text.clone().into_bytes(),
-                    text,
-                    json: Some(reply.to_json()),
-                    plain: false,
-                }
+            _ if elements(reply).is_some_and(|n| n > PAGE) => {
+                let mut part = Part::formatted(label, &head(reply, PAGE));
+                part.more = Some(More {
+                    reply: std::sync::Arc::new(reply.clone()),
+                    shown: PAGE,
+                });
+                part
             }
+            _ => Part::formatted(label, reply),
         }
+    }
+
+    fn formatted(label: &str, reply: &Reply) -> Part {
+        let text = reply.to_cli();
+        Part {
+            label: label.into(),
+            raw: text.clone().into_bytes(),
+            text,
+            json: Some(reply.to_json()),
+            plain: false,
+            more: None,
+        }
+    }
+
+    /// The next page of a large reply formatted; false when it is all shown.
+    fn next_page(&mut self) -> bool {
+        let Some(more) = self.more.take() else {
+            return false;
+        };
+        let total = more.total();
+        if more.shown >= total {
+            self.more = Some(more);
+            return false;
+        }
+        let shown = (more.shown + PAGE).min(total);
+        let mut part = Part::formatted(&self.label, &head(&more.reply, shown));
+        part.more = Some(More { shown, ..more });
+        *self = part;
+        true
+    }
+
+    /// The elements not formatted yet, and how many there are in all.
+    pub fn remaining(&self) -> Option<(usize, usize)> {
+        let more = self.more.as_ref()?;
+        let total = more.total();
+        (more.shown < total).then(|| (total - more.shown, total))
     }
 
     pub fn json(label: &str, json: Json) -> Part {
@@ -75,6 +151,7 @@ impl Part {
             text,
             json: Some(json),
             plain: false,
+            more: None,
         }
     }
 }
@@ -198,8 +275,29 @@ impl ValueView {
                 ),
                 Err(why) => out.push(Line::Note(format!("({why}; m shows another form)"))),
             }
+            if let Some((left, total)) = part.remaining() {
+                out.push(Line::Note(format!(
+                    "… {} more of {} elements (End or ↓ here: the next {})",
+                    crate::engine::reply::grouped(left),
+                    crate::engine::reply::grouped(total),
+                    crate::engine::reply::grouped(left.min(PAGE))
+                )));
+            }
         }
         out
+    }
+
+    /// The row of the first "… more elements" line at `width`.
+    fn more_row(&self, width: usize) -> Option<usize> {
+        self.parts.iter().find_map(Part::remaining)?;
+        self.rows(width)
+            .iter()
+            .position(|(_, _, line)| matches!(line, Line::Note(t) if t.starts_with("… ") && t.contains(" more of ")))
+    }
+
+    /// The next page of the first part that has more; false when every part is shown whole.
+    pub fn next_page(&mut self) -> bool {
+        self.parts.iter_mut().any(Part::next_page)
     }
 
     /// The rows drawn at `width`: each line, cut into pieces of `width` characters when wrap is
@@ -387,6 +485,28 @@ pub fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     };
     let (height, width) = view.page.get();
     let page = height.max(2) - 1;
+    // Going down with a large reply's "more" line in view: its next page.
+    let more_row = view.more_row(width);
+    let more_in_view =
+        more_row.is_some_and(|r| r >= view.scroll && r < view.scroll + height.max(1));
+    if matches!(action, Action::Down | Action::PageDown | Action::Bottom)
+        && more_in_view
+        && view.next_page()
+    {
+        let shown: Vec<String> = view
+            .parts
+            .iter()
+            .filter_map(|p| p.more.as_ref())
+            .map(|m| {
+                format!(
+                    "{} of {} elements shown",
+                    crate::engine::reply::grouped(m.shown.min(m.total())),
+                    crate::engine::reply::grouped(m.total())
+                )
+            })
+            .collect();
+        app.status = shown.join(", ");
+    }
     match action {
         Action::Close => {
             app.overlay = None;
@@ -397,7 +517,15 @@ pub fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         Action::PageUp => view.scroll = view.scroll.saturating_sub(page),
         Action::PageDown => view.scroll = (view.scroll + page).min(view.max_scroll()),
         Action::Top => view.scroll = 0,
-        Action::Bottom => view.scroll = view.max_scroll(),
+        // The end of what is formatted: a large reply's "more" line (End again: the next page).
+        Action::Bottom => {
+            view.scroll = match view.more_row(width) {
+                Some(row) => (row + 1)
+                    .saturating_sub(height.max(1))
+                    .min(view.max_scroll()),
+                None => view.max_scroll(),
+            }
+        }
         Action::ValueLeft if !view.wrap => view.left = view.left.saturating_sub(width / 2),
         Action::ValueRight if !view.wrap => {
             let longest = view

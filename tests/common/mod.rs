@@ -16,19 +16,16 @@ pub struct RedisServer {
     child: Child,
     pub port: u16,
     /// The server's own working directory: a replica (or SAVE) writes `dump.rdb` there, never into
-    /// the crate root where every later test server would load it.
-    dir: std::path::PathBuf,
+    /// the crate root where every later test server would load it. Removed with the server.
+    dir: tempfile::TempDir,
 }
 
-/// A fresh, empty working directory for one server (removed when the server is dropped).
-fn server_dir(port: u16) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "evalbench-test-redis-{}-{port}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create the test server's directory");
-    dir
+/// A fresh, empty working directory for one server.
+fn server_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("evalbench-test-redis-")
+        .tempdir()
+        .expect("create the test server's directory")
 }
 
 impl RedisServer {
@@ -78,10 +75,10 @@ impl RedisServer {
             .and_then(|l| l.local_addr())
             .map_err(|_| ())?
             .port();
-        let dir = server_dir(port);
+        let dir = server_dir();
         let spawned = Command::new(binary)
             .arg("--dir")
-            .arg(&dir)
+            .arg(dir.path())
             .args([
                 "--port",
                 &port.to_string(),
@@ -99,7 +96,6 @@ impl RedisServer {
         let child = match spawned {
             Ok(c) => c,
             Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
                 if std::env::var("CI").is_ok_and(|v| v == "true") {
                     panic!("CI=true but {binary} could not be started: {e}");
                 }
@@ -169,7 +165,7 @@ impl RedisServer {
         let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
         self.child = Command::new(&binary)
             .arg("--dir")
-            .arg(&self.dir)
+            .arg(self.dir.path())
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
@@ -189,11 +185,25 @@ impl RedisServer {
     }
 }
 
+/// A test server with `config` set (`CONFIG SET name value` each) and a connection to it; `None`
+/// as `RedisServer::start` says.
+pub fn server_with(config: &[(&str, &str)]) -> Option<(RedisServer, Conn)> {
+    let server = RedisServer::start()?;
+    let mut conn = server.connect();
+    for (name, value) in config {
+        assert_eq!(
+            conn.cmd(&["CONFIG", "SET", name, value]),
+            Reply::Status("OK".into()),
+            "CONFIG SET {name} {value}"
+        );
+    }
+    Some((server, conn))
+}
+
 impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -950,11 +960,16 @@ pub fn sandbox_eval(sandbox: &mut evalbench::engine::Sandbox, case: &Case) -> (J
 }
 
 /// Keep the workbench's files (autosave, recent files, config) of TUI tests away from the user's
-/// directories: a data and a config directory of this test process, set once.
+/// directories: a data and a config directory of this test binary, set once. The environment
+/// lives as long as the process, longer than any `TempDir` could, so the folder is a fixed one per
+/// test binary in Cargo's scratch space under `target/` (not the system's temporary folder), emptied
+/// when a run begins: runs never pile up folders.
 pub fn isolate_app_dirs() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let root = std::env::temp_dir().join(format!("evalbench-tui-tests-{}", std::process::id()));
+        let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(concat!("evalbench-app-dirs-", env!("CARGO_CRATE_NAME")));
+        let _ = std::fs::remove_dir_all(&root);
         let data = root.join("data");
         let config = root.join("config");
         let _ = std::fs::create_dir_all(&data);
@@ -968,4 +983,41 @@ pub fn isolate_app_dirs() {
 pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// A file in a folder of its own, both removed when this is dropped (hold it while the file is
+/// used). It reads as its path.
+pub struct ScratchFile {
+    path: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for ScratchFile {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::path::Path> for ScratchFile {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for ScratchFile {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.path.as_os_str()
+    }
+}
+
+/// `contents` written to a file called `name` (the name is kept: tests read it in messages).
+pub fn scratch_file(name: &str, contents: impl AsRef<[u8]>) -> ScratchFile {
+    let dir = tempfile::Builder::new()
+        .prefix("evalbench-file-")
+        .tempdir()
+        .expect("create a scratch folder");
+    let path = dir.path().join(name);
+    std::fs::write(&path, contents).expect("write a scratch file");
+    ScratchFile { path, _dir: dir }
 }

@@ -1,6 +1,8 @@
 //! What every subcommand shares: exit statuses, the error type, connection options, the inputs of
 //! a sandbox run. It names no subcommand.
 
+/// `--export FILE` of run, race and debug.
+pub mod export;
 /// The guarded FCALL on a live server and its report (`function call`, `run --function --server`).
 pub mod fcall;
 /// Ctrl-C during live runs: SCRIPT KILL, and its verdict.

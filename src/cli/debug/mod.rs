@@ -56,6 +56,17 @@ pub struct DebugArgs {
     /// Count line executions and print them with the report.
     #[arg(long)]
     pub coverage: bool,
+    /// Also write the session to FILE as a document to share: Markdown (.md) or a standalone HTML
+    /// page (.html): the script, KEYS/ARGV, every stop with its line, stack and variables, and
+    /// the result. An existing FILE is kept (exit 2) unless --overwrite.
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<PathBuf>,
+    /// The format of --export when FILE's extension does not say it: md or html.
+    #[arg(long, value_name = "md|html", requires = "export")]
+    pub export_format: Option<String>,
+    /// With --export: replace FILE if it exists.
+    #[arg(long, requires = "export")]
+    pub overwrite: bool,
     /// Do not stop at an error that ends the script.
     #[arg(long)]
     pub no_break_on_error: bool,
@@ -227,6 +238,9 @@ struct Repl<'a> {
     /// The last answer was a step (LDB then logs the calls made).
     stepping: bool,
     detached: bool,
+    /// Every stop shown, for --export.
+    stops: Vec<crate::engine::debug::StopSnapshot>,
+    recording: bool,
 }
 
 impl Repl<'_> {
@@ -675,6 +689,9 @@ impl DebugFrontend for Repl<'_> {
             return Resume::Continue;
         }
         self.show_stop(stop);
+        if self.recording {
+            self.stops.push(stop.snapshot());
+        }
         loop {
             let Some(input) = self.next_command() else {
                 self.detached = true;
@@ -716,6 +733,11 @@ pub fn debug_command(
         if args.function.is_some() || !args.library.is_empty() {
             return Err(CliError::input(
                 "--function debugs in the sandbox only (Redis's LDB debugs EVAL scripts, not FCALL); drop --server",
+            ));
+        }
+        if args.export.is_some() {
+            return Err(CliError::input(
+                "--export writes a sandbox session (its stops and variables); drop --server",
             ));
         }
         return crate::cli::debug::live::debug_live(args, spec, out, stdin, interactive);
@@ -795,6 +817,16 @@ pub fn debug_command(
         )?),
         None => None,
     };
+    // The export's name and target are checked before the session starts.
+    let export = match &args.export {
+        Some(file) => {
+            let format =
+                crate::cli::common::export::export_format(file, args.export_format.as_deref())?;
+            crate::cli::common::export::check_target(file, args.overwrite)?;
+            Some((file, format))
+        }
+        None => None,
+    };
     let queued = queued_commands(args.commands.as_deref());
     let json_mode = args.json;
     let mut repl = Repl {
@@ -806,6 +838,8 @@ pub fn debug_command(
         watches: Vec::new(),
         stepping: false,
         detached: false,
+        stops: Vec::new(),
+        recording: args.export.is_some(),
     };
     if !json_mode {
         repl.say(
@@ -823,6 +857,24 @@ pub fn debug_command(
     } else {
         EXIT_OK
     };
+    if let Some((file, format)) = export {
+        let title = script_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text = crate::engine::export::session::render(
+            format,
+            &crate::engine::export::session::SessionExport {
+                title: &title,
+                script: &request.script,
+                keys: &request.keys,
+                argv: &request.argv,
+                stops: &repl.stops,
+                end: Some(report.run.reply.to_cli()),
+            },
+        );
+        crate::cli::common::export::write_text(file, &text, args.overwrite)?;
+    }
     if json_mode {
         let mut obj = report.run.to_json();
         if let Some(c) = &report.coverage {

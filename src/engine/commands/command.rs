@@ -38,7 +38,10 @@ fn list(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
                 .collect(),
             "module" => Vec::new(),
             "aclcat" => {
-                return Reply::err(super::errors::unsupported("command list filterby aclcat"))
+                return Reply::err(super::errors::unsupported(
+                    "command list filterby aclcat",
+                    ctx.profile,
+                ))
             }
             _ => return Reply::err(super::errors::SYNTAX),
         },

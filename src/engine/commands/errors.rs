@@ -31,10 +31,12 @@ pub fn wrong_args(command: &str) -> String {
     )
 }
 
-/// The sandbox's own error for a command Redis has but the sandbox does not implement.
-pub fn unsupported(command: &str) -> String {
+/// The sandbox's own error for a command the profile's server has but the sandbox does not
+/// implement: names that server (`a Valkey 9.1 command`).
+pub fn unsupported(command: &str, profile: &crate::engine::profile::Profile) -> String {
     format!(
-        "ERR evalbench: the sandbox does not support '{}' (a Redis 7.0 command); run this script against a live server",
-        command.to_uppercase()
+        "ERR evalbench: the sandbox does not support '{}' (a {} command); run this script against a live server",
+        command.to_uppercase(),
+        profile.display_name()
     )
 }

@@ -13,6 +13,7 @@ mod bitmaps; // SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD
 mod blocking; // BLPOP ... WAIT in scripts, 7.2 and later
 mod cluster; // CLUSTER *, CLUSTERSCAN, ASKING, READONLY, READWRITE: cluster disabled
 mod command; // COMMAND COUNT, LIST, GETKEYS from the profile's table
+mod dump; // DUMP RESTORE
 mod generic;
 mod geo; // GEOADD GEODIST GEOHASH GEOPOS GEOSEARCH* GEORADIUS*
 mod geo_sort; // the sorts of a geo search result
@@ -26,6 +27,7 @@ mod hyperloglog; // PFADD PFCOUNT PFMERGE
 mod lists;
 pub mod memory; // MEMORY USAGE, MEMORY HELP; its per-server sizes
 mod pubsub; // PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARD*, SPUBLISH
+mod rdb; // the RDB serialization DUMP writes and RESTORE reads
 pub(crate) mod sds; // a raw string's allocation: OBJECT ENCODING raw, MEMORY USAGE
 mod server;
 mod sets;
@@ -177,6 +179,7 @@ struct Registry {
 fn all_commands() -> impl Iterator<Item = &'static Command> {
     generic::COMMANDS
         .iter()
+        .chain(dump::COMMANDS)
         .chain(strings::COMMANDS)
         .chain(bitmaps::COMMANDS)
         .chain(memory::COMMANDS)
@@ -416,8 +419,12 @@ pub fn base_table() -> &'static [RedisCommandInfo] {
 
 /// Implemented commands per data type, in the order of the README table.
 pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
-    let families: [(&str, &[Command]); 20] = [
+    let families: [(&str, &[Command]); 21] = [
         ("keys", generic::COMMANDS),
+        (
+            "dump and restore (RDB payloads; no streams yet)",
+            dump::COMMANDS,
+        ),
         ("strings", strings::COMMANDS),
         ("bitmaps", bitmaps::COMMANDS),
         ("hyperloglog", hyperloglog::COMMANDS),
@@ -464,7 +471,7 @@ pub fn implemented_by_family() -> Vec<(&'static str, Vec<&'static str>)> {
 pub fn execute(resolved: &Resolved, ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     match resolved.implementation {
         Some(cmd) => (cmd.handler)(ctx, args),
-        None => Reply::Error(errors::unsupported(resolved.info.name)),
+        None => Reply::Error(errors::unsupported(resolved.info.name, ctx.profile)),
     }
 }
 

@@ -2,7 +2,7 @@
 //! PUBLISH (Redis 7.0.15, `src/server.c`, `src/db.c`, `src/pubsub.c`).
 
 use super::{errors, lower, Command, Ctx};
-use crate::engine::keyspace::DATABASES;
+use crate::engine::keyspace::{Value, DATABASES};
 use crate::engine::number;
 use crate::engine::reply::Reply;
 
@@ -18,8 +18,9 @@ pub static COMMANDS: &[Command] = &[
     Command::new("info", info),
 ];
 
-/// INFO with the sections a sandbox can answer truthfully (server, replication, keyspace);
-/// a verbatim string under RESP3, a bulk string under RESP2.
+/// INFO with the sections a sandbox can answer truthfully (server, replication, keyspace), each
+/// with the lines of the profile's server that do not depend on the machine; a verbatim string
+/// under RESP3, a bulk string under RESP2.
 fn info(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
     let wanted: Vec<String> = args[1..].iter().map(|a| super::lower(a)).collect();
     let all = wanted.is_empty()
@@ -28,17 +29,32 @@ fn info(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
             .any(|w| matches!(w.as_str(), "all" | "everything" | "default"));
     let want = |name: &str| all || wanted.iter().any(|w| w == name);
     let mut sections = Vec::new();
+    let profile = ctx.profile;
     if want("server") {
-        sections.push(format!(
-            "# Server\r\nredis_version:{}\r\nredis_mode:standalone\r\nos:evalbench sandbox\r\narch_bits:64\r\nserver_time_usec:{}\r\n",
-            // The default profile's release, whatever profile runs: the section has
-            // always named it.
-            crate::engine::profile::DEFAULT.redis_version,
+        // The profile's own server: Valkey keeps `redis_version` at the Redis release it
+        // forked from and names itself beside it.
+        let mut text = format!("# Server\r\nredis_version:{}\r\n", profile.redis_version);
+        if let Some((version, _)) = profile.valkey_version {
+            text.push_str(&format!(
+                "server_name:valkey\r\nvalkey_version:{version}\r\nvalkey_release_stage:ga\r\n"
+            ));
+        }
+        text.push_str(&format!(
+            "{}:standalone\r\nos:evalbench sandbox\r\narch_bits:64\r\nserver_time_usec:{}\r\n",
+            profile.info.mode_field,
             ctx.wall_us()
         ));
+        sections.push(text);
     }
     if want("replication") {
-        sections.push("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n".to_string());
+        let waiting = if profile.info.replicas_waiting_psync {
+            "replicas_waiting_psync:0\r\n"
+        } else {
+            ""
+        };
+        sections.push(format!(
+            "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n{waiting}master_failover_state:no-failover\r\n"
+        ));
     }
     if want("keyspace") {
         let now = ctx.now_ms;
@@ -46,13 +62,16 @@ fn info(ctx: &mut Ctx, args: &[Vec<u8>]) -> Reply {
         for (i, db) in ctx.keyspace.dbs.iter().enumerate() {
             let keys = db.len(now);
             if keys > 0 {
-                let expires = db
-                    .keys(now)
-                    .filter(|k| db.get(k, now).is_some_and(|e| e.expire_at_ms.is_some()))
-                    .count();
-                text.push_str(&format!(
-                    "db{i}:keys={keys},expires={expires},avg_ttl=0\r\n"
-                ));
+                let live = || db.keys(now).filter_map(|k| db.get(k, now));
+                let expires = live().filter(|e| e.expire_at_ms.is_some()).count();
+                text.push_str(&format!("db{i}:keys={keys},expires={expires},avg_ttl=0"));
+                if let Some(field) = profile.info.field_ttl_keys {
+                    let with_field_ttls = live()
+                        .filter(|e| matches!(&e.value, Value::Hash(h) if h.has_field_ttls()))
+                        .count();
+                    text.push_str(&format!(",{field}={with_field_ttls}"));
+                }
+                text.push_str("\r\n");
             }
         }
         sections.push(text);

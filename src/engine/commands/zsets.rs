@@ -1370,7 +1370,7 @@ pub(super) fn d2string(v: f64) -> String {
 
 /// A listpack's score as ZSCAN returns it: the profile's `d2string` (the shortest text from 7.2
 /// on, whose double replies are `d2string`'s; 7.0's `%.17g` with integers as integers).
-fn listpack_score(profile: &Profile, v: f64) -> String {
+pub(super) fn listpack_score(profile: &Profile, v: f64) -> String {
     match profile.double_replies {
         NumberFormat::ReplyDouble => profile.double_text(v),
         _ => d2string(v),

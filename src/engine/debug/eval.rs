@@ -18,8 +18,6 @@ use std::time::{Duration, Instant};
 /// How long an eval may run when the run has no busy threshold.
 const EVAL_BUDGET: Duration = Duration::from_secs(5);
 
-pub(crate) const WRITE_REFUSED: &str = "ERR evalbench: the debugger refuses write commands in eval, watches, conditions and 'redis' (they would change the run); read commands see the current keyspace";
-
 /// Does a breakpoint condition compile? Lua's message when not.
 pub(crate) fn check_condition(cond: &str) -> Result<(), String> {
     unsafe {

@@ -20,7 +20,7 @@ use crate::engine::lua::api::{self, Core};
 use crate::engine::lua::convert::push_error_table;
 use crate::engine::lua::raw::{self, Raise, L};
 use crate::engine::lua::vm::{ScriptError, Vm, HOOK_EVERY};
-use crate::engine::sandbox::RunRequest;
+use crate::engine::request::{FunctionCall, RunRequest};
 use mlua::ffi;
 use std::cell::Cell;
 use std::ffi::c_int;
@@ -428,7 +428,7 @@ pub(crate) fn call_function(
     vm: &mut Vm,
     core: &mut Core,
     function_ref: c_int,
-    call_args: &crate::engine::sandbox::FunctionCall,
+    call_args: &FunctionCall,
 ) -> Result<(), ScriptError> {
     call(
         vm,
@@ -449,7 +449,7 @@ enum Callee<'a> {
     },
     Function {
         function_ref: c_int,
-        call: &'a crate::engine::sandbox::FunctionCall,
+        call: &'a FunctionCall,
     },
 }
 
@@ -968,7 +968,7 @@ unsafe fn stop(run: &mut DebugRun, l: L, base_level: c_int, reason: StopReason) 
 
 /// Called by Redis's error handler (vm.rs) before it records the error's position: an error
 /// that ends the script, with the raising frames still on the stack.
-pub(crate) unsafe extern "C-unwind" fn on_script_error(l: L) -> c_int {
+pub(crate) unsafe fn on_script_error(l: L) -> c_int {
     let Some(run) = current() else { return 0 };
     if run.in_eval
         || run.pending.is_some()

@@ -14,7 +14,7 @@ pub(crate) mod lines;
 pub(crate) mod probes;
 
 pub use hook::Stop;
-pub use inspect::{Frame, Page, VarKind, Variable};
+pub use inspect::{Frame, Page, StopSnapshot, VarKind, Variable};
 
 use super::report::RunReport;
 use std::collections::BTreeMap;
@@ -318,44 +318,24 @@ impl DebugSession {
     }
 }
 
-/// `Sandbox::debug`: arm the debugger for one run of the sandbox.
-pub(crate) fn run(
-    sandbox: &mut super::Sandbox,
-    request: &super::RunRequest,
+/// One run of `go` (the sandbox's EVAL or FCALL, for `Sandbox::debug` and
+/// `Sandbox::debug_function`) with the debugger armed: it stops where `session` says and asks
+/// `frontend` what to do. The sandbox calls this; the debugger never reaches up into the sandbox.
+pub(crate) fn armed(
     session: &mut DebugSession,
     frontend: &mut dyn DebugFrontend,
+    go: impl FnOnce() -> RunReport,
 ) -> DebugReport {
-    armed_run(session, frontend, |run| {
-        hook::DebugRun::arm(run);
-        let report = sandbox.run(request);
-        hook::DebugRun::disarm();
-        report
-    })
-}
-
-/// `Sandbox::debug_function`: arm the debugger for one FCALL (`session` from
-/// `DebugSession::for_library` on the function's library).
-pub(crate) fn run_function(
-    sandbox: &mut super::Sandbox,
-    call: &super::FunctionCall,
-    session: &mut DebugSession,
-    frontend: &mut dyn DebugFrontend,
-) -> DebugReport {
-    armed_run(session, frontend, |run| {
-        hook::DebugRun::arm(run);
-        let report = sandbox.fcall(call);
-        hook::DebugRun::disarm();
-        report
-    })
-}
-
-fn armed_run(
-    session: &mut DebugSession,
-    frontend: &mut dyn DebugFrontend,
-    go: impl FnOnce(&mut hook::DebugRun) -> RunReport,
-) -> DebugReport {
+    crate::engine::lua::debug_hooks::install(|| crate::engine::lua::debug_hooks::DebugHooks {
+        before_call: hook::before_call,
+        breakpoint: hook::redis_breakpoint,
+        debug: hook::redis_debug,
+        on_error: hook::on_script_error,
+    });
     let mut run = hook::DebugRun::new(session, frontend);
-    let mut report = go(&mut run);
+    hook::DebugRun::arm(&mut run);
+    let mut report = go();
+    hook::DebugRun::disarm();
     // Time stopped and time replaying are not the script's.
     if report.outcome != super::report::Outcome::Refused {
         report.elapsed_ns = run.active.as_nanos() as u64;

@@ -1,119 +1,104 @@
 //! A run as one standalone HTML page: inline CSS, no script, no external asset; every text from the
 //! run is HTML-escaped (after the display escaping of control characters the model did).
 
-use super::{Document, KeyDiff};
+use super::sections::{self, Layout};
+use super::{Document, KeyDiff, LineTime, ScriptLine, TraceRow, WarningRow};
 use std::fmt::Write;
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1d1f21;background:#fff}
+pub(super) const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1d1f21;background:#fff}
 h1{font-size:1.5rem}h2{font-size:1.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
 pre,code{font-family:ui-monospace,monospace;font-size:.9rem}
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;white-space:pre}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2rem .5rem;text-align:left;vertical-align:top}
 td.n{text-align:right;color:#888;user-select:none}
-table.script td{border:none;padding:0 .6rem 0 0}table.script{background:#f6f8fa;width:100%}
+pre.script{counter-reset:line}pre.script .l{counter-increment:line}
+pre.script .l::before{content:counter(line);display:inline-block;width:3ch;margin-right:1.5ch;text-align:right;color:#6a737d;user-select:none}
 .write{color:#b35900}.undeclared{color:#c00}.warn{color:#b35900}
 .added{background:#e6ffec}.removed{background:#ffebe9}.changed{background:#fff8c5}";
 
 pub fn render(doc: &Document) -> String {
-    let mut out = String::new();
-    header(&mut out, doc);
-    script(&mut out, doc);
-    keys_and_argv(&mut out, doc);
-    reply(&mut out, doc);
-    trace(&mut out, doc);
-    keyspace_changes(&mut out, doc);
-    warnings(&mut out, doc);
-    timing(&mut out, doc);
-    out.push_str("</body>\n</html>\n");
-    out
+    sections::write(&Html, doc)
 }
 
-/// The title and the run's facts.
-fn header(out: &mut String, doc: &Document) {
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>evalbench run: {}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n",
-        esc(&doc.title)
-    );
-    let _ = writeln!(out, "<h1>evalbench run: {}</h1>", esc(&doc.title));
-    out.push_str("<table>\n");
-    for (name, value) in [
-        ("backend", esc(&doc.backend)),
-        ("profile", esc(&doc.profile)),
-        ("outcome", esc(doc.outcome)),
-        ("caller protocol", format!("RESP{}", doc.protocol)),
-        ("SHA1", format!("<code>{}</code>", esc(&doc.sha1))),
-    ] {
-        let _ = writeln!(out, "<tr><th>{name}</th><td>{value}</td></tr>");
-    }
-    out.push_str("</table>\n");
-}
+struct Html;
 
-/// The script with its line numbers.
-fn script(out: &mut String, doc: &Document) {
-    out.push_str("<h2>Script</h2>\n<table class=\"script\">\n");
-    for l in &doc.script {
-        let _ = writeln!(
+impl Layout for Html {
+    fn header(&self, out: &mut String, doc: &Document) {
+        let _ = write!(
             out,
-            "<tr><td class=\"n\">{}</td><td><pre style=\"margin:0;padding:0\">{}</pre></td></tr>",
-            l.number,
-            esc(&l.text)
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>evalbench run: {}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n",
+            esc(&doc.title)
         );
+        let _ = writeln!(out, "<h1>evalbench run: {}</h1>", esc(&doc.title));
+        out.push_str("<table>\n");
+        for (name, value) in [
+            ("backend", esc(&doc.backend)),
+            ("profile", esc(&doc.profile)),
+            ("outcome", esc(doc.outcome)),
+            ("caller protocol", format!("RESP{}", doc.protocol)),
+            ("SHA1", format!("<code>{}</code>", esc(&doc.sha1))),
+        ] {
+            let _ = writeln!(out, "<tr><th>{name}</th><td>{value}</td></tr>");
+        }
+        out.push_str("</table>\n");
     }
-    out.push_str("</table>\n");
-}
 
-/// KEYS and ARGV.
-fn keys_and_argv(out: &mut String, doc: &Document) {
-    out.push_str("<h2>KEYS and ARGV</h2>\n");
-    list(out, "KEYS", &doc.keys);
-    list(out, "ARGV", &doc.argv);
-}
+    fn footer(&self, out: &mut String) {
+        out.push_str("</body>\n</html>\n");
+    }
 
-/// The reply under both protocols, the Lua value, the error line and the conversion notes.
-fn reply(out: &mut String, doc: &Document) {
-    out.push_str("<h2>Reply</h2>\n");
-    for (protocol, reply) in [(2, &doc.reply_resp2), (3, &doc.reply_resp3)] {
-        let caller = if doc.protocol == protocol {
-            " (the caller's)"
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            out,
-            "<p>RESP{protocol}{caller}:</p>\n<pre>{}</pre>",
-            esc(reply)
-        );
+    fn heading(&self, out: &mut String, words: &str) {
+        let _ = writeln!(out, "<h2>{words}</h2>");
     }
-    if let Some(value) = &doc.lua_value {
-        let _ = writeln!(
-            out,
-            "<p>The script returned (as Lua):</p>\n<pre>{}</pre>",
-            esc(value)
-        );
+
+    fn sentence(&self, out: &mut String, words: &str) {
+        let _ = writeln!(out, "<p>{words}</p>");
     }
-    if let Some(line) = doc.error_line {
-        let _ = writeln!(out, "<p>The error was raised at line {line}.</p>");
+
+    fn paragraph(&self, out: &mut String, words: &str) {
+        self.sentence(out, words);
     }
-    if doc.notes.is_empty() {
-        out.push_str("<p>Conversion notes: none.</p>\n");
-    } else {
-        out.push_str("<p>Conversion notes:</p>\n<ul>\n");
-        for n in &doc.notes {
-            let _ = writeln!(out, "<li>{}</li>", esc(n));
+
+    fn captioned_block(&self, out: &mut String, words: &str, _lang: &str, body: &str) {
+        let _ = writeln!(out, "<p>{words}</p>\n<pre>{}</pre>", esc(body));
+    }
+
+    fn captioned_bullets(&self, out: &mut String, words: &str, items: &[String]) {
+        let _ = writeln!(out, "<p>{words}</p>\n<ul>");
+        for item in items {
+            let _ = writeln!(out, "<li>{}</li>", esc(item));
         }
         out.push_str("</ul>\n");
     }
-}
 
-/// Every redis.call with its timing and marks, then redis.log.
-fn trace(out: &mut String, doc: &Document) {
-    let _ = writeln!(out, "<h2>Trace ({})</h2>", super::calls(doc.trace.len()));
-    if doc.trace.is_empty() {
-        out.push_str("<p>No redis.call was made.</p>\n");
-    } else {
+    /// The script in one block; its line numbers are drawn by the style sheet (CSS counters),
+    /// so copying the block copies the script alone.
+    fn script(&self, out: &mut String, lines: &[ScriptLine]) {
+        out.push_str("<pre class=\"script\"><code>");
+        for (i, l) in lines.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            let _ = write!(out, "<span class=\"l\">{}</span>", esc(&l.text));
+        }
+        out.push_str("</code></pre>\n");
+    }
+
+    fn list(&self, out: &mut String, name: &str, items: &[String]) {
+        if items.is_empty() {
+            let _ = writeln!(out, "<p>{name}: none</p>");
+            return;
+        }
+        let _ = writeln!(out, "<p>{name}:</p>\n<ol>");
+        for item in items {
+            let _ = writeln!(out, "<li><code>{}</code></li>", esc(item));
+        }
+        out.push_str("</ol>\n");
+    }
+
+    fn trace(&self, out: &mut String, rows: &[TraceRow]) {
         out.push_str("<table>\n<tr><th>#</th><th>line</th><th>via</th><th>command</th><th>reply</th><th>µs</th><th></th></tr>\n");
-        for r in &doc.trace {
+        for r in rows {
             let mut marks = String::new();
             if r.write {
                 marks.push_str("<span class=\"write\">write</span> ");
@@ -135,40 +120,40 @@ fn trace(out: &mut String, doc: &Document) {
         }
         out.push_str("</table>\n");
     }
-    if !doc.logs.is_empty() {
+
+    fn logs(&self, out: &mut String, logs: &[String]) {
         let _ = writeln!(
             out,
             "<p>redis.log:</p>\n<pre>{}</pre>",
-            esc(&doc.logs.join("\n"))
+            esc(&logs.join("\n"))
         );
     }
-}
 
-/// What the run added, changed or removed.
-fn keyspace_changes(out: &mut String, doc: &Document) {
-    out.push_str("<h2>Keyspace changes</h2>\n");
-    match &doc.keyspace {
-        None => out.push_str("<p>Not known (the keyspace is the live server's).</p>\n"),
-        Some(diff) if diff.is_empty() => {
-            out.push_str("<p>No key was added, changed or removed.</p>\n")
-        }
-        Some(diff) => keyspace(out, diff),
-    }
-}
-
-/// The run's warnings.
-fn warnings(out: &mut String, doc: &Document) {
-    out.push_str("<h2>Warnings</h2>\n");
-    if doc.warnings.is_empty() {
-        out.push_str("<p>None.</p>\n");
-    } else {
-        out.push_str("<ul>\n");
-        for w in &doc.warnings {
-            let at = if w.line > 0 {
-                format!("line {}: ", w.line)
-            } else {
-                String::new()
+    fn keyspace(&self, out: &mut String, diff: &[KeyDiff]) {
+        out.push_str(
+            "<table>\n<tr><th>key</th><th>change</th><th>before</th><th>after</th></tr>\n",
+        );
+        for d in diff {
+            let cell = |v: &Option<String>| {
+                v.as_deref()
+                    .map(|v| format!("<code>{}</code>", esc(v)))
+                    .unwrap_or_default()
             };
+            let _ = writeln!(
+                out,
+                "<tr class=\"{0}\"><td><code>{1}</code></td><td>{0}</td><td>{2}</td><td>{3}</td></tr>",
+                d.change.name(),
+                esc(&d.key),
+                cell(&d.before),
+                cell(&d.after)
+            );
+        }
+        out.push_str("</table>\n");
+    }
+
+    fn warnings(&self, out: &mut String, warnings: &[(&WarningRow, String)]) {
+        out.push_str("<ul>\n");
+        for (w, at) in warnings {
             let _ = writeln!(
                 out,
                 "<li><strong class=\"warn\">{}</strong> {at}{}</li>",
@@ -178,16 +163,10 @@ fn warnings(out: &mut String, doc: &Document) {
         }
         out.push_str("</ul>\n");
     }
-}
 
-/// The run's timing and the time per line.
-fn timing(out: &mut String, doc: &Document) {
-    out.push_str("<h2>Timing</h2>\n<p>");
-    out.push_str(&doc.timing_sentence());
-    out.push_str("</p>\n");
-    if !doc.line_times.is_empty() {
+    fn line_times(&self, out: &mut String, times: &[LineTime]) {
         out.push_str("<p>Time in redis.call per line:</p>\n<table>\n<tr><th>line</th><th>calls</th><th>µs</th></tr>\n");
-        for t in &doc.line_times {
+        for t in times {
             let _ = writeln!(
                 out,
                 "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{:.3}</td></tr>",
@@ -196,38 +175,6 @@ fn timing(out: &mut String, doc: &Document) {
         }
         out.push_str("</table>\n");
     }
-}
-
-fn list(out: &mut String, name: &str, items: &[String]) {
-    if items.is_empty() {
-        let _ = writeln!(out, "<p>{name}: none</p>");
-        return;
-    }
-    let _ = writeln!(out, "<p>{name}:</p>\n<ol>");
-    for item in items {
-        let _ = writeln!(out, "<li><code>{}</code></li>", esc(item));
-    }
-    out.push_str("</ol>\n");
-}
-
-fn keyspace(out: &mut String, diff: &[KeyDiff]) {
-    out.push_str("<table>\n<tr><th>key</th><th>change</th><th>before</th><th>after</th></tr>\n");
-    for d in diff {
-        let cell = |v: &Option<String>| {
-            v.as_deref()
-                .map(|v| format!("<code>{}</code>", esc(v)))
-                .unwrap_or_default()
-        };
-        let _ = writeln!(
-            out,
-            "<tr class=\"{0}\"><td><code>{1}</code></td><td>{0}</td><td>{2}</td><td>{3}</td></tr>",
-            d.change.name(),
-            esc(&d.key),
-            cell(&d.before),
-            cell(&d.after)
-        );
-    }
-    out.push_str("</table>\n");
 }
 
 /// HTML-escape text for element content and quoted attribute values.

@@ -2,93 +2,77 @@
 //! code spans, or is backslash-escaped: a script writing `<script>` or `|` cannot become HTML or
 //! break a table in a renderer.
 
-use super::{Document, KeyDiff};
+use super::sections::{self, Layout};
+use super::{Document, KeyDiff, LineTime, ScriptLine, TraceRow, WarningRow};
 use std::fmt::Write;
 
 pub fn render(doc: &Document) -> String {
-    let mut out = String::new();
-    header(&mut out, doc);
-    script(&mut out, doc);
-    keys_and_argv(&mut out, doc);
-    reply(&mut out, doc);
-    trace(&mut out, doc);
-    keyspace_changes(&mut out, doc);
-    warnings(&mut out, doc);
-    timing(&mut out, doc);
-    out
+    sections::write(&Markdown, doc)
 }
 
-/// The title and the run's facts.
-fn header(out: &mut String, doc: &Document) {
-    let _ = writeln!(out, "# evalbench run: {}\n", text(&doc.title));
-    let _ = writeln!(out, "| | |\n|---|---|");
-    let _ = writeln!(out, "| backend | {} |", text(&doc.backend));
-    let _ = writeln!(out, "| profile | {} |", text(&doc.profile));
-    let _ = writeln!(out, "| outcome | {} |", doc.outcome);
-    let _ = writeln!(out, "| caller protocol | RESP{} |", doc.protocol);
-    let _ = writeln!(out, "| SHA1 | {} |", code(&doc.sha1));
-}
+/// A heading starts with a blank line, so a section's last sentence needs none after it.
+struct Markdown;
 
-/// The script with its line numbers.
-fn script(out: &mut String, doc: &Document) {
-    out.push_str("\n## Script\n\n");
-    let width = doc.script.len().to_string().len();
-    let numbered: Vec<String> = doc
-        .script
-        .iter()
-        .map(|l| format!("{:>width$}  {}", l.number, l.text))
-        .collect();
-    block(out, "lua", &numbered.join("\n"));
-}
+impl Layout for Markdown {
+    fn header(&self, out: &mut String, doc: &Document) {
+        let _ = writeln!(out, "# evalbench run: {}\n", text(&doc.title));
+        let _ = writeln!(out, "| | |\n|---|---|");
+        let _ = writeln!(out, "| backend | {} |", text(&doc.backend));
+        let _ = writeln!(out, "| profile | {} |", text(&doc.profile));
+        let _ = writeln!(out, "| outcome | {} |", doc.outcome);
+        let _ = writeln!(out, "| caller protocol | RESP{} |", doc.protocol);
+        let _ = writeln!(out, "| SHA1 | {} |", code(&doc.sha1));
+    }
 
-/// KEYS and ARGV.
-fn keys_and_argv(out: &mut String, doc: &Document) {
-    out.push_str("\n## KEYS and ARGV\n\n");
-    list(out, "KEYS", &doc.keys);
-    list(out, "ARGV", &doc.argv);
-}
+    fn footer(&self, _out: &mut String) {}
 
-/// The reply under both protocols, the Lua value, the error line and the conversion notes.
-fn reply(out: &mut String, doc: &Document) {
-    out.push_str("\n## Reply\n\n");
-    for (protocol, reply) in [(2, &doc.reply_resp2), (3, &doc.reply_resp3)] {
-        let caller = if doc.protocol == protocol {
-            " (the caller's)"
-        } else {
-            ""
-        };
-        let _ = writeln!(out, "RESP{protocol}{caller}:\n");
-        block(out, "", reply);
+    fn heading(&self, out: &mut String, words: &str) {
+        let _ = writeln!(out, "\n## {words}\n");
+    }
+
+    fn sentence(&self, out: &mut String, words: &str) {
+        let _ = writeln!(out, "{words}");
+    }
+
+    fn paragraph(&self, out: &mut String, words: &str) {
+        let _ = writeln!(out, "{words}\n");
+    }
+
+    fn captioned_block(&self, out: &mut String, words: &str, lang: &str, body: &str) {
+        let _ = writeln!(out, "{words}\n");
+        block(out, lang, body);
         out.push('\n');
     }
-    if let Some(value) = &doc.lua_value {
-        out.push_str("The script returned (as Lua):\n\n");
-        block(out, "lua", value);
-        out.push('\n');
-    }
-    if let Some(line) = doc.error_line {
-        let _ = writeln!(out, "The error was raised at line {line}.\n");
-    }
-    if doc.notes.is_empty() {
-        out.push_str("Conversion notes: none.\n");
-    } else {
-        out.push_str("Conversion notes:\n\n");
-        for n in &doc.notes {
-            let _ = writeln!(out, "- {}", text(n));
+
+    fn captioned_bullets(&self, out: &mut String, words: &str, items: &[String]) {
+        let _ = writeln!(out, "{words}\n");
+        for item in items {
+            let _ = writeln!(out, "- {}", text(item));
         }
     }
-}
 
-/// Every redis.call with its timing and marks, then redis.log.
-fn trace(out: &mut String, doc: &Document) {
-    let _ = writeln!(out, "\n## Trace ({})\n", super::calls(doc.trace.len()));
-    if doc.trace.is_empty() {
-        out.push_str("No redis.call was made.\n");
-    } else {
+    /// The script as it is, to copy (the trace and warnings name lines by number).
+    fn script(&self, out: &mut String, lines: &[ScriptLine]) {
+        let text: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        block(out, "lua", &text.join("\n"));
+    }
+
+    fn list(&self, out: &mut String, name: &str, items: &[String]) {
+        if items.is_empty() {
+            let _ = writeln!(out, "- {name}: none");
+            return;
+        }
+        let _ = writeln!(out, "- {name}:");
+        for (i, item) in items.iter().enumerate() {
+            let _ = writeln!(out, "  {}. {}", i + 1, code(item));
+        }
+    }
+
+    fn trace(&self, out: &mut String, rows: &[TraceRow]) {
         out.push_str(
             "| # | line | via | command | reply | µs | |\n|--:|--:|---|---|---|--:|---|\n",
         );
-        for r in &doc.trace {
+        for r in rows {
             let marks = [(r.write, "write"), (r.undeclared, "undeclared key")]
                 .iter()
                 .filter(|(on, _)| *on)
@@ -108,84 +92,48 @@ fn trace(out: &mut String, doc: &Document) {
             );
         }
     }
-    if !doc.logs.is_empty() {
+
+    fn logs(&self, out: &mut String, logs: &[String]) {
         out.push_str("\nredis.log:\n\n");
-        block(out, "", &doc.logs.join("\n"));
+        block(out, "", &logs.join("\n"));
     }
-}
 
-/// What the run added, changed or removed.
-fn keyspace_changes(out: &mut String, doc: &Document) {
-    out.push_str("\n## Keyspace changes\n\n");
-    match &doc.keyspace {
-        None => out.push_str("Not known (the keyspace is the live server's).\n"),
-        Some(diff) if diff.is_empty() => out.push_str("No key was added, changed or removed.\n"),
-        Some(diff) => keyspace(out, diff),
+    fn keyspace(&self, out: &mut String, diff: &[KeyDiff]) {
+        out.push_str("| key | change | before | after |\n|---|---|---|---|\n");
+        for d in diff {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                code(&d.key),
+                d.change.name(),
+                d.before.as_deref().map(code).unwrap_or_default(),
+                d.after.as_deref().map(code).unwrap_or_default(),
+            );
+        }
     }
-}
 
-/// The run's warnings.
-fn warnings(out: &mut String, doc: &Document) {
-    out.push_str("\n## Warnings\n\n");
-    if doc.warnings.is_empty() {
-        out.push_str("None.\n");
+    fn warnings(&self, out: &mut String, warnings: &[(&WarningRow, String)]) {
+        for (w, at) in warnings {
+            let _ = writeln!(out, "- **{}** {at}{}", w.kind, text(&w.message));
+        }
     }
-    for w in &doc.warnings {
-        let at = if w.line > 0 {
-            format!("line {}: ", w.line)
-        } else {
-            String::new()
-        };
-        let _ = writeln!(out, "- **{}** {at}{}", w.kind, text(&w.message));
-    }
-}
 
-/// The run's timing and the time per line.
-fn timing(out: &mut String, doc: &Document) {
-    out.push_str("\n## Timing\n\n");
-    out.push_str(&doc.timing_sentence());
-    out.push('\n');
-    if !doc.line_times.is_empty() {
+    fn line_times(&self, out: &mut String, times: &[LineTime]) {
         out.push_str("\nTime in redis.call per line:\n\n| line | calls | µs |\n|--:|--:|--:|\n");
-        for t in &doc.line_times {
+        for t in times {
             let _ = writeln!(out, "| {} | {} | {:.3} |", t.line, t.calls, t.micros);
         }
     }
 }
 
-fn list(out: &mut String, name: &str, items: &[String]) {
-    if items.is_empty() {
-        let _ = writeln!(out, "- {name}: none");
-        return;
-    }
-    let _ = writeln!(out, "- {name}:");
-    for (i, item) in items.iter().enumerate() {
-        let _ = writeln!(out, "  {}. {}", i + 1, code(item));
-    }
-}
-
-fn keyspace(out: &mut String, diff: &[KeyDiff]) {
-    out.push_str("| key | change | before | after |\n|---|---|---|---|\n");
-    for d in diff {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} |",
-            code(&d.key),
-            d.change.name(),
-            d.before.as_deref().map(code).unwrap_or_default(),
-            d.after.as_deref().map(code).unwrap_or_default(),
-        );
-    }
-}
-
 /// A fenced code block whose fence is longer than any run of backticks in `body`.
-fn block(out: &mut String, lang: &str, body: &str) {
+pub(super) fn block(out: &mut String, lang: &str, body: &str) {
     let fence = "`".repeat((longest_backtick_run(body) + 1).max(3));
     let _ = writeln!(out, "{fence}{lang}\n{body}\n{fence}");
 }
 
 /// A code span (for a table cell: `|` escaped, which GitHub tables require even in code).
-fn code(s: &str) -> String {
+pub(super) fn code(s: &str) -> String {
     if s.is_empty() {
         return "(empty)".into();
     }
@@ -203,7 +151,7 @@ fn longest_backtick_run(s: &str) -> usize {
 }
 
 /// Plain text with Markdown's active characters backslash-escaped (no HTML, links or emphasis).
-fn text(s: &str) -> String {
+pub(super) fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if matches!(

@@ -1,12 +1,16 @@
-//! Export a run as a document to share: the script with line numbers, KEYS/ARGV, the
+//! Export a run as a document to share: the script (a block that copies as it is), KEYS/ARGV, the
 //! trace, the reply under RESP2 and RESP3 with the conversion notes, the keyspace diff, warnings,
 //! timing against the busy threshold and the time per line. One model ([`Document`]) is built
 //! from the run, every foreign text already escaped as the text report escapes it; the Markdown
 //! and HTML writers only lay it out (and escape for their own syntax).
 
+pub mod blocks;
 mod diff;
 pub mod html;
 pub mod markdown;
+pub mod race;
+mod sections;
+pub mod session;
 
 use super::budget;
 use super::display::{display_bytes, display_safe, display_text};

@@ -89,114 +89,109 @@ impl Config {
         let table: toml::Table = match text.parse() {
             Ok(table) => table,
             Err(e) => {
-                // Where (file:line:column), what, and what a setting looks like.
-                let at = e.span().map_or(0, |span| span.start.min(text.len()));
-                let before = &text[..text.floor_char_boundary(at)];
-                let line = before.matches('\n').count() + 1;
-                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-                config.warnings.push(format!(
-                    "{origin}:{line}:{column}: broken config: {}; write one setting a line, \
-                     like theme = \"light\" or busy_threshold_ms = 5000; using the defaults",
-                    e.message().trim().replace('\n', ", ")
-                ));
+                config.warnings.push(broken_config(text, origin, &e));
                 return config;
             }
         };
-        // A setting's warning says where its key is written.
-        let mut warn = |path: &[&str], w: String| {
-            let place = setting_at(text, path).map_or(String::new(), |(l, c)| format!("{l}:{c}:"));
-            config.warnings.push(format!("{origin}:{place} {w}"))
-        };
+        let mut problems = Problems::new();
         for (name, value) in &table {
-            match (name.as_str(), value) {
-                ("theme", toml::Value::String(theme)) if !theme.trim().is_empty() => {
-                    config.theme = theme.trim().to_string()
-                }
-                ("theme", _) => warn(
-                    &[name.as_str()],
-                    "theme must be a theme name such as \"dark\"".into(),
-                ),
-                ("lessons_dir", toml::Value::String(dir)) if !dir.trim().is_empty() => {
-                    config.lessons_dir = Some(PathBuf::from(dir.trim()))
-                }
-                ("lessons_dir", _) => warn(
-                    &[name.as_str()],
-                    "lessons_dir must be the path of a folder holding one sub-folder per lesson"
-                        .into(),
-                ),
-                ("busy_threshold_ms", toml::Value::Integer(ms)) if *ms > 0 => {
-                    config.busy_threshold_ms = *ms as u64
-                }
-                ("busy_threshold_ms", _) => warn(
-                    &[name.as_str()],
-                    "busy_threshold_ms must be a positive number of milliseconds".into(),
-                ),
-                ("memory_limit_mb", toml::Value::Integer(mb)) if (1..=1 << 30).contains(mb) => {
-                    config.memory_limit_mb = *mb as u64
-                }
-                ("memory_limit_mb", _) => warn(
-                    &[name.as_str()],
-                    "memory_limit_mb must be a positive number of MiB (the run's memory budget)"
-                        .into(),
-                ),
-                ("profile", toml::Value::String(id)) => {
-                    match crate::engine::profile::Profile::by_id(id) {
-                        Ok(p) => config.profile = p,
-                        Err(e) => warn(&[name.as_str()], e),
-                    }
-                }
-                ("profile", _) => warn(
-                    &[name.as_str()],
-                    format!(
-                        "profile must be a profile name: {}",
-                        crate::engine::profile::ids()
-                    ),
-                ),
-                ("keys", toml::Value::Table(keys)) => {
-                    for (name, value) in keys {
-                        match value {
-                            toml::Value::Table(actions) => {
-                                for (action, keys) in actions {
-                                    match key_list(keys) {
-                                        Some(list) => config.key_overrides.push((
-                                            name.clone(),
-                                            action.clone(),
-                                            list,
-                                        )),
-                                        None => warn(
-                                            &["keys", name, action],
-                                            format!(
-                                            "keys.{name}.{action} must be a key or a list of keys"
-                                        ),
-                                        ),
-                                    }
-                                }
-                            }
-                            other => match key_list(other) {
-                                Some(list) => {
-                                    config
-                                        .key_overrides
-                                        .push((String::new(), name.clone(), list))
-                                }
-                                None => warn(
-                                    &["keys", name],
-                                    format!(
-                                    "keys.{name} must be a key or a list of keys, like [\"<F5>\"]"
-                                ),
-                                ),
-                            },
-                        }
-                    }
-                }
-                ("keys", _) => warn(&[name.as_str()], "keys must be a table ([keys])".into()),
-                (other, _) => warn(
-                    &[name.as_str()],
-                    format!("unknown setting '{other}' (ignored)"),
-                ),
-            }
+            config.apply(name, value, &mut problems);
+        }
+        // A setting's warning says where its key is written.
+        for (path, w) in problems {
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            let place = setting_at(text, &path).map_or(String::new(), |(l, c)| format!("{l}:{c}:"));
+            config.warnings.push(format!("{origin}:{place} {w}"));
         }
         config
     }
+
+    /// One top-level setting.
+    fn apply(&mut self, name: &str, value: &toml::Value, problems: &mut Problems) {
+        let mut warn = |w: String| problems.push((vec![name.to_string()], w));
+        match (name, value) {
+            ("theme", toml::Value::String(theme)) if !theme.trim().is_empty() => {
+                self.theme = theme.trim().to_string()
+            }
+            ("theme", _) => warn("theme must be a theme name such as \"dark\"".into()),
+            ("lessons_dir", toml::Value::String(dir)) if !dir.trim().is_empty() => {
+                self.lessons_dir = Some(PathBuf::from(dir.trim()))
+            }
+            ("lessons_dir", _) => warn(
+                "lessons_dir must be the path of a folder holding one sub-folder per lesson".into(),
+            ),
+            ("busy_threshold_ms", toml::Value::Integer(ms)) if *ms > 0 => {
+                self.busy_threshold_ms = *ms as u64
+            }
+            ("busy_threshold_ms", _) => {
+                warn("busy_threshold_ms must be a positive number of milliseconds".into())
+            }
+            ("memory_limit_mb", toml::Value::Integer(mb)) if (1..=1 << 30).contains(mb) => {
+                self.memory_limit_mb = *mb as u64
+            }
+            ("memory_limit_mb", _) => warn(
+                "memory_limit_mb must be a positive number of MiB (the run's memory budget)".into(),
+            ),
+            ("profile", toml::Value::String(id)) => {
+                match crate::engine::profile::Profile::by_id(id) {
+                    Ok(p) => self.profile = p,
+                    Err(e) => warn(e),
+                }
+            }
+            ("profile", _) => warn(format!(
+                "profile must be a profile name: {}",
+                crate::engine::profile::ids()
+            )),
+            ("keys", toml::Value::Table(keys)) => self.apply_keys(keys, problems),
+            ("keys", _) => warn("keys must be a table ([keys])".into()),
+            (other, _) => warn(format!("unknown setting '{other}' (ignored)")),
+        }
+    }
+
+    /// `[keys]`: `action = key(s)` for every context, or `[keys.context]` tables of them.
+    fn apply_keys(&mut self, keys: &toml::Table, problems: &mut Problems) {
+        for (name, value) in keys {
+            match value {
+                toml::Value::Table(actions) => {
+                    for (action, keys) in actions {
+                        match key_list(keys) {
+                            Some(list) => {
+                                self.key_overrides
+                                    .push((name.clone(), action.clone(), list))
+                            }
+                            None => problems.push((
+                                vec!["keys".into(), name.clone(), action.clone()],
+                                format!("keys.{name}.{action} must be a key or a list of keys"),
+                            )),
+                        }
+                    }
+                }
+                other => match key_list(other) {
+                    Some(list) => self.key_overrides.push((String::new(), name.clone(), list)),
+                    None => problems.push((
+                        vec!["keys".into(), name.clone()],
+                        format!("keys.{name} must be a key or a list of keys, like [\"<F5>\"]"),
+                    )),
+                },
+            }
+        }
+    }
+}
+
+/// The settings that could not be taken: the key's path in the file and what is wrong.
+type Problems = Vec<(Vec<String>, String)>;
+
+/// A file that is not TOML: where (file:line:column), what, and what a setting looks like.
+fn broken_config(text: &str, origin: &str, e: &toml::de::Error) -> String {
+    let at = e.span().map_or(0, |span| span.start.min(text.len()));
+    let before = &text[..text.floor_char_boundary(at)];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!(
+        "{origin}:{line}:{column}: broken config: {}; write one setting a line, \
+         like theme = \"light\" or busy_threshold_ms = 5000; using the defaults",
+        e.message().trim().replace('\n', ", ")
+    )
 }
 
 /// A key or a list of keys as strings.

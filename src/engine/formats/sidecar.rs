@@ -27,6 +27,12 @@ pub struct Sidecar {
     /// The workbench's debugger watches (Lua expressions).
     #[serde(default)]
     pub watches: Vec<String>,
+    /// The workbench's run clock: how far ahead of the seed's time runs start (ms).
+    #[serde(default)]
+    pub clock_offset_ms: i64,
+    /// The workbench's keep state: each run starts from the last run's keyspace.
+    #[serde(default)]
+    pub keep_state: bool,
 }
 
 /// A breakpoint as a sidecar keeps it: its line, and when it stops.

@@ -133,89 +133,10 @@ pub fn parse_test_file(path: &Path, text: &str) -> Result<TestFile, TestFileErro
             "no [[case]] in this file: add one, e.g.\n[[case]]\nname = \"first\"\nkeys = [\"k\"]\nargv = [\"1\"]\nreply = { int = 1 }".into(),
         ));
     }
-    let mut cases = Vec::new();
+    let mut cases: Vec<TestCase> = Vec::new();
     for spanned in &raw.cases {
-        let span = spanned.span();
-        let run = spanned.get_ref();
-        let name = match &run.name {
-            Some(n) if !n.get_ref().trim().is_empty() => n.get_ref().clone(),
-            _ => return Err(at(span, "this case has no name: add name = \"...\"".into())),
-        };
-        if cases.iter().any(|c: &TestCase| c.name == name) {
-            return Err(at(
-                run.name.as_ref().map(Spanned::span).unwrap_or(span),
-                format!(
-                    "a second case named {name:?}: case names must differ (they name failures)"
-                ),
-            ));
-        }
-        let seed = match &run.seed {
-            Some(s) => {
-                let json = to_json(s.get_ref());
-                if !json.is_object() {
-                    return Err(at(s.span(), "seed must be a table of key = value (the keyspace JSON format of --keyspace)".into()));
-                }
-                json
-            }
-            None => Json::Object(Default::default()),
-        };
-        let clock_ms = run
-            .clock_ms
-            .as_ref()
-            .map(|c| *c.get_ref())
-            .unwrap_or(file_clock);
-        let defaults = StepDefaults {
-            keys: run.keys.clone().unwrap_or_default(),
-            argv: run.argv.clone().unwrap_or_default(),
-            protocol: match &run.resp {
-                Some(r) => protocol(r).map_err(|m| at(r.span(), m))?,
-                None => file_resp,
-            },
-            read_only: run.read_only.unwrap_or(false),
-        };
-        let steps = match &run.step {
-            None => {
-                let mut only = step(run, &defaults, span.clone(), &at)?;
-                only.line = line_column(text, span.start).0;
-                vec![only]
-            }
-            Some(steps) => {
-                if let Some(what) = expectation_names(run).first() {
-                    return Err(at(span, format!("this case has steps, so `{what}` belongs in a [[case.step]]: a case checks either one run or its steps")));
-                }
-                if steps.is_empty() {
-                    return Err(at(
-                        span,
-                        "step = [] has no steps: add [[case.step]] tables or remove it".into(),
-                    ));
-                }
-                let mut out = Vec::new();
-                for s in steps {
-                    let inner = s.get_ref();
-                    for (present, what) in [
-                        (inner.name.is_some(), "name"),
-                        (inner.seed.is_some(), "seed"),
-                        (inner.clock_ms.is_some(), "clock_ms"),
-                        (inner.step.is_some(), "step"),
-                    ] {
-                        if present {
-                            return Err(at(s.span(), format!("`{what}` is set per case, not per step: move it to the [[case]]")));
-                        }
-                    }
-                    let mut one = step(inner, &defaults, s.span(), &at)?;
-                    one.line = line_column(text, s.span().start).0;
-                    out.push(one);
-                }
-                out
-            }
-        };
-        cases.push(TestCase {
-            name,
-            line: line_column(text, span.start).0,
-            seed,
-            clock_ms,
-            steps,
-        });
+        let case = case(text, spanned, file_resp, file_clock, &cases, &at)?;
+        cases.push(case);
     }
     Ok(TestFile {
         path: path.to_path_buf(),
@@ -223,6 +144,114 @@ pub fn parse_test_file(path: &Path, text: &str) -> Result<TestFile, TestFileErro
         function: raw.function.clone(),
         cases,
     })
+}
+
+/// Where a problem is: a span of the file and what is wrong there.
+type At<'a> = &'a dyn Fn(std::ops::Range<usize>, String) -> TestFileError;
+
+/// One `[[case]]`: its name (new among `earlier`), seed, clock and steps; the protocol and the
+/// clock fall back to the file's.
+fn case(
+    text: &str,
+    spanned: &Spanned<RawRun>,
+    file_resp: Protocol,
+    file_clock: i64,
+    earlier: &[TestCase],
+    at: At,
+) -> Result<TestCase, TestFileError> {
+    let span = spanned.span();
+    let run = spanned.get_ref();
+    let name = match &run.name {
+        Some(n) if !n.get_ref().trim().is_empty() => n.get_ref().clone(),
+        _ => return Err(at(span, "this case has no name: add name = \"...\"".into())),
+    };
+    if earlier.iter().any(|c| c.name == name) {
+        return Err(at(
+            run.name.as_ref().map(Spanned::span).unwrap_or(span),
+            format!("a second case named {name:?}: case names must differ (they name failures)"),
+        ));
+    }
+    let seed = match &run.seed {
+        Some(s) => {
+            let json = to_json(s.get_ref());
+            if !json.is_object() {
+                return Err(at(
+                    s.span(),
+                    "seed must be a table of key = value (the keyspace JSON format of --keyspace)"
+                        .into(),
+                ));
+            }
+            json
+        }
+        None => Json::Object(Default::default()),
+    };
+    let clock_ms = run
+        .clock_ms
+        .as_ref()
+        .map(|c| *c.get_ref())
+        .unwrap_or(file_clock);
+    let defaults = StepDefaults {
+        keys: run.keys.clone().unwrap_or_default(),
+        argv: run.argv.clone().unwrap_or_default(),
+        protocol: match &run.resp {
+            Some(r) => protocol(r).map_err(|m| at(r.span(), m))?,
+            None => file_resp,
+        },
+        read_only: run.read_only.unwrap_or(false),
+    };
+    Ok(TestCase {
+        name,
+        line: line_column(text, span.start).0,
+        seed,
+        clock_ms,
+        steps: case_steps(text, run, span, &defaults, at)?,
+    })
+}
+
+/// A case's runs: the case itself when it has no `[[case.step]]`, else each step (which may not
+/// set what belongs to the whole case).
+fn case_steps(
+    text: &str,
+    run: &RawRun,
+    span: std::ops::Range<usize>,
+    defaults: &StepDefaults,
+    at: At,
+) -> Result<Vec<TestStep>, TestFileError> {
+    let Some(steps) = &run.step else {
+        let mut only = step(run, defaults, span.clone(), at)?;
+        only.line = line_column(text, span.start).0;
+        return Ok(vec![only]);
+    };
+    if let Some(what) = expectation_names(run).first() {
+        return Err(at(span, format!("this case has steps, so `{what}` belongs in a [[case.step]]: a case checks either one run or its steps")));
+    }
+    if steps.is_empty() {
+        return Err(at(
+            span,
+            "step = [] has no steps: add [[case.step]] tables or remove it".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    for s in steps {
+        let inner = s.get_ref();
+        for (present, what) in [
+            (inner.name.is_some(), "name"),
+            (inner.seed.is_some(), "seed"),
+            (inner.clock_ms.is_some(), "clock_ms"),
+            (inner.step.is_some(), "step"),
+        ] {
+            if present {
+                return Err(at(
+                    s.span(),
+                    format!("`{what}` is set per case, not per step: move it to the [[case]]"),
+                ));
+            }
+        }
+        let mut one = step(inner, defaults, s.span(), at)?;
+        one.line = line_column(text, s.span().start).0;
+        out.push(one);
+    }
+    Ok(out)
 }
 
 struct StepDefaults {

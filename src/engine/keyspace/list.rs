@@ -373,6 +373,29 @@ impl ListValue {
         };
         nodes.list.iter().map(|n| n.bytes).collect()
     }
+    /// A quicklist however small (what loading an old RDB list format leaves), its nodes
+    /// filled in order.
+    pub fn into_quicklist(&mut self, listpack: Option<ListpackLimits>) {
+        self.encoding = ListEncoding::Quicklist;
+        self.lp_bytes = None;
+        self.nodes = listpack.map(|lp| Nodes::in_order(&self.items, lp));
+    }
+    /// Each quicklist node's element count and whether it is a plain node (one large element),
+    /// as `node_bytes` lays them out; a listpack is one packed node (how DUMP writes a list).
+    pub fn node_layout(&mut self) -> Vec<(usize, bool)> {
+        if self.encoding != ListEncoding::Quicklist {
+            return vec![(self.items.len(), false)];
+        }
+        let limits = self
+            .nodes
+            .as_ref()
+            .map_or(crate::engine::profile::LISTPACK_DEFAULTS, |n| n.limits);
+        let nodes = match self.nodes_in_step() {
+            Some(n) => n.clone(),
+            None => Nodes::in_order(&self.items, limits),
+        };
+        nodes.list.iter().map(|n| (n.count, n.plain)).collect()
+    }
     /// Push at one end (`quicklistPush`: into the end node when it has room, else a new node).
     pub fn push(&mut self, end: ListEnd, item: Vec<u8>) {
         if let Some(before) = self.lp_before() {

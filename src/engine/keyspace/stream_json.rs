@@ -145,75 +145,98 @@ pub fn apply_meta(
         ));
     };
     for (name, g) in groups {
-        let Json::Object(g) = g else {
-            return Err(invalid(key, format!("group {name:?} must be an object")));
-        };
-        let last = id_field(key, g, "last_delivered_id")?.unwrap_or_default();
-        let entries_read = match g.get("entries_read") {
-            None | Some(Json::Null) => ENTRIES_READ_UNKNOWN,
-            Some(v) => v.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
-                invalid(
-                    key,
-                    format!("group {name:?}: entries_read must be a count or null"),
-                )
-            })?,
-        };
-        let mut group = ConsumerGroup::new(last, entries_read);
-        for c in g
-            .get("consumers")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let c = text_bytes(c)
-                .ok_or_else(|| invalid(key, format!("group {name:?}: consumers are strings")))?;
-            group.consumers.insert(
-                c,
-                Consumer {
-                    seen_time: now_ms,
-                    active_time: -1,
-                    pel: Default::default(),
-                },
-            );
-        }
-        for p in g
-            .get("pending")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let bad = || {
-                invalid(
-                    key,
-                    format!("group {name:?}: a pending entry is [id, consumer, delivery_count]"),
-                )
-            };
-            let [id, consumer, count] = p.as_array().map(Vec::as_slice).ok_or_else(bad)? else {
-                return Err(bad());
-            };
-            let id = id.as_str().and_then(StreamId::parse).ok_or_else(bad)?;
-            let consumer = text_bytes(consumer).ok_or_else(bad)?;
-            let count = count.as_u64().ok_or_else(bad)?;
-            group
-                .consumers
-                .entry(consumer.clone())
-                .or_insert_with(|| Consumer {
-                    seen_time: now_ms,
-                    active_time: -1,
-                    pel: Default::default(),
-                })
-                .pel
-                .insert(id);
-            group.pel.insert(
-                id,
-                PendingEntry {
-                    consumer,
-                    delivery_time: now_ms,
-                    delivery_count: count,
-                },
-            );
-        }
+        let group = group_from_json(key, name, g, now_ms)?;
         s.groups.insert(name.as_bytes().to_vec(), group);
     }
+    Ok(())
+}
+
+/// One consumer group of a `"stream"` object: its last delivered id, read count, consumers and
+/// pending entries (delivered now).
+fn group_from_json(
+    key: &str,
+    name: &str,
+    g: &Json,
+    now_ms: i64,
+) -> Result<ConsumerGroup, KeyspaceJsonError> {
+    let Json::Object(g) = g else {
+        return Err(invalid(key, format!("group {name:?} must be an object")));
+    };
+    let last = id_field(key, g, "last_delivered_id")?.unwrap_or_default();
+    let entries_read = match g.get("entries_read") {
+        None | Some(Json::Null) => ENTRIES_READ_UNKNOWN,
+        Some(v) => v.as_i64().filter(|n| *n >= 0).ok_or_else(|| {
+            invalid(
+                key,
+                format!("group {name:?}: entries_read must be a count or null"),
+            )
+        })?,
+    };
+    let mut group = ConsumerGroup::new(last, entries_read);
+    for c in g
+        .get("consumers")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let c = text_bytes(c)
+            .ok_or_else(|| invalid(key, format!("group {name:?}: consumers are strings")))?;
+        group.consumers.insert(c, idle_consumer(now_ms));
+    }
+    for p in g
+        .get("pending")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        add_pending(key, name, &mut group, p, now_ms)?;
+    }
+    Ok(group)
+}
+
+/// A consumer seen now that has never been active.
+fn idle_consumer(now_ms: i64) -> Consumer {
+    Consumer {
+        seen_time: now_ms,
+        active_time: -1,
+        pel: Default::default(),
+    }
+}
+
+/// `[id, consumer, delivery_count]`: a pending entry of the group and of its consumer (added if
+/// not listed).
+fn add_pending(
+    key: &str,
+    name: &str,
+    group: &mut ConsumerGroup,
+    p: &Json,
+    now_ms: i64,
+) -> Result<(), KeyspaceJsonError> {
+    let bad = || {
+        invalid(
+            key,
+            format!("group {name:?}: a pending entry is [id, consumer, delivery_count]"),
+        )
+    };
+    let [id, consumer, count] = p.as_array().map(Vec::as_slice).ok_or_else(bad)? else {
+        return Err(bad());
+    };
+    let id = id.as_str().and_then(StreamId::parse).ok_or_else(bad)?;
+    let consumer = text_bytes(consumer).ok_or_else(bad)?;
+    let count = count.as_u64().ok_or_else(bad)?;
+    group
+        .consumers
+        .entry(consumer.clone())
+        .or_insert_with(|| idle_consumer(now_ms))
+        .pel
+        .insert(id);
+    group.pel.insert(
+        id,
+        PendingEntry {
+            consumer,
+            delivery_time: now_ms,
+            delivery_count: count,
+        },
+    );
     Ok(())
 }

@@ -6,6 +6,7 @@
 
 mod bundled;
 pub mod property;
+pub mod skeleton;
 
 pub use property::{CheckControl, Property, PropertyResult};
 

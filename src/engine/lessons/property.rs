@@ -153,6 +153,20 @@ struct State {
     stopped: Option<String>,
 }
 
+impl State {
+    /// A fresh keyspace and clock (the lessons' clock start), nothing run yet.
+    fn fresh(control: &CheckControl) -> State {
+        let clock = ManualClock::new(crate::engine::testing::DEFAULT_CLOCK_MS * 1000);
+        State {
+            sandbox: control.sandbox(clock.clone()),
+            clock,
+            seed: None,
+            last: None,
+            stopped: None,
+        }
+    }
+}
+
 /// Check a property's text before it runs: its variables' ranges and that its chunk compiles.
 pub fn validate(property: &Property) -> Result<(), String> {
     let mut combinations: usize = 1;
@@ -204,14 +218,7 @@ pub fn check_property(
         return result;
     }
     let lua = Lua::new();
-    let clock = ManualClock::new(crate::engine::testing::DEFAULT_CLOCK_MS * 1000);
-    let state = Rc::new(RefCell::new(State {
-        sandbox: control.sandbox(clock.clone()),
-        clock,
-        seed: None,
-        last: None,
-        stopped: None,
-    }));
+    let state = Rc::new(RefCell::new(State::fresh(control)));
     let chunk = match install(&lua, &state, script).and_then(|_| {
         lua.load(&property.check)
             .set_name("=property")
@@ -223,24 +230,13 @@ pub fn check_property(
             return result;
         }
     };
-    let counted = Rc::new(std::cell::Cell::new(0u64));
-    let hook_count = counted.clone();
-    let hooked = lua.set_global_hook(
-        HookTriggers::new().every_nth_instruction(10_000),
-        move |_, _| {
-            hook_count.set(hook_count.get() + 10_000);
-            if hook_count.get() > PROPERTY_INSTRUCTIONS {
-                return Err(mlua::Error::runtime(
-                    "the property ran too long (its own Lua loops): stopped",
-                ));
-            }
-            Ok(VmState::Continue)
-        },
-    );
-    if let Err(e) = hooked {
-        result.counterexample = Some(fail(lua_error(&e)));
-        return result;
-    }
+    let counted = match count_instructions(&lua) {
+        Ok(counted) => counted,
+        Err(e) => {
+            result.counterexample = Some(fail(lua_error(&e)));
+            return result;
+        }
+    };
     let vars: Vec<(&String, [i64; 2])> = property.vars.iter().map(|(k, v)| (k, *v)).collect();
     let mut values: Vec<i64> = vars.iter().map(|(_, [low, _])| *low).collect();
     loop {
@@ -249,15 +245,7 @@ pub fn check_property(
             return result;
         }
         // A fresh keyspace and clock for every combination.
-        {
-            let mut s = state.borrow_mut();
-            let clock = ManualClock::new(crate::engine::testing::DEFAULT_CLOCK_MS * 1000);
-            s.sandbox = control.sandbox(clock.clone());
-            s.clock = clock;
-            s.seed = None;
-            s.last = None;
-            s.stopped = None;
-        }
+        *state.borrow_mut() = State::fresh(control);
         counted.set(0);
         let globals = lua.globals();
         let shown: Vec<String> = vars
@@ -292,22 +280,45 @@ pub fn check_property(
             return result;
         }
         drop(s);
-        // The next combination (the last variable moves fastest).
-        let mut i = vars.len();
-        loop {
-            if i == 0 {
-                return result;
-            }
-            i -= 1;
-            if values[i] < vars[i].1[1] {
-                values[i] += 1;
-                for (j, v) in values.iter_mut().enumerate().skip(i + 1) {
-                    *v = vars[j].1[0];
-                }
-                break;
-            }
+        if !next_combination(&vars, &mut values) {
+            return result;
         }
     }
+}
+
+/// The next combination of the variables' values (the last variable moves fastest); false after
+/// the last one.
+fn next_combination(vars: &[(&String, [i64; 2])], values: &mut [i64]) -> bool {
+    for i in (0..vars.len()).rev() {
+        if values[i] < vars[i].1[1] {
+            values[i] += 1;
+            for (j, v) in values.iter_mut().enumerate().skip(i + 1) {
+                *v = vars[j].1[0];
+            }
+            return true;
+        }
+    }
+    false
+}
+
+/// Stop a property whose own Lua loops run past `PROPERTY_INSTRUCTIONS`: the count (reset for
+/// each combination) the hook adds to.
+fn count_instructions(lua: &Lua) -> mlua::Result<Rc<std::cell::Cell<u64>>> {
+    let counted = Rc::new(std::cell::Cell::new(0u64));
+    let hook_count = counted.clone();
+    lua.set_global_hook(
+        HookTriggers::new().every_nth_instruction(10_000),
+        move |_, _| {
+            hook_count.set(hook_count.get() + 10_000);
+            if hook_count.get() > PROPERTY_INSTRUCTIONS {
+                return Err(mlua::Error::runtime(
+                    "the property ran too long (its own Lua loops): stopped",
+                ));
+            }
+            Ok(VmState::Continue)
+        },
+    )?;
+    Ok(counted)
 }
 
 fn current_keyspace(sandbox: &Sandbox) -> String {
@@ -325,73 +336,89 @@ fn helper(state: &mut State, script: &str, keys: Vec<Vec<u8>>, argv: Vec<Vec<u8>
     state.sandbox.run(&request).reply.to_resp2()
 }
 
+/// `seed(key, value[, ttl_ms])`: a string key set before the property's run.
+fn seed(state: &mut State, key: &[u8], value: &[u8], ttl: Option<i64>) -> mlua::Result<()> {
+    let mut argv = vec![value.to_vec()];
+    if let Some(ttl) = ttl {
+        argv.push(ttl.to_string().into_bytes());
+    }
+    let reply = helper(
+        state,
+        "redis.call('SET', KEYS[1], ARGV[1]) if ARGV[2] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end",
+        vec![key.to_vec()],
+        argv,
+    );
+    if let Reply::Error(e) = reply {
+        return Err(mlua::Error::runtime(format!("seed: {e}")));
+    }
+    Ok(())
+}
+
+/// `run(keys, argv)`: the learner's script once, its reply as Lua; the keyspace before the first
+/// run is kept (a failure shows it). A run stopped by its limit or by Esc ends the property.
+fn run_script(
+    lua: &Lua,
+    state: &mut State,
+    script: &[u8],
+    keys: Vec<Vec<u8>>,
+    argv: Vec<Vec<u8>>,
+) -> mlua::Result<Value> {
+    if state.seed.is_none() {
+        state.seed = Some(current_keyspace(&state.sandbox));
+    }
+    let quoted = |items: &[Vec<u8>]| -> Vec<String> {
+        items
+            .iter()
+            .map(|i| crate::engine::reply::quote_bytes(i))
+            .collect()
+    };
+    state.last = Some((quoted(&keys), quoted(&argv)));
+    let request = RunRequest {
+        script: script.to_vec(),
+        keys,
+        argv,
+        ..RunRequest::default()
+    };
+    let started = Instant::now();
+    let reply = state.sandbox.run(&request).reply.to_resp2();
+    // Stopped by the run's limit or by Esc: no property holds or fails on that.
+    let threshold = Duration::from_millis(state.sandbox.config.busy_threshold_ms);
+    if state.sandbox.cancel_handle().load(Ordering::SeqCst) || started.elapsed() >= threshold {
+        let why = match &reply {
+            Reply::Error(e) if started.elapsed() < threshold => format!("cancelled ({e})"),
+            _ => format!(
+                "the script ran longer than {} ms and was stopped (a loop that never ends?)",
+                state.sandbox.config.busy_threshold_ms
+            ),
+        };
+        state.stopped = Some(why.clone());
+        return Err(mlua::Error::runtime(why));
+    }
+    crate::engine::race::driver::reply_to_lua(lua, &reply)
+}
+
 fn install(lua: &Lua, state: &Rc<RefCell<State>>, script: &[u8]) -> mlua::Result<()> {
     let globals = lua.globals();
     let script = script.to_vec();
     let s = state.clone();
     globals.set(
         "seed",
-        lua.create_function(move |_, (key, value, ttl): (mlua::LuaString, mlua::LuaString, Option<i64>)| {
-            let mut state = s.borrow_mut();
-            let mut argv = vec![value.as_bytes().to_vec()];
-            if let Some(ttl) = ttl {
-                argv.push(ttl.to_string().into_bytes());
-            }
-            let reply = helper(
-                &mut state,
-                "redis.call('SET', KEYS[1], ARGV[1]) if ARGV[2] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end",
-                vec![key.as_bytes().to_vec()],
-                argv,
-            );
-            if let Reply::Error(e) = reply {
-                return Err(mlua::Error::runtime(format!("seed: {e}")));
-            }
-            Ok(())
-        })?,
+        lua.create_function(
+            move |_, (key, value, ttl): (mlua::LuaString, mlua::LuaString, Option<i64>)| {
+                seed(&mut s.borrow_mut(), &key.as_bytes(), &value.as_bytes(), ttl)
+            },
+        )?,
     )?;
     let s = state.clone();
     globals.set(
         "run",
-        lua.create_function(move |lua, (keys, argv): (Vec<mlua::LuaString>, Vec<mlua::LuaString>)| {
-            let mut state = s.borrow_mut();
-            if state.seed.is_none() {
-                state.seed = Some(current_keyspace(&state.sandbox));
-            }
-            let keys: Vec<Vec<u8>> = keys.iter().map(|k| k.as_bytes().to_vec()).collect();
-            let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
-            let quoted = |items: &[Vec<u8>]| -> Vec<String> {
-                items
-                    .iter()
-                    .map(|i| crate::engine::reply::quote_bytes(i))
-                    .collect()
-            };
-            state.last = Some((quoted(&keys), quoted(&argv)));
-            let request = RunRequest {
-                script: script.clone(),
-                keys,
-                argv,
-                ..RunRequest::default()
-            };
-            let started = Instant::now();
-            let reply = state.sandbox.run(&request).reply.to_resp2();
-            // Stopped by the run's limit or by Esc: no property holds or fails on that.
-            if state.sandbox.cancel_handle().load(Ordering::SeqCst)
-                || started.elapsed() >= Duration::from_millis(state.sandbox.config.busy_threshold_ms)
-            {
-                let why = match &reply {
-                    Reply::Error(e) if started.elapsed() < Duration::from_millis(state.sandbox.config.busy_threshold_ms) => {
-                        format!("cancelled ({e})")
-                    }
-                    _ => format!(
-                        "the script ran longer than {} ms and was stopped (a loop that never ends?)",
-                        state.sandbox.config.busy_threshold_ms
-                    ),
-                };
-                state.stopped = Some(why.clone());
-                return Err(mlua::Error::runtime(why));
-            }
-            crate::engine::race::driver::reply_to_lua(lua, &reply)
-        })?,
+        lua.create_function(
+            move |lua, (keys, argv): (Vec<mlua::LuaString>, Vec<mlua::LuaString>)| {
+                let keys = keys.iter().map(|k| k.as_bytes().to_vec()).collect();
+                let argv = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+                run_script(lua, &mut s.borrow_mut(), &script, keys, argv)
+            },
+        )?,
     )?;
     let s = state.clone();
     globals.set(

@@ -562,6 +562,35 @@ local redis = setmetatable(__eb_proxy, {
   return __eb_real[k]
  end,
  __newindex = __eb_real })
+@ITERATE@
+"#;
+
+/// `next` and `pairs` that walk the proxy as the real `redis` table: its keys in its own order,
+/// `call` and `pcall` included (the proxy holds them only through `__index`), with the proxy's
+/// recording functions as their values; `pairs` hands out its own iterator, not `next` (as the
+/// real one hands out its upvalue). Every other table goes to the real functions, held as
+/// upvalues named `next` and `pairs` so that their argument errors name them as a plain run does.
+const ITERATE_AS_REAL: &str = r#"
+local next, pairs = (function(next, pairs)
+ local function step(_, k)
+  local nk, nv = next(__eb_real, k)
+  if nk == 'call' or nk == 'pcall' then nv = __eb_proxy[nk] end
+  return nk, nv
+ end
+ local function n(...)
+  local t, k = ...
+  if t == __eb_proxy then return step(t, k) end
+  local a, b = next(...)
+  return a, b
+ end
+ local function p(...)
+  local t = ...
+  if t == __eb_proxy then return step, t, nil end
+  local a, b, c = pairs(...)
+  return a, b, c
+ end
+ return n, p
+end)(next, pairs)
 "#;
 
 /// The calling line, read in `__index` (in the user's frame): `error`'s position prefix.
@@ -667,6 +696,14 @@ fn prelude(
                 one_line(HOOKED_PROXY)
                     .replace("@ACCESS@", if dynamic { ACCESS_WHERE } else { "" })
                     .replace("@COPY@", copy)
+                    .replace(
+                        "@ITERATE@",
+                        &if copy_fields {
+                            one_line(ITERATE_AS_REAL)
+                        } else {
+                            String::new()
+                        },
+                    )
                     .replace("@CALL@", if shared { CALL_SHARED } else { CALL_PER_ACCESS }),
             );
         }

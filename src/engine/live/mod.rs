@@ -403,6 +403,9 @@ pub struct LiveBackend {
     resolve_cache: crate::engine::commands::ResolveCache,
     /// On a cluster: the node the last script was sent to (or would have been, when refused before).
     pub last_node: Option<NodeRef>,
+    /// Connections opened again after one dropped: the server may have restarted since, empty
+    /// (its script cache with it), though commands work on as before.
+    pub reconnects: u64,
 }
 
 impl LiveBackend {
@@ -434,6 +437,7 @@ impl LiveBackend {
             last: None,
             resolve_cache: Default::default(),
             last_node: None,
+            reconnects: 0,
         };
         backend.server = backend.discover(deadline)?;
         if let Con::Single(c) = &mut backend.con {
@@ -781,6 +785,7 @@ impl LiveBackend {
         if let Con::Single(c) = &mut self.con {
             if let Ok(con) = open(&self.target) {
                 *c = con;
+                self.reconnects += 1;
             }
         }
     }
@@ -1303,7 +1308,7 @@ impl LiveBackend {
                         warnings.push(Warning {
                             kind: WarningKind::WouldCrash,
                             line: line.unwrap_or(0),
-                            message: "the script raised a table without an 'err' field: a plain EVAL crashes Redis 7.0 (SIGSEGV); the traced run caught it".into(),
+                            message: format!("the script raised a table without an 'err' field: a plain EVAL crashes {} (SIGSEGV); the traced run caught it", self.server.profile.display_name()),
                         });
                         (
                             Reply::Error("ERR unknown error".into()),

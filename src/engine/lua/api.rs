@@ -374,7 +374,7 @@ unsafe fn generic_call(l: L, via: Via) -> RawResult {
     };
     // The debugger may stop before the command (break CMD, bw KEY), or end the run there.
     if core.run.debug_calls {
-        if let Some(raise) = crate::engine::debug::hook::before_call(l, &args) {
+        if let Some(raise) = super::debug_hooks::before_call(l, &args) {
             return Err(raise);
         }
     }
@@ -643,7 +643,7 @@ pub(crate) unsafe fn dispatch(
     if write && core.run.refuse_writes {
         // A debugger eval says why it refuses (engine/debug/eval.rs).
         let text = if core.run.debug_eval {
-            crate::engine::debug::eval::WRITE_REFUSED
+            super::debug_hooks::WRITE_REFUSED
         } else {
             errors::WRITE_IN_READ_ONLY
         };
@@ -1029,14 +1029,8 @@ unsafe extern "C-unwind" fn redis_replicate_commands(l: L) -> c_int {
     1
 }
 
-// Both are the debugger's (engine/debug/hook.rs): false / nothing outside a debug session.
-unsafe extern "C-unwind" fn redis_breakpoint(l: L) -> c_int {
-    crate::engine::debug::hook::redis_breakpoint(l)
-}
-
-unsafe extern "C-unwind" fn redis_debug(l: L) -> c_int {
-    crate::engine::debug::hook::redis_debug(l)
-}
+// Both are the debugger's (through lua/debug_hooks.rs): false / nothing outside a debug session.
+use super::debug_hooks::{redis_breakpoint, redis_debug};
 
 // ---- math.random / math.randomseed: Redis's lrand48 ----
 

@@ -10,6 +10,7 @@ pub mod bit;
 pub mod cjson;
 pub mod cmsgpack;
 pub mod convert;
+pub(crate) mod debug_hooks;
 // The Redis Functions engine's Lua state.
 pub mod function;
 pub mod raw;

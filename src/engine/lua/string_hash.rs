@@ -62,27 +62,9 @@ mod tests {
     use crate::engine::lua::function::FunctionVm;
     use crate::engine::lua::vm::Vm;
     use crate::engine::profile::{Profile, PROFILES};
-    use crate::engine::reply::Reply;
-    use crate::engine::sandbox::{FunctionCall, RunRequest, Sandbox};
-
-    const OBJECT: &str =
-        "cjson.encode({name = 'ann', age = 31, city = 'Oslo', email = 'e', active = true})";
-    // What redis-server 7.0.15 and valkey-server 8.1.1 reply (redis-cli EVAL).
-    const REDIS_ORDER: &str = r#"{"name":"ann","active":true,"city":"Oslo","age":31,"email":"e"}"#;
-    const VALKEY_ORDER: &str = r#"{"email":"e","city":"Oslo","age":31,"name":"ann","active":true}"#;
 
     fn profile(id: &str) -> &'static Profile {
         Profile::by_id(id).unwrap()
-    }
-
-    fn encoded(sandbox: &mut Sandbox) -> Reply {
-        sandbox
-            .run(&RunRequest::new(format!("return {OBJECT}")))
-            .reply
-    }
-
-    fn bulk(text: &str) -> Reply {
-        Reply::Bulk(text.as_bytes().to_vec())
     }
 
     #[test]
@@ -119,28 +101,5 @@ mod tests {
             mlua::ffi::lua_close(inside);
             mlua::ffi::lua_close(after);
         }
-    }
-
-    #[test]
-    fn scripts_and_functions_follow_profile_changes() {
-        let mut sandbox = Sandbox::new();
-        assert_eq!(encoded(&mut sandbox), bulk(REDIS_ORDER));
-        sandbox.set_profile(profile("valkey-8.1"));
-        assert_eq!(encoded(&mut sandbox), bulk(VALKEY_ORDER));
-        sandbox.script_flush();
-        assert_eq!(encoded(&mut sandbox), bulk(VALKEY_ORDER));
-        let library = format!(
-            "#!lua name=order\nredis.register_function('order', function() return {OBJECT} end)"
-        );
-        sandbox.function_load(library.as_bytes(), false).unwrap();
-        let call = FunctionCall {
-            name: "order".into(),
-            ..FunctionCall::default()
-        };
-        assert_eq!(sandbox.fcall(&call).reply, bulk(VALKEY_ORDER));
-        // Back to Redis: the library is loaded again, into a VM with Redis's hash.
-        sandbox.set_profile(profile("redis-7.0"));
-        assert_eq!(encoded(&mut sandbox), bulk(REDIS_ORDER));
-        assert_eq!(sandbox.fcall(&call).reply, bulk(REDIS_ORDER));
     }
 }

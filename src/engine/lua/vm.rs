@@ -566,7 +566,7 @@ return handler, fields
         );
         assert_eq!(status, 0, "error handler compiles");
         // The debugger's break on error (a no-op outside a debug session).
-        ffi::lua_pushcfunction(l, crate::engine::debug::hook::on_script_error);
+        ffi::lua_pushcfunction(l, super::debug_hooks::on_script_error);
         ffi::lua_call(l, 1, 2);
         ffi::lua_pushlightuserdata(l, key(&REG_ERRFIELDS));
         ffi::lua_insert(l, -2);

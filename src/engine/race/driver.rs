@@ -148,6 +148,21 @@ pub struct ClientEnd {
     pub outcome: ClientOutcome,
 }
 
+impl ClientEnd {
+    /// How the client at `index` (0-based) ended its schedule.
+    fn of((index, c): (usize, &Client)) -> ClientEnd {
+        let (result, failed) = c.result.clone().unwrap_or_default();
+        ClientEnd {
+            outcome: ClientOutcome::of(&result, failed, c.retries, c.gave_up),
+            client: index + 1,
+            result,
+            failed,
+            retries: c.retries,
+            gave_up: c.gave_up,
+        }
+    }
+}
+
 /// What happened to one client in a schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -471,39 +486,10 @@ impl Runner {
         trace: bool,
     ) -> Run {
         let mut world = self.world();
-        let mut clients = Vec::new();
-        for index in 0..self.lab.clients {
-            let mut client = Client {
-                thread: match self.new_thread(&self.logic) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        return self.failed_setup(e, strategy);
-                    }
-                },
-                keys: self.lab.client_keys(index),
-                argv: self.lab.client_argv(index),
-                next: Next::Done,
-                queue: Vec::new(),
-                in_multi: false,
-                queue_refused: false,
-                watched: Vec::new(),
-                retries: 0,
-                calls: 0,
-                queued: 0,
-                result: None,
-                gave_up: false,
-                local: Vec::new(),
-                placeholders: None,
-                result_from_queue: None,
-            };
-            if strategy == Strategy::Watch {
-                client.next = Next::Watch;
-            } else {
-                let start = self.start_args(&client);
-                self.advance(&mut client, strategy, start);
-            }
-            clients.push(client);
-        }
+        let mut clients = match self.clients(strategy) {
+            Ok(clients) => clients,
+            Err(e) => return self.failed_setup(e, strategy),
+        };
         let mut run = Run {
             schedule: Vec::new(),
             widths: Vec::new(),
@@ -561,22 +547,41 @@ impl Runner {
         }
         run.final_db = world.keyspace.db(0).clone();
         run.writes = world.writes;
-        run.clients = clients
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let (result, failed) = c.result.clone().unwrap_or_default();
-                ClientEnd {
-                    outcome: ClientOutcome::of(&result, failed, c.retries, c.gave_up),
-                    client: i + 1,
-                    result,
-                    failed,
-                    retries: c.retries,
-                    gave_up: c.gave_up,
-                }
-            })
-            .collect();
+        run.clients = clients.iter().enumerate().map(ClientEnd::of).collect();
         run
+    }
+
+    /// The lab's clients, each at its start (`WATCH` first under the watch strategy).
+    fn clients(&self, strategy: Strategy) -> mlua::Result<Vec<Client>> {
+        let mut clients = Vec::new();
+        for index in 0..self.lab.clients {
+            let mut client = Client {
+                thread: self.new_thread(&self.logic)?,
+                keys: self.lab.client_keys(index),
+                argv: self.lab.client_argv(index),
+                next: Next::Done,
+                queue: Vec::new(),
+                in_multi: false,
+                queue_refused: false,
+                watched: Vec::new(),
+                retries: 0,
+                calls: 0,
+                queued: 0,
+                result: None,
+                gave_up: false,
+                local: Vec::new(),
+                placeholders: None,
+                result_from_queue: None,
+            };
+            if strategy == Strategy::Watch {
+                client.next = Next::Watch;
+            } else {
+                let start = self.start_args(&client);
+                self.advance(&mut client, strategy, start);
+            }
+            clients.push(client);
+        }
+        Ok(clients)
     }
 
     fn failed_setup(&self, e: mlua::Error, _strategy: Strategy) -> Run {

@@ -12,7 +12,7 @@
 //! `loadstring`, ...) is not sent; a function library (the server's code, not instrumented) naming
 //! one of those commands is not either.
 
-use super::{check, CaseResult, Failure, TestCase};
+use super::{check, CaseResult, Failure, TestCase, TestStep};
 use crate::engine::keyspace::{keyspace_from_json_value, Db, Value};
 use crate::engine::live::copy::{copy_keys, CopyLimits};
 use crate::engine::live::fcall::{send_fcall, server_function, ServerFunction};
@@ -20,7 +20,7 @@ use crate::engine::live::instrument::{
     confinement_escape, has_word, literal_commands, masked, CONFINED_PREFIX,
 };
 use crate::engine::live::{LiveBackend, LiveError, WriteMode};
-use crate::engine::{FunctionCall, Reply, RunRequest};
+use crate::engine::{Reply, RunReport};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// At most this many keys are read back from the scratch database after a run.
@@ -139,16 +139,36 @@ fn run_steps(
     case: &TestCase,
     allow_writes: bool,
 ) -> Result<CaseResult, LiveError> {
-    let mut result = CaseResult {
-        name: case.name.clone(),
-        line: case.line,
-        failures: Vec::new(),
-        observed: Vec::new(),
-        runs: 0,
-        elapsed_ns: 0,
-        wrote: false,
-        stopped_in_c: Vec::new(),
-    };
+    let mut result = CaseResult::new(case);
+    write_seed(live, case)?;
+    let numbered = !(case.steps.len() == 1 && case.steps[0].line == case.line);
+    for (index, step) in case.steps.iter().enumerate() {
+        let step_number = if numbered { index + 1 } else { 0 };
+        let report = run_step(live, script, function, step, allow_writes, &mut result)?;
+        result.failures.extend(calls_beyond_the_scratch_db(
+            live,
+            &report,
+            step_number,
+            step.line,
+        ));
+        let (db, now) = read_back(live)?;
+        let reply = report.reply_for(step.protocol);
+        let observed = super::observe(&report, step.protocol, &db, now);
+        for (what, message) in check::differences(&step.expect, &observed, &reply) {
+            result.failures.push(Failure {
+                step: step_number,
+                line: step.line,
+                what,
+                message,
+            });
+        }
+        result.observed.push(observed);
+    }
+    Ok(result)
+}
+
+/// The case's seed written into the scratch db (TTLs from now).
+fn write_seed(live: &mut LiveBackend, case: &TestCase) -> Result<(), LiveError> {
     let now = wall_clock_ms();
     let seed = keyspace_from_json_value(&case.seed, now)
         .map_err(|e| LiveError::Server(format!("the seed keyspace is not valid: {e}")))?;
@@ -160,80 +180,81 @@ fn run_steps(
             }
         }
     }
-    let numbered = !(case.steps.len() == 1 && case.steps[0].line == case.line);
-    for (index, step) in case.steps.iter().enumerate() {
-        let request = RunRequest {
-            script: script.to_vec(),
-            keys: step.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
-            argv: step.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
-            protocol: step.protocol,
-            read_only: step.read_only,
+    Ok(())
+}
+
+/// One step on the server, `repeat` times (EVAL, or FCALL of `function`; writes only where
+/// allowed and the step is not read-only); the runs are added to `result`; the last report.
+fn run_step(
+    live: &mut LiveBackend,
+    script: &[u8],
+    function: Option<&ServerFunction>,
+    step: &TestStep,
+    allow_writes: bool,
+    result: &mut CaseResult,
+) -> Result<RunReport, LiveError> {
+    let request = step.request(script);
+    let mode = if allow_writes && !step.read_only {
+        WriteMode::Allowed
+    } else {
+        WriteMode::ReadOnly
+    };
+    let mut report = None;
+    for _ in 0..step.repeat {
+        let r = match function {
+            Some(f) => send_fcall(live, &step.call(&f.name), f, mode == WriteMode::ReadOnly)?,
+            None => live.run(&request, mode)?,
         };
-        let mode = if allow_writes && !step.read_only {
-            WriteMode::Allowed
-        } else {
-            WriteMode::ReadOnly
-        };
-        let mut report = None;
-        for _ in 0..step.repeat {
-            let r = match function {
-                Some(f) => {
-                    let call = FunctionCall {
-                        name: f.name.clone(),
-                        keys: request.keys.clone(),
-                        argv: request.argv.clone(),
-                        protocol: request.protocol,
-                        read_only: step.read_only,
-                    };
-                    send_fcall(live, &call, f, mode == WriteMode::ReadOnly)?
-                }
-                None => live.run(&request, mode)?,
-            };
-            result.runs += 1;
-            result.elapsed_ns += r.elapsed_ns;
-            report = Some(r);
-        }
-        let report = report.expect("repeat is at least 1");
-        for entry in &report.trace {
-            if matches!(&entry.reply, Reply::Error(e)
-                if e.starts_with(CONFINED_PREFIX) && e.contains("reaches beyond the scratch db"))
-            {
-                let call: Vec<String> = entry
-                    .command
-                    .iter()
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect();
-                result.failures.push(Failure {
-                    step: if numbered { index + 1 } else { 0 },
-                    line: step.line,
-                    what: "scratch-db",
-                    message: format!(
-                        "the script called {} (line {}), which reaches beyond the scratch db {}: evalbench did not send it; a case must stay in its scratch db",
-                        call.join(" "),
-                        entry.line,
-                        live.target.info.redis_settings().db()
-                    ),
-                });
-            }
-        }
-        let now = wall_clock_ms();
-        let keys = scratch_keys(live)?;
-        let mut db = Db::new();
-        copy_keys(live, &keys, &mut db, &CopyLimits::default(), now)
-            .map_err(|e| LiveError::Server(format!("reading the keyspace back: {e}")))?;
-        let reply = report.reply_for(step.protocol);
-        let observed = super::observe(&report, step.protocol, &db, now);
-        for (what, message) in check::differences(&step.expect, &observed, &reply) {
-            result.failures.push(Failure {
-                step: if numbered { index + 1 } else { 0 },
-                line: step.line,
-                what,
-                message,
-            });
-        }
-        result.observed.push(observed);
+        result.runs += 1;
+        result.elapsed_ns += r.elapsed_ns;
+        report = Some(r);
     }
-    Ok(result)
+    Ok(report.expect("repeat is at least 1"))
+}
+
+/// A failure for each call the confinement refused to send (it reached beyond the scratch db).
+fn calls_beyond_the_scratch_db(
+    live: &LiveBackend,
+    report: &RunReport,
+    step: usize,
+    line: usize,
+) -> Vec<Failure> {
+    report
+        .trace
+        .iter()
+        .filter(|entry| {
+            matches!(&entry.reply, Reply::Error(e)
+                if e.starts_with(CONFINED_PREFIX) && e.contains("reaches beyond the scratch db"))
+        })
+        .map(|entry| {
+            let call: Vec<String> = entry
+                .command
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            Failure {
+                step,
+                line,
+                what: "scratch-db",
+                message: format!(
+                    "the script called {} (line {}), which reaches beyond the scratch db {}: evalbench did not send it; a case must stay in its scratch db",
+                    call.join(" "),
+                    entry.line,
+                    live.target.info.redis_settings().db()
+                ),
+            }
+        })
+        .collect()
+}
+
+/// The scratch db's keys read back after a step, and when.
+fn read_back(live: &mut LiveBackend) -> Result<(Db, i64), LiveError> {
+    let now = wall_clock_ms();
+    let keys = scratch_keys(live)?;
+    let mut db = Db::new();
+    copy_keys(live, &keys, &mut db, &CopyLimits::default(), now)
+        .map_err(|e| LiveError::Server(format!("reading the keyspace back: {e}")))?;
+    Ok((db, now))
 }
 
 /// The first command a function library's code names (as a word, any case, strings included,

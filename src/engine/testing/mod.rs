@@ -11,7 +11,7 @@ pub mod update;
 use crate::engine::clock::ManualClock;
 use crate::engine::keyspace::{keyspace_from_json_value, keyspace_to_json};
 use crate::engine::reply::Protocol;
-use crate::engine::{RunRequest, Sandbox};
+use crate::engine::{RunReport, RunRequest, Sandbox};
 use serde_json::{json, Value as Json};
 use std::path::PathBuf;
 
@@ -56,6 +56,30 @@ pub struct TestStep {
     /// Runs of this step; the expectations apply to the last.
     pub repeat: u32,
     pub expect: Expect,
+}
+
+impl TestStep {
+    /// The step as an EVAL of `script`.
+    pub fn request(&self, script: &[u8]) -> RunRequest {
+        RunRequest {
+            script: script.to_vec(),
+            keys: self.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+            argv: self.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+            protocol: self.protocol,
+            read_only: self.read_only,
+        }
+    }
+
+    /// The step as an FCALL of the function `name`.
+    pub fn call(&self, name: &str) -> crate::engine::FunctionCall {
+        crate::engine::FunctionCall {
+            name: name.to_string(),
+            keys: self.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+            argv: self.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+            protocol: self.protocol,
+            read_only: self.read_only,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -147,6 +171,20 @@ pub struct CaseResult {
 }
 
 impl CaseResult {
+    /// A case before its first run.
+    pub fn new(case: &TestCase) -> CaseResult {
+        CaseResult {
+            name: case.name.clone(),
+            line: case.line,
+            failures: Vec::new(),
+            observed: Vec::new(),
+            runs: 0,
+            elapsed_ns: 0,
+            wrote: false,
+            stopped_in_c: Vec::new(),
+        }
+    }
+
     pub fn passed(&self) -> bool {
         self.failures.is_empty()
     }
@@ -232,85 +270,23 @@ pub fn run_case_in(
     if let Some(limit) = memory_limit {
         sandbox.config.memory_limit = limit;
     }
-    let mut result = CaseResult {
-        name: case.name.clone(),
-        line: case.line,
-        failures: Vec::new(),
-        observed: Vec::new(),
-        runs: 0,
-        elapsed_ns: 0,
-        wrote: false,
-        stopped_in_c: Vec::new(),
-    };
-    match keyspace_from_json_value(&case.seed, case.clock_ms) {
-        Ok(db) => sandbox.set_db0(db),
-        Err(e) => {
-            result.failures.push(Failure {
-                step: 0,
-                line: case.line,
-                what: "seed",
-                message: format!("the seed keyspace is not valid: {e}"),
-            });
-            return result;
-        }
+    let mut result = CaseResult::new(case);
+    if let Err(failure) = set_up(&mut sandbox, script, function, case) {
+        result.failures.push(failure);
+        return result;
     }
     // A case of one run written without [[case.step]] has no step numbers to speak of.
     let numbered = !(case.steps.len() == 1 && case.steps[0].line == case.line);
-    if function.is_some() {
-        if let Err(e) = sandbox.function_load(script, false) {
-            result.failures.push(Failure {
-                step: 0,
-                line: case.line,
-                what: "seed",
-                message: format!("the library does not load: {e}"),
-            });
-            return result;
-        }
-    }
     for (index, step) in case.steps.iter().enumerate() {
         clock.advance_ms(step.advance_ms);
-        let request = RunRequest {
-            script: script.to_vec(),
-            keys: step.keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
-            argv: step.argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
-            protocol: step.protocol,
-            read_only: step.read_only,
-        };
-        let mut report = None;
-        let call = function.map(|name| crate::engine::sandbox::FunctionCall {
-            name: name.to_string(),
-            keys: request.keys.clone(),
-            argv: request.argv.clone(),
-            protocol: request.protocol,
-            read_only: request.read_only,
-        });
-        for _ in 0..step.repeat {
-            let r = match (&call, coverage.as_deref_mut()) {
-                (Some(call), _) => sandbox.fcall(call),
-                (None, Some(coverage)) => {
-                    let debugged = sandbox.debug(
-                        &request,
-                        &mut coverage.session,
-                        &mut crate::engine::debug::NoStops,
-                    );
-                    if let Some(counts) = &debugged.coverage {
-                        coverage.add(counts);
-                    }
-                    debugged.run
-                }
-                (None, None) => sandbox.run(&request),
-            };
-            result.runs += 1;
-            result.elapsed_ns += r.elapsed_ns;
-            result.wrote |= r.first_write_ns.is_some();
-            for place in crate::engine::live::guarded::stopped_in_c(&r) {
-                if !result.stopped_in_c.contains(&place) {
-                    result.stopped_in_c.push(place);
-                }
-            }
-            report = Some(r);
-        }
-        let report = report.expect("repeat is at least 1");
+        let report = run_step(
+            &mut sandbox,
+            script,
+            function,
+            step,
+            coverage.as_deref_mut(),
+            &mut result,
+        );
         let reply = report.reply_for(step.protocol);
         let observed = observe(
             &report,
@@ -337,4 +313,71 @@ pub fn run_case_in(
         });
     }
     result
+}
+
+/// The case's seed in database 0 and, for a library, the library loaded; a failure of the case
+/// (at its line) when either is wrong.
+fn set_up(
+    sandbox: &mut Sandbox,
+    script: &[u8],
+    function: Option<&str>,
+    case: &TestCase,
+) -> Result<(), Failure> {
+    let failure = |message| Failure {
+        step: 0,
+        line: case.line,
+        what: "seed",
+        message,
+    };
+    let db = keyspace_from_json_value(&case.seed, case.clock_ms)
+        .map_err(|e| failure(format!("the seed keyspace is not valid: {e}")))?;
+    sandbox.set_db0(db);
+    if function.is_some() {
+        sandbox
+            .function_load(script, false)
+            .map_err(|e| failure(format!("the library does not load: {e}")))?;
+    }
+    Ok(())
+}
+
+/// One step, run `repeat` times (EVAL, or FCALL of `function`; under the coverage debugger
+/// when counting lines); the runs are added to `result`; the last run's report.
+fn run_step(
+    sandbox: &mut Sandbox,
+    script: &[u8],
+    function: Option<&str>,
+    step: &TestStep,
+    mut coverage: Option<&mut ScriptCoverage>,
+    result: &mut CaseResult,
+) -> RunReport {
+    let request = step.request(script);
+    let call = function.map(|name| step.call(name));
+    let mut report = None;
+    for _ in 0..step.repeat {
+        let r = match (&call, coverage.as_deref_mut()) {
+            (Some(call), _) => sandbox.fcall(call),
+            (None, Some(coverage)) => {
+                let debugged = sandbox.debug(
+                    &request,
+                    &mut coverage.session,
+                    &mut crate::engine::debug::NoStops,
+                );
+                if let Some(counts) = &debugged.coverage {
+                    coverage.add(counts);
+                }
+                debugged.run
+            }
+            (None, None) => sandbox.run(&request),
+        };
+        result.runs += 1;
+        result.elapsed_ns += r.elapsed_ns;
+        result.wrote |= r.first_write_ns.is_some();
+        for place in crate::engine::live::guarded::stopped_in_c(&r) {
+            if !result.stopped_in_c.contains(&place) {
+                result.stopped_in_c.push(place);
+            }
+        }
+        report = Some(r);
+    }
+    report.expect("repeat is at least 1")
 }

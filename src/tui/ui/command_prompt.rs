@@ -112,14 +112,30 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ),
         None => {
             let label = cmd.label();
-            let typed = fit_start(
-                &display_safe(&cmd.input),
-                inner_width.saturating_sub(label.len() + 1),
-            );
+            // The cursor's cell shows reversed, where it is in the line; a long line keeps the
+            // cursor in view, `…` where it is cut on either side.
+            let at = cmd.input.char_indices().nth(cmd.cursor).map(|(i, _)| i);
+            let (before, under, after) = match at {
+                Some(i) => {
+                    let c = cmd.input[i..].chars().next().unwrap_or(' ');
+                    let next = i + c.len_utf8();
+                    (
+                        &cmd.input[..i],
+                        display_safe(&cmd.input[i..next]).into_owned(),
+                        &cmd.input[next..],
+                    )
+                }
+                None => (cmd.input.as_str(), " ".to_string(), ""),
+            };
+            let room = inner_width.saturating_sub(label.len() + Span::raw(under.as_str()).width());
+            let before = fit_start(&display_safe(before), room);
+            let rest = room.saturating_sub(Span::raw(before.as_str()).width());
+            let after = fit_end(&display_safe(after), rest);
             Line::from(vec![
                 Span::styled(label, theme.header),
-                Span::raw(typed),
-                Span::styled(" ", Style::default().add_modifier(Modifier::REVERSED)),
+                Span::raw(before),
+                Span::styled(under, Style::default().add_modifier(Modifier::REVERSED)),
+                Span::raw(after),
             ])
         }
     };

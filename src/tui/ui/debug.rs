@@ -309,7 +309,8 @@ fn stopped_lines(
 pub fn gutter_width(app: &App, sha: &str) -> usize {
     let d = &app.debugger;
     let counts = d.coverage_for(sha).is_some();
-    let marks = counts || d.session.is_some() || !d.breakpoints.is_empty();
+    let marks =
+        counts || d.session.is_some() || !d.breakpoints.is_empty() || stepped_line(app).is_some();
     usize::from(marks) + if counts { COUNT_WIDTH + 1 } else { 0 }
 }
 
@@ -330,7 +331,7 @@ fn short_count(n: u64) -> String {
 /// the last debug run never reached.
 pub fn gutter_spans(app: &App, sha: &str, line: u32, theme: &Theme) -> Vec<Span<'static>> {
     let d = &app.debugger;
-    let stopped = d.paused_line() == Some(line);
+    let stopped = d.paused_line() == Some(line) || stepped_line(app) == Some(line);
     let bp = d.breakpoint_at(line);
     let mark = match (stopped, bp) {
         (true, _) => Span::styled("▶", theme.warning.add_modifier(Modifier::BOLD)),
@@ -360,7 +361,21 @@ pub fn gutter_spans(app: &App, sha: &str, line: u32, theme: &Theme) -> Vec<Span<
 
 /// The style of the line the script is stopped at.
 pub fn stopped_line_style(app: &App, line: u32, theme: &Theme) -> Option<Style> {
-    (app.debugger.paused_line() == Some(line)).then(|| theme.selected.add_modifier(Modifier::BOLD))
+    (app.debugger.paused_line() == Some(line) || stepped_line(app) == Some(line))
+        .then(|| theme.selected.add_modifier(Modifier::BOLD))
+}
+
+/// The line of the redis.call shown while stepping through the last run (`]` / `[`): marked as a
+/// debugger stop is (a gutter arrow and the line in the selection colour), not by the cursor's
+/// faint background alone, which a projector loses.
+fn stepped_line(app: &App) -> Option<u32> {
+    let step = app.step?;
+    let run = app.last_run.as_ref()?;
+    run.report
+        .trace
+        .get(step)
+        .map(|entry| entry.line)
+        .filter(|&line| line > 0)
 }
 
 #[cfg(test)]

@@ -27,8 +27,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         (None, Some(read_only)) => crate::tui::read_only::title(read_only),
         (None, None) => "untitled".into(),
     };
+    // With several buffers open: which one this is, of how many (tui/buffers.rs).
     let title = format!(
-        "{}{}",
+        "{}{}{}",
+        crate::tui::buffers::position_label(app),
         display_safe(&name),
         if editor.modified { " *" } else { "" }
     );

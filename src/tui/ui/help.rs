@@ -70,7 +70,7 @@ pub fn draw_picker(frame: &mut Frame, area: Rect, picker: &PickerState, theme: &
         let text = if picker.query.is_empty() {
             "No samples and no recent files yet: type a path to open one."
         } else {
-            "Nothing matches: Enter opens what you typed as a path (with a /; Tab completes)."
+            "Nothing matches: Enter opens what you typed as a path (Tab completes it)."
         };
         lines.push(Line::from(Span::styled(text, theme.text)));
     }

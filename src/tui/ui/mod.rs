@@ -1,5 +1,6 @@
 //! Drawing: `draw(frame, &app)` only reads the state.
 
+mod buffers; // the list of open buffers
 mod command_prompt; // the redis> prompt
 mod debug;
 mod editor;
@@ -43,6 +44,8 @@ pub fn draw(frame: &mut Frame, app: &App, theme: &Theme) {
     app.regions.borrow_mut().clear();
     // Presenter mode: one large pane (ui/present.rs); overlays as usual.
     if app.present {
+        // A projector washes out dim colours: presenter mode draws in the high-contrast theme.
+        let theme = crate::tui::theme::Theme::contrast();
         frame.buffer_mut().set_style(area, theme.text);
         present::draw(frame, area, app, theme);
         draw_overlays(frame, area, app, theme);
@@ -111,6 +114,7 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Some(Overlay::Palette(palette)) => palette::draw(frame, area, palette, theme),
         Some(Overlay::Command) => command_prompt::draw(frame, area, app, theme),
         Some(Overlay::Picker(picker)) => help::draw_picker(frame, area, picker, theme),
+        Some(Overlay::Buffers(selected)) => buffers::draw(frame, area, app, *selected, theme),
         Some(Overlay::Value(view)) => value_view::draw(frame, area, view, theme),
         Some(Overlay::Lessons(selected)) => lesson::draw_picker(frame, area, app, *selected, theme),
         Some(Overlay::Prompt(prompt)) => {
@@ -124,19 +128,15 @@ fn draw_overlays(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         }
         Some(Overlay::Confirm(confirm)) => {
             let text: String = match confirm {
-                super::app::Confirm::QuitUnsaved => {
-                    "The script has unsaved changes. Quit anyway? (y/n)".into()
-                }
+                super::app::Confirm::QuitUnsaved => crate::tui::buffers::quit_question(app),
                 super::app::Confirm::Recover => {
                     "Unsaved changes to this script from an earlier session were autosaved. r recovers them, d discards them."
                         .into()
                 }
-                super::app::Confirm::OpenUnsaved(_) => {
-                    "The script has unsaved changes. Open the other file anyway? (y/n)".into()
-                }
-                super::app::Confirm::NewUnsaved => {
-                    "The script has unsaved changes. Start a new one anyway? (y/n)".into()
-                }
+                super::app::Confirm::CloseUnsaved => format!(
+                    "{} has unsaved changes. s saves it and closes it, d discards the changes, Esc keeps it open.",
+                    crate::tui::buffers::name_of(&app.editor)
+                ),
                 super::app::Confirm::Overwrite(_) => {
                     "That file exists. Replace it with this script? (y/n)".into()
                 }

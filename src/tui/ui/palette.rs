@@ -43,17 +43,22 @@ pub fn draw(frame: &mut Frame, area: Rect, palette: &PaletteState, theme: &Theme
         Span::styled(count, theme.line_number),
     ])];
     let mut selected_line = 0;
-    let mut last_context: Option<Context> = None;
+    let mut last_group: Option<&str> = None;
     for (row, &i) in palette.shown.iter().enumerate() {
         let entry = &palette.entries[i];
-        if grouped && last_context != Some(entry.context) {
-            lines.push(Line::styled(
-                format!("— {} —", entry.context.title()),
-                theme.header,
-            ));
-            last_context = Some(entry.context);
+        // The open buffers first, under their own heading; then the actions where they work.
+        let group = match entry.buffer {
+            Some(_) => "Open buffers",
+            None => entry.context.title(),
+        };
+        if grouped && last_group != Some(group) {
+            lines.push(Line::styled(format!("— {group} —"), theme.header));
+            last_group = Some(group);
         }
-        let mut text = entry.action.description().to_string();
+        let mut text = match &entry.buffer {
+            Some((_, name)) => name.clone(),
+            None => entry.action.description().to_string(),
+        };
         // Filtered, the groups are gone: say where a key works.
         if !grouped && entry.context != Context::Global {
             text = format!("{text} · {}", entry.context.title());

@@ -64,22 +64,78 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
     let detail_height = if area.height >= 18 { 7 } else { 0 };
     let [list_area, detail_area] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(detail_height)]).areas(area);
-    // The command and reply columns share what the fixed ones leave (5 gaps of one column),
-    // and their text is cut to that width with an ellipsis.
-    let fixed = 5 + 5 + 7 + 2 + 5;
-    let free = (list_area.width.saturating_sub(2) as usize).saturating_sub(fixed);
-    let command_width = (free * 4 / 7).max(1);
-    let reply_width = free.saturating_sub(command_width).max(1);
+    // The fixed columns as wide as what they hold (a two-digit line needs no five columns);
+    // the time column only where there is room (the call box says it otherwise) and the marks
+    // only when a call has one. The command and the reply get the rest, each what it needs
+    // when both fit, else the reply at most two fifths; text cut to its column ends in `…`.
+    let inner = list_area.width.saturating_sub(2) as usize;
+    let digits = |n: u64| n.max(1).ilog10() as usize + 1;
+    let seq_width = (1 + digits(trace.iter().map(|e| e.seq as u64).max().unwrap_or(0))).max(3);
+    let line_width = digits(trace.iter().map(|e| e.line as u64).max().unwrap_or(0)).max(4);
+    let time = |e: &crate::engine::report::TraceEntry| {
+        // A live run has no per-call times (no clock fine enough inside a script).
+        if run.live {
+            "-".to_string()
+        } else {
+            format!("{:.1}", e.elapsed_ns as f64 / 1000.0)
+        }
+    };
+    let commands: Vec<String> = trace
+        .iter()
+        .map(|e| {
+            let words: Vec<Cow<str>> = e.command.iter().map(|a| display_bytes(a)).collect();
+            words.join(" ")
+        })
+        .collect();
+    let replies: Vec<String> = trace
+        .iter()
+        .map(|e| display_safe(&e.reply.to_cli().replace('\n', " ")).into_owned())
+        .collect();
+    let undeclared = |e: &crate::engine::report::TraceEntry| {
+        e.keys.iter().any(|k| !run.request.keys.contains(k))
+    };
+    let marks_width = if trace.iter().any(|e| e.write || undeclared(e)) {
+        2
+    } else {
+        0
+    };
+    let time_width = trace
+        .iter()
+        .map(|e| time(e).len())
+        .max()
+        .unwrap_or(0)
+        .max(2);
+    let widest = |texts: &[String]| texts.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+    let (command_need, reply_need) = (widest(&commands), widest(&replies));
+    let free_of = |columns: [usize; 4]| {
+        let gaps = 1 + columns.iter().filter(|w| **w > 0).count();
+        inner.saturating_sub(columns.iter().sum::<usize>() + gaps)
+    };
+    let with_time = [seq_width, line_width, time_width, marks_width];
+    let show_time = inner >= 60 || command_need + reply_need <= free_of(with_time);
+    let free = if show_time {
+        free_of(with_time)
+    } else {
+        free_of([seq_width, line_width, 0, marks_width])
+    };
+    let reply_width = if command_need + reply_need <= free {
+        // Room for both: the command four sevenths, as long as the reply keeps what it needs.
+        free - command_need.max((free * 4 / 7).min(free - reply_need))
+    } else {
+        reply_need.min((free * 2 / 5).max(free.saturating_sub(command_need)))
+    }
+    // Never narrower than its title, "reply".
+    .max(5)
+    .min(free.saturating_sub(1).max(1));
+    let command_width = free.saturating_sub(reply_width).max(1);
     let rows: Vec<Row> = trace
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let command: Vec<Cow<str>> = e.command.iter().map(|a| display_bytes(a)).collect();
-            let undeclared = e.keys.iter().any(|k| !run.request.keys.contains(k));
             let marks = format!(
                 "{}{}",
                 if e.write { "W" } else { " " },
-                if undeclared { "!" } else { " " }
+                if undeclared(e) { "!" } else { " " }
             );
             let step = if app.step == Some(i) { "▶" } else { " " };
             let style = if e.reply.is_error() {
@@ -87,34 +143,37 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
             } else {
                 theme.text
             };
-            Row::new(vec![
+            let mut cells = vec![
                 Cell::from(format!("{step}{}", e.seq)),
                 Cell::from(e.line.to_string()),
-                Cell::from(shorten(&command.join(" "), command_width)),
-                Cell::from(shorten(
-                    &display_safe(&e.reply.to_cli().replace('\n', " ")),
-                    reply_width,
-                )),
-                // A live run has no per-call times (no clock fine enough inside a script).
-                Cell::from(if run.live {
-                    "-".to_string()
-                } else {
-                    format!("{:.1}", e.elapsed_ns as f64 / 1000.0)
-                }),
-                Cell::from(marks),
-            ])
-            .style(style)
+                Cell::from(shorten(&commands[i], command_width)),
+                Cell::from(shorten(&replies[i], reply_width)),
+            ];
+            if show_time {
+                cells.push(Cell::from(time(e)));
+            }
+            if marks_width > 0 {
+                cells.push(Cell::from(marks));
+            }
+            Row::new(cells).style(style)
         })
         .collect();
-    let widths = [
-        Constraint::Length(5),
-        Constraint::Length(5),
+    let mut widths = vec![
+        Constraint::Length(seq_width as u16),
+        Constraint::Length(line_width as u16),
         Constraint::Length(command_width as u16),
         Constraint::Length(reply_width as u16),
-        Constraint::Length(7),
-        Constraint::Length(2),
     ];
-    let header = Row::new(vec!["seq", "line", "command", "reply", "µs", ""]).style(theme.header);
+    let mut titles = vec!["seq", "line", "command", "reply"];
+    if show_time {
+        widths.push(Constraint::Length(time_width as u16));
+        titles.push("µs");
+    }
+    if marks_width > 0 {
+        widths.push(Constraint::Length(marks_width as u16));
+        titles.push("");
+    }
+    let header = Row::new(titles).style(theme.header);
     let table = Table::new(rows, widths)
         .header(header)
         .row_highlight_style(theme.selected)
@@ -159,6 +218,15 @@ pub fn draw_trace(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focus
                         .join(" "),
                 ),
                 Span::raw(if e.write { "  (write)" } else { "" }),
+            ]),
+            // The list has no time column when narrow: the call's time is here.
+            Line::from(vec![
+                Span::styled("time:    ", theme.header),
+                Span::raw(if run.live {
+                    "- (a live run has no per-call times)".to_string()
+                } else {
+                    format!("{:.1} µs", e.elapsed_ns as f64 / 1000.0)
+                }),
             ]),
         ],
         None => vec![Line::from("no calls")],

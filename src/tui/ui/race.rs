@@ -37,24 +37,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
         } else {
             outcome.verdict.word()
         };
-        // Two outcomes may share a keyspace and differ in what the clients got back: show both,
-        // and how often WATCH made each retry.
-        let returns: Vec<String> = outcome
-            .clients
-            .iter()
-            .map(|c| match c.retries {
-                0 => format!("{}:{}", c.client, c.result),
-                n => format!(
-                    "{}:{} ({n} retr{})",
-                    c.client,
-                    c.result,
-                    if n == 1 { "y" } else { "ies" }
-                ),
-            })
-            .collect();
         // What the outcome changed from the seed, key by key, before what the clients got.
         let text = format!(
-            "{:<6} {:>6} sched. {:<6} {}  {}",
+            "{:<6} {:>6} sched. {:<6} {} ",
             strategy.strategy.id(),
             outcome.schedules,
             verdict,
@@ -63,26 +48,40 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
                 &outcome.keyspace,
                 8
             )),
-            display_safe(&returns.join(" "))
         );
-        let text = crate::tui::keyspace::fit(&text, row_width);
-        let style = if row == view.selected {
-            theme.selected
-        } else if matches!(verdict, "LOST" | "BROKEN" | "error" | "stale") {
+        let style = if matches!(verdict, "LOST" | "BROKEN" | "error" | "stale") {
             theme.warning
         } else {
             theme.text
         };
-        lines.push(Line::from(Span::styled(text, style)));
+        let mut spans = vec![(text, style)];
+        // Two outcomes may share a keyspace and differ in what the clients got back: show both,
+        // and how often WATCH made each retry; each client's number in its colour.
+        for c in &outcome.clients {
+            let retries = match c.retries {
+                0 => String::new(),
+                n => format!(" ({n} retr{})", if n == 1 { "y" } else { "ies" }),
+            };
+            spans.push((
+                format!(" {}:{}{retries}", c.client, display_safe(&c.result)),
+                theme.client(c.client),
+            ));
+        }
+        let mut line = fit_spans(spans, row_width);
+        if row == view.selected {
+            line = line.patch_style(theme.selected);
+        }
+        lines.push(line);
     }
     let inner = list_area.height.saturating_sub(2) as usize;
     let scroll = view.selected.saturating_sub(inner.saturating_sub(1));
+    // The client count and the position first: a long lab name is what a narrow pane cuts.
     let title = format!(
-        "Race: {} ({} clients) · outcome {}/{}",
-        display_safe(&view.report.lab),
+        "Race ({} clients) · outcome {}/{}: {}",
         view.report.clients,
         (view.selected + 1).min(view.rows.len()),
-        view.rows.len()
+        view.rows.len(),
+        display_safe(&view.report.lab)
     );
     // Rows out of view are counted on the bottom border (the title may be cut on a narrow
     // pane), so a class knows there is more.
@@ -119,12 +118,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
             1 => " (1 WATCH retry)".to_string(),
             n => format!(" ({n} WATCH retries)"),
         };
-        head.push(Line::from(format!(
-            "client {} {}{retries}: {}",
-            client.client,
-            client.outcome.word(),
-            display_safe(&client.result)
-        )));
+        head.push(Line::from(vec![
+            Span::styled(
+                format!("client {}", client.client),
+                theme.client(client.client),
+            ),
+            Span::raw(format!(
+                " {}{retries}: {}",
+                client.outcome.word(),
+                display_safe(&client.result)
+            )),
+        ]));
     }
     for broken in &outcome.broken_invariants {
         head.push(Line::from(Span::styled(
@@ -139,19 +143,22 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
     let header = head.len();
     let mut lines = head;
     for (i, step) in steps.iter().enumerate() {
-        let text = format!(
-            "{:>2}. client {}: {} -> {}",
-            i + 1,
-            step.client,
-            display_safe(&step.command),
-            display_safe(&step.reply)
-        );
-        let style = if i == view.step {
-            theme.selected
-        } else {
-            theme.text
-        };
-        lines.push(Line::from(Span::styled(text, style)));
+        let mut line = Line::from(vec![
+            Span::styled(format!("{:>2}. ", i + 1), theme.text),
+            Span::styled(format!("client {}", step.client), theme.client(step.client)),
+            Span::styled(
+                format!(
+                    ": {} -> {}",
+                    display_safe(&step.command),
+                    display_safe(&step.reply)
+                ),
+                theme.text,
+            ),
+        ]);
+        if i == view.step {
+            line = line.patch_style(theme.selected);
+        }
+        lines.push(line);
     }
     if let Some(keyspace) = steps.get(view.step).and_then(|s| s.keyspace.as_ref()) {
         lines.push(Line::from(format!(
@@ -207,4 +214,33 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, focused: bo
             .block(block(&title, false, theme)),
         steps_area,
     );
+}
+
+/// Styled pieces as one line cut to `width` characters (the last shown ends in …).
+fn fit_spans(spans: Vec<(String, ratatui::style::Style)>, width: usize) -> Line<'static> {
+    let total: usize = spans.iter().map(|(t, _)| t.chars().count()).sum();
+    if total <= width {
+        return Line::from(
+            spans
+                .into_iter()
+                .map(|(t, style)| Span::styled(t, style))
+                .collect::<Vec<_>>(),
+        );
+    }
+    let mut left = width.saturating_sub(1);
+    let mut out = Vec::new();
+    let mut last_style = ratatui::style::Style::default();
+    for (text, style) in spans {
+        if left == 0 {
+            break;
+        }
+        let cut: String = text.chars().take(left).collect();
+        left -= cut.chars().count();
+        last_style = style;
+        out.push(Span::styled(cut, style));
+    }
+    if width > 0 {
+        out.push(Span::styled("…", last_style));
+    }
+    Line::from(out)
 }
