@@ -303,6 +303,10 @@ pub(super) fn diagnostics(
 ) -> Vec<Diagnostic> {
     let header = shebang(source);
     let library_by_header = header.as_ref().is_some_and(|h| h.name.is_some());
+    // A plain script costs no second walk.
+    if !library_by_header && !source.contains("register_function") {
+        return Vec::new();
+    }
     let mut reader = Reader::default();
     reader.visit_ast(ast);
     if !library_by_header && reader.registrations.is_empty() {
