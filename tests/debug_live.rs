@@ -284,8 +284,10 @@ fn json_gives_ldbs_lines_as_the_repls_events() {
     );
 }
 
+/// On a cluster the session runs on the master of the keys' slot: here the one node, with --sync
+/// (its write is kept), every line naming it.
 #[test]
-fn a_cluster_node_is_refused() {
+fn a_cluster_session_runs_on_the_keys_node() {
     let dir_tmp = tempfile::tempdir().unwrap();
     let dir = dir_tmp.path().to_path_buf();
     let dir_arg = dir.display().to_string();
@@ -314,12 +316,28 @@ fn a_cluster_node_is_refused() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let url = format!("redis://127.0.0.1:{}", node.port);
-    let (code, _, err) = debug(SCRIPT, &["--server", &url, "--yes", "SCRIPT", "k"]);
-    assert_eq!(code, 2);
-    assert_eq!(
-        err,
-        format!("evalbench: refused: 127.0.0.1:{} is a cluster node: an LDB session runs on one connection to one node and cannot follow keys to other nodes; debug in the sandbox (drop --server)\n", node.port)
+    let (code, out, err) = debug(
+        SCRIPT,
+        &["--server", &url, "--yes", "--sync", "SCRIPT", "k"],
     );
+    assert_eq!((code, err.as_str()), (0, ""));
+    let at = format!(
+        "127.0.0.1:{} (master, slot {})",
+        node.port,
+        evalbench::engine::lint::hash_slot(b"k")
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("server: {at} (redis 7.0.15 primary (cluster), busy threshold 5000 ms, cluster-node-timeout 15000 ms)")
+    );
+    assert!(
+        lines.contains(
+            &format!("(Lua debugging session on {at} ended -- dataset changes kept)").as_str()
+        ),
+        "{out}"
+    );
+    assert_eq!(conn.cmd(&["GET", "k"]), Reply::bulk("v"));
     drop(node);
 }
 

@@ -2215,3 +2215,246 @@ impl WorkbenchOn {
         }
     }
 }
+
+/// `evalbench debug ARGS` (stdin empty): (exit code, stdout, stderr).
+fn debug_cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_evalbench"))
+        .arg("debug")
+        .args(args)
+        .env_remove("REDIS_URL")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run evalbench debug");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The "used_memory ..." figure of a fork's cost line, which differs from run to run, as `MEM`.
+fn without_memory(text: &str) -> String {
+    let re = regex::Regex::new(r"used_memory \S+ \(\d+ bytes\)").unwrap();
+    re.replace_all(text, "used_memory MEM").into_owned()
+}
+
+/// The nodes that received SCRIPT DEBUG (an LDB session was opened there), in node order.
+fn ldb_nodes(conns: &mut [Conn]) -> Vec<usize> {
+    commands_run(conns)
+        .iter()
+        .enumerate()
+        .filter(|(_, ran)| ran.iter().any(|c| c == "script|debug"))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[test]
+fn debug_server_opens_its_session_on_the_master_of_the_keys_slot() {
+    let Some(cluster) = start_cluster() else {
+        return;
+    };
+    let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
+    let file = cluster.dir.path().join("debugged.lua");
+    std::fs::write(&file, "local n = redis.call('INCR', KEYS[1])\nreturn n\n").unwrap();
+    let script = file.display().to_string();
+    let seed = format!("redis://{}", addr(&cluster, 0));
+    let key = key_on(2, "d");
+    let node = node_of_key(&cluster, &key);
+
+    // KEYS on node 2, given node 0: the session runs on node 2, and every line names it.
+    reset_stats(&mut conns);
+    let (code, out, err) = debug_cli(&[
+        "--server",
+        &seed,
+        "--yes",
+        "--commands",
+        "n; p",
+        &script,
+        &key,
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        without_memory(&out),
+        format!(
+            "server: {node}, reached through {seed_addr} (redis 7.0.15 primary (cluster), busy threshold 5000 ms, cluster-node-timeout 30000 ms)
+SCRIPT DEBUG YES forks {node} (used_memory MEM): the fork grows by every page the server changes while the session lasts; the script's changes are rolled back.
+Lua debugging session started on {node} (Redis's LDB). Type h for help.
+Not on a live server (sandbox only): back, rc, goto, watch, cond, bw, o, over, finish, u, until, b LINE if/hits, b COMMAND, coverage.
+
+* Stopped at 1, stop reason = step over
+-> 1   local n = redis.call('INCR', KEYS[1])
+lua debugger> n
+<redis> INCR {key}
+<reply> 1
+* Stopped at 2, stop reason = step over
+-> 2   return n
+lua debugger> p
+<value> n = 1
+(no more commands: the script runs to the end)
+
+(Lua debugging session on {node} ended -- dataset changes rolled back)
+
+(integer) 1
+",
+            seed_addr = addr(&cluster, 0)
+        )
+    );
+    assert_eq!(ldb_nodes(&mut conns), vec![2]);
+    // The fork's INCR was rolled back.
+    assert_eq!(conns[2].cmd(&["GET", &key]), Reply::Nil);
+
+    // KEYS in two slots: refused before anything is read or sent (exit 2), each key's slot named.
+    let other = key_on(0, "d");
+    reset_stats(&mut conns);
+    let (code, out, err) = debug_cli(&["--server", &seed, "--yes", &script, &key, &other]);
+    assert_eq!(
+        (code, out.as_str(), err),
+        (2, "", format!(
+            "evalbench: refused: CROSSSLOT Keys in request don't hash to the same slot (evalbench read nothing and did not send the script: {key} -> slot {} on {}, {other} -> slot {} on {}; put a common {{hash tag}} in the keys)\n",
+            evalbench::engine::lint::hash_slot(key.as_bytes()),
+            addr(&cluster, 2),
+            evalbench::engine::lint::hash_slot(other.as_bytes()),
+            addr(&cluster, 0),
+        ))
+    );
+    // What connecting asks (the role, the slot map, settings) and nothing else.
+    let read_or_sent: Vec<Vec<String>> = commands_run(&mut conns)
+        .into_iter()
+        .map(|ran| {
+            ran.into_iter()
+                .filter(|c| {
+                    !c.starts_with("cluster|")
+                        && ![
+                            "role",
+                            "ping",
+                            "hello",
+                            "client|setinfo",
+                            "config|get",
+                            "command|docs",
+                            "command",
+                        ]
+                        .contains(&c.as_str())
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(read_or_sent, vec![Vec::<String>::new(); 3]);
+
+    // Keyless, given node 1: the session stays on the node given; the JSON end names it.
+    std::fs::write(&file, "return 'hi'\n").unwrap();
+    reset_stats(&mut conns);
+    let given = format!("redis://{}", addr(&cluster, 1));
+    let (code, out, err) = debug_cli(&["--server", &given, "--yes", "--json", &script]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let keyless = format!("{} (master, no keys)", addr(&cluster, 1));
+    assert_eq!(
+        out.lines().last().unwrap(),
+        format!(
+            r#"{{"event":"end","text":"(Lua debugging session on {keyless} ended -- dataset changes rolled back)","reply":"\"hi\"","error":false,"node":{{"addr":"{}","role":"master","slot":null}}}}"#,
+            addr(&cluster, 1)
+        )
+    );
+    assert_eq!(ldb_nodes(&mut conns), vec![1]);
+}
+
+/// A terminal's answers to the debugger's questions, one per question; `before(n)` runs just before
+/// the n-th answer is read (what happens while the user reads the question).
+struct Answers<F: FnMut(usize)> {
+    answers: Vec<&'static str>,
+    asked: usize,
+    before: F,
+}
+
+impl<F: FnMut(usize)> std::io::Read for Answers<F> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let Some(answer) = self.answers.get(self.asked) else {
+            return Ok(0);
+        };
+        (self.before)(self.asked);
+        self.asked += 1;
+        let line = format!("{answer}\n");
+        buf[..line.len()].copy_from_slice(line.as_bytes());
+        Ok(line.len())
+    }
+}
+
+/// `evalbench debug`'s options (-h is the host, as in redis-cli).
+#[derive(clap::Parser)]
+#[command(disable_help_flag = true)]
+struct DebugCli {
+    #[command(flatten)]
+    args: evalbench::cli::debug::DebugArgs,
+}
+
+#[test]
+fn debug_servers_question_holds_for_the_node_it_named() {
+    use clap::Parser;
+    let Some(cluster) = start_cluster_with(1) else {
+        return;
+    };
+    let mut conns: Vec<Conn> = cluster.nodes.iter().map(|n| n.connect()).collect();
+    let file = cluster.dir.path().join("asked.lua");
+    std::fs::write(&file, "return redis.call('INCR', KEYS[1])\n").unwrap();
+    let key = key_on(0, "q");
+    let slot = evalbench::engine::lint::hash_slot(key.as_bytes());
+    let (n0, n3) = (
+        format!("{} (master, slot {slot})", addr(&cluster, 0)),
+        format!("{} (master, slot {slot})", addr(&cluster, 3)),
+    );
+    let seed = format!("redis://{}", addr(&cluster, 0));
+    let args = DebugCli::parse_from([
+        "debug",
+        "--server",
+        &seed,
+        &file.display().to_string(),
+        &key,
+    ])
+    .args;
+    reset_stats(&mut conns);
+    // The replica takes over between the question naming node 0 and the y; the question asked
+    // again names node 3, and is answered n.
+    let stdin = std::io::BufReader::new(Answers {
+        answers: vec!["y", "n"],
+        asked: 0,
+        before: |n| {
+            if n == 0 {
+                let mut replica = cluster.nodes[3].connect();
+                assert_eq!(replica.cmd(&["CLUSTER", "FAILOVER"]), Reply::ok());
+                wait_for_master(&cluster, 0, slot, 3);
+                reset_stats(
+                    &mut cluster
+                        .nodes
+                        .iter()
+                        .map(|n| n.connect())
+                        .collect::<Vec<_>>(),
+                );
+            }
+        },
+    });
+    let mut out = Vec::new();
+    let result = evalbench::cli::debug::debug_command(&args, &mut out, Some(Box::new(stdin)), true);
+    let out = without_memory(&String::from_utf8(out).unwrap());
+    // The node given is named as it is now: the replica it became after the failover.
+    let server = |node: &str, through: &str| {
+        format!("server: {node}{through} (redis 7.0.15 {} (cluster), busy threshold 5000 ms, cluster-node-timeout 30000 ms)", if through.is_empty() { "primary" } else { "replica" })
+    };
+    let forks = |node: &str| {
+        format!("SCRIPT DEBUG YES forks {node} (used_memory MEM): the fork grows by every page the server changes while the session lasts; the script's changes are rolled back.")
+    };
+    assert_eq!(
+        out,
+        format!(
+            "{}\n{}\nFork {n0}? [y/N] The cluster's topology changed since the question: the script's slot moved from {n0} to {n3} (a failover). Nothing was sent; asking again.\n{}\n{}\nFork {n3}? [y/N] ",
+            server(&n0, ""),
+            forks(&n0),
+            server(&n3, &format!(", reached through {}", addr(&cluster, 0))),
+            forks(&n3),
+        )
+    );
+    let refused = result.unwrap_err();
+    assert_eq!(
+        (refused.code, without_memory(&refused.message)),
+        (2, format!("refused: SCRIPT DEBUG YES would fork {n3} (used_memory MEM); rerun with --yes to allow the fork"))
+    );
+    assert_eq!(ldb_nodes(&mut conns), Vec::<usize>::new());
+}

@@ -6,9 +6,11 @@ use crate::cli::common::{
 };
 use crate::cli::debug::{queued_commands, DebugArgs, PROMPT};
 use crate::engine::display::display_text;
+use crate::engine::live::cluster::NodeRef;
 use crate::engine::live::copy::CopyError;
 use crate::engine::live::guard::dry_run;
 use crate::engine::live::guarded::unkillable_places;
+use crate::engine::live::guarded::{describe_concern, Concern};
 use crate::engine::live::ldb::{self, LdbAnswer, LdbMode, LdbSession, NOT_REMOTE};
 use crate::engine::live::{LiveBackend, LiveError, TargetSpec};
 use crate::engine::reply::Reply;
@@ -112,6 +114,7 @@ fn abort_session(
     session: &mut LdbSession,
     console: &mut Console<'_>,
     target: &crate::engine::live::Target,
+    on: &str,
 ) -> (Option<Reply>, String) {
     let (ended, what) = match session.send(&[b"abort".to_vec()]) {
         Ok(answer) => {
@@ -120,19 +123,19 @@ fn abort_session(
                 Some(reply) => (
                     answer.ended.clone(),
                     format!(
-                        "sent abort to the LDB session, which ended with {}",
+                        "sent abort to the LDB session{on}, which ended with {}",
                         reply.to_cli().replace('\n', " ")
                     ),
                 ),
                 None => (
                     None,
-                    "sent abort to the LDB session, which did not end".to_string(),
+                    format!("sent abort to the LDB session{on}, which did not end"),
                 ),
             }
         }
         Err(e) => (
             None,
-            format!("sent abort to the LDB session, whose connection failed ({e})"),
+            format!("sent abort to the LDB session{on}, whose connection failed ({e})"),
         ),
     };
     let kept = match session.mode {
@@ -196,6 +199,34 @@ impl Console<'_> {
     }
 }
 
+/// After a y on a cluster: the slot map read again; when a failover moved the session's node since
+/// the question, nothing is sent, that is said, and the question is to be asked again naming the
+/// node it goes to now (true).
+fn moved(
+    live: &mut LiveBackend,
+    node: &mut Option<NodeRef>,
+    keys: &[Vec<u8>],
+    console: &mut Console<'_>,
+) -> bool {
+    let Some(asked) = node.as_ref() else {
+        return false;
+    };
+    let Some(now) = ldb::node_moved(live, keys, asked) else {
+        return false;
+    };
+    let change = describe_concern(&Concern::NodeChanged {
+        from: asked.describe(),
+        to: now.describe(),
+    });
+    console.say(
+        "info",
+        &format!("{change}. Nothing was sent; asking again."),
+        None,
+    );
+    *node = Some(now);
+    true
+}
+
 /// Ask "y" on an interactive stdin; anything else (or no terminal) is a no.
 fn consent(out: &mut dyn Write, stdin: &mut Option<Box<dyn BufRead + '_>>, question: &str) -> bool {
     let Some(input) = stdin.as_mut() else {
@@ -243,125 +274,172 @@ pub fn debug_live(
     )?;
     let request = input.request;
     let target = spec.resolve().map_err(|e| CliError::input(e.to_string()))?;
-    let mut live = LiveBackend::connect(target.clone()).map_err(backend_error)?;
+    let mut live = LiveBackend::connect(target).map_err(backend_error)?;
+    // Decided from the key names alone: nothing is read or sent.
+    if let Some(refusal) = live.cross_slot_refusal(&request) {
+        return Err(CliError {
+            code: EXIT_BAD_INPUT,
+            message: format!("refused: {refusal}"),
+        });
+    }
+    // A cluster that is down answers CLUSTERDOWN to a script with keys: nothing to send.
+    if let Some(refusal) = live.cluster_down_refusal(&request.keys) {
+        return Err(CliError {
+            code: EXIT_BACKEND,
+            message: format!("refused: {refusal}"),
+        });
+    }
     let mode = if args.sync {
         LdbMode::Sync
     } else {
         LdbMode::Fork
     };
-    let pre = ldb::preflight(&mut live, mode).map_err(backend_error)?;
-    if let Some(refusal) = pre.refusal {
-        return Err(CliError {
-            code: EXIT_BAD_INPUT,
-            message: refusal,
-        });
-    }
-    let display = live.target.display.clone();
     let mut console = Console {
         out,
         json: args.json,
     };
-    console.say(
-        "info",
-        &format!("server: {display} ({})", live.server.summary()),
-        None,
-    );
-    match mode {
-        LdbMode::Fork => {
-            let memory = match (&pre.used_memory_human, pre.used_memory) {
-                (Some(h), Some(b)) => format!("used_memory {h} ({b} bytes)"),
-                _ => "used_memory unknown (INFO memory was not answered)".into(),
-            };
-            console.say(
-                "info",
-                &format!("SCRIPT DEBUG YES forks the server ({memory}): the fork grows by every page the server changes while the session lasts; the script's changes are rolled back."),
-                None,
-            );
-            // Code SCRIPT KILL cannot stop keeps the fork's process running once it loops there
-            // (LDB's abort cannot reach it either).
-            let places = unkillable_places(&request.script, live.server.profile);
-            let warning = (!places.is_empty()).then(|| format!(
-                "SCRIPT KILL cannot stop this script ({}): looping there, the fork's process keeps running (and holding its memory) until the server is restarted",
-                places.join("; ")
-            ));
-            let unkillable = warning.as_ref().map_or(String::new(), |w| format!("; {w}"));
-            let question = warning.map_or("Fork it?".to_string(), |w| format!("{w}. Fork it?"));
-            let allowed = args.yes || (interactive && consent(console.out, &mut stdin, &question));
-            if !allowed {
-                return Err(CliError::input(format!(
-                    "refused: SCRIPT DEBUG YES would fork {display} ({memory}){unkillable}; rerun with --yes to allow the fork{}",
-                    if interactive { "" } else { " (stdin is not a terminal to ask on)" }
-                )));
-            }
+    // On a cluster the session runs on the node serving the KEYS' slot (one connection, one node);
+    // a question answered y holds for the node it named only.
+    let mut node = ldb::session_node(&mut live, &request.keys);
+    let display = loop {
+        let pre = ldb::preflight(&mut live, mode, node.as_ref()).map_err(backend_error)?;
+        if let Some(refusal) = pre.refusal {
+            return Err(CliError {
+                code: EXIT_BAD_INPUT,
+                message: refusal,
+            });
         }
-        LdbMode::Sync => {
-            // SCRIPT DEBUG SYNC runs the script as plain EVAL, keeps its writes and blocks the
-            // server while it is stopped: whatever the dry run shows, it is not sent unasked. What
-            // the guard of `run --server` finds is said, so the consent is informed.
-            let mut findings = String::new();
-            let mut section = |title: &str, lines: &[String]| {
-                findings.push_str(&format!("\n  {title}"));
-                for l in lines {
-                    findings.push_str(&format!("\n    {l}"));
-                }
-            };
-            let places = unkillable_places(&request.script, live.server.profile);
-            if !places.is_empty() {
-                // Not dry-run: the sandbox would run the same code.
-                section(
-                    "SCRIPT KILL cannot stop it (the server may need a restart):",
-                    &places,
+        let display = node
+            .as_ref()
+            .map_or_else(|| live.target.display.clone(), |n| n.describe());
+        let through = match &node {
+            Some(n) if n.addr != live.target.display => {
+                format!(", reached through {}", live.target.display)
+            }
+            _ => String::new(),
+        };
+        console.say(
+            "info",
+            &format!("server: {display}{through} ({})", live.server.summary()),
+            None,
+        );
+        match mode {
+            LdbMode::Fork => {
+                let memory = match (&pre.used_memory_human, pre.used_memory) {
+                    (Some(h), Some(b)) => format!("used_memory {h} ({b} bytes)"),
+                    _ => "used_memory unknown (INFO memory was not answered)".into(),
+                };
+                console.say(
+                    "info",
+                    &format!("SCRIPT DEBUG YES forks {} ({memory}): the fork grows by every page the server changes while the session lasts; the script's changes are rolled back.", if node.is_some() { display.as_str() } else { "the server" }),
+                    None,
                 );
-            } else {
-                match dry_run(&mut live, &request, now) {
-                    Ok(run) => {
-                        let in_c = crate::engine::live::guarded::stopped_in_c(&run.report);
-                        if !in_c.is_empty() {
-                            section(
-                                "SCRIPT KILL cannot stop it (the server may need a restart):",
-                                &in_c,
-                            );
-                        }
-                        if !run.writes.is_empty() {
-                            section(
-                                "A dry run in the sandbox on a copy of KEYS writes:",
-                                &run.writes,
-                            );
-                        }
-                        if !run.unseen.is_empty() {
-                            section("The dry run is no preview of the server: these calls read what the copy of KEYS lacks:", &run.unseen);
-                        }
-                        if run.writes.is_empty() && run.unseen.is_empty() {
-                            section("A dry run in the sandbox on a copy of KEYS shows no write, but it cannot vouch for the server.", &[]);
-                        }
-                    }
-                    Err(CopyError::Live(e)) => return Err(backend_error(e)),
-                    Err(e) => section(&format!("No dry run: {e}."), &[]),
+                // Code SCRIPT KILL cannot stop keeps the fork's process running once it loops there
+                // (LDB's abort cannot reach it either).
+                let places = unkillable_places(&request.script, live.server.profile);
+                let warning = (!places.is_empty()).then(|| format!(
+                    "SCRIPT KILL cannot stop this script ({}): looping there, the fork's process keeps running (and holding its memory) until the server is restarted",
+                    places.join("; ")
+                ));
+                let unkillable = warning.as_ref().map_or(String::new(), |w| format!("; {w}"));
+                let fork = match &node {
+                    Some(_) => format!("Fork {display}?"),
+                    None => "Fork it?".to_string(),
+                };
+                let question = warning.map_or(fork.clone(), |w| format!("{w}. {fork}"));
+                let asked = interactive && !args.yes && consent(console.out, &mut stdin, &question);
+                if !(args.yes || asked) {
+                    return Err(CliError::input(format!(
+                        "refused: SCRIPT DEBUG YES would fork {display} ({memory}){unkillable}; rerun with --yes to allow the fork{}",
+                        if interactive { "" } else { " (stdin is not a terminal to ask on)" }
+                    )));
+                }
+                if asked && moved(&mut live, &mut node, &request.keys, &mut console) {
+                    continue;
                 }
             }
-            let why = format!(
-                "SCRIPT DEBUG SYNC blocks {display} for every other client while the script is stopped, and keeps every write the script makes (no rollback), so it always needs consent."
-            );
-            let allowed = args.yes
-                || (interactive
+            LdbMode::Sync => {
+                // SCRIPT DEBUG SYNC runs the script as plain EVAL, keeps its writes and blocks the
+                // server while it is stopped: whatever the dry run shows, it is not sent unasked. What
+                // the guard of `run --server` finds is said, so the consent is informed.
+                let mut findings = String::new();
+                let mut section = |title: &str, lines: &[String]| {
+                    findings.push_str(&format!("\n  {title}"));
+                    for l in lines {
+                        findings.push_str(&format!("\n    {l}"));
+                    }
+                };
+                let places = unkillable_places(&request.script, live.server.profile);
+                if !places.is_empty() {
+                    // Not dry-run: the sandbox would run the same code.
+                    section(
+                        "SCRIPT KILL cannot stop it (the server may need a restart):",
+                        &places,
+                    );
+                } else {
+                    match dry_run(&mut live, &request, now) {
+                        Ok(run) => {
+                            let in_c = crate::engine::live::guarded::stopped_in_c(&run.report);
+                            if !in_c.is_empty() {
+                                section(
+                                    "SCRIPT KILL cannot stop it (the server may need a restart):",
+                                    &in_c,
+                                );
+                            }
+                            if !run.writes.is_empty() {
+                                section(
+                                    "A dry run in the sandbox on a copy of KEYS writes:",
+                                    &run.writes,
+                                );
+                            }
+                            if !run.unseen.is_empty() {
+                                section("The dry run is no preview of the server: these calls read what the copy of KEYS lacks:", &run.unseen);
+                            }
+                            if run.writes.is_empty() && run.unseen.is_empty() {
+                                section("A dry run in the sandbox on a copy of KEYS shows no write, but it cannot vouch for the server.", &[]);
+                            }
+                        }
+                        Err(CopyError::Live(e)) => return Err(backend_error(e)),
+                        Err(e) => section(&format!("No dry run: {e}."), &[]),
+                    }
+                }
+                let why = format!(
+                    "SCRIPT DEBUG SYNC blocks {display} for every other client while the script is stopped, and keeps every write the script makes (no rollback), so it always needs consent."
+                );
+                let start = match &node {
+                    Some(_) => format!("Start it on {display}?"),
+                    None => "Start it?".to_string(),
+                };
+                let asked = interactive
+                    && !args.yes
                     && consent(
                         console.out,
                         &mut stdin,
-                        &format!("{why}{findings}\nStart it?"),
-                    ));
-            if !allowed {
-                return Err(CliError::input(format!(
-                    "refused: {why}{findings}\nNothing was sent to {display}. Rerun with --yes to allow it, or drop --sync for a forked session (SCRIPT DEBUG YES: its changes are rolled back){}.",
-                    if interactive { "" } else { " (stdin is not a terminal to ask on)" }
-                )));
+                        &format!("{why}{findings}\n{start}"),
+                    );
+                if !(args.yes || asked) {
+                    return Err(CliError::input(format!(
+                        "refused: {why}{findings}\nNothing was sent to {display}. Rerun with --yes to allow it, or drop --sync for a forked session (SCRIPT DEBUG YES: its changes are rolled back){}.",
+                        if interactive { "" } else { " (stdin is not a terminal to ask on)" }
+                    )));
+                }
+                if asked && moved(&mut live, &mut node, &request.keys, &mut console) {
+                    continue;
+                }
+                console.say(
+                    "info",
+                    "SCRIPT DEBUG SYNC: the server is blocked while the script is stopped, and the script's changes are kept.",
+                    None,
+                );
             }
-            console.say(
-                "info",
-                "SCRIPT DEBUG SYNC: the server is blocked while the script is stopped, and the script's changes are kept.",
-                None,
-            );
         }
-    }
+        break display;
+    };
+    let target = ldb::session_target(&live, node.as_ref());
+    // On a cluster, the node in the words that follow (standalone: the server, as given).
+    let on = node
+        .as_ref()
+        .map_or(String::new(), |n| format!(" on {}", n.describe()));
     // From the EVAL on, Ctrl-C ends the session on the server (abort) instead of leaving the
     // script to go on there without its debugger; the prompt reads stdin in a thread for it.
     let has_stdin = stdin.is_some();
@@ -384,7 +462,7 @@ pub fn debug_live(
     let mut interruption: Option<String> = None;
     while ended.is_none() {
         if interrupted() {
-            let (end, words) = abort_session(&mut session, &mut console, &target);
+            let (end, words) = abort_session(&mut session, &mut console, &target, &on);
             ended = end;
             interruption = Some(words);
             break;
@@ -447,15 +525,20 @@ pub fn debug_live(
         EXIT_OK
     };
     let how = match session.mode {
-        LdbMode::Fork => "(Lua debugging session ended -- dataset changes rolled back)",
-        LdbMode::Sync => "(Lua debugging session ended -- dataset changes kept)",
+        LdbMode::Fork => {
+            format!("(Lua debugging session{on} ended -- dataset changes rolled back)")
+        }
+        LdbMode::Sync => format!("(Lua debugging session{on} ended -- dataset changes kept)"),
     };
     if args.json {
-        let obj = json!({"event": "end", "text": how, "reply": reply.to_cli(), "error": code == EXIT_ERROR_REPLY});
+        let mut obj = json!({"event": "end", "text": how, "reply": reply.to_cli(), "error": code == EXIT_ERROR_REPLY});
+        if let Some(node) = &node {
+            obj["node"] = node.to_json();
+        }
         let _ = writeln!(console.out, "{}", json_line(&obj));
     } else {
         console.say("info", "", None);
-        console.say("info", how, None);
+        console.say("info", &how, None);
         console.say("info", "", None);
         console.say("reply", &reply.to_cli(), None);
     }

@@ -6,6 +6,7 @@
 //! No terminal here: the front ends (the `evalbench debug --server` REPL) print the lines, or turn
 //! them into events with [`classify`].
 
+use super::cluster::NodeRef;
 use super::{describe_error, open_single, to_reply, LiveBackend, LiveError, Target};
 use crate::engine::reply::Reply;
 use crate::engine::RunRequest;
@@ -39,9 +40,58 @@ pub struct Preflight {
     pub refusal: Option<String>,
 }
 
-/// Read the server's memory and check that LDB can run on it in `mode`.
-pub fn preflight(live: &mut LiveBackend, mode: LdbMode) -> Result<Preflight, LiveError> {
-    let info = match live.command(&[b"INFO", b"memory"])? {
+/// The node an LDB session goes to: on a cluster the master of the slot of the script's first key
+/// (a keyless script: the node given to connect while it answers, else a master that does); None on
+/// a standalone server. A session runs on one connection to one node, so it must be the node that
+/// serves the keys. CROSSSLOT and a cluster that is down are refused before this
+/// ([`LiveBackend::cross_slot_refusal`], [`LiveBackend::cluster_down_refusal`]).
+pub fn session_node(live: &mut LiveBackend, keys: &[Vec<u8>]) -> Option<NodeRef> {
+    if !live.server.cluster {
+        return None;
+    }
+    live.follow_topology();
+    if keys.is_empty() {
+        // Finds whether the node given answers; if not, keyless commands go to a master that does.
+        let _ = live.ping_for(keys);
+    }
+    live.node_for_keys(keys)
+}
+
+/// On `y` to a question that named `asked`: the slot map read again, and the node the session
+/// would go to now when a failover moved it since (None: still `asked`).
+pub fn node_moved(live: &mut LiveBackend, keys: &[Vec<u8>], asked: &NodeRef) -> Option<NodeRef> {
+    live.refresh_topology();
+    session_node(live, keys).filter(|now| now.addr != asked.addr)
+}
+
+/// The target an LDB session opens its connection to: the node on a cluster (named as
+/// "host:port (role, slot N)" in every message), else the server given.
+pub fn session_target(live: &LiveBackend, node: Option<&NodeRef>) -> Target {
+    match node.and_then(|n| Some((n, live.known_node(&n.addr)?))) {
+        Some((node, known)) => Target {
+            display: node.describe(),
+            ..known.target(&live.target)
+        },
+        None => live.target.clone(),
+    }
+}
+
+/// Read the memory of the server (on a cluster, of `node`, where the session runs) and check that
+/// LDB can run there in `mode`.
+pub fn preflight(
+    live: &mut LiveBackend,
+    mode: LdbMode,
+    node: Option<&NodeRef>,
+) -> Result<Preflight, LiveError> {
+    let info = match node {
+        Some(node) => live.cluster_command(
+            node.clone(),
+            &redis::cmd("INFO").arg("memory").to_owned(),
+            &[b"INFO", b"memory"],
+        )?,
+        None => live.command(&[b"INFO", b"memory"])?,
+    };
+    let info = match info {
         Reply::Bulk(b) | Reply::Verbatim { text: b, .. } => {
             String::from_utf8_lossy(&b).into_owned()
         }
@@ -52,18 +102,13 @@ pub fn preflight(live: &mut LiveBackend, mode: LdbMode) -> Result<Preflight, Liv
             .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
             .map(|v| v.trim().to_string())
     };
-    let display = &live.target.display;
-    let refusal = if live.server.cluster {
-        Some(format!(
-            "refused: {display} is a cluster node: an LDB session runs on one connection to one node and cannot follow keys to other nodes; debug in the sandbox (drop --server)"
-        ))
-    } else if mode == LdbMode::Sync && live.server.is_replica() {
-        Some(format!(
-            "refused: {display} is a replica: SCRIPT DEBUG SYNC keeps the script's writes, which a replica refuses; use the primary, or drop --sync for a forked session"
-        ))
-    } else {
-        None
+    let (display, replica) = match node {
+        Some(node) => (node.describe(), node.role == "replica"),
+        None => (live.target.display.clone(), live.server.is_replica()),
     };
+    let refusal = (mode == LdbMode::Sync && replica).then(|| format!(
+        "refused: {display} is a replica: SCRIPT DEBUG SYNC keeps the script's writes, which a replica refuses; use the primary, or drop --sync for a forked session"
+    ));
     Ok(Preflight {
         used_memory: field("used_memory").and_then(|v| v.parse().ok()),
         used_memory_human: field("used_memory_human"),
