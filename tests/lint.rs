@@ -115,8 +115,89 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "return redis.call('INCRBY', KEYS[1], ARGV[1])",
         "1:8 one-command: the whole script is one INCRBY call",
         "local n = redis.call('INCRBY', KEYS[1], ARGV[1])\nif n > 10 then redis.call('DEL', KEYS[1]) end\nreturn n",
+    ),    (
+        "library-header",
+        "local function hello() return 'hi' end\nredis.register_function('hello', hello)",
+        "1:1 library-header: the file registers functions but has no `#!lua name=<library>` first line: FUNCTION LOAD answers 'Missing library metadata'",
+        "#!lua name=greet\nlocal function hello() return 'hi' end\nredis.register_function('hello', hello)",
+    ),
+    (
+        "bad-name",
+        "#!lua name=my-lib\nredis.register_function('hello', function() return 'hi' end)",
+        "1:1 bad-name: library name `my-lib`: Library names can only contain letters, numbers, or underscores(_) and must be at least one character long",
+        "#!lua name=my_lib\nredis.register_function('hello', function() return 'hi' end)",
+    ),
+    (
+        "duplicate-function",
+        "#!lua name=greet\nredis.register_function('hello', function() return 'hi' end)\nredis.register_function('hello', function() return 'hey' end)",
+        "3:25 duplicate-function: `hello` is registered again (first on line 2): FUNCTION LOAD answers 'Function already exists in the library'",
+        "#!lua name=greet\nredis.register_function('hello', function() return 'hi' end)\nredis.register_function('hey', function() return 'hey' end)",
+    ),
+    (
+        "unknown-flag",
+        "#!lua name=stock\nredis.register_function{function_name='peek', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-write'}}",
+        "2:117 unknown-flag: `no-write` is not a function flag: FUNCTION LOAD answers 'unknown flag given' (flags: no-writes, allow-oom, allow-stale, no-cluster, allow-cross-slot-keys)",
+        "#!lua name=stock\nredis.register_function{function_name='peek', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}",
+    ),
+    (
+        "write-in-no-writes",
+        "#!lua name=stock\nlocal function take(keys, args)\n  return redis.call('DECRBY', keys[1], args[1])\nend\nredis.register_function{function_name='take', callback=take, flags={'no-writes'}}",
+        "3:10 write-in-no-writes: DECRBY writes, in `take` flagged no-writes: FCALL answers 'Write commands are not allowed from read-only scripts'",
+        "#!lua name=stock\nlocal function take(keys, args)\n  return redis.call('DECRBY', keys[1], args[1])\nend\nredis.register_function{function_name='take', callback=take}",
+    ),
+    (
+        "load-time",
+        "#!lua name=stock\nredis.call('PING')\nredis.register_function('take', function(keys, args) return redis.call('DECRBY', keys[1], args[1]) end)",
+        "2:1 load-time: redis.call at load time: FUNCTION LOAD fails with 'Script attempted to access nonexistent global variable 'call''; call commands inside a registered function",
+        "#!lua name=stock\nredis.register_function('take', function(keys, args) return redis.call('DECRBY', keys[1], args[1]) end)",
     ),
 ];
+
+#[test]
+fn libraries_are_read_without_running_them() {
+    // Every load-time refusal at once, each at its place; the callbacks' bodies are not load time.
+    let source = "#!lua name=stock flags=no-writes\nlocal limit = tonumber(ARGV[1])\nlocal first = KEYS[1]\nlocal function peek(keys)\n  redis.call('SET', keys[1], 'seen')\n  return redis.pcall('GET', keys[1])\nend\nredis.register_function{function_name='peek', callback=peek, flags={'no-writes', 'allow-stale'}}\nredis.register_function('bad-name', function(keys) return redis.call('GET', keys[1]) end)";
+    assert_eq!(
+        findings(source),
+        vec![
+            "1:1 library-header: FUNCTION LOAD answers 'Invalid metadata value given: flags=no-writes': a library's first line takes only name=<library>",
+            "2:24 load-time: ARGV at load time: FUNCTION LOAD fails with 'Script attempted to access nonexistent global variable 'ARGV''; a function gets its keys and arguments as its parameters (function(keys, args))",
+            "3:15 load-time: KEYS at load time: FUNCTION LOAD fails with 'Script attempted to access nonexistent global variable 'KEYS''; a function gets its keys and arguments as its parameters (function(keys, args))",
+            "5:3 write-in-no-writes: SET writes, in `peek` flagged no-writes: FCALL answers 'Write commands are not allowed from read-only scripts'",
+            "9:25 bad-name: function name `bad-name`: function names can only contain letters, numbers, or underscores(_) and must be at least one character long",
+        ]
+    );
+    // The library as the workbench and the language server see it: names, flags, places.
+    let library = evalbench::engine::analysis::library::library(source).expect("a library");
+    assert_eq!(library.name.as_deref(), Some("stock"));
+    let functions: Vec<String> = library
+        .functions
+        .iter()
+        .map(|f| format!("{}:{} {} {:?}", f.line, f.column, f.name, f.flags))
+        .collect();
+    assert_eq!(
+        functions,
+        vec![
+            "8:39 peek [\"no-writes\", \"allow-stale\"]",
+            "9:25 bad-name []",
+        ]
+    );
+    // A plain script (an EVAL shebang is no library) has none.
+    assert_eq!(
+        evalbench::engine::analysis::library::library("#!lua flags=no-writes\nreturn 1"),
+        None
+    );
+    // A library with no function: the server loads nothing.
+    assert_eq!(
+        findings("#!lua name=empty\nlocal x = 1\nreturn x"),
+        vec!["1:1 library-header: the library registers no function (redis.register_function): FUNCTION LOAD answers 'No functions registered'"]
+    );
+    // An unknown engine.
+    assert_eq!(
+        findings("#!js name=stock\nredis.register_function('f', function() return 1 end)"),
+        vec!["1:1 library-header: the engine is `js`: FUNCTION LOAD answers 'Engine 'js' not found' (write `#!lua name=<library>`)"]
+    );
+}
 
 #[test]
 fn every_rule_finds_its_case_and_spares_the_right_way() {

@@ -486,3 +486,65 @@ fn malformed_input_unknown_methods_and_huge_documents_get_errors() {
     client.notify("exit", Value::Null);
     assert_eq!(client.child.wait().unwrap().code(), Some(1));
 }
+
+const LIBRARY: &str = "\
+#!lua name=stock
+local function take(keys, args)
+  return redis.call('DECRBY', keys[1], args[1])
+end
+redis.register_function{function_name='take', callback=take, flags={'no-writes'}}
+redis.register_function('peek', function(keys) return redis.call('GET', keys[1]) end)
+redis.register_function{function_name='count', callback=function(keys) return redis.call('LLEN', keys[1]) end, flags={'no-writes', 'allow-stale'}}
+local probe = redis.call('FCALL_RO', 'c')
+local again = redis.call('FCALL', 'p')
+";
+
+/// A function library: its findings (read, never run), hover on a registered function (its
+/// flags), and its function names completed in FCALL / FCALL_RO.
+#[test]
+fn a_function_library_is_linted_hovered_and_completed() {
+    let dir = TempDir::new().unwrap();
+    let script = write(dir.path(), "stock.lua", LIBRARY);
+    let mut client = Client::initialized(&[]);
+    client.open(&script, LIBRARY);
+    assert_eq!(
+        client.diagnostics(&script),
+        [
+            "2:9-2:19 1 write-in-no-writes: DECRBY writes, in `take` flagged no-writes: FCALL answers 'Write commands are not allowed from read-only scripts'",
+            "7:14-7:24 1 wrong-arity: FCALL_RO takes at least 3 arguments counting its name, this call passes 2: the server answers ERR Wrong number of args calling Redis command from script",
+            "7:14-7:24 1 load-time: redis.call at load time: FUNCTION LOAD fails with 'Script attempted to access nonexistent global variable 'call''; call commands inside a registered function",
+            "8:14-8:24 1 wrong-arity: FCALL takes at least 3 arguments counting its name, this call passes 2: the server answers ERR Wrong number of args calling Redis command from script",
+            "8:14-8:24 1 load-time: redis.call at load time: FUNCTION LOAD fails with 'Script attempted to access nonexistent global variable 'call''; call commands inside a registered function",
+        ]
+    );
+    // Hover where a function is registered, and where FCALL names it.
+    let hover = client.at("textDocument/hover", &script, 6, 41);
+    assert_eq!(
+        hover["result"]["contents"]["value"].as_str().unwrap(),
+        "**count** · function of library `stock` · registered on line 7\n\n- Flags: no-writes, allow-stale\n- Callable with FCALL_RO (and on a read-only replica); its writes are refused\n- Called as `FCALL count numkeys key... arg...`: `function(keys, args)`"
+    );
+    assert_eq!(
+        hover["result"]["range"],
+        json!({ "start": { "line": 6, "character": 39 }, "end": { "line": 6, "character": 44 } })
+    );
+    let hover = client.at("textDocument/hover", &script, 5, 26);
+    assert_eq!(
+        hover["result"]["contents"]["value"].as_str().unwrap(),
+        "**peek** · function of library `stock` · registered on line 6\n\n- Flags: none (FCALL only: FCALL_RO refuses a function that may write)\n- Called as `FCALL peek numkeys key... arg...`: `function(keys, args)`"
+    );
+    // FCALL_RO offers the no-writes functions, FCALL every one; as typed.
+    let ro = client.at("textDocument/completion", &script, 7, 39);
+    assert_eq!(labels(&ro), ["count"]);
+    assert_eq!(
+        ro["result"][0]["textEdit"],
+        json!({ "range": { "start": { "line": 7, "character": 38 }, "end": { "line": 7, "character": 39 } }, "newText": "count" })
+    );
+    assert_eq!(
+        ro["result"][0]["detail"],
+        "function of this library · no-writes, allow-stale"
+    );
+    let all = client.at("textDocument/completion", &script, 8, 36);
+    assert_eq!(labels(&all), ["peek"]);
+    let all = client.at("textDocument/completion", &script, 8, 35);
+    assert_eq!(labels(&all), ["take", "peek", "count"]);
+}

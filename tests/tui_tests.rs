@@ -258,7 +258,7 @@ fn lint_runs_off_the_ui_thread_and_typing_goes_on_while_it_runs() {
     let (g, l) = (gate.clone(), lints.clone());
     h.app.lint.enabled = true;
     h.app.lint.idle = Duration::ZERO;
-    h.app.lint.linter = Arc::new(move |text: &str, _profile| {
+    h.app.lint.linter = Arc::new(move |text: &str, _profile, _keys| {
         l.fetch_add(1, Ordering::SeqCst);
         let waited = Instant::now();
         while !g.load(Ordering::SeqCst) && waited.elapsed() < Duration::from_secs(30) {
@@ -365,4 +365,62 @@ fn on_a_small_terminal_the_failing_case_shows_its_first_difference_under_the_lis
         "│line 1: expected error \"ERR over the cap\", got error \"ERR capped\"             │",
         "{screen}"
     );
+}
+
+/// The workbench lints with the run's KEYS (the sidecar's when the script is opened), as
+/// `evalbench lint` and the language server do: KEYS[2] past one key is a finding, and gone once
+/// the KEYS field holds two.
+#[test]
+fn lint_reads_the_keys_field_as_the_sidecars_keys() {
+    use std::time::{Duration, Instant};
+    common::isolate_app_dirs();
+    let mut h = Harness::new(
+        "local v = redis.call('GET', KEYS[2])\nreturn v\n",
+        &["user:1"],
+        &[],
+        "",
+    );
+    h.app.lint.enabled = true;
+    h.app.lint.idle = Duration::ZERO;
+    let settled = |h: &mut Harness| {
+        let waited = Instant::now();
+        h.settle();
+        while h.app.lint.busy() {
+            assert!(
+                waited.elapsed() < Duration::from_secs(30),
+                "the lint never came"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+            h.settle();
+        }
+        h.app
+            .lint
+            .diagnostics()
+            .iter()
+            .map(|d| format!("{}:{} {}: {}", d.line, d.column, d.rule, d.message))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        settled(&mut h),
+        vec!["1:29 undeclared-key: KEYS[2] is not declared: the sidecar passes 1 key (\"user:1\"), so KEYS[2] is nil"]
+    );
+    h.press("<A-4>");
+    let shown: Vec<String> = panes(&h).lines().take(3).map(str::to_string).collect();
+    assert_eq!(
+        shown.join("\n"),
+        "1 Tra │ 2 Rep │ 3 Key │ 4 Warnings (1) │ 6 Deb\n┏❯Warnings━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓\n┃[lint warning undeclared-key] line 1:29: KEYS[2] is ┃"
+    );
+    h.app.inputs = evalbench::tui::inputs::InputsState::from_lists(
+        &["user:1".to_string(), "user:2".to_string()],
+        &[],
+    );
+    assert_eq!(
+        settled(&mut h),
+        vec!["1:29 cross-slot: \"user:2\" hashes to slot 6777 and \"user:1\" to slot 10778: a Redis Cluster answers CROSSSLOT; give them one {hash tag}"]
+    );
+    h.app.inputs = evalbench::tui::inputs::InputsState::from_lists(
+        &["{user}:1".to_string(), "{user}:2".to_string()],
+        &[],
+    );
+    assert_eq!(settled(&mut h), Vec::<String>::new());
 }

@@ -5,7 +5,7 @@
 
 use super::app::{App, Effect};
 use super::theme::Theme;
-use crate::engine::analysis::{lint_in, rules::Severity, Diagnostic};
+use crate::engine::analysis::{lint_with, rules::Severity, Diagnostic};
 use crate::engine::display::display_safe;
 use crate::engine::profile::Profile;
 use ratatui::style::Modifier;
@@ -17,8 +17,13 @@ use std::time::{Duration, Instant};
 /// How long the text must rest before it is linted.
 pub const IDLE: Duration = Duration::from_millis(300);
 
-/// What lints a text (the engine's lint; a test puts a slow one in its place).
-pub type Linter = Arc<dyn Fn(&str, &'static Profile) -> Vec<Diagnostic> + Send + Sync>;
+/// What lints a text, for a profile and the KEYS it runs with (the engine's lint; a test puts a
+/// slow one in its place).
+pub type Linter =
+    Arc<dyn Fn(&str, &'static Profile, Option<&[String]>) -> Vec<Diagnostic> + Send + Sync>;
+
+/// A lint under way: the SHA1 of its text, the KEYS it is of, where its findings come.
+type InFlight = (String, Option<Vec<String>>, Receiver<Vec<Diagnostic>>);
 
 pub struct LintState {
     /// Off in the test harness unless a test turns it on (screens must not depend on timing).
@@ -30,11 +35,13 @@ pub struct LintState {
     linted: Option<String>,
     /// The editor revision the findings were last found current at.
     linted_revision: Option<u64>,
+    /// The KEYS field the findings are of (None: it does not parse).
+    linted_keys: Option<Vec<String>>,
     /// The editor's revision when last looked at, and since when it is so (a revision, not a
     /// hash: hashing the text on every keystroke would cost a large script its frame budget).
     seen: Option<(u64, Instant)>,
     /// The lint in progress: the SHA1 of its text and where its findings come.
-    in_flight: Option<(String, Receiver<Vec<Diagnostic>>)>,
+    in_flight: Option<InFlight>,
 }
 
 impl Default for LintState {
@@ -42,10 +49,13 @@ impl Default for LintState {
         LintState {
             enabled: true,
             idle: IDLE,
-            linter: Arc::new(|text: &str, profile: &'static Profile| lint_in(text, profile)),
+            linter: Arc::new(|text: &str, profile: &'static Profile, keys| {
+                lint_with(text, profile, keys)
+            }),
             diagnostics: Vec::new(),
             linted: None,
             linted_revision: None,
+            linted_keys: None,
             seen: None,
             in_flight: None,
         }
@@ -76,6 +86,8 @@ impl LintState {
 /// A text to lint, on a thread of its own.
 pub struct LintJob {
     text: String,
+    /// The KEYS field, as the CLI and the language server take the sidecar's.
+    keys: Option<Vec<String>>,
     /// The workbench's profile: the commands of its server.
     profile: &'static Profile,
     linter: Linter,
@@ -97,7 +109,7 @@ impl LintJob {
             .spawn(move || {
                 let findings = match &self.toml {
                     Some(path) => toml_diagnostics(path, &self.text),
-                    None => (self.linter)(&self.text, self.profile),
+                    None => (self.linter)(&self.text, self.profile, self.keys.as_deref()),
                 };
                 let _ = self.findings.send(findings);
             });
@@ -112,13 +124,17 @@ pub fn housekeeping(app: &mut App) -> Vec<Effect> {
     if !state.enabled {
         return Vec::new();
     }
-    if let Some((of, receiver)) = &state.in_flight {
+    // The run's KEYS (the sidecar's when the script was opened): KEYS[n] past them and keys of
+    // several slots are findings, as in `evalbench lint` and the language server.
+    let keys = crate::tui::inputs::InputsState::values(&app.inputs.keys_text(), "KEYS").ok();
+    if let Some((of, of_keys, receiver)) = &state.in_flight {
         match receiver.try_recv() {
             Ok(findings) => {
                 // Findings of an older text are dropped: the current one is linted next.
-                if *of == app.editor.sha1() {
+                if *of == app.editor.sha1() && *of_keys == keys {
                     state.diagnostics = findings;
                     state.linted = Some(of.clone());
+                    state.linted_keys = of_keys.clone();
                     state.linted_revision = Some(app.editor.revision());
                 }
                 state.in_flight = None;
@@ -142,14 +158,15 @@ pub fn housekeeping(app: &mut App) -> Vec<Effect> {
     }
     // The text rests: hashed once (the editor caches the hash by revision).
     let sha = app.editor.sha1();
-    if state.linted.as_deref() == Some(sha.as_str()) {
+    if state.linted.as_deref() == Some(sha.as_str()) && state.linted_keys == keys {
         state.linted_revision = Some(revision);
         return Vec::new();
     }
     let (sender, receiver) = channel();
-    state.in_flight = Some((sha, receiver));
+    state.in_flight = Some((sha, keys.clone(), receiver));
     vec![Effect::Lint(LintJob {
         text: String::from_utf8_lossy(&app.editor.bytes()).into_owned(),
+        keys,
         profile: app.config.profile,
         linter: state.linter.clone(),
         findings: sender,

@@ -60,6 +60,9 @@ pub fn hover(doc: &Document, position: Position, profile: &'static Profile) -> O
     let line_no = position.line as usize;
     let line = doc.line(line_no);
     let at = doc.column_byte(position)?;
+    if let Some(hover) = function_hover(doc, line_no, at) {
+        return Some(hover);
+    }
     if let Some(arg) = document::call_argument(line, at) {
         let name = match (arg.index, &arg.command) {
             (0, _) => arg.text.to_ascii_lowercase(),
@@ -89,6 +92,58 @@ pub fn hover(doc: &Document, position: Position, profile: &'static Profile) -> O
             doc.position(line_no, start + name.len()),
         )),
     })
+}
+
+/// Hover on a function the document's library registers: its name where it is registered, or
+/// in `FCALL`/`FCALL_RO`'s function argument. Read from the text, never run.
+fn function_hover(doc: &Document, line_no: usize, at: usize) -> Option<Hover> {
+    let line = doc.line(line_no);
+    let token = document::tokens(line).into_iter().find(|t| {
+        matches!(&t.kind, document::Kind::Str { content, .. }
+            if at >= t.content_start() && at <= t.content_start() + content.len())
+    })?;
+    let document::Kind::Str { content, .. } = &token.kind else {
+        return None;
+    };
+    let library = crate::engine::analysis::library::library(&doc.text)?;
+    let function = library.functions.iter().find(|f| &f.name == content)?;
+    let in_fcall = document::call_argument(line, at).is_some_and(|arg| {
+        arg.index == 1
+            && arg.command.as_deref().is_some_and(|c| {
+                c.eq_ignore_ascii_case("fcall") || c.eq_ignore_ascii_case("fcall_ro")
+            })
+    });
+    if function.line != line_no + 1 && !in_fcall {
+        return None;
+    }
+    Some(Hover {
+        contents: HoverContents::Markup(markdown(function_text(library.name.as_deref(), function))),
+        range: Some(Range::new(
+            doc.position(line_no, token.content_start()),
+            doc.position(line_no, token.content_start() + content.len()),
+        )),
+    })
+}
+
+/// A registered function's hover: its library, flags and what they mean for FCALL.
+fn function_text(library: Option<&str>, f: &crate::engine::analysis::library::Function) -> String {
+    let flags = if f.flags.is_empty() {
+        "none (FCALL only: FCALL_RO refuses a function that may write)".to_string()
+    } else {
+        f.flags.join(", ")
+    };
+    let ro = if f.flags.iter().any(|flag| flag == "no-writes") {
+        "\n- Callable with FCALL_RO (and on a read-only replica); its writes are refused"
+    } else {
+        ""
+    };
+    format!(
+        "**{}** · function of library `{}` · registered on line {}\n\n- Flags: {flags}{ro}\n- Called as `FCALL {} numkeys key... arg...`: `function(keys, args)`",
+        f.name,
+        library.unwrap_or("?"),
+        f.line,
+        f.name
+    )
 }
 
 /// How a reply reaches the script (Redis's conversion rules, RESP2).
@@ -207,6 +262,9 @@ pub fn completion(doc: &Document, position: Position, setting: &Setting) -> Vec<
                 s.to_ascii_uppercase()
             }
         };
+        if let Some(items) = function_names(doc, &arg, typed, &edit) {
+            return items;
+        }
         let candidates: Vec<(String, String)> = match (arg.index, &arg.command) {
             (0, _) => table_of(setting.profile)
                 .into_iter()
@@ -299,6 +357,41 @@ pub fn completion(doc: &Document, position: Position, setting: &Setting) -> Vec<
             .collect();
     }
     Vec::new()
+}
+
+/// The document's library's functions in `FCALL`'s (`FCALL_RO`'s: the no-writes ones) function
+/// argument; None when the argument is no such one.
+fn function_names(
+    doc: &Document,
+    arg: &document::CallArgument,
+    typed: &str,
+    edit: &dyn Fn(usize, &str) -> Option<CompletionTextEdit>,
+) -> Option<Vec<CompletionItem>> {
+    let command = arg.command.as_deref().filter(|_| arg.index == 1)?;
+    let read_only = command.eq_ignore_ascii_case("fcall_ro");
+    if !read_only && !command.eq_ignore_ascii_case("fcall") {
+        return None;
+    }
+    let library = crate::engine::analysis::library::library(&doc.text).unwrap_or_default();
+    Some(
+        library
+            .functions
+            .iter()
+            .filter(|f| f.name.starts_with(typed))
+            .filter(|f| !read_only || f.flags.iter().any(|flag| flag == "no-writes"))
+            .map(|f| CompletionItem {
+                kind: Some(CompletionItemKind::FUNCTION),
+                detail: Some(if f.flags.is_empty() {
+                    "function of this library".to_string()
+                } else {
+                    format!("function of this library · {}", f.flags.join(", "))
+                }),
+                text_edit: edit(arg.text_start, &f.name),
+                label: f.name.clone(),
+                ..CompletionItem::default()
+            })
+            .collect(),
+    )
 }
 
 /// Where a script's sidecar is and what it holds, for the action that declares a key.

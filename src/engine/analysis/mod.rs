@@ -4,6 +4,7 @@
 //! order writes and error exits come; the rules (rules.rs) read those facts.
 
 pub mod bounds;
+pub mod library;
 pub mod rules;
 pub mod unstoppable;
 
@@ -52,6 +53,7 @@ pub fn lint_with(
     profile: &'static Profile,
     declared_keys: Option<&[String]>,
 ) -> Vec<Diagnostic> {
+    let file = source;
     let source = strip_shebang(source);
     // Lua's own compiler first: its message is the one Redis gives, and its nesting limit (200
     // levels) bounds how deep the parser and the walk below recurse.
@@ -88,6 +90,7 @@ pub fn lint_with(
         walker.one_command(parsed.ast().nodes());
         walker.cross_slot();
         let mut out = walker.out;
+        out.extend(library::diagnostics(file, parsed.ast(), profile));
         out.extend(
             unstoppable::in_ast(parsed.ast(), profile)
                 .into_iter()

@@ -45,6 +45,12 @@ pub const CROSS_SLOT: &str = "cross-slot";
 pub const UNDECLARED_KEY: &str = "undeclared-key";
 pub const NOT_ANALYSED: &str = "not-analysed";
 pub const UNKILLABLE: &str = "unkillable";
+pub const LIBRARY_HEADER: &str = "library-header";
+pub const BAD_NAME: &str = "bad-name";
+pub const DUPLICATE_FUNCTION: &str = "duplicate-function";
+pub const UNKNOWN_FLAG: &str = "unknown-flag";
+pub const WRITE_IN_NO_WRITES: &str = "write-in-no-writes";
+pub const LOAD_TIME: &str = "load-time";
 
 pub const RULES: &[Rule] = &[
     Rule {
@@ -148,6 +154,42 @@ pub const RULES: &[Rule] = &[
         severity: Severity::Warning,
         explanation: "a loop or recursion in an xpcall error handler (or a `__gc` metamethod where newproxy exists) runs with Lua's hooks off once the script is killed: SCRIPT KILL cannot stop it and the server may need a restart",
         fix: "keep error handlers short and loop-free (return the error, or a fixed message); do the work after xpcall returns",
+    },
+    Rule {
+        id: LIBRARY_HEADER,
+        severity: Severity::Error,
+        explanation: "a function library (a file calling redis.register_function) needs `#!lua name=<library>` as its first line, and at least one function: FUNCTION LOAD refuses it otherwise",
+        fix: "start the file with `#!lua name=mylib` and nothing else on that line",
+    },
+    Rule {
+        id: BAD_NAME,
+        severity: Severity::Error,
+        explanation: "a library or function name with characters other than letters, digits and `_`: FUNCTION LOAD refuses it",
+        fix: "name it with letters, digits and underscores only (my_lib, get_stock)",
+    },
+    Rule {
+        id: DUPLICATE_FUNCTION,
+        severity: Severity::Error,
+        explanation: "two functions of a library have one name: FUNCTION LOAD answers 'Function already exists in the library'",
+        fix: "give each redis.register_function its own name",
+    },
+    Rule {
+        id: UNKNOWN_FLAG,
+        severity: Severity::Error,
+        explanation: "a function flag the server does not know: FUNCTION LOAD answers 'unknown flag given'",
+        fix: "use no-writes, allow-oom, allow-stale, no-cluster or allow-cross-slot-keys",
+    },
+    Rule {
+        id: WRITE_IN_NO_WRITES,
+        severity: Severity::Error,
+        explanation: "a function flagged no-writes calls a write command (the profile's table says so): FCALL answers 'Write commands are not allowed from read-only scripts'",
+        fix: "drop the no-writes flag, or move the write to a function without it",
+    },
+    Rule {
+        id: LOAD_TIME,
+        severity: Severity::Error,
+        explanation: "a library's top level runs once, at FUNCTION LOAD, without redis.call, KEYS or ARGV: the load fails",
+        fix: "call commands and read keys inside a registered function: function(keys, args) ... end",
     },
     Rule {
         id: ONE_COMMAND,
