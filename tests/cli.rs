@@ -862,3 +862,23 @@ fn compare_profile_adds_the_other_servers_reply() {
         stderr_of(&out)
     );
 }
+
+/// An option the command does not know, given before the script, is named as an option (it would
+/// otherwise be read as the script's path: "cannot read --timeout-ms").
+#[test]
+fn an_unknown_option_before_the_script_is_named_as_an_option() {
+    let script = temp_file("one.lua", "return 1");
+    let path = script.to_str().unwrap();
+    for command in ["run", "debug"] {
+        let out = evalbench(&[command, "--timeout-ms", "2000", path]);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert_eq!(
+            stderr_of(&out),
+            "evalbench: unknown option --timeout-ms: options go before the script, and --help lists this command's options\n",
+            "{command}"
+        );
+    }
+    // An ARGV value that starts with `-` is still an argument.
+    let out = evalbench(&["run", path, "k", ",", "-1"]);
+    assert_eq!(out.status.code(), Some(0));
+}

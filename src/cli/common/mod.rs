@@ -131,7 +131,18 @@ pub fn split_keys_and_argv(rest: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
 
 /// Read the script a command names; a missing file, a device or FIFO, or an oversized file is bad input.
 pub fn read_script(path: &Path) -> Result<Vec<u8>, CliError> {
-    read_bounded(path, &input::SCRIPT).map_err(|e| CliError::input(e.to_string()))
+    read_bounded(path, &input::SCRIPT).map_err(|e| {
+        // The script is the first word after the options, and words after it may start with `-`
+        // (ARGV values), so an option the command does not know arrives here as the script's path.
+        let word = path.to_string_lossy();
+        if word.len() > 1 && word.starts_with('-') && !path.exists() {
+            CliError::input(format!(
+                "unknown option {word}: options go before the script, and --help lists this command's options"
+            ))
+        } else {
+            CliError::input(e.to_string())
+        }
+    })
 }
 
 /// What a sandbox run reads from the command line and files (`run` and `debug`): the script, KEYS
