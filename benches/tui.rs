@@ -84,7 +84,7 @@ fn keystroke(app: &mut App, theme: &Theme, term: &mut Terminal<TestBackend>, n: 
 /// The bundled sample, run once on the engine (synchronously), its result in the app.
 fn after_run() -> (App, Theme, Terminal<TestBackend>) {
     let mut app = build_app(&TuiOptions {
-        file: None,
+        files: Vec::new(),
         theme: None,
         server: None,
         profile: None,
@@ -123,7 +123,7 @@ fn after_run() -> (App, Theme, Terminal<TestBackend>) {
 fn first_frame_child() {
     let start = Instant::now();
     let options = TuiOptions {
-        file: None,
+        files: Vec::new(),
         theme: None,
         server: None,
         profile: None,

@@ -28,7 +28,7 @@ fn main() {
         .stack_size(256 << 20)
         .spawn(move || match &parsed.command {
             Some(command) => evalbench::cli::dispatch(command),
-            None => evalbench::cli::run::run_demo(parsed.file.as_deref()),
+            None => evalbench::cli::run::run_demo(parsed.files.first().map(|f| f.as_path())),
         });
     let result = worker
         .expect("start the worker thread")
@@ -61,7 +61,7 @@ fn open_workbench(parsed: &Cli) -> Option<i32> {
     #[cfg(feature = "tui")]
     {
         let options = evalbench::tui::TuiOptions {
-            file: parsed.file.clone(),
+            files: parsed.files.clone(),
             theme: parsed.theme.clone(),
             profile: parsed.profile,
             present: parsed.present,

@@ -541,3 +541,31 @@ fn the_palette_lists_the_open_buffers_first_and_enter_shows_one() {
     assert_eq!(h.app.buffers.current(), 0);
     assert_eq!(h.app.status, format!("buffer 1/2: {}", a.display()));
 }
+
+/// `evalbench a.lua b.lua`: one buffer each, in order; the last is shown and the status names
+/// every file opened and the keys that switch.
+#[test]
+fn the_command_line_opens_each_file_given_in_a_buffer() {
+    let (_dir, a, b) = two_files();
+    let app = evalbench::tui::build_app(&evalbench::tui::TuiOptions {
+        files: vec![a.clone(), b.clone()],
+        theme: None,
+        server: None,
+        profile: None,
+        present: false,
+    });
+    let names: Vec<String> = evalbench::tui::buffers::list(&app)
+        .iter()
+        .map(|l| l.name.clone())
+        .collect();
+    assert_eq!(names, [a.display().to_string(), b.display().to_string()]);
+    assert_eq!(app.editor.path.as_deref(), Some(b.as_path()));
+    assert_eq!(
+        app.status,
+        format!(
+            "opened {}; opened {} (Ctrl-PageUp/PageDown switch, Alt-B lists them)",
+            a.display(),
+            b.display()
+        )
+    );
+}

@@ -41,9 +41,10 @@ pub mod test;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// A script to open in the workbench (default: a bundled sample).
+    /// Scripts to open in the workbench, one buffer each, the last shown (default: a bundled
+    /// sample).
     #[arg(value_name = "FILE")]
-    pub file: Option<PathBuf>,
+    pub files: Vec<PathBuf>,
     /// The theme of the workbench (dark, light).
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,

@@ -61,7 +61,8 @@ const MAX_BATCH: usize = 1 << 16;
 const AUTOSAVE_EVERY: Duration = Duration::from_secs(3);
 
 pub struct TuiOptions {
-    pub file: Option<PathBuf>,
+    /// The scripts to open, one buffer each; the first is shown.
+    pub files: Vec<PathBuf>,
     pub theme: Option<String>,
     /// Run scripts on this live server (guarded) and browse its keyspace in the Server tab.
     pub server: Option<crate::engine::live::TargetSpec>,
@@ -142,7 +143,7 @@ pub fn apply(effects: Vec<Effect>, worker: &Worker, inspector: Option<&Inspector
     inspected
 }
 
-/// Build the app for `options`: the file given, or the bundled sample. The user's config is
+/// Build the app for `options`: the files given (the first shown), or the bundled sample. The user's config is
 /// loaded here; its warnings go to the status bar.
 pub fn build_app(options: &TuiOptions) -> App {
     let mut config = config::Config::load();
@@ -150,13 +151,25 @@ pub fn build_app(options: &TuiOptions) -> App {
         config.theme = theme.clone(); // --theme wins over the config file
     }
     let warnings = config.apply_key_overrides(&mut keymap::Keymap::default());
-    let mut app = match &options.file {
-        Some(path) => {
+    let mut app = match options.files.as_slice() {
+        paths @ [_, ..] => {
+            // One buffer each, in order; the last opened is shown, so a question it raises (an
+            // autosave to recover) is about the script on screen. Each file's status is kept.
             let mut app = App::new("", None, config);
-            app.open_file(path.clone());
+            let mut said = Vec::new();
+            for path in paths {
+                app.open_file(path.clone());
+                said.push(app.status.clone());
+            }
+            if paths.len() > 1 {
+                app.status = format!(
+                    "{} (Ctrl-PageUp/PageDown switch, Alt-B lists them)",
+                    said.join("; ")
+                );
+            }
             app
         }
-        None => {
+        [] => {
             // The sample of the working directory if there is one, else the built-in copy.
             let sample = PathBuf::from("samples/rate_limiter.lua");
             let source = if sample.is_file() {
@@ -189,7 +202,7 @@ pub fn build_app(options: &TuiOptions) -> App {
     app.present = options.present; // --present
     if !warnings.is_empty() {
         let warnings = warnings.join("; ");
-        app.status = if options.file.is_some() {
+        app.status = if !options.files.is_empty() {
             format!("{warnings} | {}", app.status)
         } else {
             warnings
