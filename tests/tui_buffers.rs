@@ -563,7 +563,7 @@ fn the_command_line_opens_each_file_given_in_a_buffer() {
     assert_eq!(
         app.status,
         format!(
-            "opened {}; opened {} (Ctrl-PageUp/PageDown switch, Alt-B lists them)",
+            "2 buffers (Ctrl-PageUp/PageDown switch, Alt-B lists them): opened {}; opened {}",
             a.display(),
             b.display()
         )

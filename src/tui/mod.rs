@@ -162,8 +162,10 @@ pub fn build_app(options: &TuiOptions) -> App {
                 said.push(app.status.clone());
             }
             if paths.len() > 1 {
+                // The keys first: a narrow status line cuts the end.
                 app.status = format!(
-                    "{} (Ctrl-PageUp/PageDown switch, Alt-B lists them)",
+                    "{} buffers (Ctrl-PageUp/PageDown switch, Alt-B lists them): {}",
+                    paths.len(),
                     said.join("; ")
                 );
             }
