@@ -23,11 +23,20 @@ use syntect::easy::HighlightLines;
 use syntect::highlighting::{FontStyle, HighlightState, Highlighter as SynHighlighter, Theme};
 use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 
-/// syntect's default syntaxes and TOML (lab and test files), loaded once on first use and shared.
+/// syntect's default syntaxes (Lua among them), loaded once on first use and shared. They come
+/// precompiled: adding a syntax to this set would compile them all again, ten times the workbench's
+/// first frame, so TOML has a set of its own.
 pub fn syntax_set() -> &'static SyntaxSet {
     static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
+/// TOML alone (lab and test files), compiled on first use.
+fn toml_set() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
     SET.get_or_init(|| {
-        let mut builder = SyntaxSet::load_defaults_newlines().into_builder();
+        let mut builder = syntect::parsing::SyntaxSetBuilder::new();
+        builder.add_plain_text_syntax();
         // Bundled with the source: a failure is a bug the highlight tests show (TOML then plain).
         if let Ok(toml) = syntect::parsing::SyntaxDefinition::load_from_str(
             include_str!("toml.sublime-syntax"),
@@ -42,7 +51,7 @@ pub fn syntax_set() -> &'static SyntaxSet {
 
 /// The TOML syntax (plain text if it did not load).
 pub fn toml_syntax() -> &'static SyntaxReference {
-    let set = syntax_set();
+    let set = toml_set();
     set.find_syntax_by_extension("toml")
         .unwrap_or_else(|| set.find_syntax_plain_text())
 }
@@ -52,6 +61,15 @@ pub fn lua_syntax() -> &'static SyntaxReference {
     let set = syntax_set();
     set.find_syntax_by_extension("lua")
         .unwrap_or_else(|| set.find_syntax_plain_text())
+}
+
+/// The syntax a buffer is highlighted with and the set it belongs to.
+fn syntax_of(toml: bool) -> (&'static SyntaxSet, &'static SyntaxReference) {
+    if toml {
+        (toml_set(), toml_syntax())
+    } else {
+        (syntax_set(), lua_syntax())
+    }
 }
 
 type State = (ParseState, HighlightState);
@@ -198,12 +216,7 @@ impl LineHighlighter {
 
     /// Highlight as far as line `last` (inclusive) needs.
     fn ensure(&mut self, last: usize, theme: &Arc<Theme>) {
-        let syntax = if self.toml {
-            toml_syntax()
-        } else {
-            lua_syntax()
-        };
-        let set = syntax_set();
+        let (set, syntax) = syntax_of(self.toml);
         let highlighter = SynHighlighter::new(theme);
         let last = last.min(self.entries.len().saturating_sub(1));
         while self.valid <= last && self.valid < self.entries.len() {
@@ -238,12 +251,7 @@ impl LineHighlighter {
     /// little above them that starts a statement at column 0. Lines already highlighted from the
     /// same state are kept, so a frame redoes only what changed.
     fn guess(&mut self, range: Range<usize>, theme: &Arc<Theme>) {
-        let syntax = if self.toml {
-            toml_syntax()
-        } else {
-            lua_syntax()
-        };
-        let set = syntax_set();
+        let (set, syntax) = syntax_of(self.toml);
         let highlighter = SynHighlighter::new(theme);
         let lowest = range
             .start
