@@ -86,9 +86,14 @@ pub fn data_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir));
     }
-    // Unit tests never touch the user's own autosave and recent list.
+    // Unit tests never touch the user's own autosave and recent list, nor leave folders in the
+    // system's temporary folder: theirs is in the project's build folder, which `cargo clean` empties.
     if cfg!(test) {
-        return Some(std::env::temp_dir().join(format!("evalbench-test-{}", std::process::id())));
+        return Some(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("target/tmp")
+                .join(format!("unit-data-{}", std::process::id())),
+        );
     }
     directories::ProjectDirs::from("", "", "evalbench").map(|p| p.data_dir().to_path_buf())
 }
