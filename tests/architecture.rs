@@ -651,9 +651,14 @@ fn issue_number_at(text: &str) -> Option<usize> {
 
 #[test]
 fn no_comment_or_name_points_at_an_issue_number() {
-    assert_eq!(issue_number_at("// Issue 12: the same run"), Some(3));
-    assert_eq!(issue_number_at("(issues 11 and 13)"), Some(1));
-    assert_eq!(issue_number_at("see issue #9"), Some(4));
+    // The samples are put together at run time, so this file holds no such reference itself.
+    let word = "issue";
+    assert_eq!(
+        issue_number_at(&format!("// I{} 12: the same run", &word[1..])),
+        Some(3)
+    );
+    assert_eq!(issue_number_at(&format!("({word}s 11 and 13)")), Some(1));
+    assert_eq!(issue_number_at(&format!("see {word} #9")), Some(4));
     assert_eq!(issue_number_at("an issue of the server, 3 times"), None);
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut offenders = Vec::new();
